@@ -1,0 +1,3 @@
+from caretz.cli import main
+
+main()

@@ -1,0 +1,119 @@
+"""Provider-neutral conversation types.
+
+Providers translate these to and from their wire formats; the turn loop, the
+session log and the guard only ever see these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    # Set when the model sent arguments that are not a JSON object; the call
+    # then comes back to the model as a failed result instead of running.
+    arguments_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.arguments_error:
+            data["arguments_error"] = self.arguments_error
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=data.get("arguments") or {},
+            arguments_error=data.get("arguments_error"),
+        )
+
+
+@dataclass
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None  # role == "tool": the call this answers
+    is_error: bool = False  # role == "tool": the call failed
+    thinking: str = ""  # role == "assistant": reasoning text, kept for the log
+    thinking_signature: str | None = None  # Anthropic's signature for thinking blocks
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.is_error:
+            data["is_error"] = True
+        if self.thinking:
+            data["thinking"] = self.thinking
+        if self.thinking_signature:
+            data["thinking_signature"] = self.thinking_signature
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        return cls(
+            role=data["role"],
+            content=data.get("content", ""),
+            tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls", [])],
+            tool_call_id=data.get("tool_call_id"),
+            is_error=data.get("is_error", False),
+            thinking=data.get("thinking", ""),
+            thinking_signature=data.get("thinking_signature"),
+        )
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(**{k: int(data.get(k, 0)) for k in cls().to_dict()})
+
+
+def answer_dangling_calls(conversation: list[Message], text: str) -> None:
+    """Give every tool call of the last assistant message a result.
+
+    Both protocols reject a conversation with an unanswered tool call, so a turn
+    that ended mid-batch (a stop, Ctrl-C, a killed process) is closed with `text`.
+    """
+    for position in range(len(conversation) - 1, -1, -1):
+        message = conversation[position]
+        if message.role != "assistant":
+            continue
+        answered = {m.tool_call_id for m in conversation[position + 1 :]}
+        for call in message.tool_calls:
+            if call.id not in answered:
+                conversation.append(Message("tool", text, tool_call_id=call.id, is_error=True))
+        return

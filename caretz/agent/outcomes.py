@@ -1,0 +1,55 @@
+"""How a turn ends: one small family of outcomes, each with its exit code.
+
+The turn loop raises these where the end happens; `Turn.run` catches the base
+class and turns it into a TurnResult. The CLI maps the exit code to the process.
+"""
+
+from __future__ import annotations
+
+
+class TurnEnd(Exception):
+    status: str = "done"
+    exit_code: int = 0
+
+    def __init__(self, message: str = ""):
+        super().__init__(message)
+        self.message = message
+
+
+class Done(TurnEnd):
+    status = "done"
+    exit_code = 0
+
+
+class RuntimeFailure(TurnEnd):
+    """The provider gave up, or a tool crashed."""
+
+    status = "error"
+    exit_code = 1
+
+
+class LoopGuardStopped(TurnEnd):
+    status = "loop_guard"
+    exit_code = 3
+
+
+class LimitReached(TurnEnd):
+    """--max-tool-calls or --max-budget-usd was hit."""
+
+    status = "limit"
+    exit_code = 4
+
+
+class Interrupted(TurnEnd):
+    status = "interrupted"
+    exit_code = 130
+
+
+EXIT_CODES: dict[int, str] = {
+    0: "done: the agent answered",
+    1: "runtime failure: the provider gave up or a tool crashed",
+    2: "usage or configuration error",
+    3: "the loop guard ended the turn",
+    4: "a limit (--max-tool-calls, --max-budget-usd) ended the turn",
+    130: "interrupted (Ctrl-C)",
+}

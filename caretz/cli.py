@@ -1,0 +1,146 @@
+"""The `caretz` command. Thin: options in, plain functions do the work.
+
+Imports stay inside the commands so `caretz --help` and `--version` start fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    add_completion=False,
+    help="caretz: a terminal coding agent that stops paying for a turn going in circles.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+)
+sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
+config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(config_app, name="config")
+
+GUARD = "Loop guard"
+
+
+def _version(value: bool) -> None:
+    if value:
+        from caretz import __version__
+
+        typer.echo(f"caretz {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def main_command(
+    ctx: typer.Context,
+    prompt: Annotated[
+        str | None, typer.Option("-p", "--prompt", help="Run one turn headless and exit.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="provider/model, or a bare ID with --base-url.")
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="profiles.json to read [env: CARETZ_CONFIG].")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="An OpenAI-compatible endpoint for a bare model ID.")
+    ] = None,
+    reasoning: Annotated[str | None, typer.Option(help="off, low, medium or high.")] = None,
+    max_tool_calls: Annotated[
+        int | None, typer.Option(help="End the run after this many tool calls.")
+    ] = None,
+    max_budget_usd: Annotated[
+        float | None, typer.Option(help="End the run once it has cost this much.")
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option(help="text, detailed or json (events as JSONL).")
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", "-r", help="Carry on session ID.")
+    ] = None,
+    continue_: Annotated[
+        bool, typer.Option("--continue", "-c", help="Carry on the latest session.")
+    ] = False,
+    loop_guard: Annotated[
+        str | None,
+        typer.Option(help="off, shadow or active [env: CARETZ_LOOP_GUARD].", rich_help_panel=GUARD),
+    ] = None,
+    loop_guard_model: Annotated[
+        str | None,
+        typer.Option(help="Judge model (replaces the configured judge).", rich_help_panel=GUARD),
+    ] = None,
+    loop_guard_reasoning: Annotated[
+        str | None,
+        typer.Option(help="Judge reasoning: off, low, medium, high.", rich_help_panel=GUARD),
+    ] = None,
+    loop_guard_check_every: Annotated[
+        int | None,
+        typer.Option(help="Ask the judge every N tool calls (0 = off).", rich_help_panel=GUARD),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    from caretz.config import CliOverrides
+
+    overrides = CliOverrides(
+        config=str(config) if config else None,
+        profile=profile,
+        model=model,
+        base_url=base_url,
+        reasoning=reasoning,
+        max_tool_calls=max_tool_calls,
+        max_budget_usd=max_budget_usd,
+        output=output,
+        loop_guard=loop_guard,
+        loop_guard_model=loop_guard_model,
+        loop_guard_reasoning=loop_guard_reasoning,
+        loop_guard_check_every=loop_guard_check_every,
+    )
+    ctx.obj = overrides
+    if ctx.invoked_subcommand is not None:
+        return
+    session = "latest" if continue_ else resume
+    from caretz.headless import run_cli
+
+    raise typer.Exit(run_cli(overrides, prompt, session))
+
+
+@config_app.command("show")
+def config_show(ctx: typer.Context) -> None:
+    """Print the resolved settings as JSON (API keys are never shown)."""
+    from caretz.headless import show_config
+
+    raise typer.Exit(show_config(ctx.obj))
+
+
+@sessions_app.command("list")
+def sessions_list(ctx: typer.Context) -> None:
+    """Past sessions, oldest first."""
+    from caretz.headless import list_sessions
+
+    raise typer.Exit(list_sessions(ctx.obj))
+
+
+@sessions_app.command("show")
+def sessions_show(ctx: typer.Context, session_id: str) -> None:
+    """A session's turns, tool calls and loop-guard verdicts."""
+    from caretz.headless import show_session
+
+    raise typer.Exit(show_session(ctx.obj, session_id))
+
+
+def _mount_guard() -> None:
+    from caretz.cli_guard import guard_app
+
+    app.add_typer(guard_app, name="guard")
+
+
+def main() -> None:
+    _mount_guard()
+    app()

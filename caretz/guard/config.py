@@ -1,0 +1,76 @@
+"""The `loopGuard` section of a profile."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from caretz.guard.detectors_config import DetectorsConfig
+from caretz.guard.model import Mode
+from caretz.providers.base import Reasoning
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
+
+
+def parse_duration(value: str | float | int) -> float:
+    """'15s', '500ms', '1m' or a number of seconds → seconds."""
+    if isinstance(value, int | float):
+        return float(value)
+    match = _DURATION.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a duration such as '15s', '500ms' or '1m'")
+    number, unit = float(match.group(1)), match.group(2) or "s"
+    return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class JudgeConfig(_Section):
+    model: str | None = None  # provider/model; None = the session's own model judges
+    reasoning: Reasoning | None = None
+
+
+class LoopGuardConfig(_Section):
+    mode: Mode = "off"
+    repeat_threshold: int = Field(3, ge=1)
+    check_every: int = Field(20, ge=0)  # 0 turns the periodic check off
+    judge_timeout: str | float = "15s"
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    models: list[str] | None = None  # provider/model globs; None = guard every model
+    detectors: DetectorsConfig = Field(default_factory=DetectorsConfig)
+
+    @field_validator("judge_timeout")
+    @classmethod
+    def _valid_duration(cls, value: str | float) -> str | float:
+        parse_duration(value)
+        return value
+
+    @property
+    def judge_timeout_s(self) -> float:
+        return parse_duration(self.judge_timeout)
+
+    def guards_model(self, model_ref: str) -> bool:
+        """Whether the guard watches this model (checked at the start of every turn)."""
+        if self.models is None:
+            return True
+        return any(_matches(model_ref, pattern) for pattern in self.models)
+
+
+def _matches(model_ref: str, pattern: str) -> bool:
+    """A pattern matches the provider/model ref or the bare model ID.
+
+    A bare ID (an ad hoc --base-url endpoint) has no provider, so a pattern whose
+    provider part is `*` is also tried on the model part alone.
+    """
+    bare = model_ref.split("/", 1)[1] if "/" in model_ref else model_ref
+    candidates = [pattern]
+    if pattern.startswith("*/"):
+        candidates.append(pattern[2:])
+    return any(
+        fnmatch.fnmatchcase(model_ref, p) or fnmatch.fnmatchcase(bare, p) for p in candidates
+    )

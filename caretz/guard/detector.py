@@ -1,0 +1,43 @@
+"""The detector seam: each cheap check sees the turn's plain events and may fire.
+
+Every hook returns a Firing or None; the guard decides what a firing leads to
+(ask the judge, warn the model, block a call, or act at once).
+"""
+
+from __future__ import annotations
+
+from caretz.agent.messages import Message, ToolCall
+from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+
+
+class Detector:
+    name: str = ""
+
+    def begin_turn(self, ctx: TurnContext) -> None:
+        """A new turn starts (user message, or an automated resume)."""
+
+    def before_tool(self, call: ToolCall, index: int) -> Firing | None:
+        """A call is about to run; a `block` firing refuses it."""
+        return None
+
+    def after_tool(self, obs: ToolObservation) -> Firing | None:
+        return None
+
+    def on_text(self, text: str) -> Firing | None:
+        """A delta of the streamed answer text."""
+        return None
+
+    def on_thinking(self, text: str, now: float) -> Firing | None:
+        """A delta of streamed reasoning; `now` is the injected clock's reading."""
+        return None
+
+    def after_response(self, message: Message) -> Firing | None:
+        """One model response is complete (text, tool calls, thinking)."""
+        return None
+
+    def end_turn(self, final_text: str, progress: bool) -> Firing | None:
+        """The turn ended with `final_text`; `progress`: some tool call succeeded."""
+        return None
+
+    def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        """The judge answered about `firing`; "not stuck" restarts counting."""

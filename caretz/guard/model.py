@@ -1,0 +1,112 @@
+"""The guard's plain data: observations in, firings and decisions out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from caretz.agent.messages import Usage
+
+Mode = Literal["off", "shadow", "active"]
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    task: str  # the user's request for this turn
+    model_ref: str  # "provider/model" the session is on right now
+    previous_request: str | None = None  # for short follow-ups such as "continue"
+    previous_answer: str | None = None
+    # False for automated messages (loop auto-resume): they must not reset
+    # counters that only a real user message resets.
+    from_user: bool = True
+    agent_name: str = "main"  # subagents run their own turns under their name
+    depth: int = 0  # subagent nesting depth
+
+
+@dataclass(frozen=True)
+class ToolObservation:
+    index: int  # 0-based position of the call in the turn
+    tool: str
+    args: dict[str, Any]
+    output: str
+    failed: bool | None  # None = unknown (replayed trajectories without exit codes)
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    files_changed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Firing:
+    """A cheap check fired. `severity` says what the guard does with it."""
+
+    detector: str  # "repeat", "failure-rate", "check-every", "identical-call", ...
+    fingerprint: str  # what repeated, normalized ("Bash: <path>/db_test.go:N: undefined: testDB")
+    headline: str  # for "[loop-guard] judging: <headline>" ("repeat: 3× Bash: …")
+    severity: Literal["judge", "warn", "block", "stop"] = "judge"
+    step: int | None = None  # index of the observation that fired, if any
+    message: str = ""  # for warn/block/stop: the text the model (or user) is shown
+
+
+@dataclass(frozen=True)
+class Verdict:
+    stuck: bool
+    confidence: float
+    reason: str = ""
+    try_instead: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stuck": self.stuck,
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "try_instead": self.try_instead,
+        }
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    verdict: Verdict
+    model: str
+    latency_s: float
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None  # timeout / error / unreadable reply: verdict is "not stuck"
+
+
+class Judge(Protocol):
+    def __call__(self, summary: str, timeout_s: float) -> JudgeResult: ...
+
+
+# Decisions the turn loop acts on.
+@dataclass(frozen=True)
+class Continue:
+    pass
+
+
+@dataclass(frozen=True)
+class Redirect:
+    note: str  # sent as a separate trailing message on each remaining request
+
+
+@dataclass(frozen=True)
+class Warn:
+    message: str  # sent once, as a trailing message on the next request
+
+
+@dataclass(frozen=True)
+class Block:
+    reason: str  # the tool call does not run; the model gets this as a failed result
+
+
+@dataclass(frozen=True)
+class Stop:
+    notice: str  # the turn ends: one last request without tools for the report
+
+
+@dataclass(frozen=True)
+class AbortStream:
+    reason: str
+    then: Redirect | Stop  # what follows once the stream is closed
+
+
+Decision = Continue | Redirect | Warn | Block | Stop | AbortStream
+CONTINUE = Continue()

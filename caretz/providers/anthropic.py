@@ -1,0 +1,239 @@
+"""The Anthropic Messages API, streamed: POST {base}/v1/messages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from caretz.agent.messages import Message, Usage
+from caretz.providers.base import (
+    ModelRequest,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolSpec,
+)
+from caretz.providers.sse import (
+    MessageDraft,
+    PendingCall,
+    SSEEvent,
+    SSEProvider,
+    StreamFailure,
+    is_transient,
+    load_chunk,
+)
+
+API_VERSION = "2023-06-01"
+THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
+SCHEMA_INSTRUCTION = "Answer with only a JSON object matching this schema: "
+
+
+class AnthropicProvider(SSEProvider):
+    path = "/v1/messages"
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        headers = {"anthropic-version": API_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        return request_body(request)
+
+    def new_parser(self) -> AnthropicParser:
+        return AnthropicParser()
+
+
+def request_body(request: ModelRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "stream": True,
+        "messages": wire_messages(request.messages),
+    }
+    system = system_blocks(request)
+    if system:
+        body["system"] = system
+    if request.tools:
+        body["tools"] = tool_definitions(request.tools)
+        choice = tool_choice(request.tool_choice)
+        if choice:
+            body["tool_choice"] = choice
+    budget = THINKING_BUDGETS.get(request.reasoning)
+    # The API refuses thinking together with a forced tool choice; the forced choice wins.
+    forced = body.get("tool_choice", {}).get("type") in ("any", "tool")
+    if budget and not forced:
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if request.max_tokens <= budget:
+            body["max_tokens"] = budget + request.max_tokens
+    return body
+
+
+def system_blocks(request: ModelRequest) -> list[dict[str, Any]]:
+    texts = [request.system] if request.system else []
+    if request.response_schema is not None:
+        texts.append(SCHEMA_INSTRUCTION + json.dumps(request.response_schema))
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in texts]
+    if blocks:
+        blocks[-1]["cache_control"] = {"type": "ephemeral"}
+    return blocks
+
+
+def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    wire = [
+        {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+        for tool in tools
+    ]
+    if wire:
+        wire[-1]["cache_control"] = {"type": "ephemeral"}
+    return wire
+
+
+def tool_choice(choice: str | None) -> dict[str, Any] | None:
+    if choice is None:
+        return None
+    named = {"auto": "auto", "required": "any", "none": "none"}
+    if choice in named:
+        return {"type": named[choice]}
+    return {"type": "tool", "name": choice}
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """caretz messages as Anthropic turns; a run of tool results becomes one user turn."""
+    wire: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            results.append(tool_result_block(message))
+            continue
+        if results:
+            wire.append({"role": "user", "content": results})
+            results = []
+        if message.role == "user":
+            wire.append({"role": "user", "content": message.content})
+            continue
+        blocks = assistant_blocks(message)
+        if blocks:  # the API refuses an empty assistant turn
+            wire.append({"role": "assistant", "content": blocks})
+    if results:
+        wire.append({"role": "user", "content": results})
+    mark_conversation_prefix(wire)
+    return wire
+
+
+def assistant_blocks(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if message.thinking and message.thinking_signature:
+        blocks.append(
+            {
+                "type": "thinking",
+                "thinking": message.thinking,
+                "signature": message.thinking_signature,
+            }
+        )
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        )
+    return blocks
+
+
+def tool_result_block(message: Message) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+    if message.content:
+        block["content"] = message.content
+    block["is_error"] = message.is_error
+    return block
+
+
+def mark_conversation_prefix(wire: list[dict[str, Any]]) -> None:
+    """Put a cache breakpoint on the newest stored turn (tool results or a reply).
+
+    Plain user text at the end (the prompt, or a trailing note that is never stored)
+    is skipped, so the next request of the turn reads the cached prefix back.
+    """
+    for turn in reversed(wire):
+        content = turn["content"]
+        if isinstance(content, list):
+            if content and content[-1]["type"] != "thinking":
+                content[-1]["cache_control"] = {"type": "ephemeral"}
+            return
+
+
+class AnthropicParser:
+    """Turns Messages-API stream events into caretz stream events."""
+
+    def __init__(self) -> None:
+        self.draft = MessageDraft()
+        self.done = False
+
+    def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
+        data = load_chunk(event.data)
+        kind = data.get("type") or event.event
+        if kind == "message_start":
+            message = data.get("message") or {}
+            self.draft.model = message.get("model") or self.draft.model
+            self._add_usage(message.get("usage"))
+        elif kind == "content_block_start":
+            yield from self._start_block(data.get("index", 0), data.get("content_block") or {})
+        elif kind == "content_block_delta":
+            yield from self._delta(data.get("index", 0), data.get("delta") or {})
+        elif kind == "message_delta":
+            self.draft.stop_reason = (data.get("delta") or {}).get("stop_reason") or None
+            self._add_usage(data.get("usage"))
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            error = data.get("error") or {}
+            reason = f"{error.get('type', 'error')}: {error.get('message', 'no details')}"
+            raise StreamFailure(reason, retryable=is_transient(str(error.get("type", ""))))
+        # ping, content_block_stop and event types newer than this code need nothing.
+
+    def _start_block(self, index: int, block: dict[str, Any]) -> Iterator[StreamEvent]:
+        kind = block.get("type")
+        if kind == "text" and block.get("text"):
+            self.draft.text.append(block["text"])
+            yield TextDelta(block["text"])
+        elif kind == "thinking" and block.get("thinking"):
+            self.draft.thinking.append(block["thinking"])
+            yield ThinkingDelta(block["thinking"])
+        elif kind == "tool_use":
+            call = PendingCall(block.get("id", ""), block.get("name", ""))
+            if isinstance(block.get("input"), dict):
+                call.initial = block["input"]
+            self.draft.calls[index] = call
+            yield ToolCallStarted(call.id, call.name)
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        kind = delta.get("type")
+        if kind == "text_delta" and delta.get("text"):
+            self.draft.text.append(delta["text"])
+            yield TextDelta(delta["text"])
+        elif kind == "thinking_delta" and delta.get("thinking"):
+            self.draft.thinking.append(delta["thinking"])
+            yield ThinkingDelta(delta["thinking"])
+        elif kind == "signature_delta":
+            self.draft.signature = delta.get("signature") or self.draft.signature
+        elif kind == "input_json_delta":
+            call = self.draft.calls.get(index)
+            if call is None:
+                raise StreamFailure(f"arguments for a tool call that never started (block {index})")
+            call.parts.append(delta.get("partial_json", ""))
+
+    def _add_usage(self, usage: dict[str, Any] | None) -> None:
+        """Usage counts are cumulative: a later event's number replaces an earlier one."""
+        if not usage:
+            return
+        current = self.draft.usage
+        self.draft.usage = Usage(
+            input_tokens=usage.get("input_tokens") or current.input_tokens,
+            output_tokens=usage.get("output_tokens") or current.output_tokens,
+            cache_read_tokens=usage.get("cache_read_input_tokens") or current.cache_read_tokens,
+            cache_write_tokens=(
+                usage.get("cache_creation_input_tokens") or current.cache_write_tokens
+            ),
+        )

@@ -1,0 +1,211 @@
+"""OpenAI Chat Completions, streamed: POST {base}/chat/completions.
+
+Also the dialect of vLLM, llama.cpp, Ollama, LM Studio, OpenRouter, Groq and friends,
+so the parser accepts the small variations they allow themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from caretz.agent.messages import Message, Usage
+from caretz.providers.base import (
+    ModelRequest,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolSpec,
+)
+from caretz.providers.sse import (
+    MessageDraft,
+    PendingCall,
+    SSEEvent,
+    SSEProvider,
+    StreamFailure,
+    describe_error,
+    is_transient,
+    load_chunk,
+)
+
+STOP_ALIASES = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+
+class OpenAIProvider(SSEProvider):
+    path = "/chat/completions"
+    stop_aliases = STOP_ALIASES
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        # OpenAI's own API wants the newer name; the local servers know only max_tokens.
+        official = urlsplit(self.base_url).hostname == "api.openai.com"
+        return request_body(
+            request, max_tokens_key="max_completion_tokens" if official else "max_tokens"
+        )
+
+    def new_parser(self) -> OpenAIParser:
+        return OpenAIParser()
+
+
+def request_body(request: ModelRequest, *, max_tokens_key: str = "max_tokens") -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": wire_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        max_tokens_key: request.max_tokens,
+    }
+    # "none" sends no tools at all: Chat Completions accepts tool calls in the
+    # history without them, and some local servers ignore tool_choice "none".
+    if request.tools and request.tool_choice != "none":
+        body["tools"] = tool_definitions(request.tools)
+        choice = tool_choice(request.tool_choice)
+        if choice is not None:
+            body["tool_choice"] = choice
+    if request.reasoning != "off":
+        body["reasoning_effort"] = request.reasoning
+    if request.response_schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": request.response_schema},
+        }
+    return body
+
+
+def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            },
+        }
+        for tool in tools
+    ]
+
+
+def tool_choice(choice: str | None) -> str | dict[str, Any] | None:
+    if choice is None or choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message.role == "tool":
+            wire.append(
+                {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+            )
+        elif message.role == "assistant":
+            wire.append(assistant_message(message))
+        else:
+            wire.append({"role": "user", "content": message.content})
+    return wire
+
+
+def assistant_message(message: Message) -> dict[str, Any]:
+    if not message.tool_calls:
+        return {"role": "assistant", "content": message.content}
+    calls = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for call in message.tool_calls
+    ]
+    return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
+
+
+class OpenAIParser:
+    """Turns chat.completion.chunk events into caretz stream events."""
+
+    def __init__(self) -> None:
+        self.draft = MessageDraft()
+        self.done = False
+
+    def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
+        if event.data.strip() == "[DONE]":
+            self.done = True
+            return
+        chunk = load_chunk(event.data)
+        if chunk.get("error"):
+            error = chunk["error"]
+            reason = describe_error(chunk) or "the server reported an error"
+            kind = (
+                str(error.get("type") or error.get("code") or "") if isinstance(error, dict) else ""
+            )
+            raise StreamFailure(reason, retryable=is_transient(kind))
+        self.draft.model = self.draft.model or chunk.get("model")
+        if chunk.get("usage"):
+            self._set_usage(chunk["usage"])
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) == 0:
+                yield from self._choice(choice)
+
+    def _choice(self, choice: dict[str, Any]) -> Iterator[StreamEvent]:
+        delta = choice.get("delta") or {}
+        # DeepSeek and vLLM say reasoning_content; OpenRouter and Ollama say reasoning.
+        thinking = delta.get("reasoning_content") or delta.get("reasoning")
+        if isinstance(thinking, str) and thinking:
+            self.draft.thinking.append(thinking)
+            yield ThinkingDelta(thinking)
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            self.draft.text.append(text)
+            yield TextDelta(text)
+        for piece in delta.get("tool_calls") or []:
+            yield from self._tool_call(piece)
+        if choice.get("finish_reason"):
+            self.draft.stop_reason = choice["finish_reason"]
+
+    def _tool_call(self, piece: dict[str, Any]) -> Iterator[StreamEvent]:
+        index = self._index_of(piece)
+        call = self.draft.calls.setdefault(index, PendingCall(piece.get("id") or "", ""))
+        call.id = call.id or piece.get("id") or ""
+        function = piece.get("function") or {}
+        if function.get("name") and not call.name:  # some servers repeat it in every chunk
+            call.name = function["name"]
+            call.id = call.id or f"call_{uuid.uuid4().hex[:24]}"
+            yield ToolCallStarted(call.id, call.name)
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # a few servers send the object itself
+            arguments = json.dumps(arguments)
+        if arguments:
+            call.parts.append(arguments)
+
+    def _index_of(self, piece: dict[str, Any]) -> int:
+        index = piece.get("index")
+        if isinstance(index, int):
+            return index
+        # Without an index, a new id starts a new call and anything else continues the last.
+        calls = self.draft.calls
+        known = {call.id for call in calls.values()}
+        if not calls or (piece.get("id") and piece["id"] not in known):
+            return len(calls)
+        return max(calls)
+
+    def _set_usage(self, usage: dict[str, Any]) -> None:
+        details = usage.get("prompt_tokens_details") or {}
+        # input_tokens is the whole prompt, cached part included, as the API counts it.
+        self.draft.usage = Usage(
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
+            cache_read_tokens=(
+                details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0
+            ),
+        )

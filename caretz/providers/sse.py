@@ -1,0 +1,424 @@
+"""What both wire protocols share: SSE framing, the reply being assembled, retries.
+
+A protocol module supplies the URL path, the headers, the request body and a parser
+that turns SSE events into stream events. `SSEProvider.stream` does the HTTP, the
+retrying and the error messages, so both protocols fail and retry the same way.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import json
+import ssl
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import httpx
+
+from caretz import __version__
+from caretz.agent.messages import Message, ToolCall, Usage
+from caretz.providers.base import (
+    Completed,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    Retrying,
+    StreamEvent,
+)
+
+if TYPE_CHECKING:
+    from caretz.providers.registry import ProviderEntry
+
+MAX_BACKOFF_S = 30.0
+# A server asking for a longer pause than this gets a retry after this long instead,
+# so a session never sits silent for minutes.
+MAX_RETRY_AFTER_S = 60.0
+CLIP_CHARS = 200
+
+
+def clip(text: str, limit: int = CLIP_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --- SSE framing -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    event: str  # "" when the server named none (OpenAI-style streams)
+    data: str
+
+
+def iter_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
+    """Group decoded lines into server-sent events (a blank line ends an event)."""
+    event, data = "", []
+    for line in lines:
+        if not line:
+            if data:
+                yield SSEEvent(event, "\n".join(data))
+            event, data = "", []
+            continue
+        if line.startswith(":"):  # a comment / keep-alive
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+    if data:
+        yield SSEEvent(event, "\n".join(data))
+
+
+class StreamFailure(Exception):
+    """The stream said something went wrong, or said something unreadable."""
+
+    def __init__(self, reason: str, *, retryable: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+
+
+def load_chunk(data: str) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise StreamFailure(f"malformed chunk ({exc.msg}): {clip(data)}") from None
+    if not isinstance(value, dict):
+        raise StreamFailure(f"malformed chunk (not a JSON object): {clip(data)}")
+    return value
+
+
+def is_transient(kind: str) -> bool:
+    """Whether an error type named by a server is worth retrying."""
+    kind = kind.lower()
+    return any(
+        word in kind
+        for word in ("overloaded", "rate_limit", "server_error", "api_error", "timeout")
+    )
+
+
+# --- The reply being assembled --------------------------------------------------------
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """Tool-call arguments as a dict, or ({}, what was wrong) — never raises."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {}, f"the arguments are not valid JSON ({exc.msg} at char {exc.pos}): {clip(raw)}"
+    if not isinstance(value, dict):
+        kind = type(value).__name__
+        return {}, f"the arguments must be a JSON object, not {kind}: {clip(raw)}"
+    return value, None
+
+
+@dataclass
+class PendingCall:
+    id: str
+    name: str
+    parts: list[str] = field(default_factory=list)
+    # Arguments sent whole in the opening event (used when no fragments follow).
+    initial: dict[str, Any] | None = None
+
+    def finish(self) -> ToolCall:
+        raw = "".join(self.parts)
+        if not raw.strip() and self.initial:
+            return ToolCall(self.id, self.name, dict(self.initial))
+        arguments, error = parse_arguments(raw)
+        return ToolCall(self.id, self.name, arguments, error)
+
+
+@dataclass
+class MessageDraft:
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    signature: str | None = None
+    calls: dict[int, PendingCall] = field(default_factory=dict)  # by the stream's index
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None  # as the server said it
+    model: str | None = None
+
+    def partial(self) -> Message:
+        """What streamed so far, for the log when the stream breaks."""
+        return Message("assistant", "".join(self.text), thinking="".join(self.thinking))
+
+    def response(self, fallback_model: str, stop_aliases: Mapping[str, str]) -> ModelResponse:
+        tool_calls = [call.finish() for _, call in sorted(self.calls.items())]
+        message = Message(
+            "assistant",
+            "".join(self.text),
+            tool_calls=tool_calls,
+            thinking="".join(self.thinking),
+            thinking_signature=self.signature,
+        )
+        stop = normalize_stop(self.stop_reason, bool(tool_calls), stop_aliases)
+        return ModelResponse(message, self.usage, stop, self.model or fallback_model)
+
+
+def normalize_stop(raw: str | None, has_calls: bool, aliases: Mapping[str, str]) -> str:
+    if raw is None:
+        return "tool_use" if has_calls else "end_turn"
+    reason = aliases.get(raw, raw)
+    # Some OpenAI-compatible servers say "stop" even when the reply is tool calls.
+    if has_calls and reason == "end_turn":
+        return "tool_use"
+    return reason
+
+
+class StreamParser(Protocol):
+    draft: MessageDraft
+    done: bool  # the end-of-stream marker arrived; stop reading
+
+    def feed(self, event: SSEEvent) -> Iterator[StreamEvent]: ...
+
+
+# --- Retries --------------------------------------------------------------------------
+
+
+def is_retryable_status(status: int) -> bool:
+    return status in (408, 429) or 500 <= status <= 599
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The pause a server asked for via retry-after-ms or Retry-After (seconds or HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def retry_delay(retry_number: int, headers: Mapping[str, str]) -> float:
+    """Seconds before retry `retry_number` (1-based): the server's hint, else 1, 2, 4… ≤ 30."""
+    hinted = retry_after_seconds(headers)
+    if hinted is not None:
+        return min(hinted, MAX_RETRY_AFTER_S)
+    return min(2.0 ** (retry_number - 1), MAX_BACKOFF_S)
+
+
+def error_detail(response: httpx.Response) -> str:
+    """The server's own words about an HTTP error, e.g. "overloaded_error: Overloaded"."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return clip(response.text.strip()) or response.reason_phrase or "no details"
+    return describe_error(payload) or clip(response.text.strip()) or "no details"
+
+
+def describe_error(payload: Any) -> str:
+    if not isinstance(payload, dict):
+        return ""
+    error = payload.get("error", payload)
+    if isinstance(error, str):
+        return error
+    if not isinstance(error, dict):
+        return ""
+    kind = error.get("type") or error.get("code")
+    message = error.get("message") or error.get("detail")
+    return ": ".join(str(part) for part in (kind, message) if part)
+
+
+@dataclass(frozen=True)
+class _Retry:
+    reason: str
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+# --- The provider base ----------------------------------------------------------------
+
+
+class SSEProvider:
+    """A provider that POSTs a JSON body and reads an SSE stream back, with retries.
+
+    Subclasses set `path` and `stop_aliases` and implement `auth_headers`,
+    `build_body` and `new_parser`.
+    """
+
+    path: ClassVar[str]
+    stop_aliases: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(
+        self,
+        entry: ProviderEntry,
+        api_key: str | None,
+        *,
+        base_url: str | None = None,
+        max_retries: int = 4,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout_s: float = 600,
+        client: httpx.Client | None = None,
+    ):
+        self.name = entry.name
+        self.entry = entry
+        self.base_url = (base_url or entry.base_url).rstrip("/")
+        self.url = self.base_url + self.path
+        self.max_retries = max_retries
+        self.timeout_s = timeout_s
+        # A key read from a file often ends in a newline that HTTP headers cannot carry.
+        self._api_key = api_key.strip() if api_key else api_key
+        self._sleep = sleep
+        self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0))
+        self._client = client
+        self._owns_client = client is None
+
+    # Protocol hooks.
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        raise NotImplementedError
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def new_parser(self) -> StreamParser:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        body = self.build_body(request) | self.entry.extra_body | request.extra_body
+        retries = 0
+        while True:
+            retry = yield from self._attempt(request, body)
+            if retry is None:
+                return
+            if retries >= self.max_retries:
+                tried = f"gave up after {retries + 1} attempts: " if retries else ""
+                raise self._error(f"{self.name}: {tried}{retry.reason}", status=retry.status)
+            retries += 1
+            delay = retry_delay(retries, retry.headers)
+            yield Retrying(retries, delay, retry.reason)
+            self._sleep(delay)
+
+    def _attempt(
+        self, request: ModelRequest, body: dict[str, Any]
+    ) -> Generator[StreamEvent, None, _Retry | None]:
+        parser = self.new_parser()
+        started = False
+        try:
+            with self._http().stream(
+                "POST", self.url, json=body, headers=self._headers(), timeout=self._timeout
+            ) as resp:
+                if resp.status_code >= 400:
+                    return self._http_failure(resp, request.model)
+                self._refuse_whole_json(resp)
+                for sse in iter_sse(resp.iter_lines()):
+                    for event in parser.feed(sse):
+                        started = True
+                        yield event
+                    if parser.done:
+                        break
+                if not (parser.done or parser.draft.stop_reason):
+                    raise StreamFailure(
+                        "the stream ended before the reply was complete", retryable=True
+                    )
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+            raise self._error(f"{self.name}: bad base URL {self.base_url!r}: {exc}") from None
+        except (httpx.LocalProtocolError, UnicodeEncodeError):
+            # The exception's own text would quote the offending header: the key.
+            raise self._error(
+                f"{self.name}: the API key or a configured header holds characters HTTP "
+                f"headers cannot carry; check {self._key_hint()}"
+            ) from None
+        except (httpx.TransportError, StreamFailure) as exc:
+            reason, retryable = self._describe(exc)
+            if started:
+                raise self._error(
+                    f"{self.name}: the reply broke off mid-stream: {reason}",
+                    partial=parser.draft.partial(),
+                ) from None
+            if not retryable:
+                raise self._error(f"{self.name}: {reason}") from None
+            return _Retry(reason)
+        yield Completed(parser.draft.response(request.model, self.stop_aliases))
+        return None
+
+    def _http_failure(self, response: httpx.Response, model: str) -> _Retry:
+        response.read()
+        status = response.status_code
+        detail = error_detail(response)
+        if status in (401, 403):
+            raise self._error(
+                f"{self.name} rejected the API key (HTTP {status}): check {self._key_hint()} "
+                f"({detail})",
+                status=status,
+            )
+        if status == 404:
+            raise self._error(
+                f"{self.name}: HTTP 404 {detail}: check the model ID {model!r} and the base URL "
+                f"{self.base_url}",
+                status=status,
+            )
+        if is_retryable_status(status):
+            return _Retry(f"HTTP {status} {detail}", status, response.headers)
+        raise self._error(f"{self.name}: HTTP {status} {detail}", status=status)
+
+    def _refuse_whole_json(self, response: httpx.Response) -> None:
+        if response.headers.get("content-type", "").startswith("application/json"):
+            body = clip(response.read().decode(errors="replace"))
+            raise self._error(
+                f"{self.name}: {self.url} answered with JSON instead of an event stream "
+                f"(does it support stream=true?): {body}"
+            )
+
+    def _key_hint(self) -> str:
+        return self.entry.api_key_env or f"the API key configured for provider {self.name!r}"
+
+    def _describe(self, exc: Exception) -> tuple[str, bool]:
+        if isinstance(exc, StreamFailure):
+            return exc.reason, exc.retryable
+        if isinstance(exc, httpx.TimeoutException):
+            return f"no response from {self.url} within {self.timeout_s:g}s", True
+        if isinstance(exc, httpx.ConnectError):
+            return f"could not connect to {self.url}: {exc}", True
+        return f"the connection to {self.url} failed: {str(exc) or type(exc).__name__}", True
+
+    def _error(
+        self, message: str, *, status: int | None = None, partial: Message | None = None
+    ) -> ProviderError:
+        if self._api_key and len(self._api_key) >= 4:
+            message = message.replace(self._api_key, "***")
+        return ProviderError(message, status=status, partial=partial)
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "accept": "text/event-stream",
+            "user-agent": f"caretz/{__version__}",
+            **self.auth_headers(self._api_key),
+            **self.entry.headers,
+        }
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(timeout=self._timeout, verify=_tls_context())
+        return self._client
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    # Loading the CA bundle takes ~80 ms; the session's provider and the judge's share one.
+    return httpx.create_ssl_context()

@@ -1,0 +1,57 @@
+"""The session log: append-only JSONL, one event a line, flushed per event."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+Emit = Callable[..., dict[str, Any]]
+
+
+class EventLog:
+    """Writes `{"type": ..., "ts": ..., **fields}` lines to events.jsonl.
+
+    Listeners (the console, `--output json`) see every event as it is written.
+    """
+
+    def __init__(self, path: Path | None, clock: Callable[[], float] = time.time):
+        self.path = path
+        self._clock = clock
+        self._file: IO[str] | None = None
+        self._listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        self._listeners.append(listener)
+
+    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
+        event = {"type": type, "ts": round(self._clock(), 3), **fields}
+        if self.path is not None:
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+            self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+            self._file.flush()
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_events(path: Path) -> Iterator[dict[str, Any]]:
+    """Every complete event in a log; a torn last line (killed process) is skipped."""
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue

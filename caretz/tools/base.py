@@ -1,0 +1,52 @@
+"""The tool seam: a spec the model sees, and a run that returns a ToolResult."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from caretz.providers.base import ToolSpec
+
+
+@dataclass
+class ToolResult:
+    ok: bool
+    output: str
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    # Files this call wrote or edited (workspace-relative), for the guard's summary.
+    files_changed: list[str] = field(default_factory=list)
+    # A unified diff of an edit, for the UI.
+    diff: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "ok": self.ok,
+            "output": self.output,
+            "exit_code": self.exit_code,
+            "duration_s": round(self.duration_s, 4),
+        }
+        if self.files_changed:
+            data["files_changed"] = self.files_changed
+        return data
+
+
+@dataclass
+class ToolContext:
+    workspace: Path
+    # Set by the UI on Ctrl-C; long-running tools poll it and stop.
+    cancel: threading.Event = field(default_factory=threading.Event)
+    bash_timeout_s: float = 120.0
+    output_limit_chars: int = 30_000
+
+
+class ToolArgumentError(ValueError):
+    """The model's arguments do not fit the tool; goes back to it as a failed result."""
+
+
+class Tool(Protocol):
+    spec: ToolSpec
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

@@ -1,0 +1,169 @@
+"""The tools a session offers, and the one place a tool call is run.
+
+`ToolRegistry.run` turns every bad call (unknown tool, unreadable or
+ill-typed arguments) into a failed result the model can read and correct.
+Only a bug inside a tool escapes, as ToolCrash.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from caretz.agent.messages import ToolCall
+from caretz.providers.base import ToolSpec
+from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.bash import BashTool
+from caretz.tools.files import EditTool, ReadTool, WriteTool
+from caretz.tools.search import GlobTool, GrepTool
+
+
+class ToolCrash(Exception):
+    """An unexpected exception inside a tool's own code."""
+
+    def __init__(self, tool_name: str, error: BaseException):
+        super().__init__(f"tool {tool_name!r} crashed: {type(error).__name__}: {error}")
+        self.tool_name = tool_name
+        self.error = error
+
+
+def default_tools() -> list[Tool]:
+    return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool]):
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self._tools.values()]
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def add(self, tool: Tool) -> None:
+        name = tool.spec.name
+        if name in self._tools:
+            raise ValueError(f"a tool named {name!r} is already registered")
+        self._tools[name] = tool
+
+    def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one call. Raises ToolCrash only for a bug inside the tool."""
+        started = time.monotonic()
+        result = self._run(call, ctx)
+        if result.duration_s == 0:
+            result.duration_s = time.monotonic() - started
+        return result
+
+    def _run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            available = ", ".join(self._tools) or "none"
+            return _failed(f"Unknown tool {call.name!r}. Available tools: {available}.")
+        if call.arguments_error:
+            return _failed(
+                f"The arguments for {call.name} were not valid JSON ({call.arguments_error}). "
+                "Send one JSON object that fits the tool's schema."
+            )
+        if not isinstance(call.arguments, dict):
+            return _failed(f"The arguments for {call.name} must be a JSON object.")
+        # A null optional argument means "not given", as models often send it.
+        args = {key: value for key, value in call.arguments.items() if value is not None}
+        problems = validate_arguments(tool.spec.parameters, args)
+        if problems:
+            return _failed(f"Invalid arguments for {call.name}: {'; '.join(problems)}.")
+        try:
+            return tool.run(args, ctx)
+        except ToolArgumentError as error:
+            return _failed(f"Invalid arguments for {call.name}: {error}")
+        except Exception as error:
+            raise ToolCrash(call.name, error) from error
+
+
+def _failed(output: str) -> ToolResult:
+    return ToolResult(ok=False, output=output)
+
+
+_JSON_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "an object",
+    "array": "an array",
+}
+
+
+def validate_arguments(schema: dict[str, Any], args: dict[str, Any]) -> list[str]:
+    """Problems with `args` against an object schema's required, types and extra keys.
+
+    Covers the subset the tools use: top-level properties typed string, integer,
+    number, boolean, object or array.
+    """
+    properties: dict[str, Any] = schema.get("properties", {})
+    problems = [
+        f"missing required argument {name!r}"
+        for name in schema.get("required", [])
+        if name not in args
+    ]
+    for name, value in args.items():
+        if name not in properties:
+            if schema.get("additionalProperties") is False:
+                accepted = ", ".join(properties)
+                problems.append(f"unknown argument {name!r} (accepted: {accepted})")
+            continue
+        expected = properties[name].get("type")
+        if expected and not _has_type(value, expected):
+            problems.append(
+                f"argument {name!r} must be {_describe(expected)}, got {_json_type(value)}"
+            )
+    return problems
+
+
+def _has_type(value: Any, expected: str | list[str]) -> bool:
+    kinds = [expected] if isinstance(expected, str) else expected
+    return any(_is(value, kind) for kind in kinds)
+
+
+def _is(value: Any, kind: str) -> bool:
+    # bool is an int subclass in Python, but true is not a number in JSON.
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    return kind == "null" and value is None
+
+
+def _describe(expected: str | list[str]) -> str:
+    kinds = [expected] if isinstance(expected, str) else expected
+    return " or ".join(_JSON_TYPE_NAMES.get(kind, kind) for kind in kinds)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__

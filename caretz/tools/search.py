@@ -1,0 +1,225 @@
+"""Search tools: glob (find files by name) and grep (find lines by regex)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from caretz.providers.base import ToolSpec
+from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.files import BINARY_SNIFF_BYTES, display_path, looks_binary, resolve_path
+
+SKIPPED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
+GLOB_MAX_FILES = 200
+GREP_DEFAULT_MAX_RESULTS = 200
+GREP_MAX_LINE_CHARS = 500
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob over POSIX relative paths.
+
+    `**` spans directories, `*` and `?` stay within one, `[...]` is a character
+    class and `{a,b}` lists alternatives.
+    """
+    return re.compile(_translate(pattern) + r"\Z", re.DOTALL)
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif char == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif char == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        elif char == "{" and (end := pattern.find("}", i)) != -1:
+            options = pattern[i + 1 : end].split(",")
+            out.append("(?:" + "|".join(_translate(option) for option in options) + ")")
+            i = end + 1
+        else:
+            out.append(re.escape(char))
+            i += 1
+    return "".join(out)
+
+
+def walk_files(root: Path) -> Iterator[Path]:
+    """Files under root in sorted order, never descending into SKIPPED_DIRS."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+def _search_root(ctx: ToolContext, args: dict[str, Any]) -> Path:
+    raw = args.get("path")
+    return resolve_path(ctx, raw) if raw else Path(os.path.normpath(ctx.workspace))
+
+
+class GlobTool:
+    spec = ToolSpec(
+        name="glob",
+        description=(
+            "Find files by name pattern, e.g. `**/*.py` or `src/**/test_*.{py,txt}`. "
+            "`**` matches any number of directories, `*` matches within one directory "
+            "name. Returns workspace-relative paths, most recently modified first, at most "
+            f"{GLOB_MAX_FILES}. Skips {', '.join(sorted(SKIPPED_DIRS))}."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob pattern, e.g. **/*.py"},
+                "path": {
+                    "type": "string",
+                    "description": "Directory to search in (default: the workspace).",
+                },
+            },
+            "required": ["pattern"],
+            "additionalProperties": False,
+        },
+    )
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern: str = args["pattern"]
+        if not pattern.strip():
+            raise ToolArgumentError("pattern is empty; give a glob such as **/*.py")
+        if pattern.startswith("/"):
+            raise ToolArgumentError(
+                "pattern must be relative; put the directory in path and the glob in pattern"
+            )
+        root = _search_root(ctx, args)
+        if not root.is_dir():
+            return ToolResult(ok=False, output=f"Not a directory: {display_path(ctx, root)}")
+        matcher = glob_to_regex(pattern.removeprefix("./"))
+        found = [
+            path for path in walk_files(root) if matcher.match(path.relative_to(root).as_posix())
+        ]
+        if not found:
+            where = display_path(ctx, root)
+            return ToolResult(ok=True, output=f"No files match {pattern} in {where}")
+        found.sort(key=lambda path: (-_mtime(path), str(path)))
+        lines = [display_path(ctx, path) for path in found[:GLOB_MAX_FILES]]
+        if len(found) > GLOB_MAX_FILES:
+            lines.append(
+                f"[{len(found) - GLOB_MAX_FILES} more files not shown; narrow the pattern or path]"
+            )
+        return ToolResult(ok=True, output="\n".join(lines))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # a dangling symlink or a file removed mid-walk
+        return 0.0
+
+
+class GrepTool:
+    spec = ToolSpec(
+        name="grep",
+        description=(
+            "Search file contents with a Python regular expression. Returns matching lines "
+            "as `path:line: text`. path may be a file or a directory (default: the "
+            "workspace); glob filters file names (e.g. `*.py`, or `src/**/*.ts` to match "
+            "paths). Binary files and "
+            f"{', '.join(sorted(SKIPPED_DIRS))} are skipped. At most max_results lines "
+            f"(default {GREP_DEFAULT_MAX_RESULTS})."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Python regular expression."},
+                "path": {"type": "string", "description": "File or directory to search."},
+                "glob": {"type": "string", "description": "Only search files matching this."},
+                "case_insensitive": {
+                    "type": "boolean",
+                    "description": "Ignore case (default false).",
+                },
+                "max_results": {
+                    "type": "integer",
+                    "description": f"Most lines to return (default {GREP_DEFAULT_MAX_RESULTS}).",
+                },
+            },
+            "required": ["pattern"],
+            "additionalProperties": False,
+        },
+    )
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        flags = re.IGNORECASE if args.get("case_insensitive") else 0
+        try:
+            regex = re.compile(args["pattern"], flags)
+        except re.error as error:
+            return ToolResult(ok=False, output=f"Invalid regex {args['pattern']!r}: {error}")
+        max_results: int = args.get("max_results", GREP_DEFAULT_MAX_RESULTS)
+        if max_results < 1:
+            raise ToolArgumentError(f"max_results must be 1 or more, got {max_results}")
+        root = _search_root(ctx, args)
+        if not root.exists():
+            return ToolResult(ok=False, output=f"Path not found: {display_path(ctx, root)}")
+        files = _grep_candidates(root, args.get("glob"))
+        return _collect_matches(ctx, regex, files, max_results)
+
+
+def _grep_candidates(root: Path, glob: str | None) -> Iterator[Path]:
+    if root.is_file():
+        yield root
+        return
+    matcher = glob_to_regex(glob) if glob else None
+    # A glob with a slash matches the path below root; a bare one the file name.
+    whole_path = glob is not None and "/" in glob
+    for path in walk_files(root):
+        subject = path.relative_to(root).as_posix() if whole_path else path.name
+        if matcher is None or matcher.match(subject):
+            yield path
+
+
+def _collect_matches(
+    ctx: ToolContext, regex: re.Pattern[str], files: Iterator[Path], max_results: int
+) -> ToolResult:
+    lines: list[str] = []
+    used = 0
+    for path in files:
+        shown = display_path(ctx, path)
+        for number, text in _matching_lines(path, regex):
+            if len(text) > GREP_MAX_LINE_CHARS:
+                text = text[:GREP_MAX_LINE_CHARS] + " [...]"
+            row = f"{shown}:{number}: {text}"
+            if len(lines) >= max_results or used + len(row) > ctx.output_limit_chars:
+                lines.append(f"[stopped after {len(lines)} matches; narrow the pattern or path]")
+                return ToolResult(ok=True, output="\n".join(lines))
+            lines.append(row)
+            used += len(row) + 1
+    if not lines:
+        return ToolResult(ok=True, output=f"No matches for {regex.pattern!r}")
+    return ToolResult(ok=True, output="\n".join(lines))
+
+
+def _matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    try:
+        with path.open("rb") as handle:
+            if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+                return
+            handle.seek(0)
+            for number, raw in enumerate(handle, start=1):
+                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                if regex.search(text):
+                    yield number, text
+    except OSError:  # unreadable (permissions, a special file): skip like grep -s
+        return

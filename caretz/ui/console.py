@@ -1,0 +1,134 @@
+"""Headless output: streamed text on stdout, one line per tool call and guard event on stderr.
+
+Rich decides colour: none when piped or when NO_COLOR is set.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from caretz.providers.base import Retrying
+
+_ARG_PREVIEW = 80
+
+
+def call_preview(name: str, arguments: dict[str, Any]) -> str:
+    """The one argument that says most about a call (the command, the path, the pattern)."""
+    for key in ("command", "path", "pattern", "agent", "prompt"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            text = " ".join(value.split())
+            return text if len(text) <= _ARG_PREVIEW else text[: _ARG_PREVIEW - 1] + "…"
+    return json.dumps(arguments, sort_keys=True)[:_ARG_PREVIEW]
+
+
+class TextOutput:
+    """The human view of a headless run (`--output text` or `detailed`)."""
+
+    def __init__(
+        self, detailed: bool = False, out: IO[str] | None = None, err: Console | None = None
+    ):
+        self.detailed = detailed
+        self.out = out or sys.stdout
+        self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.mid_line = False
+
+    # -- streamed deltas (TurnListener) -----------------------------------------
+    def on_response_start(self) -> None:
+        pass
+
+    def on_text(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+        self.mid_line = not text.endswith("\n")
+
+    def on_thinking(self, text: str) -> None:
+        pass
+
+    def on_retry(self, event: Retrying) -> None:
+        self.line(f"[yellow]retrying in {event.delay_s:g}s[/] ({escape(event.reason)})")
+
+    # -- session events -----------------------------------------------------------
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "Tool.Called":
+            self.calls[event["call"]["id"]] = event["call"]
+        elif kind == "Tool.Result":
+            self.tool_line(event)
+        elif kind.startswith("LoopGuard."):
+            from caretz.guard.render import render_lines
+
+            for text in render_lines(event, self.detailed):
+                self.line(f"[magenta]{escape(text)}[/]")
+        elif kind == "Provider.Error":
+            self.line(f"[red]provider error:[/] {escape(event['error'])}")
+
+    def tool_line(self, event: dict[str, Any]) -> None:
+        call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
+        mark = "[green]✓[/]" if event["ok"] else "[red]✗[/]"
+        preview = escape(call_preview(call["name"], call.get("arguments") or {}))
+        status = "" if event["ok"] else f" exit {event['exit_code']}" if event["exit_code"] else ""
+        self.line(
+            f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
+        )
+
+    def closing(self, summary: dict[str, Any]) -> None:
+        usage = summary["usage"]
+        cost = summary.get("cost_usd")
+        parts = [
+            summary["status"],
+            f"{summary['tool_calls']} tool calls",
+            f"{usage['input_tokens']:,} in / {usage['output_tokens']:,} out tokens",
+        ]
+        if usage.get("cache_read_tokens"):
+            parts.append(f"{usage['cache_read_tokens']:,} cached")
+        if cost is not None:
+            parts.append(f"${cost:.4f}")
+        parts.append(f"{summary['duration_s']:.1f}s")
+        parts.append(f"session {summary['session_id']}")
+        if summary.get("message"):
+            self.line(f"[bold]{escape(summary['message'])}[/]")
+        colour = "green" if summary["exit_code"] == 0 else "red"
+        self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))
+
+    def line(self, markup: str) -> None:
+        if self.mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self.mid_line = False
+        self.err.print(markup)
+
+
+class JsonOutput:
+    """`--output json`: every event as a JSON line on stdout, then a result object."""
+
+    def __init__(self, out: IO[str] | None = None):
+        self.out = out or sys.stdout
+
+    def on_response_start(self) -> None:
+        pass
+
+    def on_text(self, text: str) -> None:
+        pass
+
+    def on_thinking(self, text: str) -> None:
+        pass
+
+    def on_retry(self, event: Retrying) -> None:
+        pass
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        self.write(event)
+
+    def closing(self, summary: dict[str, Any]) -> None:
+        self.write({"type": "result", **summary})
+
+    def write(self, data: dict[str, Any]) -> None:
+        self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()

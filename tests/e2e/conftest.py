@@ -1,0 +1,99 @@
+"""Drive the real `caretz` command in a subprocess against the loopback model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.modelserver import ModelServer
+
+AGENT_MODEL = "claude-test"
+API_KEY = "sk-ant-test-secret-0123456789"
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def session_id(self) -> str:
+        for line in self.stderr.splitlines():
+            if "session " in line:
+                return line.rsplit("session ", 1)[1].strip()
+        raise AssertionError(f"no session id in stderr:\n{self.stderr}")
+
+
+class Caretz:
+    """The real CLI, run as `python -m caretz` in a workspace folder."""
+
+    def __init__(self, server: ModelServer, workspace: Path):
+        self.server = server
+        self.workspace = workspace
+        self.env = {
+            **os.environ,
+            "ANTHROPIC_API_KEY": API_KEY,
+            "ANTHROPIC_BASE_URL": server.url,
+            "OPENAI_BASE_URL": server.openai_url,
+            "CARETZ_MODEL": f"anthropic/{AGENT_MODEL}",
+            "PYTHONUNBUFFERED": "1",
+        }
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None, stdin: str = "") -> Run:
+        merged = {**self.env, **(env or {})}
+        for name, value in list(merged.items()):
+            if value is None:
+                del merged[name]
+        done = subprocess.run(
+            [sys.executable, "-m", "caretz", *args],
+            cwd=self.workspace,
+            env=merged,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return Run(done.returncode, done.stdout, done.stderr)
+
+    def events(self, session_id: str) -> list[dict[str, Any]]:
+        path = self.data_dir / "sessions" / session_id / "events.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(os.environ["CARETZ_DATA_DIR"])
+
+    def write_config(self, config: dict[str, Any]) -> Path:
+        path = Path(os.environ["CARETZ_CONFIG"])
+        path.write_text(json.dumps(config))
+        return path
+
+
+@pytest.fixture
+def server():
+    with ModelServer() as running:
+        yield running
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def caretz(server, workspace):
+    return Caretz(server, workspace)
+
+
+def types(events: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in events]

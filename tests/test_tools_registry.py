@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from caretz.agent.messages import ToolCall
+from caretz.providers.base import ToolSpec
+from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.registry import ToolCrash, ToolRegistry, default_tools, validate_arguments
+
+
+class ScriptedTool:
+    """A tool whose run does whatever the test hands it."""
+
+    def __init__(self, name: str, behaviour):
+        self.spec = ToolSpec(
+            name=name,
+            description="test tool",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "count": {"type": "integer"},
+                    "ratio": {"type": "number"},
+                    "flag": {"type": "boolean"},
+                },
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+        )
+        self.behaviour = behaviour
+        self.calls: list[dict[str, Any]] = []
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.calls.append(args)
+        return self.behaviour(args)
+
+
+def echo(args: dict[str, Any]) -> ToolResult:
+    return ToolResult(ok=True, output=args["text"])
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=tmp_path)
+
+
+def call(name: str, arguments: Any = None, error: str | None = None) -> ToolCall:
+    return ToolCall(id="call-1", name=name, arguments=arguments or {}, arguments_error=error)
+
+
+def test_default_tools_and_their_specs():
+    registry = ToolRegistry(default_tools())
+    assert registry.names() == ["bash", "read", "write", "edit", "glob", "grep"]
+    for spec in registry.specs():
+        assert spec.description
+        assert spec.parameters["type"] == "object"
+        assert set(spec.parameters["required"]) <= set(spec.parameters["properties"])
+    assert registry.get("edit").spec.name == "edit"
+    assert registry.get("task") is None
+
+
+def test_adding_a_second_tool_with_the_same_name_is_refused():
+    registry = ToolRegistry([ScriptedTool("t", echo)])
+    with pytest.raises(ValueError, match="'t' is already registered"):
+        registry.add(ScriptedTool("t", echo))
+
+
+def test_unknown_tool_fails_listing_available_names(ctx):
+    registry = ToolRegistry([ScriptedTool("alpha", echo), ScriptedTool("beta", echo)])
+    result = registry.run(call("gamma", {"text": "x"}), ctx)
+    assert not result.ok
+    assert result.output == "Unknown tool 'gamma'. Available tools: alpha, beta."
+
+
+def test_invalid_json_arguments_fail_showing_the_error(ctx):
+    tool = ScriptedTool("t", echo)
+    result = ToolRegistry([tool]).run(call("t", error="Expecting ',' delimiter: col 9"), ctx)
+    assert not result.ok
+    assert "not valid JSON" in result.output
+    assert "Expecting ',' delimiter: col 9" in result.output
+    assert tool.calls == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, "missing required argument 'text'"),
+        ({"text": 5}, "argument 'text' must be a string, got an integer"),
+        ({"text": "x", "count": "3"}, "argument 'count' must be an integer, got a string ('3')"),
+        ({"text": "x", "count": True}, "argument 'count' must be an integer, got a boolean"),
+        ({"text": "x", "count": 1.5}, "argument 'count' must be an integer, got a number"),
+        ({"text": "x", "ratio": "fast"}, "argument 'ratio' must be a number"),
+        ({"text": "x", "flag": "yes"}, "argument 'flag' must be true or false"),
+        ({"text": "x", "colour": "red"}, "unknown argument 'colour'"),
+    ],
+)
+def test_bad_arguments_become_failed_results_naming_the_argument(ctx, arguments, message):
+    tool = ScriptedTool("t", echo)
+    result = ToolRegistry([tool]).run(call("t", arguments), ctx)
+    assert not result.ok
+    assert result.output.startswith("Invalid arguments for t: ")
+    assert message in result.output
+    assert tool.calls == []
+
+
+def test_valid_arguments_reach_the_tool_and_null_means_absent(ctx):
+    tool = ScriptedTool("t", echo)
+    arguments = {"text": "hi", "count": 2, "ratio": 3, "flag": False, "colour": None}
+    result = ToolRegistry([tool]).run(call("t", arguments), ctx)
+    assert result.ok
+    assert result.output == "hi"
+    assert tool.calls == [{"text": "hi", "count": 2, "ratio": 3, "flag": False}]
+
+
+def test_tool_argument_error_becomes_a_failed_result(ctx):
+    def refuse(args):
+        raise ToolArgumentError("count must be 1 or more")
+
+    result = ToolRegistry([ScriptedTool("t", refuse)]).run(call("t", {"text": "x"}), ctx)
+    assert not result.ok
+    assert result.output == "Invalid arguments for t: count must be 1 or more"
+
+
+def test_a_crash_inside_a_tool_is_a_tool_crash(ctx):
+    def crash(args):
+        return {}["boom"]
+
+    with pytest.raises(ToolCrash) as caught:
+        ToolRegistry([ScriptedTool("t", crash)]).run(call("t", {"text": "x"}), ctx)
+    assert caught.value.tool_name == "t"
+    assert isinstance(caught.value.error, KeyError)
+    assert caught.value.__cause__ is caught.value.error
+    assert str(caught.value) == "tool 't' crashed: KeyError: 'boom'"
+
+
+def test_duration_is_filled_in_when_the_tool_leaves_it_zero(ctx):
+    def slow(args):
+        time.sleep(0.02)
+        return ToolResult(ok=True, output="done")
+
+    result = ToolRegistry([ScriptedTool("t", slow)]).run(call("t", {"text": "x"}), ctx)
+    assert result.duration_s >= 0.02
+
+
+def test_real_tools_through_the_registry(ctx, tmp_path):
+    registry = ToolRegistry(default_tools())
+    written = registry.run(call("write", {"path": "pkg/m.py", "content": "v = 1\n"}), ctx)
+    assert written.files_changed == ["pkg/m.py"]
+    ran = registry.run(call("bash", {"command": "cat pkg/m.py"}), ctx)
+    assert ran.ok and ran.output == "v = 1"
+    bad = registry.run(call("read", {"path": "pkg/m.py", "offset": 0}), ctx)
+    assert not bad.ok and "offset must be 1 or more" in bad.output
+
+
+def test_validate_arguments_accepts_type_lists():
+    schema = {"type": "object", "properties": {"v": {"type": ["string", "integer"]}}}
+    assert validate_arguments(schema, {"v": 3}) == []
+    assert validate_arguments(schema, {"v": "x"}) == []
+    assert validate_arguments(schema, {"v": 1.5}) == [
+        "argument 'v' must be a string or an integer, got a number"
+    ]
