@@ -41,7 +41,7 @@ def run_cli(overrides: CliOverrides, prompt: str | None, resume: str | None) -> 
     if prompt is None and sys.stdin.isatty():
         from caretz.ui.repl import run_repl
 
-        return run_repl(settings, resume)
+        return run_repl(settings, resume, overrides)
     if prompt is None:
         prompt = sys.stdin.read().strip()
         if not prompt:

@@ -92,7 +92,8 @@ class TextOutput:
             parts.append(f"${cost:.4f}")
         parts.append(f"{summary['duration_s']:.1f}s")
         parts.append(f"session {summary['session_id']}")
-        if summary.get("message"):
+        # A loop-guard stop already printed its notice when it happened.
+        if summary.get("message") and summary["status"] != "loop_guard":
             self.line(f"[bold]{escape(summary['message'])}[/]")
         colour = "green" if summary["exit_code"] == 0 else "red"
         self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))

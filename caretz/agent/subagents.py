@@ -1,0 +1,89 @@
+"""Subagents: the `task` tool runs a self-contained job in a fresh conversation.
+
+A subagent shares the session's provider, model, workspace, limits and log, and
+inherits the loop guard (same settings, same judge, and the session's delegation
+chain, so A → B → A hand-offs are seen). Its events carry its name in `agent`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from caretz.agent.turn import Agent, QuietListener, TurnResult
+from caretz.providers.base import ToolSpec
+from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+
+# A hard floor under the guard's own depth check, which only runs while the guard is on.
+MAX_DEPTH = 5
+
+SUBAGENT_INSTRUCTIONS = (
+    "You are a subagent named {name!r}, started by another agent for one self-contained job. "
+    "Do the job, then answer with a short report of what you found or changed: it is all "
+    "the agent that started you will see."
+)
+
+TASK_SPEC = ToolSpec(
+    name="task",
+    description=(
+        "Delegate a self-contained job to a subagent that starts with an empty conversation "
+        "and the same tools. Give it a short role name (agent) and a complete prompt: it "
+        "cannot see this conversation. Its final report comes back as the result. Use it for "
+        "broad searches or independent pieces of work, not for single commands."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "agent": {"type": "string", "description": "A short role name, e.g. 'tester'."},
+            "prompt": {"type": "string", "description": "The whole job, with all context."},
+        },
+        "required": ["agent", "prompt"],
+        "additionalProperties": False,
+    },
+)
+
+class TaskTool:
+    spec = TASK_SPEC
+
+    def __init__(self, parent: Agent):
+        self.parent = parent
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        name = " ".join(str(args["agent"]).split())
+        if not name:
+            raise ToolArgumentError("agent must name the subagent, e.g. 'tester'")
+        if self.parent.depth + 1 > MAX_DEPTH:
+            return ToolResult(
+                ok=False, output=f"Not run: subagents may nest at most {MAX_DEPTH} deep."
+            )
+        result = self.spawn(name).run_turn(str(args["prompt"]))
+        if result.status == "interrupted":
+            raise KeyboardInterrupt
+        return ToolResult(ok=result.exit_code == 0, output=report(name, result))
+
+    def spawn(self, name: str) -> Agent:
+        from caretz.tools.registry import ToolRegistry, default_tools
+
+        parent = self.parent
+        child = replace(
+            parent,
+            tools=ToolRegistry(default_tools()),
+            system=parent.system + "\n" + SUBAGENT_INSTRUCTIONS.format(name=name) + "\n",
+            guard=parent.guard.for_subagent() if parent.guard is not None else None,
+            listener=QuietListener(),
+            conversation=[],
+            turns=0,
+            agent_name=name,
+            depth=parent.depth + 1,
+            last_request=None,
+            last_answer=None,
+        )
+        child.tools.add(TaskTool(child))
+        return child
+
+
+def report(name: str, result: TurnResult) -> str:
+    if result.exit_code == 0:
+        return result.text or f"(subagent {name!r} finished without a report)"
+    reason = result.message or result.status
+    return f"Subagent {name!r} did not finish ({reason}).\n{result.text}".rstrip()

@@ -1,0 +1,224 @@
+"""`caretz guard ...`: check the loop guard's calls on recorded trajectories.
+
+Imports stay inside the command so the main CLI's --help starts fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from caretz.guard.config import LoopGuardConfig
+    from caretz.guard.model import Judge
+    from caretz.guard.replay import ReplayResult
+
+guard_app = typer.Typer(
+    help="Check the loop guard's calls on recorded trajectories before trusting it.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@guard_app.callback()
+def guard_callback() -> None:
+    """Loop-guard tools."""
+
+
+class UsageProblem(Exception):
+    """A bad flag value, told in one line (exit 2)."""
+
+
+@guard_app.command("replay")
+def replay_command(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Corpus JSONL files, session events.jsonl files or session folders.",
+            metavar="FILE",
+            show_default=False,
+        ),
+    ],
+    config: Annotated[
+        Path | None, typer.Option(help="profiles.json to read [env: CARETZ_CONFIG].")
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
+    ] = None,
+    repeat_threshold: Annotated[
+        int | None, typer.Option(min=1, help="Same failure this many times asks the judge.")
+    ] = None,
+    check_every: Annotated[
+        int | None, typer.Option(min=0, help="Ask the judge every N tool calls; 0 turns it off.")
+    ] = None,
+    detector: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=on|off, repeatable (identical-call, repeated-error, alternation, ...)."
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(help="provider/model to judge with (makes model calls; needs its key)."),
+    ] = None,
+    output: Annotated[
+        str, typer.Option(help="text, or json (JSONL: firings, summaries).")
+    ] = "text",
+) -> None:
+    """Replay trajectories through the loop guard in shadow mode and show where it fires.
+
+    Without --judge no model is called: every check counts as "not stuck", so
+    the firings show each place the guard would have asked its judge.
+    """
+    import os
+
+    from caretz.config import ConfigError
+    from caretz.guard.replay import TrajectoryError, load_all, replay_all
+
+    try:
+        if output not in ("text", "json"):
+            raise UsageProblem(f"--output {output!r}: expected text or json")
+        env = dict(os.environ)
+        settings = _settings(config, profile, env)
+        guard_config = apply_flags(settings.loop_guard, repeat_threshold, check_every, detector)
+        replay_judge = _judge(judge, settings, env) if judge else None
+        trajectories = load_all(files)
+    except (ConfigError, TrajectoryError, UsageProblem) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    results = replay_all(trajectories, guard_config, replay_judge)
+    render = _render_json if output == "json" else _render_text
+    for result in results:
+        for line in render(result):
+            typer.echo(line)
+
+
+def _settings(config: Path | None, profile: str | None, env: dict[str, str]) -> Any:
+    from caretz.config import CliOverrides, resolve_settings
+
+    return resolve_settings(CliOverrides(config=config, profile=profile), env)
+
+
+def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
+    from caretz.config import resolve_model
+    from caretz.runtime import open_provider
+
+    model = resolve_model(ref, settings.providers, None, env, config_file=settings.config_path)
+    provider = open_provider(model, env)  # a missing key fails here, before any replay
+
+    from caretz.guard.judge import ModelJudge
+
+    reasoning = settings.loop_guard.judge.reasoning or "off"
+    return ModelJudge(provider, model.model_id, model.ref, reasoning)
+
+
+# ---------------------------------------------------------------- flags
+
+
+def apply_flags(
+    config: LoopGuardConfig,
+    repeat_threshold: int | None = None,
+    check_every: int | None = None,
+    detector_switches: list[str] | None = None,
+) -> LoopGuardConfig:
+    """The profile's loop-guard settings with the command-line flags applied."""
+    data = config.model_dump()
+    if repeat_threshold is not None:
+        data["repeat_threshold"] = repeat_threshold
+    if check_every is not None:
+        data["check_every"] = check_every
+    for switch in detector_switches or []:
+        name, enabled = parse_detector_switch(switch)
+        data["detectors"][name]["enabled"] = enabled
+    return type(config).model_validate(data)
+
+
+def detector_names() -> dict[str, str]:
+    """Every spelling accepted by --detector (snake, camel, kebab) → the settings key."""
+    from pydantic.alias_generators import to_camel
+
+    from caretz.guard.detectors_config import DetectorsConfig
+
+    names: dict[str, str] = {}
+    for key, field in DetectorsConfig.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and "enabled" in getattr(annotation, "model_fields", {}):
+            for spelling in (key, to_camel(key), key.replace("_", "-")):
+                names[spelling] = key
+    return names
+
+
+def parse_detector_switch(switch: str) -> tuple[str, bool]:
+    name, _, value = switch.partition("=")
+    names = detector_names()
+    if name not in names:
+        known = ", ".join(sorted({key.replace("_", "-") for key in names.values()}))
+        raise UsageProblem(f"--detector {switch!r}: unknown detector {name!r}; known: {known}")
+    if value not in ("on", "off"):
+        raise UsageProblem(f"--detector {switch!r}: write NAME=on or NAME=off")
+    return names[name], value == "on"
+
+
+# ---------------------------------------------------------------- output
+
+
+def _render_json(result: ReplayResult) -> list[str]:
+    import json
+
+    trajectory_id = result.trajectory.id
+    lines = [json.dumps(firing.to_json(trajectory_id)) for firing in result.firings]
+    lines.append(json.dumps(result.summary_json()))
+    return lines
+
+
+def _render_text(result: ReplayResult) -> list[str]:
+    trajectory = result.trajectory
+    steps = len(trajectory.steps)
+    header = f"{trajectory.id}  {steps} step{'' if steps == 1 else 's'}"
+    lines = [header + _label_text(trajectory.label)]
+    for firing in result.firings:
+        line = f"  step {firing.step:>4}  {firing.trigger:<14} [{firing.severity}] {firing.fingerprint}"
+        lines.append(_one_line(line))
+        if firing.verdict is not None:
+            lines.append(_one_line(f"             → {_verdict_text(firing.verdict)}"))
+    lines.append(_closing_text(result))
+    return lines
+
+
+def _label_text(label: dict[str, Any] | None) -> str:
+    if not label:
+        return ""
+    if not label.get("stuck"):
+        return f"  label: {label.get('kind') or 'productive'}"
+    where = f"stuck from step {label.get('first_stuck_step')}"
+    if label.get("stuck_until") is not None:
+        where += f" to {label['stuck_until']}"
+    return f"  label: {where} ({label.get('kind')})"
+
+
+def _verdict_text(verdict: dict[str, Any]) -> str:
+    if verdict.get("error"):
+        return f"not stuck (judge error: {verdict['error']})"
+    state = "stuck" if verdict.get("stuck") else "not stuck"
+    text = f"{state} ({float(verdict.get('confidence') or 0):.2f})"
+    if verdict.get("reason"):
+        text += f": {verdict['reason']}"
+    if verdict.get("try_instead"):
+        text += f" | try instead: {verdict['try_instead']}"
+    return text
+
+
+def _closing_text(result: ReplayResult) -> str:
+    if not result.firings:
+        return "  no firings"
+    counts = ", ".join(f"{name} {count}" for name, count in result.trigger_counts().items())
+    total = len(result.firings)
+    plural = "s" if total != 1 else ""
+    return f"  {total} firing{plural} ({counts}); first at step {result.first_trigger_step}"
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split("\n"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,266 @@
+"""The judge: a model asked whether a turn is stuck, given the guard's summary.
+
+A timeout, an error or an unreadable reply counts as "not stuck": the turn then
+carries on as if the guard were off.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from caretz.agent.messages import Message, Usage
+from caretz.guard.model import JudgeResult, Verdict
+from caretz.providers.base import (
+    Completed,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    Reasoning,
+)
+
+JUDGE_SYSTEM = """\
+You review one turn of an AI coding agent and decide whether the turn is stuck. \
+caretz, the program running the agent, asks you when a cheap check fires: the same \
+failure came back several times, many recent calls failed, or a routine check after a \
+number of calls. You see a short summary of the turn, not the whole transcript.
+
+Judge the turn against the user's request for this turn and weigh that request \
+heavily: a request to change many files implies a lot of similar calls.
+
+The turn is stuck when it repeats without net progress, or when it has drifted off \
+the task. For example:
+- the same failing command or test is run again and again with nothing relevant \
+changed in between, or with changes that cannot affect the failure;
+- the same edit is made, undone and made again, or the calls cycle through the same \
+few actions with the same results;
+- the agent keeps restating the same plan without acting on it, or its messages say \
+one thing while its calls do another;
+- the calls no longer serve the user's request.
+
+These are progress, not a loop:
+- working through different errors, one after another, even when the same test \
+fails each time: a new error is a step forward;
+- re-running a build or the tests after real edits to the code;
+- batch work over many files, or incremental edits to different parts of one file;
+- reading or searching different paths, or paging through output that changes;
+- retrying with changed arguments that get new results;
+- a long turn doing distinct work that is relevant to the request.
+
+Compare the arguments of the calls (paths, line ranges, old and new text, commands, \
+queries) and their outcomes, not only the tool names. A count of failures alone is \
+not evidence of a loop. When in doubt, answer not stuck.
+
+Answer with one JSON object and nothing else:
+{"stuck": true or false, "confidence": a number from 0 to 1, \
+"reason": "...", "try_instead": "..."}
+- reason: one sentence naming the concrete cause (the file, command or error), \
+written so that the agent can act on it.
+- try_instead: when stuck, one concrete next step that differs from what keeps \
+failing; an empty string when not stuck.
+"""
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "stuck": {"type": "boolean"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "reason": {"type": "string"},
+        "try_instead": {"type": "string"},
+    },
+    "required": ["stuck", "confidence", "reason", "try_instead"],
+    "additionalProperties": False,
+}
+
+# The answer is a short JSON object; reasoning needs room to think before it.
+_ANSWER_TOKENS = 1024
+_REASONING_TOKENS: dict[str, int] = {"off": 0, "low": 1024, "medium": 4096, "high": 16384}
+_REPLY_PREVIEW_CHARS = 120
+_TRUE = {"true", "yes", "stuck", "1"}
+_FALSE = {"false", "no", "not stuck", "0"}
+
+
+def not_stuck() -> Verdict:
+    return Verdict(stuck=False, confidence=0.0)
+
+
+def parse_verdict(text: str) -> Verdict:
+    """A verdict from a model's reply: JSON alone, in a code fence or inside prose.
+
+    Raises ValueError when there is no usable verdict.
+    """
+    for candidate in _json_objects(text):
+        if "stuck" in candidate:
+            return _verdict_from(candidate)
+    raise ValueError("no JSON object with a 'stuck' field")
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object found in `text`, whole text first, then fenced, then embedded."""
+    found: list[dict[str, Any]] = []
+    stripped = text.strip()
+    fenced = re.findall(r"```(?:json|JSON)?\s*(.*?)```", text, re.DOTALL)
+    for chunk in [stripped, *fenced]:
+        try:
+            value = json.loads(chunk)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def _verdict_from(data: dict[str, Any]) -> Verdict:
+    return Verdict(
+        stuck=_as_bool(data["stuck"]),
+        confidence=_as_confidence(data.get("confidence")),
+        reason=_as_text(data.get("reason")),
+        try_instead=_as_text(data.get("try_instead", data.get("tryInstead"))),
+    )
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"'stuck' is {value!r}, not true or false")
+
+
+def _as_confidence(value: Any) -> float:
+    if value is None:
+        return 0.5
+    try:
+        number = float(str(value).strip().rstrip("%")) if isinstance(value, str) else float(value)
+    except ValueError as error:
+        raise ValueError(f"'confidence' is {value!r}, not a number") from error
+    if number != number:  # NaN
+        raise ValueError("'confidence' is not a number")
+    return min(1.0, max(0.0, number))
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.strip() if isinstance(value, str) else json.dumps(value)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
+@dataclass
+class _Outcome:
+    response: ModelResponse | None = None
+    error: Exception | None = None
+
+
+class ModelJudge:
+    """Asks a model through a Provider; waits at most `timeout_s` for its answer."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        model_id: str,
+        model_ref: str,
+        reasoning: Reasoning = "off",
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.provider = provider
+        self.model_id = model_id
+        self.model_ref = model_ref
+        self.reasoning = reasoning
+        self._clock = clock
+
+    def request(self, summary: str) -> ModelRequest:
+        return ModelRequest(
+            model=self.model_id,
+            system=JUDGE_SYSTEM,
+            messages=[Message("user", summary)],
+            reasoning=self.reasoning,
+            max_tokens=_ANSWER_TOKENS + _REASONING_TOKENS.get(self.reasoning, 0),
+            response_schema=VERDICT_SCHEMA,
+        )
+
+    def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
+        started = self._clock()
+        outcome = _Outcome()
+        cancelled = threading.Event()
+        worker = threading.Thread(
+            target=self._ask,
+            args=(self.request(summary), outcome, cancelled),
+            name="caretz-judge",
+            daemon=True,
+        )
+        worker.start()
+        worker.join(timeout_s)
+        if worker.is_alive():
+            cancelled.set()  # the worker closes the stream at its next event
+            return self._failed(started, f"timeout after {_seconds(timeout_s)}")
+        if outcome.error is not None:
+            return self._failed(started, f"error: {_describe(outcome.error)}")
+        assert outcome.response is not None
+        return self._read(outcome.response, started)
+
+    def _ask(self, request: ModelRequest, outcome: _Outcome, cancelled: threading.Event) -> None:
+        try:
+            events = self.provider.stream(request)
+            try:
+                for event in events:
+                    if cancelled.is_set():
+                        return
+                    if isinstance(event, Completed):
+                        outcome.response = event.response
+                        return
+                raise ProviderError("the stream ended without a final response")
+            finally:
+                close = getattr(events, "close", None)
+                if close is not None:
+                    close()
+        except Exception as error:  # reported to the waiting thread, never raised here
+            outcome.error = error
+
+    def _read(self, response: ModelResponse, started: float) -> JudgeResult:
+        latency = self._clock() - started
+        text = response.message.content
+        try:
+            verdict = parse_verdict(text)
+        except ValueError:
+            preview = " ".join(text.split())[:_REPLY_PREVIEW_CHARS] or "(empty)"
+            return JudgeResult(
+                not_stuck(), self.model_ref, latency, response.usage, f"unreadable reply: {preview}"
+            )
+        return JudgeResult(verdict, self.model_ref, latency, response.usage)
+
+    def _failed(self, started: float, error: str) -> JudgeResult:
+        return JudgeResult(not_stuck(), self.model_ref, self._clock() - started, Usage(), error)
+
+
+def _describe(error: Exception) -> str:
+    text = str(error).strip()
+    return text or type(error).__name__
+
+
+class NoJudge:
+    """For offline replay: never calls a model; every check is "not stuck"."""
+
+    model = "none"
+
+    def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
+        return JudgeResult(not_stuck(), self.model, 0.0, Usage(), "no judge")

@@ -1,0 +1,148 @@
+"""The guard's words: the redirect note, the stop instruction and the notices.
+
+The note is sent to the agent as a separate message at the end of each of the
+turn's remaining requests (never appended to a tool result, never stored in
+the conversation).
+"""
+
+from __future__ import annotations
+
+import re
+
+from caretz.guard.model import Firing, Verdict
+
+TASK_QUOTE_CHARS = 300
+
+_PREAMBLE = "[loop guard] Automated message from caretz, not from the user."
+_JUDGED = "A reviewer model checked this turn's tool activity and judged it stuck or off track."
+_DETECTED = "A loop check on this turn's activity found it going in circles."
+_CLOSING = (
+    "Stop repeating what isn't working and get back to that request. Before your next "
+    "tool call, say in one sentence what you will do differently. This note stays at "
+    "the end of the conversation for the rest of this turn."
+)
+_REPEAT_HEADLINE = re.compile(r"^repeat: (\d+)× (.*)$", re.DOTALL)
+_FAILURE_RATE_HEADLINE = re.compile(r"^failure-rate: (\d+) of the last (\d+) calls failed")
+_CHECK_EVERY_HEADLINE = re.compile(r"^check-every: (\d+) calls")
+
+# What the peer detectors saw, in a sentence each; "{what}" is their headline's detail.
+_DETECTOR_SENTENCES = {
+    "identical-call": "The same call keeps being made with the same arguments: {what}.",
+    "repeated-error": "The same error keeps coming back: {what}.",
+    "alternation": "The calls keep cycling through the same steps with the same results: {what}.",
+    "tool-rounds": "There have been {what}.",
+    "subagents": "A delegation went round in a circle or too deep: {what}.",
+    "stream-text": "The answer text kept repeating itself: {what}.",
+    "reasoning": "The reasoning kept going round in circles: {what}.",
+    "same-answer": "The turn keeps ending with the same answer: {what}.",
+    "tool-budget": "This turn has used a great many tool calls: {what}.",
+}
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if not text or text[-1] in ".!?…" else text + "."
+
+
+def detail(firing: Firing) -> str:
+    """The headline without its "detector: " prefix."""
+    prefix = f"{firing.detector}: "
+    headline = firing.headline
+    return headline[len(prefix) :] if headline.startswith(prefix) else headline
+
+
+def trigger_sentence(firing: Firing) -> str:
+    """What fired, in one specific sentence ("The same failure has occurred 3 times: …")."""
+    headline = firing.headline
+    if firing.detector == "repeat":
+        match = _REPEAT_HEADLINE.match(headline)
+        count, what = (match.group(1), match.group(2)) if match else ("several", firing.fingerprint)
+        return _sentence(f"The same failure has occurred {count} times: {what}")
+    if firing.detector == "failure-rate":
+        match = _FAILURE_RATE_HEADLINE.match(headline)
+        failed, calls = (match.group(1), match.group(2)) if match else ("most", "several")
+        return f"{failed} of the last {calls} tool calls failed."
+    if firing.detector == "check-every":
+        match = _CHECK_EVERY_HEADLINE.match(headline)
+        calls = match.group(1) if match else "many"
+        return (
+            f"A routine check after {calls} more tool calls found the turn going in circles "
+            "or drifting from the task."
+        )
+    template = _DETECTOR_SENTENCES.get(firing.detector)
+    if template is None:
+        return _sentence(f"The {firing.detector} check fired: {detail(firing)}")
+    return _sentence(template.format(what=detail(firing).rstrip(".")))
+
+
+def quote_task(task: str, limit: int = TASK_QUOTE_CHARS) -> str:
+    """The user's request on one line, cut when long, in double quotes."""
+    text = " ".join(task.split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return f'"{text}"'
+
+
+def redirect_note(task: str, firing: Firing, verdict: Verdict | None) -> str:
+    """The one note the agent gets when the turn is judged stuck (or a detector acts at once)."""
+    if verdict is not None:
+        lines = [f"{_PREAMBLE} {_JUDGED} {trigger_sentence(firing)}"]
+        if verdict.reason.strip():
+            lines.append(f"Diagnosis: {_sentence(verdict.reason)}")
+        if verdict.try_instead.strip():
+            lines.append(f"Try instead: {_sentence(verdict.try_instead)}")
+    else:
+        what = _sentence(firing.message) if firing.message.strip() else trigger_sentence(firing)
+        lines = [f"{_PREAMBLE} {_DETECTED} {what}"]
+    lines.append(f"The user's request for this turn: {quote_task(task)}")
+    lines.append(_CLOSING)
+    return "\n".join(lines)
+
+
+def stop_instruction() -> str:
+    """Sent with the turn's last request, which goes without tools."""
+    return (
+        f"{_PREAMBLE} This turn is still stuck after the earlier note, so caretz has "
+        "ended it. Do not call any tools: none are available for this reply. Reply to "
+        "the user now, briefly and plainly, with three things: what you changed in this "
+        "turn (files and commands), what is still unfinished or failing, and what you "
+        "need from the user to carry on."
+    )
+
+
+def stop_notice(firing: Firing) -> str:
+    """The [loop-guard] notice the user sees when the guard ends a turn."""
+    return (
+        f"[loop-guard] The turn was still stuck after the guard's note ({firing.headline}), "
+        "so the guard ended it. The agent's report of what it changed, what is unfinished "
+        "and what it needs from you follows. Reply to carry on from there."
+    )
+
+
+def end_turn_notice(firing: Firing) -> str:
+    """The notice when a cross-turn check (the same answer again) stops automatic turns."""
+    return (
+        f"[loop-guard] {firing.headline}. The guard will not continue this automatically. "
+        "Reply to carry on from there."
+    )
+
+
+def warn_message(firings: list[Firing]) -> str:
+    """A one-time warning to the agent from checks that do not need the judge."""
+    texts = [_sentence(f.message) if f.message.strip() else trigger_sentence(f) for f in firings]
+    return f"{_PREAMBLE} " + " ".join(texts)
+
+
+def block_reason(firing: Firing) -> str:
+    """What the agent gets instead of the result of a refused call."""
+    text = _sentence(firing.message) if firing.message.strip() else trigger_sentence(firing)
+    return f"{_PREAMBLE} This call was refused and did not run. {text}"
+
+
+def disallowed_reason(tool: str, rule: str, pattern: str) -> str:
+    """The refusal of a call that matches one of the user's disallowedTools rules."""
+    return (
+        f"{_PREAMBLE} This {tool} call was refused and did not run: it matches "
+        f'"{pattern}" in the user\'s rule loopGuard.detectors.disallowedTools.{rule}. '
+        "Do not retry it or a variant of it. Do the task another way, or ask the user."
+    )

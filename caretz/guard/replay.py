@@ -1,0 +1,396 @@
+"""Replay recorded trajectories through the loop guard, in shadow mode.
+
+Two inputs are understood, detected per file:
+
+- the trajectory corpus format: one JSON object a line with `id`, `task`,
+  `steps[{tool, args, output, failed}]` and an optional `label`;
+- a caretz session log (`events.jsonl`, or the session folder holding it):
+  every turn becomes one trajectory named `<session>#turnN`.
+
+Replay never changes a decision (the guard runs in shadow mode) and, unless a
+judge is given, makes no model calls: `NoJudge` answers "not stuck", so the
+firings show where the guard would have asked a judge.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from caretz.agent.messages import Message, ToolCall, Usage
+from caretz.guard.config import LoopGuardConfig
+from caretz.guard.guard import LoopGuard
+from caretz.guard.judge import NoJudge
+from caretz.guard.model import Judge, ToolObservation, TurnContext
+
+# Corpus tool names → caretz tool names, where the match is obvious. The corpus
+# name is kept in the arguments under CORPUS_TOOL_KEY.
+CORPUS_TOOL_NAMES = {
+    "bash": "bash",
+    "edit": "edit",
+    "create": "write",
+    "read": "read",
+    "search": "grep",
+}
+CORPUS_TOOL_KEY = "corpus_tool"
+SESSION_LOG_NAME = "events.jsonl"
+
+
+class TrajectoryError(Exception):
+    """A trajectory file cannot be read; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Step:
+    tool: str
+    args: dict[str, Any]
+    output: str
+    failed: bool | None  # None: unknown (no exit code was recorded)
+    call_id: str = ""
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    files_changed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Response:
+    """An assistant response, fed to the guard just before step `before_step`."""
+
+    before_step: int
+    message: Message
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    id: str
+    task: str
+    steps: list[Step]
+    responses: list[Response] = field(default_factory=list)
+    final_text: str = ""
+    label: dict[str, Any] | None = None  # corpus labels: {stuck, first_stuck_step, ...}
+    model_ref: str = "unknown"
+    source: str = ""  # the file it was read from
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_trajectories(path: Path) -> list[Trajectory]:
+    """Every trajectory in a corpus file, a session log, or a session folder."""
+    if path.is_dir():
+        path = path / SESSION_LOG_NAME
+    if not path.is_file():
+        raise TrajectoryError(f"{path}: no such file")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TrajectoryError(f"{path}: cannot be read ({exc})") from exc
+    records = list(_parse_lines(path, lines))
+    if not records:
+        return []
+    first = records[0][1]
+    if "steps" in first:
+        return [_corpus_trajectory(path, number, record) for number, record in records]
+    if "type" in first:
+        return _session_trajectories(path, [record for _, record in records])
+    raise TrajectoryError(
+        f"{path}:{records[0][0]}: neither a corpus trajectory (no 'steps') "
+        "nor a session event (no 'type')"
+    )
+
+
+def load_all(paths: Iterable[Path]) -> list[Trajectory]:
+    return [trajectory for path in paths for trajectory in load_trajectories(path)]
+
+
+def _parse_lines(path: Path, lines: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == last and path.name == SESSION_LOG_NAME:
+                return  # a session killed mid-write leaves a torn last line
+            raise TrajectoryError(f"{path}:{number}: not a JSON object ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise TrajectoryError(f"{path}:{number}: not a JSON object")
+        yield number, record
+
+
+def _corpus_trajectory(path: Path, number: int, record: dict[str, Any]) -> Trajectory:
+    where = f"{path}:{number}"
+    steps = record.get("steps")
+    if not isinstance(steps, list):
+        raise TrajectoryError(f"{where}: 'steps' must be a list")
+    meta = record.get("meta") or {}
+    return Trajectory(
+        id=str(record.get("id") or f"{path.name}:{number}"),
+        task=str(record.get("task") or ""),
+        steps=[_corpus_step(f"{where}: step {i}", step) for i, step in enumerate(steps)],
+        label=record.get("label"),
+        model_ref=str(meta.get("model") or "unknown"),
+        source=str(path),
+    )
+
+
+def _corpus_step(where: str, step: Any) -> Step:
+    if not isinstance(step, dict) or not isinstance(step.get("tool"), str):
+        raise TrajectoryError(f"{where}: each step needs a 'tool' name")
+    args = step.get("args") or {}
+    if not isinstance(args, dict):
+        raise TrajectoryError(f"{where}: 'args' must be an object")
+    failed = step.get("failed")
+    if failed is not None and not isinstance(failed, bool):
+        raise TrajectoryError(f"{where}: 'failed' must be true, false or null")
+    original = step["tool"]
+    tool = CORPUS_TOOL_NAMES.get(original, original)
+    if tool != original:
+        args = {**args, CORPUS_TOOL_KEY: original}
+    return Step(tool=tool, args=args, output=str(step.get("output") or ""), failed=failed)
+
+
+@dataclass
+class _TurnBuilder:
+    id: str
+    task: str = ""
+    model_ref: str = "unknown"
+    steps: list[Step] = field(default_factory=list)
+    responses: list[Response] = field(default_factory=list)
+    calls: dict[str, ToolCall] = field(default_factory=dict)  # by call id, and by "#index"
+    final_text: str = ""
+
+
+def _session_trajectories(path: Path, events: list[dict[str, Any]]) -> list[Trajectory]:
+    session = path.parent.name if path.name == SESSION_LOG_NAME else str(path)
+    turns: dict[tuple[str, int], _TurnBuilder] = {}
+    for event in events:
+        number = event.get("turn")
+        if not isinstance(number, int):
+            continue
+        agent = str(event.get("agent") or "main")
+        key = (agent, number)
+        if key not in turns:
+            prefix = "" if agent == "main" else f"{agent}:"
+            turns[key] = _TurnBuilder(f"{session}#{prefix}turn{number}")
+        _apply_event(turns[key], event)
+    return [
+        Trajectory(
+            id=turn.id,
+            task=turn.task,
+            steps=turn.steps,
+            responses=turn.responses,
+            final_text=turn.final_text,
+            model_ref=turn.model_ref,
+            source=str(path),
+        )
+        for turn in turns.values()
+    ]
+
+
+def _apply_event(turn: _TurnBuilder, event: dict[str, Any]) -> None:
+    kind = event.get("type")
+    if kind == "Turn.Started":
+        turn.task = str(event.get("prompt") or "")
+        turn.model_ref = str(event.get("model") or turn.model_ref)
+    elif kind == "Model.Response":
+        message = Message.from_dict(event.get("message") or {"role": "assistant"})
+        usage = Usage.from_dict(event.get("usage") or {})
+        turn.responses.append(Response(len(turn.steps), message, usage))
+        for call in message.tool_calls:
+            turn.calls[call.id] = call
+        if not message.tool_calls:
+            turn.final_text = message.content
+    elif kind == "Tool.Called" and isinstance(event.get("call"), dict):
+        call = ToolCall.from_dict({"id": "", "name": "unknown", **event["call"]})
+        turn.calls[call.id] = call
+        turn.calls[f"#{event.get('index')}"] = call
+    elif kind == "Tool.Result":
+        turn.steps.append(_session_step(turn, event))
+
+
+def _session_step(turn: _TurnBuilder, event: dict[str, Any]) -> Step:
+    call_id = str(event.get("call_id") or "")
+    call = turn.calls.get(call_id) or turn.calls.get(f"#{event.get('index')}")
+    ok = event.get("ok")
+    return Step(
+        tool=str(event.get("name") or (call.name if call else "unknown")),
+        args=dict(call.arguments) if call else {},
+        output=str(event.get("output") or ""),
+        failed=None if ok is None else not ok,
+        call_id=call_id,
+        exit_code=event.get("exit_code"),
+        duration_s=float(event.get("duration_s") or 0.0),
+        files_changed=tuple(event.get("files_changed") or ()),
+    )
+
+
+# ---------------------------------------------------------------- replay
+
+
+@dataclass
+class FiringRecord:
+    step: int  # 0-based index into the trajectory's steps
+    trigger: str  # the detector that fired ("repeat", "check-every", "identical-call", ...)
+    fingerprint: str
+    severity: str  # "judge", "warn", "block" or "stop"
+    headline: str = ""
+    verdict: dict[str, Any] | None = None  # the judge's verdict, when one was asked
+
+    def to_json(self, trajectory_id: str) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "trajectory": trajectory_id,
+            "step": self.step,
+            "trigger": self.trigger,
+            "fingerprint": self.fingerprint,
+            "severity": self.severity,
+        }
+        if self.verdict is not None:
+            data["verdict"] = self.verdict
+        return data
+
+
+@dataclass
+class ReplayResult:
+    trajectory: Trajectory
+    firings: list[FiringRecord] = field(default_factory=list)
+    judged: list[dict[str, Any]] = field(default_factory=list)  # LoopGuard.Judged events
+    judge_calls: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)  # every guard event
+
+    @property
+    def triggered(self) -> bool:
+        return bool(self.firings)
+
+    @property
+    def first_trigger_step(self) -> int | None:
+        return min((f.step for f in self.firings), default=None)
+
+    def trigger_counts(self) -> dict[str, int]:
+        return dict(Counter(f.trigger for f in self.firings))
+
+    def summary_json(self) -> dict[str, Any]:
+        return {
+            "trajectory": self.trajectory.id,
+            "summary": True,
+            "triggered": self.triggered,
+            "first_trigger_step": self.first_trigger_step,
+            "triggers": self.trigger_counts(),
+        }
+
+
+class _ReplayClock:
+    """Time as the recording saw it: each step advances by its recorded duration."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def shadow_config(config: LoopGuardConfig) -> LoopGuardConfig:
+    """The same settings, observing only, and watching whatever model was recorded."""
+    return config.model_copy(update={"mode": "shadow", "models": None})
+
+
+def replay(
+    trajectory: Trajectory, config: LoopGuardConfig, judge: Judge | None = None
+) -> ReplayResult:
+    """Feed one trajectory to a shadow-mode LoopGuard; collect every firing."""
+    result = ReplayResult(trajectory)
+    clock = _ReplayClock()
+    recorder = _Recorder(result, clock, keep_verdicts=judge is not None)
+    guard = LoopGuard(shadow_config(config), judge or NoJudge(), recorder.emit, clock=clock)
+    guard.begin_turn(TurnContext(task=trajectory.task, model_ref=trajectory.model_ref))
+    responses = _responses_by_step(trajectory)
+    for index, step in enumerate(trajectory.steps):
+        recorder.step = index
+        for response in responses.get(index, []):
+            guard.after_response(response.message, response.usage)
+        call = ToolCall(id=step.call_id or f"replay-{index}", name=step.tool, arguments=step.args)
+        guard.before_tool(call)
+        clock.now += step.duration_s
+        guard.after_tool(_observation(index, step))
+    recorder.step = max(len(trajectory.steps) - 1, 0)
+    for response in responses.get(len(trajectory.steps), []):
+        guard.after_response(response.message, response.usage)
+    guard.end_turn(trajectory.final_text)
+    return result
+
+
+def replay_all(
+    trajectories: Iterable[Trajectory], config: LoopGuardConfig, judge: Judge | None = None
+) -> list[ReplayResult]:
+    return [replay(trajectory, config, judge) for trajectory in trajectories]
+
+
+def _responses_by_step(trajectory: Trajectory) -> dict[int, list[Response]]:
+    grouped: dict[int, list[Response]] = {}
+    for response in trajectory.responses:
+        grouped.setdefault(response.before_step, []).append(response)
+    return grouped
+
+
+def _observation(index: int, step: Step) -> ToolObservation:
+    return ToolObservation(
+        index=index,
+        tool=step.tool,
+        args=step.args,
+        output=step.output,
+        failed=step.failed,
+        exit_code=step.exit_code,
+        duration_s=step.duration_s,
+        files_changed=step.files_changed,
+    )
+
+
+class _Recorder:
+    """The guard's `emit`: keeps every event and turns firings and verdicts into records."""
+
+    def __init__(self, result: ReplayResult, clock: Callable[[], float], keep_verdicts: bool):
+        self.result = result
+        self.keep_verdicts = keep_verdicts  # without a judge, every "verdict" is the no-op one
+        self.step = 0
+        self._clock = clock
+
+    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
+        event = {"type": type, "ts": self._clock(), "replay_step": self.step, **fields}
+        self.result.events.append(event)
+        if type == "LoopGuard.Fired":
+            self._fired(fields)
+        elif type == "LoopGuard.Judging":
+            self.result.judge_calls += 1
+        elif type == "LoopGuard.Judged":
+            self.result.judged.append(event)
+            self._attach_verdict(fields)
+        return event
+
+    def _fired(self, fields: dict[str, Any]) -> None:
+        step = fields.get("step")
+        self.result.firings.append(
+            FiringRecord(
+                step=step if isinstance(step, int) else self.step,
+                trigger=str(fields.get("detector") or "unknown"),
+                fingerprint=str(fields.get("fingerprint") or ""),
+                severity=str(fields.get("severity") or "judge"),
+                headline=str(fields.get("headline") or ""),
+            )
+        )
+
+    def _attach_verdict(self, fields: dict[str, Any]) -> None:
+        """One judge call answers for every firing it was asked about."""
+        verdict = fields.get("verdict")
+        if not self.keep_verdicts or not isinstance(verdict, dict):
+            return
+        asked = set(fields.get("triggers") or [fields.get("headline")])
+        waiting = [f for f in self.result.firings if f.verdict is None and f.severity == "judge"]
+        targets = [f for f in waiting if f.headline in asked] or waiting[-1:]
+        for firing in targets:
+            firing.verdict = {**verdict, "model": fields.get("model"), "error": fields.get("error")}

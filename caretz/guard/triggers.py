@@ -1,0 +1,142 @@
+"""The three documented triggers that ask the judge.
+
+- repeat: the same failure fingerprint has now happened `repeatThreshold` times;
+- failure-rate: at least 8 of the last 12 tool calls failed;
+- check-every: `checkEvery` calls have run since the last check, failed or not.
+
+Each keeps O(1) state per tool result. After any judge call ("a check") counting
+restarts: a failure must repeat another `repeatThreshold` times, another 8 of 12
+calls must fail, or another `checkEvery` calls must run before they fire again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from caretz.guard.config import LoopGuardConfig
+from caretz.guard.detector import Detector
+from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+from caretz.guard.normalize import failure_fingerprint
+
+FAILURE_RATE_FAILED = 8
+FAILURE_RATE_WINDOW = 12
+
+
+def is_failure(obs: ToolObservation) -> bool:
+    """A call failed when it says so (a Bash command: non-zero exit); unknown is not."""
+    return obs.failed is True
+
+
+class RepeatTrigger(Detector):
+    """The same failure, after normalizing, `threshold` times since the last check."""
+
+    name = "repeat"
+
+    def __init__(self, threshold: int = 3):
+        if threshold < 1:
+            raise ValueError("loopGuard.repeatThreshold must be at least 1")
+        self.threshold = threshold
+        self._counts: dict[str, int] = {}
+
+    def begin_turn(self, ctx: TurnContext) -> None:
+        self._counts.clear()
+
+    def after_tool(self, obs: ToolObservation) -> Firing | None:
+        if not is_failure(obs):
+            return None
+        fingerprint = failure_fingerprint(obs)
+        count = self._counts.get(fingerprint, 0) + 1
+        if count < self.threshold:
+            self._counts[fingerprint] = count
+            return None
+        # Fired: this failure must come back another `threshold` times to fire again.
+        self._counts.pop(fingerprint, None)
+        return Firing(
+            detector=self.name,
+            fingerprint=fingerprint,
+            headline=f"repeat: {count}× {fingerprint}",
+            step=obs.index,
+        )
+
+    def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        self._counts.clear()
+
+
+class FailureRateTrigger(Detector):
+    """At least `failed` of the last `window` calls failed."""
+
+    name = "failure-rate"
+
+    def __init__(self, failed: int = FAILURE_RATE_FAILED, window: int = FAILURE_RATE_WINDOW):
+        self.failed = failed
+        self.window = window
+        self._outcomes: deque[bool] = deque(maxlen=window)
+        self._failures = 0
+
+    def begin_turn(self, ctx: TurnContext) -> None:
+        self._restart()
+
+    def after_tool(self, obs: ToolObservation) -> Firing | None:
+        if len(self._outcomes) == self.window and self._outcomes[0]:
+            self._failures -= 1
+        failed = is_failure(obs)
+        self._outcomes.append(failed)
+        self._failures += failed
+        if self._failures < self.failed:
+            return None
+        calls = len(self._outcomes)
+        failures = self._failures
+        # Fired: only calls made after this one count towards the next firing.
+        self._restart()
+        return Firing(
+            detector=self.name,
+            fingerprint=f"{failures} of {calls}",
+            headline=f"failure-rate: {failures} of the last {calls} calls failed",
+            step=obs.index,
+        )
+
+    def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        self._restart()
+
+    def _restart(self) -> None:
+        self._outcomes.clear()
+        self._failures = 0
+
+
+class CheckEveryTrigger(Detector):
+    """`every` calls since the last check, failed or not; any judge call is a check."""
+
+    name = "check-every"
+
+    def __init__(self, every: int = 20):
+        self.every = every
+        self._since_check = 0
+
+    def begin_turn(self, ctx: TurnContext) -> None:
+        self._since_check = 0
+
+    def after_tool(self, obs: ToolObservation) -> Firing | None:
+        if self.every <= 0:
+            return None
+        self._since_check += 1
+        if self._since_check < self.every:
+            return None
+        calls = self._since_check
+        self._since_check = 0
+        return Firing(
+            detector=self.name,
+            fingerprint=f"{calls} calls",
+            headline=f"check-every: {calls} calls since the last check",
+            step=obs.index,
+        )
+
+    def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        self._since_check = 0
+
+
+def build_triggers(config: LoopGuardConfig) -> list[Detector]:
+    """The documented triggers, in the order the guard prefers when several fire."""
+    triggers: list[Detector] = [RepeatTrigger(config.repeat_threshold), FailureRateTrigger()]
+    if config.check_every > 0:
+        triggers.append(CheckEveryTrigger(config.check_every))
+    return triggers

@@ -1,0 +1,257 @@
+"""The loop guard through the real CLI: scripted agent and scripted judge on one server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from caretz.session.store import rebuild_history
+from tests.e2e.conftest import types
+from tests.modelserver import Reply, text, tool
+
+JUDGE = "judge-model"
+GO_TEST = "./gotest.sh ./db/..."
+FINGERPRINT = "Bash: <path>/db_test.go:N: undefined: testDB"
+
+# A fake Go project: `go test` fails on a missing symbol, and each run differs only in
+# its temp build dir, the line number and the timing, as real runs do.
+GO_TEST_SCRIPT = """#!/usr/bin/env bash
+n=$(( $(cat .runs 2>/dev/null || echo 0) + 1 )); echo $n > .runs
+dir=$(mktemp -d)
+echo "# example.com/shop/db [example.com/shop/db.test]"
+echo "$dir/db_test.go:$((10 + n)):9: undefined: testDB"
+echo "FAIL	example.com/shop/db [build failed]"
+echo "FAIL	example.com/shop/db 0.$((100 + n * 7))s"
+exit 1
+"""
+
+STUCK = {
+    "stuck": True,
+    "confidence": 0.9,
+    "reason": "testDB is declared in a file with a build tag the test run doesn't set.",
+    "try_instead": "run go test with -tags integration, or move testDB out of the tagged file.",
+}
+NOT_STUCK = {"stuck": False, "confidence": 0.2, "reason": "each run fixes something new"}
+
+
+def verdict(data: dict) -> Reply:
+    return text(json.dumps(data))
+
+
+@pytest.fixture
+def go_project(workspace):
+    script = workspace / "gotest.sh"
+    script.write_text(GO_TEST_SCRIPT)
+    script.chmod(0o755)
+    return workspace
+
+
+def is_note(message: dict) -> bool:
+    content = message["content"]
+    body = content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
+    return message["role"] == "user" and body.startswith("[loop guard] Automated message")
+
+
+def test_stuck_twice_redirects_once_then_ends_the_turn_with_a_report(caretz, server, go_project):
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(6)])
+    server.add(
+        text("I changed nothing that worked. testDB is still undefined; I need the build tags.")
+    )
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+
+    run = caretz(
+        "-p",
+        "make the integration tests pass",
+        "--loop-guard",
+        "active",
+        "--loop-guard-model",
+        f"anthropic/{JUDGE}",
+    )
+
+    assert run.code == 3, run.stderr
+    agent = server.requests_for("claude-test")
+    judge = server.requests_for(JUDGE)
+    assert len(agent) == 7 and len(judge) == 2
+    # The third failure calls the judge; the summary holds the repeated failure.
+    assert f"[loop-guard] judging: repeat: 3× {FINGERPRINT}" in run.stderr
+    assert "[loop-guard] stuck (0.90) → redirecting" in run.stderr
+    assert "  reason: testDB is declared in a file with a build tag" in run.stderr
+    assert "  try instead: run go test with -tags integration" in run.stderr
+    assert "undefined: testDB" in judge[0].messages[0]["content"]
+    # Before the verdict no note; after it, the note rides as its own trailing message.
+    assert not any(is_note(m) for r in agent[:3] for m in r.messages)
+    for request in agent[3:6]:
+        note = request.messages[-1]
+        assert is_note(note)
+        assert request.messages[-2]["content"][0]["type"] == "tool_result"
+        assert sum(is_note(m) for m in request.messages) == 1
+    note_text = agent[3].messages[-1]["content"]
+    note_text = note_text if isinstance(note_text, str) else note_text[0]["text"]
+    assert f"The same failure has occurred 3 times: {FINGERPRINT}." in note_text
+    assert "Diagnosis: testDB is declared in a file with a build tag" in note_text
+    assert 'The user\'s request for this turn: "make the integration tests pass"' in note_text
+    # Stuck again: the last request may not call tools and asks for the report.
+    final = agent[6].body
+    assert final["tool_choice"] == {"type": "none"}
+    assert "[loop-guard] stuck (0.90) → ending the turn" in run.stderr
+    assert "I changed nothing that worked" in run.stdout
+    events = caretz.events(run.session_id)
+    judged = [e for e in events if e["type"] == "LoopGuard.Judged"]
+    assert [j["action"] for j in judged] == ["redirect", "stop"]
+    assert judged[0]["summary"] == judge[0].messages[0]["content"]
+    assert judged[0]["verdict"]["stuck"] is True and judged[0]["mode"] == "active"
+    assert judged[0]["note"].startswith("[loop guard] Automated message")
+    assert {"LoopGuard.Redirected", "LoopGuard.Stopped"} <= set(types(events))
+    assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "loop_guard"
+    # The note never enters the stored conversation, so resume is unchanged.
+    history = rebuild_history(events)
+    assert not any(is_note(m.to_dict()) for m in history.conversation)
+
+
+def test_shadow_mode_judges_and_logs_but_never_changes_the_requests(caretz, server, go_project):
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)])
+    server.add(text("Still failing; giving up for now."))
+    server.add(verdict(STUCK), model=JUDGE)
+
+    run = caretz(
+        "-p",
+        "make the integration tests pass",
+        "--loop-guard",
+        "shadow",
+        "--loop-guard-model",
+        f"anthropic/{JUDGE}",
+        "--output",
+        "detailed",
+    )
+
+    assert run.code == 0, run.stderr
+    assert "[loop-guard] stuck (0.90) → shadow mode, no redirect" in run.stderr
+    assert f"judge: anthropic/{JUDGE}" in run.stderr  # --output detailed: model, latency, tokens
+    agent = server.requests_for("claude-test")
+    assert not any(is_note(m) for r in agent for m in r.messages)
+    assert all("tool_choice" not in r.body for r in agent)
+    judged = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
+    assert len(judged) == 1 and judged[0]["mode"] == "shadow" and judged[0]["applied"] is False
+
+
+def test_a_long_productive_turn_is_never_stopped(caretz, server, workspace):
+    # 30 calls, each failing with a different error: progress, not a loop.
+    steps = [
+        tool("bash", command=f"echo 'E{n}: problem number {n} in module_{n}.py' >&2; exit 1")
+        for n in range(30)
+    ]
+    server.add(*steps, text("Fixed them all one by one."))
+    server.add(verdict(NOT_STUCK), verdict(NOT_STUCK), verdict(NOT_STUCK), model=JUDGE)
+
+    run = caretz(
+        "-p", "fix everything", "--loop-guard", "active", "--loop-guard-model", f"anthropic/{JUDGE}"
+    )
+
+    assert run.code == 0, run.stderr
+    assert "Fixed them all one by one." in run.stdout
+    assert "[loop-guard] not stuck (0.20) → carrying on" in run.stderr
+    assert not any(is_note(m) for r in server.requests_for("claude-test") for m in r.messages)
+    events = caretz.events(run.session_id)
+    assert "LoopGuard.Redirected" not in types(events) and "LoopGuard.Stopped" not in types(events)
+
+
+@pytest.mark.parametrize(
+    ("judge_reply", "seen"),
+    [
+        (Reply(text=json.dumps(STUCK), delay_s=3), "no verdict (timeout after 1s) → carrying on"),
+        (text("I would say it looks fine, maybe."), "no verdict (unreadable reply"),
+        (Reply(status=400, error_message="judge exploded"), "no verdict (error"),
+    ],
+    ids=["timeout", "garbage", "error"],
+)
+def test_a_judge_that_fails_never_stops_anything(caretz, server, go_project, judge_reply, seen):
+    caretz.write_config({"profiles": {"general": {"loopGuard": {"judgeTimeout": "1s"}}}})
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)], text("done trying"))
+    server.add(judge_reply, model=JUDGE)
+
+    run = caretz(
+        "-p",
+        "make the tests pass",
+        "--loop-guard",
+        "active",
+        "--loop-guard-model",
+        f"anthropic/{JUDGE}",
+    )
+
+    assert run.code == 0, run.stderr
+    assert seen in run.stderr
+    assert not any(is_note(m) for r in server.requests_for("claude-test") for m in r.messages)
+
+
+def test_without_a_judge_model_the_session_model_judges(caretz, server, go_project):
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)])
+    server.add(verdict(NOT_STUCK))  # the judge call, on the session's own model
+    server.add(text("done"))
+
+    run = caretz("-p", "make the tests pass", env={"CARETZ_LOOP_GUARD": "shadow"})
+
+    assert run.code == 0, run.stderr
+    judge_request = server.requests_for("claude-test")[3]
+    assert "undefined: testDB" in judge_request.messages[0]["content"]
+    assert judge_request.body.get("tools") is None
+
+
+def test_the_models_list_leaves_unlisted_models_unguarded(caretz, server, go_project):
+    caretz.write_config(
+        {
+            "profiles": {
+                "general": {"loopGuard": {"mode": "active", "models": ["strata/*", "*/qwen*next*"]}}
+            }
+        }
+    )
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(4)], text("gave up"))
+
+    run = caretz("-p", "make the tests pass", "--loop-guard", "active")  # keeps the models list
+
+    assert run.code == 0, run.stderr
+    assert len(server.requests) == 5  # no judge call
+    assert "judging" not in run.stderr
+
+
+def test_check_every_flag_asks_the_judge_periodically(caretz, server, workspace):
+    server.add(*[tool("bash", command=f"echo step {n}") for n in range(5)], text("done"))
+    server.add(verdict(NOT_STUCK), model=JUDGE)
+
+    run = caretz(
+        "-p",
+        "work",
+        "--loop-guard",
+        "shadow",
+        "--loop-guard-model",
+        f"anthropic/{JUDGE}",
+        "--loop-guard-check-every",
+        "5",
+    )
+
+    assert run.code == 0, run.stderr
+    assert "[loop-guard] judging: check-every: 5 calls since the last check" in run.stderr
+    assert len(server.requests_for(JUDGE)) == 1
+
+
+def test_an_unknown_judge_model_fails_at_start(caretz, server):
+    run = caretz("-p", "hi", "--loop-guard", "shadow", "--loop-guard-model", "nosuch/judge")
+
+    assert run.code == 2
+    assert "nosuch" in run.stderr
+    assert server.requests == []
+
+
+def test_secrets_are_redacted_from_the_judge_summary(caretz, server, workspace):
+    leak = "echo ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 >&2; exit 1"
+    server.add(*[tool("bash", command=leak) for _ in range(3)], text("done"))
+    server.add(verdict(NOT_STUCK), model=JUDGE)
+
+    run = caretz(
+        "-p", "debug", "--loop-guard", "shadow", "--loop-guard-model", f"anthropic/{JUDGE}"
+    )
+
+    assert run.code == 0, run.stderr
+    summary = server.requests_for(JUDGE)[0].messages[0]["content"]
+    assert "abcdefghijklmnopqrstuvwxyz0123456789" not in summary
+    assert "[redacted]" in summary
