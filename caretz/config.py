@@ -17,14 +17,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
+from caretz.agent.compaction import DEFAULT_CONTEXT_WINDOW
 from caretz.guard.config import JudgeConfig, LoopGuardConfig, parse_duration
 from caretz.guard.model import Mode
 from caretz.pricing import Price, price_for
 from caretz.providers.base import ProtocolName, Reasoning
+from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
@@ -51,6 +61,7 @@ BaseUrl = Annotated[str, AfterValidator(_check_url)]
 ModelRef = Annotated[str, Field(min_length=1)]
 ToolCallLimit = Annotated[int, Field(ge=1)]
 BudgetUsd = Annotated[float, Field(gt=0)]
+ToolChoice = Annotated[str, Field(min_length=1)]  # "auto", "required", "none" or a tool name
 CheckEvery = Annotated[int, Field(ge=0)]
 
 
@@ -61,23 +72,92 @@ class _Section(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+def _positive_duration(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError("expected a duration such as '120s', '500ms' or '2m'")
+    if parse_duration(value) <= 0:
+        raise ValueError("must be longer than 0s")
+    return value
+
+
+class LocalConfig(_Section):
+    """A provider's `local` section: a GGUF model on a llama.cpp server caretz runs."""
+
+    model: str | None = None  # None: the model ID of `provider/model` is the file
+    chat_template: str | None = None
+    context_size: int | None = Field(None, ge=256)
+    threads: int | None = Field(None, ge=1)
+    load_timeout: str | float = "5m"
+
+    @field_validator("load_timeout", mode="before")
+    @classmethod
+    def _valid_timeout(cls, value: Any) -> Any:
+        return _positive_duration(value)
+
+    def to_local(self, config_dir: Path | None) -> LocalModel:
+        template = self.chat_template
+        if template and template != BUILTIN_TEMPLATE:
+            template = _from_dir(config_dir, template)
+        return LocalModel(
+            model=_from_dir(config_dir, self.model) if self.model else None,
+            chat_template=template,
+            context_size=self.context_size,
+            threads=self.threads,
+            load_timeout_s=parse_duration(self.load_timeout),
+        )
+
+
+def _from_dir(config_dir: Path | None, name: str) -> str:
+    """A path from profiles.json: relative ones are relative to the file's folder."""
+    path = Path(name).expanduser()
+    if config_dir is None or path.is_absolute():
+        return str(path)
+    return str(config_dir / path)
+
+
 class ProviderConfig(_Section):
-    protocol: ProtocolName
-    base_url: BaseUrl
+    protocol: ProtocolName | None = None  # required, except with `local` (then "openai")
+    base_url: BaseUrl | None = None  # required, except with `local`
     api_key_env: str | None = None  # None: the endpoint needs no key
     base_url_env: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    tool_choice: ToolChoice | None = None
+    tool_call_prefix: str | None = None
+    local: LocalConfig | None = None
 
-    def to_entry(self, name: str) -> ProviderEntry:
+    @model_validator(mode="after")
+    def _endpoint(self) -> ProviderConfig:
+        if self.local is not None:
+            if self.base_url is not None:
+                raise ValueError("set either baseUrl (a server you run) or local, not both")
+            return self
+        missing = [
+            key
+            for key, value in (("protocol", self.protocol), ("baseUrl", self.base_url))
+            if value is None
+        ]
+        if missing:
+            verb = "is" if len(missing) == 1 else "are"
+            raise ValueError(
+                f"{' and '.join(missing)} {verb} required (or a local section for a GGUF "
+                f"model caretz runs itself)"
+            )
+        return self
+
+    def to_entry(self, name: str, config_dir: Path | None = None) -> ProviderEntry:
+        local = self.local.to_local(config_dir) if self.local is not None else None
         return ProviderEntry(
             name=name,
-            protocol=self.protocol,
-            base_url=self.base_url,
+            protocol=self.protocol or "openai",
+            base_url=self.base_url or "http://127.0.0.1:0/v1",  # local: the port comes at start
             api_key_env=self.api_key_env,
             base_url_env=self.base_url_env,
             headers=dict(self.headers),
             extra_body=dict(self.extra_body),
+            tool_choice=self.tool_choice,
+            tool_call_prefix=self.tool_call_prefix,
+            local=local,
         )
 
 
@@ -91,6 +171,8 @@ class Profile(_Section):
     bash_timeout: str | float = "120s"
     output: Output = "text"
     system_prompt: str | None = None  # appended to caretz's own system prompt
+    tool_choice: ToolChoice | None = None  # replaces the provider's toolChoice
+    context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=1000)  # tokens; compaction nears it
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
 
     @field_validator("bash_timeout", mode="before")
@@ -381,8 +463,8 @@ def resolve_model(
             f'{", ".join(sorted(providers))}; add one under "providers" in {where}'
         )
     entry = _with_env_base_url(entry, env)
-    if base_url:
-        entry = dataclasses.replace(entry, base_url=base_url)
+    if base_url:  # a URL given for a local provider means: use that server instead
+        entry = dataclasses.replace(entry, base_url=base_url, local=None)
     return ResolvedModel(entry, model_id, ref)
 
 
@@ -395,13 +477,22 @@ def _adhoc_entry(base_url: str, env: Mapping[str, str]) -> ProviderEntry:
 
 def _with_env_base_url(entry: ProviderEntry, env: Mapping[str, str]) -> ProviderEntry:
     override = env.get(entry.base_url_env) if entry.base_url_env else None
-    return dataclasses.replace(entry, base_url=override.rstrip("/")) if override else entry
+    if not override:
+        return entry
+    return dataclasses.replace(entry, base_url=override.rstrip("/"), local=None)
 
 
-def merged_providers(file: ConfigFile, env: Mapping[str, str]) -> dict[str, ProviderEntry]:
-    """Built-in providers, then the file's (the file wins), with *_BASE_URL env applied."""
+def merged_providers(
+    file: ConfigFile, env: Mapping[str, str], config_dir: Path | None = None
+) -> dict[str, ProviderEntry]:
+    """Built-in providers, then the file's (the file wins), with *_BASE_URL env applied.
+
+    Relative local model paths in the file are taken from `config_dir`.
+    """
     merged = dict(BUILTIN_PROVIDERS)
-    merged.update({name: config.to_entry(name) for name, config in file.providers.items()})
+    merged.update(
+        {name: config.to_entry(name, config_dir) for name, config in file.providers.items()}
+    )
     return {name: _with_env_base_url(entry, env) for name, entry in merged.items()}
 
 
@@ -436,6 +527,7 @@ class Settings:
     loop_guard: LoopGuardConfig
     prices: dict[str, Price]  # the file's entries; pricing.price_for adds the built-ins
     judge_source: str  # where the judge model was set, for error messages
+    context_window: int = DEFAULT_CONTEXT_WINDOW  # tokens the model can take in
 
 
 def resolve_settings(cli: CliOverrides, env: Mapping[str, str]) -> Settings:
@@ -448,11 +540,14 @@ def resolve_settings(cli: CliOverrides, env: Mapping[str, str]) -> Settings:
     stored = _select_profile(file, profile_name, path, _profile_source(cli, env_layer))
     model_ref, model_source = _pick_model(flags, env_layer, stored, profile_name, path)
     base_url = _pick_base_url(flags, stored, model_ref)
-    providers = merged_providers(file, env)
+    providers = merged_providers(file, env, path.parent.absolute())
     try:
         model = resolve_model(model_ref, providers, base_url, env, config_file=path)
     except ConfigError as exc:
         raise ConfigError(f"{model_source}: {exc}") from None
+    if stored.tool_choice is not None:
+        entry = dataclasses.replace(model.entry, tool_choice=stored.tool_choice)
+        model = dataclasses.replace(model, entry=entry)
 
     profile = stored.model_copy(
         update={
@@ -480,6 +575,7 @@ def resolve_settings(cli: CliOverrides, env: Mapping[str, str]) -> Settings:
         loop_guard=profile.loop_guard,
         prices=dict(file.prices),
         judge_source=_judge_source(flags, profile_name, path),
+        context_window=profile.context_window,
     )
 
 
@@ -610,6 +706,7 @@ def show_settings(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
         "bashTimeoutSeconds": settings.bash_timeout_s,
         "output": settings.output,
         "systemPrompt": settings.system_prompt,
+        "contextWindow": settings.context_window,
         "loopGuard": settings.loop_guard.model_dump(mode="json", by_alias=True),
         "providers": {
             name: _show_provider(entry, env) for name, entry in sorted(settings.providers.items())
@@ -628,11 +725,23 @@ def _show_provider(entry: ProviderEntry, env: Mapping[str, str]) -> dict[str, An
     else:
         key_status = "set" if env.get(entry.api_key_env, "").strip() else "not set"
     # Header and extra-body values may hold tokens: only their names are shown.
-    return {
+    shown: dict[str, Any] = {
         "protocol": entry.protocol,
         "baseUrl": entry.base_url,
         "apiKeyEnv": entry.api_key_env,
         "apiKey": key_status,
         "headers": sorted(entry.headers),
         "extraBody": sorted(entry.extra_body),
+        "toolChoice": entry.tool_choice,
+        "toolCallPrefix": entry.tool_call_prefix,
     }
+    if entry.local is not None:
+        shown["baseUrl"] = "a free loopback port, picked when caretz starts the server"
+        shown["local"] = {
+            "model": entry.local.model,
+            "chatTemplate": entry.local.chat_template,
+            "contextSize": entry.local.context_size,
+            "threads": entry.local.threads,
+            "loadTimeoutSeconds": entry.local.load_timeout_s,
+        }
+    return shown

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from caretz.agent.compaction import ContextMeter
 from caretz.agent.turn import Agent, QuietListener, TurnResult
 from caretz.providers.base import ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
@@ -71,6 +72,7 @@ class TaskTool:
             system=parent.system + "\n" + SUBAGENT_INSTRUCTIONS.format(name=name) + "\n",
             guard=parent.guard.for_subagent() if parent.guard is not None else None,
             listener=QuietListener(),
+            context=ContextMeter(),
             conversation=[],
             turns=0,
             agent_name=name,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from caretz.agent.compaction import ContextMeter
 from caretz.agent.limits import RunTotals, UsageLimits
 from caretz.agent.messages import Message, ToolCall, Usage, answer_dangling_calls
 from caretz.agent.outcomes import (
@@ -110,6 +111,10 @@ class Agent:
     depth: int = 0
     last_request: str | None = None
     last_answer: str | None = None
+    # How full the context is, measured from each response's usage.
+    context: ContextMeter = field(default_factory=ContextMeter)
+    # Called before each model request (context compaction for long turns).
+    before_request: Callable[[Agent], None] | None = None
 
     def run_turn(self, prompt: str, *, from_user: bool = True) -> TurnResult:
         self.turns += 1
@@ -150,6 +155,8 @@ class _Turn:
     def step(self) -> None:
         agent = self.agent
         agent.limits.check_before_request(agent.totals)
+        if agent.before_request is not None:
+            agent.before_request(agent)
         final_report = self.stopping is not None
         response = self.request(final_report)
         message = response.message
@@ -211,6 +218,7 @@ class _Turn:
         response = self.stream(request)
         latency = agent.clock() - started
         cost = agent.price(agent.model_ref, response.usage)
+        agent.context.measured(response.usage.to_dict(), agent.conversation)
         agent.totals.add_response(response.usage, cost)
         self.emit(
             "Model.Response",

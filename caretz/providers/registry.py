@@ -1,16 +1,26 @@
 """Providers as data: a name maps to a wire protocol, a base URL and a key env var.
 
 Adding a provider is adding an entry (here or under "providers" in profiles.json);
-adding a wire protocol is adding a class to PROTOCOLS.
+adding a wire protocol is adding a class to PROTOCOLS. An entry with a `local`
+section has no URL of its own: caretz.providers.local starts its server and
+points the entry at it before a provider is created.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from caretz.providers.base import ProtocolName, Provider, ProviderError
+from caretz.agent.messages import Message
+from caretz.providers.base import ModelRequest, ProtocolName, Provider, ProviderError, StreamEvent
+
+if TYPE_CHECKING:
+    from caretz.providers.local import LocalModel
+
+# Tool choices that leave the model free not to call a tool.
+UNFORCED_TOOL_CHOICES = (None, "auto", "none")
 
 
 @dataclass(frozen=True)
@@ -22,6 +32,19 @@ class ProviderEntry:
     base_url_env: str | None = None  # an env var that overrides base_url, as the SDKs do
     headers: dict[str, str] = field(default_factory=dict)
     extra_body: dict[str, Any] = field(default_factory=dict)
+    # For requests that offer tools and name no tool_choice themselves.
+    tool_choice: str | None = None
+    # When a tool call is forced, the reply is started with this text (a trailing
+    # assistant message), e.g. "<tool_call>\n" for Hermes-style chat templates.
+    tool_call_prefix: str | None = None
+    local: LocalModel | None = None  # a GGUF model on a llama.cpp server caretz runs
+
+
+def _local_entry() -> ProviderEntry:
+    from caretz.providers.local import LocalModel
+
+    # The port is picked when the server starts; the model ID is the GGUF file's path.
+    return ProviderEntry("local", "openai", "http://127.0.0.1:0/v1", local=LocalModel())
 
 
 BUILTIN_PROVIDERS: dict[str, ProviderEntry] = {
@@ -46,6 +69,7 @@ BUILTIN_PROVIDERS: dict[str, ProviderEntry] = {
         ProviderEntry("mistral", "openai", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
         ProviderEntry("ollama", "openai", "http://127.0.0.1:11434/v1", None, "OLLAMA_BASE_URL"),
         ProviderEntry("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
+        _local_entry(),
     ]
 }
 
@@ -75,4 +99,42 @@ def create_provider(entry: ProviderEntry, api_key: str | None, **options: Any) -
             f"provider {entry.name!r} names an unknown protocol {entry.protocol!r}; "
             f"use one of: {known}"
         )
-    return factory(entry, api_key, **options)
+    if entry.local is not None:
+        raise ProviderError(
+            f"provider {entry.name!r} runs a local model: start its server with "
+            f"LocalServers.attach (caretz.providers.local) first"
+        )
+    provider = factory(entry, api_key, **options)
+    if entry.tool_choice is not None or entry.tool_call_prefix:
+        return RequestDefaults(provider, entry)
+    return provider
+
+
+def with_request_defaults(request: ModelRequest, entry: ProviderEntry) -> ModelRequest:
+    """`request` with the entry's default tool choice and forced-call prefix applied."""
+    if not request.tools:
+        return request
+    choice = request.tool_choice if request.tool_choice is not None else entry.tool_choice
+    messages = request.messages
+    ends_with_reply = bool(messages) and messages[-1].role == "assistant"
+    if entry.tool_call_prefix and choice not in UNFORCED_TOOL_CHOICES and not ends_with_reply:
+        messages = [*messages, Message("assistant", entry.tool_call_prefix)]
+    return dataclasses.replace(request, tool_choice=choice, messages=messages)
+
+
+class RequestDefaults:
+    """A provider whose requests get their entry's defaults (tool choice, forced-call prefix).
+
+    Everything else (close, base_url…) is the wrapped provider's.
+    """
+
+    def __init__(self, inner: Provider, entry: ProviderEntry):
+        self.inner = inner
+        self.entry = entry
+        self.name = inner.name
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        return self.inner.stream(with_request_defaults(request, self.entry))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

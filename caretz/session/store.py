@@ -97,7 +97,8 @@ def rebuild_history(events: list[dict[str, Any]]) -> History:
     """The main agent's conversation as it stood at the end of the log.
 
     Guard notes were never part of the conversation, so they are not rebuilt;
-    tool calls left without a result (a killed process) get one saying so.
+    tool calls left without a result (a killed process) get one saying so. A
+    `Session.Compacted` event holds the whole conversation after a compaction.
     """
     conversation: list[Message] = []
     turns, last_request, last_answer = 0, None, None
@@ -122,6 +123,8 @@ def rebuild_history(events: list[dict[str, Any]]) -> History:
             )
         elif kind == "Turn.Ended":
             last_answer = event.get("text", last_answer)
+        elif kind == "Session.Compacted":
+            # The compacted conversation replaces everything rebuilt so far.
+            conversation = [Message.from_dict(m) for m in event["conversation"]]
     answer_dangling_calls(conversation, SESSION_ENDED)
     return History(conversation, turns, last_request, last_answer)
-

@@ -41,7 +41,9 @@ def test_a_turn_streams_text_runs_bash_and_logs_every_step(caretz, server, works
     response = next(e for e in events if e["type"] == "Model.Response")
     assert response["usage"]["input_tokens"] == 100 and response["latency_s"] >= 0
     assert all("ts" in e for e in events)
-    assert API_KEY not in (caretz.data_dir / "sessions" / run.session_id / "events.jsonl").read_text()
+    assert (
+        API_KEY not in (caretz.data_dir / "sessions" / run.session_id / "events.jsonl").read_text()
+    )
 
 
 def test_piped_output_is_plain_text(caretz, server):
@@ -57,7 +59,12 @@ def test_openai_compatible_endpoint_with_a_bare_model_id(caretz, server):
     server.add(tool("read", path="notes.txt"), text("The notes are empty."), model="qwen-local")
 
     run = caretz(
-        "-p", "read my notes", "--model", "qwen-local", "--base-url", server.openai_url,
+        "-p",
+        "read my notes",
+        "--model",
+        "qwen-local",
+        "--base-url",
+        server.openai_url,
         env={"ANTHROPIC_API_KEY": None},
     )
 
@@ -245,3 +252,32 @@ def test_prompt_from_stdin(caretz, server):
 
     assert run.code == 0, run.stderr
     assert server.requests[0].messages[0]["content"] == "summarize"
+
+
+def test_a_long_turn_is_compacted_before_it_outgrows_the_context_window(caretz, server):
+    caretz.write_config({"profiles": {"general": {"contextWindow": 4000}}})
+    noisy = "python3 -c \"print('x' * 6000)\""
+    # The server reports how full the context is, as real ones do: the meter goes by that.
+    server.add(
+        *[
+            Reply(tool_calls=[("bash", {"command": noisy})], usage=(u, 20, 0))
+            for u in (900, 2400, 900)
+        ],
+        text("done"),
+    )
+
+    run = caretz("-p", "make noise")
+
+    assert run.code == 0, run.stderr
+    last = server.requests[-1].messages
+    outputs = [
+        b["content"]
+        for m in last
+        if m["role"] == "user"
+        for b in m["content"]
+        if isinstance(m["content"], list) and b.get("type") == "tool_result"
+    ]
+    assert len(outputs) == 3
+    assert all(len(output) < 6000 for output in outputs[:2])  # older outputs trimmed
+    compacted = [e for e in caretz.events(run.session_id) if e["type"] == "Session.Compacted"]
+    assert compacted and compacted[0]["trimmed"] >= 1

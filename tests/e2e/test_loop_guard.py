@@ -255,3 +255,25 @@ def test_secrets_are_redacted_from_the_judge_summary(caretz, server, workspace):
     summary = server.requests_for(JUDGE)[0].messages[0]["content"]
     assert "abcdefghijklmnopqrstuvwxyz0123456789" not in summary
     assert "[redacted]" in summary
+
+
+def test_auto_resume_sends_a_bounded_number_of_resume_messages(caretz, server, go_project):
+    caretz.write_config(
+        {"profiles": {"general": {"loopGuard": {"detectors": {"autoResume": {"enabled": True, "maxResumes": 1}}}}}}
+    )
+    loop = [tool("bash", command=GO_TEST) for _ in range(6)]
+    server.add(*loop, text("Report: stuck on testDB."))  # turn 1: redirected, then stopped
+    server.add(*loop, text("Report: still stuck."))  # turn 2: the one automatic resume
+    server.add(*[verdict(STUCK) for _ in range(4)], model=JUDGE)
+
+    run = caretz("-p", "make the tests pass", "--loop-guard", "active", "--loop-guard-model", f"anthropic/{JUDGE}")
+
+    assert run.code == 3, run.stderr
+    agent = server.requests_for("claude-test")
+    assert len(agent) == 14  # two turns of 7 requests, and no third
+    resume = agent[7].messages[-1]
+    assert resume["role"] == "user"
+    assert resume["content"] == "loop detected and you were stopped - resume now"
+    events = caretz.events(run.session_id)
+    starts = [e for e in events if e["type"] == "Turn.Started"]
+    assert [s["from_user"] for s in starts] == [True, False]

@@ -1,0 +1,323 @@
+"""The interactive session's view of a turn, drawn with Rich.
+
+While the model works, a spinner says what is happening. Assistant text streams
+in as it arrives and is drawn as Markdown: lines that can no longer change are
+printed for good, and only the last few (which the next delta may still change)
+live in a small region that is redrawn. Tool calls become one line each with
+their status and duration, edits show their diff, and the loop guard's
+`[loop-guard]` lines appear as they happen.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.segment import Segment
+from rich.spinner import Spinner
+from rich.syntax import Syntax
+from rich.text import Text
+
+from caretz.guard.render import render_lines
+from caretz.providers.base import Retrying
+from caretz.ui.console import call_preview
+
+Clock = Callable[[], float]
+
+LIVE_WINDOW_LINES = 8  # streamed lines kept redrawable (a later delta may change them)
+RENDER_INTERVAL_S = 0.08  # re-render streamed Markdown at most this often
+DIFF_MAX_LINES = 40
+FAILED_OUTPUT_LINES = 3
+_EXIT_NOTE = re.compile(r"\[exit code -?\d+\]")
+
+
+class _Lines:
+    """Pre-rendered lines, printed as they are."""
+
+    def __init__(self, lines: list[list[Segment]]):
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines:
+            yield from line
+            yield Segment.line()
+
+
+class MarkdownStream:
+    """Markdown that grows delta by delta; see the module docstring.
+
+    A line is printed for good once the block it belongs to is complete (a blank
+    line outside a code fence follows it), so a table or a list that is still
+    growing is redrawn until it is whole. A block taller than the screen gives
+    up its top lines early, so the redrawn region always fits.
+    """
+
+    def __init__(self, console: Console, clock: Clock = time.monotonic):
+        self.console = console
+        self.clock = clock
+        self.text = ""
+        self.printed = 0  # lines printed for good
+        self.tail = _Lines([])
+        self._rendered_at: float | None = None
+        self._prefix: tuple[int, int] = (0, 0)  # (length of the complete blocks, their lines)
+
+    def add(self, delta: str) -> None:
+        self.text += delta
+        now = self.clock()
+        if self._rendered_at is None or now - self._rendered_at >= RENDER_INTERVAL_S:
+            self._rendered_at = now
+            self.render(final=False)
+
+    def finish(self) -> None:
+        self.render(final=True)
+
+    def render(self, final: bool) -> None:
+        lines = self._lines(self.text)
+        if final:
+            stable = len(lines)
+        else:
+            room = max(self.console.height - 6, LIVE_WINDOW_LINES)
+            stable = max(self._complete_lines(), len(lines) - room)
+        if stable > self.printed:
+            self.console.print(_Lines(lines[self.printed : stable]))
+            self.printed = stable
+        self.tail = _Lines(lines[self.printed :])
+
+    def _complete_lines(self) -> int:
+        """How many rendered lines belong to blocks no later delta can change."""
+        length = len(complete_blocks(self.text))
+        if length != self._prefix[0]:
+            self._prefix = (length, len(self._lines(self.text[:length])) if length else 0)
+        return self._prefix[1]
+
+    def _lines(self, text: str) -> list[list[Segment]]:
+        options = self.console.options
+        rendered = self.console.render_lines(Markdown(text), options, pad=False, new_lines=False)
+        return [_rstrip(line) for line in rendered]
+
+
+def complete_blocks(text: str) -> str:
+    """`text` up to its last blank line outside a code fence: the blocks that are whole."""
+    cut, position, fenced = 0, 0, False
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and not line.strip() and line.endswith("\n"):
+            cut = position
+    return text[:cut]
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """A rendered line without its trailing padding (coloured backgrounds are kept)."""
+    line = list(line)
+    while line and not line[-1].text.strip() and not (line[-1].style and line[-1].style.bgcolor):
+        line.pop()
+    if line and not (line[-1].style and line[-1].style.bgcolor):
+        last = line[-1]
+        line[-1] = Segment(last.text.rstrip(), last.style, last.control)
+    return line
+
+
+class _Status:
+    """A spinner with a label and the time it has been running."""
+
+    def __init__(self, label: str, clock: Clock):
+        self.label = label
+        self.clock = clock
+        self.started = clock()
+        self.spinner = Spinner("dots", style="cyan")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        elapsed = self.clock() - self.started
+        self.spinner.text = Text.assemble(
+            (self.label, "cyan"), (f"  {elapsed:.0f}s · Ctrl-C to stop", "dim")
+        )
+        yield self.spinner
+
+
+class _Region:
+    """What the redrawn region shows: the streamed tail, then the spinner."""
+
+    def __init__(self) -> None:
+        self.tail: _Lines | None = None
+        self.status: _Status | None = None
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.tail is not None:
+            yield self.tail
+        if self.status is not None:
+            yield self.status
+
+
+class LiveView:
+    """A TurnListener and event subscriber for the interactive session."""
+
+    def __init__(self, console: Console, detailed: bool = False, clock: Clock = time.monotonic):
+        self.console = console
+        self.detailed = detailed
+        self.clock = clock
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.running: dict[str, Any] | None = None  # the tool call now running
+        self.stream: MarkdownStream | None = None
+        self.region = _Region()
+        self.live: Live | None = None
+
+    # -- a turn's lifetime ----------------------------------------------------------
+    def begin_turn(self) -> None:
+        self.calls, self.running = {}, None
+        self.live = Live(
+            self.region,
+            console=self.console,
+            refresh_per_second=10,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self.live.start()
+
+    def end_turn(self, status: str = "done") -> None:
+        """Print what is still pending and stop redrawing; safe to call twice."""
+        try:
+            self.finish_stream()
+            if self.running is not None and status == "interrupted":
+                self.tool_line(self.running, ok=False, note="cancelled, process group killed")
+            self.running = None
+            self.set_status(None)
+        finally:
+            live, self.live = self.live, None
+            if live is not None:
+                live.stop()
+
+    # -- streamed deltas (TurnListener) -----------------------------------------------
+    def on_response_start(self) -> None:
+        self.set_status("waiting for the model")
+
+    def on_text(self, text: str) -> None:
+        if self.stream is None:
+            self.stream = MarkdownStream(self.console, self.clock)
+            self.set_status("writing")
+        tail = self.stream.tail
+        self.stream.add(text)
+        if self.stream.tail is not tail:  # re-rendered (at most every RENDER_INTERVAL_S)
+            self.region.tail = self.stream.tail
+            self.refresh()
+
+    def on_thinking(self, text: str) -> None:
+        if self.region.status is None or self.region.status.label != "thinking":
+            self.set_status("thinking")
+
+    def on_retry(self, event: Retrying) -> None:
+        self.print(f"[yellow]retrying in {event.delay_s:g}s[/] [dim]({escape(event.reason)})[/]")
+
+    # -- session events ---------------------------------------------------------------
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if event.get("agent", "main") != "main" and not kind.startswith("LoopGuard."):
+            return
+        if kind == "Model.Response":
+            self.on_response(event)
+        elif kind == "Tool.Called":
+            call = event["call"]
+            self.calls[call["id"]] = call
+            self.running = call
+            preview = call_preview(call["name"], call.get("arguments") or {})
+            self.set_status(f"{call['name']} {preview}")
+        elif kind == "Tool.Result":
+            self.on_tool_result(event)
+        elif kind.startswith("LoopGuard."):
+            for line in render_lines(event, self.detailed):
+                self.print(f"[magenta]{escape(line)}[/]")
+        elif kind == "Provider.Error":
+            self.print(f"[red]provider error:[/] {escape(event['error'])}")
+        elif kind == "Session.Compacted":
+            self.print(compaction_line(event))
+
+    def on_response(self, event: dict[str, Any]) -> None:
+        content = event["message"].get("content") or ""
+        if self.stream is None and content.strip():
+            self.on_text(content)  # nothing streamed (a provider that sends it whole)
+        self.finish_stream()
+        self.set_status(None)
+
+    def on_tool_result(self, event: dict[str, Any]) -> None:
+        call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
+        self.running = None
+        self.set_status(None)
+        exit_code = event.get("exit_code")
+        note = f"exit {exit_code}" if not event["ok"] and exit_code else ""
+        self.tool_line(call, event["ok"], note, event.get("duration_s"))
+        if not event["ok"]:
+            self.output_tail(event.get("output") or "")
+        if event.get("diff"):
+            self.diff(event["diff"])
+
+    # -- drawing ----------------------------------------------------------------------------
+    def tool_line(
+        self, call: dict[str, Any], ok: bool, note: str = "", duration: float | None = None
+    ) -> None:
+        mark = "[green]✓[/]" if ok else "[red]✗[/]"
+        preview = escape(call_preview(call["name"], call.get("arguments") or {}))
+        details = [f"{duration:.1f}s"] if duration is not None else []
+        details += [note] if note else []
+        suffix = f" [dim]({escape(', '.join(details))})[/]" if details else ""
+        self.print(f"{mark} [bold]{escape(call['name'])}[/] {preview}{suffix}")
+
+    def output_tail(self, output: str) -> None:
+        lines = [
+            line
+            for line in output.rstrip().splitlines()
+            if line.strip() and not _EXIT_NOTE.fullmatch(line.strip())  # the line says the exit
+        ]
+        for line in lines[-FAILED_OUTPUT_LINES:]:
+            self.print(f"  [dim]│ {escape(line[:200])}[/]")
+
+    def diff(self, diff: str) -> None:
+        lines = diff.rstrip("\n").splitlines()
+        shown = "\n".join(lines[:DIFF_MAX_LINES])
+        self.console.print(
+            Syntax(shown, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
+        )
+        if len(lines) > DIFF_MAX_LINES:
+            self.print(f"  [dim]… {len(lines) - DIFF_MAX_LINES} more diff lines[/]")
+
+    def finish_stream(self) -> None:
+        self.region.tail = None  # the tail is printed for good below; never draw it twice
+        if self.stream is not None:
+            self.stream.finish()
+            self.stream = None
+        self.refresh()
+
+    def set_status(self, label: str | None) -> None:
+        self.region.status = _Status(label, self.clock) if label else None
+        self.refresh()
+
+    def refresh(self) -> None:
+        if self.live is not None:
+            self.live.refresh()
+
+    def print(self, markup: str) -> None:
+        self.console.print(markup, highlight=False, soft_wrap=True)
+
+
+def compaction_line(event: dict[str, Any]) -> str:
+    parts = []
+    if event.get("trimmed"):
+        parts.append(f"trimmed {event['trimmed']} old tool output(s)")
+    if event.get("summarized"):
+        parts.append(f"summarized {event['summarized']} older message(s)")
+    sizes = f"~{_k(event.get('tokens_before', 0))} → ~{_k(event.get('tokens_after', 0))} tokens"
+    line = f"[cyan]⟳ compacted the conversation:[/] {', '.join(parts)} [dim]({sizes})[/]"
+    if event.get("summary_error"):
+        line += f"\n[yellow]  no summary: {escape(str(event['summary_error']))}[/]"
+    return line
+
+
+def _k(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)

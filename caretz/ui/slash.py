@@ -1,0 +1,268 @@
+"""Slash commands of the interactive session, and their completion.
+
+A line that starts with `/` and a command name is a command; it never reaches
+the model. A line such as `/etc/hosts is wrong` (a path: a second slash in the
+first word) is an ordinary message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from caretz.ui.repl import Repl
+
+GUARD_MODES = ("off", "shadow", "active")
+
+KEYS = (
+    ("Enter", "send the message"),
+    ("Esc then Enter, or \\ at the end of a line", "a new line in the message"),
+    (
+        "Ctrl-C while a turn runs",
+        "stop the turn (a running command is killed); the session is kept",
+    ),
+    ("Ctrl-C at the prompt", "clear the line; on an empty line, press again to exit"),
+    ("Ctrl-D on an empty line", "exit (the session ID is printed so you can resume it)"),
+    ("Tab", "complete a slash command or its argument"),
+    ("Up / Down, Ctrl-R", "earlier messages (history is kept between sessions)"),
+)
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    args: str  # how the argument is written in /help; "" for none
+    summary: str
+    run: Callable[[Repl, str], None]
+    choices: Callable[[Repl], Iterable[str]] | None = None  # argument completions
+
+    @property
+    def usage(self) -> str:
+        return f"/{self.name} {self.args}".rstrip()
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """("model", "openai/gpt-5") for "/model openai/gpt-5"; None when it is no command."""
+    if not text.startswith("/"):
+        return None
+    head, _, rest = text[1:].strip().partition(" ")
+    if not head or "/" in head:
+        return None
+    return head.lower(), rest.strip()
+
+
+def dispatch(repl: Repl, text: str) -> bool:
+    """Run `text` if it is a slash command; False when it is a message for the model."""
+    parsed = parse(text)
+    if parsed is None:
+        return False
+    name, argument = parsed
+    command = find(name)
+    if command is None:
+        repl.error(f"unknown command /{name}: /help lists the commands (nothing was sent)")
+        return True
+    command.run(repl, argument)
+    return True
+
+
+def find(name: str) -> SlashCommand | None:
+    """The command named `name`, an alias, or the only command that `name` begins."""
+    name = ALIASES.get(name, name)
+    exact = next((c for c in COMMANDS if c.name == name), None)
+    if exact is not None:
+        return exact
+    matches = [c for c in COMMANDS if c.name.startswith(name)]
+    return matches[0] if len(matches) == 1 else None
+
+
+# -- the commands ------------------------------------------------------------------------
+
+
+def show_help(repl: Repl, argument: str) -> None:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for command in COMMANDS:
+        table.add_row(escape(command.usage), command.summary)
+    repl.console.print(table)
+    repl.console.print()
+    keys = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    keys.add_column(style="bold", no_wrap=True)
+    keys.add_column()
+    for key, what in KEYS:
+        keys.add_row(escape(key), what)
+    repl.console.print(keys)
+
+
+def change_model(repl: Repl, argument: str) -> None:
+    if not argument:
+        repl.info(f"model: {repl.session.agent.model_ref} (switch with /model provider/model)")
+        return
+    repl.switch_model(argument)
+
+
+def change_profile(repl: Repl, argument: str) -> None:
+    if not argument:
+        names = ", ".join(profile_names(repl)) or "none defined"
+        repl.info(f"profile: {repl.session.settings.profile_name} (profiles: {names})")
+        return
+    repl.switch_profile(argument)
+
+
+def change_guard(repl: Repl, argument: str) -> None:
+    if not argument:
+        guard = repl.session.agent.guard
+        mode = guard.mode if guard is not None else "off"
+        repl.info(f"loop guard: {mode} (switch with /loop-guard off|shadow|active)")
+        return
+    if argument not in GUARD_MODES:
+        repl.error(f"unknown loop-guard mode {argument!r}: use off, shadow or active")
+        return
+    repl.set_guard_mode(argument)
+
+
+def list_sessions(repl: Repl, argument: str) -> None:
+    sessions = repl.store().list()
+    if not sessions:
+        repl.info("no sessions yet")
+        return
+    table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
+    for column in ("session", "started", "turns", "model", "first message"):
+        table.add_column(column, no_wrap=column != "first message", overflow="ellipsis")
+    for info in sessions[-15:]:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started)) if info.started else ""
+        marker = " ←" if info.id == repl.session.id else ""
+        prompt = " ".join(info.first_prompt.split())[:60]
+        table.add_row(
+            escape(info.id + marker), when, str(info.turns), escape(info.model), escape(prompt)
+        )
+    repl.console.print(table)
+    repl.info("reopen one with /resume ID")
+
+
+def resume_session(repl: Repl, argument: str) -> None:
+    if not argument:
+        repl.error("/resume needs a session ID: /sessions lists them")
+        return
+    repl.resume(argument)
+
+
+def clear_conversation(repl: Repl, argument: str) -> None:
+    repl.new_session()
+
+
+def show_cost(repl: Repl, argument: str) -> None:
+    repl.show_cost()
+
+
+def compact_now(repl: Repl, argument: str) -> None:
+    repl.compact(reason="manual")
+
+
+def exit_repl(repl: Repl, argument: str) -> None:
+    repl.running = False
+
+
+# -- completions -------------------------------------------------------------------------
+
+
+def profile_names(repl: Repl) -> list[str]:
+    from caretz.config import ConfigError, load_config_file
+
+    try:
+        file = load_config_file(repl.session.settings.config_path)
+    except ConfigError:
+        return []
+    return sorted(file.profiles)
+
+
+def model_choices(repl: Repl) -> list[str]:
+    from caretz.config import ConfigError, load_config_file
+
+    settings = repl.session.settings
+    refs = [settings.model.ref]
+    try:
+        file = load_config_file(settings.config_path)
+    except ConfigError:
+        file = None
+    if file is not None:
+        refs += [profile.model for profile in file.profiles.values()]
+    refs += [f"{name}/" for name in sorted(settings.providers)]
+    return list(dict.fromkeys(refs))
+
+
+def session_choices(repl: Repl) -> list[str]:
+    return list(reversed(repl.store().ids()))
+
+
+COMMANDS: list[SlashCommand] = [
+    SlashCommand("help", "", "this list of commands and keys", show_help),
+    SlashCommand(
+        "model",
+        "provider/model",
+        "switch the model; the conversation carries on",
+        change_model,
+        model_choices,
+    ),
+    SlashCommand(
+        "profile",
+        "NAME",
+        "switch to another profile of profiles.json",
+        change_profile,
+        profile_names,
+    ),
+    SlashCommand(
+        "loop-guard",
+        "off|shadow|active",
+        "switch the loop guard",
+        change_guard,
+        lambda repl: GUARD_MODES,
+    ),
+    SlashCommand("sessions", "", "list past sessions", list_sessions),
+    SlashCommand("resume", "ID", "reopen a past session here", resume_session, session_choices),
+    SlashCommand("clear", "", "start a new, empty conversation", clear_conversation),
+    SlashCommand("cost", "", "tokens, money and context used so far", show_cost),
+    SlashCommand("compact", "", "summarize older turns now to free context", compact_now),
+    SlashCommand("exit", "", "leave (Ctrl-D does too)", exit_repl),
+]
+ALIASES = {"quit": "exit", "q": "exit", "new": "clear", "?": "help"}
+
+
+class SlashCompleter(Completer):
+    """Completes command names after `/`, then each command's argument."""
+
+    def __init__(self, repl: Repl):
+        self.repl = repl
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or "\n" in text:
+            return
+        name, space, typed = text[1:].partition(" ")
+        if not space:
+            for command in COMMANDS:
+                if command.name.startswith(name.lower()):
+                    yield Completion(
+                        command.name,
+                        start_position=-len(name),
+                        display=command.usage,
+                        display_meta=command.summary,
+                    )
+            return
+        command = find(name.lower())
+        if command is None or command.choices is None:
+            return
+        typed = typed.lstrip()
+        for choice in command.choices(self.repl):
+            if choice.startswith(typed):
+                yield Completion(choice, start_position=-len(typed))

@@ -1,0 +1,279 @@
+"""Compaction: trim older tool output first, then summarize; AGENTS.md is never touched.
+
+Real sessions (start_session) against the loopback model server, real bash,
+real session logs; the conversation is rebuilt from the log as a resume does.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from caretz.agent.compaction import (
+    SUMMARY_HEADER,
+    SUMMARY_SYSTEM,
+    TRIM_MARKER,
+    CompactionPolicy,
+    ContextMeter,
+    compact,
+    estimate_tokens,
+    head_and_tail,
+    recent_start,
+    trim_tool_traffic,
+)
+from caretz.agent.messages import Message
+from caretz.config import CliOverrides, resolve_settings
+from caretz.runtime import Session, start_session
+from caretz.session.events import read_events
+from caretz.session.store import rebuild_history
+from caretz.ui.live import LiveView
+from caretz.ui.repl import Repl
+from tests.modelserver import ModelServer, error, text, tool
+
+AGENTS = "# House rules\n\nAlways run `make check` before answering.\nNever touch vendor/.\n"
+BIG_OUTPUT = "head -c 6000 /dev/zero | tr '\\0' x"
+
+
+class Recorder:
+    """A quiet Output that keeps every event."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def on_text(self, text: str) -> None:
+        pass
+
+    def on_thinking(self, text: str) -> None:
+        pass
+
+    def on_retry(self, event: object) -> None:
+        pass
+
+    def on_response_start(self) -> None:
+        pass
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+
+@pytest.fixture
+def server():
+    with ModelServer() as running:
+        yield running
+
+
+@pytest.fixture
+def env(server: ModelServer) -> dict[str, str]:
+    return {
+        "ANTHROPIC_API_KEY": "sk-test",
+        "ANTHROPIC_BASE_URL": server.url,
+        "CARETZ_MODEL": "anthropic/claude-test",
+        "CARETZ_DATA_DIR": os.environ["CARETZ_DATA_DIR"],
+        "CARETZ_CONFIG": os.environ["CARETZ_CONFIG"],
+    }
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "AGENTS.md").write_text(AGENTS)
+    return folder
+
+
+def open_session(env: dict[str, str], workspace: Path, resume: str | None = None) -> Session:
+    settings = resolve_settings(CliOverrides(), env)
+    return start_session(settings, Recorder(), env, resume=resume, workspace=workspace)
+
+
+def run_big_turns(session: Session, server: ModelServer, count: int) -> None:
+    """`count` turns, each one bash call with 6000 characters of output, then an answer."""
+    for number in range(1, count + 1):
+        server.add(tool("bash", command=BIG_OUTPUT), text(f"answer {number}"))
+        result = session.agent.run_turn(f"turn {number}")
+        assert result.status == "done"
+
+
+def policy_between(session: Session, trigger: int, target: int) -> CompactionPolicy:
+    window = 100_000
+    return CompactionPolicy(
+        context_window=window,
+        trigger_ratio=trigger / window,
+        target_ratio=target / window,
+        keep_recent_turns=2,
+        keep_chars=500,
+    )
+
+
+def tool_outputs(conversation: list[Message]) -> list[str]:
+    return [m.content for m in conversation if m.role == "tool"]
+
+
+def test_trimming_older_tool_output_comes_first_and_may_be_enough(env, workspace, server):
+    session = open_session(env, workspace)
+    run_big_turns(session, server, 4)
+    agent = session.agent
+    before = estimate_tokens(agent.system, agent.conversation)
+    trimmed_only, _ = trim_tool_traffic(
+        agent.conversation, 0, recent_start(agent.conversation, 2), 500
+    )
+    after_trim = estimate_tokens(agent.system, trimmed_only)
+    requests_before = len(server.requests)
+
+    result = compact(agent, policy_between(session, before - 10, after_trim + 10))
+
+    assert result is not None and result.trimmed == 2 and result.summarized == 0
+    assert len(server.requests) == requests_before  # no summary was asked for
+    outputs = tool_outputs(agent.conversation)
+    assert all(TRIM_MARKER.split("{")[0] in out and len(out) < 1000 for out in outputs[:2])
+    assert outputs[2:] == ["x" * 6000, "x" * 6000]  # the newest two turns are intact
+    assert [m.content for m in agent.conversation if m.role == "user"] == [
+        "turn 1",
+        "turn 2",
+        "turn 3",
+        "turn 4",
+    ]
+    assert result.tokens_after < result.tokens_before
+
+
+def test_summary_replaces_older_turns_when_trimming_is_not_enough(env, workspace, server):
+    session = open_session(env, workspace)
+    run_big_turns(session, server, 4)
+    agent = session.agent
+    system_before = agent.system
+    server.add(text("SUMMARY: turns 1 and 2 printed 6000 x characters each."))
+
+    result = compact(agent, policy_between(session, 90_000, 10))
+
+    assert result is not None and result.summarized == 8 and result.summary_error is None
+    summary_request = server.requests[-1]
+    assert summary_request.system == SUMMARY_SYSTEM
+    assert "make check" not in str(summary_request.body)  # AGENTS.md is never summarized
+    assert "turn 1" in summary_request.messages[0]["content"]
+    first, ack = agent.conversation[:2]
+    assert first.role == "user" and first.content.startswith(SUMMARY_HEADER)
+    assert "SUMMARY: turns 1 and 2" in first.content and ack.role == "assistant"
+    assert [m.content for m in agent.conversation if m.role == "user"][1:] == ["turn 3", "turn 4"]
+    assert agent.system == system_before
+
+    server.add(text("carrying on"))
+    agent.run_turn("turn 5")
+
+    request = server.requests[-1]
+    assert AGENTS.strip() in request.system  # sent again, whole
+    assert request.messages[0]["content"].startswith(SUMMARY_HEADER)
+    assert [m["content"] for m in request.messages if m["role"] == "user"][-1] == "turn 5"
+    assert "x" * 6000 in str(request.messages)  # the kept turns' output is whole
+
+
+def test_the_compacted_conversation_is_an_event_and_a_resume_rebuilds_it(env, workspace, server):
+    session = open_session(env, workspace)
+    run_big_turns(session, server, 3)
+    server.add(text("SUMMARY of turn 1"))
+    compact(session.agent, policy_between(session, 90_000, 90_000), reason="manual")
+    server.add(text("answer 4"))
+    session.agent.run_turn("turn 4")
+    session.log.close()
+
+    events = list(read_events(session.events_path))
+    compacted = [e for e in events if e["type"] == "Session.Compacted"]
+    assert len(compacted) == 1 and compacted[0]["reason"] == "manual"
+    assert compacted[0]["summarized"] == 4  # turn 1: prompt, call, result, answer
+    rebuilt = rebuild_history(events)
+    expected = [m.to_dict() for m in session.agent.conversation]
+    assert [m.to_dict() for m in rebuilt.conversation] == expected
+    assert rebuilt.turns == 4
+
+    resumed = open_session(env, workspace, resume=session.id)
+    assert [m.to_dict() for m in resumed.agent.conversation] == expected
+    resumed.log.close()
+
+
+def test_a_failed_summary_keeps_the_trimming_and_says_why(env, workspace, server):
+    session = open_session(env, workspace)
+    run_big_turns(session, server, 3)
+    server.add(error(400, "context too long for the summary"))
+
+    result = compact(session.agent, policy_between(session, 90_000, 10))
+
+    assert result is not None and result.summarized == 0 and result.trimmed == 1
+    assert "context too long for the summary" in (result.summary_error or "")
+    assert [m.content for m in session.agent.conversation if m.role == "user"][0] == "turn 1"
+
+
+def test_manual_compaction_of_a_short_conversation_does_nothing(env, workspace, server):
+    session = open_session(env, workspace)
+    server.add(text("hi"))
+    session.agent.run_turn("hello")
+    conversation = session.agent.conversation
+
+    assert compact(session.agent, CompactionPolicy(), reason="manual") is None
+    assert session.agent.conversation is conversation
+    assert len(server.requests) == 1
+
+
+def test_the_newest_turns_are_trimmed_too_when_they_alone_overflow(env, workspace, server):
+    session = open_session(env, workspace)
+    run_big_turns(session, server, 1)
+
+    result = compact(session.agent, policy_between(session, 10, 10))
+
+    assert result is not None and result.summarized == 0 and result.trimmed == 1
+    assert len(tool_outputs(session.agent.conversation)[0]) < 1000
+
+
+def test_the_meter_counts_the_last_response_then_estimates_what_follows():
+    meter = ContextMeter()
+    conversation = [Message("user", "hi")]
+    usage = {"input_tokens": 1000, "cache_read_tokens": 5000, "output_tokens": 50}
+
+    meter.measured(usage, conversation)
+    conversation.append(Message("assistant", "hello"))
+    assert meter.estimate("system", conversation) == 6050
+    conversation.append(Message("tool", "y" * 400, tool_call_id="call_1"))
+    assert meter.estimate("system", conversation) == 6050 + 100 + 4
+    # A new conversation (a compaction, /clear) falls back to counting characters.
+    fresh = list(conversation)
+    assert meter.estimate("system", fresh) == estimate_tokens("system", fresh)
+
+
+def test_head_and_tail_keeps_both_ends_around_a_marker():
+    text_in = "START" + "m" * 10_000 + "END"
+    cut = head_and_tail(text_in, 200)
+    assert cut.startswith("START") and cut.endswith("END")
+    assert "characters trimmed here" in cut and len(cut) < 300
+    assert head_and_tail("short", 200) == "short"
+
+
+def test_the_session_compacts_by_itself_before_a_turn_near_the_window(
+    env, workspace, server, isolated_user_state
+):
+    config = Path(env["CARETZ_CONFIG"])
+    config.write_text('{"profiles": {"general": {"contextWindow": 4000}}}')
+    console = Console(file=io.StringIO(), width=100)
+    view = LiveView(console)
+    session = start_session(resolve_settings(CliOverrides(), env), view, env, workspace=workspace)
+    repl = Repl(session, view, console, env)
+    for number, input_tokens in ((1, 900), (2, 2100), (3, 3500)):
+        # The server reports how full the context was: the meter goes by that.
+        server.add(
+            tool("bash", command=BIG_OUTPUT), text(f"answer {number}", usage=(input_tokens, 20, 0))
+        )
+        repl.run_turn(f"turn {number}")
+    assert not any(e["type"] == "Session.Compacted" for e in read_events(session.events_path))
+    server.add(text("SUMMARY of turn 1"), text("answer 4"))
+
+    repl.run_turn("turn 4")
+
+    compacted = [e for e in read_events(session.events_path) if e["type"] == "Session.Compacted"]
+    assert len(compacted) == 1 and compacted[0]["reason"] == "auto"
+    screen = console.file.getvalue()
+    assert "compacted the conversation" in screen and "answer 4" in screen
+    last = server.requests[-1]
+    assert last.messages[-1]["content"] == "turn 4"
+    assert "turn 1" not in [m["content"] for m in last.messages if m["role"] == "user"]

@@ -1,0 +1,218 @@
+"""The interactive view: streamed Markdown, tool lines, diffs and [loop-guard] lines."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from caretz.ui.live import LiveView
+
+ANSWER = """\
+I looked at the failing test and found the cause.
+
+The fixture `make_db` opens a connection **per test** and never closes it, so after
+a few hundred tests the pool runs dry and `test_orders` times out.
+
+What I changed:
+
+- `tests/conftest.py`: the fixture now closes its connection.
+- `orders/db.py`: the pool size comes from the settings instead of a constant.
+
+All 412 tests pass now. One thing is left open: the CI job still sets the old
+variable name, which you may want to rename too.
+"""
+
+
+def plain_console() -> Console:
+    return Console(file=io.StringIO(), width=72, color_system=None, highlight=False)
+
+
+def ticking_clock():
+    ticks = itertools.count()
+    return lambda: float(next(ticks))  # each reading a second later: every delta re-renders
+
+
+def screen(console: Console) -> str:
+    return console.file.getvalue()
+
+
+def markdown_as_printed(text: str) -> str:
+    console = plain_console()
+    console.print(Markdown(text))
+    return "\n".join(line.rstrip() for line in screen(console).splitlines())
+
+
+def response_event(content: str) -> dict:
+    return {
+        "type": "Model.Response",
+        "message": {"role": "assistant", "content": content},
+        "usage": {},
+    }
+
+
+def test_streamed_markdown_is_printed_once_and_whole():
+    console = plain_console()
+    view = LiveView(console, clock=ticking_clock())
+    view.begin_turn()
+    view.on_response_start()
+
+    for start in range(0, len(ANSWER), 5):
+        view.on_text(ANSWER[start : start + 5])
+    view.on_event(response_event(ANSWER))
+    view.end_turn()
+
+    printed = "\n".join(line.rstrip() for line in screen(console).splitlines())
+    assert printed.strip("\n") == markdown_as_printed(ANSWER).strip("\n")
+    assert "**" not in printed and "per test" in printed
+
+
+def test_a_growing_table_and_code_block_are_redrawn_until_whole():
+    rows = "\n".join(f"| test_{n} | {'passed ' * (n % 4 + 1)}|" for n in range(12))
+    answer = (
+        "Results:\n\n| test | outcome |\n|---|---|\n"
+        + rows
+        + "\n| test_last_one_with_a_long_name | failed, see the log below |\n\n"
+        + "```python\nfor n in range(3):\n    print(n)\n```\n\nThat is all."
+    )
+    console = plain_console()
+    view = LiveView(console, clock=ticking_clock())
+    view.begin_turn()
+
+    for start in range(0, len(answer), 3):
+        view.on_text(answer[start : start + 3])
+    view.on_event(response_event(answer))
+    view.end_turn()
+
+    printed = "\n".join(line.rstrip() for line in screen(console).splitlines())
+    assert printed.strip("\n") == markdown_as_printed(answer).strip("\n")
+
+
+def test_complete_blocks_end_at_a_blank_line_outside_code():
+    from caretz.ui.live import complete_blocks
+
+    assert complete_blocks("one\n\ntwo") == "one\n\n"
+    assert complete_blocks("one\n\n```\ncode\n\nmore") == "one\n\n"
+    assert complete_blocks("```\ncode\n```\n\nafter") == "```\ncode\n```\n\n"
+    assert complete_blocks("no break yet") == ""
+
+
+def test_an_answer_that_was_not_streamed_is_still_shown():
+    console = plain_console()
+    view = LiveView(console)
+    view.begin_turn()
+
+    view.on_event(response_event("Sent whole, not in deltas."))
+    view.end_turn()
+
+    assert "Sent whole, not in deltas." in screen(console)
+
+
+def test_tool_calls_are_one_line_each_with_status_and_duration():
+    console = plain_console()
+    view = LiveView(console)
+    view.begin_turn()
+    call = {"id": "call_1", "name": "bash", "arguments": {"command": "pytest -q"}}
+    view.on_event({"type": "Tool.Called", "call": call})
+    view.on_event(
+        {
+            "type": "Tool.Result",
+            "call_id": "call_1",
+            "name": "bash",
+            "ok": False,
+            "exit_code": 1,
+            "duration_s": 2.34,
+            "output": "collected 3 items\nFAILED test_x.py::test_one\n1 failed, 2 passed",
+        }
+    )
+    edit = {"id": "call_2", "name": "edit", "arguments": {"path": "app.py"}}
+    view.on_event({"type": "Tool.Called", "call": edit})
+    view.on_event(
+        {
+            "type": "Tool.Result",
+            "call_id": "call_2",
+            "name": "edit",
+            "ok": True,
+            "exit_code": None,
+            "duration_s": 0.01,
+            "output": "edited",
+            "diff": "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+        }
+    )
+    view.end_turn()
+
+    lines = screen(console).splitlines()
+    assert "✗ bash pytest -q (2.3s, exit 1)" in lines
+    assert "  │ 1 failed, 2 passed" in lines
+    assert "✓ edit app.py (0.0s)" in lines
+    assert "-x = 1" in lines and "+x = 2" in lines
+
+
+def test_a_command_cut_off_by_ctrl_c_says_so():
+    console = plain_console()
+    view = LiveView(console)
+    view.begin_turn()
+    call = {"id": "call_1", "name": "bash", "arguments": {"command": "sleep 300"}}
+    view.on_event({"type": "Tool.Called", "call": call})
+
+    view.end_turn("interrupted")
+
+    assert "✗ bash sleep 300 (cancelled, process group killed)" in screen(console)
+
+
+def test_loop_guard_events_print_their_lines():
+    console = plain_console()
+    view = LiveView(console)
+    view.on_event(
+        {
+            "type": "LoopGuard.Judged",
+            "verdict": {
+                "stuck": True,
+                "confidence": 0.9,
+                "reason": "the same import error three times",
+                "try_instead": "install the package first",
+            },
+            "mode": "active",
+            "action": "redirect",
+            "applied": True,
+        }
+    )
+    view.on_event(
+        {
+            "type": "LoopGuard.Stopped",
+            "judged": True,
+            "notice": "[loop-guard] ended the turn: the agent kept failing the same way.",
+        }
+    )
+
+    text = screen(console)
+    assert "[loop-guard] stuck (0.90) → redirecting" in text
+    assert "reason: the same import error three times" in text
+    assert "[loop-guard] ended the turn: the agent kept failing the same way." in text
+
+
+def test_subagent_events_stay_out_of_the_main_view():
+    console = plain_console()
+    view = LiveView(console)
+    view.on_event({**response_event("a subagent's private answer"), "agent": "task-1"})
+    assert screen(console) == ""
+
+
+def test_compaction_shows_one_line():
+    console = plain_console()
+    view = LiveView(console)
+    view.on_event(
+        {
+            "type": "Session.Compacted",
+            "trimmed": 3,
+            "summarized": 12,
+            "tokens_before": 170_000,
+            "tokens_after": 41_000,
+        }
+    )
+    assert screen(console).strip() == (
+        "⟳ compacted the conversation: trimmed 3 old tool output(s), "
+        "summarized 12 older message(s) (~170.0k → ~41.0k tokens)"
+    )

@@ -1,0 +1,171 @@
+"""Slash commands: parsing, completion, and what each does to a real session."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from rich.console import Console
+
+from caretz.config import CliOverrides, resolve_settings
+from caretz.runtime import start_session
+from caretz.session.events import read_events
+from caretz.ui.live import LiveView
+from caretz.ui.repl import Repl
+from caretz.ui.slash import COMMANDS, SlashCompleter, dispatch, find, parse
+from tests.modelserver import ModelServer, text
+
+
+@pytest.fixture
+def server():
+    with ModelServer() as running:
+        yield running
+
+
+@pytest.fixture
+def env(server: ModelServer) -> dict[str, str]:
+    Path(os.environ["CARETZ_CONFIG"]).write_text(
+        json.dumps(
+            {
+                "profiles": {
+                    "general": {"model": "anthropic/claude-main"},
+                    "review": {"model": "anthropic/claude-review", "loopGuard": {"mode": "shadow"}},
+                }
+            }
+        )
+    )
+    return {
+        "ANTHROPIC_API_KEY": "sk-test",
+        "ANTHROPIC_BASE_URL": server.url,
+        "CARETZ_DATA_DIR": os.environ["CARETZ_DATA_DIR"],
+        "CARETZ_CONFIG": os.environ["CARETZ_CONFIG"],
+    }
+
+
+@pytest.fixture
+def repl(env, tmp_path):
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    view = LiveView(console)
+    settings = resolve_settings(CliOverrides(), env)
+    session = start_session(settings, view, env, workspace=tmp_path)
+    running = Repl(session, view, console, env)
+    yield running
+    running.session.log.close()
+
+
+def output(repl: Repl) -> str:
+    return repl.console.file.getvalue()
+
+
+def run(repl: Repl, line: str) -> str:
+    """Run a slash command; what it printed."""
+    before = len(output(repl))
+    assert dispatch(repl, line)
+    return output(repl)[before:]
+
+
+def test_parse_tells_commands_from_messages():
+    assert parse("/model openai/gpt-5") == ("model", "openai/gpt-5")
+    assert parse("/COST") == ("cost", "")
+    assert parse("/etc/hosts has a typo") is None  # a path: a message for the model
+    assert parse("fix the /health route") is None
+    assert parse("/") is None
+
+
+def test_find_knows_names_aliases_and_unique_prefixes():
+    assert find("quit") is find("exit") is not None
+    assert find("he") is find("help")
+    assert find("c") is None  # clear, cost, compact: ambiguous
+    assert find("frobnicate") is None
+
+
+def completions(repl: Repl, typed: str) -> list[str]:
+    completer = SlashCompleter(repl)
+    return [c.text for c in completer.get_completions(Document(typed), CompleteEvent())]
+
+
+def test_completion_of_names_and_arguments(repl):
+    assert completions(repl, "/") == [c.name for c in COMMANDS]
+    assert completions(repl, "/lo") == ["loop-guard"]
+    assert completions(repl, "/loop-guard s") == ["shadow"]
+    assert completions(repl, "/profile ") == ["general", "review"]
+    assert "anthropic/claude-review" in completions(repl, "/model anthropic/")
+    assert completions(repl, "plain text") == []
+
+
+def test_unknown_commands_are_refused_without_a_model_call(repl, server):
+    assert "unknown command /frobnicate" in run(repl, "/frobnicate")
+    assert server.requests == []
+
+
+def test_clear_starts_a_new_session_and_resume_brings_the_old_one_back(repl, server):
+    server.add(text("remembered"))
+    repl.run_turn("remember the number 42")
+    first = repl.session.id
+
+    said = run(repl, "/clear")
+
+    assert repl.session.id != first and repl.session.agent.conversation == []
+    assert f"/resume {first}" in said
+    assert first in run(repl, "/sessions")
+
+    said = run(repl, f"/resume {first}")
+
+    assert repl.session.id == first
+    assert [m.content for m in repl.session.agent.conversation][:2] == [
+        "remember the number 42",
+        "remembered",
+    ]
+    assert "remember the number 42" in said  # the recap of the last exchange
+    kinds = [e["type"] for e in read_events(repl.session.events_path)]
+    assert kinds.count("Session.Resumed") == 1
+    assert "no session 'nope'" in run(repl, "/resume nope")
+
+
+def test_profile_switch_and_its_errors(repl):
+    said = run(repl, "/profile review")
+    assert "profile: review · model anthropic/claude-review · loop guard shadow" in said
+    assert repl.session.agent.model_ref == "anthropic/claude-review"
+
+    said = run(repl, "/profile nosuch")
+    assert "unknown profile 'nosuch'" in said and "still on profile review" in said
+
+
+def test_loop_guard_command(repl):
+    assert "unknown loop-guard mode 'loud'" in run(repl, "/loop-guard loud")
+    assert repl.session.agent.guard.mode == "off"
+    assert "loop guard: shadow, judged by anthropic/claude-main" in run(repl, "/loop-guard shadow")
+    assert repl.session.agent.guard.mode == "shadow"
+    assert "loop guard: shadow" in run(repl, "/loop-guard")
+
+
+def test_model_and_guard_mode_carry_over_to_a_new_session(repl):
+    run(repl, "/model anthropic/claude-other")
+    run(repl, "/loop-guard active")
+    first = repl.session.id
+
+    run(repl, "/clear")
+
+    assert repl.session.id != first
+    assert repl.session.agent.model_ref == "anthropic/claude-other"
+    assert repl.session.agent.guard.mode == "active"
+
+
+def test_cost_and_compact_on_a_short_conversation(repl, server):
+    server.add(text("hi"))
+    repl.run_turn("hello")
+
+    said = run(repl, "/cost")
+    assert "tokens: 100 in · 20 out" in said and "requests: 1 · tool calls: 0" in said
+    assert "nothing to compact yet" in run(repl, "/compact")
+    assert len(server.requests) == 1
+
+
+def test_exit_stops_the_loop(repl):
+    run(repl, "/exit")
+    assert repl.running is False
