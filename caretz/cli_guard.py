@@ -36,7 +36,7 @@ def replay_command(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Corpus JSONL files, session events.jsonl files or session folders.",
+            help="Corpus JSONL files, session events.jsonl files, session folders or session IDs.",
             metavar="FILE",
             show_default=False,
         ),
@@ -84,7 +84,7 @@ def replay_command(
         settings = _settings(config, profile, env)
         guard_config = apply_flags(settings.loop_guard, repeat_threshold, check_every, detector)
         replay_judge = _judge(judge, settings, env) if judge else None
-        trajectories = load_all(files)
+        trajectories = load_all([_session_or_path(f, settings) for f in files])
     except (ConfigError, TrajectoryError, UsageProblem) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -93,6 +93,18 @@ def replay_command(
     for result in results:
         for line in render(result):
             typer.echo(line)
+
+
+def _session_or_path(name: Path, settings: Any) -> Path:
+    """A path as given, or the events of the session with that ID (see `caretz sessions list`)."""
+    from caretz.session.store import SessionNotFound, SessionStore
+
+    if name.exists() or len(name.parts) != 1:
+        return name
+    try:
+        return SessionStore(settings.data_dir).events_path(str(name))
+    except SessionNotFound:
+        return name  # loading reports the missing file
 
 
 def _settings(config: Path | None, profile: str | None, env: dict[str, str]) -> Any:

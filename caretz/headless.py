@@ -169,6 +169,16 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.guard.render import render_lines
 
         return "\n".join(render_lines(event, detailed=True)) or None
+    if kind == "Session.Changed":
+        return (
+            f"[{event['change']} changed] model={event['model']} loop-guard={event['loop_guard']}"
+        )
+    if kind == "Session.Compacted":
+        return (
+            f"[compacted ({event['reason']})] {event['tokens_before']:,} → "
+            f"{event['tokens_after']:,} tokens; {event['trimmed']} outputs trimmed, "
+            f"{event['summarized']} messages summarized"
+        )
     if kind == "Turn.Ended":
         return f"[{event['status']}] {event.get('message') or ''}".rstrip()
     return None

@@ -281,3 +281,49 @@ def test_a_long_turn_is_compacted_before_it_outgrows_the_context_window(caretz, 
     assert all(len(output) < 6000 for output in outputs[:2])  # older outputs trimmed
     compacted = [e for e in caretz.events(run.session_id) if e["type"] == "Session.Compacted"]
     assert compacted and compacted[0]["trimmed"] >= 1
+
+
+def test_ctrl_c_ends_the_turn_kills_the_command_and_keeps_the_log(caretz, server, workspace):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server.add(tool("bash", command="sleep 300 & echo $! > sleep.pid; wait"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "caretz", "-p", "wait for it"],
+        cwd=workspace,
+        env=caretz.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    pid_file = workspace / "sleep.pid"
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)
+    sleep_pid = int(pid_file.read_text())
+
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    deadline = time.monotonic() + 5
+    while _alive(sleep_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(sleep_pid)
+    session_id = stderr.rsplit("session ", 1)[1].strip()
+    ended = caretz.events(session_id)[-1]
+    assert ended["type"] == "Turn.Ended" and ended["status"] == "interrupted"
+    assert os.path.exists(caretz.data_dir / "sessions" / session_id / "events.jsonl")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] not in "ZX"
+    except FileNotFoundError:
+        return False

@@ -259,14 +259,27 @@ def test_secrets_are_redacted_from_the_judge_summary(caretz, server, workspace):
 
 def test_auto_resume_sends_a_bounded_number_of_resume_messages(caretz, server, go_project):
     caretz.write_config(
-        {"profiles": {"general": {"loopGuard": {"detectors": {"autoResume": {"enabled": True, "maxResumes": 1}}}}}}
+        {
+            "profiles": {
+                "general": {
+                    "loopGuard": {"detectors": {"autoResume": {"enabled": True, "maxResumes": 1}}}
+                }
+            }
+        }
     )
     loop = [tool("bash", command=GO_TEST) for _ in range(6)]
     server.add(*loop, text("Report: stuck on testDB."))  # turn 1: redirected, then stopped
     server.add(*loop, text("Report: still stuck."))  # turn 2: the one automatic resume
     server.add(*[verdict(STUCK) for _ in range(4)], model=JUDGE)
 
-    run = caretz("-p", "make the tests pass", "--loop-guard", "active", "--loop-guard-model", f"anthropic/{JUDGE}")
+    run = caretz(
+        "-p",
+        "make the tests pass",
+        "--loop-guard",
+        "active",
+        "--loop-guard-model",
+        f"anthropic/{JUDGE}",
+    )
 
     assert run.code == 3, run.stderr
     agent = server.requests_for("claude-test")
@@ -277,3 +290,18 @@ def test_auto_resume_sends_a_bounded_number_of_resume_messages(caretz, server, g
     events = caretz.events(run.session_id)
     starts = [e for e in events if e["type"] == "Turn.Started"]
     assert [s["from_user"] for s in starts] == [True, False]
+
+
+def test_replay_a_session_by_its_id(caretz, server, go_project):
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)], text("giving up"))
+    run = caretz("-p", "make the tests pass")  # the guard is off: nothing judged live
+
+    replay = caretz("guard", "replay", run.session_id, "--output", "json")
+
+    assert replay.code == 0, replay.stderr
+    lines = [json.loads(line) for line in replay.stdout.splitlines()]
+    firing = next(line for line in lines if line.get("trigger") == "repeat")
+    assert firing["step"] == 2 and firing["fingerprint"] == FINGERPRINT
+    assert lines[-1]["summary"] is True and lines[-1]["first_trigger_step"] == 2
+    shown = caretz("sessions", "show", run.session_id)
+    assert "make the tests pass" in shown.stdout and "giving up" in shown.stdout
