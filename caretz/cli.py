@@ -5,6 +5,7 @@ Imports stay inside the commands so `caretz --help` and `--version` start fast.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,10 @@ app = typer.Typer(
     add_completion=False,
     help="caretz: a terminal coding agent that stops paying for a turn going in circles.",
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=(
+        "Exit codes: 0 done, 1 runtime failure, 2 usage or config error, "
+        "3 the loop guard ended the turn, 4 a limit ended it, 130 interrupted."
+    ),
     rich_markup_mode=None,
 )
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
@@ -142,5 +147,8 @@ def _mount_guard() -> None:
 
 
 def main() -> None:
+    # caretz uses no pydantic plugins; looking for them scans every installed
+    # package's metadata, a noticeable share of start-up. Users can still opt in.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _mount_guard()
     app()

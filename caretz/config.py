@@ -27,7 +27,6 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from caretz.agent.compaction import DEFAULT_CONTEXT_WINDOW
 from caretz.guard.config import JudgeConfig, LoopGuardConfig, parse_duration
@@ -340,47 +339,35 @@ def _known_keys(annotation: Any) -> list[str]:
 # ---------------------------------------------------- the env and flag layers
 
 
-class EnvLayer(BaseSettings):
-    """CARETZ_* variables. Empty values count as unset."""
-
-    model_config = SettingsConfigDict(env_prefix="CARETZ_", env_ignore_empty=True, extra="ignore")
+@dataclass(frozen=True)
+class EnvLayer:
+    """CARETZ_* variables, validated. Empty values count as unset."""
 
     profile: str | None = None
-    model: ModelRef | None = None
+    model: str | None = None
     reasoning: Reasoning | None = None
-    max_tool_calls: ToolCallLimit | None = None
-    max_budget_usd: BudgetUsd | None = None
+    max_tool_calls: int | None = None
+    max_budget_usd: float | None = None
     loop_guard: Mode | None = None
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: Any,
-        env_settings: Any,
-        dotenv_settings: Any,
-        file_secret_settings: Any,
-    ) -> tuple[Any, ...]:
-        # Values arrive through read_env_layer's mapping, never straight from os.environ.
-        return (init_settings,)
 
-
-class _MappingEnvSource(EnvSettingsSource):
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(settings_cls)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return {key.lower(): value for key, value in self._environ.items() if value != ""}
+ENV_LAYER_VARS = tuple(f"CARETZ_{f.name.upper()}" for f in dataclasses.fields(EnvLayer))
 
 
 def read_env_layer(env: Mapping[str, str]) -> EnvLayer:
+    """The CARETZ_* layer. With none of its variables set there is nothing to
+    validate, and pydantic-settings (a noticeable share of start-up) is not loaded."""
+    if not any(env.get(name) for name in ENV_LAYER_VARS):
+        return EnvLayer()
+    from caretz.env_settings import EnvSettings, MappingEnvSource
+
     try:
-        return EnvLayer(**_MappingEnvSource(EnvLayer, env)())
+        values = EnvSettings(**MappingEnvSource(EnvSettings, env)())
     except ValidationError as exc:
         item = exc.errors()[0]
         name = f"CARETZ_{str(item['loc'][0]).upper()}"
-        raise ConfigError(f"{name}={item['input']!r}: {_message(EnvLayer, item)}") from None
+        raise ConfigError(f"{name}={item['input']!r}: {_message(EnvSettings, item)}") from None
+    return EnvLayer(**values.model_dump())
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from caretz.tools.base import ToolContext
 
 if TYPE_CHECKING:
     from caretz.config import ResolvedModel, Settings
+    from caretz.guard.config import LoopGuardConfig
     from caretz.guard.guard import LoopGuard
     from caretz.guard.model import Judge
     from caretz.providers.base import Provider
@@ -124,13 +125,22 @@ class SessionJudge:
 
 def build_guard(
     settings: Settings, log: EventLog, env: Mapping[str, str], judge: SessionJudge | None = None
-) -> LoopGuard:
+) -> LoopGuard | None:
     """The session's guard. With the guard on, its judge is checked at once (a missing
-    key fails at start-up); with it off, the judge is built when it is switched on."""
+    key fails at start-up); with it off, the judge is built when it is switched on.
+
+    Off and without disallowedTools there is nothing for a guard to do, so none is
+    built (and none of its modules imported): `set_guard_mode` builds it when needed.
+    """
+    config = settings.loop_guard
+    if config.mode == "off" and not config.detectors.disallowed_tools:
+        return None
+    return _make_guard(config, log, judge or SessionJudge(settings, env, settings.model))
+
+
+def _make_guard(config: LoopGuardConfig, log: EventLog, judge: SessionJudge) -> LoopGuard:
     from caretz.guard.guard import LoopGuard
 
-    config = settings.loop_guard
-    judge = judge or SessionJudge(settings, env, settings.model)
     if config.mode != "off":
         judge.ensure()
     return LoopGuard(config, judge, log.emit)
@@ -302,13 +312,18 @@ def set_guard_mode(session: Session, mode: str) -> None:
 
     from caretz.config import ConfigError
 
-    guard = session.agent.guard
-    if guard is None or mode not in ("off", "shadow", "active"):
+    if mode not in ("off", "shadow", "active"):
         raise ConfigError(f"unknown loop-guard mode {mode!r}: use off, shadow or active")
-    if mode != "off" and session.judge is not None:
-        session.judge.ensure()
-    guard.mode = mode  # type: ignore[assignment]
     config = session.settings.loop_guard.model_copy(update={"mode": mode})
+    judge = session.judge = session.judge or SessionJudge(
+        session.settings, os.environ, session.settings.model
+    )
+    guard = session.agent.guard
+    if guard is None:
+        guard = session.agent.guard = _make_guard(config, session.log, judge)
+    elif mode != "off":
+        judge.ensure()
+    guard.mode = mode  # type: ignore[assignment]
     session.settings = dataclasses.replace(session.settings, loop_guard=config)
     _emit_changed(session, "loop_guard")
 

@@ -138,7 +138,7 @@ def test_profile_switch_and_its_errors(repl):
 
 def test_loop_guard_command(repl):
     assert "unknown loop-guard mode 'loud'" in run(repl, "/loop-guard loud")
-    assert repl.session.agent.guard.mode == "off"
+    assert repl.session.agent.guard is None  # off: no guard is built until it is switched on
     assert "loop guard: shadow, judged by anthropic/claude-main" in run(repl, "/loop-guard shadow")
     assert repl.session.agent.guard.mode == "shadow"
     assert "loop guard: shadow" in run(repl, "/loop-guard")

@@ -414,7 +414,10 @@ class SSEProvider:
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(timeout=self._timeout, verify=_tls_context())
+            # A plain-HTTP endpoint (a local server) never speaks TLS and redirects
+            # are not followed, so it needs no CA bundle.
+            tls = _tls_context() if self.url.startswith("https:") else False
+            self._client = httpx.Client(timeout=self._timeout, verify=tls)
         return self._client
 
 
