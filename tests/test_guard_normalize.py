@@ -170,8 +170,17 @@ def test_fingerprint_names_the_tool_and_stays_short():
     fingerprint = failure_fingerprint(failed(long_error, tool="edit"))
     assert fingerprint.startswith("Edit: RuntimeError: ")
     assert len(fingerprint) < 220
-    assert failure_fingerprint(failed("", exit_code=2)) == "Bash: exit 2"
-    assert failure_fingerprint(failed("", exit_code=None)) == "Bash: (no output)"
+    assert failure_fingerprint(failed("", exit_code=2)) == "Bash: go test <path>/... → exit 2"
+    assert failure_fingerprint(failed("", exit_code=None)) == "Bash: go test <path>/... → no output"
+
+
+def test_caretz_own_notes_never_stand_for_the_failure():
+    assert failure_fingerprint(failed("boom\n[exit code 1]")) == "Bash: boom"
+    silent = "(no output)\n[exit code 1]"
+    first = ToolObservation(0, "bash", {"command": "test -f a.txt"}, silent, True, 1)
+    second = ToolObservation(1, "bash", {"command": "grep -q needle b.txt"}, silent, True, 1)
+    assert failure_fingerprint(first) == "Bash: test -f a.txt → exit 1"
+    assert failure_fingerprint(first) != failure_fingerprint(second)
 
 
 def test_call_signature_sorts_keys_and_tells_arguments_apart():

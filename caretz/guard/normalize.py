@@ -214,6 +214,13 @@ _NOISE = re.compile(
     r"|\(\d+ more lines (?:above|below)\)"
     r")\s*$"
 )
+# caretz's own notes on a tool result ("[exit code 1]", "(no output)"): they say
+# that a call failed, never how, so two different failures must not share them.
+_OWN_NOTE = re.compile(
+    r"^(?:\[(?:exit code -?\d+|timed out after [^\]]*|cancelled[^\]]*"
+    r"|background processes[^\]]*|\.\.\. [\d,]+ characters omitted \.\.\.)\]"
+    r"|\(no output\))$"
+)
 # Markup around output (<returncode>1</returncode>, <output>): never the telling line.
 _MARKUP = re.compile(r"^(?:</?\w+>)(?:.*</\w+>)?$")
 # Source code shown in listings and tracebacks: it mentions errors without being one.
@@ -247,7 +254,7 @@ def error_line(text: str) -> str:
     weak = fallback = noise = ""
     for line in reversed(text.splitlines()):
         stripped = line.strip()
-        if not stripped or _MARKUP.match(stripped):
+        if not stripped or _MARKUP.match(stripped) or _OWN_NOTE.match(stripped):
             continue
         if _CODE.match(stripped):
             fallback = fallback or stripped
@@ -307,8 +314,19 @@ def failure_fingerprint(obs: ToolObservation) -> str:
     """
     text = _failure_text(obs.output)
     if not text:
-        text = f"exit {obs.exit_code}" if obs.exit_code is not None else "(no output)"
+        # The output says nothing: the failing call itself is what repeats, so two
+        # different silent failures (`test -f a`, `grep -q x b`) stay apart.
+        status = f"exit {obs.exit_code}" if obs.exit_code is not None else "no output"
+        call = _cut(_normalize(_call_text(obs.args)), _FINGERPRINT_LINE_CHARS)
+        text = f"{call} → {status}" if call else status
     return f"{tool_label(obs.tool)}: {text}"
+
+
+def _call_text(args: dict[str, Any]) -> str:
+    command = args.get("command")
+    if isinstance(command, str):
+        return " ".join(command.split())
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def call_signature(tool: str, args: dict[str, Any]) -> str:
