@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -264,12 +263,6 @@ def test_a_timeout_error_or_unreadable_reply_is_not_stuck(answer, error: str):
     assert judged["verdict"]["stuck"] is False
     assert judged["action"] == "continue"
     assert render_lines(judged, False) == [f"[loop-guard] no verdict ({error}) → carrying on"]
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def test_a_real_judge_replying_garbage_leaves_the_turn_alone(server: ModelServer):

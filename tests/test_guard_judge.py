@@ -38,12 +38,6 @@ class StepClock:
         return self.now
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
-
-
 def anthropic_judge(server: ModelServer, reasoning: str = "off", clock=None) -> ModelJudge:
     provider = create_provider(
         BUILTIN_PROVIDERS["anthropic"], "sk-ant-test", base_url=server.url, max_retries=0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 
 import pytest
 
@@ -34,12 +33,6 @@ def ask(*, tools: bool = True, tool_choice: str | None = None, **kw) -> ModelReq
         tool_choice=tool_choice,
         **kw,
     )
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def test_a_forced_default_adds_the_prefix_as_a_trailing_reply() -> None:

@@ -19,12 +19,6 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
-
-
-@pytest.fixture
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=10) as client:
         yield client

@@ -33,12 +33,6 @@ READ = ToolSpec("read", "Read a file", {"type": "object", "properties": {"path":
 
 
 @pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
-
-
-@pytest.fixture
 def sleeps() -> list[float]:
     return []
 

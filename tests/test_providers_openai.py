@@ -32,12 +32,6 @@ EDIT = ToolSpec("edit", "Edit a file", {"type": "object", "properties": {"path":
 
 
 @pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
-
-
-@pytest.fixture
 def sleeps() -> list[float]:
     return []
 

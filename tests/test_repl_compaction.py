@@ -62,12 +62,6 @@ class Recorder:
 
 
 @pytest.fixture
-def server():
-    with ModelServer() as running:
-        yield running
-
-
-@pytest.fixture
 def env(server: ModelServer) -> dict[str, str]:
     return {
         "ANTHROPIC_API_KEY": "sk-test",

@@ -21,12 +21,6 @@ NOT_STUCK = json.dumps({"stuck": False, "confidence": 0.2, "reason": "progress",
 
 
 @pytest.fixture
-def server():
-    with ModelServer() as running:
-        yield running
-
-
-@pytest.fixture
 def env(server: ModelServer) -> dict[str, str]:
     return {
         "ANTHROPIC_API_KEY": "sk-test",

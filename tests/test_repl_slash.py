@@ -22,12 +22,6 @@ from tests.modelserver import ModelServer, text
 
 
 @pytest.fixture
-def server():
-    with ModelServer() as running:
-        yield running
-
-
-@pytest.fixture
 def env(server: ModelServer) -> dict[str, str]:
     Path(os.environ["CARETZ_CONFIG"]).write_text(
         json.dumps(

@@ -78,12 +78,6 @@ class Caretz:
 
 
 @pytest.fixture
-def server():
-    with ModelServer() as running:
-        yield running
-
-
-@pytest.fixture
 def workspace(tmp_path):
     folder = tmp_path / "project"
     folder.mkdir()
