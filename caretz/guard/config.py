@@ -33,6 +33,9 @@ class _Section(BaseModel):
 class JudgeConfig(_Section):
     model: str | None = None  # provider/model; None = the session's own model judges
     reasoning: Reasoning | None = None
+    # A "stuck" verdict the judge itself is unsure of does not interrupt the agent:
+    # a redirect costs the agent its train of thought, so a guess is not enough.
+    min_confidence: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class LoopGuardConfig(_Section):

@@ -316,10 +316,12 @@ class LoopGuard:
         result = self._call_judge(summary)
         verdict = result.verdict if result.error is None else _not_stuck(result.verdict)
         record.add_verdict(primary.step, primary.headline, verdict, result.error)
+        unsure = verdict.stuck and verdict.confidence < self.config.judge.min_confidence
+        acted_on = _not_stuck(verdict) if unsure else verdict
         for detector in self._detectors:
             for firing in judged:
-                detector.after_verdict(firing, verdict)
-        if not verdict.stuck:
+                detector.after_verdict(firing, acted_on)
+        if not acted_on.stuck:
             action = "continue"
         elif final or self._redirect_used():
             action = "stop"
@@ -342,6 +344,7 @@ class LoopGuard:
             action=action,
             applied=self.mode == "active" and action != "continue",
             note=note,
+            unsure=unsure,
         )
         return _Judgement(action, note)
 

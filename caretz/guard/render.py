@@ -37,6 +37,9 @@ def _judged(event: dict[str, Any], detailed: bool) -> list[str]:
     error = event.get("error")
     if error:
         lines = [f"{PREFIX} no verdict ({error}) → carrying on"]
+    elif event.get("unsure"):
+        threshold = "below judge.minConfidence, carrying on"
+        lines = [f"{PREFIX} stuck ({confidence:.2f}) → {threshold}", *_reasons(verdict)]
     elif not verdict.get("stuck"):
         lines = [f"{PREFIX} not stuck ({confidence:.2f}) → carrying on"]
         if detailed:

@@ -305,3 +305,23 @@ def test_replay_a_session_by_its_id(caretz, server, go_project):
     assert lines[-1]["summary"] is True and lines[-1]["first_trigger_step"] == 2
     shown = caretz("sessions", "show", run.session_id)
     assert "make the tests pass" in shown.stdout and "giving up" in shown.stdout
+
+
+def test_an_unsure_stuck_verdict_changes_nothing(caretz, server, go_project):
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)], text("done trying"))
+    server.add(verdict({**STUCK, "confidence": 0.3}), model=JUDGE)
+
+    run = caretz(
+        "-p",
+        "make the tests pass",
+        "--loop-guard",
+        "active",
+        "--loop-guard-model",
+        f"anthropic/{JUDGE}",
+    )
+
+    assert run.code == 0, run.stderr
+    assert "[loop-guard] stuck (0.30) → below judge.minConfidence, carrying on" in run.stderr
+    assert not any(is_note(m) for r in server.requests_for("claude-test") for m in r.messages)
+    judged = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
+    assert judged[0]["action"] == "continue" and judged[0]["unsure"] is True
