@@ -35,6 +35,11 @@ STUCK = {
 NOT_STUCK = {"stuck": False, "confidence": 0.2, "reason": "each run fixes something new"}
 
 
+def with_judge(mode: str) -> list[str]:
+    """Flags for a run with the loop guard in `mode`, judged by the scripted judge model."""
+    return ["--loop-guard", mode, "--loop-guard-model", f"anthropic/{JUDGE}"]
+
+
 def verdict(data: dict) -> Reply:
     return text(json.dumps(data))
 
@@ -63,10 +68,7 @@ def test_stuck_twice_redirects_once_then_ends_the_turn_with_a_report(caretz, ser
     run = caretz(
         "-p",
         "make the integration tests pass",
-        "--loop-guard",
-        "active",
-        "--loop-guard-model",
-        f"anthropic/{JUDGE}",
+        *with_judge("active"),
     )
 
     assert run.code == 3, run.stderr
@@ -117,10 +119,7 @@ def test_shadow_mode_judges_and_logs_but_never_changes_the_requests(caretz, serv
     run = caretz(
         "-p",
         "make the integration tests pass",
-        "--loop-guard",
-        "shadow",
-        "--loop-guard-model",
-        f"anthropic/{JUDGE}",
+        *with_judge("shadow"),
         "--output",
         "detailed",
     )
@@ -145,7 +144,9 @@ def test_a_long_productive_turn_is_never_stopped(caretz, server, workspace):
     server.add(verdict(NOT_STUCK), verdict(NOT_STUCK), verdict(NOT_STUCK), model=JUDGE)
 
     run = caretz(
-        "-p", "fix everything", "--loop-guard", "active", "--loop-guard-model", f"anthropic/{JUDGE}"
+        "-p",
+        "fix everything",
+        *with_judge("active"),
     )
 
     assert run.code == 0, run.stderr
@@ -173,10 +174,7 @@ def test_a_judge_that_fails_never_stops_anything(caretz, server, go_project, jud
     run = caretz(
         "-p",
         "make the tests pass",
-        "--loop-guard",
-        "active",
-        "--loop-guard-model",
-        f"anthropic/{JUDGE}",
+        *with_judge("active"),
     )
 
     assert run.code == 0, run.stderr
@@ -221,10 +219,7 @@ def test_check_every_flag_asks_the_judge_periodically(caretz, server, workspace)
     run = caretz(
         "-p",
         "work",
-        "--loop-guard",
-        "shadow",
-        "--loop-guard-model",
-        f"anthropic/{JUDGE}",
+        *with_judge("shadow"),
         "--loop-guard-check-every",
         "5",
     )
@@ -248,7 +243,9 @@ def test_secrets_are_redacted_from_the_judge_summary(caretz, server, workspace):
     server.add(verdict(NOT_STUCK), model=JUDGE)
 
     run = caretz(
-        "-p", "debug", "--loop-guard", "shadow", "--loop-guard-model", f"anthropic/{JUDGE}"
+        "-p",
+        "debug",
+        *with_judge("shadow"),
     )
 
     assert run.code == 0, run.stderr
@@ -275,10 +272,7 @@ def test_auto_resume_sends_a_bounded_number_of_resume_messages(caretz, server, g
     run = caretz(
         "-p",
         "make the tests pass",
-        "--loop-guard",
-        "active",
-        "--loop-guard-model",
-        f"anthropic/{JUDGE}",
+        *with_judge("active"),
     )
 
     assert run.code == 3, run.stderr
@@ -314,10 +308,7 @@ def test_an_unsure_stuck_verdict_changes_nothing(caretz, server, go_project):
     run = caretz(
         "-p",
         "make the tests pass",
-        "--loop-guard",
-        "active",
-        "--loop-guard-model",
-        f"anthropic/{JUDGE}",
+        *with_judge("active"),
     )
 
     assert run.code == 0, run.stderr
