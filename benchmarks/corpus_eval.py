@@ -89,8 +89,8 @@ class Row:
 
 
 def guard_run(trajectories: Sequence[Any], name: str, note: str, **overrides: Any) -> MethodRun:
+    from caretz.eval.replay import replay
     from caretz.guard.config import LoopGuardConfig
-    from caretz.guard.replay import replay
 
     config = LoopGuardConfig(**overrides)
     marks: dict[str, list[Mark]] = {}
@@ -108,7 +108,7 @@ def hard_only(run: MethodRun, name: str, note: str) -> MethodRun:
 
 
 def baseline_runs(trajectories: Sequence[Any]) -> list[MethodRun]:
-    from caretz.guard.baselines import BASELINES
+    from caretz.eval.baselines import BASELINES
 
     runs = []
     for baseline in BASELINES.values():
@@ -440,7 +440,7 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
     args = parser.parse_args(argv)
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from caretz.guard.replay import TrajectoryError, load_trajectories
+    from caretz.eval.replay import TrajectoryError, load_trajectories
 
     try:
         trajectories = load_trajectories(args.corpus)

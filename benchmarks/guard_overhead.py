@@ -109,8 +109,8 @@ _KINDS: list[tuple[str, Any, Any, bool]] = [
 
 
 def _observation(rng: random.Random, i: int) -> tuple[Any, Any]:
-    from caretz.agent.messages import ToolCall
     from caretz.guard.model import ToolObservation
+    from caretz.messages import ToolCall
 
     tool, args_of, output_of, failed = _KINDS[i % len(_KINDS)]
     args = args_of(i)
@@ -137,7 +137,7 @@ def _guard() -> Any:
 
 
 def _feed(guard: Any, items: list[tuple[Any, Any]]) -> None:
-    from caretz.agent.messages import Message, Usage
+    from caretz.messages import Message, Usage
 
     usage = Usage(2000, 150)
     for call, obs in items:

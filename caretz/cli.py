@@ -141,7 +141,7 @@ def sessions_show(ctx: typer.Context, session_id: str) -> None:
 
 
 def _mount_guard() -> None:
-    from caretz.cli_guard import guard_app
+    from caretz.eval.cli import guard_app
 
     app.add_typer(guard_app, name="guard")
 

@@ -31,8 +31,8 @@ from pydantic.alias_generators import to_camel
 from caretz.agent.compaction import DEFAULT_CONTEXT_WINDOW
 from caretz.guard.config import JudgeConfig, LoopGuardConfig, parse_duration
 from caretz.guard.model import Mode
+from caretz.messages import ProtocolName, Reasoning
 from caretz.pricing import Price, price_for
-from caretz.providers.base import ProtocolName, Reasoning
 from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry
 

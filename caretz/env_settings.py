@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDic
 
 from caretz.config import BudgetUsd, ModelRef, ToolCallLimit
 from caretz.guard.model import Mode
-from caretz.providers.base import Reasoning
+from caretz.messages import Reasoning
 
 
 class EnvSettings(BaseSettings):

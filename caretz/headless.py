@@ -166,7 +166,7 @@ def describe_event(event: dict[str, Any]) -> str | None:
     if kind == "Model.Response" and event["message"].get("content"):
         return event["message"]["content"]
     if kind.startswith("LoopGuard."):
-        from caretz.guard.render import render_lines
+        from caretz.ui.guard_lines import render_lines
 
         return "\n".join(render_lines(event, detailed=True)) or None
     if kind == "Session.Changed":

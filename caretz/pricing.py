@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from caretz.agent.messages import Usage
+from caretz.messages import Usage
 
 _PER_TOKEN = 1 / 1_000_000
 

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from caretz.agent.compaction import AutoCompactor, CompactionPolicy
 from caretz.agent.limits import RunTotals, UsageLimits
-from caretz.agent.messages import Usage
 from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
 from caretz.agent.turn import Agent, TurnListener
 from caretz.guard.model import JudgeResult, Verdict
+from caretz.messages import Usage
 from caretz.session.events import EventLog, read_events
 from caretz.session.store import SessionStore, rebuild_history
 from caretz.tools.base import ToolContext

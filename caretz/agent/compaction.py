@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from caretz.agent.messages import Message, ToolCall, Usage
-from caretz.providers.base import Completed, ModelRequest, ModelResponse, ProviderError
+from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
+from caretz.providers.base import Completed, ProviderError
 
 if TYPE_CHECKING:
     from caretz.agent.turn import Agent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from caretz.agent.messages import Usage
 from caretz.agent.outcomes import LimitReached
+from caretz.messages import Usage
 
 
 @dataclass

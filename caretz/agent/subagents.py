@@ -12,7 +12,7 @@ from typing import Any
 
 from caretz.agent.compaction import ContextMeter
 from caretz.agent.turn import Agent, QuietListener, TurnResult
-from caretz.providers.base import ToolSpec
+from caretz.messages import ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 
 # A hard floor under the guard's own depth check, which only runs while the guard is on.
@@ -42,6 +42,7 @@ TASK_SPEC = ToolSpec(
         "additionalProperties": False,
     },
 )
+
 
 class TaskTool:
     spec = TASK_SPEC

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from caretz.agent.compaction import ContextMeter
 from caretz.agent.limits import RunTotals, UsageLimits
-from caretz.agent.messages import Message, ToolCall, Usage, answer_dangling_calls
 from caretz.agent.outcomes import (
     Done,
     Interrupted,
@@ -32,13 +31,19 @@ from caretz.guard.model import (
     TurnContext,
     Warn,
 )
-from caretz.providers.base import (
-    Completed,
+from caretz.messages import (
+    Message,
     ModelRequest,
     ModelResponse,
+    Reasoning,
+    ToolCall,
+    Usage,
+    answer_dangling_calls,
+)
+from caretz.providers.base import (
+    Completed,
     Provider,
     ProviderError,
-    Reasoning,
     Retrying,
     TextDelta,
     ThinkingDelta,

@@ -10,7 +10,7 @@ from pydantic.alias_generators import to_camel
 
 from caretz.guard.detectors_config import DetectorsConfig
 from caretz.guard.model import Mode
-from caretz.providers.base import Reasoning
+from caretz.messages import Reasoning
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 

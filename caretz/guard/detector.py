@@ -6,8 +6,8 @@ Every hook returns a Firing or None; the guard decides what a firing leads to
 
 from __future__ import annotations
 
-from caretz.agent.messages import Message, ToolCall
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+from caretz.messages import Message, ToolCall
 
 
 class Detector:

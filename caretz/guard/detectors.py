@@ -23,7 +23,6 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Literal
 
-from caretz.agent.messages import Message, ToolCall
 from caretz.guard.detector import Detector
 from caretz.guard.detectors_config import (
     AlternationConfig,
@@ -44,6 +43,7 @@ from caretz.guard.normalize import (
     failure_fingerprint,
     normalize_output,
 )
+from caretz.messages import Message, ToolCall
 
 Severity = Literal["judge", "warn", "block", "stop"]
 SUBAGENT_TOOL = "task"

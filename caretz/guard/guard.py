@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from caretz.agent.messages import Message, ToolCall, Usage
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.detector import Detector
 from caretz.guard.detectors import DelegationChain, build_detectors
@@ -51,6 +50,7 @@ from caretz.guard.notes import (
 )
 from caretz.guard.summary import TurnRecord, build_summary
 from caretz.guard.triggers import build_triggers
+from caretz.messages import Message, ToolCall, Usage
 
 Emit = Callable[..., dict[str, Any]]
 

@@ -14,16 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from caretz.agent.messages import Message, Usage
 from caretz.guard.model import JudgeResult, Verdict
-from caretz.providers.base import (
-    Completed,
-    ModelRequest,
-    ModelResponse,
-    Provider,
-    ProviderError,
-    Reasoning,
-)
+from caretz.messages import Message, ModelRequest, ModelResponse, Reasoning, Usage
+from caretz.providers.base import Completed, Provider, ProviderError
 
 JUDGE_SYSTEM = """\
 You review one turn of an AI coding agent and decide whether the turn is stuck. \

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from caretz.agent.messages import Usage
+from caretz.messages import Usage
 
 Mode = Literal["off", "shadow", "active"]
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from caretz.agent.messages import Message, Usage
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.normalize import error_line, failure_fingerprint, tool_label
+from caretz.messages import Message, Usage
 
 LAST_CALLS = 12
 LAST_MESSAGES = 4

@@ -3,43 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
-from caretz.agent.messages import Message, Usage
-
-Reasoning = Literal["off", "low", "medium", "high"]
-ProtocolName = Literal["anthropic", "openai"]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    parameters: dict[str, Any]  # JSON schema of the arguments object
-
-
-@dataclass
-class ModelRequest:
-    model: str  # the bare model ID the endpoint knows
-    system: str
-    messages: list[Message]
-    tools: list[ToolSpec] = field(default_factory=list)
-    reasoning: Reasoning = "off"
-    max_tokens: int = 8192
-    # "auto" | "required" | "none" | a tool name; None leaves the endpoint's default.
-    tool_choice: str | None = None
-    # A JSON schema the reply must follow (used by the judge); None = free text.
-    response_schema: dict[str, Any] | None = None
-    extra_body: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class ModelResponse:
-    message: Message  # role "assistant": text, tool calls, thinking
-    usage: Usage
-    stop_reason: str
-    model: str
+from caretz.messages import Message, ModelRequest, ModelResponse
 
 
 @dataclass(frozen=True)

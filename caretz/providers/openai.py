@@ -12,15 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from caretz.agent.messages import Message, Usage
-from caretz.providers.base import (
-    ModelRequest,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallStarted,
-    ToolSpec,
-)
+from caretz.messages import Message, ModelRequest, ToolSpec, Usage
+from caretz.providers.base import StreamEvent, TextDelta, ThinkingDelta, ToolCallStarted
 from caretz.providers.sse import (
     MessageDraft,
     PendingCall,

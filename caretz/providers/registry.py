@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from caretz.agent.messages import Message
-from caretz.providers.base import ModelRequest, ProtocolName, Provider, ProviderError, StreamEvent
+from caretz.messages import Message, ModelRequest, ProtocolName
+from caretz.providers.base import Provider, ProviderError, StreamEvent
 
 if TYPE_CHECKING:
     from caretz.providers.local import LocalModel

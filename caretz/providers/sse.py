@@ -20,15 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import httpx
 
 from caretz import __version__
-from caretz.agent.messages import Message, ToolCall, Usage
-from caretz.providers.base import (
-    Completed,
-    ModelRequest,
-    ModelResponse,
-    ProviderError,
-    Retrying,
-    StreamEvent,
-)
+from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
+from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
 
 if TYPE_CHECKING:
     from caretz.providers.registry import ProviderEntry

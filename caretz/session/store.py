@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from caretz.agent.messages import Message, answer_dangling_calls
+from caretz.messages import Message, answer_dangling_calls
 from caretz.session.events import read_events
 
 EVENTS_FILE = "events.jsonl"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from caretz.providers.base import ToolSpec
+from caretz.messages import ToolSpec
 
 
 @dataclass

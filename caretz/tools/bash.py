@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from caretz.providers.base import ToolSpec
+from caretz.messages import ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 
 MAX_TIMEOUT_S = 600.0

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from caretz.providers.base import ToolSpec
+from caretz.messages import ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 
 READ_DEFAULT_LIMIT = 2000

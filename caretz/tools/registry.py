@@ -11,8 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from caretz.agent.messages import ToolCall
-from caretz.providers.base import ToolSpec
+from caretz.messages import ToolCall, ToolSpec
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
 from caretz.tools.files import EditTool, ReadTool, WriteTool

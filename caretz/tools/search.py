@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from caretz.providers.base import ToolSpec
+from caretz.messages import ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.files import BINARY_SNIFF_BYTES, display_path, looks_binary, resolve_path
 

@@ -62,7 +62,7 @@ class TextOutput:
         elif kind == "Tool.Result":
             self.tool_line(event)
         elif kind.startswith("LoopGuard."):
-            from caretz.guard.render import render_lines
+            from caretz.ui.guard_lines import render_lines
 
             for text in render_lines(event, self.detailed):
                 self.line(f"[magenta]{escape(text)}[/]")

@@ -24,9 +24,9 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
-from caretz.guard.render import render_lines
 from caretz.providers.base import Retrying
 from caretz.ui.console import call_preview
+from caretz.ui.guard_lines import render_lines
 
 Clock = Callable[[], float]
 

@@ -31,7 +31,7 @@ from caretz.agent.compaction import (
     needs_compaction,
 )
 from caretz.agent.limits import RunTotals
-from caretz.agent.messages import Usage
+from caretz.messages import Usage
 from caretz.ui.live import LiveView
 
 if TYPE_CHECKING:

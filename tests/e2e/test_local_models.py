@@ -23,18 +23,16 @@ from typing import Any
 
 import pytest
 
-from caretz.agent.messages import Message
 from caretz.guard.judge import ModelJudge
 from caretz.guard.model import Verdict
+from caretz.messages import Message, ModelRequest, ToolSpec
 from caretz.providers.base import (
     Completed,
-    ModelRequest,
     Provider,
     ProviderError,
     Retrying,
     StreamEvent,
     TextDelta,
-    ToolSpec,
 )
 from caretz.providers.local import LocalModel, LocalServers, display_path
 from caretz.providers.registry import ProviderEntry, create_provider

@@ -14,8 +14,8 @@ import pytest
 from caretz.config import CliOverrides, ConfigError, resolve_settings
 from caretz.runtime import apply_settings, set_guard_mode, start_session, switch_model
 from caretz.session.events import read_events
+from tests.agent.test_compaction import Recorder
 from tests.modelserver import ModelServer, text
-from tests.test_repl_compaction import Recorder
 
 NOT_STUCK = json.dumps({"stuck": False, "confidence": 0.2, "reason": "progress", "try_instead": ""})
 

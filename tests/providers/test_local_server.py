@@ -282,7 +282,7 @@ def test_the_runner_reports_a_missing_xllamacpp(tmp_path: Path):
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "xllamacpp.py").write_text("raise ImportError('No module named xllamacpp')\n")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), str(root)])}
 
     done = subprocess.run(

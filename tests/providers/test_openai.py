@@ -7,17 +7,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from caretz.agent.messages import Message, ToolCall, Usage
+from caretz.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
 from caretz.providers.base import (
     Completed,
-    ModelRequest,
     ProviderError,
     Retrying,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
-    ToolSpec,
     collect,
 )
 from caretz.providers.openai import OpenAIParser, OpenAIProvider

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from caretz.guard.render import render_lines
+from caretz.ui.guard_lines import render_lines
 
 HEADLINE = "repeat: 3× Bash: <path>/db_test.go:N: undefined: testDB"
 REASON = "testDB is declared in a file with a build tag the test run doesn't set."

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from caretz.agent.messages import Message, Usage
 from caretz.guard.judge import JUDGE_SYSTEM, VERDICT_SCHEMA, ModelJudge, NoJudge, parse_verdict
 from caretz.guard.model import Verdict
-from caretz.providers.base import Completed, ModelRequest, ModelResponse, StreamEvent, TextDelta
+from caretz.messages import Message, ModelRequest, ModelResponse, Usage
+from caretz.providers.base import Completed, StreamEvent, TextDelta
 from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
 from tests.modelserver import ModelServer, error, text
 

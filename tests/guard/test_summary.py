@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from caretz.agent.messages import Message, Usage
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.summary import TurnRecord, build_summary, is_short_follow_up, redact
+from caretz.messages import Message, Usage
 
 
 class Clock:

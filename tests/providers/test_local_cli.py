@@ -23,7 +23,7 @@ def gguf(tmp_path: Path) -> Path:
 def caretz(*args: str, cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if pythonpath is not None:
-        root = Path(__file__).resolve().parents[1]
+        root = Path(__file__).resolve().parents[2]
         env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), str(root)])
     return subprocess.run(
         [sys.executable, "-m", "caretz", *args],

@@ -8,18 +8,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from caretz.agent.messages import Message, ToolCall, Usage
+from caretz.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
 from caretz.providers.anthropic import AnthropicParser, AnthropicProvider
 from caretz.providers.base import (
     Completed,
-    ModelRequest,
     ProviderError,
     Retrying,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
-    ToolSpec,
     collect,
 )
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry, create_provider

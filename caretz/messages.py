@@ -1,7 +1,9 @@
-"""Provider-neutral conversation types.
+"""The plain data every part of caretz shares: conversation, usage, tool specs,
+model requests and responses.
 
-Providers translate these to and from their wire formats; the turn loop, the
-session log and the guard only ever see these.
+A leaf: it imports nothing from caretz. Providers translate these to and from
+their wire formats; the turn loop, the tools, the guard and the session log only
+ever see these.
 """
 
 from __future__ import annotations
@@ -117,3 +119,37 @@ def answer_dangling_calls(conversation: list[Message], text: str) -> None:
             if call.id not in answered:
                 conversation.append(Message("tool", text, tool_call_id=call.id, is_error=True))
         return
+
+
+Reasoning = Literal["off", "low", "medium", "high"]
+ProtocolName = Literal["anthropic", "openai"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments object
+
+
+@dataclass
+class ModelRequest:
+    model: str  # the bare model ID the endpoint knows
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    reasoning: Reasoning = "off"
+    max_tokens: int = 8192
+    # "auto" | "required" | "none" | a tool name; None leaves the endpoint's default.
+    tool_choice: str | None = None
+    # A JSON schema the reply must follow (used by the judge); None = free text.
+    response_schema: dict[str, Any] | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelResponse:
+    message: Message  # role "assistant": text, tool calls, thinking
+    usage: Usage
+    stop_reason: str
+    model: str

@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from caretz.cli_guard import guard_app
-from caretz.guard.baselines import BASELINES, anti_looping_guardrail, goa_loop_detection
-from caretz.guard.config import LoopGuardConfig
-from caretz.guard.replay import (
+from caretz.eval.baselines import BASELINES, anti_looping_guardrail, goa_loop_detection
+from caretz.eval.cli import guard_app
+from caretz.eval.replay import (
     CORPUS_TOOL_KEY,
     TrajectoryError,
     load_trajectories,
     replay,
 )
+from caretz.guard.config import LoopGuardConfig
 from tests.modelserver import ModelServer, text
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 REPEAT = DATA / "repeat.jsonl"
 PRODUCTIVE = DATA / "productive.jsonl"
 EXPLORATION = DATA / "exploration.jsonl"
@@ -322,7 +322,7 @@ def test_benchmark_scores_a_small_corpus(tmp_path, monkeypatch):
     import importlib.util
     import sys
 
-    script = Path(__file__).parents[1] / "benchmarks" / "corpus_eval.py"
+    script = Path(__file__).parents[2] / "benchmarks" / "corpus_eval.py"
     spec = importlib.util.spec_from_file_location("corpus_eval", script)
     assert spec is not None and spec.loader is not None
     corpus_eval = importlib.util.module_from_spec(spec)

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from caretz.eval.replay import ReplayResult
     from caretz.guard.config import LoopGuardConfig
     from caretz.guard.model import Judge
-    from caretz.guard.replay import ReplayResult
 
 guard_app = typer.Typer(
     help="Check the loop guard's calls on recorded trajectories before trusting it.",
@@ -75,7 +75,7 @@ def replay_command(
     import os
 
     from caretz.config import ConfigError
-    from caretz.guard.replay import TrajectoryError, load_all, replay_all
+    from caretz.eval.replay import TrajectoryError, load_all, replay_all
 
     try:
         if output not in ("text", "json"):

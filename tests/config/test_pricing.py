@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from caretz.agent.messages import Usage
 from caretz.config import CliOverrides, resolve_settings
+from caretz.messages import Usage
 from caretz.pricing import BUILTIN_PRICES, Price, cost_usd, price_for
 
 

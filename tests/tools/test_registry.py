@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from caretz.agent.messages import ToolCall
-from caretz.providers.base import ToolSpec
+from caretz.messages import ToolCall, ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.registry import ToolCrash, ToolRegistry, default_tools, validate_arguments
 

@@ -29,7 +29,7 @@ from caretz.config import (
 from caretz.guard.config import LoopGuardConfig
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "profiles.example.json"
 DOCS = REPO / "docs" / "configuration.md"
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from caretz.guard.replay import Step
+from caretz.eval.replay import Step
 
 Action = Literal["warn", "block", "stop"]
 HARD_ACTIONS: frozenset[str] = frozenset({"block", "stop"})

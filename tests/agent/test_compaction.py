@@ -26,8 +26,8 @@ from caretz.agent.compaction import (
     recent_start,
     trim_tool_traffic,
 )
-from caretz.agent.messages import Message
 from caretz.config import CliOverrides, resolve_settings
+from caretz.messages import Message
 from caretz.runtime import Session, start_session
 from caretz.session.events import read_events
 from caretz.session.store import rebuild_history

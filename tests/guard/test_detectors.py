@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from caretz.agent.messages import Message, ToolCall
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.detector import Detector
 from caretz.guard.detectors import (
@@ -38,6 +37,7 @@ from caretz.guard.detectors_config import (
     ToolRoundsConfig,
 )
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+from caretz.messages import Message, ToolCall
 
 PYTEST = {"command": "pytest -x tests/test_db.py"}
 FAIL_DB = "tests/test_db.py:12: in test_connect\nE   NameError: name 'testDB' is not defined\n1 failed in 0.31s"

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from caretz.agent.messages import Message
-from caretz.providers.base import ModelRequest, ProviderError, ToolSpec, collect
+from caretz.messages import Message, ModelRequest, ToolSpec
+from caretz.providers.base import ProviderError, collect
 from caretz.providers.registry import (
     BUILTIN_PROVIDERS,
     ProviderEntry,

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caretz.agent.messages import Message, ToolCall, Usage
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.guard import LoopGuard
 from caretz.guard.judge import NoJudge
 from caretz.guard.model import Judge, ToolObservation, TurnContext
+from caretz.messages import Message, ToolCall, Usage
 
 # Corpus tool names → caretz tool names, where the match is obvious. The corpus
 # name is kept in the arguments under CORPUS_TOOL_KEY.

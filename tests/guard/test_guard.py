@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from caretz.agent.messages import Message, ToolCall, Usage
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.detector import Detector
 from caretz.guard.guard import LoopGuard, command_matches, path_matches
@@ -24,9 +23,10 @@ from caretz.guard.model import (
     Verdict,
     Warn,
 )
-from caretz.guard.render import render_lines
 from caretz.guard.triggers import build_triggers
+from caretz.messages import Message, ToolCall, Usage
 from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
+from caretz.ui.guard_lines import render_lines
 from tests.modelserver import ModelServer, text
 
 TASK = "make the integration tests pass"
