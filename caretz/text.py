@@ -1,0 +1,17 @@
+"""Shortening text for lines people and models read. A leaf: imports nothing from caretz."""
+
+from __future__ import annotations
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, ending in "…" when cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """`text` with every run of white space (newlines included) folded to one space,
+    then shortened to `limit` characters when a limit is given."""
+    line = " ".join(text.split())
+    return line if limit is None else shorten(line, limit)
