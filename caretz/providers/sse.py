@@ -24,7 +24,7 @@ from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usag
 from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
 
 if TYPE_CHECKING:
-    from caretz.providers.registry import ProviderEntry
+    from caretz.providers.entry import ProviderEntry
 
 MAX_BACKOFF_S = 30.0
 # A server asking for a longer pause than this gets a retry after this long instead,
