@@ -22,6 +22,7 @@ import httpx
 from caretz import __version__
 from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
+from caretz.text import shorten
 
 if TYPE_CHECKING:
     from caretz.providers.entry import ProviderEntry
@@ -31,10 +32,6 @@ MAX_BACKOFF_S = 30.0
 # so a session never sits silent for minutes.
 MAX_RETRY_AFTER_S = 60.0
 CLIP_CHARS = 200
-
-
-def clip(text: str, limit: int = CLIP_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 # --- SSE framing -------------------------------------------------------------------------
@@ -80,9 +77,9 @@ def load_chunk(data: str) -> dict[str, Any]:
     try:
         value = json.loads(data)
     except json.JSONDecodeError as exc:
-        raise StreamFailure(f"malformed chunk ({exc.msg}): {clip(data)}") from None
+        raise StreamFailure(f"malformed chunk ({exc.msg}): {shorten(data, CLIP_CHARS)}") from None
     if not isinstance(value, dict):
-        raise StreamFailure(f"malformed chunk (not a JSON object): {clip(data)}")
+        raise StreamFailure(f"malformed chunk (not a JSON object): {shorten(data, CLIP_CHARS)}")
     return value
 
 
@@ -105,10 +102,13 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return {}, f"the arguments are not valid JSON ({exc.msg} at char {exc.pos}): {clip(raw)}"
+        return (
+            {},
+            f"the arguments are not valid JSON ({exc.msg} at char {exc.pos}): {shorten(raw, CLIP_CHARS)}",
+        )
     if not isinstance(value, dict):
         kind = type(value).__name__
-        return {}, f"the arguments must be a JSON object, not {kind}: {clip(raw)}"
+        return {}, f"the arguments must be a JSON object, not {kind}: {shorten(raw, CLIP_CHARS)}"
     return value, None
 
 
@@ -216,8 +216,8 @@ def error_detail(response: httpx.Response) -> str:
     try:
         payload = response.json()
     except ValueError:
-        return clip(response.text.strip()) or response.reason_phrase or "no details"
-    return describe_error(payload) or clip(response.text.strip()) or "no details"
+        return shorten(response.text.strip(), CLIP_CHARS) or response.reason_phrase or "no details"
+    return describe_error(payload) or shorten(response.text.strip(), CLIP_CHARS) or "no details"
 
 
 def describe_error(payload: Any) -> str:
@@ -372,7 +372,7 @@ class SSEProvider:
 
     def _refuse_whole_json(self, response: httpx.Response) -> None:
         if response.headers.get("content-type", "").startswith("application/json"):
-            body = clip(response.read().decode(errors="replace"))
+            body = shorten(response.read().decode(errors="replace"), CLIP_CHARS)
             raise self._error(
                 f"{self.name}: {self.url} answered with JSON instead of an event stream "
                 f"(does it support stream=true?): {body}"

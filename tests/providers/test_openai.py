@@ -446,3 +446,12 @@ def test_a_server_that_does_not_stream_gets_a_clear_error(server, provider, slee
         collect(provider.stream(ask(extra_body={"stream": False})))
 
     assert sleeps == []
+
+
+def test_long_bad_arguments_are_quoted_cut_to_200_characters(server, provider):
+    server.add(Reply(tool_calls=[("bash", {})], raw_arguments='{"command": ' + "x" * 400))
+
+    call = collect(provider.stream(ask(tools=[BASH]))).message.tool_calls[0]
+
+    quoted = call.arguments_error.split(": ", 1)[1]
+    assert len(quoted) == 200 and quoted.endswith("…") and quoted.startswith('{"command": xxx')
