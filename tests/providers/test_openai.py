@@ -9,7 +9,6 @@ import pytest
 
 from caretz.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
 from caretz.providers.base import (
-    Completed,
     ProviderError,
     Retrying,
     StreamEvent,
@@ -22,6 +21,7 @@ from caretz.providers.openai import OpenAIParser, OpenAIProvider
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry, create_provider
 from caretz.providers.sse import SSEEvent, iter_sse
 from tests.modelserver import ModelServer, Reply, calls, error, text
+from tests.providers.streams import completed
 
 KEY = "sk-proj-test-0123456789"
 ENTRY = BUILTIN_PROVIDERS["openai"]
@@ -45,12 +45,6 @@ def ask(prompt: str = "hi", **kw) -> ModelRequest:
     return ModelRequest(
         model="gpt-test", system="You are terse.", messages=[Message("user", prompt)], **kw
     )
-
-
-def completed(events: list[StreamEvent]) -> Completed:
-    finals = [e for e in events if isinstance(e, Completed)]
-    assert len(finals) == 1 and events[-1] is finals[0]
-    return finals[0]
 
 
 # --- Streaming replies ----------------------------------------------------------------
