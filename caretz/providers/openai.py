@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
-from caretz.providers.base import StreamEvent, TextDelta, ThinkingDelta, ToolCallStarted
+from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.sse import (
     MessageDraft,
     PendingCall,
@@ -153,14 +153,8 @@ class OpenAIParser:
     def _choice(self, choice: dict[str, Any]) -> Iterator[StreamEvent]:
         delta = choice.get("delta") or {}
         # DeepSeek and vLLM say reasoning_content; OpenRouter and Ollama say reasoning.
-        thinking = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(thinking, str) and thinking:
-            self.draft.thinking.append(thinking)
-            yield ThinkingDelta(thinking)
-        text = delta.get("content")
-        if isinstance(text, str) and text:
-            self.draft.text.append(text)
-            yield TextDelta(text)
+        yield from self.draft.add_thinking(delta.get("reasoning_content") or delta.get("reasoning"))
+        yield from self.draft.add_text(delta.get("content"))
         for piece in delta.get("tool_calls") or []:
             yield from self._tool_call(piece)
         if choice.get("finish_reason"):

@@ -21,7 +21,14 @@ import httpx
 
 from caretz import __version__
 from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
-from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
+from caretz.providers.base import (
+    Completed,
+    ProviderError,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+)
 from caretz.text import shorten
 
 if TYPE_CHECKING:
@@ -137,6 +144,18 @@ class MessageDraft:
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None  # as the server said it
     model: str | None = None
+
+    def add_text(self, text: Any) -> Iterator[StreamEvent]:
+        """Keep a piece of the answer and pass it on; empty or non-text pieces are dropped."""
+        if isinstance(text, str) and text:
+            self.text.append(text)
+            yield TextDelta(text)
+
+    def add_thinking(self, text: Any) -> Iterator[StreamEvent]:
+        """Keep a piece of reasoning and pass it on; empty or non-text pieces are dropped."""
+        if isinstance(text, str) and text:
+            self.thinking.append(text)
+            yield ThinkingDelta(text)
 
     def partial(self) -> Message:
         """What streamed so far, for the log when the stream breaks."""
