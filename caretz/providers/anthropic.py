@@ -9,11 +9,11 @@ from typing import Any
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.sse import (
-    MessageDraft,
     PendingCall,
     SSEEvent,
     SSEProvider,
     StreamFailure,
+    StreamParser,
     is_transient,
     load_chunk,
 )
@@ -157,12 +157,8 @@ def mark_conversation_prefix(wire: list[dict[str, Any]]) -> None:
             return
 
 
-class AnthropicParser:
+class AnthropicParser(StreamParser):
     """Turns Messages-API stream events into caretz stream events."""
-
-    def __init__(self) -> None:
-        self.draft = MessageDraft()
-        self.done = False
 
     def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
         data = load_chunk(event.data)

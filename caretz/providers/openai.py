@@ -15,11 +15,11 @@ from urllib.parse import urlsplit
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.sse import (
-    MessageDraft,
     PendingCall,
     SSEEvent,
     SSEProvider,
     StreamFailure,
+    StreamParser,
     describe_error,
     is_transient,
     load_chunk,
@@ -124,12 +124,8 @@ def assistant_message(message: Message) -> dict[str, Any]:
     return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
 
 
-class OpenAIParser:
+class OpenAIParser(StreamParser):
     """Turns chat.completion.chunk events into caretz stream events."""
-
-    def __init__(self) -> None:
-        self.draft = MessageDraft()
-        self.done = False
 
     def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
         if event.data.strip() == "[DONE]":

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx
 
@@ -184,11 +184,15 @@ def normalize_stop(raw: str | None, has_calls: bool, aliases: Mapping[str, str])
     return reason
 
 
-class StreamParser(Protocol):
-    draft: MessageDraft
-    done: bool  # the end-of-stream marker arrived; stop reading
+class StreamParser:
+    """Turns one protocol's SSE events into caretz stream events, building the reply in `draft`."""
 
-    def feed(self, event: SSEEvent) -> Iterator[StreamEvent]: ...
+    def __init__(self) -> None:
+        self.draft = MessageDraft()
+        self.done = False  # the end-of-stream marker arrived; stop reading
+
+    def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
+        raise NotImplementedError
 
 
 # --- Retries --------------------------------------------------------------------------
