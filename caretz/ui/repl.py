@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 
     from caretz.agent.turn import TurnResult
     from caretz.config import CliOverrides, Settings
-    from caretz.runtime import Session
 
 HISTORY_FILE = "prompt-history"
 
@@ -77,20 +75,9 @@ def run_repl(
 class Repl(SessionControl):
     """The interactive session's prompt loop: read a line, run a slash command or a turn."""
 
-    def __init__(
-        self,
-        session: Session,
-        view: LiveView,
-        console: Console,
-        env: Mapping[str, str],
-        overrides: CliOverrides | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        super().__init__(session, view, console, env, overrides)
-        self.clock = clock
-        self.exit_armed = False  # Ctrl-C was pressed once on an empty line
-        self.prompt: PromptSession[Any] | None = None
-        self.toolbar_tokens = 0
+    exit_armed = False  # Ctrl-C was pressed once on an empty line
+    prompt: PromptSession[Any] | None = None  # built on the first read
+    toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self) -> None:

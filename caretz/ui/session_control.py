@@ -7,7 +7,8 @@ model, profile or guard mode, move to another session, compact, report costs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -41,11 +42,13 @@ class SessionControl:
         console: Console,
         env: Mapping[str, str],
         overrides: CliOverrides | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.view = view
         self.console = console
         self.env = env
         self.overrides = overrides
+        self.clock = clock
         self.running = True
         self.session = session
 
