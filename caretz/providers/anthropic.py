@@ -8,8 +8,8 @@ from typing import Any
 
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
-    PendingCall,
     SSEEvent,
     SSEProvider,
     StreamFailure,

@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
-    PendingCall,
     SSEEvent,
     SSEProvider,
     StreamFailure,
