@@ -111,7 +111,7 @@ def main_command(
     if ctx.invoked_subcommand is not None:
         return
     session = "latest" if continue_ else resume
-    from caretz.headless import run_cli
+    from caretz.commands import run_cli
 
     raise typer.Exit(run_cli(overrides, prompt, session))
 
@@ -119,7 +119,7 @@ def main_command(
 @config_app.command("show")
 def config_show(ctx: typer.Context) -> None:
     """Print the resolved settings as JSON (API keys are never shown)."""
-    from caretz.headless import show_config
+    from caretz.commands import show_config
 
     raise typer.Exit(show_config(ctx.obj))
 
@@ -127,7 +127,7 @@ def config_show(ctx: typer.Context) -> None:
 @sessions_app.command("list")
 def sessions_list(ctx: typer.Context) -> None:
     """Past sessions, oldest first."""
-    from caretz.headless import list_sessions
+    from caretz.commands import list_sessions
 
     raise typer.Exit(list_sessions(ctx.obj))
 
@@ -135,7 +135,7 @@ def sessions_list(ctx: typer.Context) -> None:
 @sessions_app.command("show")
 def sessions_show(ctx: typer.Context, session_id: str) -> None:
     """A session's turns, tool calls and loop-guard verdicts."""
-    from caretz.headless import show_session
+    from caretz.commands import show_session
 
     raise typer.Exit(show_session(ctx.obj, session_id))
 

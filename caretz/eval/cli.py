@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from caretz.text import shorten
+
 if TYPE_CHECKING:
     from caretz.eval.replay import ReplayResult
     from caretz.guard.config import LoopGuardConfig
@@ -232,5 +234,5 @@ def _closing_text(result: ReplayResult) -> str:
 
 
 def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split("\n"))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    # Newlines only: the columns of a firing line are aligned with runs of spaces.
+    return shorten(text.replace("\n", " "), limit)

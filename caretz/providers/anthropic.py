@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
-from caretz.providers.base import StreamEvent, TextDelta, ThinkingDelta, ToolCallStarted
+from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
-    MessageDraft,
-    PendingCall,
     SSEEvent,
     SSEProvider,
     StreamFailure,
+    StreamParser,
     is_transient,
     load_chunk,
 )
@@ -157,12 +157,8 @@ def mark_conversation_prefix(wire: list[dict[str, Any]]) -> None:
             return
 
 
-class AnthropicParser:
+class AnthropicParser(StreamParser):
     """Turns Messages-API stream events into caretz stream events."""
-
-    def __init__(self) -> None:
-        self.draft = MessageDraft()
-        self.done = False
 
     def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
         data = load_chunk(event.data)
@@ -188,12 +184,10 @@ class AnthropicParser:
 
     def _start_block(self, index: int, block: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = block.get("type")
-        if kind == "text" and block.get("text"):
-            self.draft.text.append(block["text"])
-            yield TextDelta(block["text"])
-        elif kind == "thinking" and block.get("thinking"):
-            self.draft.thinking.append(block["thinking"])
-            yield ThinkingDelta(block["thinking"])
+        if kind == "text":
+            yield from self.draft.add_text(block.get("text"))
+        elif kind == "thinking":
+            yield from self.draft.add_thinking(block.get("thinking"))
         elif kind == "tool_use":
             call = PendingCall(block.get("id", ""), block.get("name", ""))
             if isinstance(block.get("input"), dict):
@@ -203,12 +197,10 @@ class AnthropicParser:
 
     def _delta(self, index: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = delta.get("type")
-        if kind == "text_delta" and delta.get("text"):
-            self.draft.text.append(delta["text"])
-            yield TextDelta(delta["text"])
-        elif kind == "thinking_delta" and delta.get("thinking"):
-            self.draft.thinking.append(delta["thinking"])
-            yield ThinkingDelta(delta["thinking"])
+        if kind == "text_delta":
+            yield from self.draft.add_text(delta.get("text"))
+        elif kind == "thinking_delta":
+            yield from self.draft.add_thinking(delta.get("thinking"))
         elif kind == "signature_delta":
             self.draft.signature = delta.get("signature") or self.draft.signature
         elif kind == "input_json_delta":

@@ -9,12 +9,13 @@ through the ordinary OpenAI or Anthropic provider to that URL.
 
 The child never outlives caretz: caretz stops it at exit (atexit, which also runs
 after Ctrl-C and errors), and the child ends itself when its stdin pipe closes,
-which happens however caretz dies.
+which happens however caretz dies. This module starts, shares and stops the
+servers; local_spec.py checks what a `local` section names; local_runner.py is
+the child.
 """
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import contextlib
 import dataclasses
@@ -28,97 +29,25 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-if TYPE_CHECKING:
-    from caretz.providers.registry import ProviderEntry
+from caretz.providers.entry import DEFAULT_LOAD_TIMEOUT_S, ProviderEntry
+from caretz.providers.entry import LocalModel as LocalModel  # profiles.json's `local` section
+from caretz.providers.local_spec import BUILTIN_TEMPLATE as BUILTIN_TEMPLATE
+from caretz.providers.local_spec import (
+    LocalServerError,
+    ServerSpec,
+    display_path,
+    server_spec,
+)
+from caretz.providers.local_spec import (
+    builtin_template_path as builtin_template_path,  # docs/local-models.md names it here
+)
 
 INSTALL_HINT = "pip install 'caretz[local]'"
-BUILTIN_TEMPLATE = "chatml-tools"  # chatTemplate value naming the template caretz ships
-BUILTIN_TEMPLATE_FILE = "chatml_tools.jinja"
-DEFAULT_LOAD_TIMEOUT_S = 300.0
 STOP_GRACE_S = 3.0
-GGUF_MAGIC = b"GGUF"
 _ERROR_TAIL_LINES = 3
-
-
-class LocalServerError(Exception):
-    """The local model server could not start; the message says what to fix."""
-
-
-@dataclass(frozen=True)
-class LocalModel:
-    """A provider's `local` section: run this GGUF file on a managed llama.cpp server."""
-
-    model: str | None = None  # the GGUF file; None: the model ID of the ref is the path
-    chat_template: str | None = None  # a Jinja file, or "chatml-tools"; None: the model's own
-    context_size: int | None = None  # tokens; None: the model's trained context
-    threads: int | None = None  # CPU threads; None: llama.cpp decides
-    load_timeout_s: float = DEFAULT_LOAD_TIMEOUT_S
-
-
-@dataclass(frozen=True)
-class ServerSpec:
-    """Exactly what one server runs; equal specs share one server."""
-
-    model_path: Path
-    chat_template: Path | None = None
-    context_size: int | None = None
-    threads: int | None = None
-
-    def argv(self) -> list[str]:
-        args = ["--model", str(self.model_path)]
-        if self.chat_template is not None:
-            args += ["--chat-template", str(self.chat_template)]
-        if self.context_size is not None:
-            args += ["--context-size", str(self.context_size)]
-        if self.threads is not None:
-            args += ["--threads", str(self.threads)]
-        return args
-
-
-def builtin_template_path() -> Path:
-    from importlib.resources import files
-
-    return Path(str(files("caretz.providers").joinpath(BUILTIN_TEMPLATE_FILE)))
-
-
-def server_spec(local: LocalModel, model_id: str, cwd: Path | None = None) -> ServerSpec:
-    """The files a `local` section names, checked; relative paths are taken from `cwd`."""
-    base = cwd or Path.cwd()
-    model_path = _existing_file(base, local.model or model_id, "model file")
-    _check_gguf(model_path)
-    template = None
-    if local.chat_template == BUILTIN_TEMPLATE:
-        template = builtin_template_path()
-    elif local.chat_template:
-        template = _existing_file(base, local.chat_template, "chat template")
-    return ServerSpec(model_path, template, local.context_size, local.threads)
-
-
-def _existing_file(base: Path, name: str, what: str) -> Path:
-    path = (base / Path(name).expanduser()).resolve()
-    if not path.is_file():
-        raise LocalServerError(f"{what} {path} does not exist")
-    return path
-
-
-def _check_gguf(path: Path) -> None:
-    try:
-        with path.open("rb") as file:
-            magic = file.read(len(GGUF_MAGIC))
-    except OSError as exc:
-        raise LocalServerError(f"cannot read model file {path}: {exc.strerror}") from None
-    if magic != GGUF_MAGIC:
-        raise LocalServerError(f"{path} is not a GGUF model file (llama.cpp runs .gguf files)")
-
-
-def display_path(path: Path) -> str:
-    home = Path.home()
-    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
-
 
 # --------------------------------------------------------------- one running server
 
@@ -386,78 +315,7 @@ def shared_servers() -> LocalServers:
     return _shared
 
 
-# --------------------------------------------------------------- the child process
+if __name__ == "__main__":  # the server's child process (see local_runner.py)
+    from caretz.providers.local_runner import main
 
-
-def _parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m caretz.providers.local",
-        description="Serve a GGUF model with llama.cpp on a free loopback port "
-        "(caretz starts this; it prints its URL as JSON and stops when stdin closes).",
-    )
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--chat-template")
-    parser.add_argument("--context-size", type=int)
-    parser.add_argument("--threads", type=int)
-    return parser.parse_args(argv)
-
-
-def _report(data: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(data) + "\n")
-    sys.stdout.flush()
-
-
-def _exit_when_stdin_closes() -> None:
-    def watch() -> None:
-        while sys.stdin.buffer.read(4096):
-            pass
-        os._exit(0)  # the server's own threads would keep a normal exit waiting
-
-    threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
-
-
-def server_params(args: argparse.Namespace) -> Any:
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
-    params.model.path = args.model
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0  # a free port; the server reports it
-    params.verbosity = 1  # errors only, to stderr
-    params.n_parallel = 1  # one request at a time gets the whole context
-    if args.context_size is not None:
-        params.n_ctx = args.context_size
-    if args.threads is not None:
-        params.cpuparams.n_threads = args.threads
-        params.cpuparams_batch.n_threads = args.threads
-    if args.chat_template:
-        params.chat_template = Path(args.chat_template).read_text(encoding="utf-8")
-        params.use_jinja = True
-    return params
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        import xllamacpp
-    except ImportError:
-        _report({"error": "not-installed"})
-        return 3
-    try:
-        server = xllamacpp.Server(server_params(args))
-    except Exception as exc:  # reported to caretz, which shows llama.cpp's own log lines
-        _report({"error": str(exc) or type(exc).__name__})
-        return 1
-    _report({"url": server.listening_address})
-    # Nothing else goes to stdout: nobody reads it any more, and a full pipe would block.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    # Started only now, so a failure above is always reported; a caretz that died
-    # while the model loaded has closed the pipe already, and this ends at once.
-    _exit_when_stdin_closes()
-    threading.Event().wait()
-    return 0
-
-
-if __name__ == "__main__":
     sys.exit(main())

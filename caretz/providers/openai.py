@@ -13,13 +13,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
-from caretz.providers.base import StreamEvent, TextDelta, ThinkingDelta, ToolCallStarted
+from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
-    MessageDraft,
-    PendingCall,
     SSEEvent,
     SSEProvider,
     StreamFailure,
+    StreamParser,
     describe_error,
     is_transient,
     load_chunk,
@@ -124,12 +124,8 @@ def assistant_message(message: Message) -> dict[str, Any]:
     return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
 
 
-class OpenAIParser:
+class OpenAIParser(StreamParser):
     """Turns chat.completion.chunk events into caretz stream events."""
-
-    def __init__(self) -> None:
-        self.draft = MessageDraft()
-        self.done = False
 
     def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
         if event.data.strip() == "[DONE]":
@@ -153,14 +149,8 @@ class OpenAIParser:
     def _choice(self, choice: dict[str, Any]) -> Iterator[StreamEvent]:
         delta = choice.get("delta") or {}
         # DeepSeek and vLLM say reasoning_content; OpenRouter and Ollama say reasoning.
-        thinking = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(thinking, str) and thinking:
-            self.draft.thinking.append(thinking)
-            yield ThinkingDelta(thinking)
-        text = delta.get("content")
-        if isinstance(text, str) and text:
-            self.draft.text.append(text)
-            yield TextDelta(text)
+        yield from self.draft.add_thinking(delta.get("reasoning_content") or delta.get("reasoning"))
+        yield from self.draft.add_text(delta.get("content"))
         for piece in delta.get("tool_calls") or []:
             yield from self._tool_call(piece)
         if choice.get("finish_reason"):

@@ -10,39 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from caretz.messages import Message, ModelRequest, ProtocolName
+from caretz.messages import Message, ModelRequest
 from caretz.providers.base import Provider, ProviderError, StreamEvent
-
-if TYPE_CHECKING:
-    from caretz.providers.local import LocalModel
+from caretz.providers.entry import LocalModel, ProviderEntry
 
 # Tool choices that leave the model free not to call a tool.
 UNFORCED_TOOL_CHOICES = (None, "auto", "none")
 
 
-@dataclass(frozen=True)
-class ProviderEntry:
-    name: str
-    protocol: ProtocolName
-    base_url: str
-    api_key_env: str | None = None  # None: the endpoint needs no key (local servers)
-    base_url_env: str | None = None  # an env var that overrides base_url, as the SDKs do
-    headers: dict[str, str] = field(default_factory=dict)
-    extra_body: dict[str, Any] = field(default_factory=dict)
-    # For requests that offer tools and name no tool_choice themselves.
-    tool_choice: str | None = None
-    # When a tool call is forced, the reply is started with this text (a trailing
-    # assistant message), e.g. "<tool_call>\n" for Hermes-style chat templates.
-    tool_call_prefix: str | None = None
-    local: LocalModel | None = None  # a GGUF model on a llama.cpp server caretz runs
-
-
 def _local_entry() -> ProviderEntry:
-    from caretz.providers.local import LocalModel
-
     # The port is picked when the server starts; the model ID is the GGUF file's path.
     return ProviderEntry("local", "openai", "http://127.0.0.1:0/v1", local=LocalModel())
 

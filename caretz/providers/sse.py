@@ -1,8 +1,9 @@
-"""What both wire protocols share: SSE framing, the reply being assembled, retries.
+"""What both wire protocols share: SSE framing, the parser seam, retries.
 
 A protocol module supplies the URL path, the headers, the request body and a parser
-that turns SSE events into stream events. `SSEProvider.stream` does the HTTP, the
-retrying and the error messages, so both protocols fail and retry the same way.
+that turns SSE events into stream events, building the reply in a MessageDraft
+(draft.py). `SSEProvider.stream` does the HTTP, the retrying and the error
+messages, so both protocols fail and retry the same way.
 """
 
 from __future__ import annotations
@@ -15,26 +16,23 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx
 
 from caretz import __version__
-from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
+from caretz.messages import Message, ModelRequest
 from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
+from caretz.providers.draft import CLIP_CHARS, MessageDraft
+from caretz.text import shorten
 
 if TYPE_CHECKING:
-    from caretz.providers.registry import ProviderEntry
+    from caretz.providers.entry import ProviderEntry
 
 MAX_BACKOFF_S = 30.0
 # A server asking for a longer pause than this gets a retry after this long instead,
 # so a session never sits silent for minutes.
 MAX_RETRY_AFTER_S = 60.0
-CLIP_CHARS = 200
-
-
-def clip(text: str, limit: int = CLIP_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 # --- SSE framing -------------------------------------------------------------------------
@@ -80,9 +78,9 @@ def load_chunk(data: str) -> dict[str, Any]:
     try:
         value = json.loads(data)
     except json.JSONDecodeError as exc:
-        raise StreamFailure(f"malformed chunk ({exc.msg}): {clip(data)}") from None
+        raise StreamFailure(f"malformed chunk ({exc.msg}): {shorten(data, CLIP_CHARS)}") from None
     if not isinstance(value, dict):
-        raise StreamFailure(f"malformed chunk (not a JSON object): {clip(data)}")
+        raise StreamFailure(f"malformed chunk (not a JSON object): {shorten(data, CLIP_CHARS)}")
     return value
 
 
@@ -95,81 +93,18 @@ def is_transient(kind: str) -> bool:
     )
 
 
-# --- The reply being assembled --------------------------------------------------------
+# --- Parsing a stream --------------------------------------------------------------------
 
 
-def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """Tool-call arguments as a dict, or ({}, what was wrong) — never raises."""
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {}, f"the arguments are not valid JSON ({exc.msg} at char {exc.pos}): {clip(raw)}"
-    if not isinstance(value, dict):
-        kind = type(value).__name__
-        return {}, f"the arguments must be a JSON object, not {kind}: {clip(raw)}"
-    return value, None
+class StreamParser:
+    """Turns one protocol's SSE events into caretz stream events, building the reply in `draft`."""
 
+    def __init__(self) -> None:
+        self.draft = MessageDraft()
+        self.done = False  # the end-of-stream marker arrived; stop reading
 
-@dataclass
-class PendingCall:
-    id: str
-    name: str
-    parts: list[str] = field(default_factory=list)
-    # Arguments sent whole in the opening event (used when no fragments follow).
-    initial: dict[str, Any] | None = None
-
-    def finish(self) -> ToolCall:
-        raw = "".join(self.parts)
-        if not raw.strip() and self.initial:
-            return ToolCall(self.id, self.name, dict(self.initial))
-        arguments, error = parse_arguments(raw)
-        return ToolCall(self.id, self.name, arguments, error)
-
-
-@dataclass
-class MessageDraft:
-    text: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
-    signature: str | None = None
-    calls: dict[int, PendingCall] = field(default_factory=dict)  # by the stream's index
-    usage: Usage = field(default_factory=Usage)
-    stop_reason: str | None = None  # as the server said it
-    model: str | None = None
-
-    def partial(self) -> Message:
-        """What streamed so far, for the log when the stream breaks."""
-        return Message("assistant", "".join(self.text), thinking="".join(self.thinking))
-
-    def response(self, fallback_model: str, stop_aliases: Mapping[str, str]) -> ModelResponse:
-        tool_calls = [call.finish() for _, call in sorted(self.calls.items())]
-        message = Message(
-            "assistant",
-            "".join(self.text),
-            tool_calls=tool_calls,
-            thinking="".join(self.thinking),
-            thinking_signature=self.signature,
-        )
-        stop = normalize_stop(self.stop_reason, bool(tool_calls), stop_aliases)
-        return ModelResponse(message, self.usage, stop, self.model or fallback_model)
-
-
-def normalize_stop(raw: str | None, has_calls: bool, aliases: Mapping[str, str]) -> str:
-    if raw is None:
-        return "tool_use" if has_calls else "end_turn"
-    reason = aliases.get(raw, raw)
-    # Some OpenAI-compatible servers say "stop" even when the reply is tool calls.
-    if has_calls and reason == "end_turn":
-        return "tool_use"
-    return reason
-
-
-class StreamParser(Protocol):
-    draft: MessageDraft
-    done: bool  # the end-of-stream marker arrived; stop reading
-
-    def feed(self, event: SSEEvent) -> Iterator[StreamEvent]: ...
+    def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
+        raise NotImplementedError
 
 
 # --- Retries --------------------------------------------------------------------------
@@ -216,8 +151,8 @@ def error_detail(response: httpx.Response) -> str:
     try:
         payload = response.json()
     except ValueError:
-        return clip(response.text.strip()) or response.reason_phrase or "no details"
-    return describe_error(payload) or clip(response.text.strip()) or "no details"
+        return shorten(response.text.strip(), CLIP_CHARS) or response.reason_phrase or "no details"
+    return describe_error(payload) or shorten(response.text.strip(), CLIP_CHARS) or "no details"
 
 
 def describe_error(payload: Any) -> str:
@@ -372,7 +307,7 @@ class SSEProvider:
 
     def _refuse_whole_json(self, response: httpx.Response) -> None:
         if response.headers.get("content-type", "").startswith("application/json"):
-            body = clip(response.read().decode(errors="replace"))
+            body = shorten(response.read().decode(errors="replace"), CLIP_CHARS)
             raise self._error(
                 f"{self.name}: {self.url} answered with JSON instead of an event stream "
                 f"(does it support stream=true?): {body}"

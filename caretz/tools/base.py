@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from caretz.messages import ToolSpec
 
@@ -50,3 +50,28 @@ class Tool(Protocol):
     spec: ToolSpec
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+ParamType = Literal["string", "integer", "number", "boolean"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of a tool: its JSON type and what the model reads about it."""
+
+    type: ParamType
+    description: str
+    required: bool = False
+
+
+def object_schema(**params: Param) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments: these, in this order, and no others."""
+    return {
+        "type": "object",
+        "properties": {
+            name: {"type": param.type, "description": param.description}
+            for name, param in params.items()
+        },
+        "required": [name for name, param in params.items() if param.required],
+        "additionalProperties": False,
+    }

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from caretz.messages import ToolSpec
-from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 
 MAX_TIMEOUT_S = 600.0
 POLL_INTERVAL_S = 0.05
@@ -127,22 +127,11 @@ class BashTool:
             "seconds (default 120, at most 600). Long output keeps its start and end. "
             "Use read, edit, grep and glob for files rather than cat, sed, grep or find."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command to run."},
-                "timeout": {
-                    "type": "number",
-                    "description": "Seconds before the command is killed (at most 600).",
-                },
-                "description": {
-                    "type": "string",
-                    "description": "A few words on what the command does, shown to the user.",
-                },
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
+        parameters=object_schema(
+            command=Param("string", "The command to run.", required=True),
+            timeout=Param("number", "Seconds before the command is killed (at most 600)."),
+            description=Param("string", "A few words on what the command does, shown to the user."),
+        ),
     )
 
     def __init__(self, kill_grace_s: float = 1.0, output_drain_s: float = 0.5):

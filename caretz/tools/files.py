@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from caretz.messages import ToolSpec
-from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE_CHARS = 2000
@@ -109,22 +109,11 @@ class ReadTool:
             "characters are cut. Paths are relative to the workspace or absolute. "
             "Read a file before editing it."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File to read."},
-                "offset": {
-                    "type": "integer",
-                    "description": "First line to show, 1-based (default 1).",
-                },
-                "limit": {
-                    "type": "integer",
-                    "description": "How many lines to show (default 2000).",
-                },
-            },
-            "required": ["path"],
-            "additionalProperties": False,
-        },
+        parameters=object_schema(
+            path=Param("string", "File to read.", required=True),
+            offset=Param("integer", "First line to show, 1-based (default 1)."),
+            limit=Param("integer", "How many lines to show (default 2000)."),
+        ),
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -183,15 +172,10 @@ class WriteTool:
             "its entire content. To change part of an existing file, use edit instead. "
             "Paths are relative to the workspace or absolute."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File to write."},
-                "content": {"type": "string", "description": "The complete new content."},
-            },
-            "required": ["path", "content"],
-            "additionalProperties": False,
-        },
+        parameters=object_schema(
+            path=Param("string", "File to write.", required=True),
+            content=Param("string", "The complete new content.", required=True),
+        ),
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -232,20 +216,14 @@ class EditTool:
             "lines to make it unique. new_string replaces it (may be empty to delete). "
             "Read the file first and copy the text without the line-number prefix."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File to edit."},
-                "old_string": {"type": "string", "description": "Exact text to replace."},
-                "new_string": {"type": "string", "description": "Replacement text."},
-                "replace_all": {
-                    "type": "boolean",
-                    "description": "Replace every match instead of exactly one (default false).",
-                },
-            },
-            "required": ["path", "old_string", "new_string"],
-            "additionalProperties": False,
-        },
+        parameters=object_schema(
+            path=Param("string", "File to edit.", required=True),
+            old_string=Param("string", "Exact text to replace.", required=True),
+            new_string=Param("string", "Replacement text.", required=True),
+            replace_all=Param(
+                "boolean", "Replace every match instead of exactly one (default false)."
+            ),
+        ),
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

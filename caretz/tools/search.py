@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from caretz.messages import ToolSpec
-from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 from caretz.tools.files import BINARY_SNIFF_BYTES, display_path, looks_binary, resolve_path
 
 SKIPPED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
@@ -82,18 +82,10 @@ class GlobTool:
             "name. Returns workspace-relative paths, most recently modified first, at most "
             f"{GLOB_MAX_FILES}. Skips {', '.join(sorted(SKIPPED_DIRS))}."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Glob pattern, e.g. **/*.py"},
-                "path": {
-                    "type": "string",
-                    "description": "Directory to search in (default: the workspace).",
-                },
-            },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+        parameters=object_schema(
+            pattern=Param("string", "Glob pattern, e.g. **/*.py", required=True),
+            path=Param("string", "Directory to search in (default: the workspace)."),
+        ),
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -141,24 +133,13 @@ class GrepTool:
             f"{', '.join(sorted(SKIPPED_DIRS))} are skipped. At most max_results lines "
             f"(default {GREP_DEFAULT_MAX_RESULTS})."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Python regular expression."},
-                "path": {"type": "string", "description": "File or directory to search."},
-                "glob": {"type": "string", "description": "Only search files matching this."},
-                "case_insensitive": {
-                    "type": "boolean",
-                    "description": "Ignore case (default false).",
-                },
-                "max_results": {
-                    "type": "integer",
-                    "description": f"Most lines to return (default {GREP_DEFAULT_MAX_RESULTS}).",
-                },
-            },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+        parameters=object_schema(
+            pattern=Param("string", "Python regular expression.", required=True),
+            path=Param("string", "File or directory to search."),
+            glob=Param("string", "Only search files matching this."),
+            case_insensitive=Param("boolean", "Ignore case (default false)."),
+            max_results=Param("integer", "Most lines to return (default 200)."),
+        ),
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

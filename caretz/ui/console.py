@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from caretz.providers.base import Retrying
+from caretz.text import one_line, shorten
 
 _ARG_PREVIEW = 80
 
@@ -22,9 +23,8 @@ def call_preview(name: str, arguments: dict[str, Any]) -> str:
     for key in ("command", "path", "pattern", "agent", "prompt"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
-            text = " ".join(value.split())
-            return text if len(text) <= _ARG_PREVIEW else text[: _ARG_PREVIEW - 1] + "…"
-    return json.dumps(arguments, sort_keys=True)[:_ARG_PREVIEW]
+            return one_line(value, _ARG_PREVIEW)
+    return shorten(json.dumps(arguments, sort_keys=True), _ARG_PREVIEW)
 
 
 class TextOutput:

@@ -25,6 +25,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from caretz.providers.base import Retrying
+from caretz.text import shorten
 from caretz.ui.console import call_preview
 from caretz.ui.guard_lines import render_lines
 
@@ -34,6 +35,7 @@ LIVE_WINDOW_LINES = 8  # streamed lines kept redrawable (a later delta may chang
 RENDER_INTERVAL_S = 0.08  # re-render streamed Markdown at most this often
 DIFF_MAX_LINES = 40
 FAILED_OUTPUT_LINES = 3
+OUTPUT_LINE_CHARS = 200  # a failed command's output line, shortened to this
 _EXIT_NOTE = re.compile(r"\[exit code -?\d+\]")
 
 
@@ -276,7 +278,7 @@ class LiveView:
             if line.strip() and not _EXIT_NOTE.fullmatch(line.strip())  # the line says the exit
         ]
         for line in lines[-FAILED_OUTPUT_LINES:]:
-            self.print(f"  [dim]│ {escape(line[:200])}[/]")
+            self.print(f"  [dim]│ {escape(shorten(line, OUTPUT_LINE_CHARS))}[/]")
 
     def diff(self, diff: str) -> None:
         lines = diff.rstrip("\n").splitlines()

@@ -7,7 +7,6 @@ first word) is an ordinary message.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,8 +16,10 @@ from prompt_toolkit.document import Document
 from rich.markup import escape
 from rich.table import Table
 
+from caretz.ui.sessions_text import prompt_preview, started_text
+
 if TYPE_CHECKING:
-    from caretz.ui.repl import Repl
+    from caretz.ui.session_control import SessionControl
 
 GUARD_MODES = ("off", "shadow", "active")
 
@@ -41,8 +42,8 @@ class SlashCommand:
     name: str
     args: str  # how the argument is written in /help; "" for none
     summary: str
-    run: Callable[[Repl, str], None]
-    choices: Callable[[Repl], Iterable[str]] | None = None  # argument completions
+    run: Callable[[SessionControl, str], None]
+    choices: Callable[[SessionControl], Iterable[str]] | None = None  # argument completions
 
     @property
     def usage(self) -> str:
@@ -59,7 +60,7 @@ def parse(text: str) -> tuple[str, str] | None:
     return head.lower(), rest.strip()
 
 
-def dispatch(repl: Repl, text: str) -> bool:
+def dispatch(repl: SessionControl, text: str) -> bool:
     """Run `text` if it is a slash command; False when it is a message for the model."""
     parsed = parse(text)
     if parsed is None:
@@ -86,7 +87,7 @@ def find(name: str) -> SlashCommand | None:
 # -- the commands ------------------------------------------------------------------------
 
 
-def show_help(repl: Repl, argument: str) -> None:
+def show_help(repl: SessionControl, argument: str) -> None:
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
@@ -102,14 +103,14 @@ def show_help(repl: Repl, argument: str) -> None:
     repl.console.print(keys)
 
 
-def change_model(repl: Repl, argument: str) -> None:
+def change_model(repl: SessionControl, argument: str) -> None:
     if not argument:
         repl.info(f"model: {repl.session.agent.model_ref} (switch with /model provider/model)")
         return
     repl.switch_model(argument)
 
 
-def change_profile(repl: Repl, argument: str) -> None:
+def change_profile(repl: SessionControl, argument: str) -> None:
     if not argument:
         names = ", ".join(profile_names(repl)) or "none defined"
         repl.info(f"profile: {repl.session.settings.profile_name} (profiles: {names})")
@@ -117,7 +118,7 @@ def change_profile(repl: Repl, argument: str) -> None:
     repl.switch_profile(argument)
 
 
-def change_guard(repl: Repl, argument: str) -> None:
+def change_guard(repl: SessionControl, argument: str) -> None:
     if not argument:
         guard = repl.session.agent.guard
         mode = guard.mode if guard is not None else "off"
@@ -129,7 +130,7 @@ def change_guard(repl: Repl, argument: str) -> None:
     repl.set_guard_mode(argument)
 
 
-def list_sessions(repl: Repl, argument: str) -> None:
+def list_sessions(repl: SessionControl, argument: str) -> None:
     sessions = repl.store().list()
     if not sessions:
         repl.info("no sessions yet")
@@ -138,43 +139,45 @@ def list_sessions(repl: Repl, argument: str) -> None:
     for column in ("session", "started", "turns", "model", "first message"):
         table.add_column(column, no_wrap=column != "first message", overflow="ellipsis")
     for info in sessions[-15:]:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started)) if info.started else ""
         marker = " ←" if info.id == repl.session.id else ""
-        prompt = " ".join(info.first_prompt.split())[:60]
         table.add_row(
-            escape(info.id + marker), when, str(info.turns), escape(info.model), escape(prompt)
+            escape(info.id + marker),
+            started_text(info),
+            str(info.turns),
+            escape(info.model),
+            escape(prompt_preview(info)),
         )
     repl.console.print(table)
     repl.info("reopen one with /resume ID")
 
 
-def resume_session(repl: Repl, argument: str) -> None:
+def resume_session(repl: SessionControl, argument: str) -> None:
     if not argument:
         repl.error("/resume needs a session ID: /sessions lists them")
         return
     repl.resume(argument)
 
 
-def clear_conversation(repl: Repl, argument: str) -> None:
+def clear_conversation(repl: SessionControl, argument: str) -> None:
     repl.new_session()
 
 
-def show_cost(repl: Repl, argument: str) -> None:
+def show_cost(repl: SessionControl, argument: str) -> None:
     repl.show_cost()
 
 
-def compact_now(repl: Repl, argument: str) -> None:
+def compact_now(repl: SessionControl, argument: str) -> None:
     repl.compact(reason="manual")
 
 
-def exit_repl(repl: Repl, argument: str) -> None:
+def exit_repl(repl: SessionControl, argument: str) -> None:
     repl.running = False
 
 
 # -- completions -------------------------------------------------------------------------
 
 
-def profile_names(repl: Repl) -> list[str]:
+def profile_names(repl: SessionControl) -> list[str]:
     from caretz.config import ConfigError, load_config_file
 
     try:
@@ -184,7 +187,7 @@ def profile_names(repl: Repl) -> list[str]:
     return sorted(file.profiles)
 
 
-def model_choices(repl: Repl) -> list[str]:
+def model_choices(repl: SessionControl) -> list[str]:
     from caretz.config import ConfigError, load_config_file
 
     settings = repl.session.settings
@@ -199,7 +202,7 @@ def model_choices(repl: Repl) -> list[str]:
     return list(dict.fromkeys(refs))
 
 
-def session_choices(repl: Repl) -> list[str]:
+def session_choices(repl: SessionControl) -> list[str]:
     return list(reversed(repl.store().ids()))
 
 
@@ -239,7 +242,7 @@ ALIASES = {"quit": "exit", "q": "exit", "new": "clear", "?": "help"}
 class SlashCompleter(Completer):
     """Completes command names after `/`, then each command's argument."""
 
-    def __init__(self, repl: Repl):
+    def __init__(self, repl: SessionControl):
         self.repl = repl
 
     def get_completions(

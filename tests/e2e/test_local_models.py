@@ -34,8 +34,10 @@ from caretz.providers.base import (
     StreamEvent,
     TextDelta,
 )
-from caretz.providers.local import LocalModel, LocalServers, display_path
-from caretz.providers.registry import ProviderEntry, create_provider
+from caretz.providers.entry import LocalModel, ProviderEntry
+from caretz.providers.local import LocalServers
+from caretz.providers.local_spec import display_path
+from caretz.providers.registry import create_provider
 
 if find_spec("xllamacpp") is None:
     pytest.skip("xllamacpp is not installed: pip install xllamacpp", allow_module_level=True)

@@ -11,7 +11,6 @@ import pytest
 from caretz.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
 from caretz.providers.anthropic import AnthropicParser, AnthropicProvider
 from caretz.providers.base import (
-    Completed,
     ProviderError,
     Retrying,
     StreamEvent,
@@ -23,6 +22,7 @@ from caretz.providers.base import (
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry, create_provider
 from caretz.providers.sse import SSEEvent, retry_after_seconds, retry_delay
 from tests.modelserver import ModelServer, Reply, calls, error, text, tool
+from tests.providers.streams import completed
 
 KEY = "sk-ant-test-0123456789"
 ENTRY = BUILTIN_PROVIDERS["anthropic"]
@@ -50,12 +50,6 @@ def ask(prompt: str = "hi", **kw) -> ModelRequest:
 
 def run(provider: AnthropicProvider, request: ModelRequest) -> list[StreamEvent]:
     return list(provider.stream(request))
-
-
-def completed(events: list[StreamEvent]) -> Completed:
-    finals = [e for e in events if isinstance(e, Completed)]
-    assert len(finals) == 1 and events[-1] is finals[0]
-    return finals[0]
 
 
 # --- Streaming replies ----------------------------------------------------------------

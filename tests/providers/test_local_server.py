@@ -18,16 +18,18 @@ from pathlib import Path
 
 import pytest
 
+from caretz.providers.entry import LocalModel
 from caretz.providers.local import (
-    BUILTIN_TEMPLATE,
     INSTALL_HINT,
-    LocalModel,
-    LocalServerError,
     LocalServers,
-    ServerSpec,
-    builtin_template_path,
-    display_path,
+    builtin_template_path,  # docs/local-models.md imports it from here
     not_installed_message,
+)
+from caretz.providers.local_spec import (
+    BUILTIN_TEMPLATE,
+    LocalServerError,
+    ServerSpec,
+    display_path,
     server_spec,
 )
 from caretz.providers.registry import BUILTIN_PROVIDERS

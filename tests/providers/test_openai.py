@@ -9,7 +9,6 @@ import pytest
 
 from caretz.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
 from caretz.providers.base import (
-    Completed,
     ProviderError,
     Retrying,
     StreamEvent,
@@ -22,6 +21,7 @@ from caretz.providers.openai import OpenAIParser, OpenAIProvider
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry, create_provider
 from caretz.providers.sse import SSEEvent, iter_sse
 from tests.modelserver import ModelServer, Reply, calls, error, text
+from tests.providers.streams import completed
 
 KEY = "sk-proj-test-0123456789"
 ENTRY = BUILTIN_PROVIDERS["openai"]
@@ -45,12 +45,6 @@ def ask(prompt: str = "hi", **kw) -> ModelRequest:
     return ModelRequest(
         model="gpt-test", system="You are terse.", messages=[Message("user", prompt)], **kw
     )
-
-
-def completed(events: list[StreamEvent]) -> Completed:
-    finals = [e for e in events if isinstance(e, Completed)]
-    assert len(finals) == 1 and events[-1] is finals[0]
-    return finals[0]
 
 
 # --- Streaming replies ----------------------------------------------------------------
@@ -446,3 +440,12 @@ def test_a_server_that_does_not_stream_gets_a_clear_error(server, provider, slee
         collect(provider.stream(ask(extra_body={"stream": False})))
 
     assert sleeps == []
+
+
+def test_long_bad_arguments_are_quoted_cut_to_200_characters(server, provider):
+    server.add(Reply(tool_calls=[("bash", {})], raw_arguments='{"command": ' + "x" * 400))
+
+    call = collect(provider.stream(ask(tools=[BASH]))).message.tool_calls[0]
+
+    quoted = call.arguments_error.split(": ", 1)[1]
+    assert len(quoted) == 200 and quoted.endswith("…") and quoted.startswith('{"command": xxx')

@@ -1,7 +1,9 @@
-"""What the CLI's commands do, as plain functions that return an exit code.
+"""What the CLI's commands do (a run, `config show`, `sessions list` and `show`),
+as plain functions that return an exit code.
 
 Errors people can fix are caught here, at the edge, and become one line on
-stderr with exit code 2; everything below raises where the problem is.
+stderr with exit code 2 (`caretz.usage_error.fail`); everything below raises
+where the problem is.
 """
 
 from __future__ import annotations
@@ -12,17 +14,12 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from caretz.usage_error import fail
+
 if TYPE_CHECKING:
     from caretz.agent.turn import TurnResult
     from caretz.config import CliOverrides, Settings
     from caretz.runtime import Output, Session
-
-USAGE_ERROR = 2
-
-
-def fail(message: str) -> int:
-    sys.stderr.write(f"caretz: {message}\n")
-    return USAGE_ERROR
 
 
 def load_settings(overrides: CliOverrides) -> Settings:
@@ -117,6 +114,7 @@ def show_config(overrides: CliOverrides) -> int:
 def list_sessions(overrides: CliOverrides) -> int:
     from caretz.config import ConfigError, data_dir
     from caretz.session.store import SessionStore
+    from caretz.ui.sessions_text import list_line
 
     try:
         store = SessionStore(data_dir(os.environ))
@@ -126,12 +124,7 @@ def list_sessions(overrides: CliOverrides) -> int:
     if not sessions:
         sys.stdout.write("no sessions yet\n")
     for info in sessions:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started))
-        prompt = " ".join(info.first_prompt.split())[:60]
-        sys.stdout.write(
-            f"{info.id}  {when}  {info.model}  {info.turns} turn(s)  "
-            f"{info.last_status or '-'}  {prompt}\n"
-        )
+        sys.stdout.write(list_line(info) + "\n")
     return 0
 
 
@@ -139,6 +132,7 @@ def show_session(overrides: CliOverrides, session_id: str) -> int:
     from caretz.config import data_dir
     from caretz.session.events import read_events
     from caretz.session.store import SessionNotFound, SessionStore
+    from caretz.ui.sessions_text import describe_event
 
     try:
         path = SessionStore(data_dir(os.environ)).events_path(session_id)
@@ -149,36 +143,3 @@ def show_session(overrides: CliOverrides, session_id: str) -> int:
         if line:
             sys.stdout.write(line + "\n")
     return 0
-
-
-def describe_event(event: dict[str, Any]) -> str | None:
-    kind = event["type"]
-    if kind in ("Session.Started", "Session.Resumed"):
-        return f"{kind} {event['session_id']} model={event['model']} cwd={event['cwd']}"
-    if kind == "Turn.Started":
-        return f"\n> {event['prompt']}"
-    if kind == "Tool.Called":
-        call = event["call"]
-        return f"  {call['name']} {json.dumps(call['arguments'], sort_keys=True)[:120]}"
-    if kind == "Tool.Result":
-        mark = "ok" if event["ok"] else f"failed (exit {event.get('exit_code')})"
-        return f"    → {mark}, {event['duration_s']}s"
-    if kind == "Model.Response" and event["message"].get("content"):
-        return event["message"]["content"]
-    if kind.startswith("LoopGuard."):
-        from caretz.ui.guard_lines import render_lines
-
-        return "\n".join(render_lines(event, detailed=True)) or None
-    if kind == "Session.Changed":
-        return (
-            f"[{event['change']} changed] model={event['model']} loop-guard={event['loop_guard']}"
-        )
-    if kind == "Session.Compacted":
-        return (
-            f"[compacted ({event['reason']})] {event['tokens_before']:,} → "
-            f"{event['tokens_after']:,} tokens; {event['trimmed']} outputs trimmed, "
-            f"{event['summarized']} messages summarized"
-        )
-    if kind == "Turn.Ended":
-        return f"[{event['status']}] {event.get('message') or ''}".rstrip()
-    return None

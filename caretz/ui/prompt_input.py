@@ -1,0 +1,93 @@
+"""Reading the next message at the terminal: a prompt_toolkit prompt with
+persistent history, completion and multi-line keys, and no echo while a turn runs."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.completion import Completer
+
+
+@contextlib.contextmanager
+def keys_not_echoed() -> Iterator[None]:
+    """While a turn runs, keys typed are not echoed over its output; Ctrl-C still
+    interrupts, and what was typed waits for the next prompt."""
+    try:
+        import termios
+    except ImportError:  # Windows: the console does not echo over the output
+        yield
+        return
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError, AttributeError):
+        yield  # not a terminal: nothing to hide
+        return
+    quiet = list(saved)
+    quiet[3] &= ~(termios.ECHO | getattr(termios, "ECHOCTL", 0))
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+def build_prompt_session(
+    history_path: Path,
+    completer: Completer,
+    toolbar: Callable[[], str],
+    on_line_cleared: Callable[[], None],
+) -> PromptSession[Any]:
+    """The prompt: persistent history, completion, multi-line keys, Ctrl-C handling.
+
+    Ctrl-C clears a line that has text (then calls `on_line_cleared`) and raises
+    KeyboardInterrupt from `prompt()` on an empty one."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.application import get_app
+    from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+    from prompt_toolkit.filters import Condition
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+    history_path.parent.mkdir(parents=True, exist_ok=True)
+    bindings = KeyBindings()
+
+    @Condition
+    def line_continues() -> bool:
+        document = get_app().current_buffer.document
+        return document.is_cursor_at_the_end and document.text.endswith("\\")
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("enter", filter=line_continues)
+    def _continued_line(event: KeyPressEvent) -> None:
+        event.current_buffer.delete_before_cursor(1)
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-c")
+    def _ctrl_c(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+            on_line_cleared()
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return PromptSession(
+        message=[("bold", "› ")],
+        prompt_continuation="  ",
+        history=FileHistory(str(history_path)),
+        completer=completer,
+        complete_while_typing=True,
+        auto_suggest=AutoSuggestFromHistory(),
+        key_bindings=bindings,
+        bottom_toolbar=toolbar,
+    )

@@ -1,0 +1,215 @@
+"""The interactive session's state and what slash commands do to it: switch the
+model, profile or guard mode, move to another session, compact, report costs.
+
+`Repl` (caretz.ui.repl) adds the prompt loop on top; slash commands only need this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.markup import escape
+
+from caretz.agent.compaction import (
+    CompactionPolicy,
+    ContextMeter,
+    Reason,
+    compact,
+    needs_compaction,
+)
+from caretz.ui.live import LiveView
+
+if TYPE_CHECKING:
+    from caretz.config import CliOverrides
+    from caretz.runtime import Session
+    from caretz.session.store import SessionStore
+
+RECAP_LINES = 30  # lines of the last answer shown when a session is resumed
+
+
+class SessionControl:
+    """The running interactive session; slash commands act on it."""
+
+    def __init__(
+        self,
+        session: Session,
+        view: LiveView,
+        console: Console,
+        env: Mapping[str, str],
+        overrides: CliOverrides | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.view = view
+        self.console = console
+        self.env = env
+        self.overrides = overrides
+        self.clock = clock
+        self.running = True
+        self.session = session
+
+    # -- compaction ----------------------------------------------------------------------
+    def policy(self) -> CompactionPolicy:
+        return CompactionPolicy(context_window=self.session.settings.context_window)
+
+    def context_tokens(self) -> int:
+        agent = self.session.agent
+        return self.meter.estimate(agent.system, agent.conversation)
+
+    def auto_compact(self) -> None:
+        tokens = self.context_tokens()
+        if needs_compaction(tokens, self.policy()):
+            self.compact(reason="auto", tokens=tokens)
+
+    def compact(self, reason: Reason = "manual", tokens: int | None = None) -> None:
+        tokens = self.context_tokens() if tokens is None else tokens
+        with self.console.status("compacting the conversation…", spinner="dots"):
+            try:
+                result = compact(
+                    self.session.agent, self.policy(), tokens_before=tokens, reason=reason
+                )
+            except KeyboardInterrupt:
+                self.info("compaction stopped; the conversation is unchanged")
+                return
+        if result is None:
+            self.info("nothing to compact yet: the conversation is only the latest turns")
+        elif not result.summarized and not result.trimmed:
+            self.error(f"compaction failed: {result.summary_error}")
+
+    @property
+    def meter(self) -> ContextMeter:
+        """The agent's own meter: the turn loop measures every response into it."""
+        return self.session.agent.context
+
+    # -- session changes (slash commands) ---------------------------------------------------
+    def switch_model(self, ref: str) -> None:
+        from caretz.config import ConfigError
+        from caretz.runtime import switch_model
+
+        try:
+            model = switch_model(self.session, ref, self.env)
+        except ConfigError as error:
+            self.error(f"{error} (still on {self.session.agent.model_ref})")
+            return
+        self.meter.forget()
+        self.info(f"model: {model}; the conversation carries on")
+
+    def switch_profile(self, name: str) -> None:
+        from caretz.config import CliOverrides, ConfigError, resolve_settings
+        from caretz.runtime import apply_settings
+
+        path = self.session.settings.config_path
+        base = self.overrides or CliOverrides(config=path if path.is_file() else None)
+        try:
+            settings = resolve_settings(dataclasses.replace(base, profile=name), self.env)
+            apply_settings(self.session, settings, self.env)
+        except ConfigError as error:
+            self.error(f"{error} (still on profile {self.session.settings.profile_name})")
+            return
+        self.view.detailed = settings.output == "detailed"
+        self.meter.forget()
+        guard = self.session.agent.guard
+        mode = guard.mode if guard is not None else "off"
+        self.info(f"profile: {name} · model {settings.model.ref} · loop guard {mode}")
+
+    def set_guard_mode(self, mode: str) -> None:
+        from caretz.config import ConfigError
+        from caretz.runtime import set_guard_mode
+
+        try:
+            set_guard_mode(self.session, mode)
+        except ConfigError as error:
+            self.error(f"{error} (the loop guard is unchanged)")
+            return
+        judge = self.session.judge
+        by = f", judged by {judge.model_ref}" if judge is not None and mode != "off" else ""
+        self.info(f"loop guard: {mode}{by}")
+
+    def store(self) -> SessionStore:
+        from caretz.session.store import SessionStore
+
+        return SessionStore(self.session.settings.data_dir)
+
+    def resume(self, session_id: str) -> None:
+        from caretz.session.store import SessionNotFound
+
+        try:
+            path = self.store().events_path(session_id)
+        except SessionNotFound as error:
+            self.error(str(error))
+            return
+        if path.parent.name == self.session.id:
+            self.info(f"already in session {self.session.id}")
+            return
+        if self.replace_session(path.parent.name):
+            self.recap()
+
+    def new_session(self) -> None:
+        if self.replace_session(None):
+            self.info("a new, empty conversation")
+
+    def replace_session(self, resume: str | None) -> bool:
+        """Leave this session for a new one (or a past one); the model, profile and
+        guard mode in use carry over."""
+        from caretz.config import ConfigError
+        from caretz.runtime import start_session
+        from caretz.session.store import SessionNotFound
+
+        old = self.session
+        try:
+            session = start_session(
+                old.settings, self.view, self.env, resume=resume, workspace=old.workspace
+            )
+        except (ConfigError, SessionNotFound) as error:
+            self.error(str(error))
+            return False
+        old.log.close()
+        self.info(f"left session {old.id} (reopen it with /resume {old.id})")
+        self.session = session
+        self.meter.forget()
+        self.info(f"session {session.id}")
+        return True
+
+    # -- reports -------------------------------------------------------------------------
+    def show_cost(self) -> None:
+        from caretz.pricing import price_for
+
+        agent = self.session.agent
+        totals, usage = agent.totals, agent.totals.usage
+        lines = [
+            f"tokens: {usage.input_tokens:,} in · {usage.output_tokens:,} out · "
+            f"{usage.cache_read_tokens:,} cache read · {usage.cache_write_tokens:,} cache write",
+            f"requests: {totals.requests} · tool calls: {totals.tool_calls}",
+        ]
+        if totals.cost_usd is not None:
+            lines.append(f"cost: ${totals.cost_usd:.4f}")
+        else:
+            lines.append('cost: unknown (a model without a price; add one under "prices")')
+        if price_for(agent.model_ref, self.session.settings.prices) is None:
+            lines.append(f"no price known for {agent.model_ref}")
+        window = self.session.settings.context_window
+        lines.append(f"context: ~{self.context_tokens():,} of {window:,} tokens")
+        for line in lines:
+            self.info(line)
+
+    def recap(self) -> None:
+        agent = self.session.agent
+        self.info(f"resumed session {self.session.id}: {agent.turns} turn(s) so far")
+        if agent.last_request:
+            self.console.print(f"[bold]>[/] {escape(agent.last_request)}", highlight=False)
+        if agent.last_answer:
+            lines = agent.last_answer.strip().splitlines()
+            shown = "\n".join(lines[-RECAP_LINES:])
+            if len(lines) > RECAP_LINES:
+                self.info(f"… (the last {RECAP_LINES} lines of the answer)")
+            self.console.print(Markdown(shown))
+
+    def info(self, text: str) -> None:
+        self.console.print(f"[dim]{escape(text)}[/]", highlight=False)
+
+    def error(self, text: str) -> None:
+        self.console.print(f"[red]{escape(text)}[/]", highlight=False)

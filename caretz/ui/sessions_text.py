@@ -1,0 +1,68 @@
+"""Past sessions as text: the rows of `caretz sessions list` and `/sessions`, and
+the lines of `caretz sessions show`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from caretz.text import one_line, shorten
+
+if TYPE_CHECKING:
+    from caretz.session.store import SessionInfo
+
+PROMPT_PREVIEW_CHARS = 60
+ARGUMENTS_PREVIEW_CHARS = 120
+
+
+def started_text(info: SessionInfo) -> str:
+    """When the session started, in local time; empty when the log does not say."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(info.started)) if info.started else ""
+
+
+def prompt_preview(info: SessionInfo) -> str:
+    return one_line(info.first_prompt, PROMPT_PREVIEW_CHARS)
+
+
+def list_line(info: SessionInfo) -> str:
+    """One session as a line of `caretz sessions list`."""
+    return (
+        f"{info.id}  {started_text(info)}  {info.model}  {info.turns} turn(s)  "
+        f"{info.last_status or '-'}  {prompt_preview(info)}"
+    )
+
+
+def describe_event(event: dict[str, Any]) -> str | None:
+    """An event of the session log as `caretz sessions show` prints it; None to skip it."""
+    kind = event["type"]
+    if kind in ("Session.Started", "Session.Resumed"):
+        return f"{kind} {event['session_id']} model={event['model']} cwd={event['cwd']}"
+    if kind == "Turn.Started":
+        return f"\n> {event['prompt']}"
+    if kind == "Tool.Called":
+        call = event["call"]
+        arguments = json.dumps(call["arguments"], sort_keys=True)
+        return f"  {call['name']} {shorten(arguments, ARGUMENTS_PREVIEW_CHARS)}"
+    if kind == "Tool.Result":
+        mark = "ok" if event["ok"] else f"failed (exit {event.get('exit_code')})"
+        return f"    → {mark}, {event['duration_s']}s"
+    if kind == "Model.Response" and event["message"].get("content"):
+        return event["message"]["content"]
+    if kind.startswith("LoopGuard."):
+        from caretz.ui.guard_lines import render_lines
+
+        return "\n".join(render_lines(event, detailed=True)) or None
+    if kind == "Session.Changed":
+        return (
+            f"[{event['change']} changed] model={event['model']} loop-guard={event['loop_guard']}"
+        )
+    if kind == "Session.Compacted":
+        return (
+            f"[compacted ({event['reason']})] {event['tokens_before']:,} → "
+            f"{event['tokens_after']:,} tokens; {event['trimmed']} outputs trimmed, "
+            f"{event['summarized']} messages summarized"
+        )
+    if kind == "Turn.Ended":
+        return f"[{event['status']}] {event.get('message') or ''}".rstrip()
+    return None

@@ -1,0 +1,52 @@
+"""Past sessions as text, and the one-line previews the views print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from caretz.session.store import SessionInfo
+from caretz.ui.console import call_preview
+from caretz.ui.sessions_text import describe_event, list_line, prompt_preview, started_text
+
+
+def info(first_prompt: str, started: float = 1_700_000_000.0) -> SessionInfo:
+    return SessionInfo("abc123", Path("/tmp/abc123"), started, "openai/m", first_prompt, 2, "done")
+
+
+def test_a_long_prompt_is_folded_to_one_line_and_cut_with_an_ellipsis():
+    preview = prompt_preview(info("fix   the\ntests " + "x" * 100))
+
+    assert "\n" not in preview and "  " not in preview
+    assert len(preview) == 60 and preview.endswith("…") and preview.startswith("fix the tests x")
+
+
+def test_a_list_line_names_the_session_model_turns_status_and_prompt():
+    line = list_line(info("hello"))
+
+    assert line.startswith("abc123  ") and line.endswith("  openai/m  2 turn(s)  done  hello")
+    assert started_text(info("hello")) in line
+
+
+def test_a_session_without_a_start_time_shows_no_date():
+    assert started_text(info("hello", started=0)) == ""
+
+
+def test_a_tool_call_shows_its_arguments_cut_to_120_characters():
+    event = {"type": "Tool.Called", "call": {"name": "bash", "arguments": {"command": "y" * 500}}}
+
+    line = describe_event(event)
+
+    assert line is not None and line.startswith('  bash {"command": "yyy')
+    assert len(line) == len("  bash ") + 120 and line.endswith("…")
+
+
+def test_events_no_one_reads_are_left_out():
+    assert describe_event({"type": "Model.Request"}) is None
+
+
+def test_a_call_preview_is_one_line_of_at_most_80_characters():
+    assert call_preview("bash", {"command": "ls\n  -la"}) == "ls -la"
+    long = call_preview("bash", {"command": "echo " + "z" * 200})
+    assert len(long) == 80 and long.endswith("…")
+    unnamed = call_preview("odd", {"x": "w" * 200})
+    assert len(unnamed) == 80 and unnamed.startswith('{"x": "www') and unnamed.endswith("…")
