@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
     from caretz.agent.turn import TurnResult
-    from caretz.config import CliOverrides, Settings
+    from caretz.config.overrides import Flags
+    from caretz.config.settings import Settings
     from caretz.runtime import Session
     from caretz.session.store import SessionStore
 
@@ -56,14 +57,14 @@ CTRL_C = _CtrlC()
 def run_repl(
     settings: Settings,
     resume: str | None,
-    overrides: CliOverrides | None = None,
+    overrides: Flags | None = None,
     *,
     env: Mapping[str, str] | None = None,
     workspace: Path | None = None,
     console: Console | None = None,
 ) -> int:
     """Run the interactive session until the user leaves; returns the exit code."""
-    from caretz.config import ConfigError
+    from caretz.config_base import ConfigError
     from caretz.headless import fail
     from caretz.runtime import start_session
     from caretz.session.store import SessionNotFound
@@ -93,7 +94,7 @@ class Repl:
         view: LiveView,
         console: Console,
         env: Mapping[str, str],
-        overrides: CliOverrides | None = None,
+        overrides: Flags | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.view = view
@@ -231,7 +232,7 @@ class Repl:
 
     # -- session changes (slash commands) ---------------------------------------------------
     def switch_model(self, ref: str) -> None:
-        from caretz.config import ConfigError
+        from caretz.config_base import ConfigError
         from caretz.runtime import switch_model
 
         try:
@@ -243,13 +244,14 @@ class Repl:
         self.info(f"model: {model}; the conversation carries on")
 
     def switch_profile(self, name: str) -> None:
-        from caretz.config import CliOverrides, ConfigError, resolve_settings
+        from caretz.config.settings import resolve_settings
+        from caretz.config_base import ConfigError
         from caretz.runtime import apply_settings
 
         path = self.session.settings.config_path
-        base = self.overrides or CliOverrides(config=path if path.is_file() else None)
+        base = self.overrides or {"config": path if path.is_file() else None}
         try:
-            settings = resolve_settings(dataclasses.replace(base, profile=name), self.env)
+            settings = resolve_settings({**base, "profile": name}, self.env)
             apply_settings(self.session, settings, self.env)
         except ConfigError as error:
             self.error(f"{error} (still on profile {self.session.settings.profile_name})")
@@ -261,7 +263,7 @@ class Repl:
         self.info(f"profile: {name} · model {settings.model.ref} · loop guard {mode}")
 
     def set_guard_mode(self, mode: str) -> None:
-        from caretz.config import ConfigError
+        from caretz.config_base import ConfigError
         from caretz.runtime import set_guard_mode
 
         try:
@@ -299,7 +301,7 @@ class Repl:
     def replace_session(self, resume: str | None) -> bool:
         """Leave this session for a new one (or a past one); the model, profile and
         guard mode in use carry over."""
-        from caretz.config import ConfigError
+        from caretz.config_base import ConfigError
         from caretz.runtime import start_session
         from caretz.session.store import SessionNotFound
 

@@ -175,7 +175,8 @@ def exit_repl(repl: Repl, argument: str) -> None:
 
 
 def profile_names(repl: Repl) -> list[str]:
-    from caretz.config import ConfigError, load_config_file
+    from caretz.config.loading import load_config_file
+    from caretz.config_base import ConfigError
 
     try:
         file = load_config_file(repl.session.settings.config_path)
@@ -185,7 +186,8 @@ def profile_names(repl: Repl) -> list[str]:
 
 
 def model_choices(repl: Repl) -> list[str]:
-    from caretz.config import ConfigError, load_config_file
+    from caretz.config.loading import load_config_file
+    from caretz.config_base import ConfigError
 
     settings = repl.session.settings
     refs = [settings.model.ref]
