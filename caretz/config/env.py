@@ -54,8 +54,9 @@ class _MappingEnvSource(EnvSettingsSource):
 def read_env(env: Mapping[str, str]) -> Overrides:
     """The CARETZ_* layer, validated. A bad value is one line naming the variable."""
     try:
-        return _EnvOverrides(**_MappingEnvSource(_EnvOverrides, env)())
+        values = _EnvOverrides(**_MappingEnvSource(_EnvOverrides, env)())
     except ValidationError as exc:
         item = exc.errors()[0]
         name = f"CARETZ_{str(item['loc'][0]).upper()}"
         raise ConfigError(f"{name}={item['input']!r}: {error_message(Overrides, item)}") from None
+    return Overrides.model_construct(**values.model_dump())  # validated above

@@ -519,6 +519,19 @@ def test_show_settings_never_shows_key_values(home: Path) -> None:
     assert shown["profile"] == "general"
 
 
+def test_show_settings_shows_profile_values_under_their_profile_keys(home: Path) -> None:
+    from caretz.config.schema import Profile
+
+    write_config(home, {"profiles": {"general": {"bashTimeout": "5m", "maxTokens": 100}}})
+    shown = show_settings(resolve(home, cli={"reasoning": "high"}), {})
+    assert (shown["bashTimeout"], shown["maxTokens"], shown["reasoning"]) == ("5m", 100, "high")
+    assert "bashTimeoutSeconds" not in shown
+    profile_keys = {field.alias for field in Profile.model_fields.values()}
+    resolved_under_model = {"model", "baseUrl", "toolChoice"}
+    assert profile_keys - resolved_under_model <= set(shown)
+    assert shown["model"]["baseUrl"] == "https://api.anthropic.com"
+
+
 # ------------------------------------------------------------ the example file
 
 
