@@ -96,6 +96,8 @@ def read_env_overrides(env: Mapping[str, str]) -> Overrides:
 
 
 def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
+    """The settings for these command-line flags in this environment; a ConfigError
+    names the first thing to fix (the file, a flag, a variable, a model ref)."""
     config_flag = flags.get("config")
     path = config_path(env, config_flag)
     file = load_config_file(path, required=bool(config_flag))
@@ -107,12 +109,27 @@ def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
     model_ref, model_source = _pick_model(cli, env_layer, stored, profile_name, path)
     base_url = _pick_base_url(cli, stored, model_ref)
     providers = merged_providers(file.provider_entries(path.parent.absolute()), env)
-    model = _resolve_session_model(model_ref, model_source, providers, base_url, env, path)
-    if stored.tool_choice is not None:
-        entry = dataclasses.replace(model.entry, tool_choice=stored.tool_choice)
-        model = dataclasses.replace(model, entry=entry)
+    try:
+        model = resolve_model(model_ref, providers, base_url, env, config_file=path)
+    except ConfigError as exc:
+        raise ConfigError(f"{model_source}: {exc}") from None
+    return Settings(
+        config_path=path,
+        data_dir=data_dir(env),
+        profile_name=profile_name,
+        profile=_overridden(stored, model_ref, base_url, cli, env_layer),
+        model=_with_tool_choice(model, stored.tool_choice),
+        providers=providers,
+        prices=dict(file.prices),
+        judge_source=_judge_source(cli, profile_name, path),
+    )
 
-    profile = stored.model_copy(
+
+def _overridden(
+    stored: Profile, model_ref: str, base_url: str | None, cli: Overrides, env_layer: Overrides
+) -> Profile:
+    """The stored profile with every flag and variable applied (the file's objects stay as read)."""
+    return stored.model_copy(
         update={
             "model": model_ref,
             "base_url": base_url,
@@ -121,30 +138,15 @@ def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
         },
         deep=True,
     )
-    return Settings(
-        config_path=path,
-        data_dir=data_dir(env),
-        profile_name=profile_name,
-        profile=profile,
-        model=model,
-        providers=providers,
-        prices=dict(file.prices),
-        judge_source=_judge_source(cli, profile_name, path),
+
+
+def _with_tool_choice(model: ResolvedModel, tool_choice: str | None) -> ResolvedModel:
+    """A profile's toolChoice replaces the provider's."""
+    if tool_choice is None:
+        return model
+    return dataclasses.replace(
+        model, entry=dataclasses.replace(model.entry, tool_choice=tool_choice)
     )
-
-
-def _resolve_session_model(
-    ref: str,
-    source: str,
-    providers: Mapping[str, ProviderEntry],
-    base_url: str | None,
-    env: Mapping[str, str],
-    path: Path,
-) -> ResolvedModel:
-    try:
-        return resolve_model(ref, providers, base_url, env, config_file=path)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
 
 
 def _profile_source(cli: Overrides, env_layer: Overrides) -> str:
