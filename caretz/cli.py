@@ -91,29 +91,16 @@ def main_command(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
-    from caretz.config import CliOverrides
+    # The options above that override settings reach them by name, from ctx.params.
+    from caretz.config.overrides import given_flags
 
-    overrides = CliOverrides(
-        config=str(config) if config else None,
-        profile=profile,
-        model=model,
-        base_url=base_url,
-        reasoning=reasoning,
-        max_tool_calls=max_tool_calls,
-        max_budget_usd=max_budget_usd,
-        output=output,
-        loop_guard=loop_guard,
-        loop_guard_model=loop_guard_model,
-        loop_guard_reasoning=loop_guard_reasoning,
-        loop_guard_check_every=loop_guard_check_every,
-    )
-    ctx.obj = overrides
+    flags = ctx.obj = given_flags(ctx.params)
     if ctx.invoked_subcommand is not None:
         return
     session = "latest" if continue_ else resume
     from caretz.commands import run_cli
 
-    raise typer.Exit(run_cli(overrides, prompt, session))
+    raise typer.Exit(run_cli(flags, prompt, session))
 
 
 @config_app.command("show")

@@ -18,18 +18,19 @@ from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.agent.turn import TurnResult
-    from caretz.config import CliOverrides, Settings
+    from caretz.config.overrides import Flags
+    from caretz.config.settings import Settings
     from caretz.runtime import Output, Session
 
 
-def load_settings(overrides: CliOverrides) -> Settings:
-    from caretz.config import resolve_settings
+def load_settings(overrides: Flags) -> Settings:
+    from caretz.config.settings import resolve_settings
 
     return resolve_settings(overrides, os.environ)
 
 
-def run_cli(overrides: CliOverrides, prompt: str | None, resume: str | None) -> int:
-    from caretz.config import ConfigError
+def run_cli(overrides: Flags, prompt: str | None, resume: str | None) -> int:
+    from caretz.config_base import ConfigError
 
     try:
         settings = load_settings(overrides)
@@ -55,7 +56,7 @@ def make_output(settings: Settings) -> Output:
 
 
 def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
-    from caretz.config import ConfigError
+    from caretz.config_base import ConfigError
     from caretz.runtime import start_session
     from caretz.session.store import SessionNotFound
 
@@ -100,8 +101,9 @@ def result_summary(session: Session, result: TurnResult, duration_s: float) -> d
     }
 
 
-def show_config(overrides: CliOverrides) -> int:
-    from caretz.config import ConfigError, show_settings
+def show_config(overrides: Flags) -> int:
+    from caretz.config.show import show_settings
+    from caretz.config_base import ConfigError
 
     try:
         settings = load_settings(overrides)
@@ -111,8 +113,9 @@ def show_config(overrides: CliOverrides) -> int:
     return 0
 
 
-def list_sessions(overrides: CliOverrides) -> int:
-    from caretz.config import ConfigError, data_dir
+def list_sessions(overrides: Flags) -> int:
+    from caretz.config.loading import data_dir
+    from caretz.config_base import ConfigError
     from caretz.session.store import SessionStore
     from caretz.ui.sessions_text import list_line
 
@@ -128,8 +131,8 @@ def list_sessions(overrides: CliOverrides) -> int:
     return 0
 
 
-def show_session(overrides: CliOverrides, session_id: str) -> int:
-    from caretz.config import data_dir
+def show_session(overrides: Flags, session_id: str) -> int:
+    from caretz.config.loading import data_dir
     from caretz.session.events import read_events
     from caretz.session.store import SessionNotFound, SessionStore
     from caretz.ui.sessions_text import describe_event

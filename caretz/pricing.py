@@ -11,20 +11,18 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field
 
+from caretz.config_base import Section
 from caretz.messages import Usage
 
 _PER_TOKEN = 1 / 1_000_000
 
 
-class Price(BaseModel):
+class Price(Section):
     """USD per million tokens. Cache prices left out cost the same as input."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
+    model_config = ConfigDict(frozen=True)
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)

@@ -25,12 +25,13 @@ from caretz.session.store import SessionStore, rebuild_history
 from caretz.tools.base import ToolContext
 
 if TYPE_CHECKING:
-    from caretz.config import ResolvedModel, Settings
+    from caretz.config.settings import Settings
     from caretz.guard.config import LoopGuardConfig
     from caretz.guard.guard import LoopGuard
     from caretz.guard.model import Judge
     from caretz.providers.base import Provider
     from caretz.providers.local import LocalServers
+    from caretz.providers.resolve import ResolvedModel
 
 
 class Output(TurnListener, Protocol):
@@ -59,8 +60,9 @@ def open_provider(
     Raises ConfigError when the model cannot be reached that way (a missing key, a
     local model that cannot be loaded).
     """
-    from caretz.config import ConfigError, api_key_for
+    from caretz.config_base import ConfigError
     from caretz.providers.registry import create_provider
+    from caretz.providers.resolve import api_key_for
 
     entry = model.entry
     if entry.local is not None:
@@ -75,7 +77,7 @@ def open_provider(
 
 def build_judge(settings: Settings, session_model: ResolvedModel, env: Mapping[str, str]) -> Judge:
     """The configured judge model, or the session's own model when none is set."""
-    from caretz.config import resolve_judge_model
+    from caretz.config.settings import resolve_judge_model
     from caretz.guard.judge import ModelJudge
 
     judge_model = resolve_judge_model(settings) or session_model
@@ -114,7 +116,7 @@ class SessionJudge:
         return self._built[1]
 
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
-        from caretz.config import ConfigError
+        from caretz.config_base import ConfigError
 
         try:
             judge = self.ensure()
@@ -153,7 +155,7 @@ def _not_stuck() -> Verdict:
 
 
 def check_budget_is_priceable(settings: Settings) -> None:
-    from caretz.config import ConfigError
+    from caretz.config_base import ConfigError
     from caretz.pricing import price_for
 
     if settings.max_budget_usd is None:
@@ -238,7 +240,7 @@ def _tools():
 
 def resolve_model_switch(settings: Settings, ref: str, env: Mapping[str, str]) -> ResolvedModel:
     """`ref` as the session would resolve it; a bare ID stays on the session's ad hoc endpoint."""
-    from caretz.config import CUSTOM_PROVIDER, resolve_model
+    from caretz.providers.resolve import CUSTOM_PROVIDER, resolve_model
 
     base_url = None
     if "/" not in ref:
@@ -308,9 +310,7 @@ def set_guard_mode(session: Session, mode: str) -> None:
 
     Raises ConfigError (the judge model's key is missing) before anything changes.
     """
-    import dataclasses
-
-    from caretz.config import ConfigError
+    from caretz.config_base import ConfigError
 
     if mode not in ("off", "shadow", "active"):
         raise ConfigError(f"unknown loop-guard mode {mode!r}: use off, shadow or active")
@@ -324,7 +324,7 @@ def set_guard_mode(session: Session, mode: str) -> None:
     elif mode != "off":
         judge.ensure()
     guard.mode = mode  # type: ignore[assignment]
-    session.settings = dataclasses.replace(session.settings, loop_guard=config)
+    session.settings = session.settings.with_profile(loop_guard=config)
     _emit_changed(session, "loop_guard")
 
 

@@ -76,7 +76,7 @@ def replay_command(
     """
     import os
 
-    from caretz.config import ConfigError
+    from caretz.config_base import ConfigError
     from caretz.eval.replay import TrajectoryError, load_all, replay_all
 
     try:
@@ -110,13 +110,13 @@ def _session_or_path(name: Path, settings: Any) -> Path:
 
 
 def _settings(config: Path | None, profile: str | None, env: dict[str, str]) -> Any:
-    from caretz.config import CliOverrides, resolve_settings
+    from caretz.config.settings import resolve_settings
 
-    return resolve_settings(CliOverrides(config=config, profile=profile), env)
+    return resolve_settings({"config": config, "profile": profile}, env)
 
 
 def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
-    from caretz.config import resolve_model
+    from caretz.providers.resolve import resolve_model
     from caretz.runtime import open_provider
 
     model = resolve_model(ref, settings.providers, None, env, config_file=settings.config_path)

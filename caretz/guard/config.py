@@ -3,34 +3,16 @@
 from __future__ import annotations
 
 import fnmatch
-import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator
 
+from caretz.config_base import Section, parse_duration
 from caretz.guard.detectors_config import DetectorsConfig
 from caretz.guard.model import Mode
 from caretz.messages import Reasoning
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 
-
-def parse_duration(value: str | float | int) -> float:
-    """'15s', '500ms', '1m' or a number of seconds → seconds."""
-    if isinstance(value, int | float):
-        return float(value)
-    match = _DURATION.match(value)
-    if not match:
-        raise ValueError(f"{value!r} is not a duration such as '15s', '500ms' or '1m'")
-    number, unit = float(match.group(1)), match.group(2) or "s"
-    return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class JudgeConfig(_Section):
+class JudgeConfig(Section):
     model: str | None = None  # provider/model; None = the session's own model judges
     reasoning: Reasoning | None = None
     # A "stuck" verdict the judge itself is unsure of does not interrupt the agent:
@@ -38,7 +20,7 @@ class JudgeConfig(_Section):
     min_confidence: float = Field(0.5, ge=0.0, le=1.0)
 
 
-class LoopGuardConfig(_Section):
+class LoopGuardConfig(Section):
     mode: Mode = "off"
     repeat_threshold: int = Field(3, ge=1)
     check_every: int = Field(20, ge=0)  # 0 turns the periodic check off

@@ -10,21 +10,12 @@ from replaying the labelled trajectory corpus.
 
 from __future__ import annotations
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from caretz.config_base import Section
+
 _KEY = "loopGuard.detectors"
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
 def _zero_or_at_least(value: int, minimum: int, key: str) -> int:
@@ -41,7 +32,7 @@ def _below(lower: float, upper: float, lower_key: str, upper_key: str) -> None:
         )
 
 
-class IdenticalCallConfig(_Section):
+class IdenticalCallConfig(Section):
     enabled: bool = True
     # 3 in a row asks the judge: two redundant repeats of a call that changed nothing
     # (seed 001 breaks on the 4th; Cline warns at 3). Cheap, because the judge decides.
@@ -82,7 +73,7 @@ class IdenticalCallConfig(_Section):
         return self
 
 
-class RepeatedErrorConfig(_Section):
+class RepeatedErrorConfig(Section):
     enabled: bool = True
     # The identical (normalized) error on 3 failed calls in a row, with no success
     # between them: two honest tries first. Seed 002 fires at 2; on the corpus that
@@ -103,7 +94,7 @@ class RepeatedErrorConfig(_Section):
         return _zero_or_at_least(value, 2, f"repeatedError.{to_camel(info.field_name)}")
 
 
-class AlternationConfig(_Section):
+class AlternationConfig(Section):
     enabled: bool = True
     # Cycles of 2..10 calls (A,B,A,B / A,B,C,A,B,C / a replayed 9-step sequence).
     # Every position must also give the same result each cycle, so even a long
@@ -120,7 +111,7 @@ class AlternationConfig(_Section):
         return _zero_or_at_least(value, 2, "alternation.repeats")
 
 
-class ToolRoundsConfig(_Section):
+class ToolRoundsConfig(Section):
     enabled: bool = True
     # 50 responses in a row that call tools and say nothing to the user. Many models
     # never write text between calls, so seed 003's 15 would nag every long turn; the
@@ -135,7 +126,7 @@ class ToolRoundsConfig(_Section):
     )
 
 
-class SubagentsConfig(_Section):
+class SubagentsConfig(Section):
     enabled: bool = True
     # main → 1 → 2 → 3: one level more than seed 002 (depth > 2 refused), so a
     # planner → implementer → tester chain still works; cycles are refused at any depth.
@@ -143,7 +134,7 @@ class SubagentsConfig(_Section):
     block_circular: bool = True  # A delegates to B, B back to A (or A to A)
 
 
-class StreamTextConfig(_Section):
+class StreamTextConfig(Section):
     enabled: bool = True
     # A unit of 50+ characters repeated 5 times in a row, exactly, at the end of the
     # streamed answer (seed 003's values). The unit must be its own shortest period,
@@ -166,7 +157,7 @@ class StreamTextConfig(_Section):
         return _zero_or_at_least(value, 2, f"streamText.{to_camel(info.field_name)}")
 
 
-class ReasoningConfig(_Section):
+class ReasoningConfig(Section):
     enabled: bool = True
     # Lines shorter than 20 characters ("Wait.", "Hmm, no.") repeat naturally.
     min_line_chars: int = Field(20, ge=1)
@@ -194,14 +185,14 @@ class ReasoningConfig(_Section):
         return self
 
 
-class SameAnswerConfig(_Section):
+class SameAnswerConfig(Section):
     enabled: bool = True
     # The same final answer 2 more times after the first, across consecutive
     # automated turns (auto-resume, goal continuation) with no progress (seed 003).
     max_repeats: int = Field(2, ge=0)
 
 
-class ToolBudgetConfig(_Section):
+class ToolBudgetConfig(Section):
     enabled: bool = True
     # Tool calls in one turn. The longest productive corpus turn has 145 calls, so
     # 200 only tells the model how many remain; 400 is the hard stop, a backstop
@@ -215,14 +206,14 @@ class ToolBudgetConfig(_Section):
         return self
 
 
-class AutoResumeConfig(_Section):
+class AutoResumeConfig(Section):
     # Off, as in seed 003: a stopped turn waits for the user unless asked otherwise.
     enabled: bool = False
     message: str = "loop detected and you were stopped - resume now"
     max_resumes: int = Field(3, ge=0)  # in a row; a genuine user turn resets the count
 
 
-class DetectorsConfig(_Section):
+class DetectorsConfig(Section):
     identical_call: IdenticalCallConfig = Field(default_factory=IdenticalCallConfig)
     repeated_error: RepeatedErrorConfig = Field(default_factory=RepeatedErrorConfig)
     alternation: AlternationConfig = Field(default_factory=AlternationConfig)

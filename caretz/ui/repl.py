@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
     from caretz.agent.turn import TurnResult
-    from caretz.config import CliOverrides, Settings
+    from caretz.config.overrides import Flags
+    from caretz.config.settings import Settings
 
 HISTORY_FILE = "prompt-history"
 
@@ -44,14 +45,14 @@ CTRL_C = _CtrlC()
 def run_repl(
     settings: Settings,
     resume: str | None,
-    overrides: CliOverrides | None = None,
+    overrides: Flags | None = None,
     *,
     env: Mapping[str, str] | None = None,
     workspace: Path | None = None,
     console: Console | None = None,
 ) -> int:
     """Run the interactive session until the user leaves; returns the exit code."""
-    from caretz.config import ConfigError
+    from caretz.config_base import ConfigError
     from caretz.runtime import start_session
     from caretz.session.store import SessionNotFound
     from caretz.usage_error import fail

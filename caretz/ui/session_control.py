@@ -6,7 +6,6 @@ model, profile or guard mode, move to another session, compact, report costs.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -25,7 +24,7 @@ from caretz.agent.compaction import (
 from caretz.ui.live import LiveView
 
 if TYPE_CHECKING:
-    from caretz.config import CliOverrides
+    from caretz.config.overrides import Flags
     from caretz.runtime import Session
     from caretz.session.store import SessionStore
 
@@ -41,7 +40,7 @@ class SessionControl:
         view: LiveView,
         console: Console,
         env: Mapping[str, str],
-        overrides: CliOverrides | None = None,
+        overrides: Flags | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.view = view
@@ -87,7 +86,7 @@ class SessionControl:
 
     # -- session changes (slash commands) ---------------------------------------------------
     def switch_model(self, ref: str) -> None:
-        from caretz.config import ConfigError
+        from caretz.config_base import ConfigError
         from caretz.runtime import switch_model
 
         try:
@@ -99,13 +98,14 @@ class SessionControl:
         self.info(f"model: {model}; the conversation carries on")
 
     def switch_profile(self, name: str) -> None:
-        from caretz.config import CliOverrides, ConfigError, resolve_settings
+        from caretz.config.settings import resolve_settings
+        from caretz.config_base import ConfigError
         from caretz.runtime import apply_settings
 
         path = self.session.settings.config_path
-        base = self.overrides or CliOverrides(config=path if path.is_file() else None)
+        base = self.overrides or {"config": path if path.is_file() else None}
         try:
-            settings = resolve_settings(dataclasses.replace(base, profile=name), self.env)
+            settings = resolve_settings({**base, "profile": name}, self.env)
             apply_settings(self.session, settings, self.env)
         except ConfigError as error:
             self.error(f"{error} (still on profile {self.session.settings.profile_name})")
@@ -117,7 +117,7 @@ class SessionControl:
         self.info(f"profile: {name} · model {settings.model.ref} · loop guard {mode}")
 
     def set_guard_mode(self, mode: str) -> None:
-        from caretz.config import ConfigError
+        from caretz.config_base import ConfigError
         from caretz.runtime import set_guard_mode
 
         try:
@@ -155,7 +155,7 @@ class SessionControl:
     def replace_session(self, resume: str | None) -> bool:
         """Leave this session for a new one (or a past one); the model, profile and
         guard mode in use carry over."""
-        from caretz.config import ConfigError
+        from caretz.config_base import ConfigError
         from caretz.runtime import start_session
         from caretz.session.store import SessionNotFound
 

@@ -178,7 +178,8 @@ def exit_repl(repl: SessionControl, argument: str) -> None:
 
 
 def profile_names(repl: SessionControl) -> list[str]:
-    from caretz.config import ConfigError, load_config_file
+    from caretz.config.loading import load_config_file
+    from caretz.config_base import ConfigError
 
     try:
         file = load_config_file(repl.session.settings.config_path)
@@ -188,7 +189,8 @@ def profile_names(repl: SessionControl) -> list[str]:
 
 
 def model_choices(repl: SessionControl) -> list[str]:
-    from caretz.config import ConfigError, load_config_file
+    from caretz.config.loading import load_config_file
+    from caretz.config_base import ConfigError
 
     settings = repl.session.settings
     refs = [settings.model.ref]

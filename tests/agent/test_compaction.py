@@ -26,7 +26,7 @@ from caretz.agent.compaction import (
     recent_start,
     trim_tool_traffic,
 )
-from caretz.config import CliOverrides, resolve_settings
+from caretz.config.settings import resolve_settings
 from caretz.messages import Message
 from caretz.runtime import Session, start_session
 from caretz.session.events import read_events
@@ -81,7 +81,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def open_session(env: dict[str, str], workspace: Path, resume: str | None = None) -> Session:
-    settings = resolve_settings(CliOverrides(), env)
+    settings = resolve_settings({}, env)
     return start_session(settings, Recorder(), env, resume=resume, workspace=workspace)
 
 
@@ -251,7 +251,7 @@ def test_the_session_compacts_by_itself_before_a_turn_near_the_window(
     config.write_text('{"profiles": {"general": {"contextWindow": 4000}}}')
     console = Console(file=io.StringIO(), width=100)
     view = LiveView(console)
-    session = start_session(resolve_settings(CliOverrides(), env), view, env, workspace=workspace)
+    session = start_session(resolve_settings({}, env), view, env, workspace=workspace)
     repl = Repl(session, view, console, env)
     for number, input_tokens in ((1, 900), (2, 2100), (3, 3500)):
         # The server reports how full the context was: the meter goes by that.

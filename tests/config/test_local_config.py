@@ -8,12 +8,9 @@ from typing import Any
 
 import pytest
 
-from caretz.config import (
-    CliOverrides,
-    ConfigError,
-    resolve_settings,
-    show_settings,
-)
+from caretz.config.settings import resolve_settings
+from caretz.config.show import show_settings
+from caretz.config_base import ConfigError
 from caretz.providers.local import DEFAULT_LOAD_TIMEOUT_S, LocalModel
 
 
@@ -22,7 +19,7 @@ def settings_for(home: Path, config: dict[str, Any] | None = None, **cli: Any):
     if config is not None:
         path.write_text(json.dumps(config))
     env = {"CARETZ_CONFIG": str(path), "CARETZ_DATA_DIR": str(home / "data")}
-    return resolve_settings(CliOverrides(**cli), env)
+    return resolve_settings(cli, env)
 
 
 def config_error(home: Path, config: dict[str, Any], **cli: Any) -> str:

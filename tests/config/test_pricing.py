@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from caretz.config import CliOverrides, resolve_settings
+from caretz.config.settings import resolve_settings
 from caretz.messages import Usage
 from caretz.pricing import BUILTIN_PRICES, Price, cost_usd, price_for
 
@@ -73,7 +73,7 @@ def test_prices_come_from_the_file_in_camel_case(tmp_path: Path) -> None:
     path.write_text(
         json.dumps({"prices": {"ollama/*": {"input": 0.1, "output": 0.2, "cacheRead": 0.01}}})
     )
-    settings = resolve_settings(CliOverrides(config=str(path)), {})
+    settings = resolve_settings(dict(config=str(path)), {})
     price = price_for("ollama/qwen3", settings.prices)
     assert price == Price(input=0.1, output=0.2, cache_read=0.01)
     assert cost_usd("ollama/qwen3", Usage(cache_read_tokens=1_000_000), settings.prices) == (

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from caretz.config import CliOverrides, ConfigError, resolve_settings
+from caretz.config.settings import resolve_settings
+from caretz.config_base import ConfigError
 from caretz.runtime import apply_settings, set_guard_mode, start_session, switch_model
 from caretz.session.events import read_events
 from tests.agent.test_compaction import Recorder
@@ -56,7 +57,7 @@ def config(env) -> Path:
 
 
 def open_session(env, workspace: Path, profile: str | None = None):
-    settings = resolve_settings(CliOverrides(profile=profile), env)
+    settings = resolve_settings(dict(profile=profile), env)
     return start_session(settings, Recorder(), env, workspace=workspace)
 
 
@@ -122,7 +123,7 @@ def test_a_judge_without_its_key_leaves_the_guard_as_it_was(env, config, tmp_pat
 
 
 def test_a_configured_judge_without_its_key_still_fails_at_start_up(env, config, tmp_path):
-    settings = resolve_settings(CliOverrides(profile="judged", loop_guard="shadow"), env)
+    settings = resolve_settings(dict(profile="judged", loop_guard="shadow"), env)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         start_session(settings, Recorder(), env, workspace=tmp_path)
 
@@ -132,7 +133,7 @@ def test_switching_profile_rewires_model_guard_limits_and_prompt(env, config, tm
     server.add(text("main"), model="claude-main")
     session.agent.run_turn("first")
 
-    apply_settings(session, resolve_settings(CliOverrides(profile="strict"), env), env)
+    apply_settings(session, resolve_settings(dict(profile="strict"), env), env)
     server.add(text("strict"), model="claude-strict")
     session.agent.run_turn("second")
 

@@ -12,7 +12,7 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from rich.console import Console
 
-from caretz.config import CliOverrides, resolve_settings
+from caretz.config.settings import resolve_settings
 from caretz.runtime import start_session
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
@@ -45,7 +45,7 @@ def env(server: ModelServer) -> dict[str, str]:
 def repl(env, tmp_path):
     console = Console(file=io.StringIO(), width=120, color_system=None)
     view = LiveView(console)
-    settings = resolve_settings(CliOverrides(), env)
+    settings = resolve_settings({}, env)
     session = start_session(settings, view, env, workspace=tmp_path)
     running = Repl(session, view, console, env)
     yield running

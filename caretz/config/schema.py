@@ -1,0 +1,150 @@
+"""The sections of profiles.json: profiles, providers (with `local`) and prices.
+
+docs/configuration.md is the reference for every key; the loop guard's section
+lives with the guard (`caretz.guard.config`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from caretz.config_base import PositiveDuration, Section, parse_duration
+from caretz.guard.config import LoopGuardConfig
+from caretz.messages import ProtocolName, Reasoning
+from caretz.pricing import Price
+from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
+from caretz.providers.registry import ProviderEntry
+from caretz.providers.resolve import DEFAULT_MODEL
+
+Output = Literal["text", "json", "detailed"]
+DEFAULT_CONTEXT_WINDOW = 200_000  # tokens; the compaction policy's own default is the same
+
+
+def _check_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"{value!r} is not a URL; write it as http://host:port/path")
+    return value.rstrip("/")
+
+
+BaseUrl = Annotated[str, AfterValidator(_check_url)]
+ModelRef = Annotated[str, Field(min_length=1)]
+ToolCallLimit = Annotated[int, Field(ge=1)]
+BudgetUsd = Annotated[float, Field(gt=0)]
+ToolChoice = Annotated[str, Field(min_length=1)]  # "auto", "required", "none" or a tool name
+CheckEvery = Annotated[int, Field(ge=0)]
+
+
+class LocalConfig(Section):
+    """A provider's `local` section: a GGUF model on a llama.cpp server caretz runs."""
+
+    model: str | None = None  # None: the model ID of `provider/model` is the file
+    chat_template: str | None = None
+    context_size: int | None = Field(None, ge=256)
+    threads: int | None = Field(None, ge=1)
+    load_timeout: PositiveDuration = "5m"
+
+    def to_local(self, config_dir: Path | None) -> LocalModel:
+        template = self.chat_template
+        if template and template != BUILTIN_TEMPLATE:
+            template = _from_dir(config_dir, template)
+        return LocalModel(
+            model=_from_dir(config_dir, self.model) if self.model else None,
+            chat_template=template,
+            context_size=self.context_size,
+            threads=self.threads,
+            load_timeout_s=parse_duration(self.load_timeout),
+        )
+
+
+def _from_dir(config_dir: Path | None, name: str) -> str:
+    """A path from profiles.json: relative ones are relative to the file's folder."""
+    path = Path(name).expanduser()
+    if config_dir is None or path.is_absolute():
+        return str(path)
+    return str(config_dir / path)
+
+
+class ProviderConfig(Section):
+    protocol: ProtocolName | None = None  # required, except with `local` (then "openai")
+    base_url: BaseUrl | None = None  # required, except with `local`
+    api_key_env: str | None = None  # None: the endpoint needs no key
+    base_url_env: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    tool_choice: ToolChoice | None = None
+    tool_call_prefix: str | None = None
+    local: LocalConfig | None = None
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> ProviderConfig:
+        if self.local is not None:
+            if self.base_url is not None:
+                raise ValueError("set either baseUrl (a server you run) or local, not both")
+            return self
+        missing = [
+            key
+            for key, value in (("protocol", self.protocol), ("baseUrl", self.base_url))
+            if value is None
+        ]
+        if missing:
+            verb = "is" if len(missing) == 1 else "are"
+            raise ValueError(
+                f"{' and '.join(missing)} {verb} required (or a local section for a GGUF "
+                f"model caretz runs itself)"
+            )
+        return self
+
+    def to_entry(self, name: str, config_dir: Path | None = None) -> ProviderEntry:
+        local = self.local.to_local(config_dir) if self.local is not None else None
+        return ProviderEntry(
+            name=name,
+            protocol=self.protocol or "openai",
+            base_url=self.base_url or "http://127.0.0.1:0/v1",  # local: the port comes at start
+            api_key_env=self.api_key_env,
+            base_url_env=self.base_url_env,
+            headers=dict(self.headers),
+            extra_body=dict(self.extra_body),
+            tool_choice=self.tool_choice,
+            tool_call_prefix=self.tool_call_prefix,
+            local=local,
+        )
+
+
+class Profile(Section):
+    model: ModelRef = DEFAULT_MODEL
+    base_url: BaseUrl | None = None
+    reasoning: Reasoning = "off"
+    max_tokens: int = Field(8192, ge=1)
+    max_tool_calls: ToolCallLimit | None = None  # None: no limit
+    max_budget_usd: BudgetUsd | None = None  # None: no limit
+    bash_timeout: PositiveDuration = "120s"
+    output: Output = "text"
+    system_prompt: str | None = None  # appended to caretz's own system prompt
+    tool_choice: ToolChoice | None = None  # replaces the provider's toolChoice
+    context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=1000)  # tokens; compaction nears it
+    loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
+
+    @property
+    def bash_timeout_s(self) -> float:
+        return parse_duration(self.bash_timeout)
+
+
+class ConfigFile(Section):
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+    @field_validator("providers")
+    @classmethod
+    def _names_without_slash(cls, value: dict[str, ProviderConfig]) -> dict[str, ProviderConfig]:
+        for name in value:
+            if not name or "/" in name:
+                raise ValueError(f"provider name {name!r} must be non-empty and have no '/'")
+        return value
+
+    def provider_entries(self, config_dir: Path | None = None) -> dict[str, ProviderEntry]:
+        """The file's providers as entries; relative local model paths are from `config_dir`."""
+        return {name: config.to_entry(name, config_dir) for name, config in self.providers.items()}

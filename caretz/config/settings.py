@@ -1,0 +1,249 @@
+"""Precedence: a flag, then a CARETZ_* variable, then the profile, then the default → Settings.
+
+Each setting is decided on its own. Nothing here reads os.environ: callers pass
+the environment in, so tests pass a plain dict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from caretz.config.loading import config_path, data_dir, load_config_file
+from caretz.config.overrides import ENV_VARIABLES, Flags, Overrides, read_flags
+from caretz.config.schema import ConfigFile, Output, Profile
+from caretz.config_base import ConfigError
+from caretz.guard.config import JudgeConfig, LoopGuardConfig
+from caretz.messages import Reasoning
+from caretz.pricing import Price
+from caretz.providers.registry import ProviderEntry
+from caretz.providers.resolve import (
+    CUSTOM_PROVIDER,
+    ResolvedModel,
+    merged_providers,
+    resolve_model,
+)
+
+DEFAULT_PROFILE = "general"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings: the selected profile with every override applied, and
+    what it resolves to (the model's endpoint, the providers, the prices)."""
+
+    config_path: Path
+    data_dir: Path
+    profile_name: str
+    profile: Profile  # the profile with every override applied
+    model: ResolvedModel
+    providers: dict[str, ProviderEntry]  # built-ins + file, env base URLs applied
+    prices: dict[str, Price]  # the file's entries; pricing.price_for adds the built-ins
+    judge_source: str  # where the judge model was set, for error messages
+
+    @property
+    def reasoning(self) -> Reasoning:
+        return self.profile.reasoning
+
+    @property
+    def max_tokens(self) -> int:
+        return self.profile.max_tokens
+
+    @property
+    def max_tool_calls(self) -> int | None:
+        return self.profile.max_tool_calls
+
+    @property
+    def max_budget_usd(self) -> float | None:
+        return self.profile.max_budget_usd
+
+    @property
+    def bash_timeout_s(self) -> float:
+        return self.profile.bash_timeout_s
+
+    @property
+    def output(self) -> Output:
+        return self.profile.output
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self.profile.system_prompt
+
+    @property
+    def context_window(self) -> int:
+        return self.profile.context_window
+
+    @property
+    def loop_guard(self) -> LoopGuardConfig:
+        return self.profile.loop_guard
+
+    def with_profile(self, **updates: Any) -> Settings:
+        """These settings with some profile values changed (`loop_guard=…` for /guard)."""
+        return dataclasses.replace(self, profile=self.profile.model_copy(update=updates))
+
+
+def read_env_overrides(env: Mapping[str, str]) -> Overrides:
+    """The CARETZ_* layer. With none of its variables set there is nothing to
+    validate, and pydantic-settings (a noticeable share of start-up) is not loaded."""
+    if not any(env.get(name) for name in ENV_VARIABLES):
+        return Overrides()
+    from caretz.config.env import read_env
+
+    return read_env(env)
+
+
+def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
+    """The settings for these command-line flags in this environment; a ConfigError
+    names the first thing to fix (the file, a flag, a variable, a model ref)."""
+    config_flag = flags.get("config")
+    path = config_path(env, config_flag)
+    file = load_config_file(path, required=bool(config_flag))
+    env_layer = read_env_overrides(env)
+    cli = read_flags(flags)
+
+    profile_name = cli.profile or env_layer.profile or DEFAULT_PROFILE
+    stored = _select_profile(file, profile_name, path, _profile_source(cli, env_layer))
+    model_ref, model_source = _pick_model(cli, env_layer, stored, profile_name, path)
+    base_url = _pick_base_url(cli, stored, model_ref)
+    providers = merged_providers(file.provider_entries(path.parent.absolute()), env)
+    try:
+        model = resolve_model(model_ref, providers, base_url, env, config_file=path)
+    except ConfigError as exc:
+        raise ConfigError(f"{model_source}: {exc}") from None
+    return Settings(
+        config_path=path,
+        data_dir=data_dir(env),
+        profile_name=profile_name,
+        profile=_overridden(stored, model_ref, base_url, cli, env_layer),
+        model=_with_tool_choice(model, stored.tool_choice),
+        providers=providers,
+        prices=dict(file.prices),
+        judge_source=_judge_source(cli, profile_name, path),
+    )
+
+
+def _overridden(
+    stored: Profile, model_ref: str, base_url: str | None, cli: Overrides, env_layer: Overrides
+) -> Profile:
+    """The stored profile with every flag and variable applied (the file's objects stay as read)."""
+    return stored.model_copy(
+        update={
+            "model": model_ref,
+            "base_url": base_url,
+            **_scalar_overrides(cli, env_layer),
+            "loop_guard": _loop_guard_overrides(stored.loop_guard, cli, env_layer),
+        },
+        deep=True,
+    )
+
+
+def _with_tool_choice(model: ResolvedModel, tool_choice: str | None) -> ResolvedModel:
+    """A profile's toolChoice replaces the provider's."""
+    if tool_choice is None:
+        return model
+    return dataclasses.replace(
+        model, entry=dataclasses.replace(model.entry, tool_choice=tool_choice)
+    )
+
+
+def _profile_source(cli: Overrides, env_layer: Overrides) -> str:
+    if cli.profile:
+        return "--profile"
+    return "CARETZ_PROFILE" if env_layer.profile else "the default profile"
+
+
+def _select_profile(file: ConfigFile, name: str, path: Path, source: str) -> Profile:
+    if name in file.profiles:
+        return file.profiles[name]
+    if name == DEFAULT_PROFILE:
+        return Profile()
+    if file.profiles:
+        known = ", ".join(sorted(file.profiles))
+        raise ConfigError(f"unknown profile {name!r} (from {source}): {path} defines {known}")
+    if path.is_file():
+        raise ConfigError(
+            f"unknown profile {name!r} (from {source}): {path} defines no profiles; "
+            f'add it under "profiles"'
+        )
+    raise ConfigError(
+        f"unknown profile {name!r} (from {source}): {path} does not exist; "
+        f'create it and define the profile under "profiles"'
+    )
+
+
+def _pick_model(
+    cli: Overrides, env_layer: Overrides, stored: Profile, profile_name: str, path: Path
+) -> tuple[str, str]:
+    if cli.model:
+        return cli.model, "--model"
+    if env_layer.model:
+        return env_layer.model, "CARETZ_MODEL"
+    return stored.model, f"{path}: profiles.{profile_name}.model"
+
+
+def _pick_base_url(cli: Overrides, stored: Profile, model_ref: str) -> str | None:
+    # A profile's baseUrl belongs to that profile's endpoint: it serves bare IDs
+    # and the profile's own model, but a provider/model picked by flag or env
+    # goes to that provider, so its key never reaches the profile's server.
+    if cli.base_url:
+        return cli.base_url
+    if stored.base_url and ("/" not in model_ref or model_ref == stored.model):
+        return stored.base_url
+    return None
+
+
+def _scalar_overrides(cli: Overrides, env_layer: Overrides) -> dict[str, Any]:
+    updates: dict[str, Any] = {}
+    for name in ("reasoning", "max_tool_calls", "max_budget_usd", "output"):
+        value = getattr(cli, name)
+        if value is None:
+            value = getattr(env_layer, name)
+        if value is not None:
+            updates[name] = value
+    return updates
+
+
+def _loop_guard_overrides(
+    guard: LoopGuardConfig, cli: Overrides, env_layer: Overrides
+) -> LoopGuardConfig:
+    updates: dict[str, Any] = {}
+    mode = cli.loop_guard or env_layer.loop_guard
+    if mode is not None:
+        updates["mode"] = mode  # the `models` list stays as configured
+    if cli.loop_guard_model is not None:
+        # A judge named on the command line replaces the configured one whole.
+        updates["judge"] = JudgeConfig(
+            model=cli.loop_guard_model, reasoning=cli.loop_guard_reasoning
+        )
+    elif cli.loop_guard_reasoning is not None:
+        updates["judge"] = guard.judge.model_copy(update={"reasoning": cli.loop_guard_reasoning})
+    if cli.loop_guard_check_every is not None:
+        updates["check_every"] = cli.loop_guard_check_every
+    return guard.model_copy(update=updates, deep=True)
+
+
+def _judge_source(cli: Overrides, profile_name: str, path: Path) -> str:
+    if cli.loop_guard_model is not None:
+        return "--loop-guard-model"
+    return f"{path}: profiles.{profile_name}.loopGuard.judge.model"
+
+
+def resolve_judge_model(settings: Settings) -> ResolvedModel | None:
+    """The judge's endpoint, or None when the session's own model judges.
+
+    Call it at start-up: an unknown provider or a malformed ref fails at once.
+    A bare judge ID runs on the session's ad hoc --base-url endpoint.
+    """
+    ref = settings.loop_guard.judge.model
+    if ref is None:
+        return None
+    session = settings.model
+    if "/" not in ref and session.entry.name == CUSTOM_PROVIDER:
+        return ResolvedModel(session.entry, ref, ref)
+    try:
+        return resolve_model(ref, settings.providers, None, {}, config_file=settings.config_path)
+    except ConfigError as exc:
+        raise ConfigError(f"{settings.judge_source}: {exc}") from None

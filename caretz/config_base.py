@@ -1,0 +1,49 @@
+"""What every section of profiles.json shares, and the error a bad setting raises.
+
+A leaf (it imports only pydantic): the profile schema, the loop guard's sections,
+prices and the provider resolution all build on it without importing each other.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class ConfigError(Exception):
+    """A configuration problem, told in one line that names what to fix (the CLI exits 2)."""
+
+
+class Section(BaseModel):
+    """A section of profiles.json: camelCase keys, and an unknown key is an error."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
+
+
+def parse_duration(value: str | float | int) -> float:
+    """'15s', '500ms', '1m' or a number of seconds → seconds."""
+    if isinstance(value, int | float):
+        return float(value)
+    match = _DURATION.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a duration such as '15s', '500ms' or '1m'")
+    number, unit = float(match.group(1)), match.group(2) or "s"
+    return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
+
+
+def _positive_duration(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError("expected a duration such as '120s', '500ms' or '2m'")
+    if parse_duration(value) <= 0:
+        raise ValueError("must be longer than 0s")
+    return value
+
+
+# A duration longer than zero, kept as written ("120s"); `parse_duration` gives the seconds.
+PositiveDuration = Annotated[str | float, BeforeValidator(_positive_duration)]
