@@ -27,7 +27,6 @@ from caretz.agent.compaction import (
     CompactionPolicy,
     ContextMeter,
     Reason,
-    compact,
     needs_compaction,
 )
 from caretz.agent.limits import RunTotals
@@ -149,28 +148,27 @@ class Repl:
 
     def toolbar(self) -> str:
         agent = self.session.agent
-        guard = agent.guard
-        mode = guard.mode if guard is not None else "off"
+        mode = agent.parts.guard.mode
         window = self.session.settings.context_window
         used = min(100, round(100 * self.toolbar_tokens / window)) if window else 0
         return (
-            f" {agent.model_ref} · loop guard {mode} · context {used}% · "
+            f" {agent.config.model_ref} · loop guard {mode} · context {used}% · "
             "Esc+Enter or \\ then Enter: new line · /help "
         )
 
     # -- turns ---------------------------------------------------------------------------
     def run_turn(self, prompt: str) -> TurnResult | None:
-        from caretz.headless import run_with_auto_resume
+        from caretz.agent.driver import run_with_auto_resume
 
         self.auto_compact()
         agent = self.session.agent
-        before = dataclasses.replace(agent.totals)
+        before = dataclasses.replace(agent.conversation.totals)
         started = self.clock()
         result = None
         self.view.begin_turn()
         try:
             with keys_not_echoed():
-                result = run_with_auto_resume(self.session, prompt)
+                result = run_with_auto_resume(self.session.agent, prompt)
         except KeyboardInterrupt:
             pass  # Ctrl-C landed outside the turn loop's own handling
         finally:
@@ -179,7 +177,7 @@ class Repl:
         return result
 
     def turn_summary(self, result: TurnResult | None, before: RunTotals, seconds: float) -> None:
-        totals = self.session.agent.totals
+        totals = self.session.agent.conversation.totals
         used = _usage_since(totals.usage, before.usage)
         parts = [f"{used.input_tokens + used.cache_read_tokens:,} in / {used.output_tokens:,} out"]
         if totals.tool_calls > before.tool_calls:
@@ -202,7 +200,7 @@ class Repl:
 
     def context_tokens(self) -> int:
         agent = self.session.agent
-        return self.meter.estimate(agent.system, agent.conversation)
+        return self.meter.estimate(agent.config.system, agent.conversation.messages)
 
     def auto_compact(self) -> None:
         tokens = self.context_tokens()
@@ -213,8 +211,8 @@ class Repl:
         tokens = self.context_tokens() if tokens is None else tokens
         with self.console.status("compacting the conversation…", spinner="dots"):
             try:
-                result = compact(
-                    self.session.agent, self.policy(), tokens_before=tokens, reason=reason
+                result = self.session.agent.compact(
+                    self.policy(), tokens_before=tokens, reason=reason
                 )
             except KeyboardInterrupt:
                 self.info("compaction stopped; the conversation is unchanged")
@@ -227,7 +225,7 @@ class Repl:
     @property
     def meter(self) -> ContextMeter:
         """The agent's own meter: the turn loop measures every response into it."""
-        return self.session.agent.context
+        return self.session.agent.conversation.context
 
     # -- session changes (slash commands) ---------------------------------------------------
     def switch_model(self, ref: str) -> None:
@@ -237,7 +235,7 @@ class Repl:
         try:
             model = switch_model(self.session, ref, self.env)
         except ConfigError as error:
-            self.error(f"{error} (still on {self.session.agent.model_ref})")
+            self.error(f"{error} (still on {self.session.agent.config.model_ref})")
             return
         self.meter.forget()
         self.info(f"model: {model}; the conversation carries on")
@@ -256,8 +254,7 @@ class Repl:
             return
         self.view.detailed = settings.output == "detailed"
         self.meter.forget()
-        guard = self.session.agent.guard
-        mode = guard.mode if guard is not None else "off"
+        mode = self.session.agent.parts.guard.mode
         self.info(f"profile: {name} · model {settings.model.ref} · loop guard {mode}")
 
     def set_guard_mode(self, mode: str) -> None:
@@ -323,7 +320,8 @@ class Repl:
         from caretz.pricing import price_for
 
         agent = self.session.agent
-        totals, usage = agent.totals, agent.totals.usage
+        totals = agent.conversation.totals
+        usage = totals.usage
         lines = [
             f"tokens: {usage.input_tokens:,} in · {usage.output_tokens:,} out · "
             f"{usage.cache_read_tokens:,} cache read · {usage.cache_write_tokens:,} cache write",
@@ -333,8 +331,8 @@ class Repl:
             lines.append(f"cost: ${totals.cost_usd:.4f}")
         else:
             lines.append('cost: unknown (a model without a price; add one under "prices")')
-        if price_for(agent.model_ref, self.session.settings.prices) is None:
-            lines.append(f"no price known for {agent.model_ref}")
+        if price_for(agent.config.model_ref, self.session.settings.prices) is None:
+            lines.append(f"no price known for {agent.config.model_ref}")
         window = self.session.settings.context_window
         lines.append(f"context: ~{self.context_tokens():,} of {window:,} tokens")
         for line in lines:
@@ -344,10 +342,9 @@ class Repl:
         from caretz import __version__
 
         session = self.session
-        guard = session.agent.guard
-        mode = guard.mode if guard is not None else "off"
+        mode = session.agent.parts.guard.mode
         self.console.print(
-            f"[bold]caretz[/] {__version__} · {escape(session.agent.model_ref)} · "
+            f"[bold]caretz[/] {__version__} · {escape(session.agent.config.model_ref)} · "
             f"loop guard {mode} · session {session.id}",
             highlight=False,
         )
@@ -358,12 +355,12 @@ class Repl:
             self.recap()
 
     def recap(self) -> None:
-        agent = self.session.agent
-        self.info(f"resumed session {self.session.id}: {agent.turns} turn(s) so far")
-        if agent.last_request:
-            self.console.print(f"[bold]>[/] {escape(agent.last_request)}", highlight=False)
-        if agent.last_answer:
-            lines = agent.last_answer.strip().splitlines()
+        conversation = self.session.agent.conversation
+        self.info(f"resumed session {self.session.id}: {conversation.turns} turn(s) so far")
+        if conversation.last_request:
+            self.console.print(f"[bold]>[/] {escape(conversation.last_request)}", highlight=False)
+        if conversation.last_answer:
+            lines = conversation.last_answer.strip().splitlines()
             shown = "\n".join(lines[-RECAP_LINES:])
             if len(lines) > RECAP_LINES:
                 self.info(f"… (the last {RECAP_LINES} lines of the answer)")

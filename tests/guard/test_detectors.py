@@ -8,22 +8,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from caretz.guard.calls import AlternationDetector, IdenticalCallDetector, RepeatedErrorDetector
 from caretz.guard.config import LoopGuardConfig
+from caretz.guard.delegation import DelegationChain, SubagentDetector
 from caretz.guard.detector import Detector
-from caretz.guard.detectors import (
-    AlternationDetector,
-    DelegationChain,
-    IdenticalCallDetector,
-    ReasoningDetector,
-    RepeatedErrorDetector,
-    SameAnswerDetector,
-    StreamTextDetector,
-    SubagentDetector,
-    ToolBudgetDetector,
-    ToolRoundsDetector,
-    build_detectors,
-    repeated_tail,
-)
+from caretz.guard.detectors import build_detectors
 from caretz.guard.detectors_config import (
     AlternationConfig,
     DetectorsConfig,
@@ -37,6 +26,8 @@ from caretz.guard.detectors_config import (
     ToolRoundsConfig,
 )
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+from caretz.guard.streams import ReasoningDetector, StreamTextDetector, repeated_tail
+from caretz.guard.turns import SameAnswerDetector, ToolBudgetDetector, ToolRoundsDetector
 from caretz.messages import Message, ToolCall
 
 PYTEST = {"command": "pytest -x tests/test_db.py"}
