@@ -183,7 +183,7 @@ def test_the_same_error_on_consecutive_failed_calls():
     assert "NameError: name 'testDB' is not defined" in firings[0].headline
 
 
-def test_seed_002_setting_fires_on_the_second_identical_error():
+def test_the_guardrails_setting_of_2_fires_on_the_second_identical_error():
     detector = repeated_error(consecutive=2)
     calls = [call("bash", {"command": "npm install"}, "npm ERR! network timeout", True)] * 2
     assert summary(feed(detector, calls)) == [("repeated-error", "judge", 1)]

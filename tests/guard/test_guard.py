@@ -17,12 +17,12 @@ from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
 from caretz.runtime import model_judge
 from caretz.ui.guard_lines import render_lines
 from tests.modelserver import ModelServer, text
+from tests.scripted import NOT_STUCK, ScriptedJudge
 
 TASK = "make the integration tests pass"
 REASON = "testDB is declared in a file with a build tag the test run doesn't set."
 TRY = "run go test with -tags integration, or move testDB out of the tagged file."
 STUCK = Verdict(True, 0.9, REASON, TRY)
-NOT_STUCK = Verdict(False, 0.2, "each run fails differently")
 DOCUMENTED_NOTE = (
     "[loop guard] Automated message from caretz, not from the user. A reviewer model checked "
     "this turn's tool activity and judged it stuck or off track. The same failure has occurred "
@@ -34,25 +34,6 @@ DOCUMENTED_NOTE = (
     "call, say in one sentence what you will do differently. This note stays at the end of "
     "the conversation for the rest of this turn."
 )
-
-
-class ScriptedJudge:
-    """Answers with queued verdicts (or whole results); records what it was shown."""
-
-    def __init__(self, *answers: Verdict | JudgeResult | Exception):
-        self.answers = list(answers)
-        self.summaries: list[str] = []
-        self.timeouts: list[float] = []
-
-    def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
-        self.summaries.append(summary)
-        self.timeouts.append(timeout_s)
-        answer = self.answers.pop(0) if self.answers else NOT_STUCK
-        if isinstance(answer, Exception):
-            raise answer
-        if isinstance(answer, JudgeResult):
-            return answer
-        return JudgeResult(answer, "test/judge", 2.3, Usage(1204, 88))
 
 
 class Clock:

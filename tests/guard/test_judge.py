@@ -104,6 +104,29 @@ def test_the_system_prompt_carries_the_lessons_about_progress():
         assert lesson in prompt
 
 
+# ---------------------------------------------------------------- ModelJudge over a callable
+
+
+def test_model_judge_reaches_its_model_only_through_complete():
+    requests: list[ModelRequest] = []
+
+    def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
+        requests.append(request)
+        return ModelResponse(Message("assistant", STUCK_JSON), Usage(30, 4), "end_turn", "m")
+
+    result = ModelJudge(complete, "judge-1", "test/judge-1", "low", clock=StepClock(0.5))(
+        SUMMARY, 15
+    )
+
+    assert result.error is None and result.verdict.stuck is True
+    assert (result.model, result.usage, result.latency_s) == ("test/judge-1", Usage(30, 4), 0.5)
+    (request,) = requests
+    assert request.model == "judge-1" and request.system == JUDGE_SYSTEM
+    assert request.messages == [Message("user", SUMMARY)]
+    assert request.response_schema == VERDICT_SCHEMA
+    assert request.reasoning == "low" and request.max_tokens == 1024 + 1024
+
+
 # ---------------------------------------------------------------- ModelJudge over HTTP
 
 
