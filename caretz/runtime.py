@@ -181,6 +181,19 @@ def check_budget_is_priceable(settings: Settings) -> None:
         )
 
 
+def _open_session(store: SessionStore, resume: str | None) -> tuple[str, Path, Conversation]:
+    """A new session folder, or the one to resume with its conversation rebuilt."""
+    if resume is None:
+        session_id, events_path = store.create()
+        return session_id, events_path, Conversation()
+    events_path = store.events_path(store.latest() if resume == "latest" else resume)
+    history = rebuild_history(list(read_events(events_path)))
+    conversation = Conversation(
+        history.conversation, history.turns, history.last_request, history.last_answer
+    )
+    return events_path.parent.name, events_path, conversation
+
+
 def wire_agent(
     settings: Settings,
     env: Mapping[str, str],
@@ -188,18 +201,23 @@ def wire_agent(
     log: EventLog,
     listener: TurnListener,
     workspace: Path,
-    guard: Guard,
+    judge: SessionJudge,
+    guard: Guard | None = None,
     system: str | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
-    """An agent's config and collaborators for `settings`; `system` keeps a prompt
+    """An agent's config and collaborators for `settings`. `guard` keeps a guard
+    already running (None builds one from the settings); `system` keeps a prompt
     already read (None reads it, with AGENTS.md, now).
 
-    Raises ConfigError (a missing key, no price for a budget) before anything is built.
+    Raises ConfigError (no price for a budget, a missing key, a judge that cannot
+    be built) before anything is built.
     """
     from caretz.pricing import cost_usd
 
     check_budget_is_priceable(settings)
     provider = open_provider(settings.model, env)
+    if guard is None:
+        guard = build_guard(settings.loop_guard, log, judge)
     config = AgentConfig(
         model_id=settings.model.model_id,
         model_ref=settings.model.ref,
@@ -247,29 +265,16 @@ def start_session(
     workspace = workspace or Path.cwd()
     log = EventLog(None)
     judge = SessionJudge(settings, env, settings.model)
-    guard = build_guard(settings.loop_guard, log, judge)
     config, parts = wire_agent(
-        settings, env, log=log, listener=listener, workspace=workspace, guard=guard
+        settings, env, log=log, listener=listener, workspace=workspace, judge=judge
     )
-    store = SessionStore(settings.data_dir)
-    conversation = Conversation()
-    if resume is not None:
-        session_id = store.latest() if resume == "latest" else resume
-        events_path = store.events_path(session_id)
-        session_id = events_path.parent.name
-        history = rebuild_history(list(read_events(events_path)))
-        conversation = Conversation(
-            history.conversation, history.turns, history.last_request, history.last_answer
-        )
-    else:
-        session_id, events_path = store.create()
-        history = None
+    session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
     log.path = events_path
     log.subscribe(listener.on_event)
     agent = Agent(config, parts, conversation)
     _install(agent, config, parts)
     log.emit(
-        "Session.Resumed" if history is not None else "Session.Started",
+        "Session.Resumed" if resume is not None else "Session.Started",
         session_id=session_id,
         model=settings.model.ref,
         profile=settings.profile_name,
@@ -306,9 +311,10 @@ def switch_model(session: Session, ref: str, env: Mapping[str, str] | None = Non
     model = resolve_model_switch(session.settings, ref, env)
     settings = dataclasses.replace(session.settings, model=model)
     agent = session.agent
-    _rewire(session, settings, env, agent.parts.guard, system=agent.config.system)
-    if session.judge is not None:
-        session.judge.follow(model)
+    judge = session.judge or SessionJudge(settings, env, model)
+    _rewire(session, settings, env, judge, agent.parts.guard, system=agent.config.system)
+    judge.follow(model)
+    session.judge = judge
     _emit_changed(session, "model")
     return model.ref
 
@@ -323,8 +329,7 @@ def apply_settings(
     """
     env = os.environ if env is None else env
     judge = SessionJudge(settings, env, settings.model)
-    guard = build_guard(settings.loop_guard, session.log, judge)
-    _rewire(session, settings, env, guard)
+    _rewire(session, settings, env, judge)
     session.judge = judge
     _emit_changed(session, "profile")
 
@@ -365,7 +370,8 @@ def _rewire(
     session: Session,
     settings: Settings,
     env: Mapping[str, str],
-    guard: Guard,
+    judge: SessionJudge,
+    guard: Guard | None = None,
     system: str | None = None,
 ) -> None:
     agent = session.agent
@@ -375,6 +381,7 @@ def _rewire(
         log=session.log,
         listener=agent.parts.listener,
         workspace=session.workspace,
+        judge=judge,
         guard=guard,
         system=system,
     )

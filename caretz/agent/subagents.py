@@ -14,6 +14,7 @@ from caretz.agent.agent import Agent
 from caretz.agent.parts import Conversation, QuietListener
 from caretz.agent.turn import TurnResult
 from caretz.messages import ToolSpec
+from caretz.text import one_line
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 
 # A hard floor under the guard's own depth check, which only runs while the guard is on.
@@ -52,7 +53,7 @@ class TaskTool:
         self.parent = parent
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name = " ".join(str(args["agent"]).split())
+        name = one_line(str(args["agent"]))
         if not name:
             raise ToolArgumentError("agent must name the subagent, e.g. 'tester'")
         if self.parent.config.depth + 1 > MAX_DEPTH:

@@ -70,16 +70,7 @@ class JudgeCaller:
         note = redirect_note(record.ctx.task, primary, verdict) if action == "redirect" else None
         self._emit(
             "LoopGuard.Judged",
-            trigger=primary.detector,
-            headline=primary.headline,
-            triggers=[f.headline for f in judged],
-            step=primary.step,
-            summary=summary,
-            verdict=verdict.to_dict(),
-            model=result.model,
-            latency_s=round(result.latency_s, 3),
-            usage=result.usage.to_dict(),
-            error=result.error,
+            **_judged_fields(judged, summary, result, verdict),
             mode=mode,
             action=action,
             applied=mode == "active" and action != "continue",
@@ -96,3 +87,22 @@ class JudgeCaller:
             judge = self.judge
             model = str(getattr(judge, "model_ref", getattr(judge, "model", "?")))
             return JudgeResult.no_verdict(model, self._clock() - started, f"error: {error}")
+
+
+def _judged_fields(
+    judged: list[Firing], summary: str, result: JudgeResult, verdict: Verdict
+) -> dict[str, Any]:
+    """What a LoopGuard.Judged event records of the call: what asked, what it saw, the answer."""
+    primary = judged[0]
+    return {
+        "trigger": primary.detector,
+        "headline": primary.headline,
+        "triggers": [f.headline for f in judged],
+        "step": primary.step,
+        "summary": summary,
+        "verdict": verdict.to_dict(),
+        "model": result.model,
+        "latency_s": round(result.latency_s, 3),
+        "usage": result.usage.to_dict(),
+        "error": result.error,
+    }

@@ -201,7 +201,7 @@ class ReasoningDetector(Detector):
         *complete, self._line = self._line.split("\n")
         self._line = self._line[-_REASONING_LINE_CHARS:]
         for raw in complete:
-            line = " ".join(raw.split()).lower()
+            line = one_line(raw).lower()
             if len(line) < self.config.min_line_chars:
                 continue
             self._counts[line] += 1

@@ -36,7 +36,7 @@ FOLLOW_UP_WORDS = frozenset(
 
 def is_short_follow_up(task: str) -> bool:
     """A very short request, or one that opens like "continue", "go on" or "yes, do it"."""
-    text = " ".join(task.split()).lower()
+    text = one_line(task).lower()
     if len(text) < SHORT_FOLLOW_UP_CHARS:
         return True
     first_words = re.sub(r"[^\w\s]", " ", text).split()

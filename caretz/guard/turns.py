@@ -64,7 +64,7 @@ class SameAnswerDetector(Detector):
             self._previous, self._strikes = None, 0
 
     def end_turn(self, final_text: str, progress: bool) -> Firing | None:
-        answer = " ".join(final_text.split())
+        answer = one_line(final_text)
         previous, self._previous = self._previous, answer
         if progress:
             return None
