@@ -277,8 +277,20 @@ class LoopGuard:
         """
         if self.mode != "active":
             return CONTINUE
+        return self._act(decision, firing, judged=judged, resumable=resumable, tool=tool)
+
+    def _act(
+        self,
+        decision: D,
+        firing: Firing,
+        *,
+        judged: bool,
+        resumable: bool,
+        tool: str | None,
+    ) -> D:
+        """Carry out a decision in active mode, and say so with an event."""
         if isinstance(decision, Cut):
-            then = self._apply(decision.then, firing, judged=judged, resumable=resumable)
+            then = self._act(decision.then, firing, judged=judged, resumable=resumable, tool=tool)
             return dataclasses.replace(decision, then=then)
         if isinstance(decision, Redirect):
             self._emit_outcome("LoopGuard.Redirected", firing, note=decision.note, judged=judged)
