@@ -56,6 +56,7 @@ def make_output(settings: Settings) -> Output:
 
 
 def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
+    from caretz.agent.driver import run_with_auto_resume
     from caretz.config_base import ConfigError
     from caretz.runtime import start_session
     from caretz.session.store import SessionNotFound
@@ -67,27 +68,15 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     try:
-        result = run_with_auto_resume(session, prompt)
+        result = run_with_auto_resume(session.agent, prompt)
     finally:
         session.log.close()
     output.closing(result_summary(session, result, time.monotonic() - started))
     return result.exit_code
 
 
-def run_with_auto_resume(session: Session, prompt: str) -> TurnResult:
-    """One turn, then the guard's automatic resumes after a loop stop, if configured."""
-    agent = session.agent
-    result = agent.run_turn(prompt)
-    while result.status == "loop_guard" and agent.guard is not None:
-        message = agent.guard.auto_resume_message()
-        if message is None:
-            break
-        result = agent.run_turn(message, from_user=False)
-    return result
-
-
 def result_summary(session: Session, result: TurnResult, duration_s: float) -> dict[str, Any]:
-    totals = session.agent.totals
+    totals = session.agent.conversation.totals
     return {
         "session_id": session.id,
         "status": result.status,

@@ -1,25 +1,31 @@
 """Wiring: settings in, a ready Agent (provider, tools, guard, session log) out.
 
 Both the headless run and the interactive session build their agent here, so
-the turn loop itself never reads config or environment.
+the turn loop itself never reads config or environment. `wire_agent` turns
+settings into the agent's config and collaborators; starting a session and the
+interactive session's /model, /profile and /loop-guard switches all go through
+it, and a switch builds everything first, so an error changes nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from caretz.agent.compaction import AutoCompactor, CompactionPolicy
-from caretz.agent.limits import RunTotals, UsageLimits
+from caretz.agent.agent import Agent
+from caretz.agent.compaction import CompactionPolicy
+from caretz.agent.limits import UsageLimits
+from caretz.agent.parts import AgentConfig, AgentParts, Conversation, TurnListener
 from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
-from caretz.agent.turn import Agent, TurnListener
-from caretz.guard.model import JudgeResult, Verdict
-from caretz.messages import Usage
+from caretz.guard.model import JudgeResult
+from caretz.guard.seam import Guard, NullGuard
 from caretz.session.events import EventLog, read_events
 from caretz.session.store import SessionStore, rebuild_history
 from caretz.tools.base import ToolContext
@@ -27,11 +33,13 @@ from caretz.tools.base import ToolContext
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.guard.config import LoopGuardConfig
-    from caretz.guard.guard import LoopGuard
-    from caretz.guard.model import Judge
+    from caretz.guard.judge import ModelJudge
+    from caretz.guard.model import Judge, Mode
+    from caretz.messages import ModelRequest, ModelResponse, Reasoning
     from caretz.providers.base import Provider
     from caretz.providers.local import LocalServers
     from caretz.providers.resolve import ResolvedModel
+    from caretz.tools.registry import ToolRegistry
 
 
 class Output(TurnListener, Protocol):
@@ -75,15 +83,31 @@ def open_provider(
     return create_provider(entry, api_key_for(entry, env))
 
 
+def model_judge(
+    provider: Provider,
+    model_id: str,
+    model_ref: str,
+    reasoning: Reasoning = "off",
+    clock: Callable[[], float] = time.monotonic,
+) -> ModelJudge:
+    """A judge that asks `provider`'s model; a timed-out request is closed at its next event."""
+    from caretz.guard.judge import ModelJudge
+    from caretz.providers.base import collect
+
+    def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
+        return collect(provider.stream(request), cancelled)
+
+    return ModelJudge(complete, model_id, model_ref, reasoning, clock)
+
+
 def build_judge(settings: Settings, session_model: ResolvedModel, env: Mapping[str, str]) -> Judge:
     """The configured judge model, or the session's own model when none is set."""
     from caretz.config.settings import resolve_judge_model
-    from caretz.guard.judge import ModelJudge
 
     judge_model = resolve_judge_model(settings) or session_model
     reasoning = settings.loop_guard.judge.reasoning or "off"
     provider = open_provider(judge_model, env)
-    return ModelJudge(provider, judge_model.model_id, judge_model.ref, reasoning)
+    return model_judge(provider, judge_model.model_id, judge_model.ref, reasoning)
 
 
 class SessionJudge:
@@ -121,37 +145,29 @@ class SessionJudge:
         try:
             judge = self.ensure()
         except ConfigError as error:
-            return JudgeResult(_not_stuck(), self.model_ref, 0.0, Usage(), f"error: {error}")
+            return JudgeResult.no_verdict(self.model_ref, 0.0, f"error: {error}")
         return judge(summary, timeout_s)
 
 
-def build_guard(
-    settings: Settings, log: EventLog, env: Mapping[str, str], judge: SessionJudge | None = None
-) -> LoopGuard | None:
-    """The session's guard. With the guard on, its judge is checked at once (a missing
-    key fails at start-up); with it off, the judge is built when it is switched on.
-
-    Off and without disallowedTools there is nothing for a guard to do, so none is
-    built (and none of its modules imported): `set_guard_mode` builds it when needed.
-    """
-    config = settings.loop_guard
-    if config.mode == "off" and not config.detectors.disallowed_tools:
-        return None
-    return _make_guard(config, log, judge or SessionJudge(settings, env, settings.model))
-
-
-def _make_guard(config: LoopGuardConfig, log: EventLog, judge: SessionJudge) -> LoopGuard:
+def build_guard(config: LoopGuardConfig, log: EventLog, judge: SessionJudge) -> Guard:
+    """The session's guard. Off, there is none (and none of its modules is imported);
+    on, its judge is checked at once, so a missing key fails before anything starts."""
+    if config.mode == "off":
+        return NullGuard()
     from caretz.guard.guard import LoopGuard
 
-    if config.mode != "off":
-        judge.ensure()
+    judge.ensure()
     return LoopGuard(config, judge, log.emit)
 
 
-def _not_stuck() -> Verdict:
-    from caretz.guard.judge import not_stuck
+def build_tools(settings: Settings, log: EventLog) -> ToolRegistry:
+    """The built-in tools, under the user's disallowedTools rules (in every guard mode)."""
+    from caretz.tools.policy import DisallowedTools
+    from caretz.tools.registry import ToolRegistry, default_tools
 
-    return not_stuck()
+    rules = settings.loop_guard.detectors.disallowed_tools
+    checks = [DisallowedTools(rules, log.emit)] if rules else []
+    return ToolRegistry(default_tools(), before_call=checks)
 
 
 def check_budget_is_priceable(settings: Settings) -> None:
@@ -167,6 +183,72 @@ def check_budget_is_priceable(settings: Settings) -> None:
         )
 
 
+def _open_session(store: SessionStore, resume: str | None) -> tuple[str, Path, Conversation]:
+    """A new session folder, or the one to resume with its conversation rebuilt."""
+    if resume is None:
+        session_id, events_path = store.create()
+        return session_id, events_path, Conversation()
+    events_path = store.events_path(store.latest() if resume == "latest" else resume)
+    history = rebuild_history(list(read_events(events_path)))
+    conversation = Conversation(
+        history.conversation, history.turns, history.last_request, history.last_answer
+    )
+    return events_path.parent.name, events_path, conversation
+
+
+def wire_agent(
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    log: EventLog,
+    listener: TurnListener,
+    workspace: Path,
+    judge: SessionJudge,
+    guard: Guard | None = None,
+    system: str | None = None,
+) -> tuple[AgentConfig, AgentParts]:
+    """An agent's config and collaborators for `settings`. `guard` keeps a guard
+    already running (None builds one from the settings); `system` keeps a prompt
+    already read (None reads it, with AGENTS.md, now).
+
+    Raises ConfigError (no price for a budget, a missing key, a judge that cannot
+    be built) before anything is built.
+    """
+    from caretz.pricing import cost_usd
+
+    check_budget_is_priceable(settings)
+    provider = open_provider(settings.model, env)
+    if guard is None:
+        guard = build_guard(settings.loop_guard, log, judge)
+    config = AgentConfig(
+        model_id=settings.model.model_id,
+        model_ref=settings.model.ref,
+        system=system
+        if system is not None
+        else system_prompt(workspace, settings.profile.system_prompt),
+        reasoning=settings.reasoning,
+        max_tokens=settings.max_tokens,
+        limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
+    )
+    parts = AgentParts(
+        provider=provider,
+        tools=build_tools(settings, log),
+        tool_ctx=ToolContext(workspace=workspace, bash_timeout_s=settings.bash_timeout_s),
+        log=log,
+        guard=guard,
+        price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
+        listener=listener,
+        compaction=CompactionPolicy(context_window=settings.context_window),
+    )
+    return config, parts
+
+
+def _install(agent: Agent, config: AgentConfig, parts: AgentParts) -> None:
+    """Give `agent` its new config and collaborators; its conversation carries on."""
+    parts.tools.add(TaskTool(agent))
+    agent.config, agent.parts = config, parts
+
+
 def start_session(
     settings: Settings,
     listener: Output,
@@ -174,51 +256,27 @@ def start_session(
     resume: str | None = None,
     workspace: Path | None = None,
 ) -> Session:
-    """Open (or resume) a session folder and build its agent."""
+    """Open (or resume) a session folder and build its agent.
+
+    Everything that can fail on settings (a model, a key, the judge) is built
+    before the session folder is made; the log writes once it exists.
+    """
     from caretz import __version__
-    from caretz.pricing import cost_usd
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
-    check_budget_is_priceable(settings)
-    provider = open_provider(settings.model, env)
-    store = SessionStore(settings.data_dir)
-    if resume is not None:
-        session_id = store.latest() if resume == "latest" else resume
-        events_path = store.events_path(session_id)
-        session_id = events_path.parent.name
-        history = rebuild_history(list(read_events(events_path)))
-    else:
-        session_id, events_path = store.create()
-        history = None
-    log = EventLog(events_path)
-    log.subscribe(listener.on_event)
+    log = EventLog(None)
     judge = SessionJudge(settings, env, settings.model)
-    guard = build_guard(settings, log, env, judge)
-    agent = Agent(
-        provider=provider,
-        model_id=settings.model.model_id,
-        model_ref=settings.model.ref,
-        tools=_tools(),
-        tool_ctx=ToolContext(workspace=workspace, bash_timeout_s=settings.bash_timeout_s),
-        log=log,
-        system=system_prompt(workspace, settings.profile.system_prompt),
-        guard=guard,
-        limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
-        totals=RunTotals(),
-        reasoning=settings.reasoning,
-        max_tokens=settings.max_tokens,
-        price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
-        listener=listener,
+    config, parts = wire_agent(
+        settings, env, log=log, listener=listener, workspace=workspace, judge=judge
     )
-    agent.tools.add(TaskTool(agent))
-    agent.before_request = AutoCompactor(CompactionPolicy(context_window=settings.context_window))
-    if history is not None:
-        agent.conversation = history.conversation
-        agent.turns = history.turns
-        agent.last_request, agent.last_answer = history.last_request, history.last_answer
+    session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
+    log.path = events_path
+    log.subscribe(listener.on_event)
+    agent = Agent(config, parts, conversation)
+    _install(agent, config, parts)
     log.emit(
-        "Session.Resumed" if history is not None else "Session.Started",
+        "Session.Resumed" if resume is not None else "Session.Started",
         session_id=session_id,
         model=settings.model.ref,
         profile=settings.profile_name,
@@ -227,12 +285,6 @@ def start_session(
         loop_guard=settings.loop_guard.mode,
     )
     return Session(session_id, events_path, log, agent, settings, judge=judge, workspace=workspace)
-
-
-def _tools():
-    from caretz.tools.registry import ToolRegistry, default_tools
-
-    return ToolRegistry(default_tools())
 
 
 # -- changing a live session (the interactive session's /model, /profile, /loop-guard) -----
@@ -257,18 +309,14 @@ def switch_model(session: Session, ref: str, env: Mapping[str, str] | None = Non
     Raises ConfigError (an unknown provider, a missing key, no price for a budget)
     before anything changes. Returns the new model's ref.
     """
-    import dataclasses
-
     env = os.environ if env is None else env
     model = resolve_model_switch(session.settings, ref, env)
     settings = dataclasses.replace(session.settings, model=model)
-    check_budget_is_priceable(settings)
-    provider = open_provider(model, env)
     agent = session.agent
-    agent.provider, agent.model_id, agent.model_ref = provider, model.model_id, model.ref
-    session.settings = settings
-    if session.judge is not None:
-        session.judge.follow(model)
+    judge = session.judge or SessionJudge(settings, env, model)
+    _rewire(session, settings, env, judge, agent.parts.guard, system=agent.config.system)
+    judge.follow(model)
+    session.judge = judge
     _emit_changed(session, "model")
     return model.ref
 
@@ -281,59 +329,73 @@ def apply_settings(
     Everything that can fail is built first, so on a ConfigError nothing has changed.
     The conversation, the totals and the session log carry over.
     """
-    from caretz.pricing import cost_usd
-
     env = os.environ if env is None else env
-    check_budget_is_priceable(settings)
-    provider = open_provider(settings.model, env)
     judge = SessionJudge(settings, env, settings.model)
-    guard = build_guard(settings, session.log, env, judge)
-    agent = session.agent
-    agent.provider, agent.model_id, agent.model_ref = (
-        provider,
-        settings.model.model_id,
-        settings.model.ref,
-    )
-    agent.guard = guard
-    agent.before_request = AutoCompactor(CompactionPolicy(context_window=settings.context_window))
-    agent.limits = UsageLimits(settings.max_tool_calls, settings.max_budget_usd)
-    agent.reasoning, agent.max_tokens = settings.reasoning, settings.max_tokens
-    agent.price = lambda ref, usage: cost_usd(ref, usage, settings.prices)
-    agent.tool_ctx.bash_timeout_s = settings.bash_timeout_s
-    agent.system = system_prompt(session.workspace, settings.profile.system_prompt)
-    session.settings, session.judge = settings, judge
+    _rewire(session, settings, env, judge)
+    session.judge = judge
     _emit_changed(session, "profile")
 
 
 def set_guard_mode(session: Session, mode: str) -> None:
     """Switch the loop guard off, to shadow or to active; its judge is built if needed.
 
-    Raises ConfigError (the judge model's key is missing) before anything changes.
+    A guard, once built, is kept when switched off, so what it carries across turns
+    stays. Raises ConfigError (the judge model's key is missing) before anything changes.
     """
     from caretz.config_base import ConfigError
 
     if mode not in ("off", "shadow", "active"):
         raise ConfigError(f"unknown loop-guard mode {mode!r}: use off, shadow or active")
     config = session.settings.loop_guard.model_copy(update={"mode": mode})
-    judge = session.judge = session.judge or SessionJudge(
-        session.settings, os.environ, session.settings.model
-    )
-    guard = session.agent.guard
-    if guard is None:
-        guard = session.agent.guard = _make_guard(config, session.log, judge)
-    elif mode != "off":
-        judge.ensure()
-    guard.mode = mode  # type: ignore[assignment]
+    judge = session.judge or SessionJudge(session.settings, os.environ, session.settings.model)
+    agent = session.agent
+    if isinstance(agent.parts.guard, NullGuard):
+        guard = build_guard(config, session.log, judge)
+        agent.parts = dataclasses.replace(agent.parts, guard=guard)
+    else:
+        _switch_mode(agent.parts.guard, config.mode, judge)
     session.settings = session.settings.with_profile(loop_guard=config)
+    session.judge = judge
     _emit_changed(session, "loop_guard")
 
 
+def _switch_mode(guard: Guard, mode: Mode, judge: SessionJudge) -> None:
+    from caretz.guard.guard import LoopGuard
+
+    assert isinstance(guard, LoopGuard)  # the only guard other than NullGuard
+    if mode != "off":
+        judge.ensure()
+    guard.mode = mode
+
+
+def _rewire(
+    session: Session,
+    settings: Settings,
+    env: Mapping[str, str],
+    judge: SessionJudge,
+    guard: Guard | None = None,
+    system: str | None = None,
+) -> None:
+    agent = session.agent
+    config, parts = wire_agent(
+        settings,
+        env,
+        log=session.log,
+        listener=agent.parts.listener,
+        workspace=session.workspace,
+        judge=judge,
+        guard=guard,
+        system=system,
+    )
+    _install(agent, config, parts)
+    session.settings = settings
+
+
 def _emit_changed(session: Session, change: str) -> None:
-    guard = session.agent.guard
     session.log.emit(
         "Session.Changed",
         change=change,
-        model=session.agent.model_ref,
+        model=session.agent.config.model_ref,
         profile=session.settings.profile_name,
-        loop_guard=guard.mode if guard is not None else "off",
+        loop_guard=session.agent.parts.guard.mode,
     )

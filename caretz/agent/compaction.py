@@ -10,21 +10,21 @@ part of the conversation, so it is never trimmed or summarized: every request
 after a compaction carries it intact. Each compaction is a `Session.Compacted`
 event holding the resulting conversation, so a resumed session carries on from
 the compacted conversation.
+
+The functions here take the conversation, the system prompt and a way to get
+a summary; `Agent.compact` applies the result to the agent and logs it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
-from caretz.providers.base import Completed, ProviderError
-
-if TYPE_CHECKING:
-    from caretz.agent.turn import Agent
+from caretz.providers.base import ProviderError
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4  # role markers and framing, per message
@@ -51,6 +51,8 @@ Keep names, paths, commands and numbers exact. Leave out pleasantries and tool o
 no longer matters. Project instructions are kept separately: do not repeat them."""
 
 Reason = Literal["auto", "manual"]
+# Summarizes older messages (the session's model writes it); raises ProviderError.
+Summarize = Callable[[list[Message]], str]
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,11 @@ class Compaction:
     tokens_before: int
     tokens_after: int
     summary_error: str | None = None  # the summary was wanted but the request failed
+    conversation: list[Message] = field(default_factory=list)  # the result
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.trimmed or self.summarized)
 
 
 # -- estimating ---------------------------------------------------------------------
@@ -232,73 +239,59 @@ def summary_messages(summary: str) -> list[Message]:
     return [Message("user", f"{SUMMARY_HEADER}\n\n{summary}"), Message("assistant", SUMMARY_ACK)]
 
 
-def request_summary(agent: Agent, messages: list[Message], policy: CompactionPolicy) -> str:
-    """Ask the session's model for a summary of `messages`; its cost counts in the totals."""
+def summary_request(
+    messages: list[Message], policy: CompactionPolicy, model_id: str
+) -> ModelRequest:
+    """The request that asks the session's model for a summary of `messages`."""
     transcript = render_transcript(messages, policy.transcript_chars, policy.keep_chars)
-    request = ModelRequest(
-        model=agent.model_id,
+    return ModelRequest(
+        model=model_id,
         system=SUMMARY_SYSTEM,
         messages=[Message("user", f"Summarize this session so far:\n\n{transcript}")],
         max_tokens=policy.summary_max_tokens,
     )
-    response = _complete(agent.provider.stream(request))
-    agent.totals.add_response(response.usage, agent.price(agent.model_ref, response.usage))
-    agent.log.emit(
-        "Model.Summary",
-        agent=agent.agent_name,
-        model=agent.model_ref,
-        usage=response.usage.to_dict(),
-        messages=len(messages),
-    )
+
+
+def read_summary(response: ModelResponse) -> str:
     summary = response.message.content.strip()
     if not summary:
         raise ProviderError("the model sent an empty summary")
     return summary
 
 
-def _complete(events: Iterator[object]) -> ModelResponse:
-    try:
-        for event in events:
-            if isinstance(event, Completed):
-                return event.response
-    finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()
-    raise ProviderError("the model's stream ended without a final response")
-
-
 # -- the whole step ----------------------------------------------------------------------
 
 
 def compact(
-    agent: Agent,
+    conversation: list[Message],
+    system: str,
     policy: CompactionPolicy,
+    summarize: Summarize,
     *,
     tokens_before: int | None = None,
     reason: Reason = "auto",
 ) -> Compaction | None:
-    """Shrink `agent.conversation`; None when there was nothing to do.
+    """A smaller copy of `conversation`; None when there was nothing to do.
 
     "auto" trims older tool traffic and summarizes only if that is not enough;
     "manual" (/compact) always summarizes the older turns. When even the newest
     turns are over the limit, their tool traffic is trimmed too. A failed summary
     request leaves the trimming in place and says why in `summary_error`.
     """
-    original = agent.conversation
-    rough_before = estimate_tokens(agent.system, original)
+    original = conversation
+    rough_before = estimate_tokens(system, original)
     before = tokens_before if tokens_before is not None else rough_before
     scale = before / rough_before if rough_before else 1.0  # how far chars/4 is off here
 
-    def tokens(conversation: list[Message]) -> int:
-        return int(estimate_tokens(agent.system, conversation) * scale)
+    def tokens(messages: list[Message]) -> int:
+        return int(estimate_tokens(system, messages) * scale)
 
     split = recent_start(original, policy.keep_recent_turns)
     conversation, trimmed = trim_tool_traffic(original, 0, split, policy.keep_chars)
     summarized, error = 0, None
     if split and (reason == "manual" or tokens(conversation) > policy.target_tokens):
         try:
-            summary = request_summary(agent, conversation[:split], policy)
+            summary = summarize(conversation[:split])
         except ProviderError as failure:
             error = str(failure)
         else:
@@ -310,36 +303,9 @@ def compact(
         )
         trimmed += more
     if not trimmed and not summarized:
-        return None if error is None else Compaction(reason, 0, 0, before, before, error)
-    agent.conversation = conversation
-    result = Compaction(reason, trimmed, summarized, before, tokens(conversation), error)
-    agent.context.set(result.tokens_after, conversation)
-    agent.log.emit(
-        "Session.Compacted",
-        agent=agent.agent_name,
-        reason=reason,
-        trimmed=trimmed,
-        summarized=summarized,
-        tokens_before=result.tokens_before,
-        tokens_after=result.tokens_after,
-        summary_error=error,
-        conversation=[message.to_dict() for message in conversation],
+        if error is None:
+            return None
+        return Compaction(reason, 0, 0, before, before, error, original)
+    return Compaction(
+        reason, trimmed, summarized, before, tokens(conversation), error, conversation
     )
-    return result
-
-
-class AutoCompactor:
-    """Runs before each model request, so one long turn cannot outgrow the window.
-
-    The estimate is the last response's real token count plus characters / 4 for
-    what came after it; a compaction in the middle of a turn trims older tool
-    output first, exactly as between turns.
-    """
-
-    def __init__(self, policy: CompactionPolicy):
-        self.policy = policy
-
-    def __call__(self, agent: Agent) -> None:
-        tokens = agent.context.estimate(agent.system, agent.conversation)
-        if needs_compaction(tokens, self.policy):
-            compact(agent, self.policy, tokens_before=tokens, reason="auto")

@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from caretz.agent.compaction import ContextMeter
-from caretz.agent.turn import Agent, QuietListener, TurnResult
+from caretz.agent.agent import Agent
+from caretz.agent.parts import Conversation, QuietListener
+from caretz.agent.turn import TurnResult
 from caretz.messages import ToolSpec
+from caretz.text import one_line
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 
 # A hard floor under the guard's own depth check, which only runs while the guard is on.
@@ -51,10 +53,10 @@ class TaskTool:
         self.parent = parent
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name = " ".join(str(args["agent"]).split())
+        name = one_line(str(args["agent"]))
         if not name:
             raise ToolArgumentError("agent must name the subagent, e.g. 'tester'")
-        if self.parent.depth + 1 > MAX_DEPTH:
+        if self.parent.config.depth + 1 > MAX_DEPTH:
             return ToolResult(
                 ok=False, output=f"Not run: subagents may nest at most {MAX_DEPTH} deep."
             )
@@ -64,24 +66,23 @@ class TaskTool:
         return ToolResult(ok=result.exit_code == 0, output=report(name, result))
 
     def spawn(self, name: str) -> Agent:
-        from caretz.tools.registry import ToolRegistry, default_tools
-
+        """A fresh conversation on the parent's model, tools and (inherited) guard;
+        the run's totals are shared, so limits count the subagent's use too."""
         parent = self.parent
-        child = replace(
-            parent,
-            tools=ToolRegistry(default_tools()),
-            system=parent.system + "\n" + SUBAGENT_INSTRUCTIONS.format(name=name) + "\n",
-            guard=parent.guard.for_subagent() if parent.guard is not None else None,
-            listener=QuietListener(),
-            context=ContextMeter(),
-            conversation=[],
-            turns=0,
-            agent_name=name,
-            depth=parent.depth + 1,
-            last_request=None,
-            last_answer=None,
+        config = replace(
+            parent.config,
+            system=parent.config.system + "\n" + SUBAGENT_INSTRUCTIONS.format(name=name) + "\n",
+            name=name,
+            depth=parent.config.depth + 1,
         )
-        child.tools.add(TaskTool(child))
+        parts = replace(
+            parent.parts,
+            tools=parent.parts.tools.fresh(),
+            guard=parent.parts.guard.for_subagent(),
+            listener=QuietListener(),
+        )
+        child = Agent(config, parts, Conversation(totals=parent.conversation.totals))
+        child.parts.tools.add(TaskTool(child))
         return child
 
 

@@ -1,19 +1,18 @@
 """The turn loop: model ↔ tools until the model answers without tool calls.
 
 The loop knows nothing of detectors or terminals. It streams each response,
-hands plain observations to the guard and acts on the decision that comes back;
-everything that happens is an event in the session log.
+hands plain observations to the guard and acts on the decision that comes back:
+a tool result goes to `Guard.after_tool`, and what the decision carries (the
+redirect note, a warning, the stop and its report instruction) stays here, in
+the turn's own state, until the requests that send it. Everything that happens
+is an event in the session log.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
 
-from caretz.agent.compaction import ContextMeter
-from caretz.agent.limits import RunTotals, UsageLimits
 from caretz.agent.outcomes import (
     Done,
     Interrupted,
@@ -21,65 +20,31 @@ from caretz.agent.outcomes import (
     RuntimeFailure,
     TurnEnd,
 )
-from caretz.guard.model import (
-    AbortStream,
-    Block,
-    Continue,
-    Decision,
-    Stop,
-    ToolObservation,
-    TurnContext,
-    Warn,
-)
+from caretz.agent.parts import AgentConfig, AgentParts, Conversation
+from caretz.guard.model import ToolObservation, TurnContext
+from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
     Message,
     ModelRequest,
     ModelResponse,
-    Reasoning,
     ToolCall,
     Usage,
     answer_dangling_calls,
 )
 from caretz.providers.base import (
     Completed,
-    Provider,
     ProviderError,
     Retrying,
     TextDelta,
     ThinkingDelta,
-    ToolCallStarted,
 )
-from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext, ToolResult
-
-if TYPE_CHECKING:
-    from caretz.guard.guard import LoopGuard
-    from caretz.tools.registry import ToolRegistry
+from caretz.tools.policy import CancelToolCall
+from caretz.tools.registry import ToolCrash
 
 ABORTED = "aborted"
 SKIPPED_AFTER_STOP = "Not run: the loop guard ended this turn."
 SKIPPED_AFTER_INTERRUPT = "Not run: the user interrupted the turn."
-
-
-class TurnListener(Protocol):
-    def on_text(self, text: str) -> None: ...
-    def on_thinking(self, text: str) -> None: ...
-    def on_retry(self, event: Retrying) -> None: ...
-    def on_response_start(self) -> None: ...
-
-
-class QuietListener:
-    def on_text(self, text: str) -> None:
-        pass
-
-    def on_thinking(self, text: str) -> None:
-        pass
-
-    def on_retry(self, event: Retrying) -> None:
-        pass
-
-    def on_response_start(self) -> None:
-        pass
 
 
 @dataclass
@@ -89,66 +54,48 @@ class TurnResult:
     message: str  # why the turn ended, for people ("" when done)
     text: str  # the agent's last answer (or its report after a loop-guard stop)
     tool_calls: int
+    resume: AutoResume | None = None  # after a loop stop: the turn autoResume sends next
 
 
-@dataclass
-class Agent:
-    """A conversation with one model and one set of tools; runs turns on it."""
+class Turn:
+    """One turn: the user's prompt in, a TurnResult out."""
 
-    provider: Provider
-    model_id: str
-    model_ref: str
-    tools: ToolRegistry
-    tool_ctx: ToolContext
-    log: EventLog
-    system: str
-    guard: LoopGuard | None = None
-    limits: UsageLimits = field(default_factory=UsageLimits)
-    totals: RunTotals = field(default_factory=RunTotals)
-    reasoning: Reasoning = "off"
-    max_tokens: int = 8192
-    price: Callable[[str, Usage], float | None] = lambda ref, usage: None
-    listener: TurnListener = field(default_factory=QuietListener)
-    clock: Callable[[], float] = time.monotonic
-    conversation: list[Message] = field(default_factory=list)
-    turns: int = 0
-    agent_name: str = "main"
-    depth: int = 0
-    last_request: str | None = None
-    last_answer: str | None = None
-    # How full the context is, measured from each response's usage.
-    context: ContextMeter = field(default_factory=ContextMeter)
-    # Called before each model request (context compaction for long turns).
-    before_request: Callable[[Agent], None] | None = None
-
-    def run_turn(self, prompt: str, *, from_user: bool = True) -> TurnResult:
-        self.turns += 1
-        turn = _Turn(self, self.turns, prompt, from_user)
-        result = turn.run()
-        self.last_request, self.last_answer = prompt, result.text
-        return result
-
-
-class _Turn:
-    def __init__(self, agent: Agent, number: int, prompt: str, from_user: bool):
-        self.agent = agent
+    def __init__(
+        self,
+        config: AgentConfig,
+        parts: AgentParts,
+        conversation: Conversation,
+        number: int,
+        prompt: str,
+        *,
+        from_user: bool = True,
+        before_request: Callable[[], None] = lambda: None,
+    ):
+        self.config = config
+        self.parts = parts
+        self.conversation = conversation
         self.number = number
         self.prompt = prompt
         self.from_user = from_user
+        self.before_request = before_request  # compaction, for long turns
         self.tool_calls = 0
-        self.warnings: list[str] = []
-        self.stopping: Stop | None = None
         self.last_text = ""
-        self.started = agent.clock()
+        self.started = parts.clock()
+        # What the guard's decisions asked for, for the rest of this turn:
+        self.note: str | None = None  # sent at the end of every remaining request
+        self.warnings: list[str] = []  # sent once, with the next request
+        self.stopping: Stop | None = None  # one last request, without tools, for the report
 
     # -- the loop -----------------------------------------------------------
     def run(self) -> TurnResult:
-        agent = self.agent
-        agent.conversation.append(Message("user", self.prompt))
+        self.conversation.messages.append(Message("user", self.prompt))
         self.emit(
-            "Turn.Started", prompt=self.prompt, model=agent.model_ref, from_user=self.from_user
+            "Turn.Started",
+            prompt=self.prompt,
+            model=self.config.model_ref,
+            from_user=self.from_user,
         )
-        self.begin_guard()
+        self.parts.guard.begin_turn(self.context())
         try:
             while True:
                 self.step()
@@ -158,31 +105,35 @@ class _Turn:
             return self.finish(Interrupted("interrupted by the user"))
 
     def step(self) -> None:
-        agent = self.agent
-        agent.limits.check_before_request(agent.totals)
-        if agent.before_request is not None:
-            agent.before_request(agent)
+        self.config.limits.check_before_request(self.conversation.totals)
+        self.before_request()
         final_report = self.stopping is not None
         response = self.request(final_report)
         message = response.message
-        agent.conversation.append(message)
+        self.conversation.messages.append(message)
         self.last_text = message.content or self.last_text
-        if final_report:
-            raise LoopGuardStopped(self.stopping.notice if self.stopping else "")
+        if final_report and self.stopping is not None:
+            raise LoopGuardStopped(self.stopping.notice)
         if response.stop_reason == ABORTED:
-            return  # the guard stopped a looping stream: ask again with its note
-        self.act(self.guard_call("after_response", message, response.usage))
+            return  # the guard cut a looping stream: ask again with its note
+        self.act(self.parts.guard.after_response(message, response.usage))
         if not message.tool_calls:
-            self.end_guard_turn(message.content)
+            self.end_turn(message.content)
             raise Done()
         self.run_tools(message.tool_calls)
 
     def finish(self, end: TurnEnd) -> TurnResult:
-        self.pad_unanswered_calls(
-            SKIPPED_AFTER_INTERRUPT if isinstance(end, Interrupted) else SKIPPED_AFTER_STOP
+        interrupted = isinstance(end, Interrupted)
+        answer_dangling_calls(
+            self.conversation.messages,
+            SKIPPED_AFTER_INTERRUPT if interrupted else SKIPPED_AFTER_STOP,
         )
-        totals = self.agent.totals
-        result = TurnResult(end.status, end.exit_code, end.message, self.last_text, self.tool_calls)
+        stopped = isinstance(end, LoopGuardStopped) and self.stopping is not None
+        resume = self.stopping.resume if stopped and self.stopping is not None else None
+        totals = self.conversation.totals
+        result = TurnResult(
+            end.status, end.exit_code, end.message, self.last_text, self.tool_calls, resume
+        )
         self.emit(
             "Turn.Ended",
             status=end.status,
@@ -190,7 +141,7 @@ class _Turn:
             message=end.message,
             text=self.last_text,
             tool_calls=self.tool_calls,
-            duration_s=round(self.agent.clock() - self.started, 3),
+            duration_s=round(self.parts.clock() - self.started, 3),
             usage=totals.usage.to_dict(),
             cost_usd=totals.cost_usd,
         )
@@ -198,33 +149,33 @@ class _Turn:
 
     # -- model requests -------------------------------------------------------
     def request(self, final_report: bool) -> ModelResponse:
-        agent = self.agent
+        config, parts, conversation = self.config, self.parts, self.conversation
         trailing = self.trailing_messages(final_report)
         request = ModelRequest(
-            model=agent.model_id,
-            system=agent.system,
-            messages=[*agent.conversation, *trailing],
+            model=config.model_id,
+            system=config.system,
+            messages=[*conversation.messages, *trailing],
             # The final report may not call tools. Anthropic still needs the tools
             # declared when the history holds tool calls, so they are forbidden
             # with tool_choice "none" rather than left out (OpenAI leaves them out).
-            tools=agent.tools.specs(),
+            tools=parts.tools.specs(),
             tool_choice="none" if final_report else None,
-            reasoning=agent.reasoning,
-            max_tokens=agent.max_tokens,
+            reasoning=config.reasoning,
+            max_tokens=config.max_tokens,
         )
         self.emit(
             "Model.Request",
-            model=agent.model_ref,
+            model=config.model_ref,
             messages=len(request.messages),
             tools=len(request.tools),
             trailing=[m.content for m in trailing],
         )
-        started = agent.clock()
+        started = parts.clock()
         response = self.stream(request)
-        latency = agent.clock() - started
-        cost = agent.price(agent.model_ref, response.usage)
-        agent.context.measured(response.usage.to_dict(), agent.conversation)
-        agent.totals.add_response(response.usage, cost)
+        latency = parts.clock() - started
+        cost = parts.price(config.model_ref, response.usage)
+        conversation.context.measured(response.usage.to_dict(), conversation.messages)
+        conversation.totals.add_response(response.usage, cost)
         self.emit(
             "Model.Response",
             model=response.model,
@@ -237,21 +188,17 @@ class _Turn:
         return response
 
     def trailing_messages(self, final_report: bool) -> list[Message]:
-        """Guard messages sent after the conversation but never stored in it."""
-        guard = self.active_guard()
-        trailing = []
-        if guard is not None and guard.note:
-            trailing.append(Message("user", guard.note))
-        trailing.extend(Message("user", text) for text in self.warnings)
+        """The guard's messages: sent after the conversation, never stored in it."""
+        texts = [self.note] if self.note else []
+        texts += self.warnings
         self.warnings = []
-        if final_report and guard is not None:
-            trailing.append(Message("user", guard.stop_instruction()))
-        return trailing
+        if final_report and self.stopping is not None:
+            texts.append(self.stopping.report_instruction)
+        return [Message("user", text) for text in texts]
 
     def stream(self, request: ModelRequest) -> ModelResponse:
-        listener = self.agent.listener
-        listener.on_response_start()
-        events = self.agent.provider.stream(request)
+        self.parts.listener.on_response_start()
+        events = self.parts.provider.stream(request)
         partial = ""
         try:
             for event in events:
@@ -261,21 +208,21 @@ class _Turn:
         except ProviderError as error:
             self.record_provider_error(error)
             raise RuntimeFailure(str(error)) from error
-        except _StreamAborted as aborted:
-            return aborted.response(request.model)
+        except _StreamCut as cut:
+            return cut.response(request.model)
         finally:
             _close(events)
         raise RuntimeFailure("the model's stream ended without a final response")
 
     def on_stream_event(self, event: object, partial: str) -> str:
-        listener = self.agent.listener
+        listener, guard = self.parts.listener, self.parts.guard
         if isinstance(event, TextDelta):
             listener.on_text(event.text)
-            self.check_stream(self.guard_call("on_text", event.text), partial + event.text)
+            self.check_stream(guard.on_text(event.text), partial + event.text)
             return partial + event.text
         if isinstance(event, ThinkingDelta):
             listener.on_thinking(event.text)
-            self.check_stream(self.guard_call("on_thinking", event.text), partial)
+            self.check_stream(guard.on_thinking(event.text), partial)
         elif isinstance(event, Retrying):
             listener.on_retry(event)
             self.emit(
@@ -284,14 +231,12 @@ class _Turn:
                 delay_s=event.delay_s,
                 reason=event.reason,
             )
-        elif isinstance(event, ToolCallStarted):
-            pass
         return partial
 
     def check_stream(self, decision: Decision, partial: str) -> None:
-        if isinstance(decision, AbortStream):
+        if isinstance(decision, Cut):
             self.act(decision.then)
-            raise _StreamAborted(partial, decision.reason)
+            raise _StreamCut(partial, decision.reason)
         self.act(decision)
 
     def record_provider_error(self, error: ProviderError) -> None:
@@ -303,33 +248,33 @@ class _Turn:
         for call in calls:
             if self.stopping is not None:
                 break
-            self.agent.limits.check_before_tool_call(self.agent.totals)
+            self.config.limits.check_before_tool_call(self.conversation.totals)
             result = self.run_tool(call)
-            self.agent.conversation.append(
+            self.conversation.messages.append(
                 Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
             )
             self.observe(call, result)
-        self.pad_unanswered_calls(SKIPPED_AFTER_STOP)
+        answer_dangling_calls(self.conversation.messages, SKIPPED_AFTER_STOP)
 
     def run_tool(self, call: ToolCall) -> ToolResult:
-        from caretz.tools.registry import ToolCrash
-
-        agent = self.agent
+        parts = self.parts
         index = self.tool_calls
         self.tool_calls += 1
-        agent.totals.tool_calls += 1
+        self.conversation.totals.tool_calls += 1
         self.emit("Tool.Called", index=index, call=call.to_dict())
-        decision = self.guard_call("before_tool", call)
-        if isinstance(decision, Block):
-            result = ToolResult(ok=False, output=decision.reason)
-        else:
-            try:
-                result = agent.tools.run(call, agent.tool_ctx)
-            except ToolCrash as crash:
-                self.emit_result(index, call, ToolResult(ok=False, output=str(crash)))
-                raise RuntimeFailure(str(crash)) from crash
+        try:
+            # The registry's own checks (the tool policy) come first, then the guard's.
+            result = parts.tools.run(call, parts.tool_ctx, before_call=(self.guard_check,))
+        except ToolCrash as crash:
+            self.emit_result(index, call, ToolResult(ok=False, output=str(crash)))
+            raise RuntimeFailure(str(crash)) from crash
         self.emit_result(index, call, result)
         return result
+
+    def guard_check(self, call: ToolCall, ctx: ToolContext) -> None:
+        decision = self.parts.guard.before_tool(call)
+        if isinstance(decision, Block):
+            raise CancelToolCall(decision.reason)
 
     def emit_result(self, index: int, call: ToolCall, result: ToolResult) -> None:
         self.emit(
@@ -352,59 +297,40 @@ class _Turn:
             duration_s=result.duration_s,
             files_changed=tuple(result.files_changed),
         )
-        self.act(self.guard_call("after_tool", observation))
-
-    def pad_unanswered_calls(self, text: str) -> None:
-        answer_dangling_calls(self.agent.conversation, text)
+        self.act(self.parts.guard.after_tool(observation))
 
     # -- the guard ------------------------------------------------------------
-    def active_guard(self) -> LoopGuard | None:
-        return self.agent.guard
-
-    def begin_guard(self) -> None:
-        guard = self.active_guard()
-        if guard is None:
-            return
-        agent = self.agent
-        guard.begin_turn(
-            TurnContext(
-                task=self.prompt,
-                model_ref=agent.model_ref,
-                previous_request=agent.last_request,
-                previous_answer=agent.last_answer,
-                from_user=self.from_user,
-                agent_name=agent.agent_name,
-                depth=agent.depth,
-            )
+    def context(self) -> TurnContext:
+        return TurnContext(
+            task=self.prompt,
+            model_ref=self.config.model_ref,
+            previous_request=self.conversation.last_request,
+            previous_answer=self.conversation.last_answer,
+            from_user=self.from_user,
+            agent_name=self.config.name,
+            depth=self.config.depth,
         )
 
-    def guard_call(self, hook: str, *args: object) -> Decision:
-        guard = self.active_guard()
-        if guard is None:
-            return Continue()
-        return getattr(guard, hook)(*args)
-
-    def end_guard_turn(self, final_text: str) -> None:
-        guard = self.active_guard()
-        if guard is None:
-            return
-        decision = guard.end_turn(final_text)
+    def end_turn(self, final_text: str) -> None:
+        decision = self.parts.guard.end_turn(final_text)
         if isinstance(decision, Stop):
             raise LoopGuardStopped(decision.notice)
 
     def act(self, decision: Decision) -> None:
-        if isinstance(decision, Warn):
+        """Keep what a decision asks for; the requests that follow send it."""
+        if isinstance(decision, Redirect):
+            self.note = decision.note
+        elif isinstance(decision, Warn):
             self.warnings.append(decision.message)
         elif isinstance(decision, Stop) and self.stopping is None:
             self.stopping = decision
-        # Redirect: the guard keeps the note and `trailing_messages` sends it.
 
     def emit(self, type: str, **fields: object) -> None:
-        self.agent.log.emit(type, turn=self.number, agent=self.agent.agent_name, **fields)
+        self.parts.log.emit(type, turn=self.number, agent=self.config.name, **fields)
 
 
-class _StreamAborted(Exception):
-    """The guard stopped a looping stream; what streamed so far is kept."""
+class _StreamCut(Exception):
+    """The guard cut a looping stream; what streamed so far is kept."""
 
     def __init__(self, partial: str, reason: str):
         super().__init__(reason)

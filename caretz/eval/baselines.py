@@ -7,18 +7,18 @@ rule does when it fires: "stop" ends the run, "block" refuses that one call,
 "warn" only tells the model.
 
 A call's signature is the tool name plus its sorted-key JSON arguments, as in
-the breaker that seed 001 documents.
+caveman's RetryLoopBreaker, and the guard's own identical-call check.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from caretz.eval.replay import Step
+from caretz.guard.normalize import call_signature
 
 Action = Literal["warn", "block", "stop"]
 HARD_ACTIONS: frozenset[str] = frozenset({"block", "stop"})
@@ -41,12 +41,8 @@ class Baseline:
 
 
 def signature(step: Step) -> str:
-    """Tool name plus sorted-key JSON arguments (seed 001's canonical signature)."""
-    try:
-        args = json.dumps(step.args, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError):
-        args = repr(step.args)
-    return f"{step.tool}({args})"
+    """Tool name plus sorted-key JSON arguments (RetryLoopBreaker's canonical signature)."""
+    return call_signature(step.tool, step.args)
 
 
 def consecutive_streaks(steps: Sequence[Step]) -> list[int]:
@@ -60,7 +56,7 @@ def consecutive_streaks(steps: Sequence[Step]) -> list[int]:
     return streaks
 
 
-# ---------------------------------------------------------------- seed 001
+# ---------------------------------------------------------------- caveman RetryLoopBreaker
 
 
 def retry_loop_breaker(steps: Sequence[Step], threshold: int = 3) -> list[BaselineFiring]:
@@ -72,7 +68,7 @@ def retry_loop_breaker(steps: Sequence[Step], threshold: int = 3) -> list[Baseli
     ]
 
 
-# ---------------------------------------------------------------- seed 002
+# ---------------------------------------------------------------- anti-looping guardrail
 
 
 def anti_looping_guardrail(
@@ -114,7 +110,7 @@ def _same_error(previous: Step, current: Step) -> bool:
     return bool(previous.failed and current.failed and previous.output == current.output)
 
 
-# ---------------------------------------------------------------- seed 003
+# ---------------------------------------------------------------- Goa loop detection
 
 
 def goa_loop_detection(
@@ -156,13 +152,13 @@ BASELINES: dict[str, Baseline] = {
     for baseline in [
         Baseline(
             name="retry-loop-breaker",
-            source="seed 001 (caveman RetryLoopBreaker, threshold 3)",
+            source="caveman RetryLoopBreaker, threshold 3",
             run=retry_loop_breaker,
             rules="stop on the 4th consecutive identical call (name + sorted-key JSON args)",
         ),
         Baseline(
             name="anti-looping-guardrail",
-            source="seed 002 (anti-looping guardrail)",
+            source="the anti-looping guardrail",
             run=anti_looping_guardrail,
             rules=(
                 "stop: same call 3+ times in 5 turns; identical error twice in a row; "
@@ -172,14 +168,14 @@ BASELINES: dict[str, Baseline] = {
         ),
         Baseline(
             name="anti-looping-no-budget",
-            source="seed 002, its loop rules without the 15-turn budget",
+            source="the anti-looping guardrail, its loop rules without the 15-turn budget",
             run=lambda steps: anti_looping_guardrail(steps, budget_warn=0, budget_stop=0),
-            rules="seed 002's three loop rules alone, to show what they catch by themselves",
+            rules="the guardrail's three loop rules alone, to show what they catch by themselves",
             not_replayable="circular subagent hand-offs (the recordings have no subagents)",
         ),
         Baseline(
             name="goa-loop-detection",
-            source="seed 003 (Goa loop detection defaults)",
+            source="Goa loop detection defaults",
             run=goa_loop_detection,
             rules=(
                 "warn at a 10-call identical streak, stop at 15; block the 3rd consecutive "

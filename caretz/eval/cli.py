@@ -117,15 +117,12 @@ def _settings(config: Path | None, profile: str | None, env: dict[str, str]) -> 
 
 def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
     from caretz.providers.resolve import resolve_model
-    from caretz.runtime import open_provider
+    from caretz.runtime import model_judge, open_provider
 
     model = resolve_model(ref, settings.providers, None, env, config_file=settings.config_path)
     provider = open_provider(model, env)  # a missing key fails here, before any replay
-
-    from caretz.guard.judge import ModelJudge
-
     reasoning = settings.loop_guard.judge.reasoning or "off"
-    return ModelJudge(provider, model.model_id, model.ref, reasoning)
+    return model_judge(provider, model.model_id, model.ref, reasoning)
 
 
 # ---------------------------------------------------------------- flags

@@ -6,8 +6,14 @@ Every hook returns a Firing or None; the guard decides what a firing leads to
 
 from __future__ import annotations
 
+from typing import Literal
+
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.messages import Message, ToolCall
+from caretz.text import one_line
+
+Severity = Literal["judge", "warn", "block", "stop"]
+HEADLINE_CHARS = 120
 
 
 class Detector:
@@ -41,3 +47,22 @@ class Detector:
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
         """The judge answered about `firing`; "not stuck" restarts counting."""
+
+
+def fire(
+    detector: str,
+    fingerprint: str,
+    what: str,
+    severity: Severity = "judge",
+    step: int | None = None,
+    message: str = "",
+) -> Firing:
+    """A peer detector's firing; its headline is "<detector>: <what>" on one short line."""
+    return Firing(
+        detector=detector,
+        fingerprint=fingerprint,
+        headline=one_line(f"{detector}: {what}", HEADLINE_CHARS),
+        severity=severity,
+        step=step,
+        message=message,
+    )

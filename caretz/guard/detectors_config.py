@@ -35,17 +35,17 @@ def _below(lower: float, upper: float, lower_key: str, upper_key: str) -> None:
 class IdenticalCallConfig(Section):
     enabled: bool = True
     # 3 in a row asks the judge: two redundant repeats of a call that changed nothing
-    # (seed 001 breaks on the 4th; Cline warns at 3). Cheap, because the judge decides.
+    # (caveman's RetryLoopBreaker stops on the 4th; Cline warns at 3). Cheap, because the judge decides.
     warn_streak: int = Field(3, ge=0)
     # 8 in a row acts without the judge: by then the judge has been asked twice
     # (3, 6), and a broken or slow judge ("not stuck" on timeout) must not let a
-    # loop run forever. Lower than seed 003's 15, which counts without outcomes.
+    # loop run forever. Lower than Goa's 15, which counts without outcomes.
     interrupt_streak: int = Field(8, ge=0)
     # The same call with the same result 6 times anywhere in the turn, spread out
-    # between other calls (seed 003 leaves it off; seed 002 counts per task). No
+    # between other calls (Goa leaves it off; the anti-looping guardrail counts per task). No
     # productive corpus turn repeats a call+result more than 4 times: 6 keeps a margin.
     max_total: int = Field(6, ge=0)
-    # 5 of the last 10 calls the same call and result (seed 002's "3+ in 5" at twice
+    # 5 of the last 10 calls the same call and result (the anti-looping guardrail's "3+ in 5" at twice
     # the span, so an edit/run rhythm around one repeated call is still seen). No
     # productive corpus turn has more than 3 in any 10.
     window: int = Field(10, ge=0)
@@ -76,13 +76,13 @@ class IdenticalCallConfig(Section):
 class RepeatedErrorConfig(Section):
     enabled: bool = True
     # The identical (normalized) error on 3 failed calls in a row, with no success
-    # between them: two honest tries first. Seed 002 fires at 2; on the corpus that
+    # between them: two honest tries first. The anti-looping guardrail fires at 2; on the corpus that
     # fired on 4 of 15 productive turns (one redundant retry, then a change of
     # approach), so 2 is a setting, not the default. A test re-run after a real edit
     # is never caught here: the edit succeeds in between.
     consecutive: int = Field(3, ge=0)
     # The same edit (identical arguments) failing with the same error for the 2nd
-    # time in the turn, even with other calls between: seed 002's "file edit made
+    # time in the turn, even with other calls between: the anti-looping guardrail's "file edit made
     # twice with same error".
     same_edit: int = Field(2, ge=0)
     # Which tools make edits (caretz's own names).
@@ -114,7 +114,7 @@ class AlternationConfig(Section):
 class ToolRoundsConfig(Section):
     enabled: bool = True
     # 50 responses in a row that call tools and say nothing to the user. Many models
-    # never write text between calls, so seed 003's 15 would nag every long turn; the
+    # never write text between calls, so Goa's 15 would nag every long turn; the
     # periodic judge check (checkEvery) already looks at wandering turns, so this is
     # only a late, cheap nudge. It warns, it never stops.
     max_rounds: int = Field(50, ge=0)
@@ -128,7 +128,7 @@ class ToolRoundsConfig(Section):
 
 class SubagentsConfig(Section):
     enabled: bool = True
-    # main → 1 → 2 → 3: one level more than seed 002 (depth > 2 refused), so a
+    # main → 1 → 2 → 3: one level more than the anti-looping guardrail (depth > 2 refused), so a
     # planner → implementer → tester chain still works; cycles are refused at any depth.
     max_depth: int = Field(3, ge=0)
     block_circular: bool = True  # A delegates to B, B back to A (or A to A)
@@ -137,14 +137,14 @@ class SubagentsConfig(Section):
 class StreamTextConfig(Section):
     enabled: bool = True
     # A unit of 50+ characters repeated 5 times in a row, exactly, at the end of the
-    # streamed answer (seed 003's values). The unit must be its own shortest period,
+    # streamed answer (Goa's values). The unit must be its own shortest period,
     # so rules of "=====" or a table's "|---|" rows are not units.
     min_period: int = Field(50, ge=8)
     max_repeats: int = Field(5, ge=0)
     # Inside a ``` code block identical lines are sometimes real (fixtures, matrices),
     # so a loop there needs 20 repeats. 0 ignores code blocks entirely.
     max_repeats_in_code: int = Field(20, ge=0)
-    # Stream loops counted across turns (seed 003's value); the last strike's message
+    # Stream loops counted across turns (Goa's value); the last strike's message
     # asks the model to drop the text. Within a turn the guard's stop rule applies.
     max_strikes: int = Field(3, ge=1)
     # 10 clean responses / tool calls clear the strikes; 0 = never cleared (until a
@@ -188,7 +188,7 @@ class ReasoningConfig(Section):
 class SameAnswerConfig(Section):
     enabled: bool = True
     # The same final answer 2 more times after the first, across consecutive
-    # automated turns (auto-resume, goal continuation) with no progress (seed 003).
+    # automated turns (auto-resume, goal continuation) with no progress (Goa's runaway guard).
     max_repeats: int = Field(2, ge=0)
 
 
@@ -207,7 +207,7 @@ class ToolBudgetConfig(Section):
 
 
 class AutoResumeConfig(Section):
-    # Off, as in seed 003: a stopped turn waits for the user unless asked otherwise.
+    # Off, as in Goa: a stopped turn waits for the user unless asked otherwise.
     enabled: bool = False
     message: str = "loop detected and you were stopped - resume now"
     max_resumes: int = Field(3, ge=0)  # in a row; a genuine user turn resets the count

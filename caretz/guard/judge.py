@@ -2,6 +2,10 @@
 
 A timeout, an error or an unreadable reply counts as "not stuck": the turn then
 carries on as if the guard were off.
+
+The guard reaches a model only through `Complete`, a plain "complete this
+request" callable that the wiring builds over a provider, so nothing here
+knows about HTTP or a provider's stream.
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from caretz.guard.model import JudgeResult, Verdict
-from caretz.messages import Message, ModelRequest, ModelResponse, Reasoning, Usage
-from caretz.providers.base import Completed, Provider, ProviderError
+from caretz.messages import Message, ModelRequest, ModelResponse, Reasoning
+from caretz.text import one_line
+
+# Completes one request; gives up early (raising) once the event is set.
+Complete = Callable[[ModelRequest, threading.Event], ModelResponse]
 
 JUDGE_SYSTEM = """\
 You review one turn of an AI coding agent and decide whether the turn is stuck. \
@@ -77,10 +84,6 @@ _REASONING_TOKENS: dict[str, int] = {"off": 0, "low": 1024, "medium": 4096, "hig
 _REPLY_PREVIEW_CHARS = 120
 _TRUE = {"true", "yes", "stuck", "1"}
 _FALSE = {"false", "no", "not stuck", "0"}
-
-
-def not_stuck() -> Verdict:
-    return Verdict(stuck=False, confidence=0.0)
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -165,17 +168,17 @@ class _Outcome:
 
 
 class ModelJudge:
-    """Asks a model through a Provider; waits at most `timeout_s` for its answer."""
+    """Asks a model through `complete`; waits at most `timeout_s` for its answer."""
 
     def __init__(
         self,
-        provider: Provider,
+        complete: Complete,
         model_id: str,
         model_ref: str,
         reasoning: Reasoning = "off",
         clock: Callable[[], float] = time.monotonic,
     ):
-        self.provider = provider
+        self.complete = complete
         self.model_id = model_id
         self.model_ref = model_ref
         self.reasoning = reasoning
@@ -213,19 +216,7 @@ class ModelJudge:
 
     def _ask(self, request: ModelRequest, outcome: _Outcome, cancelled: threading.Event) -> None:
         try:
-            events = self.provider.stream(request)
-            try:
-                for event in events:
-                    if cancelled.is_set():
-                        return
-                    if isinstance(event, Completed):
-                        outcome.response = event.response
-                        return
-                raise ProviderError("the stream ended without a final response")
-            finally:
-                close = getattr(events, "close", None)
-                if close is not None:
-                    close()
+            outcome.response = self.complete(request, cancelled)
         except Exception as error:  # reported to the waiting thread, never raised here
             outcome.error = error
 
@@ -235,14 +226,14 @@ class ModelJudge:
         try:
             verdict = parse_verdict(text)
         except ValueError:
-            preview = " ".join(text.split())[:_REPLY_PREVIEW_CHARS] or "(empty)"
-            return JudgeResult(
-                not_stuck(), self.model_ref, latency, response.usage, f"unreadable reply: {preview}"
+            preview = one_line(text)[:_REPLY_PREVIEW_CHARS] or "(empty)"
+            return JudgeResult.no_verdict(
+                self.model_ref, latency, f"unreadable reply: {preview}", response.usage
             )
         return JudgeResult(verdict, self.model_ref, latency, response.usage)
 
     def _failed(self, started: float, error: str) -> JudgeResult:
-        return JudgeResult(not_stuck(), self.model_ref, self._clock() - started, Usage(), error)
+        return JudgeResult.no_verdict(self.model_ref, self._clock() - started, error)
 
 
 def _describe(error: Exception) -> str:
@@ -256,4 +247,4 @@ class NoJudge:
     model = "none"
 
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
-        return JudgeResult(not_stuck(), self.model, 0.0, Usage(), "no judge")
+        return JudgeResult.no_verdict(self.model, 0.0, "no judge")

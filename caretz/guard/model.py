@@ -1,4 +1,7 @@
-"""The guard's plain data: observations in, firings and decisions out."""
+"""The guard's plain data: what it observes, what its checks fire, what its judge says.
+
+The decisions the turn loop acts on live in `guard/seam.py`.
+"""
 
 from __future__ import annotations
 
@@ -45,6 +48,10 @@ class Firing:
     severity: Literal["judge", "warn", "block", "stop"] = "judge"
     step: int | None = None  # index of the observation that fired, if any
     message: str = ""  # for warn/block/stop: the text the model (or user) is shown
+    # What was counted, for the note: 3 (times the failure came back), 8 (of
+    # `out_of` = 12 calls failed), 20 (calls since the last check); 0 when nothing was.
+    count: int = 0
+    out_of: int = 0
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,11 @@ class Verdict:
         }
 
 
+def not_stuck(confidence: float = 0.0) -> Verdict:
+    """The verdict that leaves the turn alone: a "not stuck" answer, or no answer at all."""
+    return Verdict(stuck=False, confidence=confidence)
+
+
 @dataclass(frozen=True)
 class JudgeResult:
     verdict: Verdict
@@ -71,42 +83,13 @@ class JudgeResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None  # timeout / error / unreadable reply: verdict is "not stuck"
 
+    @classmethod
+    def no_verdict(
+        cls, model: str, latency_s: float, error: str, usage: Usage | None = None
+    ) -> JudgeResult:
+        """A judge call that gave no usable answer: it counts as "not stuck"."""
+        return cls(not_stuck(), model, latency_s, usage or Usage(), error)
+
 
 class Judge(Protocol):
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult: ...
-
-
-# Decisions the turn loop acts on.
-@dataclass(frozen=True)
-class Continue:
-    pass
-
-
-@dataclass(frozen=True)
-class Redirect:
-    note: str  # sent as a separate trailing message on each remaining request
-
-
-@dataclass(frozen=True)
-class Warn:
-    message: str  # sent once, as a trailing message on the next request
-
-
-@dataclass(frozen=True)
-class Block:
-    reason: str  # the tool call does not run; the model gets this as a failed result
-
-
-@dataclass(frozen=True)
-class Stop:
-    notice: str  # the turn ends: one last request without tools for the report
-
-
-@dataclass(frozen=True)
-class AbortStream:
-    reason: str
-    then: Redirect | Stop  # what follows once the stream is closed
-
-
-Decision = Continue | Redirect | Warn | Block | Stop | AbortStream
-CONTINUE = Continue()

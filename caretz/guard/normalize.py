@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from caretz.guard.model import ToolObservation
+from caretz.text import one_line, shorten
 
 _FINGERPRINT_LINE_CHARS = 200
 
@@ -286,10 +287,6 @@ def _pytest_explanation(text: str) -> str:
     return first
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 @lru_cache(maxsize=256)
 def _failure_text(output: str) -> str:
     line = _normalize(error_line(output))
@@ -298,7 +295,7 @@ def _failure_text(output: str) -> str:
     others = {_normalize(item.strip()) for item in _ITEM.findall(output)}
     others.discard(line)
     more = f" (+{len(others)} more)" if others else ""
-    return _cut(line, _FINGERPRINT_LINE_CHARS) + more
+    return shorten(line, _FINGERPRINT_LINE_CHARS) + more
 
 
 def tool_label(tool: str) -> str:
@@ -317,7 +314,7 @@ def failure_fingerprint(obs: ToolObservation) -> str:
         # The output says nothing: the failing call itself is what repeats, so two
         # different silent failures (`test -f a`, `grep -q x b`) stay apart.
         status = f"exit {obs.exit_code}" if obs.exit_code is not None else "no output"
-        call = _cut(_normalize(_call_text(obs.args)), _FINGERPRINT_LINE_CHARS)
+        call = shorten(_normalize(_call_text(obs.args)), _FINGERPRINT_LINE_CHARS)
         text = f"{call} → {status}" if call else status
     return f"{tool_label(obs.tool)}: {text}"
 
@@ -325,13 +322,15 @@ def failure_fingerprint(obs: ToolObservation) -> str:
 def _call_text(args: dict[str, Any]) -> str:
     command = args.get("command")
     if isinstance(command, str):
-        return " ".join(command.split())
+        return one_line(command)
+    return encode_args(args)
+
+
+def encode_args(args: dict[str, Any]) -> str:
+    """A call's arguments as sorted-key compact JSON: equal arguments, equal text."""
     return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def call_signature(tool: str, args: dict[str, Any]) -> str:
     """A call's identity for identical-call checks: tool plus sorted-key compact JSON."""
-    encoded = json.dumps(
-        args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
-    return f"{tool}({encoded})"
+    return f"{tool}({encode_args(args)})"

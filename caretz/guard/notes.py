@@ -7,9 +7,8 @@ the conversation).
 
 from __future__ import annotations
 
-import re
-
 from caretz.guard.model import Firing, Verdict
+from caretz.text import one_line
 
 TASK_QUOTE_CHARS = 300
 
@@ -21,9 +20,6 @@ _CLOSING = (
     "tool call, say in one sentence what you will do differently. This note stays at "
     "the end of the conversation for the rest of this turn."
 )
-_REPEAT_HEADLINE = re.compile(r"^repeat: (\d+)× (.*)$", re.DOTALL)
-_FAILURE_RATE_HEADLINE = re.compile(r"^failure-rate: (\d+) of the last (\d+) calls failed")
-_CHECK_EVERY_HEADLINE = re.compile(r"^check-every: (\d+) calls")
 
 # What the peer detectors saw, in a sentence each; "{what}" is their headline's detail.
 _DETECTOR_SENTENCES = {
@@ -53,21 +49,16 @@ def detail(firing: Firing) -> str:
 
 def trigger_sentence(firing: Firing) -> str:
     """What fired, in one specific sentence ("The same failure has occurred 3 times: …")."""
-    headline = firing.headline
     if firing.detector == "repeat":
-        match = _REPEAT_HEADLINE.match(headline)
-        count, what = (match.group(1), match.group(2)) if match else ("several", firing.fingerprint)
-        return _sentence(f"The same failure has occurred {count} times: {what}")
+        return _sentence(
+            f"The same failure has occurred {firing.count} times: {firing.fingerprint}"
+        )
     if firing.detector == "failure-rate":
-        match = _FAILURE_RATE_HEADLINE.match(headline)
-        failed, calls = (match.group(1), match.group(2)) if match else ("most", "several")
-        return f"{failed} of the last {calls} tool calls failed."
+        return f"{firing.count} of the last {firing.out_of} tool calls failed."
     if firing.detector == "check-every":
-        match = _CHECK_EVERY_HEADLINE.match(headline)
-        calls = match.group(1) if match else "many"
         return (
-            f"A routine check after {calls} more tool calls found the turn going in circles "
-            "or drifting from the task."
+            f"A routine check after {firing.count} more tool calls found the turn going in "
+            "circles or drifting from the task."
         )
     template = _DETECTOR_SENTENCES.get(firing.detector)
     if template is None:
@@ -77,10 +68,7 @@ def trigger_sentence(firing: Firing) -> str:
 
 def quote_task(task: str, limit: int = TASK_QUOTE_CHARS) -> str:
     """The user's request on one line, cut when long, in double quotes."""
-    text = " ".join(task.split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return f'"{text}"'
+    return f'"{one_line(task, limit)}"'
 
 
 def redirect_note(task: str, firing: Firing, verdict: Verdict | None) -> str:
@@ -137,12 +125,3 @@ def block_reason(firing: Firing) -> str:
     """What the agent gets instead of the result of a refused call."""
     text = _sentence(firing.message) if firing.message.strip() else trigger_sentence(firing)
     return f"{_PREAMBLE} This call was refused and did not run. {text}"
-
-
-def disallowed_reason(tool: str, rule: str, pattern: str) -> str:
-    """The refusal of a call that matches one of the user's disallowedTools rules."""
-    return (
-        f"{_PREAMBLE} This {tool} call was refused and did not run: it matches "
-        f'"{pattern}" in the user\'s rule loopGuard.detectors.disallowedTools.{rule}. '
-        "Do not retry it or a variant of it. Do the task another way, or ask the user."
-    )

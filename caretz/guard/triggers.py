@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 
 from caretz.guard.config import LoopGuardConfig
+from caretz.guard.counting import Tally
 from caretz.guard.detector import Detector
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.normalize import failure_fingerprint
@@ -36,30 +37,31 @@ class RepeatTrigger(Detector):
         if threshold < 1:
             raise ValueError("loopGuard.repeatThreshold must be at least 1")
         self.threshold = threshold
-        self._counts: dict[str, int] = {}
+        self._failures = Tally()
 
     def begin_turn(self, ctx: TurnContext) -> None:
-        self._counts.clear()
+        self._failures.restart()
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         if not is_failure(obs):
             return None
         fingerprint = failure_fingerprint(obs)
-        count = self._counts.get(fingerprint, 0) + 1
-        if count < self.threshold:
-            self._counts[fingerprint] = count
+        count = self._failures.add(fingerprint)
+        if not count.reached(self.threshold):
             return None
+        times = count.since
         # Fired: this failure must come back another `threshold` times to fire again.
-        self._counts.pop(fingerprint, None)
+        count.restart()
         return Firing(
             detector=self.name,
             fingerprint=fingerprint,
-            headline=f"repeat: {count}× {fingerprint}",
+            headline=f"repeat: {times}× {fingerprint}",
             step=obs.index,
+            count=times,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
-        self._counts.clear()
+        self._failures.restart()
 
 
 class FailureRateTrigger(Detector):
@@ -93,6 +95,8 @@ class FailureRateTrigger(Detector):
             fingerprint=f"{failures} of {calls}",
             headline=f"failure-rate: {failures} of the last {calls} calls failed",
             step=obs.index,
+            count=failures,
+            out_of=calls,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
@@ -128,6 +132,7 @@ class CheckEveryTrigger(Detector):
             fingerprint=f"{calls} calls",
             headline=f"check-every: {calls} calls since the last check",
             step=obs.index,
+            count=calls,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from threading import Event
 from typing import Protocol
 
 from caretz.messages import Message, ModelRequest, ModelResponse
@@ -61,9 +62,19 @@ class ProviderError(Exception):
         self.partial = partial
 
 
-def collect(events: Iterator[StreamEvent]) -> ModelResponse:
-    """Drain a stream and return its final response."""
-    for event in events:
-        if isinstance(event, Completed):
-            return event.response
+def collect(events: Iterator[StreamEvent], cancelled: Event | None = None) -> ModelResponse:
+    """Drain a stream and return its final response; the stream is closed either way.
+
+    Once `cancelled` is set, the next event ends the wait with a ProviderError.
+    """
+    try:
+        for event in events:
+            if cancelled is not None and cancelled.is_set():
+                raise ProviderError("cancelled")
+            if isinstance(event, Completed):
+                return event.response
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
     raise ProviderError("the stream ended without a final response")

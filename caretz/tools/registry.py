@@ -3,18 +3,24 @@
 `ToolRegistry.run` turns every bad call (unknown tool, unreadable or
 ill-typed arguments) into a failed result the model can read and correct.
 Only a bug inside a tool escapes, as ToolCrash.
+
+Every call passes the registry's before-call checks first (the tool policy;
+later permission rules and hooks): a check that raises `CancelToolCall(reason)`
+refuses the call, and the reason is the failed result the model reads. After a
+call ran, the after-call hooks see it with its result.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from caretz.messages import ToolCall, ToolSpec
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
 from caretz.tools.files import EditTool, ReadTool, WriteTool
+from caretz.tools.policy import CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
 
 
@@ -27,15 +33,35 @@ class ToolCrash(Exception):
         self.error = error
 
 
+# Runs before a call; raises CancelToolCall to refuse it.
+BeforeCall = Callable[[ToolCall, ToolContext], None]
+# Runs after a call that was not refused, with its result.
+AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
+
+
 def default_tools() -> list[Tool]:
     return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
 
 
 class ToolRegistry:
-    def __init__(self, tools: Iterable[Tool]):
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        *,
+        before_call: Sequence[BeforeCall] = (),
+        after_call: Sequence[AfterCall] = (),
+    ):
         self._tools: dict[str, Tool] = {}
+        self.before_call = tuple(before_call)
+        self.after_call = tuple(after_call)
         for tool in tools:
             self.add(tool)
+
+    def fresh(self) -> ToolRegistry:
+        """The default tools under the same checks and hooks (a subagent's registry)."""
+        return ToolRegistry(
+            default_tools(), before_call=self.before_call, after_call=self.after_call
+        )
 
     def specs(self) -> list[ToolSpec]:
         return [tool.spec for tool in self._tools.values()]
@@ -52,12 +78,24 @@ class ToolRegistry:
             raise ValueError(f"a tool named {name!r} is already registered")
         self._tools[name] = tool
 
-    def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one call. Raises ToolCrash only for a bug inside the tool."""
+    def run(
+        self, call: ToolCall, ctx: ToolContext, before_call: Sequence[BeforeCall] = ()
+    ) -> ToolResult:
+        """Run one call, after the registry's checks and then `before_call`'s.
+
+        Raises ToolCrash only for a bug inside the tool.
+        """
+        try:
+            for check in (*self.before_call, *before_call):
+                check(call, ctx)
+        except CancelToolCall as refusal:
+            return _failed(refusal.reason)
         started = time.monotonic()
         result = self._run(call, ctx)
         if result.duration_s == 0:
             result.duration_s = time.monotonic() - started
+        for hook in self.after_call:
+            hook(call, result, ctx)
         return result
 
     def _run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:

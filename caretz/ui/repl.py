@@ -128,28 +128,27 @@ class Repl(SessionControl):
 
     def toolbar(self) -> str:
         agent = self.session.agent
-        guard = agent.guard
-        mode = guard.mode if guard is not None else "off"
+        mode = agent.parts.guard.mode
         window = self.session.settings.context_window
         used = min(100, round(100 * self.toolbar_tokens / window)) if window else 0
         return (
-            f" {agent.model_ref} · loop guard {mode} · context {used}% · "
+            f" {agent.config.model_ref} · loop guard {mode} · context {used}% · "
             "Esc+Enter or \\ then Enter: new line · /help "
         )
 
     # -- turns ---------------------------------------------------------------------------
     def run_turn(self, prompt: str) -> TurnResult | None:
-        from caretz.commands import run_with_auto_resume
+        from caretz.agent.driver import run_with_auto_resume
 
         self.auto_compact()
         agent = self.session.agent
-        before = dataclasses.replace(agent.totals)
+        before = dataclasses.replace(agent.conversation.totals)
         started = self.clock()
         result = None
         self.view.begin_turn()
         try:
             with keys_not_echoed():
-                result = run_with_auto_resume(self.session, prompt)
+                result = run_with_auto_resume(self.session.agent, prompt)
         except KeyboardInterrupt:
             pass  # Ctrl-C landed outside the turn loop's own handling
         finally:
@@ -158,7 +157,7 @@ class Repl(SessionControl):
         return result
 
     def turn_summary(self, result: TurnResult | None, before: RunTotals, seconds: float) -> None:
-        totals = self.session.agent.totals
+        totals = self.session.agent.conversation.totals
         used = _usage_since(totals.usage, before.usage)
         parts = [f"{used.input_tokens + used.cache_read_tokens:,} in / {used.output_tokens:,} out"]
         if totals.tool_calls > before.tool_calls:
@@ -179,10 +178,9 @@ class Repl(SessionControl):
         from caretz import __version__
 
         session = self.session
-        guard = session.agent.guard
-        mode = guard.mode if guard is not None else "off"
+        mode = session.agent.parts.guard.mode
         self.console.print(
-            f"[bold]caretz[/] {__version__} · {escape(session.agent.model_ref)} · "
+            f"[bold]caretz[/] {__version__} · {escape(session.agent.config.model_ref)} · "
             f"loop guard {mode} · session {session.id}",
             highlight=False,
         )

@@ -18,7 +18,6 @@ from caretz.agent.compaction import (
     CompactionPolicy,
     ContextMeter,
     Reason,
-    compact,
     needs_compaction,
 )
 from caretz.ui.live import LiveView
@@ -57,7 +56,7 @@ class SessionControl:
 
     def context_tokens(self) -> int:
         agent = self.session.agent
-        return self.meter.estimate(agent.system, agent.conversation)
+        return self.meter.estimate(agent.config.system, agent.conversation.messages)
 
     def auto_compact(self) -> None:
         tokens = self.context_tokens()
@@ -68,8 +67,8 @@ class SessionControl:
         tokens = self.context_tokens() if tokens is None else tokens
         with self.console.status("compacting the conversation…", spinner="dots"):
             try:
-                result = compact(
-                    self.session.agent, self.policy(), tokens_before=tokens, reason=reason
+                result = self.session.agent.compact(
+                    self.policy(), tokens_before=tokens, reason=reason
                 )
             except KeyboardInterrupt:
                 self.info("compaction stopped; the conversation is unchanged")
@@ -82,7 +81,7 @@ class SessionControl:
     @property
     def meter(self) -> ContextMeter:
         """The agent's own meter: the turn loop measures every response into it."""
-        return self.session.agent.context
+        return self.session.agent.conversation.context
 
     # -- session changes (slash commands) ---------------------------------------------------
     def switch_model(self, ref: str) -> None:
@@ -92,7 +91,7 @@ class SessionControl:
         try:
             model = switch_model(self.session, ref, self.env)
         except ConfigError as error:
-            self.error(f"{error} (still on {self.session.agent.model_ref})")
+            self.error(f"{error} (still on {self.session.agent.config.model_ref})")
             return
         self.meter.forget()
         self.info(f"model: {model}; the conversation carries on")
@@ -112,8 +111,7 @@ class SessionControl:
             return
         self.view.detailed = settings.output == "detailed"
         self.meter.forget()
-        guard = self.session.agent.guard
-        mode = guard.mode if guard is not None else "off"
+        mode = self.session.agent.parts.guard.mode
         self.info(f"profile: {name} · model {settings.model.ref} · loop guard {mode}")
 
     def set_guard_mode(self, mode: str) -> None:
@@ -179,7 +177,8 @@ class SessionControl:
         from caretz.pricing import price_for
 
         agent = self.session.agent
-        totals, usage = agent.totals, agent.totals.usage
+        totals = agent.conversation.totals
+        usage = totals.usage
         lines = [
             f"tokens: {usage.input_tokens:,} in · {usage.output_tokens:,} out · "
             f"{usage.cache_read_tokens:,} cache read · {usage.cache_write_tokens:,} cache write",
@@ -189,20 +188,20 @@ class SessionControl:
             lines.append(f"cost: ${totals.cost_usd:.4f}")
         else:
             lines.append('cost: unknown (a model without a price; add one under "prices")')
-        if price_for(agent.model_ref, self.session.settings.prices) is None:
-            lines.append(f"no price known for {agent.model_ref}")
+        if price_for(agent.config.model_ref, self.session.settings.prices) is None:
+            lines.append(f"no price known for {agent.config.model_ref}")
         window = self.session.settings.context_window
         lines.append(f"context: ~{self.context_tokens():,} of {window:,} tokens")
         for line in lines:
             self.info(line)
 
     def recap(self) -> None:
-        agent = self.session.agent
-        self.info(f"resumed session {self.session.id}: {agent.turns} turn(s) so far")
-        if agent.last_request:
-            self.console.print(f"[bold]>[/] {escape(agent.last_request)}", highlight=False)
-        if agent.last_answer:
-            lines = agent.last_answer.strip().splitlines()
+        conversation = self.session.agent.conversation
+        self.info(f"resumed session {self.session.id}: {conversation.turns} turn(s) so far")
+        if conversation.last_request:
+            self.console.print(f"[bold]>[/] {escape(conversation.last_request)}", highlight=False)
+        if conversation.last_answer:
+            lines = conversation.last_answer.strip().splitlines()
             shown = "\n".join(lines[-RECAP_LINES:])
             if len(lines) > RECAP_LINES:
                 self.info(f"… (the last {RECAP_LINES} lines of the answer)")

@@ -105,7 +105,9 @@ def show_help(repl: SessionControl, argument: str) -> None:
 
 def change_model(repl: SessionControl, argument: str) -> None:
     if not argument:
-        repl.info(f"model: {repl.session.agent.model_ref} (switch with /model provider/model)")
+        repl.info(
+            f"model: {repl.session.agent.config.model_ref} (switch with /model provider/model)"
+        )
         return
     repl.switch_model(argument)
 
@@ -120,8 +122,7 @@ def change_profile(repl: SessionControl, argument: str) -> None:
 
 def change_guard(repl: SessionControl, argument: str) -> None:
     if not argument:
-        guard = repl.session.agent.guard
-        mode = guard.mode if guard is not None else "off"
+        mode = repl.session.agent.parts.guard.mode
         repl.info(f"loop guard: {mode} (switch with /loop-guard off|shadow|active)")
         return
     if argument not in GUARD_MODES:

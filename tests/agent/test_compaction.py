@@ -20,7 +20,6 @@ from caretz.agent.compaction import (
     TRIM_MARKER,
     CompactionPolicy,
     ContextMeter,
-    compact,
     estimate_tokens,
     head_and_tail,
     recent_start,
@@ -112,21 +111,21 @@ def test_trimming_older_tool_output_comes_first_and_may_be_enough(env, workspace
     session = open_session(env, workspace)
     run_big_turns(session, server, 4)
     agent = session.agent
-    before = estimate_tokens(agent.system, agent.conversation)
+    before = estimate_tokens(agent.config.system, agent.conversation.messages)
     trimmed_only, _ = trim_tool_traffic(
-        agent.conversation, 0, recent_start(agent.conversation, 2), 500
+        agent.conversation.messages, 0, recent_start(agent.conversation.messages, 2), 500
     )
-    after_trim = estimate_tokens(agent.system, trimmed_only)
+    after_trim = estimate_tokens(agent.config.system, trimmed_only)
     requests_before = len(server.requests)
 
-    result = compact(agent, policy_between(session, before - 10, after_trim + 10))
+    result = agent.compact(policy_between(session, before - 10, after_trim + 10))
 
     assert result is not None and result.trimmed == 2 and result.summarized == 0
     assert len(server.requests) == requests_before  # no summary was asked for
-    outputs = tool_outputs(agent.conversation)
+    outputs = tool_outputs(agent.conversation.messages)
     assert all(TRIM_MARKER.split("{")[0] in out and len(out) < 1000 for out in outputs[:2])
     assert outputs[2:] == ["x" * 6000, "x" * 6000]  # the newest two turns are intact
-    assert [m.content for m in agent.conversation if m.role == "user"] == [
+    assert [m.content for m in agent.conversation.messages if m.role == "user"] == [
         "turn 1",
         "turn 2",
         "turn 3",
@@ -139,21 +138,24 @@ def test_summary_replaces_older_turns_when_trimming_is_not_enough(env, workspace
     session = open_session(env, workspace)
     run_big_turns(session, server, 4)
     agent = session.agent
-    system_before = agent.system
+    system_before = agent.config.system
     server.add(text("SUMMARY: turns 1 and 2 printed 6000 x characters each."))
 
-    result = compact(agent, policy_between(session, 90_000, 10))
+    result = agent.compact(policy_between(session, 90_000, 10))
 
     assert result is not None and result.summarized == 8 and result.summary_error is None
     summary_request = server.requests[-1]
     assert summary_request.system == SUMMARY_SYSTEM
     assert "make check" not in str(summary_request.body)  # AGENTS.md is never summarized
     assert "turn 1" in summary_request.messages[0]["content"]
-    first, ack = agent.conversation[:2]
+    first, ack = agent.conversation.messages[:2]
     assert first.role == "user" and first.content.startswith(SUMMARY_HEADER)
     assert "SUMMARY: turns 1 and 2" in first.content and ack.role == "assistant"
-    assert [m.content for m in agent.conversation if m.role == "user"][1:] == ["turn 3", "turn 4"]
-    assert agent.system == system_before
+    assert [m.content for m in agent.conversation.messages if m.role == "user"][1:] == [
+        "turn 3",
+        "turn 4",
+    ]
+    assert agent.config.system == system_before
 
     server.add(text("carrying on"))
     agent.run_turn("turn 5")
@@ -169,7 +171,7 @@ def test_the_compacted_conversation_is_an_event_and_a_resume_rebuilds_it(env, wo
     session = open_session(env, workspace)
     run_big_turns(session, server, 3)
     server.add(text("SUMMARY of turn 1"))
-    compact(session.agent, policy_between(session, 90_000, 90_000), reason="manual")
+    session.agent.compact(policy_between(session, 90_000, 90_000), reason="manual")
     server.add(text("answer 4"))
     session.agent.run_turn("turn 4")
     session.log.close()
@@ -179,12 +181,12 @@ def test_the_compacted_conversation_is_an_event_and_a_resume_rebuilds_it(env, wo
     assert len(compacted) == 1 and compacted[0]["reason"] == "manual"
     assert compacted[0]["summarized"] == 4  # turn 1: prompt, call, result, answer
     rebuilt = rebuild_history(events)
-    expected = [m.to_dict() for m in session.agent.conversation]
+    expected = [m.to_dict() for m in session.agent.conversation.messages]
     assert [m.to_dict() for m in rebuilt.conversation] == expected
     assert rebuilt.turns == 4
 
     resumed = open_session(env, workspace, resume=session.id)
-    assert [m.to_dict() for m in resumed.agent.conversation] == expected
+    assert [m.to_dict() for m in resumed.agent.conversation.messages] == expected
     resumed.log.close()
 
 
@@ -193,21 +195,23 @@ def test_a_failed_summary_keeps_the_trimming_and_says_why(env, workspace, server
     run_big_turns(session, server, 3)
     server.add(error(400, "context too long for the summary"))
 
-    result = compact(session.agent, policy_between(session, 90_000, 10))
+    result = session.agent.compact(policy_between(session, 90_000, 10))
 
     assert result is not None and result.summarized == 0 and result.trimmed == 1
     assert "context too long for the summary" in (result.summary_error or "")
-    assert [m.content for m in session.agent.conversation if m.role == "user"][0] == "turn 1"
+    assert [m.content for m in session.agent.conversation.messages if m.role == "user"][
+        0
+    ] == "turn 1"
 
 
 def test_manual_compaction_of_a_short_conversation_does_nothing(env, workspace, server):
     session = open_session(env, workspace)
     server.add(text("hi"))
     session.agent.run_turn("hello")
-    conversation = session.agent.conversation
+    conversation = session.agent.conversation.messages
 
-    assert compact(session.agent, CompactionPolicy(), reason="manual") is None
-    assert session.agent.conversation is conversation
+    assert session.agent.compact(CompactionPolicy(), reason="manual") is None
+    assert session.agent.conversation.messages is conversation
     assert len(server.requests) == 1
 
 
@@ -215,10 +219,10 @@ def test_the_newest_turns_are_trimmed_too_when_they_alone_overflow(env, workspac
     session = open_session(env, workspace)
     run_big_turns(session, server, 1)
 
-    result = compact(session.agent, policy_between(session, 10, 10))
+    result = session.agent.compact(policy_between(session, 10, 10))
 
     assert result is not None and result.summarized == 0 and result.trimmed == 1
-    assert len(tool_outputs(session.agent.conversation)[0]) < 1000
+    assert len(tool_outputs(session.agent.conversation.messages)[0]) < 1000
 
 
 def test_the_meter_counts_the_last_response_then_estimates_what_follows():

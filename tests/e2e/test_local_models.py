@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 
-from caretz.guard.judge import ModelJudge
 from caretz.guard.model import Verdict
 from caretz.messages import Message, ModelRequest, ToolSpec
 from caretz.providers.base import (
@@ -38,6 +37,7 @@ from caretz.providers.entry import LocalModel, ProviderEntry
 from caretz.providers.local import LocalServers
 from caretz.providers.local_spec import display_path
 from caretz.providers.registry import create_provider
+from caretz.runtime import model_judge
 
 if find_spec("xllamacpp") is None:
     pytest.skip("xllamacpp is not installed: pip install xllamacpp", allow_module_level=True)
@@ -155,7 +155,7 @@ def test_a_forced_tool_call_comes_back_as_a_call(servers, protocol):
 
 def test_judge_verdict_through_a_json_schema(servers):
     provider = provider_for(servers, "openai", extra_body=JUDGE_SAMPLING)
-    judge = ModelJudge(provider, "smollm2", "smol/smollm2")
+    judge = model_judge(provider, "smollm2", "smol/smollm2")
 
     result = judge(SUMMARY, timeout_s=120)
 
@@ -170,7 +170,7 @@ def test_judge_over_anthropic_without_a_schema_grammar_counts_prose_as_not_stuck
     # llama.cpp's Messages endpoint takes no response schema: the schema is only
     # described in the system prompt, which this model does not follow.
     provider = provider_for(servers, "anthropic", extra_body={**GREEDY, "max_tokens": 40})
-    result = ModelJudge(provider, "smollm2", "smol/smollm2")(SUMMARY, timeout_s=120)
+    result = model_judge(provider, "smollm2", "smol/smollm2")(SUMMARY, timeout_s=120)
 
     assert result.usage.output_tokens > 0
     if result.error is not None:

@@ -298,7 +298,7 @@ def test_baselines_replay_the_peers_rules_at_their_documented_steps():
     assert [f.step for f in anti if f.rule == "same-call-3-in-5"] == [2, 3, 4, 5]
 
 
-def test_seed_002_budget_and_failure_rules():
+def test_the_anti_looping_guardrails_budget_and_failure_rules():
     (trajectory,) = load_trajectories(EXPLORATION)  # 25 distinct successful calls
     anti = anti_looping_guardrail(trajectory.steps)
     assert [(f.step, f.rule, f.action) for f in anti] == [
@@ -341,7 +341,7 @@ def test_benchmark_scores_a_small_corpus(tmp_path, monkeypatch):
     # Caught at the labelled step; stopping there saves the one call after it
     # (27 characters of output ≈ 6 tokens); quiet on the productive run.
     assert "| **caretz guard** | 1 | 0 | 0 | 0 | 1 (6) | 0 | 0 | 0.0 |" in output
-    # Seed 002 stops the loop at step 5 too, but also the productive run: its
+    # The anti-looping guardrail stops the loop at step 5 too, but also the productive run: its
     # test command fails three times, each time with a different error.
     assert "| **anti-looping-no-budget** | 1 | 0 | 0 | 0 | 1 (6) | 1 | 1 | – |" in output
     updated = doc.read_text()

@@ -8,22 +8,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from caretz.guard.calls import AlternationDetector, IdenticalCallDetector, RepeatedErrorDetector
 from caretz.guard.config import LoopGuardConfig
+from caretz.guard.delegation import DelegationChain, SubagentDetector
 from caretz.guard.detector import Detector
-from caretz.guard.detectors import (
-    AlternationDetector,
-    DelegationChain,
-    IdenticalCallDetector,
-    ReasoningDetector,
-    RepeatedErrorDetector,
-    SameAnswerDetector,
-    StreamTextDetector,
-    SubagentDetector,
-    ToolBudgetDetector,
-    ToolRoundsDetector,
-    build_detectors,
-    repeated_tail,
-)
+from caretz.guard.detectors import build_detectors
 from caretz.guard.detectors_config import (
     AlternationConfig,
     DetectorsConfig,
@@ -37,6 +26,8 @@ from caretz.guard.detectors_config import (
     ToolRoundsConfig,
 )
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+from caretz.guard.streams import ReasoningDetector, StreamTextDetector, repeated_tail
+from caretz.guard.turns import SameAnswerDetector, ToolBudgetDetector, ToolRoundsDetector
 from caretz.messages import Message, ToolCall
 
 PYTEST = {"command": "pytest -x tests/test_db.py"}
@@ -192,7 +183,7 @@ def test_the_same_error_on_consecutive_failed_calls():
     assert "NameError: name 'testDB' is not defined" in firings[0].headline
 
 
-def test_seed_002_setting_fires_on_the_second_identical_error():
+def test_the_guardrails_setting_of_2_fires_on_the_second_identical_error():
     detector = repeated_error(consecutive=2)
     calls = [call("bash", {"command": "npm install"}, "npm ERR! network timeout", True)] * 2
     assert summary(feed(detector, calls)) == [("repeated-error", "judge", 1)]

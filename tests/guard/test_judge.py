@@ -1,4 +1,8 @@
-"""The judge: verdict parsing, ModelJudge over real providers, timeouts and errors."""
+"""The judge: verdict parsing, ModelJudge over real providers, timeouts and errors.
+
+A ModelJudge reaches its model through a plain "complete this request" callable;
+`runtime.model_judge` builds one over a provider, as sessions do.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from caretz.guard.model import Verdict
 from caretz.messages import Message, ModelRequest, ModelResponse, Usage
 from caretz.providers.base import Completed, StreamEvent, TextDelta
 from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
+from caretz.runtime import model_judge
 from tests.modelserver import ModelServer, error, text
 
 STUCK_JSON = json.dumps(
@@ -43,7 +48,7 @@ def anthropic_judge(server: ModelServer, reasoning: str = "off", clock=None) -> 
         BUILTIN_PROVIDERS["anthropic"], "sk-ant-test", base_url=server.url, max_retries=0
     )
     extra = {"clock": clock} if clock else {}
-    return ModelJudge(provider, "claude-judge", "anthropic/claude-judge", reasoning, **extra)
+    return model_judge(provider, "claude-judge", "anthropic/claude-judge", reasoning, **extra)
 
 
 # ---------------------------------------------------------------- parse_verdict
@@ -99,6 +104,29 @@ def test_the_system_prompt_carries_the_lessons_about_progress():
         assert lesson in prompt
 
 
+# ---------------------------------------------------------------- ModelJudge over a callable
+
+
+def test_model_judge_reaches_its_model_only_through_complete():
+    requests: list[ModelRequest] = []
+
+    def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
+        requests.append(request)
+        return ModelResponse(Message("assistant", STUCK_JSON), Usage(30, 4), "end_turn", "m")
+
+    result = ModelJudge(complete, "judge-1", "test/judge-1", "low", clock=StepClock(0.5))(
+        SUMMARY, 15
+    )
+
+    assert result.error is None and result.verdict.stuck is True
+    assert (result.model, result.usage, result.latency_s) == ("test/judge-1", Usage(30, 4), 0.5)
+    (request,) = requests
+    assert request.model == "judge-1" and request.system == JUDGE_SYSTEM
+    assert request.messages == [Message("user", SUMMARY)]
+    assert request.response_schema == VERDICT_SCHEMA
+    assert request.reasoning == "low" and request.max_tokens == 1024 + 1024
+
+
 # ---------------------------------------------------------------- ModelJudge over HTTP
 
 
@@ -128,7 +156,7 @@ def test_model_judge_over_openai_sends_the_schema_as_response_format(server: Mod
     provider = create_provider(
         BUILTIN_PROVIDERS["openai"], "sk-test", base_url=server.openai_url, max_retries=0
     )
-    result = ModelJudge(provider, "gpt-judge", "openai/gpt-judge", "high")(SUMMARY, 15)
+    result = model_judge(provider, "gpt-judge", "openai/gpt-judge", "high")(SUMMARY, 15)
 
     assert result.error is None
     assert result.verdict == Verdict(False, 0.2, "new errors", "")
@@ -186,7 +214,7 @@ class HangingProvider:
 
 def test_a_timeout_counts_as_not_stuck_and_the_late_stream_is_closed():
     provider = HangingProvider()
-    judge = ModelJudge(provider, "slow", "test/slow", "off")
+    judge = model_judge(provider, "slow", "test/slow", "off")
     try:
         result = judge(SUMMARY, 0.05)
     finally:
@@ -200,7 +228,7 @@ def test_a_timeout_counts_as_not_stuck_and_the_late_stream_is_closed():
 def test_a_judge_answering_in_time_has_no_error():
     provider = HangingProvider()
     provider.release.set()
-    judge = ModelJudge(provider, "fast", "test/fast", "off")
+    judge = model_judge(provider, "fast", "test/fast", "off")
     assert judge(SUMMARY, 15).error is None
 
 
@@ -212,7 +240,7 @@ class RaisingProvider:
 
 
 def test_an_exception_before_streaming_counts_as_not_stuck():
-    result = ModelJudge(RaisingProvider(), "m", "test/m", "off")(SUMMARY, 15)
+    result = model_judge(RaisingProvider(), "m", "test/m", "off")(SUMMARY, 15)
     assert result.error == "error: connection refused"
     assert result.verdict.stuck is False
 

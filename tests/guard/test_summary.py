@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
-from caretz.guard.summary import TurnRecord, build_summary, is_short_follow_up, redact
+from caretz.guard.record import TurnRecord
+from caretz.guard.redact import redact
+from caretz.guard.summary import build_summary, is_short_follow_up
 from caretz.messages import Message, Usage
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from caretz.messages import ToolCall, ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.policy import CancelToolCall
 from caretz.tools.registry import ToolCrash, ToolRegistry, default_tools, validate_arguments
 
 
@@ -162,3 +163,74 @@ def test_validate_arguments_accepts_type_lists():
     assert validate_arguments(schema, {"v": 1.5}) == [
         "argument 'v' must be a string or an integer, got a number"
     ]
+
+
+# ---------------------------------------------------------------- before-call and after-call
+
+
+class Recorded:
+    """Before- and after-call hooks that record what they saw, in order."""
+
+    def __init__(self, refuse: str | None = None, name: str = "check"):
+        self.refuse = refuse
+        self.name = name
+        self.seen: list[tuple[str, str, Any]] = []
+
+    def before(self, call: ToolCall, ctx: ToolContext) -> None:
+        self.seen.append((self.name, call.name, ctx.workspace))
+        if self.refuse is not None:
+            raise CancelToolCall(self.refuse)
+
+    def after(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> None:
+        self.seen.append(("after", call.name, result.output))
+
+
+def test_a_before_call_check_refuses_with_a_failed_result_the_model_reads(ctx):
+    tool = ScriptedTool("t", echo)
+    check = Recorded(refuse="Not allowed here: ask the user first.")
+    after = Recorded()
+    registry = ToolRegistry([tool], before_call=[check.before], after_call=[after.after])
+
+    result = registry.run(call("t", {"text": "x"}), ctx)
+
+    assert not result.ok and result.output == "Not allowed here: ask the user first."
+    assert result.duration_s == 0.0
+    assert tool.calls == []
+    assert check.seen == [("check", "t", ctx.workspace)]
+    assert after.seen == []  # a refused call did not run
+
+
+def test_checks_run_in_order_registry_first_and_after_call_sees_the_result(ctx):
+    tool = ScriptedTool("t", echo)
+    order: list[tuple[str, str, Any]] = []
+    first, second, per_run = Recorded(name="first"), Recorded(name="second"), Recorded(name="run")
+    first.seen = second.seen = per_run.seen = order
+    registry = ToolRegistry(
+        [tool], before_call=[first.before, second.before], after_call=[first.after]
+    )
+
+    result = registry.run(call("t", {"text": "hello"}), ctx, before_call=[per_run.before])
+
+    assert result.ok and tool.calls == [{"text": "hello"}]
+    assert [entry[0] for entry in order] == ["first", "second", "run", "after"]
+    assert order[-1] == ("after", "t", "hello")
+
+
+def test_a_per_run_check_runs_only_when_the_registry_checks_allow_the_call(ctx):
+    per_run = Recorded(refuse="never reached")
+    registry = ToolRegistry([ScriptedTool("t", echo)], before_call=[Recorded("policy").before])
+
+    result = registry.run(call("t", {"text": "x"}), ctx, before_call=[per_run.before])
+
+    assert result.output == "policy" and per_run.seen == []
+
+
+def test_a_fresh_registry_keeps_the_checks(ctx):
+    check = Recorded(refuse="refused")
+    registry = ToolRegistry([ScriptedTool("t", echo)], before_call=[check.before])
+
+    fresh = registry.fresh()
+
+    assert fresh.names() == ["bash", "read", "write", "edit", "glob", "grep"]
+    assert fresh.run(call("bash", {"command": "touch x"}), ctx).output == "refused"
+    assert not (ctx.workspace / "x").exists()

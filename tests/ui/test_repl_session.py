@@ -13,6 +13,8 @@ import pytest
 
 from caretz.config.settings import resolve_settings
 from caretz.config_base import ConfigError
+from caretz.guard.guard import LoopGuard
+from caretz.guard.seam import NullGuard
 from caretz.runtime import apply_settings, set_guard_mode, start_session, switch_model
 from caretz.session.events import read_events
 from tests.agent.test_compaction import Recorder
@@ -86,25 +88,26 @@ def test_switching_the_model_sends_the_next_turn_to_it(env, config, tmp_path, se
 )
 def test_a_model_that_cannot_be_used_changes_nothing(env, config, tmp_path, ref, message):
     session = open_session(env, tmp_path)
-    provider = session.agent.provider
+    provider = session.agent.parts.provider
 
     with pytest.raises(ConfigError, match=message):
         switch_model(session, ref, env)
 
-    assert session.agent.provider is provider
-    assert session.agent.model_ref == session.settings.model.ref == "anthropic/claude-main"
+    assert session.agent.parts.provider is provider
+    assert session.agent.config.model_ref == session.settings.model.ref == "anthropic/claude-main"
 
 
 def test_turning_the_guard_on_mid_session_builds_a_judge_that_follows_the_model(
     env, config, tmp_path, server
 ):
     session = open_session(env, tmp_path)
-    assert session.agent.guard is None  # off: built when switched on
+    assert isinstance(session.agent.parts.guard, NullGuard)  # off: built when switched on
     switch_model(session, "anthropic/claude-other", env)
 
     set_guard_mode(session, "active")
 
-    assert session.agent.guard.mode == "active"
+    assert isinstance(session.agent.parts.guard, LoopGuard)
+    assert session.agent.parts.guard.mode == "active"
     assert session.settings.loop_guard.mode == "active"
     server.add(text(NOT_STUCK), model="claude-other")
     result = session.judge("a summary of a turn", 5.0)
@@ -118,7 +121,7 @@ def test_a_judge_without_its_key_leaves_the_guard_as_it_was(env, config, tmp_pat
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         set_guard_mode(session, "shadow")
 
-    assert session.agent.guard is None
+    assert isinstance(session.agent.parts.guard, NullGuard)
     assert session.settings.loop_guard.mode == "off"
 
 
@@ -138,9 +141,9 @@ def test_switching_profile_rewires_model_guard_limits_and_prompt(env, config, tm
     session.agent.run_turn("second")
 
     agent = session.agent
-    assert agent.model_ref == "anthropic/claude-strict"
-    assert agent.guard is not None and agent.guard.mode == "active"
-    assert agent.limits.max_tool_calls == 7
+    assert agent.config.model_ref == "anthropic/claude-strict"
+    assert isinstance(agent.parts.guard, LoopGuard) and agent.parts.guard.mode == "active"
+    assert agent.config.limits.max_tool_calls == 7
     assert session.settings.profile_name == "strict"
     request = server.requests[-1]
     assert request.model == "claude-strict"

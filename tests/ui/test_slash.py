@@ -13,6 +13,8 @@ from prompt_toolkit.document import Document
 from rich.console import Console
 
 from caretz.config.settings import resolve_settings
+from caretz.guard.guard import LoopGuard
+from caretz.guard.seam import NullGuard
 from caretz.runtime import start_session
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
@@ -104,14 +106,14 @@ def test_clear_starts_a_new_session_and_resume_brings_the_old_one_back(repl, ser
 
     said = run(repl, "/clear")
 
-    assert repl.session.id != first and repl.session.agent.conversation == []
+    assert repl.session.id != first and repl.session.agent.conversation.messages == []
     assert f"/resume {first}" in said
     assert first in run(repl, "/sessions")
 
     said = run(repl, f"/resume {first}")
 
     assert repl.session.id == first
-    assert [m.content for m in repl.session.agent.conversation][:2] == [
+    assert [m.content for m in repl.session.agent.conversation.messages][:2] == [
         "remember the number 42",
         "remembered",
     ]
@@ -124,7 +126,7 @@ def test_clear_starts_a_new_session_and_resume_brings_the_old_one_back(repl, ser
 def test_profile_switch_and_its_errors(repl):
     said = run(repl, "/profile review")
     assert "profile: review · model anthropic/claude-review · loop guard shadow" in said
-    assert repl.session.agent.model_ref == "anthropic/claude-review"
+    assert repl.session.agent.config.model_ref == "anthropic/claude-review"
 
     said = run(repl, "/profile nosuch")
     assert "unknown profile 'nosuch'" in said and "still on profile review" in said
@@ -132,9 +134,11 @@ def test_profile_switch_and_its_errors(repl):
 
 def test_loop_guard_command(repl):
     assert "unknown loop-guard mode 'loud'" in run(repl, "/loop-guard loud")
-    assert repl.session.agent.guard is None  # off: no guard is built until it is switched on
+    # off: no guard is built until it is switched on
+    assert isinstance(repl.session.agent.parts.guard, NullGuard)
     assert "loop guard: shadow, judged by anthropic/claude-main" in run(repl, "/loop-guard shadow")
-    assert repl.session.agent.guard.mode == "shadow"
+    assert isinstance(repl.session.agent.parts.guard, LoopGuard)
+    assert repl.session.agent.parts.guard.mode == "shadow"
     assert "loop guard: shadow" in run(repl, "/loop-guard")
 
 
@@ -146,8 +150,8 @@ def test_model_and_guard_mode_carry_over_to_a_new_session(repl):
     run(repl, "/clear")
 
     assert repl.session.id != first
-    assert repl.session.agent.model_ref == "anthropic/claude-other"
-    assert repl.session.agent.guard.mode == "active"
+    assert repl.session.agent.config.model_ref == "anthropic/claude-other"
+    assert repl.session.agent.parts.guard.mode == "active"
 
 
 def test_cost_and_compact_on_a_short_conversation(repl, server):

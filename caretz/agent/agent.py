@@ -1,0 +1,98 @@
+"""The Agent: one conversation with one model and one set of tools; runs turns on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from caretz.agent import compaction
+from caretz.agent.compaction import Compaction, CompactionPolicy, Reason, needs_compaction
+from caretz.agent.parts import AgentConfig, AgentParts, Conversation
+from caretz.agent.turn import Turn, TurnResult
+from caretz.messages import Message
+from caretz.providers.base import collect
+
+
+@dataclass
+class Agent:
+    config: AgentConfig
+    parts: AgentParts
+    conversation: Conversation = field(default_factory=Conversation)
+
+    def run_turn(self, prompt: str, *, from_user: bool = True) -> TurnResult:
+        state = self.conversation
+        state.turns += 1
+        turn = Turn(
+            self.config,
+            self.parts,
+            state,
+            state.turns,
+            prompt,
+            from_user=from_user,
+            before_request=self.compact_if_due,
+        )
+        result = turn.run()
+        state.last_request, state.last_answer = prompt, result.text
+        return result
+
+    # -- compaction ------------------------------------------------------------------
+    def compact_if_due(self) -> None:
+        """Before each request: compact once the context nears the window, so one
+        long turn cannot outgrow it either."""
+        policy = self.parts.compaction
+        if policy is None:
+            return
+        state = self.conversation
+        tokens = state.context.estimate(self.config.system, state.messages)
+        if needs_compaction(tokens, policy):
+            self.compact(policy, tokens_before=tokens, reason="auto")
+
+    def compact(
+        self,
+        policy: CompactionPolicy,
+        *,
+        tokens_before: int | None = None,
+        reason: Reason = "auto",
+    ) -> Compaction | None:
+        """Compact the conversation (see `compaction.compact`); a change is logged as a
+        `Session.Compacted` event holding the new conversation, which resume replays."""
+        state = self.conversation
+        result = compaction.compact(
+            state.messages,
+            self.config.system,
+            policy,
+            lambda messages: self.summarize(messages, policy),
+            tokens_before=tokens_before,
+            reason=reason,
+        )
+        if result is None or not result.changed:
+            return result
+        state.messages = result.conversation
+        state.context.set(result.tokens_after, result.conversation)
+        self.parts.log.emit(
+            "Session.Compacted",
+            agent=self.config.name,
+            reason=reason,
+            trimmed=result.trimmed,
+            summarized=result.summarized,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+            summary_error=result.summary_error,
+            conversation=[message.to_dict() for message in result.conversation],
+        )
+        return result
+
+    def summarize(self, messages: list[Message], policy: CompactionPolicy) -> str:
+        """The session's model summarizes `messages`; its cost counts in the totals."""
+        config, parts = self.config, self.parts
+        request = compaction.summary_request(messages, policy, config.model_id)
+        response = collect(parts.provider.stream(request))
+        usage = response.usage
+        self.conversation.totals.add_response(usage, parts.price(config.model_ref, usage))
+        parts.log.emit(
+            "Model.Summary",
+            agent=config.name,
+            model=config.model_ref,
+            usage=usage.to_dict(),
+            messages=len(messages),
+        )
+        return compaction.read_summary(response)

@@ -1,0 +1,27 @@
+"""Turn policy: what runs after a turn by itself.
+
+Today that is the loop guard's autoResume: after a loop stop the turn's result
+carries the automated message that resumes it (while `maxResumes` allows), and
+the driver sends it as a turn that is not from the user. Headless runs and the
+interactive session both drive their turns through here.
+"""
+
+from __future__ import annotations
+
+from caretz.agent.agent import Agent
+from caretz.agent.turn import TurnResult
+
+
+def run_with_auto_resume(agent: Agent, prompt: str) -> TurnResult:
+    """One turn, then the guard's automatic resumes after a loop stop, if configured."""
+    result = agent.run_turn(prompt)
+    while result.resume is not None:
+        resume = result.resume
+        agent.parts.log.emit(
+            "LoopGuard.Resuming",
+            count=resume.count,
+            max=resume.max_resumes,
+            message=resume.message,
+        )
+        result = agent.run_turn(resume.message, from_user=False)
+    return result

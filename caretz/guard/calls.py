@@ -1,0 +1,257 @@
+"""Peer-style checks on the tool calls: the same call again, the same error
+again, and calls cycling through the same steps with the same results.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+
+from caretz.guard.counting import Count, Streak
+from caretz.guard.detector import Detector, Severity, fire
+from caretz.guard.detectors_config import (
+    AlternationConfig,
+    IdenticalCallConfig,
+    RepeatedErrorConfig,
+)
+from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+from caretz.guard.normalize import (
+    call_signature,
+    error_line,
+    failure_fingerprint,
+    normalize_output,
+)
+from caretz.text import one_line
+
+
+def _result_key(obs: ToolObservation) -> str:
+    status = {True: "failed", False: "ok", None: "?"}[obs.failed]
+    return f"{status}\x00{normalize_output(obs.output)}"
+
+
+def _error_text(output: str) -> str:
+    """The line of a failed result that names the error, normalized, for headlines."""
+    return normalize_output(error_line(output)) or "(no output)"
+
+
+class IdenticalCallDetector(Detector):
+    """The same call (and, by default, the same result) again and again.
+
+    caveman's retry-loop breaker stops a streak of identical calls, the anti-looping
+    guardrail counts "3+ in 5 turns", Goa warns and interrupts streaks and counts
+    totals; here the streak asks the judge first and acts alone only much later.
+    """
+
+    name = "identical-call"
+
+    def __init__(self, config: IdenticalCallConfig):
+        self.config = config
+        self._reset_turn()
+
+    def _reset_turn(self) -> None:
+        self._last_key: str | None = None
+        self._streak = 0
+        self._warn_base = 0  # streak length when the judge level last fired
+        self._stop_base = 0
+        self._recent: deque[str] = deque(maxlen=max(self.config.window, 1))
+        # Identical calls since counting last restarted (a verdict, a changed result).
+        self._since: Counter[str] = Counter()
+        self._last_result: dict[str, str] = {}  # signature → its latest result
+
+    def begin_turn(self, ctx: TurnContext) -> None:
+        self._reset_turn()
+
+    def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        self._warn_base = self._streak
+        self._recent.clear()
+        self._since = Counter()
+
+    def after_tool(self, obs: ToolObservation) -> Firing | None:
+        signature = call_signature(obs.tool, obs.args)
+        key = signature
+        if self.config.same_result_only:
+            result = _result_key(obs)
+            key += "\x00" + result
+            if self._last_result.setdefault(signature, result) != result:
+                # A call now returns something new (a poll moved on): the world changed,
+                # so repeats spread out before it are no evidence of a loop.
+                self._recent.clear()
+                self._since = Counter()
+            self._last_result[signature] = result
+        if key == self._last_key:
+            self._streak += 1
+        else:
+            self._last_key, self._streak, self._warn_base, self._stop_base = key, 1, 0, 0
+        self._recent.append(key)
+        self._since[key] += 1
+        firing = self._check(key, signature, obs.index)
+        if firing is not None:
+            self._fired(key, firing.severity)
+        return firing
+
+    def _check(self, key: str, signature: str, step: int) -> Firing | None:
+        c = self.config
+        streak = self._streak
+        if c.interrupt_streak and streak - self._stop_base >= c.interrupt_streak:
+            return self._make(signature, streak, "stop", step, "in a row")
+        if c.warn_streak and streak - self._warn_base >= c.warn_streak:
+            return self._make(signature, streak, "judge", step, "in a row")
+        # Spread-out repeats only: a run in a row is the streak levels' business.
+        if streak > 1:
+            return None
+        in_window = self._recent.count(key)
+        if c.window and c.max_in_window and in_window >= c.max_in_window:
+            return self._make(signature, in_window, "judge", step, f"in the last {c.window} calls")
+        total = self._since[key]
+        if c.max_total and total >= c.max_total:
+            return self._make(signature, total, "judge", step, "this turn")
+        return None
+
+    def _fired(self, key: str, severity: str) -> None:
+        if severity == "stop":
+            self._stop_base = self._streak
+        self._warn_base = self._streak
+        self._recent.clear()
+        self._since[key] = 0
+
+    def _make(
+        self, signature: str, count: int, severity: Severity, step: int, where: str
+    ) -> Firing:
+        same = " with the same result" if self.config.same_result_only else ""
+        message = (
+            f"The call {one_line(signature, 200)} has run {count} times {where}{same}. "
+            "Repeating it will not change anything: use what it returned, or change approach."
+        )
+        return fire(self.name, signature, f"{count}× {signature}", severity, step, message)
+
+
+# ---------------------------------------------------------------- repeated error
+
+
+class RepeatedErrorDetector(Detector):
+    """The identical error on consecutive failed calls; a failed edit re-applied.
+
+    As the anti-looping guardrail's "identical error message twice consecutively"
+    and "file edit made twice with same error", at thresholds of its own.
+    """
+
+    name = "repeated-error"
+
+    def __init__(self, config: RepeatedErrorConfig):
+        self.config = config
+        self._reset_turn()
+
+    def _reset_turn(self) -> None:
+        self._errors = Streak()  # failed calls in a row with one fingerprint
+        self._edits: dict[str, Streak] = {}  # edit signature → its results, in a row
+
+    def begin_turn(self, ctx: TurnContext) -> None:
+        self._reset_turn()
+
+    def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        self._errors.count.restart()
+        for streak in self._edits.values():
+            streak.count.restart()
+
+    def after_tool(self, obs: ToolObservation) -> Firing | None:
+        if obs.failed is not True:  # a success (or an unknown outcome) ends the run
+            self._errors.clear()
+            return None
+        run = self._errors.add(failure_fingerprint(obs))
+        signature = call_signature(obs.tool, obs.args)
+        edit = self._count_edit(obs.tool, signature, normalize_output(obs.output))
+        fired = self._check_run(obs, run.value) or self._check_edit(obs, signature, edit)
+        if fired is not None:
+            run.restart()
+            if edit is not None:
+                edit.restart()
+        return fired
+
+    def _count_edit(self, tool: str, signature: str, error: str) -> Count | None:
+        """How often this edit has now failed with this same result, in a row."""
+        if tool not in self.config.edit_tools:
+            return None
+        return self._edits.setdefault(signature, Streak()).add(error)
+
+    def _check_run(self, obs: ToolObservation, times: int) -> Firing | None:
+        if not self._errors.count.reached(self.config.consecutive):
+            return None
+        error = _error_text(obs.output)
+        return fire(
+            self.name,
+            f"{obs.tool}: {error}",
+            f"{times}× in a row {obs.tool}: {error}",
+            step=obs.index,
+            message=f"The last {times} calls failed with the same error: {one_line(error, 200)}",
+        )
+
+    def _check_edit(
+        self, obs: ToolObservation, signature: str, edit: Count | None
+    ) -> Firing | None:
+        if edit is None or not edit.reached(self.config.same_edit):
+            return None
+        error = _error_text(obs.output)
+        return fire(
+            self.name,
+            f"{signature}: {error}",
+            f"same edit failed {edit.value}× {obs.tool}: {error}",
+            step=obs.index,
+            message=(
+                f"The same edit has now failed {edit.value} times with the same error: "
+                f"{one_line(error, 200)}. Applying it again will fail again."
+            ),
+        )
+
+
+class AlternationDetector(Detector):
+    """A,B,A,B… and short cycles replayed with the same results at every position."""
+
+    name = "alternation"
+
+    def __init__(self, config: AlternationConfig):
+        self.config = config
+        self._reset_turn()
+
+    def _reset_turn(self) -> None:
+        periods = range(2, self.config.max_period + 1)
+        self._keys: deque[str] = deque(maxlen=self.config.max_period + 1)
+        self._signatures: deque[str] = deque(maxlen=self.config.max_period)
+        # For each period p: how many calls in a row equal the call p places earlier.
+        self._matched: dict[int, int] = dict.fromkeys(periods, 0)
+
+    def begin_turn(self, ctx: TurnContext) -> None:
+        self._reset_turn()
+
+    def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        self._matched = dict.fromkeys(self._matched, 0)
+
+    def after_tool(self, obs: ToolObservation) -> Firing | None:
+        signature = call_signature(obs.tool, obs.args)
+        self._keys.append(signature + "\x00" + _result_key(obs))
+        self._signatures.append(signature)
+        keys = self._keys
+        for period in self._matched:
+            same = len(keys) > period and keys[-1] == keys[-1 - period]
+            self._matched[period] = self._matched[period] + 1 if same else 0
+        if not self.config.repeats:
+            return None
+        for period, matched in self._matched.items():
+            cycle = list(keys)[-period:]
+            if matched >= period * (self.config.repeats - 1) and len(set(cycle)) > 1:
+                self._matched = dict.fromkeys(self._matched, 0)
+                return self._make(period, obs.index)
+        return None
+
+    def _make(self, period: int, step: int) -> Firing:
+        calls = list(self._signatures)[-period:]
+        cycle = " → ".join(one_line(call, 60) for call in calls)
+        times = self.config.repeats
+        return fire(
+            self.name,
+            " → ".join(calls),
+            f"{period}-call cycle ×{times}: {cycle}",
+            step=step,
+            message=(
+                f"The same {period} calls have repeated {times} times, each with the same "
+                f"results as before: {cycle}. Nothing changes between the rounds."
+            ),
+        )
