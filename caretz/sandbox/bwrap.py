@@ -116,4 +116,3 @@ def _mount_args(kind: str, path: Path, policy: SandboxPolicy) -> list[str]:
         return ["--tmpfs", target]
     # --dev-bind: on a nodev mount /dev/null could not even be opened; reads give nothing.
     return ["--dev-bind", "/dev/null", target]
-

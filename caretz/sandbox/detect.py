@@ -101,7 +101,9 @@ def check_sandbox(
     backend = _choose(linux, bwrap, landlock_abi)
     enforced, not_enforced = _coverage(mode, network, backend, landlock_abi)
     needed = mode is not SandboxMode.OFF
-    problem = _problem(platform, bwrap, landlock_abi) if needed and backend is Backend.NONE else None
+    problem = (
+        _problem(platform, bwrap, landlock_abi) if needed and backend is Backend.NONE else None
+    )
     notice = _fallback_notice(bwrap) if needed and backend is Backend.LANDLOCK else None
     return SandboxCheck(
         platform=platform,
@@ -219,15 +221,13 @@ def _landlock_coverage(
         "a private TMPDIR (/tmp itself is read-only)",
         "hidden: credential stores, service sockets, caretz's config and data (outside "
         "writable roots; their parent directories cannot be listed)",
-        "processes: everything a command starts is killed when it ends, times out or "
-        "caretz dies",
+        "processes: everything a command starts is killed when it ends, times out or caretz dies",
         env,
     ]
     missing = [
         "hidden paths inside writable roots stay readable",
         ".git/hooks, .git/config and .caretz stay writable inside writable roots",
-        "no PID namespace: commands see other processes; a kill -9 of the launcher "
-        "leaves orphans",
+        "no PID namespace: commands see other processes; a kill -9 of the launcher leaves orphans",
     ]
     if network:
         enforced.append("network: on")

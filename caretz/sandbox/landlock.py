@@ -26,6 +26,7 @@ paths are granted.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -98,9 +99,7 @@ def read_rights() -> int:
     return EXECUTE | READ_FILE | READ_DIR
 
 
-def restrict_self(
-    read: list[str], write: list[str], network: bool, abi: int | None = None
-) -> None:
+def restrict_self(read: list[str], write: list[str], network: bool, abi: int | None = None) -> None:
     """Restrict this thread and its future children; raises LandlockError on any failure."""
     abi = abi_version() if abi is None else abi
     if abi < 1:
@@ -280,10 +279,8 @@ def _kill_descendants() -> None:
     me = os.getpid()
     while True:
         for pid in _descendants(me):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         try:
             os.waitpid(-1, 0)
         except ChildProcessError:

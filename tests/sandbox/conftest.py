@@ -104,4 +104,3 @@ def landlock_sandbox(landlock_abi: int) -> Callable[[SandboxPolicy], Sandbox]:
         return sandbox
 
     return make
-
