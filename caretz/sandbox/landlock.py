@@ -6,7 +6,7 @@ prctl(PR_SET_NO_NEW_PRIVS), landlock_create_ruleset (444), landlock_add_rule (44
 landlock_restrict_self (446). The numbers are the same on every Linux architecture.
 
 This file imports only the standard library because it also runs as a script, the
-launcher caretz puts in front of a command (`python -I -S landlock.py SPEC -- argv`):
+launcher caretz puts in front of a command (`python -I -S landlock.py FLAGS -- argv`):
 
 1. it makes itself a child subreaper and asks for SIGTERM when caretz dies;
 2. it forks; the child applies the rules (read-only everywhere granted, read-write in
@@ -26,15 +26,13 @@ paths are granted.
 
 from __future__ import annotations
 
-import contextlib
+# Each import costs start-up time for every command under Landlock: no json, re, enum,
+# tempfile or shutil here (the `_signal` core module is `signal` without its enums).
+import _signal as signal
 import ctypes
-import json
 import os
-import shutil
-import signal
 import struct
 import sys
-import tempfile
 
 SYS_CREATE_RULESET = 444
 SYS_ADD_RULE = 445
@@ -205,6 +203,81 @@ def _check(libc: ctypes.CDLL, result: int, what: str) -> int:
     return int(result)
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+USAGE = (
+    "usage: landlock.py [--parent PID] [--abi N] [--network] [--tmp-parent DIR]"
+    " [--read PATH]... [--write PATH]... -- COMMAND [ARGS...]"
+)
+
+
+class LaunchSpec:
+    def __init__(self) -> None:
+        self.read: list[str] = []
+        self.write: list[str] = []
+        self.network = False
+        self.parent = 0
+        self.abi: int | None = None
+        self.tmp_parent = os.environ.get("TMPDIR") or "/tmp"
+        self.command: list[str] = []
+
+
+def parse_args(args: list[str]) -> LaunchSpec:
+    """The launcher's arguments (plain flags: parsing JSON would cost start-up time)."""
+    spec = LaunchSpec()
+    position = 0
+    while position < len(args):
+        flag = args[position]
+        if flag == "--":
+            spec.command = args[position + 1 :]
+            break
+        if flag == "--network":
+            spec.network = True
+            position += 1
+            continue
+        if position + 1 >= len(args):
+            raise ValueError(f"{flag} needs a value")
+        value = args[position + 1]
+        if flag in ("--read", "--write"):
+            getattr(spec, flag[2:]).append(value)
+        elif flag == "--parent":
+            spec.parent = int(value)
+        elif flag == "--abi":
+            spec.abi = int(value)
+        elif flag == "--tmp-parent":
+            spec.tmp_parent = value
+        else:
+            raise ValueError(f"unknown flag {flag}")
+        position += 2
+    if not spec.command:
+        raise ValueError("no command after --")
+    return spec
+
+
+def main(args: list[str]) -> int:
+    """The launcher; returns the command's exit status (128+N when killed by signal N)."""
+    try:
+        spec = parse_args(args)
+    except ValueError as error:
+        os.write(2, f"landlock.py: {error}\n{USAGE}\n".encode())
+        return 2
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _on_signal)
+    libc = _libc()
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if spec.parent and os.getppid() != spec.parent:
+        return 128 + signal.SIGTERM  # caretz died before the death signal was set
+    tmp = _private_dir(spec.tmp_parent)
+    try:
+        return _supervise(spec, tmp)
+    except _Stop as stop:
+        return 128 + stop.signum
+    finally:
+        _block_signals()
+        _kill_descendants()
+        _remove_tree(tmp)
+
+
 class _Stop(Exception):
     def __init__(self, signum: int):
         self.signum = signum
@@ -214,47 +287,18 @@ def _on_signal(signum: int, _frame: object) -> None:
     raise _Stop(signum)
 
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-
-
-def main(args: list[str]) -> int:
-    """The launcher: `landlock.py SPEC_JSON -- COMMAND...`; returns the exit status."""
-    if len(args) < 3 or args[1] != "--":
-        print("usage: landlock.py SPEC_JSON -- COMMAND [ARGS...]", file=sys.stderr)
-        return 2
-    spec = json.loads(args[0])
-    command = args[2:]
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, _on_signal)
-    libc = _libc()
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if spec.get("parent") and os.getppid() != spec["parent"]:
-        return 128 + signal.SIGTERM  # caretz died before the death signal was set
-    tmp = tempfile.mkdtemp(prefix="caretz-sandbox-", dir=spec.get("tmp_parent"))
-    try:
-        return _supervise(spec, command, tmp)
-    except _Stop as stop:
-        return 128 + stop.signum
-    finally:
-        _block_signals()
-        _kill_descendants()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _supervise(spec: dict, command: list[str], tmp: str) -> int:
+def _supervise(spec: LaunchSpec, tmp: str) -> int:
     env = dict(os.environ, TMPDIR=tmp)
-    write = [*spec["write"], tmp]
     _block_signals()
     pid = os.fork()
     if pid == 0:
-        _exec_restricted(spec, write, command, env)
+        _exec_restricted(spec, tmp, env)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 
-def _exec_restricted(spec: dict, write: list[str], command: list[str], env: dict) -> None:
+def _exec_restricted(spec: LaunchSpec, tmp: str, env: dict[str, str]) -> None:
     """In the forked child: never returns; exits 126 rather than run unrestricted."""
     try:
         for signum in STOP_SIGNALS:
@@ -262,10 +306,10 @@ def _exec_restricted(spec: dict, write: list[str], command: list[str], env: dict
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         drop_capabilities()
-        restrict_self(spec["read"], write, bool(spec["network"]), spec.get("abi"))
-        os.execvpe(command[0], command, env)
+        restrict_self(spec.read, [*spec.write, tmp], spec.network, spec.abi)
+        os.execvpe(spec.command[0], spec.command, env)
     except Exception as error:  # any failure: report it, never run unrestricted
-        os.write(2, f"caretz sandbox (Landlock): {command[0]}: {error}\n".encode())
+        os.write(2, f"caretz sandbox (Landlock): {spec.command[0]}: {error}\n".encode())
     finally:
         os._exit(EXIT_SETUP_FAILED)
 
@@ -274,13 +318,48 @@ def _block_signals() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
 
+def _private_dir(parent: str) -> str:
+    while True:
+        path = os.path.join(parent, f"caretz-sandbox-{os.getpid()}-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+
+
+def _remove_tree(top: str) -> None:
+    for directory, dirs, files in os.walk(top, topdown=False):
+        for name in files:
+            _ignore_errors(os.unlink, os.path.join(directory, name))
+        for name in dirs:
+            path = os.path.join(directory, name)
+            _ignore_errors(os.unlink if os.path.islink(path) else os.rmdir, path)
+    _ignore_errors(os.rmdir, top)
+
+
+def _ignore_errors(action, path: str) -> None:
+    try:  # noqa: SIM105 (contextlib would add start-up time)
+        action(path)
+    except OSError:
+        pass  # best effort: a file the command left read-only must not fail the command
+
+
 def _kill_descendants() -> None:
     """Kill and reap everything below this process until nothing is left."""
     me = os.getpid()
     while True:
+        try:
+            reaped, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # no child, hence no descendant: orphans are reparented to this subreaper
+        if reaped:
+            continue
         for pid in _descendants(me):
-            with contextlib.suppress(ProcessLookupError):
+            try:  # noqa: SIM105 (contextlib would add start-up time)
                 os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
             os.waitpid(-1, 0)
         except ChildProcessError:

@@ -17,7 +17,6 @@ writable root (`.git/hooks`, `.git/config`, `.caretz`) and hidden paths inside o
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -97,21 +96,22 @@ def launcher_argv(
     python: str | None = None,
     abi: int | None = None,
 ) -> list[str]:
-    """`python -I -S landlock.py SPEC -- argv`: applies the rules in a child, then execs."""
+    """`python -I -S landlock.py FLAGS -- argv`: applies the rules in a child, then execs."""
     if policy.mode is SandboxMode.OFF:
         raise ValueError("the sandbox is off; run the command directly")
     if not argv:
         raise ValueError("no command to run")
     rules = landlock_rules(policy)
-    spec = {
-        "read": list(rules.read),
-        "write": list(rules.write),
-        "network": rules.network,
-        "parent": os.getpid(),
-        "abi": abi,
-    }
-    executable = python or sys.executable
-    return [executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--", *argv]
+    flags = ["--parent", str(os.getpid())]
+    if abi is not None:
+        flags += ["--abi", str(abi)]
+    if rules.network:
+        flags.append("--network")
+    for path in rules.read:
+        flags += ["--read", path]
+    for path in rules.write:
+        flags += ["--write", path]
+    return [python or sys.executable, "-I", "-S", str(LAUNCHER), *flags, "--", *argv]
 
 
 def _read_only_inside(policy: SandboxPolicy) -> list[Path]:
