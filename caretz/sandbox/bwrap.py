@@ -115,4 +115,5 @@ def _mount_args(kind: str, path: Path, policy: SandboxPolicy) -> list[str]:
     if path.is_dir():
         return ["--tmpfs", target]
     # --dev-bind: on a nodev mount /dev/null could not even be opened; reads give nothing.
-    return ["--dev-bind", "/dev/null", target]
+    # -try: a hidden file deleted since the policy looked needs no hiding.
+    return ["--dev-bind-try", "/dev/null", target]

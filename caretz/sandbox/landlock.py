@@ -133,14 +133,16 @@ def drop_capabilities() -> None:
     """Empty every capability set, so that root is an ordinary user inside the sandbox.
 
     Landlock alone would leave root able to load a kernel module or join another
-    namespace. An empty bounding set also keeps execve from granting root its usual
-    full set. Raises LandlockError when a set cannot be emptied.
+    namespace. For root the bounding set is emptied too, since execve would otherwise
+    hand root its full set again; an ordinary user gains nothing on execve under
+    no_new_privs, and could not empty the bounding set anyway. Raises LandlockError
+    when a set cannot be emptied.
     """
     libc = _libc()
-    last = _last_capability()
-    for cap in range(last + 1):
-        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and _in_bounding_set(cap):
-            raise LandlockError(ctypes.get_errno(), f"cannot drop capability {cap}")
+    if os.geteuid() == 0:
+        for cap in range(_last_capability() + 1):
+            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and _in_bounding_set(cap):
+                raise LandlockError(ctypes.get_errno(), f"cannot drop capability {cap}")
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = ctypes.create_string_buffer(struct.pack("=Ii", CAPABILITY_VERSION_3, 0), 8)
     data = ctypes.create_string_buffer(bytes(24), 24)
