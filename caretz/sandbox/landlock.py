@@ -10,9 +10,9 @@ launcher caretz puts in front of a command (`python -I -S landlock.py FLAGS -- a
 
 1. it makes itself a child subreaper and asks for SIGTERM when caretz dies;
 2. it forks; the child drops every capability, applies the rules (read-only where
-   granted, read-write in
-   the writable roots and a private TMPDIR, TCP bind/connect denied when the network
-   is off, signals to processes outside the sandbox denied) and execs the command;
+   granted, read-write in the writable roots and a private TMPDIR, TCP bind/connect
+   denied when the network is off, signals to processes outside the sandbox denied)
+   and execs the command;
 3. when the command ends, or the launcher gets SIGTERM/SIGHUP/SIGINT (a timeout,
    Ctrl-C, caretz's death), it kills every process left below it (background jobs,
    `nohup`, `setsid` children all land on it as the subreaper), reaps them, removes
