@@ -1,0 +1,115 @@
+"""What the command sandbox adds to each command's wall time.
+
+Prints the median wall time of a few commands started directly, under bubblewrap and
+under the Landlock launcher, each with the ratio to the direct run and the milliseconds
+added. Each sandboxed run includes building its command line from the policy, as the
+bash tool does per command. Goal: at most 15 ms added.
+
+    .venv/bin/python benchmarks/sandbox.py [--runs 40] [--cwd DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox  # noqa: E402
+from caretz.sandbox.policy import build_policy, home_from_env  # noqa: E402
+from caretz.sandbox.runner import Sandbox, open_sandbox  # noqa: E402
+
+COMMANDS = {
+    "true": ["true"],
+    # The interpreter itself: a `python3` on PATH may be a shim script (pyenv) that is slower
+    # than the sandbox and varies more.
+    "python3 -c pass": [sys.executable, "-c", "pass"],
+    "bash -c true": ["bash", "-c", "true"],
+}
+
+
+def timed(start: Callable[[], list[str]], env: dict[str, str], cwd: Path) -> float:
+    began = time.perf_counter()
+    subprocess.run(
+        start(), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
+    )
+    return time.perf_counter() - began
+
+
+def sandboxes(cwd: Path) -> dict[str, Sandbox | None]:
+    env = dict(os.environ)
+    policy = build_policy(cwd=cwd, home=home_from_env(env))
+    found: dict[str, Sandbox | None] = {"direct": None}
+    check = check_sandbox(policy.mode, policy.network)
+    if check.backend is Backend.BWRAP:
+        found["bwrap"] = open_sandbox(policy, check)
+    fallback = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "skipped"))
+    if fallback.backend is Backend.LANDLOCK:
+        found["landlock"] = open_sandbox(policy, fallback)
+    return found
+
+
+def measure(runs: int, cwd: Path) -> dict[str, dict[str, float]]:
+    env = dict(os.environ)
+    chosen = sandboxes(cwd)
+    medians: dict[str, dict[str, float]] = {}
+    for label, argv in COMMANDS.items():
+        samples: dict[str, list[float]] = {name: [] for name in chosen}
+        for _ in range(runs):  # interleaved, so drift in machine load hits all alike
+            for name, sandbox in chosen.items():
+                if sandbox is None:
+                    samples[name].append(timed(lambda argv=argv: list(argv), env, cwd))
+                    continue
+                run_env = sandbox.environment(env)
+                samples[name].append(
+                    timed(lambda s=sandbox, a=argv: s.command(a), run_env, sandbox.policy.cwd)
+                )
+        medians[label] = {name: statistics.median(values) for name, values in samples.items()}
+    return medians
+
+
+def build_times(cwd: Path, repeats: int = 200) -> dict[str, float]:
+    """Milliseconds to build one command line from the policy (part of the figures above)."""
+    times: dict[str, float] = {}
+    for name, sandbox in sandboxes(cwd).items():
+        if sandbox is None:
+            continue
+        began = time.perf_counter()
+        for _ in range(repeats):
+            sandbox.command(["true"])
+        times[name] = (time.perf_counter() - began) / repeats * 1000
+    return times
+
+
+def report(medians: dict[str, dict[str, float]]) -> str:
+    lines = [f"{'command':<18}{'backend':<10}{'median ms':>10}{'ratio':>8}{'added ms':>10}"]
+    for label, by_backend in medians.items():
+        direct = by_backend["direct"]
+        for name, value in by_backend.items():
+            ratio = value / direct
+            added = (value - direct) * 1000
+            lines.append(f"{label:<18}{name:<10}{value * 1000:>10.1f}{ratio:>8.2f}{added:>10.1f}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--cwd", type=Path, default=ROOT, help="the working directory (a root)")
+    args = parser.parse_args()
+    cwd = args.cwd.resolve()
+    print(report(measure(args.runs, cwd)))
+    built = ", ".join(f"{name} {ms:.2f} ms" for name, ms in build_times(cwd).items())
+    print(f"building the command line (included above): {built}")
+    print("goal: at most 15 ms added per command")
+
+
+if __name__ == "__main__":
+    main()

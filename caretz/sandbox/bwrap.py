@@ -1,0 +1,119 @@
+"""The sandbox policy as a bubblewrap (`bwrap`) command line.
+
+The view a command gets:
+  /                 read-only (every mount below it too)
+  /dev, /proc       a minimal /dev; a /proc of the command's own PID namespace, with
+                    /proc/sys read-only (a root-owned sysctl is otherwise writable by uid 0)
+  /tmp              a private, empty tmpfs, gone when the command ends
+  writable roots    bound read-write (read-only in read-only mode)
+  .git/hooks, .git/config, .caretz in each root   read-only; `.git` pinned as a mount
+                    point so it cannot be renamed and replaced
+  hidden paths      an empty read-only tmpfs over a directory, /dev/null over a file
+                    (reads are empty, writes vanish, so tools that read it still work)
+
+Processes: `--unshare-pid` gives the command its own PID namespace whose init is
+bwrap; when the command exits, init exits and the kernel kills everything left in the
+namespace (`cmd &`, `nohup`, `setsid`, double forks). `--die-with-parent` kills the
+sandbox when caretz dies, even by kill -9. `--new-session` detaches the command from any
+terminal (no TIOCSTI keystroke injection); the bash tool already runs it in its own
+session and signals bwrap's process group, and bwrap's death takes the namespace down,
+so timeouts and Ctrl-C work unchanged.
+
+Privileges: `--cap-drop ALL` matters when caretz runs as root, where bwrap would
+otherwise keep every capability and a command could remount / read-write. bwrap sets
+no_new_privs, so setuid programs gain nothing.
+
+Network: `--unshare-net` gives a namespace with only its own loopback, so a server on
+the host's 127.0.0.1 is unreachable (connection refused) and so are abstract Unix
+sockets. With network allowed the command shares the host's network namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from caretz.sandbox.policy import (
+    SandboxMode,
+    SandboxPolicy,
+    depth,
+    root_protection,
+)
+
+BASE_MOUNTS: tuple[str, ...] = (
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    "--ro-bind-try", "/proc/sys", "/proc/sys",
+    "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+    "--tmpfs", "/tmp",
+)  # fmt: skip
+
+ISOLATION: tuple[str, ...] = (
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+)
+
+# At one path, the later kind wins; across paths, the deeper path is mounted last.
+_ORDER = {"root": 0, "pin": 1, "read-only": 2, "cover": 3, "hide": 4}
+
+
+def bwrap_argv(policy: SandboxPolicy, argv: Sequence[str], bwrap: str = "bwrap") -> list[str]:
+    """The command line that runs `argv` inside the policy's sandbox."""
+    if policy.mode is SandboxMode.OFF:
+        raise ValueError("the sandbox is off; run the command directly")
+    if not argv:
+        raise ValueError("no command to run")
+    args = [bwrap, *BASE_MOUNTS]
+    remount: list[Path] = []
+    for kind, path in _mounts(policy):
+        args += _mount_args(kind, path, policy)
+        if kind == "cover" or (kind == "hide" and path.is_dir()):
+            remount.append(path)
+    # Remounting hidden dirs read-only last lets a writable root inside one be bound first.
+    for path in remount:
+        args += ["--remount-ro", str(path)]
+    args += ISOLATION
+    if not policy.network:
+        args.append("--unshare-net")
+    args += ["--chdir", str(policy.cwd), "--", *argv]
+    return args
+
+
+def _mounts(policy: SandboxPolicy) -> list[tuple[str, Path]]:
+    mounts: list[tuple[str, Path]] = [("root", root) for root in policy.roots]
+    for root in policy.writable_roots:
+        protection = root_protection(root)
+        mounts += [("pin", path) for path in protection.pinned]
+        mounts += [("read-only", path) for path in protection.read_only]
+        mounts += [("cover", path) for path in protection.missing_dirs]
+    roots = set(policy.roots)
+    if policy.writable_roots:
+        mounts += [("read-only", p) for p in policy.existing_read_only() if p not in roots]
+    # A hidden path the user also named as a root stays visible: the root wins.
+    mounts += [("hide", path) for path in policy.existing_hidden() if path not in roots]
+    unique = list(dict.fromkeys(mounts))
+    return sorted(unique, key=lambda item: (depth(item[1]), _ORDER[item[0]]))
+
+
+def _mount_args(kind: str, path: Path, policy: SandboxPolicy) -> list[str]:
+    target = str(path)
+    if kind == "root":
+        writable = policy.mode is SandboxMode.WORKSPACE_WRITE
+        return ["--bind" if writable else "--ro-bind", target, target]
+    if kind == "pin":
+        return ["--bind", target, target]
+    if kind == "read-only":
+        return ["--ro-bind", target, target]
+    if kind == "cover":
+        return ["--tmpfs", target]
+    if path.is_dir():
+        return ["--tmpfs", target]
+    # --dev-bind: on a nodev mount /dev/null could not even be opened; reads give nothing.
+    # -try: a hidden file deleted since the policy looked needs no hiding.
+    return ["--dev-bind-try", "/dev/null", target]

@@ -1,0 +1,241 @@
+"""Which sandbox works here, and what it enforces: the start-up check and `caretz sandbox check`.
+
+bubblewrap is tried for real (with the flags commands get), because being installed is
+not enough: Ubuntu 24.04 and later refuse unprivileged user namespaces through
+AppArmor unless an administrator allows them. When it fails, Landlock (Linux >= 5.13)
+covers the filesystem part; when neither works, a sandboxed mode cannot start, and the
+one-line `problem` names both ways out. Elsewhere than Linux there is no sandbox, and the
+check says so rather than running commands unprotected.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+from caretz.sandbox.bwrap import BASE_MOUNTS, ISOLATION
+from caretz.sandbox.policy import DEFAULT_MODE, SandboxMode
+
+PROBE_TIMEOUT_S = 10.0
+INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"
+OFF_FIX = "run with --sandbox off"
+
+
+class Backend(StrEnum):
+    BWRAP = "bwrap"
+    LANDLOCK = "landlock"
+    NONE = "none"
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can enforce the mode asked for; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class BwrapProbe:
+    path: str | None
+    works: bool
+    detail: str  # "works", "not found on PATH", or the first line bwrap printed
+
+
+@dataclass(frozen=True)
+class SandboxCheck:
+    platform: str
+    mode: SandboxMode
+    network: bool
+    backend: Backend
+    bwrap: BwrapProbe
+    landlock_abi: int
+    enforced: tuple[str, ...]
+    not_enforced: tuple[str, ...]
+    problem: str | None  # why a sandboxed mode cannot start here (one line), else None
+    notice: str | None  # a warning to show at start (the Landlock fallback), else None
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(mode=self.mode.value, backend=self.backend.value)
+        data.update(enforced=list(self.enforced), not_enforced=list(self.not_enforced))
+        return data
+
+
+def probe_bwrap(path: str | None) -> BwrapProbe:
+    """Run `true` in a bwrap sandbox with the same isolation flags commands get."""
+    if not path:
+        return BwrapProbe(None, False, "not found on PATH")
+    argv = [path, *BASE_MOUNTS, *ISOLATION, "--unshare-net", "--", "true"]
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return BwrapProbe(path, False, f"could not run: {error}")
+    if done.returncode == 0:
+        return BwrapProbe(path, True, "works")
+    first = (done.stderr.decode(errors="replace").strip().splitlines() or [""])[0]
+    return BwrapProbe(path, False, first or f"exited with status {done.returncode}")
+
+
+def check_sandbox(
+    mode: SandboxMode = DEFAULT_MODE,
+    network: bool = False,
+    *,
+    platform: str | None = None,
+    bwrap: BwrapProbe | None = None,
+    landlock_abi: int | None = None,
+) -> SandboxCheck:
+    """Probe what is not given (bwrap on PATH, the kernel's Landlock ABI) and judge."""
+    platform = platform or sys.platform
+    linux = platform.startswith("linux")
+    if bwrap is None:
+        bwrap = probe_bwrap(shutil.which("bwrap")) if linux else BwrapProbe(None, False, "")
+    if landlock_abi is None:
+        landlock_abi = _landlock_abi() if linux else 0
+    backend = _choose(linux, bwrap, landlock_abi)
+    enforced, not_enforced = _coverage(mode, network, backend, landlock_abi)
+    needed = mode is not SandboxMode.OFF
+    problem = (
+        _problem(platform, bwrap, landlock_abi) if needed and backend is Backend.NONE else None
+    )
+    notice = _fallback_notice(bwrap) if needed and backend is Backend.LANDLOCK else None
+    return SandboxCheck(
+        platform=platform,
+        mode=mode,
+        network=network,
+        backend=backend,
+        bwrap=bwrap,
+        landlock_abi=landlock_abi,
+        enforced=tuple(enforced),
+        not_enforced=tuple(not_enforced),
+        problem=problem,
+        notice=notice,
+    )
+
+
+def require_backend(check: SandboxCheck) -> Backend:
+    """The backend to run commands with; raises SandboxUnavailable when there is none."""
+    if check.problem:
+        raise SandboxUnavailable(check.problem)
+    return check.backend
+
+
+def render_check(check: SandboxCheck) -> str:
+    """A few lines for `caretz sandbox check`."""
+    landlock = f"ABI {check.landlock_abi}" if check.landlock_abi else "not available"
+    bwrap_where = f" ({check.bwrap.path})" if check.bwrap.path else ""
+    lines = [
+        f"mode: {check.mode.value}, network {'on' if check.network else 'off'}",
+        f"bubblewrap: {check.bwrap.detail or 'not available'}{bwrap_where}",
+        f"Landlock: {landlock}",
+        f"commands run with: {_backend_label(check)}",
+    ]
+    lines += [f"  enforced: {item}" for item in check.enforced]
+    lines += [f"  not enforced: {item}" for item in check.not_enforced]
+    if check.notice:
+        lines.append(f"note: {check.notice}")
+    if check.problem:
+        lines.append(f"error: {check.problem}")
+    return "\n".join(lines)
+
+
+def _landlock_abi() -> int:
+    from caretz.sandbox.landlock import abi_version
+
+    return abi_version()
+
+
+def _choose(linux: bool, bwrap: BwrapProbe, landlock_abi: int) -> Backend:
+    if not linux:
+        return Backend.NONE
+    if bwrap.works:
+        return Backend.BWRAP
+    return Backend.LANDLOCK if landlock_abi >= 1 else Backend.NONE
+
+
+def _backend_label(check: SandboxCheck) -> str:
+    if check.mode is SandboxMode.OFF:
+        return "no sandbox (--sandbox off)"
+    if check.backend is Backend.NONE:
+        return "nothing: a sandboxed mode cannot start"
+    return {Backend.BWRAP: "bubblewrap", Backend.LANDLOCK: "Landlock (fallback)"}[check.backend]
+
+
+def _problem(platform: str, bwrap: BwrapProbe, landlock_abi: int) -> str:
+    if not platform.startswith("linux"):
+        return (
+            f"the command sandbox needs Linux (bubblewrap or Landlock) and this is {platform}; "
+            f"{OFF_FIX} to run commands without it"
+        )
+    return (
+        f"no command sandbox here (bubblewrap: {bwrap.detail}; Landlock: not available): "
+        f"{INSTALL_FIX}, or {OFF_FIX}"
+    )
+
+
+def _fallback_notice(bwrap: BwrapProbe) -> str:
+    return (
+        f"bubblewrap is unusable ({bwrap.detail}); commands run under Landlock, which does "
+        "not hide credential stores inside writable roots, keep .git/hooks read-only or "
+        f"isolate processes; {INSTALL_FIX} for the full sandbox"
+    )
+
+
+def _coverage(
+    mode: SandboxMode, network: bool, backend: Backend, abi: int
+) -> tuple[list[str], list[str]]:
+    env = "environment: API keys and secret variables removed"
+    if mode is SandboxMode.OFF:
+        return [env], ["filesystem, network and processes: the sandbox is off"]
+    if backend is Backend.NONE:
+        return [env], ["filesystem, network and processes: no sandbox works here"]
+    writes = (
+        "writes: nowhere (read-only mode)"
+        if mode is SandboxMode.READ_ONLY
+        else "writes: only in the working directory and --add-dir roots"
+    )
+    if backend is Backend.BWRAP:
+        return [
+            writes,
+            "a private /tmp",
+            "hidden: credential stores, service sockets, caretz's config and data",
+            "read-only: .git/hooks, .git/config and .caretz in writable roots",
+            "network: on" if network else "network: off (the command's own loopback only)",
+            "processes: own PID namespace; nothing outlives the command or caretz",
+            env,
+        ], []
+    return _landlock_coverage(writes, network, abi, env)
+
+
+def _landlock_coverage(
+    writes: str, network: bool, abi: int, env: str
+) -> tuple[list[str], list[str]]:
+    enforced = [
+        writes,
+        "a private TMPDIR (/tmp itself is read-only)",
+        "hidden: credential stores, service sockets, caretz's config and data (outside "
+        "writable roots; their parent directories cannot be listed)",
+        "processes: everything a command starts is killed when it ends, times out or caretz dies",
+        env,
+    ]
+    missing = [
+        "hidden paths inside writable roots stay readable",
+        ".git/hooks, .git/config and .caretz stay writable inside writable roots",
+        "no PID namespace: commands see other processes; a kill -9 of the launcher leaves orphans",
+    ]
+    if network:
+        enforced.append("network: on")
+    elif abi >= 4:
+        enforced.append("network: TCP connect and bind refused")
+        missing.append("network: UDP and other non-TCP traffic (e.g. DNS) is not blocked")
+    else:
+        missing.append(f"network: not restricted (needs Landlock ABI 4, this kernel has {abi})")
+    if abi < 6:
+        missing.append("signals and abstract Unix sockets outside the sandbox (ABI 6)")
+    return enforced, missing

@@ -1,0 +1,92 @@
+"""Nothing a sandboxed command starts outlives it, nor caretz: checked from outside in /proc."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.sandbox.helpers import kill_all, marker, run_in, sleepers, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _escapes(marks: list[str]) -> str:
+    """Background jobs in every form that leaves the parent's process group or session."""
+    a, b, c, d = marks
+    return (
+        f"sleep {a} & nohup sleep {b} >/dev/null 2>&1 & setsid sleep {c} &"
+        f" (setsid sh -c 'sleep {d} &' &) ; sleep 0.3; echo started"
+    )
+
+
+def _all_sleepers(marks: list[str]) -> list[int]:
+    return [pid for mark in marks for pid in sleepers(mark)]
+
+
+def test_without_a_sandbox_background_jobs_survive():
+    """The control: the orphan check below does see processes that escape."""
+    marks = [marker() for _ in range(4)]
+    subprocess.run(
+        ["bash", "-c", _escapes(marks)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert wait_for(lambda: len(_all_sleepers(marks)) == 4, timeout=5)
+    finally:
+        kill_all(_all_sleepers(marks))
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_background_jobs_end_with_the_command(backend, make_policy, request):
+    sandbox = request.getfixturevalue(f"{backend}_sandbox")(make_policy())
+    marks = [marker() for _ in range(4)]
+    result = run_in(sandbox, _escapes(marks))
+    assert result.stdout.strip() == "started", result.stderr
+    assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_killing_the_process_group_ends_everything(backend, make_policy, request):
+    """What the bash tool does on a timeout or Ctrl-C: SIGTERM to the leader's group."""
+    sandbox = request.getfixturevalue(f"{backend}_sandbox")(make_policy())
+    marks = [marker() for _ in range(4)]
+    launch = sandbox.launch(["bash", "-c", _escapes(marks) + "; sleep 600"], dict(os.environ))
+    process = subprocess.Popen(
+        launch.argv, cwd=launch.cwd, env=launch.env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: len(_all_sleepers(marks)) == 4), "the jobs never started"
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+        assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+    finally:
+        kill_all(_all_sleepers(marks))
+        process.kill()
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+def test_nothing_outlives_caretz(backend, signum, work, home, request):
+    request.getfixturevalue(f"{backend}_sandbox")  # fails the test when the backend is missing
+    marks = [marker() for _ in range(4)]
+    spec = json.dumps({"cwd": str(work), "home": str(home), "backend": backend})
+    caretz = subprocess.Popen(
+        [sys.executable, "-m", "tests.sandbox.standin", spec, _escapes(marks) + "; sleep 600"],
+        cwd=REPO, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert caretz.stdout is not None
+        assert caretz.stdout.readline().startswith("started")
+        assert wait_for(lambda: len(_all_sleepers(marks)) == 4), "the jobs never started"
+        caretz.send_signal(signum)
+        caretz.wait(timeout=10)
+        assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+    finally:
+        kill_all(_all_sleepers(marks))
+        caretz.kill()
