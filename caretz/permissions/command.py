@@ -51,7 +51,7 @@ class Command:
 
     def shown(self) -> str:
         """The words as one line, for messages and saved rules."""
-        return " ".join(word.text if word.known else "…" for word in self.words) or self.text
+        return " ".join(word.text or "…" for word in self.words) or self.text
 
 
 def program_name(word: Word) -> Word:

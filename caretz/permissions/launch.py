@@ -46,7 +46,7 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
         return _BUILDERS[name](words, text, depth, parse)
     if name in SPECS:
         return _wrapper(words, text, depth, parse)
-    if _INTERPRETER.fullmatch(name) and _reads_stdin_code(args):
+    if is_interpreter(name) and _reads_stdin_code(args):
         return Command(words, text, hidden=f"{name} {_STDIN_CODE}")
     return Command(words, text)
 
@@ -250,6 +250,11 @@ def _joined(body: Word, rest: tuple[Word, ...]) -> Word:
     if unknown is not None:
         return unknown
     return Word(" ".join([body.text, *(shlex.quote(word.text) for word in rest)]))
+
+
+def is_interpreter(program: str) -> bool:
+    """python, node, perl, ruby, php, lua, tclsh: programs whose arguments may be code."""
+    return _INTERPRETER.fullmatch(program) is not None
 
 
 def program_changing(name: str) -> bool:
