@@ -211,7 +211,7 @@ def _find(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
     while args and args[0].known and args[0].text in ("-H", "-L", "-P"):
         args = args[1:]
     starts = []
-    while args and not (args[0].known and args[0].text[:1] in ("-", "(", "!", ",")):
+    while args and args[0].known and args[0].text[:1] not in ("-", "(", "!", ","):
         starts.append(args[0])
         args = args[1:]
     inner: list[Command] = []

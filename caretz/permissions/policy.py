@@ -25,6 +25,8 @@ from caretz.permissions.shell import parse_command_line
 
 Outcome = Literal["allow", "ask", "deny", "no-match"]
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target")
+_SEARCHES = frozenset({"glob", "grep"})
+_ANY_CHILD = "/\0"  # a name no file has: stands for anything inside a directory
 _VERBS = {"deny": "is denied by", "ask": "asks first by"}
 
 
@@ -191,7 +193,7 @@ def _check_call(
     part = _display(facts) if facts is not None else None
     for behavior in ("deny", "ask", "allow"):
         for rule in (r for r in rules if r.behavior == behavior):
-            if _call_matches(rule, args, path, facts):
+            if _call_matches(rule, tool, args, path, facts):
                 verb = _VERBS.get(behavior, "is allowed by")
                 subject = f"{tool} {part}" if part else tool
                 return Decision(behavior, f"{subject} {verb} {_named(rule)}", rule, part)
@@ -200,7 +202,7 @@ def _check_call(
 
 
 def _call_matches(
-    rule: Rule, args: Mapping[str, Any], path: str | None, facts: PathFacts | None
+    rule: Rule, tool: str, args: Mapping[str, Any], path: str | None, facts: PathFacts | None
 ) -> bool:
     if rule.whole_tool:
         return True
@@ -218,6 +220,8 @@ def _call_matches(
         if facts is None:
             return False
         candidates = facts.candidates()
+        if tool in _SEARCHES:  # a search reads what lies inside the directory it is given
+            candidates += tuple(candidate + _ANY_CHILD for candidate in candidates)
         if rule.behavior == "allow":  # every spelling of the path must be allowed
             return all(rule.path.matches(c, facts, inside_root_only=True) for c in candidates)
         return any(rule.path.matches(c, facts, inside_root_only=False) for c in candidates)

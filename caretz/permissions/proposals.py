@@ -84,7 +84,8 @@ def _for_command_line(line: str, ruleset: RuleSet) -> Proposal:
 def _for_command(command: Command) -> Proposal:
     if command.unknown is not None:
         return Proposal((), f"caretz cannot see what `{command.shown()}` runs ({command.unknown})")
-    if command.runs is Runs.INSTEAD and command.inner:
+    inner_known = all(word.known for child in command.inner for word in child.words)
+    if command.runs is Runs.INSTEAD and command.inner and inner_known:
         inner = [_for_command(child) for child in command.inner]
         if all(proposal.unsavable is None for proposal in inner):
             return Proposal(tuple(rule for proposal in inner for rule in proposal.rules))

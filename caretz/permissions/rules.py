@@ -57,7 +57,7 @@ TOOL_FAMILIES: dict[str, frozenset[str]] = {
 _PATH_RULES = frozenset(TOOL_FAMILIES) - {"bash", "terminal", "shell", "run_shell_command",
                                           "glob", "grep", "ls", "webfetch", "websearch", "task",
                                           "todowrite"}  # fmt: skip
-_RULE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*", re.DOTALL)
+_RULE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*\*?)\s*(?:\((.*)\))?\s*", re.DOTALL)
 _MCP = re.compile(r"mcp__[A-Za-z0-9_\-]+(?:__(?:[A-Za-z0-9_\-]+|\*))?")
 
 
