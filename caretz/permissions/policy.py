@@ -18,6 +18,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from caretz.permissions.command import Command, Runs, walk_all
+from caretz.permissions.index import BashRules, ProgramIndex
 from caretz.permissions.paths import PathFacts
 from caretz.permissions.patterns import Match
 from caretz.permissions.rules import Rule
@@ -50,6 +51,7 @@ class RuleSet:
         self.rules = tuple(rules)
         self.project_root = os.path.normpath(os.path.abspath(project_root))
         self.home = os.path.normpath(home or os.path.expanduser("~"))
+        self.bash = BashRules(self.rules)
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -59,12 +61,12 @@ class RuleSet:
 
     def check(self, tool: str, args: Mapping[str, Any], cwd: str | Path) -> Decision:
         """The decision for one call of `tool` with `args`, run in `cwd`."""
+        command = args.get("command")
+        if tool == "bash" and isinstance(command, str) and self.bash.any:
+            return _check_command(self.bash, command)
         relevant = [rule for rule in self.rules if rule.covers(tool)]
         if not relevant:
             return Decision("no-match", f"no rule covers {tool}")
-        command = args.get("command")
-        if tool == "bash" and isinstance(command, str):
-            return _check_command(relevant, command)
         path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)), None)
         facts = None
         if path is not None and path.strip():
@@ -79,44 +81,50 @@ class RuleSet:
 # -- bash ----------------------------------------------------------------------------------
 
 
-def _check_command(rules: list[Rule], line: str) -> Decision:
+def _check_command(rules: BashRules, line: str) -> Decision:
     commands = parse_command_line(line)
     parts = list(walk_all(commands))
     maybe: tuple[Rule, Command] | None = None
     for behavior in ("deny", "ask"):
-        for rule in (r for r in rules if r.behavior == behavior):
-            match, part = _find(rule, parts)
-            if match is Match.YES and part is not None:
-                shown = _shown(part)
-                return Decision(
-                    behavior, f"`{shown}` {_VERBS[behavior]} {_named(rule)}", rule, shown
-                )
-            if match is Match.UNKNOWN and part is not None and maybe is None:
-                maybe = (rule, part)
+        match, rule, part = _find(rules, behavior, parts)
+        if match is Match.YES:
+            shown = _shown(part)
+            return Decision(behavior, f"`{shown}` {_VERBS[behavior]} {_named(rule)}", rule, shown)
+        if match is Match.UNKNOWN and maybe is None:
+            maybe = (rule, part)
     if maybe is not None:
         rule, part = maybe
         why = part.unknown or _unknown_word(part)
         shown = _shown(part)
         reason = f"caretz cannot tell what `{shown}` runs ({why}) and {_named(rule)} could match it"
         return Decision("ask", reason, rule, shown, why)
-    return _allow_all(rules, commands, line)
+    return _allow_all(rules.allow, commands, line)
 
 
-def _find(rule: Rule, parts: list[Command]) -> tuple[Match, Command | None]:
-    if rule.legacy is not None:
-        return rule.legacy.find(parts)
-    unknown = None
+def _find(rules: BashRules, behavior: str, parts: list[Command]) -> tuple[Match, Any, Any]:
+    """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
+    unknown: tuple[Rule, Command] | None = None
+    index = rules.of(behavior)
     for part in parts:
-        match = Match.YES if rule.command is None else rule.command.contains(part)
+        for rule in index.candidates(part):
+            match = Match.YES if rule.command is None else rule.command.contains(part)
+            if match is Match.YES:
+                return match, rule, part
+            if match is Match.UNKNOWN and unknown is None:
+                unknown = (rule, part)
+    for rule in (r for r in rules.legacy if r.behavior == behavior):
+        assert rule.legacy is not None
+        match, part = rule.legacy.find(parts)
         if match is Match.YES:
-            return match, part
-        if match is Match.UNKNOWN and unknown is None:
-            unknown = part
-    return (Match.UNKNOWN, unknown) if unknown is not None else (Match.NO, None)
+            return match, rule, part
+        if match is Match.UNKNOWN and unknown is None and part is not None:
+            unknown = (rule, part)
+    if unknown is not None:
+        return Match.UNKNOWN, unknown[0], unknown[1]
+    return Match.NO, None, None
 
 
-def _allow_all(rules: list[Rule], commands: tuple[Command, ...], line: str) -> Decision:
-    allows = [rule for rule in rules if rule.behavior == "allow" and rule.legacy is None]
+def _allow_all(allows: ProgramIndex, commands: tuple[Command, ...], line: str) -> Decision:
     if not commands:
         return Decision("no-match", "the command runs nothing a rule could allow", part=line)
     deciding = None
@@ -133,13 +141,13 @@ def _allow_all(rules: list[Rule], commands: tuple[Command, ...], line: str) -> D
     return Decision("allow", f"allowed by {_named(deciding)}", deciding, line)
 
 
-def allowing_rule(command: Command, allows: list[Rule]) -> Rule | None:
+def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
     """The allow rule that covers this command and all it runs, or None.
 
     An exact rule covers the command with all it runs; a wrapper such as `timeout`
     is allowed when what it runs is; `sudo` and `find -exec` need their own allow too.
     """
-    own = next((rule for rule in allows if _allows(rule, command)), None)
+    own = next((rule for rule in allows.candidates(command) if _allows(rule, command)), None)
     if own is not None and _exact(own):
         return own  # the user allowed exactly this line, with everything in it
     if command.runs is Runs.ITSELF or command.hidden is not None:
@@ -152,7 +160,7 @@ def allowing_rule(command: Command, allows: list[Rule]) -> Rule | None:
     return own or inner[0]
 
 
-def _first_unallowed(command: Command, allows: list[Rule]) -> Command:
+def _first_unallowed(command: Command, allows: ProgramIndex) -> Command:
     for child in command.inner:
         if allowing_rule(child, allows) is None:
             return _first_unallowed(child, allows)

@@ -67,7 +67,7 @@ def propose_rules(
 
 
 def _for_command_line(line: str, ruleset: RuleSet) -> Proposal:
-    allows = [rule for rule in ruleset.rules if rule.behavior == "allow" and rule.covers("bash")]
+    allows = ruleset.bash.allow
     rules: list[str] = []
     for command in parse_command_line(line):
         if allowing_rule(command, allows) is not None:

@@ -8,7 +8,7 @@ becomes a `Command`. The parser loads on first use, not at import.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from caretz.permissions.command import Command
@@ -20,73 +20,80 @@ _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirec
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
 
 
+_COMMANDS_QUERY = "[(command) (declaration_command) (unset_command)] @command"
+
+
 @cache
-def _parser() -> Any:
+def _grammar() -> tuple[Any, Any]:
+    """The parser and a query for command nodes (found in C, not by walking in Python)."""
     import tree_sitter
     import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    language = tree_sitter.Language(tree_sitter_bash.language())
+    return tree_sitter.Parser(language), tree_sitter.Query(language, _COMMANDS_QUERY)
 
 
 def load_parser() -> None:
     """Load the grammar now (it otherwise loads on the first command parsed)."""
-    _parser()
+    _grammar()
 
 
+@lru_cache(maxsize=256)
 def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
-    """Every command `line` would run, outermost first; wrappers hold what they run."""
+    """Every command `line` would run, in the order they are written; wrappers hold what
+    they run. Commands are immutable, so a line checked again (a retry) is read once."""
     if depth > MAX_DEPTH:
         hidden = f"commands nested more than {MAX_DEPTH} levels deep"
         return (Command((), line, hidden=hidden),)
-    source = line.encode("utf-8", "surrogatepass")
-    tree = _parser().parse(source)
-    commands: list[Command] = []
-    _walk(tree.root_node, depth, commands)
+    import tree_sitter
+
+    parser, query = _grammar()
+    tree = parser.parse(line.encode("utf-8", "surrogatepass"))
+    found = tree_sitter.QueryCursor(query).captures(tree.root_node).get("command", [])
+    found.sort(key=lambda node: (node.start_byte, -node.end_byte))
+    commands = [
+        _declaration(node) if node.type in _DECLARATIONS else _simple_command(node, depth)
+        for node in found
+    ]
     if tree.root_node.has_error:
         commands.append(Command((), line, hidden="bash cannot parse it (a syntax error)"))
     return tuple(commands)
 
 
-def _walk(node: Any, depth: int, out: list[Command]) -> None:
-    kind = node.type
-    if kind == "command":
-        out.append(_simple_command(node, depth))
-    elif kind in _DECLARATIONS:
-        out.append(_declaration(node))
-    for child in node.children:
-        _walk(child, depth, out)
-
-
 def _simple_command(node: Any, depth: int) -> Command:
-    text = node.text.decode("utf-8", "replace")
+    source: bytes = node.text
+    text = source.decode("utf-8", "replace")
+    children = node.children
     words: list[Word] = []
     changes_program: str | None = None
-    for child in node.children:
-        if child.type == "variable_assignment":
+    for child in children:
+        kind = child.type
+        if kind == "variable_assignment":
             name = child.children[0].text.decode("utf-8", "replace") if child.children else ""
             if program_changing(name):
                 changes_program = f"{name}=… changes which program runs"
-        elif child.type == "command_name":
+        elif kind == "command_name":
             words.append(word_of(child.children[0]) if child.children else Word(""))
-        elif child.type not in _REDIRECTS and child.is_named:
+        elif kind not in _REDIRECTS and child.is_named:
             words.append(word_of(child))
     command = build_command(tuple(words), text, depth, parse_command_line)
-    hidden = changes_program or _skipped_text(node)
+    hidden = changes_program or _skipped_text(source, node.start_byte, children)
     if hidden is not None:
         return Command(command.words, text, hidden, command.inner, command.runs)
     return command
 
 
-def _skipped_text(node: Any) -> str | None:
+def _skipped_text(source: bytes, offset: int, children: list[Any]) -> str | None:
     """Text between a command's parts that the grammar dropped (bash would not drop it)."""
-    source = node.text
     position = 0
-    for child in node.children:
-        start = child.start_byte - node.start_byte
-        gap = source[position:start].replace(b"\\\n", b"")
-        if gap.strip():
-            return f"bash reads {gap.decode('utf-8', 'replace').strip()!r} in it differently"
-        position = child.end_byte - node.start_byte
+    for child in children:
+        start = child.start_byte - offset
+        if start > position:
+            gap = source[position:start].replace(b"\\\n", b"")
+            if gap.strip():
+                shown = gap.decode("utf-8", "replace").strip()
+                return f"bash reads {shown!r} in it differently"
+        position = child.end_byte - offset
     return None
 
 

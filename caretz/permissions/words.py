@@ -51,6 +51,8 @@ def word_of(node: Any) -> Word:
     if pieces.problem is not None:
         return Word(value, pieces.problem)
     pattern = "".join(pieces.pattern)
+    if "*" not in pattern and "?" not in pattern and "[" not in pattern and "{" not in pattern:
+        return Word(value)
     if _BRACE.search(pattern):
         return Word(value, f"brace expansion in {_short(node)}")
     if _GLOB.search(pattern):
@@ -62,7 +64,10 @@ def _collect(node: Any, pieces: _Pieces) -> None:
     kind = node.type
     text = _text(node)
     if kind in ("word", "number"):
-        pieces.add(*_unescape_unquoted(text))
+        if "\\" in text:
+            pieces.add(*_unescape_unquoted(text))
+        else:
+            pieces.add(text, text)
     elif kind == "raw_string":
         pieces.add(text[1:-1], _QUOTED)
     elif kind == "string":
