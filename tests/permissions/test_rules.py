@@ -312,3 +312,10 @@ def test_webfetch_domain_rules(tmp_path: Path):
         rules.check("webfetch", {"url": "https://evil.org/docs.python.org"}, tmp_path).outcome
         == "no-match"
     )
+
+
+def test_a_deny_rule_without_a_star_still_denies_every_use_of_the_program(tmp_path: Path):
+    assert bash(ruleset(tmp_path, deny=["Bash(rm)"]), "rm -rf x", tmp_path) == "deny"
+    allow = ruleset(tmp_path, allow=["Bash(rm)"])
+    assert bash(allow, "rm", tmp_path) == "allow"
+    assert bash(allow, "rm -rf x", tmp_path) == "no-match"
