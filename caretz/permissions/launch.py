@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from caretz.permissions.command import Command, Runs, program_name
 from caretz.permissions.words import Word
-from caretz.permissions.wrappers import _PROGRAM_CHANGING, SPECS, unwrap
+from caretz.permissions.wrappers import PROGRAM_CHANGING, SPECS, unwrap
 
 # Parses a command line found inside another (the body of `bash -c`) one level deeper.
 Parse = Callable[[str, int], tuple[Command, ...]]
@@ -28,7 +28,7 @@ _CODE_FLAGS = frozenset(
 )  # fmt: skip
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _STDIN_ARGUMENTS = Word("", "the arguments xargs reads from standard input")
-_STDIN_CODE = "reads the commands it runs from standard input"
+STDIN_CODE = "reads the commands it runs from standard input"
 
 
 def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -47,7 +47,7 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
     if name in SPECS:
         return _wrapper(words, text, depth, parse)
     if is_interpreter(name) and _reads_stdin_code(args):
-        return Command(words, text, hidden=f"{name} {_STDIN_CODE}")
+        return Command(words, text, hidden=f"{name} {STDIN_CODE}")
     return Command(words, text)
 
 
@@ -59,7 +59,7 @@ def _wrapper(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Co
     if found.problem is not None:
         return Command(words, text, hidden=found.problem, runs=runs)
     if found.bare_shell:
-        return Command(words, text, hidden=f"{name} opens a shell that {_STDIN_CODE}", runs=runs)
+        return Command(words, text, hidden=f"{name} opens a shell that {STDIN_CODE}", runs=runs)
     inner: list[Command] = []
     if found.body is not None:
         # env -S 'rm -rf' v: the split string and the words after it make one command line.
@@ -67,9 +67,9 @@ def _wrapper(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Co
         inner += _parse_body(body, f"{name} command line", depth, parse)
     elif found.command:
         command = found.command + ((_STDIN_ARGUMENTS,) if name == "xargs" else ())
-        inner.append(_reached(build_command(command, text, depth, parse), name))
+        inner.append(reached(build_command(command, text, depth, parse), name))
     elif name == "xargs":
-        inner.append(_reached(Command((Word("echo"), _STDIN_ARGUMENTS), text), name))
+        inner.append(reached(Command((Word("echo"), _STDIN_ARGUMENTS), text), name))
     return Command(words, text, inner=tuple(inner), runs=runs if inner else Runs.ITSELF)
 
 
@@ -106,7 +106,7 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
         inner = _parse_body(positional[0], f"{name} -c", depth, parse)
         return Command(words, text, inner=inner, runs=Runs.INSTEAD)
     if reads_stdin or not positional or positional[0].text == "-":
-        return Command(words, text, hidden=f"{name} {_STDIN_CODE}")
+        return Command(words, text, hidden=f"{name} {STDIN_CODE}")
     return Command(words, text)
 
 
@@ -114,10 +114,10 @@ def _parse_body(body: Word, where: str, depth: int, parse: Parse) -> tuple[Comma
     if not body.known:
         hidden = f"the {where} is {body.problem}"
         return (Command((), body.text, hidden=hidden, via=where),)
-    return tuple(_reached(command, where) for command in parse(body.text, depth + 1))
+    return tuple(reached(command, where) for command in parse(body.text, depth + 1))
 
 
-def _reached(command: Command, via: str) -> Command:
+def reached(command: Command, via: str) -> Command:
     return Command(command.words, command.text, command.hidden, command.inner, command.runs, via)
 
 
@@ -134,7 +134,7 @@ def _eval(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
     if unknown is not None:
         return Command(words, text, hidden=f"eval runs {unknown.problem}")
     body = " ".join(word.text for word in words[1:])
-    inner = tuple(_reached(c, "eval") for c in parse(body, depth + 1))
+    inner = tuple(reached(c, "eval") for c in parse(body, depth + 1))
     return Command(words, text, inner=inner, runs=Runs.INSTEAD)
 
 
@@ -177,7 +177,7 @@ def _watch(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
     if not args:
         return Command(words, text)
     if exec_form:
-        inner = (_reached(build_command(tuple(args), text, depth, parse), "watch"),)
+        inner = (reached(build_command(tuple(args), text, depth, parse), "watch"),)
     else:
         unknown = next((word for word in args if not word.known), None)
         body = unknown or Word(" ".join(word.text for word in args))
@@ -201,9 +201,9 @@ def _su(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command
         if word.text == "--" and i > 0 and args[i - 1].known:
             command = tuple(args[i + 1 :])
             if command:
-                inner = (_reached(build_command(command, text, depth, parse), words[0].text),)
+                inner = (reached(build_command(command, text, depth, parse), words[0].text),)
                 return Command(words, text, inner=inner, runs=Runs.AS_OTHER_USER)
-    return Command(words, text, hidden=f"{words[0].text} opens a shell that {_STDIN_CODE}")
+    return Command(words, text, hidden=f"{words[0].text} opens a shell that {STDIN_CODE}")
 
 
 def _find(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -224,12 +224,12 @@ def _find(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
         elif word.text in _FIND_EXEC:
             end = _exec_end(args, i + 1)
             command = tuple(args[i + 1 : end])
-            inner.append(_reached(build_command(command, text, depth, parse), f"find {word.text}"))
+            inner.append(reached(build_command(command, text, depth, parse), f"find {word.text}"))
             i = end
         elif word.text == "-delete":
             removed = tuple(starts) or (Word("."),)
             rm = Command((Word("rm"), Word("-r"), Word("-f"), *removed), text)
-            inner.append(_reached(rm, "find -delete"))
+            inner.append(reached(rm, "find -delete"))
         i += 1
     return Command(words, text, inner=tuple(inner), runs=Runs.BESIDES if inner else Runs.ITSELF)
 
@@ -259,7 +259,7 @@ def is_interpreter(program: str) -> bool:
 
 def program_changing(name: str) -> bool:
     """Whether assigning this variable before a command changes which program runs."""
-    return name in _PROGRAM_CHANGING
+    return name in PROGRAM_CHANGING
 
 
 _BUILDERS: dict[str, Callable[[tuple[Word, ...], str, int, Parse], Command]] = {

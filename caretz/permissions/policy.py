@@ -39,10 +39,6 @@ class Decision:
     part: str | None = None  # the command or path the decision is about
     unresolved: str | None = None  # why that part cannot be read before it runs
 
-    @property
-    def refused(self) -> bool:
-        return self.outcome == "deny"
-
 
 class RuleSet:
     """The rules of a session: profile, project `.caretz/settings.json`, disallowedTools."""

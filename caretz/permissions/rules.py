@@ -91,8 +91,6 @@ class Rule:
             and (self.legacy is None)
         )
 
-    def where(self) -> str:
-        return f"{self.text} ({self.source})"
 
 
 def _tool_glob(pattern: str, tool: str) -> bool:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from typing import Any
 
-from caretz.permissions.command import Command
-from caretz.permissions.launch import build_command, program_changing
+from caretz.permissions.command import Command, Runs
+from caretz.permissions.launch import SHELLS, STDIN_CODE, build_command, program_changing, reached
 from caretz.permissions.words import Word, word_of
 
 MAX_DEPTH = 8  # `bash -c "bash -c '…'"` nesting followed before giving up (failing closed)
@@ -76,11 +76,64 @@ def _simple_command(node: Any, depth: int) -> Command:
             words.append(word_of(child.children[0]) if child.children else Word(""))
         elif kind not in _REDIRECTS and child.is_named:
             words.append(word_of(child))
+    redirects = _statement_redirects(node)
+    dropped = _dropped_after(node, redirects)
+    if dropped == "-":  # the grammar drops a lone `-` before a heredoc: stdin, as bash reads it
+        words.append(Word("-"))
     command = build_command(tuple(words), text, depth, parse_command_line)
-    hidden = changes_program or _skipped_text(source, node.start_byte, children)
+    command = _with_heredoc(command, redirects, depth)
+    skipped = _skipped_text(source, node.start_byte, children)
+    if dropped not in (None, "-"):
+        skipped = skipped or f"bash reads {dropped!r} in it differently"
+    hidden = changes_program or skipped
     if hidden is not None:
         return Command(command.words, text, hidden, command.inner, command.runs)
     return command
+
+
+def _statement_redirects(node: Any) -> list[Any]:
+    """The redirections written after a command (`cmd <<'EOF' … EOF`, `cmd > out`)."""
+    parent = node.parent
+    if parent is None or parent.type != "redirected_statement":
+        return []
+    if parent.children[0].start_byte != node.start_byte:
+        return []
+    return parent.children[1:]
+
+
+def _dropped_after(node: Any, redirects: list[Any]) -> str | None:
+    if not redirects:
+        return None
+    gap = node.parent.text[node.end_byte - node.parent.start_byte : redirects[0].start_byte
+                           - node.parent.start_byte]  # fmt: skip
+    text = gap.replace(b"\\\n", b"").strip()
+    return text.decode("utf-8", "replace") if text else None
+
+
+def _with_heredoc(command: Command, redirects: list[Any], depth: int) -> Command:
+    """A shell or interpreter reading a literal heredoc runs text caretz can see."""
+    if command.hidden is None or not command.hidden.endswith(STDIN_CODE):
+        return command
+    body = _literal_heredoc(redirects)
+    if body is None:
+        return command
+    if command.program in SHELLS:
+        inner = tuple(reached(c, "heredoc") for c in parse_command_line(body, depth + 1))
+        return Command(command.words, command.text, None, inner, Runs.INSTEAD)
+    return Command(command.words, command.text)
+
+
+def _literal_heredoc(redirects: list[Any]) -> str | None:
+    """The body of a heredoc whose delimiter is quoted (`<<'EOF'`: nothing in it expands)."""
+    for redirect in redirects:
+        if redirect.type != "heredoc_redirect":
+            continue
+        parts = {child.type: child for child in redirect.children}
+        start, body = parts.get("heredoc_start"), parts.get("heredoc_body")
+        if start is None or start.text[:1] not in (b"'", b'"'):
+            return None
+        return body.text.decode("utf-8", "replace") if body is not None else ""
+    return None
 
 
 def _skipped_text(source: bytes, offset: int, children: list[Any]) -> str | None:

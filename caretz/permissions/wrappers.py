@@ -15,7 +15,7 @@ from caretz.permissions.words import Word
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # Assignments that change which program a name runs, or what the shell loads first.
-_PROGRAM_CHANGING = frozenset(
+PROGRAM_CHANGING = frozenset(
     {"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS", "SHELLOPTS"}
 )
 
@@ -142,7 +142,7 @@ def unwrap(name: str, spec: WrapperSpec, args: tuple[Word, ...]) -> Unwrapped:
             break
         if spec.assignments and _ASSIGNMENT.match(text):
             variable = text.split("=", 1)[0]
-            if variable in _PROGRAM_CHANGING:
+            if variable in PROGRAM_CHANGING:
                 result.problem = f"{variable}=… changes which program runs"
                 return result
             i += 1

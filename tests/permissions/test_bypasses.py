@@ -42,6 +42,9 @@ BYPASSES = [
     ("sh -c \"bash -c 'rm -rf v'\"", "deny", True),
     ("\\rm -rf v", "deny", True),
     ("r''m -rf v", "deny", True),
+    ("bash <<'EOF'\nrm -rf v\nEOF", "deny", True),
+    ("bash <<EOF\n$(printf rm) -rf v\nEOF", "ask", True),
+    ("r{m,} -rf v", "ask", True),  # brace expansion: rm r -rf v
 ]
 
 

@@ -131,6 +131,18 @@ def test_code_that_cannot_be_seen_before_it_runs_is_hidden_with_the_reason(line:
     assert hidden and hidden[0].startswith(reason), hidden
 
 
+def test_a_literal_heredoc_is_read_and_an_expanding_one_is_not():
+    assert commands("bash <<'EOF'\ncd x && rm y\nEOF") == [
+        "bash",
+        "cd x <heredoc>",
+        "rm y <heredoc>",
+    ]
+    (python,) = parse_command_line("python3 - <<'EOF'\nprint(1)\nEOF")
+    assert python.hidden is None and [w.text for w in python.words] == ["python3", "-"]
+    (shell, *_) = parse_command_line("bash <<EOF\nrm $x\nEOF")
+    assert shell.hidden == "bash reads the commands it runs from standard input"
+
+
 def test_a_script_file_is_a_plain_command():
     (command,) = parse_command_line("bash ./build.sh --fast")
     assert command.hidden is None and command.program == "bash" and command.runs is Runs.ITSELF
