@@ -92,7 +92,6 @@ class Rule:
         )
 
 
-
 def _tool_glob(pattern: str, tool: str) -> bool:
     if pattern.endswith("*"):
         return tool.startswith(pattern[:-1])
