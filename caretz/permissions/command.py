@@ -1,0 +1,67 @@
+"""A simple command a shell line would run, as rules see it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from caretz.permissions.words import Word
+
+
+class Runs(Enum):
+    """How a command relates to the commands it runs (`Command.inner`)."""
+
+    ITSELF = "itself"  # a plain command: runs nothing else we can see
+    INSTEAD = "instead"  # a wrapper that runs its inner command(s): timeout, env, bash -c, xargs
+    AS_OTHER_USER = "as-other-user"  # sudo, doas, su: needs its own allow
+    BESIDES = "besides"  # does its own work and runs more: find -exec, find -delete, trap, alias
+
+
+@dataclass(frozen=True)
+class Command:
+    words: tuple[Word, ...]  # the program, reduced to its name (/bin/rm → rm), then its arguments
+    text: str  # as written, for messages
+    hidden: str | None = None  # set when what it runs cannot be seen before it runs: why
+    inner: tuple[Command, ...] = ()
+    runs: Runs = Runs.ITSELF
+    via: str = ""  # how an inner command is reached: "bash -c", "find -exec", "find -delete"…
+
+    @property
+    def program(self) -> str | None:
+        """The program's name, or None when it is only known when the command runs."""
+        if not self.words or not self.words[0].known:
+            return None
+        return self.words[0].text
+
+    @property
+    def unknown(self) -> str | None:
+        """Why rules cannot fully see this command (hidden code or an unknown program)."""
+        if self.hidden is not None:
+            return self.hidden
+        if not self.words:
+            return "an empty command"
+        return self.words[0].problem
+
+    def walk(self) -> Iterator[Command]:
+        """This command and every command it runs, depth first."""
+        yield self
+        for command in self.inner:
+            yield from command.walk()
+
+    def shown(self) -> str:
+        """The words as one line, for messages and saved rules."""
+        return " ".join(word.text or "…" for word in self.words) or self.text
+
+
+def program_name(word: Word) -> Word:
+    """`/usr/bin/rm` → `rm`, `.` → `source`: rules name programs, not paths."""
+    if not word.known:
+        return word
+    name = word.text.rstrip("/").rsplit("/", 1)[-1] or word.text
+    return Word("source" if name == "." else name)
+
+
+def walk_all(commands: tuple[Command, ...]) -> Iterator[Command]:
+    for command in commands:
+        yield from command.walk()

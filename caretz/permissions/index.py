@@ -1,0 +1,49 @@
+"""Bash rules sorted by the program they name, so a check reads only the rules that can apply."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from caretz.permissions.command import Command
+from caretz.permissions.rules import Rule
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+class ProgramIndex:
+    """The command rules of one behavior (deny, ask or allow), by program."""
+
+    def __init__(self, rules: Iterable[Rule]):
+        self.ordered = [rule for rule in rules if rule.legacy is None]
+        self.whole = [rule for rule in self.ordered if rule.whole_tool]
+        self.by_program: dict[str, list[Rule]] = {}
+        self.wildcard: list[Rule] = []
+        for rule in self.ordered:
+            if rule.command is None:
+                continue
+            if _GLOB_CHARS & set(rule.command.program):
+                self.wildcard.append(rule)
+            else:
+                self.by_program.setdefault(rule.command.program, []).append(rule)
+
+    def candidates(self, command: Command) -> list[Rule]:
+        """The rules that may match `command`: all of them when it cannot be fully read."""
+        program = command.program
+        if program is None or command.hidden is not None:
+            return self.ordered
+        return [*self.whole, *self.by_program.get(program, ()), *self.wildcard]
+
+
+class BashRules:
+    """The rules that cover the bash tool, indexed once per rule set."""
+
+    def __init__(self, rules: Iterable[Rule]):
+        bash = [rule for rule in rules if rule.covers("bash")]
+        self.any = bool(bash)
+        self.deny = ProgramIndex(rule for rule in bash if rule.behavior == "deny")
+        self.ask = ProgramIndex(rule for rule in bash if rule.behavior == "ask")
+        self.allow = ProgramIndex(rule for rule in bash if rule.behavior == "allow")
+        self.legacy = [rule for rule in bash if rule.legacy is not None]
+
+    def of(self, behavior: str) -> ProgramIndex:
+        return {"deny": self.deny, "ask": self.ask, "allow": self.allow}[behavior]

@@ -1,0 +1,245 @@
+"""Deciding one tool call against the rules: deny beats ask beats allow.
+
+A bash command line is allowed only when every command in it is allowed; one denied
+command denies the whole line. A command caretz cannot read before it runs (a
+variable as the program, a pipe into a shell, `eval $x`) is allowed by no rule but
+the bare tool name, and where a deny or ask rule could match it the answer is "ask":
+nothing runs on the strength of a guess. With no rule for the call the answer is
+"no-match", and the permission mode decides.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from caretz.permissions.command import Command, Runs, walk_all
+from caretz.permissions.index import BashRules, ProgramIndex
+from caretz.permissions.paths import PathFacts
+from caretz.permissions.patterns import Match
+from caretz.permissions.rules import Rule
+from caretz.permissions.shell import parse_command_line
+
+Outcome = Literal["allow", "ask", "deny", "no-match"]
+_PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target")
+_SEARCHES = frozenset({"glob", "grep"})
+_ANY_CHILD = "/\0"  # a name no file has: stands for anything inside a directory
+_VERBS = {"deny": "is denied by", "ask": "asks first by"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: Outcome
+    reason: str  # one line, for the model and the user
+    rule: Rule | None = None  # the rule that decided: rule.text, rule.source
+    part: str | None = None  # the command or path the decision is about
+    unresolved: str | None = None  # why that part cannot be read before it runs
+
+
+class RuleSet:
+    """The rules of a session: profile, project `.caretz/settings.json`, disallowedTools."""
+
+    def __init__(self, rules: Iterable[Rule], project_root: str | Path, home: str | None = None):
+        self.rules = tuple(rules)
+        self.project_root = os.path.normpath(os.path.abspath(project_root))
+        self.home = os.path.normpath(home or os.path.expanduser("~"))
+        self.bash = BashRules(self.rules)
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def with_rules(self, rules: Iterable[Rule]) -> RuleSet:
+        return RuleSet((*self.rules, *rules), self.project_root, self.home)
+
+    def check(self, tool: str, args: Mapping[str, Any], cwd: str | Path) -> Decision:
+        """The decision for one call of `tool` with `args`, run in `cwd`."""
+        command = args.get("command")
+        if tool == "bash" and isinstance(command, str) and self.bash.any:
+            return _check_command(self.bash, command)
+        relevant = [rule for rule in self.rules if rule.covers(tool)]
+        if not relevant:
+            return Decision("no-match", f"no rule covers {tool}")
+        path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)), None)
+        facts = None
+        if path is not None and path.strip():
+            facts = PathFacts.of(path, os.fspath(cwd), self.project_root, self.home)
+        return _check_call(relevant, tool, args, path, facts)
+
+    def check_path(self, tool: str, path: str, cwd: str | Path) -> Decision:
+        """The decision for `tool` touching one file: grep and glob ask it for each file."""
+        return self.check(tool, {"path": path}, cwd)
+
+
+# -- bash ----------------------------------------------------------------------------------
+
+
+def _check_command(rules: BashRules, line: str) -> Decision:
+    commands = parse_command_line(line)
+    parts = list(walk_all(commands))
+    maybe: tuple[Rule, Command] | None = None
+    for behavior in ("deny", "ask"):
+        match, rule, part = _find(rules, behavior, parts)
+        if match is Match.YES:
+            shown = _shown(part)
+            return Decision(behavior, f"`{shown}` {_VERBS[behavior]} {_named(rule)}", rule, shown)
+        if match is Match.UNKNOWN and maybe is None:
+            maybe = (rule, part)
+    if maybe is not None:
+        rule, part = maybe
+        why = part.unknown or _unknown_word(part)
+        shown = _shown(part)
+        reason = f"caretz cannot tell what `{shown}` runs ({why}) and {_named(rule)} could match it"
+        return Decision("ask", reason, rule, shown, why)
+    return _allow_all(rules.allow, commands, line)
+
+
+def _find(rules: BashRules, behavior: str, parts: list[Command]) -> tuple[Match, Any, Any]:
+    """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
+    unknown: tuple[Rule, Command] | None = None
+    index = rules.of(behavior)
+    for part in parts:
+        for rule in index.candidates(part):
+            match = Match.YES if rule.command is None else rule.command.contains(part)
+            if match is Match.YES:
+                return match, rule, part
+            if match is Match.UNKNOWN and unknown is None:
+                unknown = (rule, part)
+    for rule in (r for r in rules.legacy if r.behavior == behavior):
+        assert rule.legacy is not None
+        match, part = rule.legacy.find(parts)
+        if match is Match.YES:
+            return match, rule, part
+        if match is Match.UNKNOWN and unknown is None and part is not None:
+            unknown = (rule, part)
+    if unknown is not None:
+        return Match.UNKNOWN, unknown[0], unknown[1]
+    return Match.NO, None, None
+
+
+def _allow_all(allows: ProgramIndex, commands: tuple[Command, ...], line: str) -> Decision:
+    if not commands:
+        return Decision("no-match", "the command runs nothing a rule could allow", part=line)
+    deciding = None
+    for command in commands:
+        rule = allowing_rule(command, allows)
+        if rule is None:
+            blocker = _first_unallowed(command, allows)
+            shown = _shown(blocker)
+            why = blocker.unknown or _unknown_word(blocker)
+            reason = f"no rule allows `{shown}`" + (f" ({why})" if why else "")
+            return Decision("no-match", reason, part=shown, unresolved=why)
+        deciding = deciding or rule
+    assert deciding is not None
+    return Decision("allow", f"allowed by {_named(deciding)}", deciding, line)
+
+
+def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
+    """The allow rule that covers this command and all it runs, or None.
+
+    An exact rule covers the command with all it runs; a wrapper such as `timeout`
+    is allowed when what it runs is; `sudo` and `find -exec` need their own allow too.
+    """
+    own = next((rule for rule in allows.candidates(command) if _allows(rule, command)), None)
+    if own is not None and _exact(own):
+        return own  # the user allowed exactly this line, with everything in it
+    if command.runs is Runs.ITSELF or command.hidden is not None:
+        return own if command.hidden is None else None
+    if command.runs is not Runs.INSTEAD and own is None:
+        return None  # sudo, find -exec: the outer command needs its own allow too
+    inner = [allowing_rule(child, allows) for child in command.inner]
+    if not command.inner or any(rule is None for rule in inner):
+        return None
+    return own or inner[0]
+
+
+def _first_unallowed(command: Command, allows: ProgramIndex) -> Command:
+    for child in command.inner:
+        if allowing_rule(child, allows) is None:
+            return _first_unallowed(child, allows)
+    return command
+
+
+def _allows(rule: Rule, command: Command) -> bool:
+    if rule.whole_tool:
+        return True
+    return rule.command is not None and rule.command.starts(command)
+
+
+def _exact(rule: Rule) -> bool:
+    return rule.whole_tool or (
+        rule.command is not None and not rule.command.prefix and "*" not in rule.command.tokens
+    )
+
+
+def _unknown_word(command: Command) -> str | None:
+    return next((word.problem for word in command.words if not word.known), None)
+
+
+def _shown(command: Command) -> str:
+    shown = command.shown()
+    return f"{shown} (run by {command.via})" if command.via else shown
+
+
+# -- other tools ------------------------------------------------------------------------------
+
+
+def _check_call(
+    rules: list[Rule],
+    tool: str,
+    args: Mapping[str, Any],
+    path: str | None,
+    facts: PathFacts | None,
+) -> Decision:
+    part = _display(facts) if facts is not None else None
+    for behavior in ("deny", "ask", "allow"):
+        for rule in (r for r in rules if r.behavior == behavior):
+            if _call_matches(rule, tool, args, path, facts):
+                verb = _VERBS.get(behavior, "is allowed by")
+                subject = f"{tool} {part}" if part else tool
+                return Decision(behavior, f"{subject} {verb} {_named(rule)}", rule, part)
+    subject = f"{tool} {part}" if part else tool
+    return Decision("no-match", f"no rule matches {subject}", part=part)
+
+
+def _call_matches(
+    rule: Rule, tool: str, args: Mapping[str, Any], path: str | None, facts: PathFacts | None
+) -> bool:
+    if rule.whole_tool:
+        return True
+    if rule.legacy is not None:
+        legacy = rule.legacy
+        if legacy.path is not None:
+            return path is not None and facts is not None and legacy.path.matches_any(path, facts)
+        if legacy.substring is not None:
+            wanted = legacy.substring.strip()
+            return wanted == "*" or any(
+                isinstance(value, str) and wanted in value for value in args.values()
+            )
+        return False
+    if rule.path is not None:
+        if facts is None:
+            return False
+        candidates = facts.candidates()
+        if tool in _SEARCHES:  # a search reads what lies inside the directory it is given
+            candidates += tuple(candidate + _ANY_CHILD for candidate in candidates)
+        if rule.behavior == "allow":  # every spelling of the path must be allowed
+            return all(rule.path.matches(c, facts, inside_root_only=True) for c in candidates)
+        return any(rule.path.matches(c, facts, inside_root_only=False) for c in candidates)
+    if rule.domain is not None:
+        url = args.get("url")
+        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+        return host == rule.domain or host.endswith("." + rule.domain)
+    return False
+
+
+def _display(facts: PathFacts) -> str:
+    root = facts.root.rstrip("/") + "/"
+    return facts.given[len(root) :] if facts.given.startswith(root) else facts.given
+
+
+def _named(rule: Rule) -> str:
+    return f"the {rule.behavior} rule {rule.text} ({rule.source})"

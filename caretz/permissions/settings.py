@@ -1,0 +1,128 @@
+"""Where rules come from: `permissions` in a profile or in a project's `.caretz/settings.json`,
+and the loop guard's `disallowedTools`. Every rule is read at start; one that cannot be
+read raises RuleError (the CLI prints it as one line and exits 2).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from caretz.permissions.legacy import argument_pattern, file_pattern, shell_pattern
+from caretz.permissions.policy import RuleSet
+from caretz.permissions.rules import BEHAVIORS, TOOL_FAMILIES, Rule, RuleError, parse_rule
+
+PROJECT_SETTINGS = Path(".caretz") / "settings.json"
+_TOOL_NAMES = frozenset(name for family in TOOL_FAMILIES.values() for name in family)
+
+
+def rules_from_permissions(
+    permissions: Mapping[str, Any] | None, source: str, extra_tools: Iterable[str] = ()
+) -> list[Rule]:
+    """The rules in a `permissions` object: {"allow": […], "ask": […], "deny": […]}."""
+    if not permissions:
+        return []
+    if not isinstance(permissions, Mapping):
+        raise RuleError(f"{source}: permissions must be an object with allow, ask and deny lists")
+    extra = frozenset(name.lower() for name in extra_tools)
+    rules: list[Rule] = []
+    for behavior in BEHAVIORS:
+        texts = permissions.get(behavior, [])
+        if not isinstance(texts, list):
+            raise RuleError(f"{source}: permissions.{behavior} must be a list of rule strings")
+        rules += [parse_rule(text, behavior, source, extra) for text in texts]
+    return rules
+
+
+def read_project_settings(project_root: str | Path) -> dict[str, Any]:
+    """The project's `.caretz/settings.json` as an object ({} when there is none)."""
+    path = Path(project_root) / PROJECT_SETTINGS
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise RuleError(f"{path}: cannot be read ({error.strerror})") from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as error:
+        raise RuleError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(data, dict):
+        raise RuleError(f"{path}: must hold a JSON object")
+    return data
+
+
+def project_rules(project_root: str | Path, extra_tools: Iterable[str] = ()) -> list[Rule]:
+    data = read_project_settings(project_root)
+    source = os.fspath(PROJECT_SETTINGS)
+    return rules_from_permissions(data.get("permissions"), source, extra_tools)
+
+
+def rules_from_disallowed_tools(disallowed: Mapping[str, Any] | None, source: str) -> list[Rule]:
+    """`{"bash": ["rm -rf"], "write": ["*.env"]}` as deny rules (see legacy.py for meanings)."""
+    rules: list[Rule] = []
+    for key, patterns in (disallowed or {}).items():
+        if not isinstance(patterns, list):
+            raise RuleError(f"{source}.{key}: must be a list of patterns")
+        tools = _legacy_tools(key)
+        for pattern in patterns:
+            if not isinstance(pattern, str):
+                raise RuleError(f"{source}.{key}: {pattern!r} is not a pattern string")
+            if pattern.strip():
+                rules.append(_legacy_rule(key, pattern, tools, f"{source}.{key}"))
+    return rules
+
+
+def _legacy_tools(key: str) -> tuple[frozenset[str], str | None]:
+    """(tools, tool glob) a disallowedTools key covers; a key may be a glob (`mcp__*`)."""
+    lowered = key.strip().lower()
+    if lowered in TOOL_FAMILIES:
+        return TOOL_FAMILIES[lowered], None
+    if any(char in lowered for char in "*?["):
+        matched = frozenset(name for name in _TOOL_NAMES if fnmatch.fnmatchcase(name, lowered))
+        family = frozenset(t for name in matched for t in TOOL_FAMILIES.get(name, {name}))
+        return family, lowered
+    return frozenset({lowered}), None
+
+
+def _legacy_rule(
+    key: str, pattern: str, tools: tuple[frozenset[str], str | None], source: str
+) -> Rule:
+    covered, glob = tools
+    text = json.dumps(pattern)
+    base = {"text": text, "behavior": "deny", "source": source, "tools": covered}
+    if glob is not None:
+        base["tool_pattern"] = glob.rstrip("*") + "*" if glob.endswith("*") else glob
+    if pattern.strip() == "*":
+        return Rule(**base)
+    try:
+        if covered == TOOL_FAMILIES["bash"]:
+            return Rule(**base, legacy=shell_pattern(pattern))
+        if covered & (TOOL_FAMILIES["read"] | TOOL_FAMILIES["write"]):
+            return Rule(**base, legacy=file_pattern(pattern))
+        return Rule(**base, legacy=argument_pattern(pattern))
+    except ValueError as error:
+        raise RuleError(f"{source}: the pattern {pattern!r} cannot be read: {error}") from None
+
+
+def load_rules(
+    project_root: str | Path,
+    profile_permissions: Mapping[str, Any] | None = None,
+    profile_source: str = "profiles.json",
+    disallowed_tools: Mapping[str, Any] | None = None,
+    disallowed_source: str = "loopGuard.detectors.disallowedTools",
+    extra_tools: Iterable[str] = (),
+    home: str | None = None,
+) -> RuleSet:
+    """Every rule of a session: the profile's, the project's, and disallowedTools as denies."""
+    extra = tuple(extra_tools)
+    rules = [
+        *rules_from_permissions(profile_permissions, profile_source, extra),
+        *project_rules(project_root, extra),
+        *rules_from_disallowed_tools(disallowed_tools, disallowed_source),
+    ]
+    return RuleSet(rules, project_root, home)
