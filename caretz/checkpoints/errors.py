@@ -40,4 +40,8 @@ class RestoreConflict(CheckpointError):
 
 
 class RestoreFailed(CheckpointError):
-    """A restore stopped half-way and put every file back as it was before it began."""
+    """A restore stopped half-way. `rolled_back`: every file is back as it was before it."""
+
+    def __init__(self, message: str, rolled_back: bool):
+        super().__init__(message)
+        self.rolled_back = rolled_back

@@ -243,10 +243,12 @@ def apply_or_roll_back(writer: TreeWriter, changes: Sequence[Change], undo_hint:
         if problems:
             raise RestoreFailed(
                 f"restore failed ({detail}) and {len(problems)} step(s) could not be undone "
-                f"({problems[0]}); {undo_hint}"
+                f"({problems[0]}); {undo_hint}",
+                rolled_back=False,
             ) from error
         raise RestoreFailed(
-            f"restore failed ({detail}); every file is as it was before the restore"
+            f"restore failed ({detail}); every file is as it was before the restore",
+            rolled_back=True,
         ) from error
 
 

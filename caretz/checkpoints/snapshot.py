@@ -79,6 +79,10 @@ def _read(path: Path | None) -> str:
         return ""
 
 
+def _is_ignore_file(path: str) -> bool:
+    return path == ".gitignore" or path.endswith("/.gitignore")
+
+
 def _split_z(raw: bytes) -> list[str]:
     return [os.fsdecode(item) for item in raw.split(b"\0") if item]
 
@@ -108,10 +112,11 @@ class Stager:
         """Stages the working tree as it is now and returns its tree."""
         rules_changed = self._sync_excludes()
         candidates, left_out, tracked_left_out = self._candidates()
-        if rules_changed:
+        if rules_changed or any(_is_ignore_file(path) for path in candidates):
             tracked_left_out += self._tracked_but_ignored()
         if tracked_left_out:
-            self.git.run("rm", "--cached", "-q", "--ignore-unmatch", "--", *tracked_left_out)
+            listing = b"".join(os.fsencode(path) + b"\0" for path in tracked_left_out)
+            self.git.run("update-index", "-z", "--force-remove", "--stdin", input=listing)
         if candidates or tracked_left_out:
             left_out += self._add(left_out, bulk=len(candidates) > BULK_THRESHOLD)
         tree = self._write_tree(bulk=len(candidates) > BULK_THRESHOLD)

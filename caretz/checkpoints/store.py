@@ -17,7 +17,12 @@ from pathlib import Path
 
 from caretz.checkpoints import history
 from caretz.checkpoints.conflicts import changed_by_others, find_conflicts
-from caretz.checkpoints.errors import CheckpointError, RestoreConflict, UnknownCheckpoint
+from caretz.checkpoints.errors import (
+    CheckpointError,
+    RestoreConflict,
+    RestoreFailed,
+    UnknownCheckpoint,
+)
 from caretz.checkpoints.git import ShadowGit, find_git
 from caretz.checkpoints.model import (
     CHANGED_LIMIT,
@@ -188,11 +193,16 @@ class CheckpointStore:
             blocking = [c for c in conflicts if c.path not in set(allowed)]
             if blocking and not force:
                 raise RestoreConflict(blocking)
+            parent = history.tip(self.git, history.session_ref(meta.session))
             before = self._commit("rewind", now, meta, restored_to=target.id)
             writer = self._writer(before, on_step)
             try:
                 hint = f"the tree before the restore is checkpoint {before.short_id}"
                 apply_or_roll_back(writer, changes, hint)
+            except RestoreFailed as failure:
+                if failure.rolled_back:
+                    self._forget(before, parent)
+                raise
             finally:
                 writer.blobs.close()
             writer.discard_trash()
@@ -293,6 +303,16 @@ class CheckpointStore:
         checkpoint = decode_message(commit, snap.tree, message)
         assert checkpoint is not None
         return checkpoint
+
+    def _forget(self, checkpoint: Checkpoint, parent: str | None) -> None:
+        """Takes back the rewind checkpoint of a restore that changed nothing in the end."""
+        ref = history.session_ref(checkpoint.session)
+        if parent:
+            self.git.run("update-ref", ref, parent, checkpoint.id)
+            self.git.run("update-ref", history.LATEST, parent)
+        else:
+            self.git.run("update-ref", "-d", ref, checkpoint.id)
+            self.git.run("update-ref", "-d", history.LATEST)
 
     def _settle(self, checkpoint: Checkpoint, meta: CheckpointMeta) -> Checkpoint:
         return self._commit("settled", self.stager.snapshot(), meta, settles=checkpoint)
