@@ -119,6 +119,7 @@ class TreeWriter:
         self.on_step = on_step
         self.journal: list[tuple[str, Path, Path | int | None]] = []
         self.displaced: list[tuple[str, str]] = []
+        self.rollback_problems: list[str] = []
 
     def apply(self, changes: Sequence[Change]) -> None:
         removals = sorted((c for c in changes if c.new is None), key=_deepest_first)
@@ -145,6 +146,7 @@ class TreeWriter:
             except OSError as error:
                 problems.append(f"{self.relative(path)}: {error.strerror or error}")
         self.journal.clear()
+        self.rollback_problems = problems
         return problems
 
     def discard_trash(self) -> None:

@@ -20,7 +20,6 @@ from caretz.checkpoints.conflicts import changed_by_others, find_conflicts
 from caretz.checkpoints.errors import (
     CheckpointError,
     RestoreConflict,
-    RestoreFailed,
     UnknownCheckpoint,
 )
 from caretz.checkpoints.git import ShadowGit, find_git
@@ -199,8 +198,9 @@ class CheckpointStore:
             try:
                 hint = f"the tree before the restore is checkpoint {before.short_id}"
                 apply_or_roll_back(writer, changes, hint)
-            except RestoreFailed as failure:
-                if failure.rolled_back:
+            except BaseException as failure:
+                undone = not writer.rollback_problems
+                if undone and getattr(failure, "rolled_back", True):
                     self._forget(before, parent)
                 raise
             finally:
@@ -370,9 +370,7 @@ class CheckpointStore:
         outside, unknown = changed_by_others(
             records, target, now_tree, lambda a, b: set(self._changed_names(a, b))
         )
-        unsaved = [
-            c.path for c in changes if c.old is None and os.path.lexists(self.project / c.path)
-        ]
+        unsaved = self._unsaved(changes)
         found = find_conflicts(
             [c.path for c in changes],
             outside,
@@ -383,6 +381,19 @@ class CheckpointStore:
         )
         return tuple(found)
 
+    def _unsaved(self, changes: Sequence[Change]) -> list[str]:
+        """Paths the restore writes where something stands that no snapshot holds."""
+        removed = {c.path for c in changes if c.new is None}
+        unsaved = []
+        for change in changes:
+            path = self.project / change.path
+            if change.old is not None or not os.path.lexists(path):
+                continue
+            in_the_way = not path.is_dir() or path.is_symlink()
+            if in_the_way or any(p not in removed for p in _files_under(path, self.project)):
+                unsaved.append(change.path)
+        return unsaved
+
     def _writer(self, before: Checkpoint, on_step: Step | None) -> TreeWriter:
         return TreeWriter(
             self.project,
@@ -391,3 +402,11 @@ class CheckpointStore:
             self.folder / "displaced" / before.short_id,
             on_step,
         )
+
+
+def _files_under(folder: Path, root: Path) -> list[str]:
+    found = []
+    for current, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(current, d))]:
+            found.append(Path(current, name).relative_to(root).as_posix())
+    return found
