@@ -49,14 +49,15 @@ def tip(git: ShadowGit, ref: str) -> str | None:
 
 def chain(git: ShadowGit, session: str) -> list[Checkpoint]:
     """Every checkpoint of a session, settled states included, oldest first."""
-    ref = session_ref(session)
-    if tip(git, ref) is None:
-        return []
-    return read_commits(git, ["--first-parent", ref])[::-1]
+    return read_commits(git, ["--first-parent", session_ref(session)])[::-1]
 
 
 def read_commits(git: ShadowGit, revisions: Sequence[str]) -> list[Checkpoint]:
-    raw = git.run("log", f"--format=%H{_FIELD}%T{_FIELD}%B{_RECORD}", *revisions, "--")
+    """The checkpoints `git log` shows for `revisions`; none when a ref does not exist."""
+    done = git.call("log", f"--format=%H{_FIELD}%T{_FIELD}%B{_RECORD}", *revisions, "--")
+    if done.returncode != 0:
+        return []
+    raw = done.stdout
     found = []
     for record in raw.decode("utf-8", errors="replace").split(_RECORD):
         parts = record.strip("\n").split(_FIELD)

@@ -95,7 +95,8 @@ class CheckpointStore:
         """Snapshots the working tree before a turn's first change."""
         with self.git.locked():
             self._ready()
-            return self._commit("turn", self.stager.snapshot(), meta)
+            records = history.chain(self.git, meta.session)
+            return self._commit("turn", self.stager.snapshot(), meta, records)
 
     def settle(self, meta: CheckpointMeta) -> Checkpoint | None:
         """Records the tree after caretz's last change of the turn that took a checkpoint.
@@ -109,7 +110,7 @@ class CheckpointStore:
             records = history.chain(self.git, meta.session)
             if not records or records[-1].kind == "settled":
                 return None
-            return self._settle(records[-1], meta)
+            return self._settle(records, meta)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -192,8 +193,10 @@ class CheckpointStore:
             blocking = [c for c in conflicts if c.path not in set(allowed)]
             if blocking and not force:
                 raise RestoreConflict(blocking)
-            parent = history.tip(self.git, history.session_ref(meta.session))
-            before = self._commit("rewind", now, meta, restored_to=target.id)
+            records = history.chain(self.git, meta.session)
+            parent = records[-1].id if records else None
+            latest = history.tip(self.git, history.LATEST)
+            before = self._commit("rewind", now, meta, records, restored_to=target.id)
             writer = self._writer(before, on_step)
             try:
                 hint = f"the tree before the restore is checkpoint {before.short_id}"
@@ -201,12 +204,12 @@ class CheckpointStore:
             except BaseException as failure:
                 undone = not writer.rollback_problems
                 if undone and getattr(failure, "rolled_back", True):
-                    self._forget(before, parent)
+                    self._forget(before, parent, latest)
                 raise
             finally:
                 writer.blobs.close()
             writer.discard_trash()
-            self._settle(before, meta)
+            self._settle([*records, before], meta)
             return RestoreResult(
                 target,
                 before,
@@ -274,12 +277,13 @@ class CheckpointStore:
         kind: Kind,
         snap: Snapshot,
         meta: CheckpointMeta,
+        records: Sequence[Checkpoint],
         restored_to: str | None = None,
         settles: Checkpoint | None = None,
     ) -> Checkpoint:
-        ref = history.session_ref(meta.session)
-        parent = history.tip(self.git, ref)
-        compare_to = settles.tree if settles is not None else self._previous_tree(meta.session)
+        """Records a snapshot as the newest commit of the session's chain (`records`)."""
+        parent = records[-1].id if records else None
+        compare_to = settles.tree if settles is not None else self._previous_tree(records)
         changed = self._changed_names(compare_to, snap.tree) if compare_to else []
         now = self.clock()
         fields = {
@@ -298,33 +302,35 @@ class CheckpointStore:
         date = {"GIT_AUTHOR_DATE": f"@{int(now)} +0000", "GIT_COMMITTER_DATE": f"@{int(now)} +0000"}
         parents = ["-p", parent] if parent else []
         commit = self.git.text("commit-tree", snap.tree, *parents, input=message.encode(), env=date)
-        self.git.run("update-ref", ref, commit, parent or "0" * 40)
-        self.git.run("update-ref", history.LATEST, commit)
+        ref = history.session_ref(meta.session)
+        updates = f"update {ref} {commit} {parent or '0' * 40}\nupdate {history.LATEST} {commit}\n"
+        self.git.run("update-ref", "--stdin", input=updates.encode())
         checkpoint = decode_message(commit, snap.tree, message)
         assert checkpoint is not None
         return checkpoint
 
-    def _forget(self, checkpoint: Checkpoint, parent: str | None) -> None:
+    def _forget(self, checkpoint: Checkpoint, parent: str | None, latest: str | None) -> None:
         """Takes back the rewind checkpoint of a restore that changed nothing in the end."""
         ref = history.session_ref(checkpoint.session)
-        if parent:
-            self.git.run("update-ref", ref, parent, checkpoint.id)
-            self.git.run("update-ref", history.LATEST, parent)
-        else:
-            self.git.run("update-ref", "-d", ref, checkpoint.id)
-            self.git.run("update-ref", "-d", history.LATEST)
+        updates = [f"update {ref} {parent}" if parent else f"delete {ref}"]
+        updates.append(
+            f"update {history.LATEST} {latest}" if latest else f"delete {history.LATEST}"
+        )
+        self.git.run("update-ref", "--stdin", input="\n".join(updates).encode() + b"\n")
 
-    def _settle(self, checkpoint: Checkpoint, meta: CheckpointMeta) -> Checkpoint:
-        return self._commit("settled", self.stager.snapshot(), meta, settles=checkpoint)
+    def _settle(self, records: Sequence[Checkpoint], meta: CheckpointMeta) -> Checkpoint:
+        """Records the tree now as the settled state of the chain's newest checkpoint."""
+        snap = self.stager.snapshot()
+        return self._commit("settled", snap, meta, records, settles=records[-1])
 
-    def _previous_tree(self, session: str) -> str | None:
+    def _previous_tree(self, records: Sequence[Checkpoint]) -> str | None:
         """The tree a new checkpoint is compared with: the session's last checkpoint,
         else the project's newest snapshot from any session."""
-        for cp in reversed(history.chain(self.git, session)):
+        for cp in reversed(records):
             if cp.kind != "settled":
                 return cp.tree
         latest = history.tip(self.git, history.LATEST)
-        return self.git.text("rev-parse", f"{latest}^{{tree}}") if latest else None
+        return f"{latest}^{{tree}}" if latest else None
 
     def _changed_names(self, old: str, new: str) -> list[str]:
         if old == new:

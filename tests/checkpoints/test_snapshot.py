@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from caretz.checkpoints.snapshot import BULK_THRESHOLD, literal_pattern
-from tests.checkpoints.helpers import git, meta, project_git_state, write
+from tests.checkpoints.helpers import dot_git_digest, git, meta, project_git_state, write
 
 
 def files_in(store, checkpoint) -> dict[str, str]:
@@ -212,3 +212,33 @@ def test_literal_patterns_match_only_their_own_path(tmp_path):
     )
     listed = {p for p in done.stdout.decode().split("\0") if p and not p.startswith("g/")}
     assert listed == {"starX.txt", "brack", "hash", "exclude"}
+
+
+def test_a_same_size_edit_right_after_a_checkpoint_is_seen(plain_project, open_store):
+    store = open_store(plain_project)
+    first = store.checkpoint(meta(1))
+    stamp = os.stat(plain_project / "src/app.py")
+    write(plain_project, "src/app.py", "print('APP')\n")  # same size, same second
+    os.utime(plain_project / "src/app.py", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+
+    second = store.checkpoint(meta(2))
+
+    assert second.changed == ("src/app.py",)
+    assert second.tree != first.tree
+
+
+def test_a_linked_worktree_is_a_project_like_any_other(repo_project, open_store, tmp_path):
+    linked = tmp_path / "linked"
+    git(repo_project, "worktree", "add", "-q", "--detach", str(linked))
+    write(repo_project, ".git/info/exclude", "local-only.txt\n")
+    write(linked, "local-only.txt", "excluded through the main repository\n")
+    write(linked, "work.txt", "work\n")
+    before = dot_git_digest(repo_project)
+    store = open_store(linked)
+
+    files = files_in(store, store.checkpoint(meta(1)))
+
+    assert "work.txt" in files and "src/main.py" in files
+    assert "local-only.txt" not in files
+    assert ".git" not in files
+    assert dot_git_digest(repo_project) == before
