@@ -145,3 +145,23 @@ def test_event_fields_name_what_the_log_needs(plain_project, open_store):
         "paths": None,
     }
     json.dumps([created, restored])
+
+
+def test_notices_name_the_undo_command_and_what_was_left_out(plain_project, open_store):
+    from caretz.checkpoints.notices import conflict_lines, left_out_note, undo_command
+
+    write(plain_project, "big.bin", "x" * 3000)
+    store = open_store(plain_project, size_cap=1024)
+    checkpoint = store.checkpoint(meta(3, session="20250611-142233-9f3a"))
+    write(plain_project, "README.md", "the user\n")
+    store.settle(meta(3, session="20250611-142233-9f3a"))
+    write(plain_project, "src/app.py", "the user again\n")
+
+    assert undo_command(checkpoint) == "caretz rewind 20250611-142233-9f3a --turn 3 --files-only"
+    assert (
+        left_out_note(checkpoint)
+        == f"checkpoint {checkpoint.short_id} left out 1: big.bin (0.0 MB)"
+    )
+    assert conflict_lines(store.preview(checkpoint).conflicts) == [
+        "  src/app.py: changed outside caretz since the checkpoint"
+    ]
