@@ -254,6 +254,29 @@ def apply_or_roll_back(writer: TreeWriter, changes: Sequence[Change], undo_hint:
         ) from error
 
 
+def unsaved_paths(root: Path, changes: Sequence[Change]) -> list[str]:
+    """Paths a restore writes where something stands that no snapshot holds (an ignored
+    file, one over the size cap, a folder holding such files)."""
+    removed = {c.path for c in changes if c.new is None}
+    unsaved = []
+    for change in changes:
+        path = root / change.path
+        if change.old is not None or not os.path.lexists(path):
+            continue
+        in_the_way = not _is_real_dir(path)
+        if in_the_way or any(p not in removed for p in _files_under(path, root)):
+            unsaved.append(change.path)
+    return unsaved
+
+
+def _files_under(folder: Path, root: Path) -> list[str]:
+    found = []
+    for current, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(current, d))]:
+            found.append(Path(current, name).relative_to(root).as_posix())
+    return found
+
+
 def _deepest_first(change: Change) -> tuple[int, str]:
     return (-len(PurePosixPath(change.path).parts), change.path)
 

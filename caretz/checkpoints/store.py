@@ -43,6 +43,7 @@ from caretz.checkpoints.restore import (
     TreeWriter,
     apply_or_roll_back,
     diff_trees,
+    unsaved_paths,
 )
 from caretz.checkpoints.snapshot import DEFAULT_SIZE_CAP, Snapshot, Stager, user_exclude_file
 
@@ -376,7 +377,7 @@ class CheckpointStore:
         outside, unknown = changed_by_others(
             records, target, now_tree, lambda a, b: set(self._changed_names(a, b))
         )
-        unsaved = self._unsaved(changes)
+        unsaved = unsaved_paths(self.project, changes)
         found = find_conflicts(
             [c.path for c in changes],
             outside,
@@ -387,19 +388,6 @@ class CheckpointStore:
         )
         return tuple(found)
 
-    def _unsaved(self, changes: Sequence[Change]) -> list[str]:
-        """Paths the restore writes where something stands that no snapshot holds."""
-        removed = {c.path for c in changes if c.new is None}
-        unsaved = []
-        for change in changes:
-            path = self.project / change.path
-            if change.old is not None or not os.path.lexists(path):
-                continue
-            in_the_way = not path.is_dir() or path.is_symlink()
-            if in_the_way or any(p not in removed for p in _files_under(path, self.project)):
-                unsaved.append(change.path)
-        return unsaved
-
     def _writer(self, before: Checkpoint, on_step: Step | None) -> TreeWriter:
         return TreeWriter(
             self.project,
@@ -408,11 +396,3 @@ class CheckpointStore:
             self.folder / "displaced" / before.short_id,
             on_step,
         )
-
-
-def _files_under(folder: Path, root: Path) -> list[str]:
-    found = []
-    for current, dirs, files in os.walk(folder):
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(current, d))]:
-            found.append(Path(current, name).relative_to(root).as_posix())
-    return found
