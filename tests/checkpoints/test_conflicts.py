@@ -9,6 +9,16 @@ from caretz.checkpoints.conflicts import OUTSIDE, UNKNOWN
 from tests.checkpoints.helpers import meta, write
 
 
+def agent_turn_then_user_edit(project, open_store):
+    """Turn 1 edits src/app.py; after it, the user edits src/util.py."""
+    store = open_store(project)
+    checkpoint = store.checkpoint(meta(1))
+    write(project, "src/app.py", "the agent's edit\n")
+    store.settle(meta(1))
+    write(project, "src/util.py", "the user's edit\n")
+    return store, checkpoint
+
+
 def test_caretz_own_changes_are_no_conflict(plain_project, open_store):
     store = open_store(plain_project)
     checkpoint = store.checkpoint(meta(1))
@@ -23,11 +33,7 @@ def test_caretz_own_changes_are_no_conflict(plain_project, open_store):
 
 
 def test_an_edit_after_the_turn_is_a_conflict_the_restore_refuses(plain_project, open_store):
-    store = open_store(plain_project)
-    checkpoint = store.checkpoint(meta(1))
-    write(plain_project, "src/app.py", "the agent's edit\n")
-    store.settle(meta(1))
-    write(plain_project, "src/util.py", "the user's edit\n")
+    store, checkpoint = agent_turn_then_user_edit(plain_project, open_store)
 
     preview = store.preview(checkpoint)
     with pytest.raises(RestoreConflict) as refused:
@@ -41,11 +47,7 @@ def test_an_edit_after_the_turn_is_a_conflict_the_restore_refuses(plain_project,
 
 
 def test_confirmed_conflicts_or_force_let_the_restore_through(plain_project, open_store):
-    store = open_store(plain_project)
-    checkpoint = store.checkpoint(meta(1))
-    write(plain_project, "src/app.py", "the agent's edit\n")
-    store.settle(meta(1))
-    write(plain_project, "src/util.py", "the user's edit\n")
+    store, checkpoint = agent_turn_then_user_edit(plain_project, open_store)
 
     result = store.restore(checkpoint, meta(2), allowed=["src/util.py"])
 
