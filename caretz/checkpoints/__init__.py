@@ -7,6 +7,7 @@ from caretz.checkpoints.errors import (
     GIT_MISSING,
     CheckpointError,
     GitNotFound,
+    ProjectTooLarge,
     RestoreConflict,
     RestoreFailed,
     UnknownCheckpoint,
@@ -19,6 +20,7 @@ from caretz.checkpoints.model import (
     RestorePreview,
     RestoreResult,
 )
+from caretz.checkpoints.snapshot import SnapshotLimits
 from caretz.checkpoints.store import CheckpointStore
 
 __all__ = [
@@ -30,9 +32,11 @@ __all__ = [
     "Conflict",
     "FileChange",
     "GitNotFound",
+    "ProjectTooLarge",
     "RestoreConflict",
     "RestoreFailed",
     "RestorePreview",
     "RestoreResult",
+    "SnapshotLimits",
     "UnknownCheckpoint",
 ]

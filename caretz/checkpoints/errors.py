@@ -22,6 +22,10 @@ class GitNotFound(CheckpointError):
         super().__init__(GIT_MISSING)
 
 
+class ProjectTooLarge(CheckpointError):
+    """The project holds more new files than a snapshot takes at once."""
+
+
 class UnknownCheckpoint(CheckpointError, LookupError):
     """No checkpoint matches the id, session or turn asked for."""
 

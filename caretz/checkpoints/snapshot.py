@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from caretz.checkpoints.errors import CheckpointError
+from caretz.checkpoints.errors import CheckpointError, ProjectTooLarge
 from caretz.checkpoints.git import ShadowGit, last_line
 
 DEFAULT_SIZE_CAP = 5 * 1024 * 1024
@@ -28,6 +29,20 @@ BULK_THRESHOLD = 500
 BULK_MALLOC = "glibc.malloc.top_pad=67108864:glibc.malloc.trim_threshold=134217728"
 _UNREADABLE = re.compile(r"""^error: (?:open\("(.+)"\)|unable to index file '(.+)')""", re.M)
 _SPECIAL = re.compile(r"([\\*?\[\]!# ])")
+
+
+@dataclass(frozen=True)
+class SnapshotLimits:
+    """What a snapshot takes: files up to `size_cap` bytes each; and a project with more
+    than `max_files` new files or `max_bytes` of them at once (caretz started in a home
+    folder, say) is refused rather than copied."""
+
+    size_cap: int = DEFAULT_SIZE_CAP
+    max_files: int = 100_000
+    max_bytes: int = 1024 * 1024 * 1024
+
+
+DEFAULT_LIMITS = SnapshotLimits()
 
 
 @dataclass(frozen=True)
@@ -102,13 +117,13 @@ class Stager:
     def __init__(
         self,
         git: ShadowGit,
-        size_cap: int = DEFAULT_SIZE_CAP,
+        limits: SnapshotLimits = DEFAULT_LIMITS,
         excluded_dirs: Sequence[Path] = (),
         user_excludes: Path | None = None,
     ):
         self.git = git
         self.project = git.work_tree
-        self.size_cap = size_cap
+        self.limits = limits
         self.excluded_dirs = excluded_dirs
         self.user_excludes = user_excludes
         self._large_list = git.git_dir / "info" / "left-out"
@@ -159,30 +174,43 @@ class Stager:
         left_out: list[tuple[str, str]] = []
         tracked_left_out: list[str] = []
         seen: set[str] = set()
+        total = 0
         for item in _split_z(raw):
             tag, path = item[0], item[2:]
             if path in seen:
                 continue
             seen.add(path)
-            note = self._leave_out(path)
+            note, size = self._leave_out(path)
             if note is None:
                 candidates.append(path)
+                total += size
                 continue
             left_out.append((path, note))
             if tag != "?":
                 tracked_left_out.append(path)
+        self._check_limits(len(candidates), total)
         return candidates, left_out, tracked_left_out
 
-    def _leave_out(self, path: str) -> str | None:
+    def _check_limits(self, files: int, size: int) -> None:
+        if files > self.limits.max_files or size > self.limits.max_bytes:
+            raise ProjectTooLarge(
+                f"{self.project} has {files:,} files ({_human_size(size)}) to snapshot, over "
+                f"the limit of {self.limits.max_files:,} files or "
+                f"{_human_size(self.limits.max_bytes)}: checkpoints are off here "
+                "(add a .gitignore, or start caretz in the project's folder)"
+            )
+
+    def _leave_out(self, path: str) -> tuple[str | None, int]:
+        """(why the path is left out, or None; its size)."""
         if path.endswith("/"):
-            return f"{path} (nested git repository)"
+            return f"{path} (nested git repository)", 0
         try:
             info = os.lstat(self.project / path)
         except OSError:
-            return None
-        if info.st_size > self.size_cap and not os.path.islink(self.project / path):
-            return f"{path} ({_human_size(info.st_size)})"
-        return None
+            return None, 0
+        if stat.S_ISREG(info.st_mode) and info.st_size > self.limits.size_cap:
+            return f"{path} ({_human_size(info.st_size)})", info.st_size
+        return None, info.st_size
 
     def _tracked_but_ignored(self) -> list[str]:
         raw = self.git.run("ls-files", "-z", "-c", "-i", "--exclude-standard")

@@ -45,7 +45,13 @@ from caretz.checkpoints.restore import (
     diff_trees,
     unsaved_paths,
 )
-from caretz.checkpoints.snapshot import DEFAULT_SIZE_CAP, Snapshot, Stager, user_exclude_file
+from caretz.checkpoints.snapshot import (
+    DEFAULT_LIMITS,
+    Snapshot,
+    SnapshotLimits,
+    Stager,
+    user_exclude_file,
+)
 
 Clock = Callable[[], float]
 
@@ -74,7 +80,7 @@ class CheckpointStore:
         data_dir: Path,
         project: Path,
         *,
-        size_cap: int = DEFAULT_SIZE_CAP,
+        limits: SnapshotLimits = DEFAULT_LIMITS,
         clock: Clock = time.time,
         env: Mapping[str, str] | None = None,
     ) -> CheckpointStore:
@@ -87,10 +93,18 @@ class CheckpointStore:
         data_dir = data_dir.resolve()
         folder = project_folder(data_dir, project)
         shadow = ShadowGit(git_path, folder / "git", project, env.get("PATH", ""))
-        stager = Stager(shadow, size_cap, (data_dir,), user_exclude_file(git_path))
+        stager = Stager(shadow, limits, (data_dir,), user_exclude_file(git_path))
         return cls(shadow, stager, folder, clock)
 
     # -- taking checkpoints ------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Stages the working tree without recording a checkpoint, so that the first
+        checkpoint of a session only hashes what changed since. Safe to run in a
+        background thread at start-up: the store's lock keeps it apart from the rest."""
+        with self.git.locked():
+            self._ready()
+            self.stager.snapshot()
 
     def checkpoint(self, meta: CheckpointMeta) -> Checkpoint:
         """Snapshots the working tree before a turn's first change."""
@@ -346,14 +360,15 @@ class CheckpointStore:
         return diff_trees(self.git, now_tree, target.tree, pathspecs)
 
     def _relative(self, path: str) -> str:
-        candidate = Path(path)
-        if not candidate.is_absolute():
-            candidate = self.project / candidate
-        try:
-            relative = Path(os.path.normpath(candidate)).relative_to(self.project)
-        except ValueError:
-            raise CheckpointError(f"{path} is outside the project {self.project}") from None
-        return relative.as_posix() if relative.parts else "."
+        """`path` relative to the project; an absolute path may go through a symlink."""
+        candidate = Path(os.path.normpath(self.project / path))
+        for spelling in (candidate, candidate.parent.resolve() / candidate.name):
+            try:
+                relative = spelling.relative_to(self.project)
+            except ValueError:
+                continue
+            return relative.as_posix() if relative.parts else "."
+        raise CheckpointError(f"{path} is outside the project {self.project}")
 
     def _inside(self, paths: Collection[str]) -> list[str]:
         """The paths within the project, relative to it; others are dropped."""

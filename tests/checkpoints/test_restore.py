@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from caretz.checkpoints import SnapshotLimits
 from tests.checkpoints.helpers import meta, project_git_state, tree_state, write
 
 
@@ -138,9 +139,9 @@ def test_a_restore_of_some_paths_leaves_the_others(plain_project, open_store):
     write(plain_project, "README.md", "changed readme\n")
     store.settle(meta(1))
 
-    result = store.restore(
-        checkpoint, meta(2), paths=["src/app.py", str(plain_project / "README.md")]
-    )
+    link = plain_project.parent / "link-to-project"
+    os.symlink(plain_project, link)
+    result = store.restore(checkpoint, meta(2), paths=["src/app.py", str(link / "README.md")])
 
     assert (plain_project / "src/app.py").read_text() == "print('app')\n"
     assert (plain_project / "README.md").read_text() == "# plain\n"
@@ -149,7 +150,7 @@ def test_a_restore_of_some_paths_leaves_the_others(plain_project, open_store):
 
 
 def test_a_file_a_snapshot_does_not_hold_is_moved_aside_not_lost(plain_project, open_store):
-    store = open_store(plain_project, size_cap=1024)
+    store = open_store(plain_project, limits=SnapshotLimits(size_cap=1024))
     checkpoint = store.checkpoint(meta(1))
     (plain_project / "src/util.py").unlink()
     store.settle(meta(1))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from caretz.checkpoints import CheckpointStore, UnknownCheckpoint
+from caretz.checkpoints import CheckpointStore, SnapshotLimits, UnknownCheckpoint
 from caretz.checkpoints.events import created_fields, restored_fields
 from caretz.checkpoints.store import project_folder
 from tests.checkpoints.helpers import meta, write
@@ -151,7 +151,7 @@ def test_notices_name_the_undo_command_and_what_was_left_out(plain_project, open
     from caretz.checkpoints.notices import conflict_lines, left_out_note, undo_command
 
     write(plain_project, "big.bin", "x" * 3000)
-    store = open_store(plain_project, size_cap=1024)
+    store = open_store(plain_project, limits=SnapshotLimits(size_cap=1024))
     checkpoint = store.checkpoint(meta(3, session="20250611-142233-9f3a"))
     write(plain_project, "README.md", "the user\n")
     store.settle(meta(3, session="20250611-142233-9f3a"))

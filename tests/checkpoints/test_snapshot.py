@@ -6,8 +6,18 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from caretz.checkpoints import ProjectTooLarge, SnapshotLimits
 from caretz.checkpoints.snapshot import BULK_THRESHOLD, literal_pattern
-from tests.checkpoints.helpers import dot_git_digest, git, meta, project_git_state, write
+from tests.checkpoints.helpers import (
+    dot_git_digest,
+    git,
+    meta,
+    project_git_state,
+    tree_state,
+    write,
+)
 
 
 def files_in(store, checkpoint) -> dict[str, str]:
@@ -89,7 +99,7 @@ def test_a_file_that_becomes_ignored_leaves_later_checkpoints(plain_project, ope
 def test_files_over_the_size_cap_are_left_out_with_a_note(plain_project, open_store):
     write(plain_project, "data/big.bin", "x" * 2048)
     write(plain_project, "data/small.bin", "x" * 100)
-    store = open_store(plain_project, size_cap=1024)
+    store = open_store(plain_project, limits=SnapshotLimits(size_cap=1024))
 
     first = store.checkpoint(meta(1))
     write(plain_project, "src/util.py", "y" * 4096)  # a snapshotted file grows past the cap
@@ -242,3 +252,27 @@ def test_a_linked_worktree_is_a_project_like_any_other(repo_project, open_store,
     assert "local-only.txt" not in files
     assert ".git" not in files
     assert dot_git_digest(repo_project) == before
+
+
+def test_a_project_too_large_to_snapshot_is_refused_in_one_line(plain_project, open_store):
+    for number in range(60):
+        write(plain_project, f"downloads/{number}.dat", "data\n")
+    store = open_store(plain_project, limits=SnapshotLimits(max_files=50))
+
+    with pytest.raises(ProjectTooLarge) as refused:
+        store.checkpoint(meta(1))
+    write(plain_project, ".gitignore", "downloads/\n")
+    checkpoint = store.checkpoint(meta(1))
+
+    assert "65 files" in str(refused.value) and "checkpoints are off here" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert [cp.id for cp in store.list("s1")] == [checkpoint.id]
+
+
+def test_prepare_stages_the_tree_without_recording_a_checkpoint(plain_project, open_store):
+    store = open_store(plain_project)
+    store.prepare()
+    assert store.list("s1") == [] and store.sessions() == []
+    assert store.git.run("ls-files", "-z").count(b"\0") == 5
+    checkpoint = store.checkpoint(meta(1))
+    assert set(files_in(store, checkpoint)) == set(tree_state(plain_project)) - {"src"}
