@@ -105,9 +105,9 @@ def find(checkpoints: Sequence[Checkpoint], ref: str) -> Checkpoint:
 def for_turn(checkpoints: Sequence[Checkpoint], session: str, turn: int) -> Checkpoint:
     """The checkpoint taken before turn `turn`'s first change."""
     turns = [cp for cp in checkpoints if cp.kind == "turn"]
-    for cp in reversed(turns):
+    for cp in turns:
         if cp.turn == turn:
-            return cp
+            return cp  # the first one: a turn has one, taken before its first change
     have = ", ".join(str(n) for n in sorted({cp.turn for cp in turns})) or "none"
     raise UnknownCheckpoint(
         f"no checkpoint for turn {turn} of session {session} (turns with one: {have})"
