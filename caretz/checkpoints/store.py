@@ -177,7 +177,7 @@ class CheckpointStore:
             self._ready()
             now = self.stager.snapshot()
             changes = self._restore_changes(now.tree, target, paths)
-            conflicts = self._conflicts(target, now.tree, changes, caretz_paths, "")
+            conflicts = self._conflicts(target, now.tree, changes, caretz_paths)
             return RestorePreview(target, tuple(c.as_file_change() for c in changes), conflicts)
 
     def restore(
@@ -203,35 +203,16 @@ class CheckpointStore:
             self._ready()
             now = self.stager.snapshot()
             changes = self._restore_changes(now.tree, target, paths)
-            aside = self.folder / "displaced"
-            conflicts = self._conflicts(target, now.tree, changes, caretz_paths, str(aside))
+            conflicts = self._conflicts(target, now.tree, changes, caretz_paths)
             blocking = [c for c in conflicts if c.path not in set(allowed)]
             if blocking and not force:
                 raise RestoreConflict(blocking)
             records = history.chain(self.git, meta.session)
-            parent = records[-1].id if records else None
-            latest = history.tip(self.git, history.LATEST)
             before = self._commit("rewind", now, meta, records, restored_to=target.id)
-            writer = self._writer(before, on_step)
-            try:
-                hint = f"the tree before the restore is checkpoint {before.short_id}"
-                apply_or_roll_back(writer, changes, hint)
-            except BaseException as failure:
-                undone = not writer.rollback_problems
-                if undone and getattr(failure, "rolled_back", True):
-                    self._forget(before, parent, latest)
-                raise
-            finally:
-                writer.blobs.close()
-            writer.discard_trash()
+            displaced = self._apply(changes, before, records, on_step)
             self._settle([*records, before], meta)
-            return RestoreResult(
-                target,
-                before,
-                tuple(c.as_file_change() for c in changes),
-                tuple(writer.displaced),
-                tuple(conflicts),
-            )
+            files = tuple(c.as_file_change() for c in changes)
+            return RestoreResult(target, before, files, displaced, conflicts)
 
     # -- disk ------------------------------------------------------------------------
 
@@ -324,14 +305,11 @@ class CheckpointStore:
         assert checkpoint is not None
         return checkpoint
 
-    def _forget(self, checkpoint: Checkpoint, parent: str | None, latest: str | None) -> None:
+    def _forget(self, checkpoint: Checkpoint, parent: str | None) -> None:
         """Takes back the rewind checkpoint of a restore that changed nothing in the end."""
         ref = history.session_ref(checkpoint.session)
-        updates = [f"update {ref} {parent}" if parent else f"delete {ref}"]
-        updates.append(
-            f"update {history.LATEST} {latest}" if latest else f"delete {history.LATEST}"
-        )
-        self.git.run("update-ref", "--stdin", input="\n".join(updates).encode() + b"\n")
+        updates = f"update {ref} {parent}" if parent else f"delete {ref}"
+        self.git.run("update-ref", "--stdin", input=updates.encode() + b"\n")
 
     def _settle(self, records: Sequence[Checkpoint], meta: CheckpointMeta) -> Checkpoint:
         """Records the tree now as the settled state of the chain's newest checkpoint."""
@@ -386,7 +364,6 @@ class CheckpointStore:
         now_tree: str,
         changes: Sequence[Change],
         caretz_paths: Collection[str],
-        displaced_folder: str,
     ) -> tuple[Conflict, ...]:
         records = history.chain(self.git, target.session)
         outside, unknown = changed_by_others(
@@ -399,15 +376,36 @@ class CheckpointStore:
             unknown,
             self._inside(caretz_paths),
             unsaved,
-            displaced_folder,
+            str(self.folder / "displaced"),
         )
         return tuple(found)
 
-    def _writer(self, before: Checkpoint, on_step: Step | None) -> TreeWriter:
-        return TreeWriter(
+    def _apply(
+        self,
+        changes: Sequence[Change],
+        before: Checkpoint,
+        records: Sequence[Checkpoint],
+        on_step: Step | None,
+    ) -> tuple[tuple[str, str], ...]:
+        """Writes the changes; returns what was moved aside. If the restore fails and
+        every step was undone, the rewind checkpoint `before` is taken back too."""
+        latest_before = records[-1].id if records else None
+        writer = TreeWriter(
             self.project,
             BlobReader(self.git),
             self.folder / "trash" / before.short_id,
             self.folder / "displaced" / before.short_id,
             on_step,
         )
+        try:
+            hint = f"the tree before the restore is checkpoint {before.short_id}"
+            apply_or_roll_back(writer, changes, hint)
+        except BaseException as failure:
+            undone = not writer.rollback_problems
+            if undone and getattr(failure, "rolled_back", True):
+                self._forget(before, latest_before)
+            raise
+        finally:
+            writer.blobs.close()
+        writer.discard_trash()
+        return tuple(writer.displaced)
