@@ -1,0 +1,61 @@
+"""The fields of the `Checkpoint.Created` and `Checkpoint.Restored` session events.
+
+The turn loop writes them with `EventLog.emit(type, **fields)`; `sessions show` and
+a resumed session read them back. Paths lists are capped; the counts are exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from caretz.checkpoints.model import CHANGED_LIMIT, Checkpoint, RestoreResult
+
+CREATED = "Checkpoint.Created"
+RESTORED = "Checkpoint.Restored"
+Scope = Literal["files", "conversation", "both"]
+
+
+def created_fields(checkpoint: Checkpoint) -> dict[str, Any]:
+    """`Checkpoint.Created`: a snapshot was taken (kind "turn" or "rewind")."""
+    return {
+        "id": checkpoint.id,
+        "session": checkpoint.session,
+        "turn": checkpoint.turn,
+        "kind": checkpoint.kind,
+        "prompt": checkpoint.prompt,
+        "changed": list(checkpoint.changed),
+        "changed_count": checkpoint.changed_count,
+        "left_out": list(checkpoint.left_out),
+    }
+
+
+def restored_fields(
+    scope: Scope,
+    target: Checkpoint,
+    result: RestoreResult | None = None,
+    paths: list[str] | None = None,
+) -> dict[str, Any]:
+    """`Checkpoint.Restored`: a rewind of the files, the conversation, or both.
+
+    `result` is None for a conversation-only rewind (no file was touched).
+    """
+    fields: dict[str, Any] = {
+        "scope": scope,
+        "to": target.id,
+        "to_turn": target.turn,
+        "to_session": target.session,
+        "paths": paths,
+    }
+    if result is None:
+        return fields
+    changes = [{"path": c.path, "status": c.status} for c in result.changes]
+    return {
+        **fields,
+        "before": result.before.id,
+        "changes": changes[:CHANGED_LIMIT],
+        "changes_count": len(changes),
+        "displaced": [{"path": p, "moved_to": to} for p, to in result.displaced],
+        "overwritten_conflicts": [
+            {"path": c.path, "reason": c.reason} for c in result.overwritten_conflicts
+        ],
+    }

@@ -1,0 +1,169 @@
+"""The real `git`, run against a shadow git dir with the project as its work tree.
+
+Every call gets a clean environment (no inherited GIT_* variables, no system or
+global config, HOME inside the shadow folder) and the settings that matter on the
+command line, so the project's own repository, its hooks and the user's git
+config never take part, and nothing the shadow does can reach the project's `.git`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from caretz.checkpoints.errors import CheckpointError, GitNotFound
+
+# Attributes that would make git change bytes on the way in or out (line endings,
+# filters such as LFS, ident, encodings) are switched off for every path, so a
+# snapshot holds the file's exact bytes.
+ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
+AUTHOR = ("caretz", "caretz@localhost")
+
+
+def find_git(env: Mapping[str, str] | None = None) -> str:
+    """The `git` executable on PATH, or GitNotFound."""
+    path = (env if env is not None else os.environ).get("PATH", "")
+    found = shutil.which("git", path=path)
+    if found is None:
+        raise GitNotFound()
+    return found
+
+
+def _settings(git_dir: Path) -> list[str]:
+    pairs = {
+        "core.hooksPath": str(git_dir / "no-hooks"),
+        "core.fsmonitor": "false",
+        "core.autocrlf": "false",
+        "core.safecrlf": "false",
+        "core.eol": "lf",
+        "core.symlinks": "true",
+        "core.filemode": "true",
+        "core.ignorecase": "false",
+        "core.precomposeunicode": "false",
+        "core.untrackedCache": "true",
+        "core.preloadIndex": "true",
+        "core.attributesFile": os.devnull,
+        "core.excludesFile": os.devnull,
+        "core.logAllRefUpdates": "false",
+        "core.quotePath": "false",
+        "index.version": "4",
+        "gc.auto": "0",
+        "maintenance.auto": "false",
+        "commit.gpgSign": "false",
+        "tag.gpgSign": "false",
+        "user.name": AUTHOR[0],
+        "user.email": AUTHOR[1],
+        "advice.addEmbeddedRepo": "false",
+    }
+    return [arg for key, value in pairs.items() for arg in ("-c", f"{key}={value}")]
+
+
+class ShadowGit:
+    """A git dir of caretz's own (`git_dir`) over the project's working tree."""
+
+    def __init__(self, git: str, git_dir: Path, work_tree: Path, path_env: str):
+        self.git = git
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        self.index = git_dir / "caretz-index"
+        self._home = git_dir / "home"
+        self._path_env = path_env
+        self._settings = _settings(git_dir)
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = {
+            "PATH": self._path_env,
+            "HOME": str(self._home),
+            "XDG_CONFIG_HOME": str(self._home / "config"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.work_tree),
+            "GIT_INDEX_FILE": str(self.index),
+            "GIT_LITERAL_PATHSPECS": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "LC_ALL": "C",
+            "GIT_AUTHOR_NAME": AUTHOR[0],
+            "GIT_AUTHOR_EMAIL": AUTHOR[1],
+            "GIT_COMMITTER_NAME": AUTHOR[0],
+            "GIT_COMMITTER_EMAIL": AUTHOR[1],
+        }
+        if "TMPDIR" in os.environ:
+            env["TMPDIR"] = os.environ["TMPDIR"]
+        return {**env, **(extra or {})}
+
+    def command(self, args: Sequence[str], settings: Sequence[str] = ()) -> list[str]:
+        return [self.git, *self._settings, *settings, *args]
+
+    def call(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        settings: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Runs git in the project directory; the caller reads the exit code."""
+        return subprocess.run(
+            self.command(args, settings),
+            input=input,
+            capture_output=True,
+            cwd=self.work_tree,
+            env=self.env(env),
+        )
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        settings: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """Runs git in the project directory and returns its stdout; a failure raises."""
+        done = self.call(*args, input=input, settings=settings, env=env)
+        if done.returncode != 0:
+            raise CheckpointError(f"git {args[0]} failed: {last_line(done.stderr)}")
+        return done.stdout
+
+    def text(self, *args: str, **kwargs) -> str:
+        return os.fsdecode(self.run(*args, **kwargs)).strip()
+
+    def ensure_repo(self) -> None:
+        """Creates the shadow git dir on first use (refs and objects only, no work tree)."""
+        if (self.git_dir / "HEAD").is_file():
+            return
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [self.git, "init", "-q", "--bare", str(self.git_dir)],
+            capture_output=True,
+            env={k: v for k, v in self.env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")},
+        )
+        if done.returncode != 0:
+            raise CheckpointError(f"git init failed: {last_line(done.stderr)}")
+        self.run("config", "core.bare", "false")
+        info = self.git_dir / "info"
+        info.mkdir(exist_ok=True)
+        (info / "attributes").write_text(ATTRIBUTES, encoding="utf-8")
+        self._home.mkdir(exist_ok=True)
+        for sample in (self.git_dir / "hooks").glob("*.sample"):
+            sample.unlink()
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """One caretz process at a time works on this shadow repository."""
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        with (self.git_dir.parent / "lock").open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def last_line(stderr: bytes) -> str:
+    lines = [line for line in os.fsdecode(stderr).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no message"

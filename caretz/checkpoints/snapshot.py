@@ -1,0 +1,286 @@
+"""Staging the project's working tree into the shadow index and writing it as a tree.
+
+The shadow index keeps each file's stat data, so a later snapshot hashes only what
+changed since the last one: one walk (`ls-files`) finds the candidates, and when
+there are none the previous tree is reused without running `git add` at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from caretz.checkpoints.errors import CheckpointError, ProjectTooLarge
+from caretz.checkpoints.git import ShadowGit, last_line
+
+DEFAULT_SIZE_CAP = 5 * 1024 * 1024
+# Above this many files to hash, `git add` streams them into one pack (one file on
+# disk instead of one per object) and the trees are built by `git fast-import`.
+BULK_THRESHOLD = 500
+# Streaming each file into the pack allocates and frees a deflate buffer per file;
+# glibc's default trimming returns that memory every time (a brk call per file and
+# about half of a first snapshot's time). Keeping 64 MB of slack avoids it; other C
+# libraries ignore the variable.
+BULK_MALLOC = "glibc.malloc.top_pad=67108864:glibc.malloc.trim_threshold=134217728"
+_UNREADABLE = re.compile(r"""^error: (?:open\("(.+)"\)|unable to index file '(.+)')""", re.M)
+_SPECIAL = re.compile(r"([\\*?\[\]!# ])")
+
+
+@dataclass(frozen=True)
+class SnapshotLimits:
+    """What a snapshot takes: files up to `size_cap` bytes each; and a project with more
+    than `max_files` new files or `max_bytes` of them at once (caretz started in a home
+    folder, say) is refused rather than copied."""
+
+    size_cap: int = DEFAULT_SIZE_CAP
+    max_files: int = 100_000
+    max_bytes: int = 1024 * 1024 * 1024
+
+
+DEFAULT_LIMITS = SnapshotLimits()
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    tree: str
+    # Paths left out, each with why: "big.bin (7.3 MB)", "vendor/lib/ (nested git repository)".
+    left_out: tuple[str, ...]
+
+
+def literal_pattern(path: str) -> str:
+    """A gitignore line matching exactly `path` from the work tree's root."""
+    escaped = _SPECIAL.sub(r"\\\1", path).replace("\n", "?")
+    return "/" + escaped
+
+
+def project_exclude_file(project: Path) -> Path | None:
+    """The project's own `info/exclude`, also for a linked worktree (`.git` is a file)."""
+    dot_git = project / ".git"
+    if dot_git.is_dir():
+        return dot_git / "info" / "exclude"
+    if not dot_git.is_file():
+        return None
+    text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    git_dir = (project / text[len("gitdir:") :].strip()).resolve()
+    common = git_dir / "commondir"
+    if common.is_file():
+        git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    return git_dir / "info" / "exclude"
+
+
+def user_exclude_file(git: str) -> Path | None:
+    """The user's global ignore file (core.excludesFile, else ~/.config/git/ignore)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(
+        [git, "config", "--global", "--path", "--get", "core.excludesFile"],
+        capture_output=True,
+        env=env,
+    )
+    configured = os.fsdecode(done.stdout).strip()
+    if configured:
+        return Path(configured).expanduser()
+    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config_home) / "git" / "ignore"
+
+
+def _read(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return ""
+
+
+def _is_ignore_file(path: str) -> bool:
+    return path == ".gitignore" or path.endswith("/.gitignore")
+
+
+def _split_z(raw: bytes) -> list[str]:
+    return [os.fsdecode(item) for item in raw.split(b"\0") if item]
+
+
+def _human_size(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+class Stager:
+    """Takes snapshots of one project into its shadow repository."""
+
+    def __init__(
+        self,
+        git: ShadowGit,
+        limits: SnapshotLimits = DEFAULT_LIMITS,
+        excluded_dirs: Sequence[Path] = (),
+        user_excludes: Path | None = None,
+    ):
+        self.git = git
+        self.project = git.work_tree
+        self.limits = limits
+        self.excluded_dirs = excluded_dirs
+        self.user_excludes = user_excludes
+        self._large_list = git.git_dir / "info" / "left-out"
+
+    def snapshot(self) -> Snapshot:
+        """Stages the working tree as it is now and returns its tree."""
+        rules_changed = self._sync_excludes()
+        candidates, left_out, tracked_left_out = self._candidates()
+        if rules_changed or any(_is_ignore_file(path) for path in candidates):
+            tracked_left_out += self._tracked_but_ignored()
+        if tracked_left_out:
+            listing = b"".join(os.fsencode(path) + b"\0" for path in tracked_left_out)
+            self.git.run("update-index", "-z", "--force-remove", "--stdin", input=listing)
+        if tracked_left_out or len(candidates) > BULK_THRESHOLD or not self._update(candidates):
+            left_out += self._add(left_out, bulk=len(candidates) > BULK_THRESHOLD)
+        tree = self._write_tree(bulk=len(candidates) > BULK_THRESHOLD)
+        return Snapshot(tree, tuple(note for _, note in left_out))
+
+    def _sync_excludes(self) -> bool:
+        """Writes the shadow's info/exclude from the project's and the user's rules."""
+        parts = [
+            "# caretz: the project's .git/info/exclude and the user's global ignore file",
+            _read(project_exclude_file(self.project)),
+            _read(self.user_excludes),
+        ]
+        for folder in self.excluded_dirs:
+            try:
+                relative = folder.resolve().relative_to(self.project)
+            except ValueError:
+                continue
+            if relative.parts:
+                parts.append(literal_pattern(relative.as_posix()) + "/")
+        content = "\n".join(parts) + "\n"
+        target = self.git.git_dir / "info" / "exclude"
+        if _read(target) == content:
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8", errors="surrogateescape")
+        return True
+
+    def _candidates(self) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+        """Paths that differ from the shadow index, and those to leave out.
+
+        Returns (paths to stage, [(path, note)] left out, left-out paths the index holds).
+        """
+        raw = self.git.run("ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard")
+        candidates: list[str] = []
+        left_out: list[tuple[str, str]] = []
+        tracked_left_out: list[str] = []
+        seen: set[str] = set()
+        total = 0
+        for item in _split_z(raw):
+            tag, path = item[0], item[2:]
+            if path in seen:
+                continue
+            seen.add(path)
+            note, size = self._leave_out(path)
+            if note is None:
+                candidates.append(path)
+                total += size
+                continue
+            left_out.append((path, note))
+            if tag != "?":
+                tracked_left_out.append(path)
+        self._check_limits(len(candidates), total)
+        return candidates, left_out, tracked_left_out
+
+    def _check_limits(self, files: int, size: int) -> None:
+        if files > self.limits.max_files or size > self.limits.max_bytes:
+            raise ProjectTooLarge(
+                f"{self.project} has {files:,} files ({_human_size(size)}) to snapshot, over "
+                f"the limit of {self.limits.max_files:,} files or "
+                f"{_human_size(self.limits.max_bytes)}: checkpoints are off here "
+                "(add a .gitignore, or start caretz in the project's folder)"
+            )
+
+    def _leave_out(self, path: str) -> tuple[str | None, int]:
+        """(why the path is left out, or None; its size)."""
+        if path.endswith("/"):
+            return f"{path} (nested git repository)", 0
+        try:
+            info = os.lstat(self.project / path)
+        except OSError:
+            return None, 0
+        if stat.S_ISREG(info.st_mode) and info.st_size > self.limits.size_cap:
+            return f"{path} ({_human_size(info.st_size)})", info.st_size
+        return None, info.st_size
+
+    def _tracked_but_ignored(self) -> list[str]:
+        raw = self.git.run("ls-files", "-z", "-c", "-i", "--exclude-standard")
+        return _split_z(raw)
+
+    def _update(self, paths: list[str]) -> bool:
+        """Stages just these paths, without walking the tree again; False when git cannot
+        (a file became a folder or the other way round), and `git add -A` must."""
+        if not paths:
+            return True
+        listing = b"".join(os.fsencode(path) + b"\0" for path in paths)
+        done = self.git.call("update-index", "-z", "--add", "--remove", "--stdin", input=listing)
+        return done.returncode == 0
+
+    def _add(self, left_out: list[tuple[str, str]], bulk: bool) -> list[tuple[str, str]]:
+        """Stages everything but `left_out`; returns the files git could not read."""
+        lines = [literal_pattern(path.rstrip("/")) for path, _ in left_out]
+        self._large_list.write_text(
+            "\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape"
+        )
+        settings = ["-c", f"core.excludesFile={self._large_list}"]
+        env = {}
+        if bulk:
+            settings += ["-c", "core.bigFileThreshold=1", "-c", "core.compression=1"]
+            env = {"GLIBC_TUNABLES": BULK_MALLOC}
+        done = self.git.call("add", "-A", "--ignore-errors", settings=settings, env=env)
+        if done.returncode == 0:
+            return []
+        unreadable = [(path, f"{path} (unreadable)") for path in _unreadable(done.stderr)]
+        if not unreadable:
+            raise CheckpointError(f"git add failed: {last_line(done.stderr)}")
+        return unreadable
+
+    def _write_tree(self, bulk: bool) -> str:
+        if bulk:
+            return self._write_tree_packed()
+        return self.git.text("write-tree")
+
+    def _write_tree_packed(self) -> str:
+        """Builds every tree of the index into one pack with `git fast-import`.
+
+        `git write-tree` writes each new tree as a loose file; on a first snapshot of a
+        large project that is hundreds of small files and most of its time.
+        """
+        ref = "refs/caretz/tmp-tree"
+        stream = [b"commit ", ref.encode(), b"\ncommitter caretz <caretz@localhost> 0 +0000\n"]
+        stream.append(b"data 0\n")
+        for line in self.git.run("ls-files", "-s", "-z").split(b"\0"):
+            if not line:
+                continue
+            meta, path = line.split(b"\t", 1)
+            mode, sha, _stage = meta.split(b" ")
+            stream.append(b"M " + mode + b" " + sha + b" " + _quote(path) + b"\n")
+        stream.append(b"\ndone\n")
+        self.git.run("fast-import", "--quiet", "--done", "--force", input=b"".join(stream))
+        tree = self.git.text("rev-parse", f"{ref}^{{tree}}")
+        self.git.run("update-ref", "-d", ref)
+        if not tree:
+            raise CheckpointError("git fast-import wrote no tree")
+        return tree
+
+
+def _quote(path: bytes) -> bytes:
+    """A path as `git fast-import` reads it (C-style quoted when it needs to be)."""
+    if not (path.startswith(b'"') or b"\n" in path or b"\\" in path):
+        return path
+    escaped = path.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n")
+    return b'"' + escaped + b'"'
+
+
+def _unreadable(stderr: bytes) -> list[str]:
+    found = (a or b for a, b in _UNREADABLE.findall(os.fsdecode(stderr)))
+    return list(dict.fromkeys(found))
