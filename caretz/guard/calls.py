@@ -61,6 +61,8 @@ class IdenticalCallDetector(Detector):
         self._reset_turn()
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        if firing.detector != self.name:
+            return  # a verdict on something else: the identical calls keep their counts
         self._warn_base = self._streak
         self._recent.clear()
         self._since = Counter()
@@ -148,9 +150,12 @@ class RepeatedErrorDetector(Detector):
         self._reset_turn()
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
-        self._errors.count.restart()
-        for streak in self._edits.values():
-            streak.count.restart()
+        if firing.detector == self.name:
+            self._errors.count.restart()
+            for streak in self._edits.values():
+                streak.count.restart()
+        elif firing.failure and firing.failure == self._errors.key:
+            self._errors.count.restart()  # the repeat trigger's verdict on this same failure
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         if obs.failed is not True:  # a success (or an unknown outcome) ends the run
@@ -182,6 +187,7 @@ class RepeatedErrorDetector(Detector):
             f"{times}× in a row {obs.tool}: {error}",
             step=obs.index,
             message=f"The last {times} calls failed with the same error: {one_line(error, 200)}",
+            failure=str(self._errors.key),
         )
 
     def _check_edit(
@@ -199,6 +205,7 @@ class RepeatedErrorDetector(Detector):
                 f"The same edit has now failed {edit.value} times with the same error: "
                 f"{one_line(error, 200)}. Applying it again will fail again."
             ),
+            failure=str(self._errors.key),
         )
 
 
@@ -222,7 +229,8 @@ class AlternationDetector(Detector):
         self._reset_turn()
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
-        self._matched = dict.fromkeys(self._matched, 0)
+        if firing.detector == self.name:
+            self._matched = dict.fromkeys(self._matched, 0)
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         signature = call_signature(obs.tool, obs.args)

@@ -2,7 +2,8 @@
 
 A check counts something (a failure, a call, a round), fires when the count
 since its last firing reaches a threshold, and counts again from there; a
-verdict restarts it the same way, because the judge has seen the turn as it is.
+verdict on what it counts restarts it the same way, because the judge has seen
+that thing as it is.
 `Count` is that count; `Streak` counts an unbroken run of one key; `Tally`
 counts each key wherever it comes up.
 """
@@ -63,3 +64,9 @@ class Tally:
     def restart(self) -> None:
         """Every key counts again from here."""
         self._counts.clear()
+
+    def restart_key(self, key: Hashable) -> None:
+        """This key counts again from here; the others keep their counts."""
+        count = self._counts.get(key)
+        if count is not None:
+            count.restart()

@@ -46,7 +46,8 @@ class Detector:
         return None
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
-        """The judge answered about `firing`; "not stuck" restarts counting."""
+        """The judge answered about `firing` (called for every detector, not only the
+        one that fired): restart the counts of what the verdict was about."""
 
 
 def fire(
@@ -56,6 +57,7 @@ def fire(
     severity: Severity = "judge",
     step: int | None = None,
     message: str = "",
+    failure: str = "",
 ) -> Firing:
     """A peer detector's firing; its headline is "<detector>: <what>" on one short line."""
     return Firing(
@@ -65,4 +67,5 @@ def fire(
         severity=severity,
         step=step,
         message=message,
+        failure=failure,
     )

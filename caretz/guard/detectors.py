@@ -10,10 +10,11 @@ call, "stop" acts at once (only where waiting would keep burning tokens).
 Counting rules shared by all of them (`guard/counting.py`):
 - a judge-level check fires when its count reaches the threshold, then counts
   again from there, so it fires again only after another full threshold;
-- any verdict restarts every judge-level count, as for the guard's own
-  triggers: the judge has seen the turn as it is; "stop" levels keep counting,
-  so a judge that times out (which counts as "not stuck") cannot let a loop
-  run forever.
+- a verdict restarts the judge-level counts of what it was asked about (the
+  detector that fired; a repeated-error run also restarts after the repeat
+  trigger's verdict on the same failure), never those of an unrelated check;
+  "stop" levels keep counting, so a judge that times out (which counts as
+  "not stuck") cannot let a loop run forever.
 
 The checks live by what they watch: `calls.py` (tool calls and their results),
 `streams.py` (streamed answer and reasoning), `turns.py` (whole turns),

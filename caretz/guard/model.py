@@ -52,6 +52,10 @@ class Firing:
     # `out_of` = 12 calls failed), 20 (calls since the last check); 0 when nothing was.
     count: int = 0
     out_of: int = 0
+    # The normalized failure the firing is about, when it counts one failure
+    # ("Bash: <path>/db_test.go:N: undefined: testDB"); "" otherwise. A verdict on
+    # it restarts that failure's count in every check that counts it.
+    failure: str = ""
 
 
 @dataclass(frozen=True)

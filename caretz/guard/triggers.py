@@ -4,9 +4,12 @@
 - failure-rate: at least 8 of the last 12 tool calls failed;
 - check-every: `checkEvery` calls have run since the last check, failed or not.
 
-Each keeps O(1) state per tool result. After any judge call ("a check") counting
-restarts: a failure must repeat another `repeatThreshold` times, another 8 of 12
-calls must fail, or another `checkEvery` calls must run before they fire again.
+Each keeps O(1) state per tool result. After a verdict on a repeated failure,
+that failure must repeat another `repeatThreshold` times before it fires again;
+other failures keep their counts, so a periodic check or a verdict on another
+failure never delays the next one. Every verdict, whatever asked, restarts the
+other two: the judge has just seen the last 12 calls (the failure-rate window)
+and the turn as it is (any judge call is a check).
 """
 
 from __future__ import annotations
@@ -58,10 +61,15 @@ class RepeatTrigger(Detector):
             headline=f"repeat: {times}× {fingerprint}",
             step=obs.index,
             count=times,
+            failure=fingerprint,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
-        self._failures.restart()
+        # Only a verdict on a failure restarts its count (a repeated-error firing
+        # names the same failure): a periodic check, or a verdict on another
+        # failure, leaves the count of this one where it was.
+        if firing.failure:
+            self._failures.restart_key(firing.failure)
 
 
 class FailureRateTrigger(Detector):
@@ -100,6 +108,8 @@ class FailureRateTrigger(Detector):
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
+        # Any verdict: the judge's summary lists the last 12 calls, this check's
+        # whole window, so only failures after it count towards the next firing.
         self._restart()
 
     def _restart(self) -> None:

@@ -26,6 +26,7 @@ from caretz.guard.detectors_config import (
     ToolRoundsConfig,
 )
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
+from caretz.guard.normalize import failure_fingerprint
 from caretz.guard.streams import ReasoningDetector, StreamTextDetector, repeated_tail
 from caretz.guard.turns import SameAnswerDetector, ToolBudgetDetector, ToolRoundsDetector
 from caretz.messages import Message, ToolCall
@@ -159,6 +160,15 @@ def test_identical_call_counts_restart_after_a_verdict_and_a_new_turn():
     assert feed(detector, [same] * 2) == []
 
 
+def test_a_verdict_on_another_check_leaves_the_identical_call_counts_alone():
+    detector = identical()
+    same = call("bash", PYTEST, FAIL_DB, True)
+    assert feed(detector, [same] * 2) == []
+    check = Firing("check-every", "20 calls", "check-every: 20 calls")
+    detector.after_verdict(check, Verdict(stuck=False, confidence=0.2))
+    assert summary(feed(detector, [same], start=2)) == [("identical-call", "judge", 2)]
+
+
 def test_identical_call_thresholds_of_zero_turn_checks_off():
     detector = identical(warn_streak=0, max_total=0, window=0, max_in_window=0)
     firings = feed(detector, [call("bash", PYTEST, FAIL_DB, True)] * 8)
@@ -181,6 +191,22 @@ def test_the_same_error_on_consecutive_failed_calls():
     firings = feed(detector, calls)
     assert summary(firings) == [("repeated-error", "judge", 2)]
     assert "NameError: name 'testDB' is not defined" in firings[0].headline
+
+
+def test_only_a_verdict_on_the_same_failure_restarts_the_run_of_errors():
+    detector = repeated_error()
+    failing = call("bash", PYTEST, FAIL_DB, True)
+    not_stuck = Verdict(stuck=False, confidence=0.2)
+    feed(detector, [failing] * 2)
+    detector.after_verdict(Firing("check-every", "20 calls", "check-every: 20 calls"), not_stuck)
+    (third,) = feed(detector, [failing], start=2)
+    assert third.failure == failure_fingerprint(ToolObservation(2, "bash", PYTEST, FAIL_DB, True))
+    detector.after_verdict(third, not_stuck)
+    feed(detector, [failing] * 2, start=3)
+    # The repeat trigger's verdict on this same failure restarts the run as well.
+    detector.after_verdict(Firing("repeat", third.failure, "r", failure=third.failure), not_stuck)
+    assert feed(detector, [failing] * 2, start=5) == []
+    assert summary(feed(detector, [failing], start=7)) == [("repeated-error", "judge", 7)]
 
 
 def test_the_guardrails_setting_of_2_fires_on_the_second_identical_error():

@@ -286,6 +286,22 @@ def test_a_repeat_judge_call_counts_as_the_check_for_check_every():
     assert len(judge.summaries) == 2
 
 
+def test_a_periodic_check_does_not_delay_the_repeat_of_an_earlier_failure():
+    # Two go failures, then the periodic check answers "not stuck": the third
+    # occurrence of the failure still asks at once (its count was not restarted).
+    judge = ScriptedJudge(NOT_STUCK, NOT_STUCK)
+    guard, events = make_guard(judge, check_every=4)
+    run(guard, [go_failure(0), go_failure(1), ok(2), ok(3)])
+    run(guard, [go_failure(4)])
+    assert [e["trigger"] for e in events.of("LoopGuard.Judging")] == ["check-every", "repeat"]
+    assert [e["step"] for e in events.of("LoopGuard.Judging")] == [3, 4]
+    # That verdict restarted the failure's count and the periodic check's.
+    run(guard, [go_failure(5), go_failure(6), ok(7)])
+    assert len(judge.summaries) == 2
+    run(guard, [go_failure(8)])
+    assert [e["trigger"] for e in events.of("LoopGuard.Judging")][2:] == ["repeat"]
+
+
 def test_several_firings_on_one_result_make_one_judge_call():
     one, two = Scripted("one", "judge", at=(2,)), Scripted("two", "judge", at=(2,))
     judge = ScriptedJudge(NOT_STUCK)

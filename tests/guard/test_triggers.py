@@ -84,11 +84,34 @@ def test_after_not_stuck_the_failure_must_repeat_another_threshold_times():
     assert again is not None and again.step == 5
 
 
-def test_any_check_restarts_the_count_of_every_failure():
+def test_a_periodic_check_leaves_the_count_of_a_repeated_failure_alone():
     trigger = RepeatTrigger(3)
     feed(trigger, [failure(0, "KeyError: 'x'"), failure(1, "KeyError: 'x'")])
     trigger.after_verdict(Firing("check-every", "20 calls", "check-every: 20 calls"), NOT_STUCK)
-    assert trigger.after_tool(failure(2, "KeyError: 'x'")) is None
+    trigger.after_verdict(Firing("failure-rate", "8 of 12", "failure-rate: 8 of 12"), NOT_STUCK)
+    third = trigger.after_tool(failure(2, "KeyError: 'x'"))
+    assert third is not None and third.headline == "repeat: 3× Bash: KeyError: 'x'"
+    assert third.failure == "Bash: KeyError: 'x'"
+
+
+def test_a_verdict_on_one_failure_restarts_only_that_failures_count():
+    trigger = RepeatTrigger(3)
+    key_error, type_error = "KeyError: 'x'", "TypeError: bad operand"
+    feed(trigger, [failure(0, key_error), failure(1, key_error)])
+    trigger.after_tool(failure(2, type_error))
+    trigger.after_tool(failure(3, type_error))
+    fired = trigger.after_tool(failure(4, type_error))
+    assert fired is not None and fired.failure == "Bash: TypeError: bad operand"
+    trigger.after_verdict(fired, NOT_STUCK)
+    # The other failure keeps its two occurrences: its third asks at once.
+    again = trigger.after_tool(failure(5, key_error))
+    assert again is not None and again.count == 3
+    # A verdict naming a failure from another check (repeated-error) restarts it too.
+    trigger.after_tool(failure(6, type_error))
+    trigger.after_tool(failure(7, type_error))
+    named = Firing("repeated-error", "x", "x", failure="Bash: TypeError: bad operand")
+    trigger.after_verdict(named, NOT_STUCK)
+    assert trigger.after_tool(failure(8, type_error)) is None
 
 
 # ---------------------------------------------------------------- failure-rate
@@ -111,6 +134,15 @@ def test_failure_rate_stays_quiet_at_7_of_12_and_with_unknown_outcomes():
         for i in range(36)
     ]
     assert feed(FailureRateTrigger(), observations) == []
+
+
+def test_failure_rate_counts_afresh_after_any_verdict():
+    # The judge's summary lists the last 12 calls: whatever asked, it saw this window.
+    trigger = FailureRateTrigger()
+    feed(trigger, [failure(i, f"Error {i}") for i in range(7)])
+    trigger.after_verdict(Firing("repeat", "x", "repeat: 3× x", failure="x"), NOT_STUCK)
+    assert [trigger.after_tool(failure(i, f"Error {i}")) for i in range(7, 14)] == [None] * 7
+    assert trigger.after_tool(failure(14, "Error 14")) is not None
 
 
 def test_failure_rate_does_not_fire_on_every_call_after_a_not_stuck_verdict():
