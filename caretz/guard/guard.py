@@ -166,14 +166,19 @@ class LoopGuard:
         return self._respond(raised + firings)
 
     def on_text(self, text: str) -> Continue | Warn | Cut:
+        if self._writing_report():
+            return self._cut_report(self._fired(d.on_text(text) for d in self._detectors))
         if not self._watching():
             return CONTINUE
         return self._respond_in_stream(self._fired(d.on_text(text) for d in self._detectors))
 
     def on_thinking(self, text: str) -> Continue | Warn | Cut:
+        now = self._clock()
+        if self._writing_report():
+            firings = self._fired(d.on_thinking(text, now) for d in self._detectors)
+            return self._cut_report(firings)
         if not self._watching():
             return CONTINUE
-        now = self._clock()
         firings = self._fired(d.on_thinking(text, now) for d in self._detectors)
         return self._respond_in_stream(firings)
 
@@ -193,6 +198,18 @@ class LoopGuard:
         for firing in firings:
             self._emit_fired(firing)
         return firings
+
+    def _writing_report(self) -> bool:
+        """The guard ended the turn, and the tool-less final report is streaming."""
+        return self._stopped and self.mode == "active" and self._guarded
+
+    def _cut_report(self, firings: list[Firing]) -> Continue | Cut:
+        """A final report that loops is cut like any stream; the turn has already ended."""
+        stop = next((f for f in firings if f.severity == "stop"), None)
+        if stop is None:
+            return CONTINUE  # nothing is judged or sent after the stop
+        self._emit_outcome("LoopGuard.Cut", stop, reason=stop.message or stop.headline)
+        return Cut(stop.message or stop.headline, then=self._stop(stop))
 
     def _respond(self, firings: list[Firing]) -> Decision:
         """One decision for everything that fired on one event: stop > judge > warn."""

@@ -113,6 +113,10 @@ def _stopped(event: dict[str, Any], detailed: bool) -> list[str]:
     return lines + notice.splitlines()
 
 
+def _cut(event: dict[str, Any], detailed: bool) -> list[str]:
+    return [f"{PREFIX} {_headline(event)} → final report cut off"]
+
+
 def _inactive(event: dict[str, Any], detailed: bool) -> list[str]:
     return [
         f"{PREFIX} not watching {event.get('model_ref', 'this model')}: "
@@ -134,6 +138,7 @@ _RENDERERS = {
     "LoopGuard.Blocked": _blocked,
     "LoopGuard.Redirected": _redirected,
     "LoopGuard.Stopped": _stopped,
+    "LoopGuard.Cut": _cut,
     "LoopGuard.Inactive": _inactive,
     "LoopGuard.Resuming": _resuming,
 }

@@ -255,6 +255,30 @@ def test_a_looping_stream_is_cut_and_the_next_request_carries_the_note(tmp_path:
     assert events.of("LoopGuard.Redirected")[0]["detector"] == "stream-text"
 
 
+def test_a_looping_final_report_is_cut_and_the_turn_still_ends_with_exit_3(tmp_path: Path):
+    # The same paragraph loops three times: the first cut redirects, the second ends
+    # the turn, and the tool-less final report that loops again is cut as well.
+    unit = "I keep re-reading the configuration file to make sure it is right. "
+    looping = Reply(text=unit * 60, chunks=[unit] * 60)
+    provider = ScriptedProvider(looping, looping, looping)
+    agent, events = make_agent(tmp_path, provider, mode="active")
+
+    result = agent.run_turn("check the config")
+
+    assert (result.status, result.exit_code) == ("loop_guard", 3)
+    assert len(provider.requests) == 3 and provider.closed_early == 3
+    report = provider.requests[2]
+    assert report.tool_choice == "none"  # it was the final report
+    streamed, marker = result.text.split("\n[stream stopped by the loop guard: ")
+    assert streamed == unit * 5  # the report is kept up to the cut
+    assert marker.startswith("Your answer started repeating the same text (5 times")
+    assert agent.conversation.messages[-1].content == result.text
+    (cut,) = events.of("LoopGuard.Cut")
+    assert cut["detector"] == "stream-text" and "strike 3/3" in cut["headline"]
+    assert len(events.of("LoopGuard.Stopped")) == 1
+    assert result.message == events.of("LoopGuard.Stopped")[0]["notice"]
+
+
 # ---------------------------------------------------------------- limits and padding
 
 

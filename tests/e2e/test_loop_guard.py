@@ -111,6 +111,33 @@ def test_stuck_twice_redirects_once_then_ends_the_turn_with_a_report(caretz, ser
     assert not any(is_note(m.to_dict()) for m in history.conversation)
 
 
+def test_a_final_report_that_loops_is_cut_and_the_run_exits_3(caretz, server, go_project):
+    paragraph = "I checked the build tags again and testDB is still undefined in db_test.go. "
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(6)])
+    server.add(text(paragraph * 60))  # the tool-less final report loops
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", "make the integration tests pass", *with_judge("active"))
+
+    assert run.code == 3, run.stderr
+    agent = server.requests_for("claude-test")
+    assert len(agent) == 7 and agent[6].body["tool_choice"] == {"type": "none"}
+    # The report streamed up to the cut: five copies, not sixty.
+    assert run.stdout.count(paragraph) == 5
+    assert "→ final report cut off" in run.stderr
+    events = caretz.events(run.session_id)
+    report = [e for e in events if e["type"] == "Model.Response"][-1]
+    assert report["stop_reason"] == "aborted"
+    kept, marker = report["message"]["content"].split("\n[stream stopped by the loop guard: ")
+    # Cut within the sixth copy: the text streams in 7-character pieces.
+    assert kept.startswith(paragraph * 5) and len(kept) < len(paragraph) * 6
+    assert marker.startswith("Your answer started repeating")
+    (cut,) = [e for e in events if e["type"] == "LoopGuard.Cut"]
+    assert cut["detector"] == "stream-text"
+    assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "loop_guard"
+    assert events[-1]["exit_code"] == 3
+
+
 def test_shadow_mode_judges_and_logs_but_never_changes_the_requests(caretz, server, go_project):
     server.add(*[tool("bash", command=GO_TEST) for _ in range(3)])
     server.add(text("Still failing; giving up for now."))
