@@ -191,6 +191,21 @@ def test_redirect_once_then_stuck_again_ends_the_turn():
     assert "Do not call any tools" in decisions[5].report_instruction
 
 
+def test_after_the_stop_only_a_looping_stream_is_acted_on():
+    guard, events = make_guard(ScriptedJudge(STUCK, STUCK), triggers_only=False)
+    assert isinstance(run(guard, [go_failure(i) for i in range(6)])[-1], Stop)
+    # The final report: plain text passes, and nothing is judged any more.
+    assert guard.on_text("I changed nothing that worked. ") == Continue()
+    line = "Let me think about the build tags once more, carefully.\n"
+    decisions = [guard.on_thinking(line) for _ in range(5)]
+    assert decisions[:4] == [Continue()] * 4
+    cut = decisions[4]
+    assert isinstance(cut, Cut) and isinstance(cut.then, Stop)
+    assert "reasoning kept repeating the same line" in cut.reason
+    assert [e["detector"] for e in events.of("LoopGuard.Cut")] == ["reasoning"]
+    assert len(events.of("LoopGuard.Judging")) == 2
+
+
 def test_the_redirect_is_once_per_turn_and_a_new_turn_gets_its_own():
     # The loop keeps the note for the rest of the turn (tests/agent/test_turn.py);
     # the guard only decides once per turn that there is one.
