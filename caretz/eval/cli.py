@@ -5,6 +5,8 @@ Imports stay inside the command so the main CLI's --help starts fast.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from caretz.eval.replay import ReplayResult
     from caretz.guard.config import LoopGuardConfig
     from caretz.guard.model import Judge
+    from caretz.providers.resolve import ResolvedModel
 
 guard_app = typer.Typer(
     help="Check the loop guard's calls on recorded trajectories before trusting it.",
@@ -31,6 +34,9 @@ def guard_callback() -> None:
 
 class UsageProblem(Exception):
     """A bad flag value, told in one line (exit 2)."""
+
+
+REASONING_LEVELS = ("off", "low", "medium", "high")
 
 
 @guard_app.command("replay")
@@ -97,6 +103,123 @@ def replay_command(
             typer.echo(line)
 
 
+@guard_app.command("eval")
+def eval_command(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Labelled corpus JSONL files, or sessions (events.jsonl, folders, IDs) "
+            "with --labels.",
+            metavar="FILE",
+            show_default=False,
+        ),
+    ],
+    judge: Annotated[
+        str,
+        typer.Option(
+            help="The judge to score: provider/model, local/PATH.gguf, or a bare model ID "
+            "with --base-url (makes model calls).",
+            show_default=False,
+        ),
+    ],
+    base_url: Annotated[
+        str | None, typer.Option(help="An OpenAI-compatible endpoint for the judge.")
+    ] = None,
+    reasoning: Annotated[
+        str | None, typer.Option(help="The judge's reasoning: off, low, medium or high.")
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(help='JSON labels by trajectory or session ID: {"ID": {"stuck": …}}.'),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Trajectories judged at once (parallel judge calls).")
+    ] = 4,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N labelled trajectories.")
+    ] = None,
+    cache: Annotated[
+        bool, typer.Option("--cache/--no-cache", help="Reuse and keep the judge's answers.")
+    ] = True,
+    within: Annotated[
+        int, typer.Option(min=0, help="Steps after the loop's onset that count as in time.")
+    ] = 10,
+    judge_timeout: Annotated[
+        str | None, typer.Option(help="Wait this long per judge call (default: judgeTimeout).")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="profiles.json to read [env: CARETZ_CONFIG].")
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
+    ] = None,
+    repeat_threshold: Annotated[
+        int | None, typer.Option(min=1, help="Same failure this many times asks the judge.")
+    ] = None,
+    check_every: Annotated[
+        int | None, typer.Option(min=0, help="Ask the judge every N tool calls; 0 turns it off.")
+    ] = None,
+    detector: Annotated[list[str] | None, typer.Option(help="NAME=on|off, repeatable.")] = None,
+    output: Annotated[str, typer.Option(help="text, or json (one object).")] = "text",
+) -> None:
+    """Score a judge model: replay labelled trajectories, ask it wherever the guard
+    would, and compare its verdicts with the labels (see docs/benchmarks.md)."""
+    import os
+
+    from caretz.config_base import ConfigError
+    from caretz.eval.judge_command import Evaluation, run_evaluation
+    from caretz.eval.labels import LabelError, load_labels
+    from caretz.eval.replay import TrajectoryError, load_all
+    from caretz.pricing import cost_usd
+
+    try:
+        if output not in ("text", "json"):
+            raise UsageProblem(f"--output {output!r}: expected text or json")
+        env = dict(os.environ)
+        settings = _settings(config, profile, env)
+        guard_config = apply_flags(settings.loop_guard, repeat_threshold, check_every, detector)
+        if judge_timeout is not None:
+            guard_config = guard_config.model_copy(
+                update={"judge_timeout": _timeout(judge_timeout)}
+            )
+        trajectories = load_all([_session_or_path(f, settings) for f in files])
+        label_file = load_labels(labels) if labels is not None else None
+        opened = open_judge(judge, settings, env, base_url, reasoning)
+    except (ConfigError, TrajectoryError, LabelError, UsageProblem) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    evaluation = Evaluation(
+        trajectories=trajectories,
+        labels=label_file,
+        config=guard_config,
+        judge=opened.judge,
+        judge_settings=opened.settings(),
+        cost=lambda call: cost_usd(opened.model.ref, call.usage, settings.prices),
+        data_dir=settings.data_dir,
+        base_url=base_url,
+        use_cache=cache,
+        concurrency=concurrency,
+        limit=limit,
+        within=within,
+        output=output,
+    )
+    raise typer.Exit(
+        run_evaluation(evaluation, typer.echo, lambda text: typer.echo(text, err=True))
+    )
+
+
+def _timeout(value: str) -> float:
+    from caretz.config_base import parse_duration
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError as error:
+        raise UsageProblem(f"--judge-timeout: {error}") from None
+    if seconds <= 0:
+        raise UsageProblem(f"--judge-timeout {value!r}: must be longer than 0s")
+    return seconds
+
+
 def _session_or_path(name: Path, settings: Any) -> Path:
     """A path as given, or the events of the session with that ID (see `caretz sessions list`)."""
     from caretz.session.store import SessionNotFound, SessionStore
@@ -116,13 +239,47 @@ def _settings(config: Path | None, profile: str | None, env: dict[str, str]) -> 
 
 
 def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
+    return open_judge(ref, settings, env).judge
+
+
+@dataclass(frozen=True)
+class OpenedJudge:
+    judge: Judge
+    model: ResolvedModel
+    reasoning: str
+
+    def settings(self) -> dict[str, Any]:
+        """What decides how this judge answers (besides the summary): the cache key's part."""
+        entry = self.model.entry
+        return {
+            "model": self.model.ref,
+            "model_id": self.model.model_id,
+            "protocol": entry.protocol,
+            "base_url": entry.base_url,
+            "extra_body": entry.extra_body,
+            "local": dataclasses.asdict(entry.local) if entry.local is not None else None,
+            "reasoning": self.reasoning,
+        }
+
+
+def open_judge(
+    ref: str,
+    settings: Any,
+    env: dict[str, str],
+    base_url: str | None = None,
+    reasoning: str | None = None,
+) -> OpenedJudge:
+    """The judge model through the runtime's own wiring (any provider, `local/PATH.gguf`,
+    a bare model ID on `base_url`); a missing key or model fails here, before any replay."""
     from caretz.providers.resolve import resolve_model
     from caretz.runtime import model_judge, open_provider
 
-    model = resolve_model(ref, settings.providers, None, env, config_file=settings.config_path)
-    provider = open_provider(model, env)  # a missing key fails here, before any replay
-    reasoning = settings.loop_guard.judge.reasoning or "off"
-    return model_judge(provider, model.model_id, model.ref, reasoning)
+    if reasoning is not None and reasoning not in REASONING_LEVELS:
+        raise UsageProblem(f"--reasoning {reasoning!r}: expected off, low, medium or high")
+    model = resolve_model(ref, settings.providers, base_url, env, config_file=settings.config_path)
+    provider = open_provider(model, env)
+    level = reasoning or settings.loop_guard.judge.reasoning or "off"
+    return OpenedJudge(model_judge(provider, model.model_id, model.ref, level), model, level)
 
 
 # ---------------------------------------------------------------- flags

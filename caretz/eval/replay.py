@@ -1,4 +1,4 @@
-"""Replay recorded trajectories through the loop guard, in shadow mode.
+"""Replay recorded trajectories through the loop guard, in shadow mode (or active).
 
 Two inputs are understood, detected per file:
 
@@ -24,7 +24,7 @@ from typing import Any
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.guard import LoopGuard
 from caretz.guard.judge import NoJudge
-from caretz.guard.model import Judge, ToolObservation, TurnContext
+from caretz.guard.model import Judge, Mode, ToolObservation, TurnContext
 from caretz.messages import Message, ToolCall, Usage
 
 # Corpus tool names → caretz tool names, where the match is obvious. The corpus
@@ -295,19 +295,28 @@ class _ReplayClock:
         return self.now
 
 
-def shadow_config(config: LoopGuardConfig) -> LoopGuardConfig:
-    """The same settings, observing only, and watching whatever model was recorded."""
-    return config.model_copy(update={"mode": "shadow", "models": None})
+def replay_config(config: LoopGuardConfig, mode: Mode = "shadow") -> LoopGuardConfig:
+    """The same settings, observing only (or in `mode`), and watching whatever model
+    was recorded."""
+    return config.model_copy(update={"mode": mode, "models": None})
 
 
 def replay(
-    trajectory: Trajectory, config: LoopGuardConfig, judge: Judge | None = None
+    trajectory: Trajectory,
+    config: LoopGuardConfig,
+    judge: Judge | None = None,
+    mode: Mode = "shadow",
 ) -> ReplayResult:
-    """Feed one trajectory to a shadow-mode LoopGuard; collect every firing."""
+    """Feed one trajectory to a shadow-mode LoopGuard; collect every firing.
+
+    In active mode the guard's decisions (LoopGuard.Redirected, LoopGuard.Stopped)
+    are among the events; the recorded steps still all play, as they were recorded,
+    and after a stop the guard watches nothing more.
+    """
     result = ReplayResult(trajectory)
     clock = _ReplayClock()
     recorder = _Recorder(result, clock, keep_verdicts=judge is not None)
-    guard = LoopGuard(shadow_config(config), judge or NoJudge(), recorder.emit, clock=clock)
+    guard = LoopGuard(replay_config(config, mode), judge or NoJudge(), recorder.emit, clock=clock)
     guard.begin_turn(TurnContext(task=trajectory.task, model_ref=trajectory.model_ref))
     responses = _responses_by_step(trajectory)
     for index, step in enumerate(trajectory.steps):
