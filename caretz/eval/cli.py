@@ -15,6 +15,7 @@ import typer
 from caretz.text import shorten
 
 if TYPE_CHECKING:
+    from caretz.eval.judge_command import Evaluation
     from caretz.eval.replay import ReplayResult
     from caretz.guard.config import LoopGuardConfig
     from caretz.guard.model import Judge
@@ -38,6 +39,26 @@ class UsageProblem(Exception):
 
 REASONING_LEVELS = ("off", "low", "medium", "high")
 
+# Options both commands take.
+ConfigOption = Annotated[
+    Path | None, typer.Option(help="profiles.json to read [env: CARETZ_CONFIG].")
+]
+ProfileOption = Annotated[
+    str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
+]
+RepeatThresholdOption = Annotated[
+    int | None, typer.Option(min=1, help="Same failure this many times asks the judge.")
+]
+CheckEveryOption = Annotated[
+    int | None, typer.Option(min=0, help="Ask the judge every N tool calls; 0 turns it off.")
+]
+DetectorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="NAME=on|off, repeatable (identical-call, repeated-error, alternation, ...)."
+    ),
+]
+
 
 @guard_app.command("replay")
 def replay_command(
@@ -49,24 +70,11 @@ def replay_command(
             show_default=False,
         ),
     ],
-    config: Annotated[
-        Path | None, typer.Option(help="profiles.json to read [env: CARETZ_CONFIG].")
-    ] = None,
-    profile: Annotated[
-        str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
-    ] = None,
-    repeat_threshold: Annotated[
-        int | None, typer.Option(min=1, help="Same failure this many times asks the judge.")
-    ] = None,
-    check_every: Annotated[
-        int | None, typer.Option(min=0, help="Ask the judge every N tool calls; 0 turns it off.")
-    ] = None,
-    detector: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="NAME=on|off, repeatable (identical-call, repeated-error, alternation, ...)."
-        ),
-    ] = None,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+    repeat_threshold: RepeatThresholdOption = None,
+    check_every: CheckEveryOption = None,
+    detector: DetectorOption = None,
     judge: Annotated[
         str | None,
         typer.Option(help="provider/model to judge with (makes model calls; needs its key)."),
@@ -105,6 +113,7 @@ def replay_command(
 
 @guard_app.command("eval")
 def eval_command(
+    ctx: typer.Context,
     files: Annotated[
         list[Path],
         typer.Argument(
@@ -147,64 +156,67 @@ def eval_command(
     judge_timeout: Annotated[
         str | None, typer.Option(help="Wait this long per judge call (default: judgeTimeout).")
     ] = None,
-    config: Annotated[
-        Path | None, typer.Option(help="profiles.json to read [env: CARETZ_CONFIG].")
-    ] = None,
-    profile: Annotated[
-        str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
-    ] = None,
-    repeat_threshold: Annotated[
-        int | None, typer.Option(min=1, help="Same failure this many times asks the judge.")
-    ] = None,
-    check_every: Annotated[
-        int | None, typer.Option(min=0, help="Ask the judge every N tool calls; 0 turns it off.")
-    ] = None,
-    detector: Annotated[list[str] | None, typer.Option(help="NAME=on|off, repeatable.")] = None,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+    repeat_threshold: RepeatThresholdOption = None,
+    check_every: CheckEveryOption = None,
+    detector: DetectorOption = None,
     output: Annotated[str, typer.Option(help="text, or json (one object).")] = "text",
 ) -> None:
     """Score a judge model: replay labelled trajectories, ask it wherever the guard
     would, and compare its verdicts with the labels (see docs/benchmarks.md)."""
-    import os
+    raise typer.Exit(_eval(ctx.params))  # every flag above, by name
 
+
+def _eval(params: dict[str, Any]) -> int:
     from caretz.config_base import ConfigError
-    from caretz.eval.judge_command import Evaluation, run_evaluation
-    from caretz.eval.labels import LabelError, load_labels
-    from caretz.eval.replay import TrajectoryError, load_all
-    from caretz.pricing import cost_usd
+    from caretz.eval.judge_command import run_evaluation
+    from caretz.eval.labels import LabelError
+    from caretz.eval.replay import TrajectoryError
 
     try:
-        if output not in ("text", "json"):
-            raise UsageProblem(f"--output {output!r}: expected text or json")
-        env = dict(os.environ)
-        settings = _settings(config, profile, env)
-        guard_config = apply_flags(settings.loop_guard, repeat_threshold, check_every, detector)
-        if judge_timeout is not None:
-            guard_config = guard_config.model_copy(
-                update={"judge_timeout": _timeout(judge_timeout)}
-            )
-        trajectories = load_all([_session_or_path(f, settings) for f in files])
-        label_file = load_labels(labels) if labels is not None else None
-        opened = open_judge(judge, settings, env, base_url, reasoning)
+        evaluation = _evaluation(params)
     except (ConfigError, TrajectoryError, LabelError, UsageProblem) as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    evaluation = Evaluation(
-        trajectories=trajectories,
-        labels=label_file,
+        return 2
+    return run_evaluation(evaluation, typer.echo, lambda text: typer.echo(text, err=True))
+
+
+def _evaluation(params: dict[str, Any]) -> Evaluation:
+    """The command's flags, resolved; every usage or config problem is raised here."""
+    import os
+
+    from caretz.eval.judge_command import Evaluation
+    from caretz.eval.labels import apply_labels, load_labels
+    from caretz.eval.replay import load_all
+    from caretz.pricing import cost_usd
+
+    if params["output"] not in ("text", "json"):
+        raise UsageProblem(f"--output {params['output']!r}: expected text or json")
+    env = dict(os.environ)
+    settings = _settings(params["config"], params["profile"], env)
+    flags = (params["repeat_threshold"], params["check_every"], params["detector"])
+    guard_config = apply_flags(settings.loop_guard, *flags)
+    if params["judge_timeout"] is not None:
+        timeout = _timeout(params["judge_timeout"])
+        guard_config = guard_config.model_copy(update={"judge_timeout": timeout})
+    trajectories = load_all([_session_or_path(f, settings) for f in params["files"]])
+    labels = load_labels(params["labels"]) if params["labels"] else None
+    labelling = apply_labels(trajectories, labels)
+    opened = open_judge(params["judge"], settings, env, params["base_url"], params["reasoning"])
+    return Evaluation(
+        labelling=labelling,
         config=guard_config,
         judge=opened.judge,
         judge_settings=opened.settings(),
         cost=lambda call: cost_usd(opened.model.ref, call.usage, settings.prices),
         data_dir=settings.data_dir,
-        base_url=base_url,
-        use_cache=cache,
-        concurrency=concurrency,
-        limit=limit,
-        within=within,
-        output=output,
-    )
-    raise typer.Exit(
-        run_evaluation(evaluation, typer.echo, lambda text: typer.echo(text, err=True))
+        base_url=params["base_url"],
+        use_cache=params["cache"],
+        concurrency=params["concurrency"],
+        limit=params["limit"],
+        within=params["within"],
+        output=params["output"],
     )
 
 

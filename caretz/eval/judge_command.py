@@ -9,15 +9,14 @@ stderr, then the report. Ctrl-C prints the report of what finished and exits 130
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from caretz.eval.judge_eval import Answers, JudgedCall, PartialRun, TrajectoryRun, judge_all
 from caretz.eval.judge_report import ReportContext, build_report, render_text
-from caretz.eval.labels import Label, Labelled, apply_labels
-from caretz.eval.replay import Trajectory
+from caretz.eval.labels import Labelled, Labelling
 from caretz.eval.verdict_cache import CACHE_FILE, VerdictCache, prompt_version
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.model import Judge
@@ -30,8 +29,7 @@ Echo = Callable[[str], None]
 class Evaluation:
     """Everything one `guard eval` run needs, resolved."""
 
-    trajectories: Sequence[Trajectory]
-    labels: Mapping[str, Label] | None
+    labelling: Labelling  # the trajectories with their labels (apply_labels)
     config: LoopGuardConfig
     judge: Judge
     judge_settings: dict[str, Any]  # model ref, endpoint, reasoning...: the cache key's part
@@ -47,7 +45,7 @@ class Evaluation:
 
 def run_evaluation(evaluation: Evaluation, echo: Echo, note: Echo) -> int:
     """Judge, score and print; 0, or 130 after Ctrl-C (with what finished)."""
-    labelling = apply_labels(evaluation.trajectories, evaluation.labels)
+    labelling = evaluation.labelling
     items = labelling.labelled[: evaluation.limit]
     _notes(labelling.unlabelled, labelling.unused, note)
     cache = VerdictCache(evaluation.data_dir / CACHE_FILE) if evaluation.use_cache else None
