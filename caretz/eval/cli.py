@@ -170,7 +170,7 @@ def eval_command(
 
 def _eval(params: dict[str, Any]) -> int:
     from caretz.config_base import ConfigError
-    from caretz.eval.judge_command import run_evaluation
+    from caretz.eval.judge_command import INTERRUPTED, run_evaluation
     from caretz.eval.labels import LabelError
     from caretz.eval.replay import TrajectoryError
 
@@ -179,6 +179,8 @@ def _eval(params: dict[str, Any]) -> int:
     except (ConfigError, TrajectoryError, LabelError, UsageProblem) as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
+    except KeyboardInterrupt:  # while a local judge model loads, say
+        return INTERRUPTED
     return run_evaluation(evaluation, typer.echo, lambda text: typer.echo(text, err=True))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from caretz.eval.labels import Labelled
@@ -63,16 +63,21 @@ class TrajectoryRun:
     stop_by: str = ""
 
 
-@dataclass
 class Answers:
     """Where the judge's answers come from: memory, then the cache, then the judge."""
 
-    judge: Judge
-    judge_settings: Mapping[str, Any]  # what identifies this judge, for the cache key
-    cache: VerdictCache | None = None
-    cancelled: threading.Event = field(default_factory=threading.Event)
-    _memo: dict[str, JudgeResult] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(
+        self,
+        judge: Judge,
+        judge_settings: Mapping[str, Any],  # what identifies this judge, for the cache key
+        cache: VerdictCache | None = None,
+    ):
+        self.judge = judge
+        self.judge_settings = judge_settings
+        self.cache = cache
+        self.cancelled = threading.Event()  # set on Ctrl-C: no new question is asked
+        self._memo: dict[str, JudgeResult] = {}
+        self._lock = threading.Lock()
 
     def asker(self) -> Asker:
         return Asker(self)
@@ -109,7 +114,12 @@ class Asker:
         self.sources: list[str] = []
 
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
-        result, source = self.answers.answer(summary, timeout_s)
+        try:
+            result, source = self.answers.answer(summary, timeout_s)
+        except Exception:
+            # The guard counts it as a failed call (LoopGuard.Judged with the error).
+            self.sources.append("judge")
+            raise
         self.sources.append(source)
         return result
 
