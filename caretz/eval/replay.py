@@ -307,7 +307,8 @@ def replay(
     judge: Judge | None = None,
     mode: Mode = "shadow",
 ) -> ReplayResult:
-    """Feed one trajectory to a shadow-mode LoopGuard; collect every firing.
+    """Feed one trajectory to a LoopGuard (in shadow mode unless `mode` says
+    otherwise); collect every firing.
 
     In active mode the guard's decisions (LoopGuard.Redirected, LoopGuard.Stopped)
     are among the events; the recorded steps still all play, as they were recorded,

@@ -167,7 +167,7 @@ class LoopGuard:
 
     def on_text(self, text: str) -> Continue | Warn | Cut:
         if self._writing_report():
-            return self._cut_report(self._fired(d.on_text(text) for d in self._detectors))
+            return self._cut_report([d.on_text(text) for d in self._detectors])
         if not self._watching():
             return CONTINUE
         return self._respond_in_stream(self._fired(d.on_text(text) for d in self._detectors))
@@ -175,8 +175,7 @@ class LoopGuard:
     def on_thinking(self, text: str) -> Continue | Warn | Cut:
         now = self._clock()
         if self._writing_report():
-            firings = self._fired(d.on_thinking(text, now) for d in self._detectors)
-            return self._cut_report(firings)
+            return self._cut_report([d.on_thinking(text, now) for d in self._detectors])
         if not self._watching():
             return CONTINUE
         firings = self._fired(d.on_thinking(text, now) for d in self._detectors)
@@ -203,11 +202,13 @@ class LoopGuard:
         """The guard ended the turn, and the tool-less final report is streaming."""
         return self._stopped and self.mode == "active" and self._guarded
 
-    def _cut_report(self, firings: list[Firing]) -> Continue | Cut:
-        """A final report that loops is cut like any stream; the turn has already ended."""
-        stop = next((f for f in firings if f.severity == "stop"), None)
+    def _cut_report(self, results: list[Firing | None]) -> Continue | Cut:
+        """A final report that loops is cut like any stream; the turn has already ended,
+        so nothing else that fires is judged, sent or logged."""
+        stop = next((f for f in results if f is not None and f.severity == "stop"), None)
         if stop is None:
-            return CONTINUE  # nothing is judged or sent after the stop
+            return CONTINUE
+        self._emit_fired(stop)
         self._emit_outcome("LoopGuard.Cut", stop, reason=stop.message or stop.headline)
         return Cut(stop.message or stop.headline, then=self._stop(stop))
 
