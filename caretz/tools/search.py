@@ -74,6 +74,7 @@ def _search_root(ctx: ToolContext, args: dict[str, Any]) -> Path:
 
 
 class GlobTool:
+    effect = "read"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="glob",
         description=(
@@ -123,6 +124,7 @@ def _mtime(path: Path) -> float:
 
 
 class GrepTool:
+    effect = "read"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="grep",
         description=(
