@@ -135,7 +135,7 @@ class SessionPermissions:
             )
         else:
             text = _refusal_text(call.name, verdict)
-            self._decided(call, summary, verdict, Answer("no"), asked=False)
+            self._decided(call, summary, verdict, Answer("no"), asked=False, would_ask=False)
         self.denials.append({"tool": call.name, "input": summary, "reason": verdict.reason})
         return text
 
@@ -218,6 +218,7 @@ class SessionPermissions:
         asked: bool,
         saved: tuple[str, ...] = (),
         error: str | None = None,
+        would_ask: bool = True,
     ) -> None:
         rule = verdict.rule
         self.emit(
@@ -228,7 +229,8 @@ class SessionPermissions:
             reason=verdict.reason,
             rule=f"{rule.text} ({rule.source})" if rule is not None else None,
             by=verdict.by,
-            asked=asked,
+            would_ask=would_ask,  # False: refused by a rule or the mode, without a question
+            asked=asked,  # False with would_ask: nobody could answer (a headless run)
             answer=answer.choice,
             note=answer.note or None,
             saved_rules=list(saved),
