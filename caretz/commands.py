@@ -83,7 +83,7 @@ def yolo_banner() -> None:
 
     from caretz.ui.permission_lines import YOLO_BANNER
 
-    Console(stderr=True, highlight=False).print(f"[bold red]{YOLO_BANNER}[/]")
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]{YOLO_BANNER}[/]")
 
 
 def result_summary(session: Session, result: TurnResult, duration_s: float) -> dict[str, Any]:
