@@ -115,7 +115,7 @@ class SessionPermissions:
         if verdict.action == "refuse":
             raise CancelToolCall(self._refuse(call, args, verdict))
         if verdict.action == "ask":
-            self._ask(call, args, verdict, escalate, cwd)
+            self._ask(call, verdict, self._question(call, args, verdict, escalate, cwd))
         return Proceed(escalated=True) if verdict.escalated else None
 
     def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
@@ -139,15 +139,8 @@ class SessionPermissions:
         self.denials.append({"tool": call.name, "input": summary, "reason": verdict.reason})
         return text
 
-    def _ask(
-        self,
-        call: ToolCall,
-        args: Mapping[str, Any],
-        verdict: Verdict,
-        escalate: str | None,
-        cwd: Path,
-    ) -> None:
-        question = self._question(call, args, verdict, escalate, cwd)
+    def _ask(self, call: ToolCall, verdict: Verdict, question: Question) -> None:
+        """Put the question (or, with nobody to ask, answer no); raises CancelToolCall on no."""
         asked = self.asker.interactive
         if asked:
             self.emit("Permission.Asked", call_id=call.id, **_fields(question))
