@@ -235,3 +235,20 @@ ASKED = {
 def test_each_ask_and_answer_is_one_line_in_sessions_show(event, line):
     assert permission_line(event) == line
     assert describe_event(event) == line
+
+
+def test_a_yolo_session_opens_with_the_red_banner(env, tmp_path):
+    console = Console(file=io.StringIO(), width=200, color_system="truecolor")
+    view = LiveView(console)
+    settings = resolve_settings({"permission_mode": "yolo"}, env)
+    session = start_session(settings, view, env, workspace=tmp_path)
+    try:
+        Repl(session, view, console, env).welcome(resumed=False)
+    finally:
+        session.log.close()
+
+    shown = console.file.getvalue()
+    assert "permissions yolo" in shown
+    banner = next(line for line in shown.splitlines() if "yolo mode:" in line)
+    assert "\x1b[1;31m" in banner  # bold red
+    assert "commands run without a sandbox and nothing asks first" in banner
