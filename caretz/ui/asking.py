@@ -9,6 +9,7 @@ is no, and the turn carries on with that answer.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ ReadLine = Callable[[str], str]
 _ANSWER = re.compile(r"\s*(yes|always|no|y|a|n)\b[\s:,.;-]*(.*)", re.IGNORECASE | re.DOTALL)
 _CHOICES = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "no", "no": "no"}
 PROMPT = "allow? "
+BODY_LINES = 20  # of an edit's diff or a write's content
 
 
 def parse_answer(text: str, always_offered: bool) -> Answer | None:
@@ -89,12 +91,24 @@ def question_view(question: Question) -> Group:
 
 
 def _call_body(question: Question) -> Any:
-    command = question.arguments.get("command")
+    args = question.arguments
+    command = args.get("command")
     if question.tool == "bash" and isinstance(command, str):
-        return Syntax(
-            command, "bash", theme="ansi_dark", background_color="default", word_wrap=True
-        )
+        return _syntax(command, "bash")
+    old, new = args.get("old_string"), args.get("new_string")
+    if isinstance(old, str) and isinstance(new, str):  # an edit: what it replaces
+        lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
+        diff = "\n".join(list(lines)[2:][:BODY_LINES])
+        return Group(Text(question.summary, "bold"), _syntax(diff, "diff"))
+    content = args.get("content")
+    if isinstance(content, str):  # a write: its first lines
+        shown = "\n".join(content.splitlines()[:BODY_LINES])
+        return Group(Text(question.summary, "bold"), Text(shown, "dim"))
     return Text(question.summary)
+
+
+def _syntax(code: str, lexer: str) -> Syntax:
+    return Syntax(code, lexer, theme="ansi_dark", background_color="default", word_wrap=True)
 
 
 def _prompt_toolkit_line(message: str) -> str:

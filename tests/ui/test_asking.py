@@ -252,3 +252,21 @@ def test_a_yolo_session_opens_with_the_red_banner(env, tmp_path):
     banner = next(line for line in shown.splitlines() if "yolo mode:" in line)
     assert "\x1b[1;31m" in banner  # bold red
     assert "commands run without a sandbox and nothing asks first" in banner
+
+
+def test_a_file_change_shows_what_it_changes():
+    console = plain_console()
+    edit = Question(
+        "edit",
+        {"path": "app.py", "old_string": "x = 1\ny = 2", "new_string": "x = 1\ny = 3"},
+        "app.py",
+        "ask mode: every file change asks first",
+    )
+    write = Question("write", {"path": "new.md", "content": "# Title\nbody"}, "new.md", "r")
+
+    TerminalAsker(console, LiveView(console), lambda prompt: "y")(edit)
+    TerminalAsker(console, LiveView(console), lambda prompt: "y")(write)
+
+    shown = console.file.getvalue()
+    assert "-y = 2" in shown and "+y = 3" in shown and "app.py" in shown
+    assert "# Title" in shown and "new.md" in shown
