@@ -71,6 +71,13 @@ def main_command(
     continue_: Annotated[
         bool, typer.Option("--continue", "-c", help="Carry on the latest session.")
     ] = False,
+    permission_mode: Annotated[
+        str | None,
+        typer.Option(
+            help="auto, ask, read-only or yolo: what runs without asking "
+            "[env: CARETZ_PERMISSION_MODE]."
+        ),
+    ] = None,
     loop_guard: Annotated[
         str | None,
         typer.Option(help="off, shadow or active [env: CARETZ_LOOP_GUARD].", rich_help_panel=GUARD),

@@ -67,6 +67,8 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
         session = start_session(settings, output, resume=resume)
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
+    if settings.permission_mode == "yolo":
+        yolo_banner()
     try:
         result = run_with_auto_resume(session.agent, prompt)
     finally:
@@ -75,8 +77,18 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     return result.exit_code
 
 
+def yolo_banner() -> None:
+    """The red line every yolo session starts with (on stderr: stdout keeps the answer)."""
+    from rich.console import Console
+
+    from caretz.ui.permission_lines import YOLO_BANNER
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]{YOLO_BANNER}[/]")
+
+
 def result_summary(session: Session, result: TurnResult, duration_s: float) -> dict[str, Any]:
     totals = session.agent.conversation.totals
+    denials = session.permissions.denials if session.permissions is not None else []
     return {
         "session_id": session.id,
         "status": result.status,
@@ -87,6 +99,7 @@ def result_summary(session: Session, result: TurnResult, duration_s: float) -> d
         "usage": totals.usage.to_dict(),
         "cost_usd": totals.cost_usd,
         "duration_s": round(duration_s, 3),
+        "permission_denials": list(denials),
     }
 
 

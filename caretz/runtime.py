@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from caretz.providers.base import Provider
     from caretz.providers.local import LocalServers
     from caretz.providers.resolve import ResolvedModel
-    from caretz.tools.registry import ToolRegistry
+    from caretz.tools.asking import Asker
+    from caretz.tools.permission import SessionPermissions
 
 
 class Output(TurnListener, Protocol):
@@ -58,6 +59,7 @@ class Session:
     started: float = field(default_factory=time.monotonic)
     judge: SessionJudge | None = None
     workspace: Path = field(default_factory=Path.cwd)
+    permissions: SessionPermissions | None = None
 
 
 def open_provider(
@@ -160,16 +162,6 @@ def build_guard(config: LoopGuardConfig, log: EventLog, judge: SessionJudge) -> 
     return LoopGuard(config, judge, log.emit)
 
 
-def build_tools(settings: Settings, log: EventLog) -> ToolRegistry:
-    """The built-in tools, under the user's disallowedTools rules (in every guard mode)."""
-    from caretz.tools.policy import DisallowedTools
-    from caretz.tools.registry import ToolRegistry, default_tools
-
-    rules = settings.loop_guard.detectors.disallowed_tools
-    checks = [DisallowedTools(rules, log.emit)] if rules else []
-    return ToolRegistry(default_tools(), before_call=checks)
-
-
 def check_budget_is_priceable(settings: Settings) -> None:
     from caretz.config_base import ConfigError
     from caretz.pricing import price_for
@@ -204,6 +196,7 @@ def wire_agent(
     listener: TurnListener,
     workspace: Path,
     judge: SessionJudge,
+    permissions: SessionPermissions,
     guard: Guard | None = None,
     system: str | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
@@ -215,6 +208,7 @@ def wire_agent(
     be built) before anything is built.
     """
     from caretz.pricing import cost_usd
+    from caretz.runtime_permissions import build_tools
 
     check_budget_is_priceable(settings)
     provider = open_provider(settings.model, env)
@@ -232,8 +226,10 @@ def wire_agent(
     )
     parts = AgentParts(
         provider=provider,
-        tools=build_tools(settings, log),
-        tool_ctx=ToolContext(workspace=workspace, bash_timeout_s=settings.bash_timeout_s),
+        tools=build_tools(permissions),
+        tool_ctx=ToolContext(
+            workspace, bash_timeout_s=settings.bash_timeout_s, rules=permissions.rules
+        ),
         log=log,
         guard=guard,
         price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
@@ -255,20 +251,35 @@ def start_session(
     env: Mapping[str, str] | None = None,
     resume: str | None = None,
     workspace: Path | None = None,
+    asker: Asker | None = None,
+    permissions: SessionPermissions | None = None,
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
-    Everything that can fail on settings (a model, a key, the judge) is built
-    before the session folder is made; the log writes once it exists.
+    Everything that can fail on settings (a model, a key, the judge, a permission
+    rule) is built before the session folder is made; the log writes once it exists.
+    `asker` puts permission questions to the user (None: nobody can answer);
+    `permissions` carries an interactive session's permissions over to the next one.
     """
     from caretz import __version__
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
     log = EventLog(None)
+    if permissions is None:
+        from caretz.runtime_permissions import load_permissions
+
+        permissions = load_permissions(settings, workspace, asker)
+    permissions.emit = log.emit
     judge = SessionJudge(settings, env, settings.model)
     config, parts = wire_agent(
-        settings, env, log=log, listener=listener, workspace=workspace, judge=judge
+        settings,
+        env,
+        log=log,
+        listener=listener,
+        workspace=workspace,
+        judge=judge,
+        permissions=permissions,
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
     log.path = events_path
@@ -283,8 +294,18 @@ def start_session(
         cwd=str(workspace),
         version=__version__,
         loop_guard=settings.loop_guard.mode,
+        permission_mode=permissions.mode,
     )
-    return Session(session_id, events_path, log, agent, settings, judge=judge, workspace=workspace)
+    return Session(
+        session_id,
+        events_path,
+        log,
+        agent,
+        settings,
+        judge=judge,
+        workspace=workspace,
+        permissions=permissions,
+    )
 
 
 # -- changing a live session (the interactive session's /model, /profile, /loop-guard) -----
@@ -359,6 +380,18 @@ def set_guard_mode(session: Session, mode: str) -> None:
     _emit_changed(session, "loop_guard")
 
 
+def set_permission_mode(session: Session, mode: str, env: Mapping[str, str] | None = None) -> None:
+    """Switch to auto, ask, read-only or yolo: the tools are rebuilt for the mode; the guard,
+    the prompt, the rules and the conversation carry on. Raises ConfigError first."""
+    from caretz.runtime_permissions import with_permission_mode
+
+    env = os.environ if env is None else env
+    settings, agent = with_permission_mode(session.settings, mode), session.agent
+    judge = session.judge or SessionJudge(settings, env, settings.model)
+    _rewire(session, settings, env, judge, agent.parts.guard, system=agent.config.system)
+    _emit_changed(session, "permission_mode")
+
+
 def _switch_mode(guard: Guard, mode: Mode, judge: SessionJudge) -> None:
     from caretz.guard.guard import LoopGuard
 
@@ -376,7 +409,11 @@ def _rewire(
     guard: Guard | None = None,
     system: str | None = None,
 ) -> None:
-    agent = session.agent
+    from caretz.runtime_permissions import follow_settings, profile_rules
+
+    agent, permissions = session.agent, session.permissions
+    assert permissions is not None  # every session has them from its start
+    rules = profile_rules(settings)
     config, parts = wire_agent(
         settings,
         env,
@@ -384,9 +421,11 @@ def _rewire(
         listener=agent.parts.listener,
         workspace=session.workspace,
         judge=judge,
+        permissions=permissions,
         guard=guard,
         system=system,
     )
+    parts = follow_settings(permissions, settings, rules, parts)
     _install(agent, config, parts)
     session.settings = settings
 
@@ -398,4 +437,5 @@ def _emit_changed(session: Session, change: str) -> None:
         model=session.agent.config.model_ref,
         profile=session.settings.profile_name,
         loop_guard=session.agent.parts.guard.mode,
+        permission_mode=session.settings.permission_mode,
     )

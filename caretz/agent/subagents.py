@@ -47,6 +47,7 @@ TASK_SPEC = ToolSpec(
 
 
 class TaskTool:
+    effect = "internal"  # for the permission check (tools/base.py)
     spec = TASK_SPEC
 
     def __init__(self, parent: Agent):

@@ -25,6 +25,7 @@ from caretz.config.schema import (
 from caretz.config_base import ConfigError
 from caretz.guard.model import Mode
 from caretz.messages import Reasoning
+from caretz.permissions.modes import PermissionMode
 
 # Command-line values by Overrides field name, as given; a missing or None value was not given.
 Flags = Mapping[str, Any]
@@ -47,11 +48,20 @@ class Overrides(BaseModel):
     loop_guard_model: ModelRef | None = None
     loop_guard_reasoning: Reasoning | None = None
     loop_guard_check_every: CheckEvery | None = None
+    permission_mode: PermissionMode | None = None
 
 
 # The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment
 # variables"); the rest are flags only. CARETZ_CONFIG is read with the file's path.
-ENV_FIELDS = ("profile", "model", "reasoning", "max_tool_calls", "max_budget_usd", "loop_guard")
+ENV_FIELDS = (
+    "profile",
+    "model",
+    "reasoning",
+    "max_tool_calls",
+    "max_budget_usd",
+    "loop_guard",
+    "permission_mode",
+)
 ENV_VARIABLES = tuple(f"CARETZ_{name.upper()}" for name in ENV_FIELDS)
 
 

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from caretz.config_base import PositiveDuration, Section, parse_duration
 from caretz.guard.config import LoopGuardConfig
 from caretz.messages import ProtocolName, Reasoning
+from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.pricing import Price
 from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
 from caretz.providers.registry import ProviderEntry
@@ -113,6 +114,22 @@ class ProviderConfig(Section):
         )
 
 
+class PermissionsConfig(Section):
+    """A profile's `permissions`: the mode, and rules such as `Bash(git push:*)`.
+
+    The rules are read (and a bad one refused, naming it) when a session starts,
+    together with the project's `.caretz/settings.json`: see docs/security.md.
+    """
+
+    mode: PermissionMode = DEFAULT_MODE
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+    def rule_lists(self) -> dict[str, list[str]]:
+        return {"allow": self.allow, "ask": self.ask, "deny": self.deny}
+
+
 class Profile(Section):
     model: ModelRef = DEFAULT_MODEL
     base_url: BaseUrl | None = None
@@ -126,6 +143,7 @@ class Profile(Section):
     tool_choice: ToolChoice | None = None  # replaces the provider's toolChoice
     context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=1000)  # tokens; compaction nears it
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
 
     @property
     def bash_timeout_s(self) -> float:

@@ -18,6 +18,7 @@ from caretz.config.schema import ConfigFile, Output, Profile
 from caretz.config_base import ConfigError
 from caretz.guard.config import JudgeConfig, LoopGuardConfig
 from caretz.messages import Reasoning
+from caretz.permissions.modes import PermissionMode
 from caretz.pricing import Price
 from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import (
@@ -80,6 +81,11 @@ class Settings:
     def loop_guard(self) -> LoopGuardConfig:
         return self.profile.loop_guard
 
+    @property
+    def permission_mode(self) -> PermissionMode:
+        """auto, ask, read-only or yolo: what runs without asking (docs/security.md)."""
+        return self.profile.permissions.mode
+
     def with_profile(self, **updates: Any) -> Settings:
         """These settings with some profile values changed (`loop_guard=…` for /guard)."""
         return dataclasses.replace(self, profile=self.profile.model_copy(update=updates))
@@ -135,6 +141,7 @@ def _overridden(
             "base_url": base_url,
             **_scalar_overrides(cli, env_layer),
             "loop_guard": _loop_guard_overrides(stored.loop_guard, cli, env_layer),
+            "permissions": _permission_overrides(stored, cli, env_layer),
         },
         deep=True,
     )
@@ -223,6 +230,13 @@ def _loop_guard_overrides(
     if cli.loop_guard_check_every is not None:
         updates["check_every"] = cli.loop_guard_check_every
     return guard.model_copy(update=updates, deep=True)
+
+
+def _permission_overrides(stored: Profile, cli: Overrides, env_layer: Overrides) -> Any:
+    mode = cli.permission_mode or env_layer.permission_mode
+    if mode is None:
+        return stored.permissions
+    return stored.permissions.model_copy(update={"mode": mode})
 
 
 def _judge_source(cli: Overrides, profile_name: str, path: Path) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from caretz.guard.model import Firing, ToolObservation, TurnContext
 from caretz.guard.normalize import error_line, tool_label
 from caretz.guard.record import TurnRecord, call_label
-from caretz.guard.redact import redact
+from caretz.secrets import redact
 from caretz.text import one_line, shorten
 
 SHOWN_VERDICTS = 5

@@ -51,7 +51,7 @@ class PathGlob:
     def __init__(self, text: str, anchors: tuple[Anchor, ...], body: str):
         self.text = text
         self.anchors = anchors
-        self.regex = re.compile(_translate(body) + r"\Z", re.DOTALL)
+        self.regex = glob_to_regex(body)
 
     @classmethod
     def parse(cls, text: str, for_allow: bool) -> PathGlob:
@@ -106,6 +106,13 @@ def _relative(path: str, base: str) -> str | None:
         return None
     prefix = base.rstrip("/") + "/"
     return path[len(prefix) :] if path.startswith(prefix) else None
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """A glob over POSIX relative paths as a regex: `**` spans directories, `*` and `?`
+    stay within one, `[…]` (`[!…]`, `[^…]`) is a class, `{a,b}` lists alternatives,
+    `\\` escapes. The file tools' glob and grep use it too."""
+    return re.compile(_translate(pattern) + r"\Z", re.DOTALL)
 
 
 def _translate(pattern: str) -> str:

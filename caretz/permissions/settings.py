@@ -17,6 +17,7 @@ from caretz.permissions.policy import RuleSet
 from caretz.permissions.rules import BEHAVIORS, TOOL_FAMILIES, Rule, RuleError, parse_rule
 
 PROJECT_SETTINGS = Path(".caretz") / "settings.json"
+DISALLOWED_SOURCE = "loopGuard.detectors.disallowedTools"
 _TOOL_NAMES = frozenset(name for family in TOOL_FAMILIES.values() for name in family)
 
 
@@ -114,7 +115,7 @@ def load_rules(
     profile_permissions: Mapping[str, Any] | None = None,
     profile_source: str = "profiles.json",
     disallowed_tools: Mapping[str, Any] | None = None,
-    disallowed_source: str = "loopGuard.detectors.disallowedTools",
+    disallowed_source: str = DISALLOWED_SOURCE,
     extra_tools: Iterable[str] = (),
     home: str | None = None,
 ) -> RuleSet:
@@ -126,3 +127,20 @@ def load_rules(
         *rules_from_disallowed_tools(disallowed_tools, disallowed_source),
     ]
     return RuleSet(rules, project_root, home)
+
+
+def find_project_root(cwd: str | Path) -> Path:
+    """The project a session works in: the git root above `cwd`, else `cwd` itself."""
+    start = Path(os.path.abspath(cwd))
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def disallowed_origin(rule: Rule) -> tuple[str, str] | None:
+    """(key, pattern) of a rule read from disallowedTools (`("bash", "rm -rf")`), else None."""
+    prefix = DISALLOWED_SOURCE + "."
+    if rule.behavior != "deny" or not rule.source.startswith(prefix):
+        return None
+    return rule.source[len(prefix) :], json.loads(rule.text)

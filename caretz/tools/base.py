@@ -5,9 +5,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from caretz.messages import ToolSpec
+
+if TYPE_CHECKING:
+    from caretz.permissions.policy import RuleSet
 
 
 @dataclass
@@ -40,6 +43,11 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     bash_timeout_s: float = 120.0
     output_limit_chars: int = 30_000
+    # Set on a per-call copy when the user (or an allow rule) lets this one command run
+    # outside the sandbox, as the model asked with the bash tool's `escalate` argument.
+    escalated: bool = False
+    # The session's permission rules: glob and grep skip files a Read deny rule covers.
+    rules: RuleSet | None = None
 
 
 class ToolArgumentError(ValueError):
@@ -47,6 +55,10 @@ class ToolArgumentError(ValueError):
 
 
 class Tool(Protocol):
+    """A tool. It may also say what it does for the permission check, as a class attribute
+    `effect` (caretz.permissions.modes.Effect: read, edit, shell, internal, external);
+    a tool that does not say is treated as running outside the sandbox."""
+
     spec: ToolSpec
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

@@ -117,6 +117,7 @@ class _PipeReader(threading.Thread):
 
 
 class BashTool:
+    effect = "shell"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="bash",
         description=(
@@ -131,6 +132,12 @@ class BashTool:
             command=Param("string", "The command to run.", required=True),
             timeout=Param("number", "Seconds before the command is killed (at most 600)."),
             description=Param("string", "A few words on what the command does, shown to the user."),
+            escalate=Param(
+                "string",
+                "Only when the command cannot work inside the sandbox (it needs the network, "
+                "or to write outside the working directory): say why, in a few words. The "
+                "user is asked to approve running this one command outside the sandbox.",
+            ),
         ),
     )
 

@@ -99,6 +99,7 @@ def _positive_int(args: dict[str, Any], name: str, default: int) -> int:
 
 
 class ReadTool:
+    effect = "read"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="read",
         description=(
@@ -165,6 +166,7 @@ def _numbered(lines: list[str], offset: int, limit: int, char_budget: int) -> st
 
 
 class WriteTool:
+    effect = "edit"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="write",
         description=(
@@ -207,6 +209,7 @@ def _previous_text(path: Path) -> str | None:
 
 
 class EditTool:
+    effect = "edit"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="edit",
         description=(

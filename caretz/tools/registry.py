@@ -4,23 +4,28 @@
 ill-typed arguments) into a failed result the model can read and correct.
 Only a bug inside a tool escapes, as ToolCrash.
 
-Every call passes the registry's before-call checks first (the tool policy;
-later permission rules and hooks): a check that raises `CancelToolCall(reason)`
-refuses the call, and the reason is the failed result the model reads. After a
-call ran, the after-call hooks see it with its result.
+A call that can run (a known tool, arguments that fit its schema) then passes the
+registry's before-call checks (the permission check; later hooks) and the per-run
+ones (the loop guard's), in order (see tools/policy.py): a check may refuse the call
+(`CancelToolCall(reason)`, the failed result the model reads), put another call in
+its place, or grant this one call a run outside the sandbox (a copy of the
+ToolContext with `escalated=True`). Nobody is asked about a call that could not run.
+After a call ran, the after-call hooks see it with its result.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from caretz.messages import ToolCall, ToolSpec
+from caretz.permissions.modes import Effect
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
 from caretz.tools.files import EditTool, ReadTool, WriteTool
-from caretz.tools.policy import CancelToolCall
+from caretz.tools.policy import BeforeCall, CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
 
 
@@ -33,8 +38,6 @@ class ToolCrash(Exception):
         self.error = error
 
 
-# Runs before a call; raises CancelToolCall to refuse it.
-BeforeCall = Callable[[ToolCall, ToolContext], None]
 # Runs after a call that was not refused, with its result.
 AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
@@ -78,6 +81,13 @@ class ToolRegistry:
             raise ValueError(f"a tool named {name!r} is already registered")
         self._tools[name] = tool
 
+    def effect_of(self, name: str) -> Effect | None:
+        """What the tool named `name` does (tools/base.py's `effect`); None: no such tool."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return None
+        return cast(Effect, getattr(tool, "effect", "external"))
+
     def run(
         self, call: ToolCall, ctx: ToolContext, before_call: Sequence[BeforeCall] = ()
     ) -> ToolResult:
@@ -85,20 +95,46 @@ class ToolRegistry:
 
         Raises ToolCrash only for a bug inside the tool.
         """
+        prepared = self._prepare(call)
+        if isinstance(prepared, ToolResult):
+            return prepared
         try:
-            for check in (*self.before_call, *before_call):
-                check(call, ctx)
+            call, ctx, args = self._checked(call, ctx, prepared, before_call)
         except CancelToolCall as refusal:
             return _failed(refusal.reason)
         started = time.monotonic()
-        result = self._run(call, ctx)
+        result = self._invoke(call, args, ctx)
         if result.duration_s == 0:
             result.duration_s = time.monotonic() - started
         for hook in self.after_call:
             hook(call, result, ctx)
         return result
 
-    def _run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+    def _checked(
+        self,
+        call: ToolCall,
+        ctx: ToolContext,
+        args: dict[str, Any],
+        before_call: Sequence[BeforeCall],
+    ) -> tuple[ToolCall, ToolContext, dict[str, Any]]:
+        """The call, context and arguments the checks let through; raises CancelToolCall."""
+        for check in (*self.before_call, *before_call):
+            outcome = check(call, ctx)
+            if outcome is None:
+                continue
+            if outcome.call is not None and outcome.call != call:
+                prepared = self._prepare(outcome.call)
+                if isinstance(prepared, ToolResult):
+                    raise CancelToolCall(prepared.output)
+                call, args = outcome.call, prepared
+                # A grant was given for the call as it was; it does not carry over.
+                ctx = dataclasses.replace(ctx, escalated=False) if ctx.escalated else ctx
+            if outcome.escalated and not ctx.escalated:
+                ctx = dataclasses.replace(ctx, escalated=True)
+        return call, ctx, args
+
+    def _prepare(self, call: ToolCall) -> dict[str, Any] | ToolResult:
+        """The call's arguments, checked against its tool's schema, or the failed result."""
         tool = self._tools.get(call.name)
         if tool is None:
             available = ", ".join(self._tools) or "none"
@@ -115,6 +151,10 @@ class ToolRegistry:
         problems = validate_arguments(tool.spec.parameters, args)
         if problems:
             return _failed(f"Invalid arguments for {call.name}: {'; '.join(problems)}.")
+        return args
+
+    def _invoke(self, call: ToolCall, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        tool = self._tools[call.name]
         try:
             return tool.run(args, ctx)
         except ToolArgumentError as error:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from caretz.messages import ToolSpec
+from caretz.permissions.paths import glob_to_regex
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 from caretz.tools.files import BINARY_SNIFF_BYTES, display_path, looks_binary, resolve_path
 
@@ -16,48 +17,6 @@ SKIPPED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 GLOB_MAX_FILES = 200
 GREP_DEFAULT_MAX_RESULTS = 200
 GREP_MAX_LINE_CHARS = 500
-
-
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a glob over POSIX relative paths.
-
-    `**` spans directories, `*` and `?` stay within one, `[...]` is a character
-    class and `{a,b}` lists alternatives.
-    """
-    return re.compile(_translate(pattern) + r"\Z", re.DOTALL)
-
-
-def _translate(pattern: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append(r"(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(r".*")
-            i += 2
-        elif char == "*":
-            out.append(r"[^/]*")
-            i += 1
-        elif char == "?":
-            out.append(r"[^/]")
-            i += 1
-        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = end + 1
-        elif char == "{" and (end := pattern.find("}", i)) != -1:
-            options = pattern[i + 1 : end].split(",")
-            out.append("(?:" + "|".join(_translate(option) for option in options) + ")")
-            i = end + 1
-        else:
-            out.append(re.escape(char))
-            i += 1
-    return "".join(out)
 
 
 def walk_files(root: Path) -> Iterator[Path]:
@@ -74,6 +33,7 @@ def _search_root(ctx: ToolContext, args: dict[str, Any]) -> Path:
 
 
 class GlobTool:
+    effect = "read"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="glob",
         description=(
@@ -100,19 +60,22 @@ class GlobTool:
         if not root.is_dir():
             return ToolResult(ok=False, output=f"Not a directory: {display_path(ctx, root)}")
         matcher = glob_to_regex(pattern.removeprefix("./"))
+        rules = RuleFilter(ctx, "glob")
         found = [
-            path for path in walk_files(root) if matcher.match(path.relative_to(root).as_posix())
+            path
+            for path in walk_files(root)
+            if matcher.match(path.relative_to(root).as_posix()) and rules.allows(path)
         ]
         if not found:
             where = display_path(ctx, root)
-            return ToolResult(ok=True, output=f"No files match {pattern} in {where}")
+            return rules.noted(ToolResult(ok=True, output=f"No files match {pattern} in {where}"))
         found.sort(key=lambda path: (-_mtime(path), str(path)))
         lines = [display_path(ctx, path) for path in found[:GLOB_MAX_FILES]]
         if len(found) > GLOB_MAX_FILES:
             lines.append(
                 f"[{len(found) - GLOB_MAX_FILES} more files not shown; narrow the pattern or path]"
             )
-        return ToolResult(ok=True, output="\n".join(lines))
+        return rules.noted(ToolResult(ok=True, output="\n".join(lines)))
 
 
 def _mtime(path: Path) -> float:
@@ -123,6 +86,7 @@ def _mtime(path: Path) -> float:
 
 
 class GrepTool:
+    effect = "read"  # for the permission check (tools/base.py)
     spec = ToolSpec(
         name="grep",
         description=(
@@ -154,8 +118,37 @@ class GrepTool:
         root = _search_root(ctx, args)
         if not root.exists():
             return ToolResult(ok=False, output=f"Path not found: {display_path(ctx, root)}")
-        files = _grep_candidates(root, args.get("glob"))
-        return _collect_matches(ctx, regex, files, max_results)
+        rules = RuleFilter(ctx, "grep")
+        files = (path for path in _grep_candidates(root, args.get("glob")) if rules.allows(path))
+        return rules.noted(_collect_matches(ctx, regex, files, max_results))
+
+
+class RuleFilter:
+    """The files a search skips because a Read deny or ask rule covers them (counted)."""
+
+    def __init__(self, ctx: ToolContext, tool: str):
+        self.ctx = ctx
+        self.tool = tool
+        rules = ctx.rules
+        self.active = rules is not None and any(
+            rule.behavior != "allow" and rule.covers(tool) for rule in rules.rules
+        )
+        self.skipped = 0
+
+    def allows(self, path: Path) -> bool:
+        if not self.active or self.ctx.rules is None:
+            return True
+        decision = self.ctx.rules.check_path(self.tool, os.fspath(path), self.ctx.workspace)
+        if decision.outcome in ("deny", "ask"):
+            self.skipped += 1
+            return False
+        return True
+
+    def noted(self, result: ToolResult) -> ToolResult:
+        if self.skipped:
+            files = "file" if self.skipped == 1 else "files"
+            result.output += f"\n[{self.skipped} {files} skipped: the user's Read rules cover them]"
+        return result
 
 
 def _grep_candidates(root: Path, glob: str | None) -> Iterator[Path]:

@@ -68,6 +68,10 @@ class TextOutput:
                 self.line(f"[magenta]{escape(text)}[/]")
         elif kind == "Provider.Error":
             self.line(f"[red]provider error:[/] {escape(event['error'])}")
+        elif kind == "Permission.Decided":
+            from caretz.ui.permission_lines import permission_line
+
+            self.line(f"[yellow]{escape(permission_line(event) or '')}[/]")
 
     def tool_line(self, event: dict[str, Any]) -> None:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})

@@ -10,9 +10,10 @@ their status and duration, edits show their diff, and the loop guard's
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -28,6 +29,7 @@ from caretz.providers.base import Retrying
 from caretz.text import shorten
 from caretz.ui.console import call_preview
 from caretz.ui.guard_lines import render_lines
+from caretz.ui.permission_lines import permission_line
 
 Clock = Callable[[], float]
 
@@ -174,6 +176,9 @@ class LiveView:
     # -- a turn's lifetime ----------------------------------------------------------
     def begin_turn(self) -> None:
         self.calls, self.running = {}, None
+        self._start_live()
+
+    def _start_live(self) -> None:
         self.live = Live(
             self.region,
             console=self.console,
@@ -183,6 +188,21 @@ class LiveView:
             redirect_stderr=False,
         )
         self.live.start()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop redrawing while something else uses the terminal (the approval prompt);
+        the spinner and the streamed tail come back afterwards."""
+        live, self.live = self.live, None
+        if live is None:
+            yield
+            return
+        self.finish_stream()  # what streamed so far is printed for good, above the prompt
+        live.stop()
+        try:
+            yield
+        finally:
+            self._start_live()
 
     def end_turn(self, status: str = "done") -> None:
         """Print what is still pending and stop redrawing; safe to call twice."""
@@ -240,6 +260,9 @@ class LiveView:
             self.print(f"[red]provider error:[/] {escape(event['error'])}")
         elif kind == "Session.Compacted":
             self.print(compaction_line(event))
+        elif kind == "Permission.Decided":
+            line = permission_line(event) or ""
+            self.print(f"[{'green' if event['answer'] != 'no' else 'yellow'}]{escape(line)}[/]")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""

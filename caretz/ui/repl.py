@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from caretz.agent.limits import RunTotals
 from caretz.messages import Usage
+from caretz.ui.asking import TerminalAsker
 from caretz.ui.live import LiveView
 from caretz.ui.prompt_input import keys_not_echoed
 from caretz.ui.session_control import SessionControl
@@ -60,8 +61,11 @@ def run_repl(
     env = os.environ if env is None else env
     console = console or Console(highlight=False)
     view = LiveView(console, detailed=settings.output == "detailed")
+    asker = TerminalAsker(console, view)
     try:
-        session = start_session(settings, view, env, resume=resume, workspace=workspace)
+        session = start_session(
+            settings, view, env, resume=resume, workspace=workspace, asker=asker
+        )
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     repl = Repl(session, view, console, env, overrides)
@@ -131,9 +135,10 @@ class Repl(SessionControl):
         mode = agent.parts.guard.mode
         window = self.session.settings.context_window
         used = min(100, round(100 * self.toolbar_tokens / window)) if window else 0
+        permissions = self.session.settings.permission_mode
         return (
-            f" {agent.config.model_ref} · loop guard {mode} · context {used}% · "
-            "Esc+Enter or \\ then Enter: new line · /help "
+            f" {agent.config.model_ref} · loop guard {mode} · permissions {permissions} · "
+            f"context {used}% · Esc+Enter or \\ then Enter: new line · /help "
         )
 
     # -- turns ---------------------------------------------------------------------------
@@ -181,9 +186,11 @@ class Repl(SessionControl):
         mode = session.agent.parts.guard.mode
         self.console.print(
             f"[bold]caretz[/] {__version__} · {escape(session.agent.config.model_ref)} · "
-            f"loop guard {mode} · session {session.id}",
+            f"loop guard {mode} · permissions {session.settings.permission_mode} · "
+            f"session {session.id}",
             highlight=False,
         )
+        self.yolo_banner()
         self.info(
             "/help lists commands · Esc+Enter adds a line · Ctrl-C stops a turn · Ctrl-D exits"
         )

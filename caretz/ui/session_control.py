@@ -1,5 +1,5 @@
 """The interactive session's state and what slash commands do to it: switch the
-model, profile or guard mode, move to another session, compact, report costs.
+model, profile, guard or permission mode, move to another session, compact, report costs.
 
 `Repl` (caretz.ui.repl) adds the prompt loop on top; slash commands only need this.
 """
@@ -127,6 +127,25 @@ class SessionControl:
         by = f", judged by {judge.model_ref}" if judge is not None and mode != "off" else ""
         self.info(f"loop guard: {mode}{by}")
 
+    def set_permission_mode(self, mode: str) -> None:
+        from caretz.config_base import ConfigError
+        from caretz.runtime import set_permission_mode
+
+        try:
+            set_permission_mode(self.session, mode, self.env)
+        except ConfigError as error:
+            mode = self.session.settings.permission_mode
+            self.error(f"{error} (permissions unchanged: {mode})")
+            return
+        self.info(f"permissions: {self.session.settings.permission_mode}")
+        self.yolo_banner()
+
+    def yolo_banner(self) -> None:
+        from caretz.ui.permission_lines import YOLO_BANNER
+
+        if self.session.settings.permission_mode == "yolo":
+            self.console.print(f"[bold red]{escape(YOLO_BANNER)}[/]", highlight=False)
+
     def store(self) -> SessionStore:
         from caretz.session.store import SessionStore
 
@@ -160,7 +179,12 @@ class SessionControl:
         old = self.session
         try:
             session = start_session(
-                old.settings, self.view, self.env, resume=resume, workspace=old.workspace
+                old.settings,
+                self.view,
+                self.env,
+                resume=resume,
+                workspace=old.workspace,
+                permissions=old.permissions,  # the project's rules as read at the start
             )
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))

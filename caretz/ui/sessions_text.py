@@ -53,6 +53,10 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.guard_lines import render_lines
 
         return "\n".join(render_lines(event, detailed=True)) or None
+    if kind.startswith("Permission."):
+        from caretz.ui.permission_lines import permission_line
+
+        return permission_line(event)
     if kind == "Session.Changed":
         return (
             f"[{event['change']} changed] model={event['model']} loop-guard={event['loop_guard']}"

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
 
 GUARD_MODES = ("off", "shadow", "active")
+PERMISSION_MODES = ("auto", "ask", "read-only", "yolo")
 
 KEYS = (
     ("Enter", "send the message"),
@@ -131,6 +132,32 @@ def change_guard(repl: SessionControl, argument: str) -> None:
     repl.set_guard_mode(argument)
 
 
+def change_permissions(repl: SessionControl, argument: str) -> None:
+    if argument:
+        repl.set_permission_mode(argument)
+        return
+    permissions = repl.session.permissions
+    mode = repl.session.settings.permission_mode
+    repl.info(f"permissions: {mode} (switch with /permissions {'|'.join(PERMISSION_MODES)})")
+    if permissions is None:
+        return
+    rules = sorted(permissions.rules.rules, key=lambda rule: _ORDER[rule.behavior])
+    if not rules:
+        repl.info(f"no rules (add them to {permissions.settings_file} or a profile)")
+        return
+    table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
+    for column in ("", "rule", "from"):
+        table.add_column(column)
+    for rule in rules:
+        colour = {"deny": "red", "ask": "yellow", "allow": "green"}[rule.behavior]
+        table.add_row(f"[{colour}]{rule.behavior}[/]", escape(rule.text), escape(rule.source))
+    repl.console.print(table)
+    repl.info(f"project rules are read from {permissions.settings_file} when a session starts")
+
+
+_ORDER = {"deny": 0, "ask": 1, "allow": 2}
+
+
 def list_sessions(repl: SessionControl, argument: str) -> None:
     sessions = repl.store().list()
     if not sessions:
@@ -231,6 +258,13 @@ COMMANDS: list[SlashCommand] = [
         "switch the loop guard",
         change_guard,
         lambda repl: GUARD_MODES,
+    ),
+    SlashCommand(
+        "permissions",
+        "auto|ask|read-only|yolo",
+        "show the permission mode and rules, or switch the mode",
+        change_permissions,
+        lambda repl: PERMISSION_MODES,
     ),
     SlashCommand("sessions", "", "list past sessions", list_sessions),
     SlashCommand("resume", "ID", "reopen a past session here", resume_session, session_choices),

@@ -21,10 +21,11 @@ from caretz.guard.guard import LoopGuard
 from caretz.guard.model import Verdict
 from caretz.guard.seam import Guard, NullGuard
 from caretz.messages import Message, ModelRequest
+from caretz.permissions.settings import DISALLOWED_SOURCE, rules_from_disallowed_tools
+from caretz.runtime_permissions import build_tools
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
-from caretz.tools.policy import DisallowedTools
-from caretz.tools.registry import ToolRegistry, default_tools
+from caretz.tools.permission import SessionPermissions
 from tests.scripted import (
     NOT_STUCK,
     Reply,
@@ -71,7 +72,8 @@ def make_agent(
     guard: Guard = NullGuard()
     if mode != "off":
         guard = LoopGuard(config, judge or ScriptedJudge(), log.emit)
-    checks = [DisallowedTools(rules, log.emit)] if rules else []
+    denies = rules_from_disallowed_tools(rules, DISALLOWED_SOURCE)
+    permissions = SessionPermissions(tmp_path, profile_rules=denies, emit=log.emit)
     agent = Agent(
         AgentConfig(
             model_id="model-1",
@@ -81,7 +83,7 @@ def make_agent(
         ),
         AgentParts(
             provider=provider,
-            tools=ToolRegistry(default_tools(), before_call=checks),
+            tools=build_tools(permissions),
             tool_ctx=ToolContext(workspace=tmp_path),
             log=log,
             guard=guard,

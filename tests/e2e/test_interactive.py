@@ -326,3 +326,63 @@ def process_running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return "State:\tZ" not in status
+
+
+STYLE = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"  # colour codes (the command is highlighted as bash)
+
+
+def test_the_approval_prompt_answers_no_with_a_note_yes_once_and_yes_always(
+    terminal, caretz, server: ModelServer, workspace: Path
+):
+    server.add(
+        tool("bash", command="touch no.txt"),
+        tool("bash", command="touch yes.txt"),
+        tool("bash", command="echo again >> log.txt"),
+        tool("bash", command="echo again >> log.txt"),  # saved by "always": runs unasked
+        tool("bash", command="touch interrupted.txt"),
+        text("All steps done."),
+    )
+    term = terminal("--permission-mode", "ask")
+
+    term.type("do the steps")
+    term.expect(f"caretz asks before it runs {STYLE}bash")
+    term.expect(f"touch{STYLE} {STYLE}no.txt")
+    term.expect(f"why: {STYLE}ask mode: every command asks first")
+    term.expect("allow\\? ")
+    term.child.send("n use a name the user picks\r")
+    term.expect(f"touch{STYLE} {STYLE}yes.txt")
+    term.expect("allow\\? ")
+    term.child.send("y\r")
+    term.expect(r"yes, always: saves Bash\(echo again\) to \.caretz/settings\.json")
+    term.expect("allow\\? ")
+    term.child.send("a\r")
+    term.expect(f"touch{STYLE} {STYLE}interrupted.txt")
+    term.expect("allow\\? ")
+    term.child.sendintr()  # Ctrl-C at the question is no; the turn carries on
+    term.expect("All steps done.")
+    session_id = term.ctrl_d()
+
+    assert not (workspace / "no.txt").exists() and (workspace / "yes.txt").exists()
+    assert not (workspace / "interrupted.txt").exists()
+    assert (workspace / "log.txt").read_text() == "again\nagain\n"
+    saved = json.loads((workspace / ".caretz" / "settings.json").read_text())
+    assert saved == {"permissions": {"allow": ["Bash(echo again)"]}}
+    raw = "".join(term.transcript)
+    assert re.search(r"\x1b\[96[;0-9]*mecho\x1b", raw)  # highlighted as bash: a builtin's colour
+    screen = re.sub(STYLE, "", raw)
+    assert screen.count("caretz asks before it runs bash") == 4  # not for the saved command
+    declined = server.requests[1].messages[-1]["content"][0]
+    assert declined["is_error"] is True
+    assert declined["content"].endswith("The user's note: use a name the user picks")
+    events = caretz.events(session_id)
+    answers = [(e["input"], e["answer"]) for e in events if e["type"] == "Permission.Decided"]
+    assert answers == [
+        ("touch no.txt", "no"),
+        ("touch yes.txt", "yes"),
+        ("echo again >> log.txt", "always"),
+        ("touch interrupted.txt", "no"),
+    ]
+    assert types(events).count("Permission.Asked") == 4
+    shown = caretz("sessions", "show", session_id).stdout
+    assert "[permission] no: bash `touch no.txt` (note: use a name the user picks)" in shown
+    assert "[permission] yes, always: bash `echo again >> log.txt`; saved Bash(echo again)" in shown

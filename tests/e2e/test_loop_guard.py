@@ -281,6 +281,36 @@ def test_secrets_are_redacted_from_the_judge_summary(caretz, server, workspace):
     assert "[redacted]" in summary
 
 
+# Shapes the judge summary's own redaction used to miss; caretz.secrets covers them.
+OUTPUT_SECRETS = {
+    "DJANGO_SECRET_KEY=": "dj4ng0s3cr3tv4luex9zq",
+    "DB_PASS=": "hunter2hunter2",
+    "hook: https://hooks.slack.com/services/": "T0AAAA0AA/B0BBBB0BB/abcdefghijklmnopqrstuvwx",
+    "mysql -u root -p": "Pa55wordHunter9",
+    "stripe: ": "sk_live_51Habcdefghijklmnopqrstuv",
+}
+
+
+def test_secrets_in_a_tools_output_never_reach_the_judge(caretz, server, workspace):
+    lines = [name + secret for name, secret in OUTPUT_SECRETS.items()]
+    (workspace / "deploy.log").write_text("\n".join(lines) + "\n")
+    failing = "cat deploy.log >&2; exit 1"
+    server.add(*[tool("bash", command=failing) for _ in range(3)], text("done"))
+    server.add(verdict(NOT_STUCK), model=JUDGE)
+
+    run = caretz("-p", "deploy", *with_judge("shadow"))
+
+    assert run.code == 0, run.stderr
+    (judged,) = server.requests_for(JUDGE)
+    sent = json.dumps(judged.body)
+    assert "deploy.log" in sent  # the summary holds the failing call and its output
+    for secret in OUTPUT_SECRETS.values():
+        assert secret not in sent
+    assert sent.count("[redacted]") >= len(OUTPUT_SECRETS)
+    agent_saw = json.dumps(server.requests_for("claude-test")[-1].body)
+    assert "hunter2hunter2" in agent_saw  # the agent's own model still sees the output
+
+
 def test_auto_resume_sends_a_bounded_number_of_resume_messages(caretz, server, go_project):
     caretz.write_config(
         {

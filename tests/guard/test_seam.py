@@ -15,13 +15,15 @@ from tests.modelserver import ModelServer, text
 
 GUARD = Path(caretz.__file__).parent / "guard"
 # What the guard may use besides itself: the shared plain data, text helpers, and the
-# tool policy's argument conventions, the config base. It reaches a model only through its Judge.
+# tool policy's argument conventions, the config base, the table of secret shapes (the
+# judge summary's redaction). It reaches a model only through its Judge.
 ALLOWED = (
     "caretz.guard",
     "caretz.messages",
     "caretz.text",
     "caretz.tools.policy",
     "caretz.config_base",
+    "caretz.secrets",
 )
 # The guard's working parts, which a run with the guard off never needs.
 HEAVY = (

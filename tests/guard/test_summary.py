@@ -6,9 +6,9 @@ import pytest
 
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.record import TurnRecord
-from caretz.guard.redact import redact
 from caretz.guard.summary import build_summary, is_short_follow_up
 from caretz.messages import Message, Usage
+from caretz.secrets import redact
 
 
 class Clock:

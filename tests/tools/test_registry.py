@@ -8,7 +8,7 @@ import pytest
 
 from caretz.messages import ToolCall, ToolSpec
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
-from caretz.tools.policy import CancelToolCall
+from caretz.tools.policy import CancelToolCall, Proceed
 from caretz.tools.registry import ToolCrash, ToolRegistry, default_tools, validate_arguments
 
 
@@ -234,3 +234,71 @@ def test_a_fresh_registry_keeps_the_checks(ctx):
     assert fresh.names() == ["bash", "read", "write", "edit", "glob", "grep"]
     assert fresh.run(call("bash", {"command": "touch x"}), ctx).output == "refused"
     assert not (ctx.workspace / "x").exists()
+
+
+# ---------------------------------------------------------------- replacing a call, granting one
+
+
+class ContextRecorder(ScriptedTool):
+    """A tool that records the context each call reached it with."""
+
+    def __init__(self, name: str):
+        super().__init__(name, echo)
+        self.contexts: list[ToolContext] = []
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.contexts.append(ctx)
+        return super().run(args, ctx)
+
+
+def test_a_check_may_put_another_call_in_place_of_the_one_made(ctx):
+    tool = ContextRecorder("t")
+
+    def rewrite(call: ToolCall, ctx: ToolContext) -> Proceed:
+        return Proceed(call=ToolCall(call.id, call.name, {"text": call.arguments["text"].upper()}))
+
+    registry = ToolRegistry([tool], before_call=[rewrite])
+
+    assert registry.run(call("t", {"text": "quiet"}), ctx).output == "QUIET"
+    assert tool.calls == [{"text": "QUIET"}]
+
+
+def test_a_replacement_call_is_checked_against_its_tool_like_any_other(ctx):
+    tool = ContextRecorder("t")
+
+    def rewrite(call: ToolCall, ctx: ToolContext) -> Proceed:
+        return Proceed(call=ToolCall(call.id, call.name, {"text": 5}))
+
+    result = ToolRegistry([tool], before_call=[rewrite]).run(call("t", {"text": "x"}), ctx)
+
+    assert not result.ok and "argument 'text' must be a string" in result.output
+    assert tool.calls == []
+
+
+def test_a_grant_reaches_the_tool_on_a_copy_of_the_context_for_that_call_only(ctx):
+    tool = ContextRecorder("t")
+
+    def grant(call: ToolCall, ctx: ToolContext) -> Proceed | None:
+        return Proceed(escalated=True) if call.arguments["text"] == "out" else None
+
+    registry = ToolRegistry([tool], before_call=[grant])
+    registry.run(call("t", {"text": "out"}), ctx)
+    registry.run(call("t", {"text": "in"}), ctx)
+
+    assert [c.escalated for c in tool.contexts] == [True, False]
+    assert tool.contexts[0] is not ctx and ctx.escalated is False
+    assert tool.contexts[0].cancel is ctx.cancel  # Ctrl-C still reaches the granted call
+
+
+def test_a_grant_does_not_carry_over_to_a_call_a_later_check_puts_in_its_place(ctx):
+    tool = ContextRecorder("t")
+
+    def grant(call: ToolCall, ctx: ToolContext) -> Proceed:
+        return Proceed(escalated=True)
+
+    def rewrite(call: ToolCall, ctx: ToolContext) -> Proceed:
+        return Proceed(call=ToolCall(call.id, call.name, {"text": "other"}))
+
+    ToolRegistry([tool], before_call=[grant, rewrite]).run(call("t", {"text": "x"}), ctx)
+
+    assert tool.calls == [{"text": "other"}] and tool.contexts[0].escalated is False

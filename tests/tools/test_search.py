@@ -150,3 +150,27 @@ def test_grep_missing_path_fails(ctx):
     result = GrepTool().run({"pattern": "x", "path": "nope"}, ctx)
     assert not result.ok
     assert "Path not found: nope" in result.output
+
+
+def test_glob_and_grep_skip_files_a_read_deny_or_ask_rule_covers(tmp_path: Path):
+    from caretz.permissions.policy import RuleSet
+    from caretz.permissions.settings import rules_from_permissions
+
+    make(tmp_path, ".env", "TOKEN=hush\n")
+    make(tmp_path, "keys/deploy.pem", "TOKEN=pem\n")
+    make(tmp_path, "notes/private.md", "TOKEN=ask\n")
+    make(tmp_path, "src/app.py", "TOKEN = read_env()\n")
+    rules = rules_from_permissions(
+        {"deny": ["Read(./.env*)", "Read(*.pem)"], "ask": ["Read(./notes/**)"]}, "test"
+    )
+    ctx = ToolContext(workspace=tmp_path, rules=RuleSet(rules, tmp_path))
+
+    found = GrepTool().run({"pattern": "TOKEN"}, ctx).output
+    listed = GlobTool().run({"pattern": "**/*"}, ctx).output
+
+    assert found.splitlines() == [
+        "src/app.py:1: TOKEN = read_env()",
+        "[3 files skipped: the user's Read rules cover them]",
+    ]
+    assert listed.splitlines()[:-1] == ["src/app.py"]
+    assert "hush" not in found and ".env" not in listed and "deploy.pem" not in listed

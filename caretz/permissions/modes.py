@@ -1,0 +1,122 @@
+"""Permission modes, and what a tool call does when the rules leave it to the mode.
+
+Rules decide first: a deny rule refuses in every mode, an ask rule asks in every mode,
+an allow rule runs the call. An allow rule never sends a command outside the sandbox:
+a command the model asks to run there (`escalate`) asks every time, except in `yolo`,
+so a broad rule such as `Bash(cat:*)` cannot carry `cat ~/.ssh/id_rsa` past the sandbox.
+With no rule for the call, the mode decides:
+
+- `auto` (the default): what the sandbox contains runs without asking; a command the
+  model asks to run outside the sandbox (`escalate`), any command while the sandbox is
+  off, and tools that run outside the sandbox ask first;
+- `ask`: every command and every file change asks; reads do not;
+- `read-only`: no file changes, nothing outside the sandbox (commands run in the
+  read-only sandbox);
+- `yolo`: nothing asks (and the sandbox is off).
+
+A read-only refusal beats an allow rule: the mode promises no writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from caretz.permissions.policy import Decision
+from caretz.permissions.rules import Rule
+
+PermissionMode = Literal["auto", "ask", "read-only", "yolo"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("auto", "ask", "read-only", "yolo")
+DEFAULT_MODE: PermissionMode = "auto"
+
+# What a tool does, as far as asking goes:
+# read      reads files (read, glob, grep)
+# edit      changes files (write, edit)
+# shell     runs a command inside the sandbox (bash)
+# internal  acts only inside caretz (task: its own calls are checked one by one)
+# external  runs outside the sandbox (MCP tools)
+Effect = Literal["read", "edit", "shell", "internal", "external"]
+Action = Literal["run", "ask", "refuse"]
+# What made the decision: a rule, the mode, the model's escalation, the sandbox being off.
+DecidedBy = Literal["rule", "mode", "escalation", "no-sandbox", "outside"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: Action
+    reason: str  # one line for the user and the model ("" for a call that simply runs)
+    by: DecidedBy = "mode"
+    rule: Rule | None = None
+    escalated: bool = False  # runs outside the sandbox, as the model asked
+
+
+class ModeError(ValueError):
+    """An unknown permission mode; the message names the choices."""
+
+
+def parse_mode(text: str) -> PermissionMode:
+    lowered = text.strip().lower()
+    for mode in PERMISSION_MODES:
+        if lowered == mode:
+            return mode
+    choices = ", ".join(PERMISSION_MODES)
+    raise ModeError(f"unknown permission mode {text!r}: use one of {choices}")
+
+
+def decide(
+    mode: PermissionMode,
+    effect: Effect,
+    decision: Decision,
+    *,
+    tool: str,
+    escalate: str | None = None,
+    sandboxed: bool = True,
+) -> Verdict:
+    """What happens to one call: the rules' `decision`, then the mode.
+
+    `escalate` is the model's reason for running a command outside the sandbox;
+    `sandboxed` says whether commands run in a sandbox at all.
+    """
+    leaving = effect == "shell" and bool(escalate)
+    if decision.outcome == "deny":
+        return Verdict("refuse", decision.reason, "rule", decision.rule)
+    if mode == "read-only":
+        refusal = _read_only_refusal(effect, tool, leaving)
+        if refusal is not None:
+            return refusal
+    if decision.outcome == "ask":
+        return Verdict("ask", decision.reason, "rule", decision.rule, leaving)
+    if decision.outcome == "allow" and not (leaving and mode != "yolo"):
+        return Verdict("run", "", "rule", decision.rule, leaving)
+    if mode == "yolo" or effect in ("read", "internal"):
+        return Verdict("run", "", "mode", escalated=leaving)
+    if effect == "external":
+        return Verdict("ask", f"{tool} runs outside the sandbox", "outside")
+    if effect == "shell":
+        return _command(mode, escalate, sandboxed)
+    if mode == "ask":
+        return Verdict("ask", "ask mode: every file change asks first", "mode")
+    return Verdict("run", "")
+
+
+def _command(mode: PermissionMode, escalate: str | None, sandboxed: bool) -> Verdict:
+    if escalate:
+        reason = f"the model asks to run this outside the sandbox: {escalate.strip()}"
+        return Verdict("ask", reason, "escalation", escalated=True)
+    if not sandboxed:
+        return Verdict("ask", "the sandbox is off, so every command asks first", "no-sandbox")
+    if mode == "ask":
+        return Verdict("ask", "ask mode: every command asks first", "mode")
+    return Verdict("run", "")
+
+
+def _read_only_refusal(effect: Effect, tool: str, leaving: bool) -> Verdict | None:
+    if effect == "edit":
+        what = f"{tool} changes files"
+    elif effect == "external":
+        what = f"{tool} runs outside the sandbox"
+    elif leaving:
+        what = "commands run only inside the read-only sandbox"
+    else:
+        return None
+    return Verdict("refuse", f"read-only mode: {what}, and this mode allows no changes", "mode")

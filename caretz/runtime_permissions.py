@@ -1,0 +1,122 @@
+"""Wiring the permission check: settings and the project's rules in, a session's
+`SessionPermissions` and the tool registry under its check out.
+
+Part of the wiring layer (beside runtime.py, which calls it): the rules of the
+profile and of `.caretz/settings.json` are read when a session starts, a rule
+that cannot be read is a ConfigError naming the file and the rule, and a
+/profile or /permissions switch carries the project's rules (read once) over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from caretz.config_base import ConfigError
+
+if TYPE_CHECKING:
+    from caretz.agent.parts import AgentParts
+    from caretz.config.settings import Settings
+    from caretz.permissions.rules import Rule
+    from caretz.tools.asking import Asker
+    from caretz.tools.permission import SessionPermissions
+    from caretz.tools.registry import ToolRegistry
+
+
+def commands_sandboxed(settings: Settings) -> bool:
+    """Whether bash commands run inside the sandbox (without it, `auto` asks for each one)."""
+    return settings.permission_mode != "yolo"
+
+
+def session_tool_names() -> list[str]:
+    """The tools a session has, which rules may name besides the well-known ones."""
+    from caretz.tools.registry import default_tools
+
+    return [tool.spec.name for tool in default_tools()] + ["task"]
+
+
+def profile_rules(settings: Settings) -> list[Rule]:
+    """The profile's permission rules and its disallowedTools (as deny rules).
+
+    Raises ConfigError naming the file and the rule that cannot be read.
+    """
+    from caretz.permissions.rules import RuleError
+    from caretz.permissions.settings import (
+        DISALLOWED_SOURCE,
+        rules_from_disallowed_tools,
+        rules_from_permissions,
+    )
+
+    profile = f"profiles.{settings.profile_name}"
+    where = f"{settings.config_path.name}: {profile}.permissions"
+    lists = settings.profile.permissions.rule_lists()
+    try:
+        rules = rules_from_permissions(lists, where, session_tool_names())
+    except RuleError as error:
+        raise ConfigError(str(error)) from None
+    disallowed = settings.loop_guard.detectors.disallowed_tools
+    try:
+        return rules + rules_from_disallowed_tools(disallowed, DISALLOWED_SOURCE)
+    except RuleError as error:
+        raise ConfigError(f"{settings.config_path}: {profile}.{error}") from None
+
+
+def load_permissions(
+    settings: Settings, workspace: Path, asker: Asker | None = None
+) -> SessionPermissions:
+    """A session's permissions: the mode, the profile's rules, and the project's
+    `.caretz/settings.json` (read now, once). The project is the git root above the
+    working directory, else the working directory. Raises ConfigError for a rule
+    caretz cannot read, naming the file and the rule."""
+    from caretz.permissions.rules import RuleError
+    from caretz.permissions.settings import find_project_root, project_rules
+    from caretz.tools.permission import SessionPermissions
+
+    root = find_project_root(workspace)
+    try:
+        project = project_rules(root, session_tool_names())
+    except RuleError as error:
+        raise ConfigError(str(error)) from None
+    return SessionPermissions(
+        root,
+        project_rules=project,
+        profile_rules=profile_rules(settings),
+        mode=settings.permission_mode,
+        asker=asker,
+        sandboxed=commands_sandboxed(settings),
+    )
+
+
+def build_tools(permissions: SessionPermissions) -> ToolRegistry:
+    """The built-in tools under the session's permission check (rules and mode, in every
+    guard mode; the user's disallowedTools are deny rules in it)."""
+    from caretz.tools.permission import PermissionCheck
+    from caretz.tools.registry import ToolRegistry, default_tools
+
+    registry = ToolRegistry(default_tools())
+    registry.before_call = (PermissionCheck(permissions, registry.effect_of),)
+    return registry
+
+
+def follow_settings(
+    permissions: SessionPermissions, settings: Settings, rules: list[Rule], parts: AgentParts
+) -> AgentParts:
+    """Carry a session's permissions over to new settings (another profile or mode)."""
+    permissions.use_profile_rules(rules)
+    permissions.mode = settings.permission_mode
+    permissions.sandboxed = commands_sandboxed(settings)
+    ctx = dataclasses.replace(parts.tool_ctx, rules=permissions.rules)
+    return dataclasses.replace(parts, tool_ctx=ctx)
+
+
+def with_permission_mode(settings: Settings, mode: str) -> Settings:
+    """`settings` in another permission mode; raises ConfigError for an unknown one."""
+    from caretz.permissions.modes import ModeError, parse_mode
+
+    try:
+        parsed = parse_mode(mode)
+    except ModeError as error:
+        raise ConfigError(str(error)) from None
+    current = settings.profile.permissions
+    return settings.with_profile(permissions=current.model_copy(update={"mode": parsed}))

@@ -1,0 +1,281 @@
+"""The permission check: one policy for every tool call, in every mode, for every agent.
+
+`SessionPermissions` holds a session's rules, its mode, who asks and what was denied;
+`PermissionCheck` is the tool registry's before-call check over it. The main agent's
+registry and every subagent's (`ToolRegistry.fresh()`) share the one check, so a
+subagent obeys the same rules and mode, and a "yes, always" holds for both.
+
+For each call: the rules decide (deny > ask > allow), then the mode
+(caretz.permissions.modes). A call that asks goes to the `Asker`; with nobody to ask
+(a headless run) it is denied and the model is told how the user can allow it. An
+approved escalation reaches the bash tool as a grant (`ToolContext.escalated`).
+
+Events: `Permission.Asked` when the user is asked; `Permission.Decided` for every
+answer, and for every refusal by a rule or the mode. A refusal by a `disallowedTools`
+rule keeps its `LoopGuard.Blocked` event and its wording.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from caretz.messages import ToolCall
+from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide
+from caretz.permissions.policy import RuleSet
+from caretz.permissions.proposals import propose_rules, save_allow_rules
+from caretz.permissions.rules import Rule, RuleError, parse_rule
+from caretz.permissions.settings import PROJECT_SETTINGS, disallowed_origin
+from caretz.tools.asking import (
+    Answer,
+    Asker,
+    NobodyAsks,
+    Question,
+    declined_by_user,
+    denied_headless,
+    input_summary,
+)
+from caretz.tools.base import ToolContext
+from caretz.tools.policy import CancelToolCall, Proceed, disallowed_reason
+
+Emit = Callable[..., Any]
+EffectOf = Callable[[str], "Effect | None"]
+
+_MODE_HINTS = {
+    "escalation": (
+        "set sandbox.network to true in the profile if it only needs the network, or run "
+        "caretz with --permission-mode yolo (no sandbox; nothing asks)"
+    ),
+    "no-sandbox": "run caretz with the sandbox on (--permission-mode auto)",
+    "outside": "run caretz with --permission-mode yolo (nothing asks)",
+    "mode": "run caretz with --permission-mode auto (commands run in the sandbox unasked)",
+}
+
+
+def _quiet(*args: Any, **fields: Any) -> None:
+    pass
+
+
+class SessionPermissions:
+    """A session's permission state: its rules, its mode, who asks, and what was denied."""
+
+    def __init__(
+        self,
+        project_root: str | Path,
+        *,
+        project_rules: Iterable[Rule] = (),
+        profile_rules: Iterable[Rule] = (),
+        mode: PermissionMode = "auto",
+        asker: Asker | None = None,
+        emit: Emit = _quiet,
+        sandboxed: bool = True,
+        home: str | None = None,
+    ):
+        self.project_root = Path(project_root)
+        self.home = home
+        # Read once, at start: a command cannot widen the session's permissions by
+        # writing the project's settings file. "Yes, always" adds to `saved`.
+        self.project_rules = tuple(project_rules)
+        self.profile_rules = tuple(profile_rules)
+        self.saved: list[Rule] = []
+        self.mode: PermissionMode = mode
+        self.asker: Asker = asker or NobodyAsks()
+        self.emit = emit
+        self.sandboxed = sandboxed
+        self.denials: list[dict[str, str]] = []
+        self.rules = self._ruleset()
+
+    def _ruleset(self) -> RuleSet:
+        rules = (*self.profile_rules, *self.project_rules, *self.saved)
+        return RuleSet(rules, self.project_root, self.home)
+
+    def use_profile_rules(self, rules: Iterable[Rule]) -> None:
+        """Another profile's rules (and disallowedTools); the project's stay as read."""
+        self.profile_rules = tuple(rules)
+        self.rules = self._ruleset()
+
+    @property
+    def settings_file(self) -> Path:
+        return self.project_root / PROJECT_SETTINGS
+
+    # -- one call ------------------------------------------------------------------------
+    def check(
+        self, call: ToolCall, args: Mapping[str, Any], effect: Effect, cwd: Path
+    ) -> Proceed | None:
+        """None or Proceed (with a grant) when the call may run; raises CancelToolCall."""
+        decision = self.rules.check(call.name, args, cwd)
+        escalate = _escalation(args) if effect == "shell" else None
+        verdict = decide(
+            self.mode,
+            effect,
+            decision,
+            tool=call.name,
+            escalate=escalate,
+            sandboxed=self.sandboxed,
+        )
+        if verdict.action == "refuse":
+            raise CancelToolCall(self._refuse(call, args, verdict))
+        if verdict.action == "ask":
+            self._ask(call, verdict, self._question(call, args, verdict, escalate, cwd))
+        return Proceed(escalated=True) if verdict.escalated else None
+
+    def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
+        summary = input_summary(call.name, args)
+        origin = disallowed_origin(verdict.rule) if verdict.rule is not None else None
+        if origin is not None:
+            key, pattern = origin
+            text = disallowed_reason(call.name, key, pattern)
+            self.emit(
+                "LoopGuard.Blocked",
+                detector="disallowed-tools",
+                headline=f'disallowed-tools: {call.name} matches "{pattern}"',
+                tool=call.name,
+                rule=key,
+                pattern=pattern,
+                reason=text,
+            )
+        else:
+            text = _refusal_text(call.name, verdict)
+            self._decided(call, summary, verdict, Answer("no"), asked=False, would_ask=False)
+        self.denials.append({"tool": call.name, "input": summary, "reason": verdict.reason})
+        return text
+
+    def _ask(self, call: ToolCall, verdict: Verdict, question: Question) -> None:
+        """Put the question (or, with nobody to ask, answer no); raises CancelToolCall on no."""
+        asked = self.asker.interactive
+        if asked:
+            self.emit("Permission.Asked", call_id=call.id, **_fields(question))
+            answer = self._answer(question)
+        else:
+            answer = Answer("no")
+        saved, error = (), None
+        if answer.choice == "always" and question.saves:
+            saved, error = self._save(question.saves)
+        self._decided(call, question.summary, verdict, answer, asked, saved, error)
+        if answer.choice != "no":
+            return
+        if asked:
+            text = declined_by_user(question, answer.note)
+        else:
+            text = denied_headless(question, _MODE_HINTS.get(verdict.by))
+        reason = verdict.reason if not asked else f"the user declined ({verdict.reason})"
+        self.denials.append({"tool": call.name, "input": question.summary, "reason": reason})
+        raise CancelToolCall(text)
+
+    def _question(
+        self,
+        call: ToolCall,
+        args: Mapping[str, Any],
+        verdict: Verdict,
+        escalate: str | None,
+        cwd: Path,
+    ) -> Question:
+        saves: tuple[str, ...] = ()
+        # An escalation asks every time (a rule cannot approve leaving the sandbox),
+        # so "yes, always" is not offered for it.
+        if not escalate:
+            try:
+                proposal = propose_rules(call.name, args, cwd, self.rules)
+                saves = tuple(proposal.rules) if proposal.unsavable is None else ()
+            except RuleError:  # a tool no rule can name: "always" is not offered
+                saves = ()
+        rule = verdict.rule
+        return Question(
+            tool=call.name,
+            arguments=dict(args),
+            summary=input_summary(call.name, args),
+            reason=verdict.reason,
+            rule=f"{rule.text} ({rule.source})" if rule is not None else None,
+            escalate=escalate,
+            saves=saves,
+            settings_file=_shown_path(self.settings_file, cwd),
+        )
+
+    def _answer(self, question: Question) -> Answer:
+        try:
+            return self.asker(question)
+        except (EOFError, KeyboardInterrupt):  # the terminal went away, or Ctrl-C: no
+            return Answer("no")
+
+    def _save(self, texts: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+        try:
+            save_allow_rules(self.project_root, texts)
+            source = os.fspath(PROJECT_SETTINGS)
+            self.saved += [parse_rule(text, "allow", source) for text in texts]
+        except (OSError, RuleError) as error:
+            return (), f"the rule was not saved: {error}"
+        self.rules = self._ruleset()
+        return texts, None
+
+    def _decided(
+        self,
+        call: ToolCall,
+        summary: str,
+        verdict: Verdict,
+        answer: Answer,
+        asked: bool,
+        saved: tuple[str, ...] = (),
+        error: str | None = None,
+        would_ask: bool = True,
+    ) -> None:
+        rule = verdict.rule
+        self.emit(
+            "Permission.Decided",
+            call_id=call.id,
+            tool=call.name,
+            input=summary,
+            reason=verdict.reason,
+            rule=f"{rule.text} ({rule.source})" if rule is not None else None,
+            by=verdict.by,
+            would_ask=would_ask,  # False: refused by a rule or the mode, without a question
+            asked=asked,  # False with would_ask: nobody could answer (a headless run)
+            answer=answer.choice,
+            note=answer.note or None,
+            saved_rules=list(saved),
+            save_error=error,
+        )
+
+
+class PermissionCheck:
+    """The tool registry's before-call check for a session's permissions."""
+
+    def __init__(self, permissions: SessionPermissions, effect_of: EffectOf):
+        self.permissions = permissions
+        self.effect_of = effect_of
+
+    def __call__(self, call: ToolCall, ctx: ToolContext) -> Proceed | None:
+        effect = self.effect_of(call.name)
+        if effect is None or not isinstance(call.arguments, dict):
+            return None  # the registry refuses what cannot run; nobody is asked about it
+        args = {key: value for key, value in call.arguments.items() if value is not None}
+        return self.permissions.check(call, args, effect, Path(ctx.workspace))
+
+
+def _escalation(args: Mapping[str, Any]) -> str | None:
+    reason = args.get("escalate")
+    return reason.strip() if isinstance(reason, str) and reason.strip() else None
+
+
+def _refusal_text(tool: str, verdict: Verdict) -> str:
+    text = f"caretz refused this {tool} call; it did not run: {verdict.reason}."
+    if verdict.by == "mode":
+        return text + " Propose the change to the user instead (they choose the mode)."
+    return text + " Do not retry it or a variant of it. Do the task another way, or ask the user."
+
+
+def _fields(question: Question) -> dict[str, Any]:
+    return {
+        "tool": question.tool,
+        "input": question.summary,
+        "reason": question.reason,
+        "rule": question.rule,
+        "escalate": question.escalate,
+        "saves": list(question.saves),
+    }
+
+
+def _shown_path(path: Path, cwd: Path) -> str:
+    relative = os.path.relpath(path, cwd)
+    return relative if not relative.startswith("..") else os.fspath(path)
