@@ -70,7 +70,7 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     try:
         result = run_with_auto_resume(session.agent, prompt)
     finally:
-        session.log.close()
+        session.close()
     output.closing(result_summary(session, result, time.monotonic() - started))
     return result.exit_code
 

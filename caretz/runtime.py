@@ -13,7 +13,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,6 +31,7 @@ from caretz.session.store import SessionStore, rebuild_history
 from caretz.tools.base import ToolContext
 
 if TYPE_CHECKING:
+    from caretz.agent.checkpointing import TurnCheckpoints
     from caretz.config.settings import Settings
     from caretz.guard.config import LoopGuardConfig
     from caretz.guard.judge import ModelJudge
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from caretz.providers.base import Provider
     from caretz.providers.local import LocalServers
     from caretz.providers.resolve import ResolvedModel
-    from caretz.tools.registry import ToolRegistry
+    from caretz.tools.registry import BeforeCall, ToolRegistry
 
 
 class Output(TurnListener, Protocol):
@@ -58,6 +59,13 @@ class Session:
     started: float = field(default_factory=time.monotonic)
     judge: SessionJudge | None = None
     workspace: Path = field(default_factory=Path.cwd)
+    checkpoints: TurnCheckpoints | None = None  # None: switched off in the profile
+
+    def close(self) -> None:
+        """Settle a turn left open, then close the log."""
+        if self.checkpoints is not None:
+            self.checkpoints.close()
+        self.log.close()
 
 
 def open_provider(
@@ -160,14 +168,32 @@ def build_guard(config: LoopGuardConfig, log: EventLog, judge: SessionJudge) -> 
     return LoopGuard(config, judge, log.emit)
 
 
-def build_tools(settings: Settings, log: EventLog) -> ToolRegistry:
-    """The built-in tools, under the user's disallowedTools rules (in every guard mode)."""
+def build_tools(
+    settings: Settings, log: EventLog, extra_checks: Sequence[BeforeCall] = ()
+) -> ToolRegistry:
+    """The built-in tools, under the user's disallowedTools rules (in every guard mode);
+    `extra_checks` (the session's checkpoints) run after the rules."""
     from caretz.tools.policy import DisallowedTools
     from caretz.tools.registry import ToolRegistry, default_tools
 
     rules = settings.loop_guard.detectors.disallowed_tools
-    checks = [DisallowedTools(rules, log.emit)] if rules else []
-    return ToolRegistry(default_tools(), before_call=checks)
+    checks: list[BeforeCall] = [DisallowedTools(rules, log.emit)] if rules else []
+    return ToolRegistry(default_tools(), before_call=[*checks, *extra_checks])
+
+
+def open_checkpoints(settings: Settings, workspace: Path) -> TurnCheckpoints | None:
+    """The session's checkpoints (None when the profile switches them off); without
+    git they are off, and say so once the session's log is open."""
+    config = settings.profile.checkpoints
+    if not config.enabled:
+        return None
+    from caretz.agent.checkpointing import TurnCheckpoints
+
+    return TurnCheckpoints.opened(settings.data_dir, workspace, config.max_file_size_bytes)
+
+
+def _checks(checkpoints: TurnCheckpoints | None) -> tuple[BeforeCall, ...]:
+    return (checkpoints.before_call,) if checkpoints is not None else ()
 
 
 def check_budget_is_priceable(settings: Settings) -> None:
@@ -206,6 +232,7 @@ def wire_agent(
     judge: SessionJudge,
     guard: Guard | None = None,
     system: str | None = None,
+    checks: Sequence[BeforeCall] = (),
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators for `settings`. `guard` keeps a guard
     already running (None builds one from the settings); `system` keeps a prompt
@@ -232,7 +259,7 @@ def wire_agent(
     )
     parts = AgentParts(
         provider=provider,
-        tools=build_tools(settings, log),
+        tools=build_tools(settings, log, checks),
         tool_ctx=ToolContext(workspace=workspace, bash_timeout_s=settings.bash_timeout_s),
         log=log,
         guard=guard,
@@ -267,8 +294,10 @@ def start_session(
     workspace = workspace or Path.cwd()
     log = EventLog(None)
     judge = SessionJudge(settings, env, settings.model)
+    checkpoints = open_checkpoints(settings, workspace)
+    checks = _checks(checkpoints)
     config, parts = wire_agent(
-        settings, env, log=log, listener=listener, workspace=workspace, judge=judge
+        settings, env, log=log, listener=listener, workspace=workspace, judge=judge, checks=checks
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
     log.path = events_path
@@ -284,7 +313,13 @@ def start_session(
         version=__version__,
         loop_guard=settings.loop_guard.mode,
     )
-    return Session(session_id, events_path, log, agent, settings, judge=judge, workspace=workspace)
+    if checkpoints is not None:
+        checkpoints.attach(session_id, log)
+    session = Session(
+        session_id, events_path, log, agent, settings, judge=judge, workspace=workspace
+    )
+    session.checkpoints = checkpoints
+    return session
 
 
 # -- changing a live session (the interactive session's /model, /profile, /loop-guard) -----
@@ -386,6 +421,7 @@ def _rewire(
         judge=judge,
         guard=guard,
         system=system,
+        checks=_checks(session.checkpoints),
     )
     _install(agent, config, parts)
     session.settings = settings
