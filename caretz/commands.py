@@ -120,6 +120,28 @@ def list_sessions(overrides: Flags) -> int:
     return 0
 
 
+def rewind_session(
+    overrides: Flags,
+    session: str | None,
+    turn: int | None,
+    checkpoint: str | None,
+    *,
+    files_only: bool = False,
+    conversation_only: bool = False,
+    force: bool = False,
+) -> int:
+    """`caretz rewind`: see caretz.ui.rewind_command."""
+    from caretz.config_base import ConfigError
+    from caretz.ui.rewind_command import RewindArgs, run_rewind
+
+    args = RewindArgs(session, turn, checkpoint, files_only, conversation_only, force)
+    try:
+        settings = load_settings(overrides)
+    except ConfigError as error:
+        return fail(str(error))
+    return run_rewind(settings, args)
+
+
 def show_session(overrides: Flags, session_id: str) -> int:
     from caretz.config.loading import data_dir
     from caretz.session.events import read_events

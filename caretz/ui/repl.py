@@ -109,8 +109,9 @@ class Repl(SessionControl):
         """The next line typed; CTRL_C for Ctrl-C on an empty line; None to leave."""
         if self.prompt is None:
             self.prompt = self.build_prompt()
+        draft, self.draft = self.draft, ""
         try:
-            return self.prompt.prompt()
+            return self.prompt.prompt(default=draft)
         except EOFError:
             return None
         except KeyboardInterrupt:

@@ -33,6 +33,8 @@ RECAP_LINES = 30  # lines of the last answer shown when a session is resumed
 class SessionControl:
     """The running interactive session; slash commands act on it."""
 
+    draft = ""  # text the next prompt starts with (a rewound turn's prompt)
+
     def __init__(
         self,
         session: Session,
