@@ -12,7 +12,7 @@ or a project too large switches checkpoints off for the session.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +52,12 @@ def may_change_files(call: ToolCall, shell_can_write: bool = True) -> bool:
     return True
 
 
-def open_store(data_dir: Path, workspace: Path, max_file_size: int) -> CheckpointStore:
+def open_store(
+    data_dir: Path, workspace: Path, max_file_size: int, env: Mapping[str, str] | None = None
+) -> CheckpointStore:
     """The store for the project `workspace` belongs to; raises CheckpointError."""
     limits = SnapshotLimits(size_cap=max_file_size)
-    return CheckpointStore.open(data_dir, project_root(workspace), limits=limits)
+    return CheckpointStore.open(data_dir, project_root(workspace), limits=limits, env=env)
 
 
 class TurnCheckpoints:
@@ -75,6 +77,7 @@ class TurnCheckpoints:
         self._turn: int | None = None  # the main turn running now
         self._prompt = ""
         self._taken = False  # this turn asked for its checkpoint
+        self._settle_due = False  # ...and may have one (an interrupt leaves it unknown)
         self._reported = False
         self._preparing: threading.Thread | None = None
         self._prepare_failure: CheckpointError | None = None
@@ -86,10 +89,11 @@ class TurnCheckpoints:
         workspace: Path,
         max_file_size: int,
         shell_can_write: Callable[[], bool] = lambda: True,
+        env: Mapping[str, str] | None = None,
     ) -> TurnCheckpoints:
         """Checkpoints for the project of `workspace`, or off with the reason (no git)."""
         try:
-            store = open_store(data_dir, workspace, max_file_size)
+            store = open_store(data_dir, workspace, max_file_size, env)
         except CheckpointError as error:
             return cls(None, str(error), shell_can_write)
         return cls(store, None, shell_can_write)
@@ -145,12 +149,14 @@ class TurnCheckpoints:
         self._collect_prepare(wait=True)
         if not self.active:
             return
+        self._settle_due = True
         try:
             assert self.store is not None
             checkpoint = self.store.checkpoint(
                 CheckpointMeta(self.session, self._turn, self._prompt)
             )
         except Exception as error:
+            self._settle_due = False
             self._failed("checkpoint", error)
             return
         self._emit(
@@ -174,9 +180,9 @@ class TurnCheckpoints:
 
     def end_turn(self) -> None:
         """Records the tree as the turn left it, if the turn took a checkpoint."""
-        turn, taken = self._turn, self._taken
-        self._turn, self._taken = None, False
-        if not taken or turn is None or not self.active:
+        turn, due = self._turn, self._settle_due
+        self._turn, self._taken, self._settle_due = None, False, False
+        if not due or turn is None or not self.active:
             return
         try:
             assert self.store is not None
