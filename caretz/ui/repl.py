@@ -64,6 +64,8 @@ def run_repl(
         session = start_session(settings, view, env, resume=resume, workspace=workspace)
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
+    if session.checkpoints is not None:
+        session.checkpoints.prepare_in_background()  # while the first message is typed
     repl = Repl(session, view, console, env, overrides)
     try:
         repl.welcome(resumed=resume is not None)

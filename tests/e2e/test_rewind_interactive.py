@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tests.e2e.test_interactive import terminal  # noqa: F401  (the pseudo-terminal fixture)
+from tests.e2e.test_interactive import terminal, wait_until  # noqa: F401  (the pty fixture)
 from tests.modelserver import RecordedRequest, Reply, text, tool
 
 OFFERED = r"› (?:\x1b\[[0-9;]*m)*{}"  # the prompt, with text already in it
@@ -119,3 +119,16 @@ def test_the_loop_guard_stop_offers_undo(terminal, caretz, server, workspace):  
     assert session_id == match.group(1)
     restored = [e for e in caretz.events(session_id) if e["type"] == "Checkpoint.Restored"]
     assert [(e["scope"], e["to_turn"]) for e in restored] == [("both", 1)]
+
+
+def test_the_project_is_staged_while_the_first_message_is_typed(terminal, caretz, workspace):  # noqa: F811
+    (workspace / "a.txt").write_text("a\n")
+    term = terminal()
+    term.expect_prompt()
+
+    indexes = caretz.data_dir / "checkpoints"
+    assert wait_until(lambda: any(indexes.glob("*/git/caretz-index")))
+    term.child.sendcontrol("d")
+    session_id = term.expect(r"caretz --resume (\S+)").group(1)
+
+    assert "Checkpoint.Created" not in [e["type"] for e in caretz.events(session_id)]
