@@ -3,7 +3,6 @@ what a failure does to the turn, and which turn a checkpoint belongs to."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,12 @@ from caretz.checkpoints import CheckpointStore, SnapshotLimits
 from caretz.messages import ToolCall
 from caretz.session.events import EventLog, read_events
 from caretz.tools.base import ToolContext
-from tests.checkpoints.helpers import write
+from tests.checkpoints.helpers import require_git, write
 
 
 @pytest.fixture(autouse=True)
 def git_binary() -> str:
-    found = shutil.which("git")
-    if found is None:
-        pytest.fail("git is not installed; checkpoints need it")
-    return found
+    return require_git()
 
 
 @pytest.fixture

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.checkpoints.helpers import git, project_git_state, tree_state, write
+from tests.checkpoints.helpers import (
+    make_repo_with_work_in_progress,
+    project_git_state,
+    require_git,
+    tree_state,
+    write,
+)
 from tests.e2e.conftest import Caretz, types
 from tests.modelserver import ModelServer, text, tool
 
@@ -28,10 +33,7 @@ IGNORED = ("debug.log", "build/out.bin", "build/new.bin")
 
 @pytest.fixture(autouse=True)
 def git_binary() -> str:
-    found = shutil.which("git")
-    if found is None:
-        pytest.fail("git is not installed; checkpoints need it")
-    return found
+    return require_git()
 
 
 def fill(project: Path) -> None:
@@ -45,24 +47,11 @@ def fill(project: Path) -> None:
     write(project, "build/out.bin", "ignored build output\n")
 
 
-def make_repo(project: Path) -> None:
-    """A repository with a commit, a stash, staged work, unstaged work and an untracked file."""
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "first")
-    write(project, "src/lib.py", "X = 2\n")
-    git(project, "stash", "-q")
-    write(project, "src/main.py", "print('main, staged')\n")
-    git(project, "add", "src/main.py")
-    write(project, "src/main.py", "print('main, staged and then edited')\n")
-    write(project, "notes.txt", "untracked notes\n")
-
-
 @pytest.fixture(params=["repo", "plain"])
 def project(request, workspace: Path) -> Path:
     fill(workspace)
     if request.param == "repo":
-        make_repo(workspace)
+        make_repo_with_work_in_progress(workspace)
     return workspace
 
 

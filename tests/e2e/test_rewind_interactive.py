@@ -4,10 +4,10 @@ real git, the loopback model server."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
+from tests.checkpoints.helpers import require_git
 from tests.e2e.test_interactive import terminal, wait_until  # noqa: F401  (the pty fixture)
 from tests.modelserver import RecordedRequest, Reply, text, tool
 
@@ -16,10 +16,7 @@ OFFERED = r"› (?:\x1b\[[0-9;]*m)*{}"  # the prompt, with text already in it
 
 @pytest.fixture(autouse=True)
 def git_binary() -> str:
-    found = shutil.which("git")
-    if found is None:
-        pytest.fail("git is not installed; checkpoints need it")
-    return found
+    return require_git()
 
 
 def test_undo_then_rewind_files_and_conversation(terminal, server, workspace, caretz):  # noqa: F811

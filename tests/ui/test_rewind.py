@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,13 @@ from caretz.runtime import start_session
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl
 from caretz.ui.rewind import RewindChooser
+from tests.checkpoints.helpers import require_git
 from tests.modelserver import ModelServer, text, tool
 
 
 @pytest.fixture(autouse=True)
 def git_binary() -> str:
-    found = shutil.which("git")
-    if found is None:
-        pytest.fail("git is not installed; checkpoints need it")
-    return found
+    return require_git()
 
 
 @pytest.fixture
@@ -109,9 +106,7 @@ def test_a_conflict_is_listed_and_no_keeps_the_users_file(repl, server, project)
     assert (project / "app.py").read_text() == "my own edit\n"
 
 
-def test_a_conversation_rewind_offers_the_prompt_again_and_keeps_the_files(
-    repl, server, project
-):
+def test_a_conversation_rewind_offers_the_prompt_again_and_keeps_the_files(repl, server, project):
     edit_turn(repl, server)
 
     done = said(repl, lambda: chooser(repl).rewind("1 conversation"))
