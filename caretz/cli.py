@@ -137,10 +137,17 @@ def rewind(
     checkpoint: Annotated[
         str | None, typer.Option(help="Back to this checkpoint (an ID from the list).")
     ] = None,
-    files_only: Annotated[bool, typer.Option(help="Restore the files only.")] = False,
-    conversation_only: Annotated[bool, typer.Option(help="Rewind the conversation only.")] = False,
+    files_only: Annotated[
+        bool, typer.Option("--files-only", help="Restore the files only.")
+    ] = False,
+    conversation_only: Annotated[
+        bool, typer.Option("--conversation-only", help="Rewind the conversation only.")
+    ] = False,
     force: Annotated[
-        bool, typer.Option(help="Overwrite files changed outside caretz since the checkpoint.")
+        bool,
+        typer.Option(
+            "--force", help="Overwrite files changed outside caretz since the checkpoint."
+        ),
     ] = False,
 ) -> None:
     """Restore a session's files, conversation or both to a checkpoint; without
