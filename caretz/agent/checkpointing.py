@@ -200,7 +200,11 @@ class TurnCheckpoints:
             self.off_reason = str(error)
             self._report_off(stage)
             return
-        self._emit(FAILED, stage=stage, message=f"checkpoint failed: {error}; the turn goes on")
+        if stage == "settle":
+            message = f"checkpoint: could not record the files as the turn left them: {error}"
+        else:
+            message = f"checkpoint failed: {error}; the turn goes on"
+        self._emit(FAILED, stage=stage, message=message)
 
     def _report_off(self, stage: str) -> None:
         if self.off_reason is None or self._reported:
