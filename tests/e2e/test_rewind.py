@@ -161,6 +161,8 @@ def test_a_conversation_rewind_is_where_continue_carries_on(caretz, server, work
     server.add(tool("write", path="two.txt", content="2\n"), text("Wrote two."))
     second = caretz("--continue", "-p", "write two")
     assert first.session_id == second.session_id
+    listing = caretz("rewind").stdout  # the resumed session keeps its first checkpoint
+    assert re.search(r"2\s+2\s+.*write two\n\s+1\s+1\s+.*write one\n", listing), listing
 
     rewound = caretz("rewind", "--turn", "2", "--conversation-only")
 
