@@ -9,6 +9,8 @@ five for each later kind) and the shadow repository's disk use:
   later, 1 file added
   settle                   the state after a turn (same work as a later checkpoint)
   restore 10 files         a rewind of one turn, its own rewind checkpoint included
+  a turn, through the hook the session's checkpoint (TurnCheckpoints) before a turn's
+                           first change plus its settled state at Turn.Ended, 10 files edited
 Targets: first under 2 s, later ones under 200 ms.
 
     .venv/bin/python benchmarks/checkpoint.py [--files 10000] [--runs 3]
@@ -31,7 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from caretz.agent.checkpointing import TurnCheckpoints  # noqa: E402
 from caretz.checkpoints import CheckpointMeta, CheckpointStore  # noqa: E402
+from caretz.messages import ToolCall  # noqa: E402
+from caretz.session.events import EventLog  # noqa: E402
+from caretz.tools.base import ToolContext  # noqa: E402
 
 
 def generate(project: Path, files: int, seed: int = 7) -> int:
@@ -82,6 +88,26 @@ def row(name: str, wall: list[float], cpu: list[float], goal: str) -> None:
     print(f"{name:<26}{median_wall:8.0f} ms {median_cpu:8.0f} ms   ({goal})")
 
 
+def turn_through_hook(
+    store: CheckpointStore, project: Path, scratch: Path, wall: list[float], cpu: list[float]
+) -> None:
+    """Five turns as a session runs them (the hook on the tool registry and on the log):
+    the checkpoint before the first change plus the settled state at the turn's end."""
+    log = EventLog(scratch / "session" / "events.jsonl")
+    hook = TurnCheckpoints(store)
+    hook.attach("bench-hook", log)
+    write, ctx = ToolCall("call_1", "write", {"path": "x", "content": ""}), ToolContext(project)
+    for turn in range(1, 6):
+        log.emit("Turn.Started", turn=turn, agent="main", prompt="p")
+        spent: list[float] = []
+        took = timed(lambda: hook.before_call(write, ctx), spent)
+        edit(project, 10, 100 + turn)  # the turn's own work, not counted
+        took += timed(lambda t=turn: log.emit("Turn.Ended", turn=t, agent="main"), spent)
+        wall.append(took)
+        cpu.append(sum(spent))
+    log.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
@@ -103,7 +129,7 @@ def main() -> None:
         first_disk = store.disk_usage()
 
         names = ["later, nothing changed", "later, 10 files edited", "later, 1 file added"]
-        names.append("settle")
+        names += ["settle", "a turn, through the hook"]
         figures: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in names}
 
         def measure(name: str, action: Callable[[], object]) -> None:
@@ -118,6 +144,7 @@ def main() -> None:
             (project / f"added{turn}.txt").write_text("new\n")
             measure("later, 1 file added", lambda m=meta: store.checkpoint(m))
             measure("settle", lambda m=meta: store.settle(m))
+        turn_through_hook(store, project, Path(scratch), *figures["a turn, through the hook"])
         target = store.checkpoint(CheckpointMeta("bench", 10, "p"))
         edit(project, 10, 99)
         store.settle(CheckpointMeta("bench", 10, "p"))
@@ -131,7 +158,7 @@ def main() -> None:
     print(f"{'':<26}{'wall':>8}    {'cpu':>8}")
     row("first checkpoint", firsts, first_cpu, "goal < 2000 ms")
     for name, (wall, cpu) in figures.items():
-        row(name, wall, cpu, "goal < 200 ms")
+        row(name, wall, cpu, "a checkpoint and a settle" if "hook" in name else "goal < 200 ms")
     print(f"{'restore 10 files':<26}{restore * 1000:8.0f} ms")
     print(f"disk after the first checkpoint {human(first_disk)}")
     print(

@@ -134,6 +134,37 @@ def sessions_show(ctx: typer.Context, session_id: str) -> None:
     raise typer.Exit(show_session(ctx.obj, session_id))
 
 
+@app.command("rewind")
+def rewind(
+    ctx: typer.Context,
+    session: Annotated[
+        str | None, typer.Argument(help="Session ID or a unique prefix [default: the latest].")
+    ] = None,
+    turn: Annotated[int | None, typer.Option(help="Back to before turn N's first change.")] = None,
+    checkpoint: Annotated[
+        str | None, typer.Option(help="Back to this checkpoint (an ID from the list).")
+    ] = None,
+    files_only: Annotated[
+        bool, typer.Option("--files-only", help="Restore the files only.")
+    ] = False,
+    conversation_only: Annotated[
+        bool, typer.Option("--conversation-only", help="Rewind the conversation only.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Overwrite files changed outside caretz since the checkpoint."
+        ),
+    ] = False,
+) -> None:
+    """Restore a session's files, conversation or both to a checkpoint; without
+    --turn or --checkpoint, list its checkpoints."""
+    from caretz.commands import rewind_session
+
+    scope = {"files_only": files_only, "conversation_only": conversation_only}
+    raise typer.Exit(rewind_session(ctx.obj, session, turn, checkpoint, force=force, **scope))
+
+
 def _mount_guard() -> None:
     from caretz.eval.cli import guard_app
 

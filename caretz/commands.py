@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from caretz.agent.turn import TurnResult
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
-    from caretz.runtime import Output, Session
+    from caretz.runtime.session import Output, Session
 
 
 def load_settings(overrides: Flags) -> Settings:
@@ -58,7 +58,7 @@ def make_output(settings: Settings) -> Output:
 def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     from caretz.agent.driver import run_with_auto_resume
     from caretz.config_base import ConfigError
-    from caretz.runtime import start_session
+    from caretz.runtime.session import start_session
     from caretz.session.store import SessionNotFound
 
     output = make_output(settings)
@@ -72,7 +72,7 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     try:
         result = run_with_auto_resume(session.agent, prompt)
     finally:
-        session.log.close()
+        session.close()
     output.closing(result_summary(session, result, time.monotonic() - started))
     return result.exit_code
 
@@ -131,6 +131,28 @@ def list_sessions(overrides: Flags) -> int:
     for info in sessions:
         sys.stdout.write(list_line(info) + "\n")
     return 0
+
+
+def rewind_session(
+    overrides: Flags,
+    session: str | None,
+    turn: int | None,
+    checkpoint: str | None,
+    *,
+    files_only: bool = False,
+    conversation_only: bool = False,
+    force: bool = False,
+) -> int:
+    """`caretz rewind`: see caretz.ui.rewind_command."""
+    from caretz.config_base import ConfigError
+    from caretz.ui.rewind_command import RewindArgs, run_rewind
+
+    args = RewindArgs(session, turn, checkpoint, files_only, conversation_only, force)
+    try:
+        settings = load_settings(overrides)
+    except ConfigError as error:
+        return fail(str(error))
+    return run_rewind(settings, args)
 
 
 def show_session(overrides: Flags, session_id: str) -> int:

@@ -56,8 +56,7 @@ WIRING = {
     "caretz.tools",
     "caretz.usage_error",
 }
-MAY_IMPORT["caretz.runtime"] = WIRING | {"caretz.runtime_permissions"}
-MAY_IMPORT["caretz.runtime_permissions"] = WIRING
+MAY_IMPORT["caretz.runtime"] = WIRING
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.ui"}

@@ -12,6 +12,7 @@ from caretz.checkpoints.model import CHANGED_LIMIT, Checkpoint, RestoreResult
 
 CREATED = "Checkpoint.Created"
 RESTORED = "Checkpoint.Restored"
+FAILED = "Checkpoint.Failed"  # a checkpoint could not be taken: {stage, message}
 Scope = Literal["files", "conversation", "both"]
 
 
@@ -34,10 +35,12 @@ def restored_fields(
     target: Checkpoint,
     result: RestoreResult | None = None,
     paths: list[str] | None = None,
+    before: Checkpoint | None = None,
 ) -> dict[str, Any]:
     """`Checkpoint.Restored`: a rewind of the files, the conversation, or both.
 
-    `result` is None for a conversation-only rewind (no file was touched).
+    `result` is None for a conversation-only rewind (no file was touched); `before`
+    is then the checkpoint that rewind took (`CheckpointStore.mark_rewind`), if any.
     """
     fields: dict[str, Any] = {
         "scope": scope,
@@ -47,7 +50,7 @@ def restored_fields(
         "paths": paths,
     }
     if result is None:
-        return fields
+        return fields if before is None else {**fields, "before": before.id}
     changes = [{"path": c.path, "status": c.status} for c in result.changes]
     return {
         **fields,

@@ -8,6 +8,8 @@ from caretz.checkpoints.model import Checkpoint, Conflict
 from caretz.text import shorten
 
 NOTE_LIMIT = 300
+# How `caretz rewind` is told each scope of a rewind.
+SCOPE_FLAGS = {"files": "--files-only", "conversation": "--conversation-only", "both": ""}
 
 
 def left_out_note(checkpoint: Checkpoint) -> str | None:
@@ -20,8 +22,19 @@ def left_out_note(checkpoint: Checkpoint) -> str | None:
 
 def undo_command(checkpoint: Checkpoint, files_only: bool = True) -> str:
     """The command that puts the files back as they were before `checkpoint`'s turn."""
+    return rewind_command(checkpoint.session, checkpoint.turn, files_only)
+
+
+def rewind_command(session: str, turn: int, files_only: bool = True) -> str:
+    """`caretz rewind` back to before turn `turn` of `session` (its files only, by default)."""
     scope = " --files-only" if files_only else ""
-    return f"caretz rewind {checkpoint.session} --turn {checkpoint.turn}{scope}"
+    return f"caretz rewind {session} --turn {turn}{scope}"
+
+
+def checkpoint_command(session: str, checkpoint_id: str, scope: str = "") -> str:
+    """`caretz rewind` back to one checkpoint by its id: how a rewind is undone (its
+    own checkpoint, taken first). `scope` is "", "--files-only" or "--conversation-only"."""
+    return f"caretz rewind {session} --checkpoint {checkpoint_id[:12]} {scope}".rstrip()
 
 
 def conflict_lines(conflicts: Sequence[Conflict]) -> list[str]:

@@ -214,6 +214,17 @@ class CheckpointStore:
             files = tuple(c.as_file_change() for c in changes)
             return RestoreResult(target, before, files, displaced, conflicts)
 
+    def mark_rewind(self, target: Checkpoint, meta: CheckpointMeta) -> Checkpoint:
+        """A "rewind" checkpoint of the tree as it is, for a rewind that restores no file
+        (the conversation only), so that it can be undone like any other rewind."""
+        with self.git.locked():
+            self._ready()
+            records = history.chain(self.git, meta.session)
+            now = self.stager.snapshot()
+            before = self._commit("rewind", now, meta, records, restored_to=target.id)
+            self._settle([*records, before], meta)
+            return before
+
     # -- disk ------------------------------------------------------------------------
 
     def disk_usage(self) -> int:

@@ -6,10 +6,11 @@ lives with the guard (`caretz.guard.config`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from caretz.config_base import PositiveDuration, Section, parse_duration
 from caretz.guard.config import LoopGuardConfig
@@ -130,6 +131,46 @@ class PermissionsConfig(Section):
         return {"allow": self.allow, "ask": self.ask, "deny": self.deny}
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def parse_size(value: str | int) -> int:
+    """'5MB', '500KB', '1GB' or a number of bytes → bytes (KB, MB, GB are powers of 1024)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
+    if isinstance(value, int):
+        return value
+    match = _SIZE.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a size such as '5MB', '500KB' or '1GB'")
+    unit = match.group(2).lower().rstrip("b").rstrip("i")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+
+
+def _positive_size(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
+    if parse_size(value) <= 0:
+        raise ValueError("must be more than 0 bytes")
+    return value
+
+
+# A size above zero, kept as written ("5MB"); `parse_size` gives the bytes.
+PositiveSize = Annotated[str | int, BeforeValidator(_positive_size)]
+
+
+class CheckpointsConfig(Section):
+    """`checkpoints`: snapshots of the project before each turn's first change."""
+
+    enabled: bool = True
+    max_file_size: PositiveSize = "5MB"  # larger files are left out of snapshots
+
+    @property
+    def max_file_size_bytes(self) -> int:
+        return parse_size(self.max_file_size)
+
+
 class Profile(Section):
     model: ModelRef = DEFAULT_MODEL
     base_url: BaseUrl | None = None
@@ -144,6 +185,7 @@ class Profile(Section):
     context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=1000)  # tokens; compaction nears it
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
     @property
     def bash_timeout_s(self) -> float:

@@ -286,7 +286,8 @@ def open_judge(
     """The judge model through the runtime's own wiring (any provider, `local/PATH.gguf`,
     a bare model ID on `base_url`); a missing key or model fails here, before any replay."""
     from caretz.providers.resolve import resolve_model
-    from caretz.runtime import model_judge, open_provider
+    from caretz.runtime.judge import model_judge
+    from caretz.runtime.models import open_provider
 
     if reasoning is not None and reasoning not in REASONING_LEVELS:
         raise UsageProblem(f"--reasoning {reasoning!r}: expected off, low, medium or high")

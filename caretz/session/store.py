@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ class History:
     turns: int
     last_request: str | None
     last_answer: str | None
+    # The main turns whose prompts the conversation holds (a rewind drops some).
+    live_turns: tuple[int, ...] = ()
 
 
 class SessionStore:
@@ -93,27 +96,63 @@ class SessionStore:
         return SessionInfo(session_id, path.parent, started, model, first_prompt, turns, status)
 
 
-def rebuild_history(events: list[dict[str, Any]]) -> History:
+REWOUND = "Checkpoint.Restored"  # the event of caretz.checkpoints.events.RESTORED
+_CONVERSATION_SCOPES = ("conversation", "both")
+
+
+@dataclass
+class _Rebuilding:
+    """The conversation as the log is read; saved at each turn's start and each rewind."""
+
+    conversation: list[Message] = field(default_factory=list)
+    turns: int = 0
+    last_request: str | None = None
+    last_answer: str | None = None
+    live_turns: tuple[int, ...] = ()
+
+    def saved(self) -> _Rebuilding:
+        answer_dangling_calls(self.conversation, SESSION_ENDED)
+        return replace(self, conversation=list(self.conversation))
+
+    def go_back_to(self, saved: _Rebuilding) -> None:
+        self.conversation = list(saved.conversation)
+        self.last_request, self.last_answer = saved.last_request, saved.last_answer
+        self.live_turns = saved.live_turns  # `turns` only grows: numbers are never reused
+
+    def history(self) -> History:
+        answer_dangling_calls(self.conversation, SESSION_ENDED)
+        return History(
+            self.conversation, self.turns, self.last_request, self.last_answer, self.live_turns
+        )
+
+
+def rebuild_history(events: Iterable[dict[str, Any]]) -> History:
     """The main agent's conversation as it stood at the end of the log.
 
     Guard notes were never part of the conversation, so they are not rebuilt;
     tool calls left without a result (a killed process) get one saying so. A
-    `Session.Compacted` event holds the whole conversation after a compaction.
+    `Session.Compacted` event holds the whole conversation after a compaction. A
+    rewind of the conversation (`Checkpoint.Restored` with scope "conversation" or
+    "both") puts it back as it was before the turn rewound to, or, for a rewind
+    to a rewind's own checkpoint, as it was when that rewind happened.
     """
-    conversation: list[Message] = []
-    turns, last_request, last_answer = 0, None, None
+    state = _Rebuilding()
+    turn_starts: dict[int, _Rebuilding] = {}
+    rewinds: dict[str, _Rebuilding] = {}
     for event in events:
         if event.get("agent", "main") != "main":
             continue
         kind = event.get("type")
         if kind == "Turn.Started":
-            answer_dangling_calls(conversation, SESSION_ENDED)
-            conversation.append(Message("user", event["prompt"]))
-            turns, last_request = turns + 1, event["prompt"]
+            number = int(event.get("turn") or state.turns + 1)
+            turn_starts[number] = state.saved()
+            state.conversation.append(Message("user", event["prompt"]))
+            state.turns, state.last_request = state.turns + 1, event["prompt"]
+            state.live_turns = (*state.live_turns, number)
         elif kind == "Model.Response":
-            conversation.append(Message.from_dict(event["message"]))
+            state.conversation.append(Message.from_dict(event["message"]))
         elif kind == "Tool.Result":
-            conversation.append(
+            state.conversation.append(
                 Message(
                     "tool",
                     event.get("output", ""),
@@ -122,9 +161,34 @@ def rebuild_history(events: list[dict[str, Any]]) -> History:
                 )
             )
         elif kind == "Turn.Ended":
-            last_answer = event.get("text", last_answer)
+            state.last_answer = event.get("text", state.last_answer)
         elif kind == "Session.Compacted":
             # The compacted conversation replaces everything rebuilt so far.
-            conversation = [Message.from_dict(m) for m in event["conversation"]]
-    answer_dangling_calls(conversation, SESSION_ENDED)
-    return History(conversation, turns, last_request, last_answer)
+            state.conversation = [Message.from_dict(m) for m in event["conversation"]]
+        elif kind == REWOUND:
+            _rewind(state, event, turn_starts, rewinds)
+    return state.history()
+
+
+def _rewind(
+    state: _Rebuilding,
+    event: dict[str, Any],
+    turn_starts: dict[int, _Rebuilding],
+    rewinds: dict[str, _Rebuilding],
+) -> None:
+    if event.get("before"):
+        rewinds[str(event["before"])] = state.saved()
+    if event.get("scope") not in _CONVERSATION_SCOPES:
+        return
+    target = rewinds.get(str(event.get("to"))) or turn_starts.get(int(event.get("to_turn") or 0))
+    if target is not None:
+        state.go_back_to(target)
+
+
+def turn_prompt(events: Iterable[dict[str, Any]], turn: int) -> str | None:
+    """The prompt of the main agent's turn `turn`, as it was sent."""
+    for event in events:
+        is_main = event.get("type") == "Turn.Started" and event.get("agent", "main") == "main"
+        if is_main and event.get("turn") == turn:
+            return str(event.get("prompt", ""))
+    return None

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from caretz.providers.base import Retrying
 from caretz.text import one_line, shorten
+from caretz.ui.checkpoint_lines import CheckpointLines
 
 _ARG_PREVIEW = 80
 
@@ -38,6 +39,7 @@ class TextOutput:
         self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self.calls: dict[str, dict[str, Any]] = {}
         self.mid_line = False
+        self.checkpoint_lines = CheckpointLines()
 
     # -- streamed deltas (TurnListener) -----------------------------------------
     def on_response_start(self) -> None:
@@ -72,6 +74,8 @@ class TextOutput:
             from caretz.ui.permission_lines import permission_line
 
             self.line(f"[yellow]{escape(permission_line(event) or '')}[/]")
+        for markup in self.checkpoint_lines.render(event):
+            self.line(markup)
 
     def tool_line(self, event: dict[str, Any]) -> None:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})

@@ -27,6 +27,7 @@ from rich.text import Text
 
 from caretz.providers.base import Retrying
 from caretz.text import shorten
+from caretz.ui.checkpoint_lines import CheckpointLines
 from caretz.ui.console import call_preview
 from caretz.ui.guard_lines import render_lines
 from caretz.ui.permission_lines import permission_line
@@ -172,6 +173,7 @@ class LiveView:
         self.stream: MarkdownStream | None = None
         self.region = _Region()
         self.live: Live | None = None
+        self.checkpoint_lines = CheckpointLines(interactive=True)
 
     # -- a turn's lifetime ----------------------------------------------------------
     def begin_turn(self) -> None:
@@ -243,6 +245,11 @@ class LiveView:
         kind = event["type"]
         if event.get("agent", "main") != "main" and not kind.startswith("LoopGuard."):
             return
+        self.on_session_event(kind, event)
+        for markup in self.checkpoint_lines.render(event):
+            self.print(markup)
+
+    def on_session_event(self, kind: str, event: dict[str, Any]) -> None:
         if kind == "Model.Response":
             self.on_response(event)
         elif kind == "Tool.Called":

@@ -54,7 +54,7 @@ def run_repl(
 ) -> int:
     """Run the interactive session until the user leaves; returns the exit code."""
     from caretz.config_base import ConfigError
-    from caretz.runtime import start_session
+    from caretz.runtime.session import start_session
     from caretz.session.store import SessionNotFound
     from caretz.usage_error import fail
 
@@ -68,6 +68,8 @@ def run_repl(
         )
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
+    if session.checkpoints is not None:
+        session.checkpoints.prepare_in_background()  # while the first message is typed
     repl = Repl(session, view, console, env, overrides)
     try:
         repl.welcome(resumed=resume is not None)
@@ -113,8 +115,9 @@ class Repl(SessionControl):
         """The next line typed; CTRL_C for Ctrl-C on an empty line; None to leave."""
         if self.prompt is None:
             self.prompt = self.build_prompt()
+        draft, self.draft = self.draft, ""
         try:
-            return self.prompt.prompt()
+            return self.prompt.prompt(default=draft)
         except EOFError:
             return None
         except KeyboardInterrupt:
@@ -199,7 +202,7 @@ class Repl(SessionControl):
 
     def close(self) -> None:
         session = self.session
-        session.log.close()
+        session.close()
         self.console.print(
             f"[dim]session {session.id} · resume with:[/] caretz --resume {session.id}",
             highlight=False,

@@ -24,7 +24,7 @@ from caretz.ui.live import LiveView
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
-    from caretz.runtime import Session
+    from caretz.runtime.session import Session
     from caretz.session.store import SessionStore
 
 RECAP_LINES = 30  # lines of the last answer shown when a session is resumed
@@ -32,6 +32,8 @@ RECAP_LINES = 30  # lines of the last answer shown when a session is resumed
 
 class SessionControl:
     """The running interactive session; slash commands act on it."""
+
+    draft = ""  # text the next prompt starts with (a rewound turn's prompt)
 
     def __init__(
         self,
@@ -86,7 +88,7 @@ class SessionControl:
     # -- session changes (slash commands) ---------------------------------------------------
     def switch_model(self, ref: str) -> None:
         from caretz.config_base import ConfigError
-        from caretz.runtime import switch_model
+        from caretz.runtime.switches import switch_model
 
         try:
             model = switch_model(self.session, ref, self.env)
@@ -99,7 +101,7 @@ class SessionControl:
     def switch_profile(self, name: str) -> None:
         from caretz.config.settings import resolve_settings
         from caretz.config_base import ConfigError
-        from caretz.runtime import apply_settings
+        from caretz.runtime.switches import apply_settings
 
         path = self.session.settings.config_path
         base = self.overrides or {"config": path if path.is_file() else None}
@@ -116,7 +118,7 @@ class SessionControl:
 
     def set_guard_mode(self, mode: str) -> None:
         from caretz.config_base import ConfigError
-        from caretz.runtime import set_guard_mode
+        from caretz.runtime.switches import set_guard_mode
 
         try:
             set_guard_mode(self.session, mode)
@@ -129,7 +131,7 @@ class SessionControl:
 
     def set_permission_mode(self, mode: str) -> None:
         from caretz.config_base import ConfigError
-        from caretz.runtime import set_permission_mode
+        from caretz.runtime.switches import set_permission_mode
 
         try:
             set_permission_mode(self.session, mode, self.env)
@@ -173,7 +175,7 @@ class SessionControl:
         """Leave this session for a new one (or a past one); the model, profile and
         guard mode in use carry over."""
         from caretz.config_base import ConfigError
-        from caretz.runtime import start_session
+        from caretz.runtime.session import start_session
         from caretz.session.store import SessionNotFound
 
         old = self.session
@@ -189,7 +191,7 @@ class SessionControl:
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))
             return False
-        old.log.close()
+        old.close()
         self.info(f"left session {old.id} (reopen it with /resume {old.id})")
         self.session = session
         self.meter.forget()

@@ -69,4 +69,8 @@ def describe_event(event: dict[str, Any]) -> str | None:
         )
     if kind == "Turn.Ended":
         return f"[{event['status']}] {event.get('message') or ''}".rstrip()
+    if kind.startswith("Checkpoint."):
+        from caretz.ui.checkpoint_lines import describe
+
+        return describe(event)
     return None

@@ -198,6 +198,18 @@ def compact_now(repl: SessionControl, argument: str) -> None:
     repl.compact(reason="manual")
 
 
+def rewind_to(repl: SessionControl, argument: str) -> None:
+    from caretz.ui.rewind import RewindChooser
+
+    RewindChooser(repl).rewind(argument)
+
+
+def undo_turn(repl: SessionControl, argument: str) -> None:
+    from caretz.ui.rewind import RewindChooser
+
+    RewindChooser(repl).undo()
+
+
 def exit_repl(repl: SessionControl, argument: str) -> None:
     repl.running = False
 
@@ -271,6 +283,15 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("clear", "", "start a new, empty conversation", clear_conversation),
     SlashCommand("cost", "", "tokens, money and context used so far", show_cost),
     SlashCommand("compact", "", "summarize older turns now to free context", compact_now),
+    SlashCommand(
+        "rewind",
+        "[N [files|conversation|both]]",
+        "list checkpoints; restore files, conversation or both",
+        rewind_to,
+    ),
+    SlashCommand(
+        "undo", "", "rewind the last turn that changed files, and its conversation", undo_turn
+    ),
     SlashCommand("exit", "", "leave (Ctrl-D does too)", exit_repl),
 ]
 ALIASES = {"quit": "exit", "q": "exit", "new": "clear", "?": "help"}

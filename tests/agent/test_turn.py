@@ -22,7 +22,7 @@ from caretz.guard.model import Verdict
 from caretz.guard.seam import Guard, NullGuard
 from caretz.messages import Message, ModelRequest
 from caretz.permissions.settings import DISALLOWED_SOURCE, rules_from_disallowed_tools
-from caretz.runtime_permissions import build_tools
+from caretz.runtime.permissions import build_tools
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 from caretz.tools.permission import SessionPermissions

@@ -4,22 +4,18 @@ and a checkpoint store with a hand-moved clock."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from caretz.checkpoints import CheckpointStore
-from tests.checkpoints.helpers import Clock, git, write
+from tests.checkpoints.helpers import Clock, make_repo_with_work_in_progress, require_git, write
 
 
 @pytest.fixture(autouse=True)
 def git_binary() -> str:
     """Every checkpoint test needs the real git: fail, never skip, without it."""
-    found = shutil.which("git")
-    if found is None:
-        pytest.fail("git is not installed; the checkpoint tests need it")
-    return found
+    return require_git()
 
 
 @pytest.fixture
@@ -52,15 +48,7 @@ def repo_project(tmp_path: Path) -> Path:
     write(project, "src/main.py", "print('main')\n")
     write(project, "src/lib.py", "X = 1\n")
     write(project, "tool.sh", "#!/bin/sh\necho tool\n", executable=True)
-    git(project.parent, "init", "-q", project.name)
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "first")
-    write(project, "src/lib.py", "X = 2\n")
-    git(project, "stash", "-q")
-    write(project, "src/main.py", "print('main, staged')\n")
-    git(project, "add", "src/main.py")
-    write(project, "src/main.py", "print('main, staged and then edited')\n")
-    write(project, "notes.txt", "untracked notes\n")
+    make_repo_with_work_in_progress(project)
     write(project, "debug.log", "ignored log\n")
     write(project, "build/out.bin", "ignored build output\n")
     return project

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from caretz.checkpoints import CheckpointMeta
 
@@ -38,6 +41,28 @@ def git(project: Path, *args: str) -> str:
         check=True,
     )
     return done.stdout.decode()
+
+
+def require_git() -> str:
+    """The real git: a test that needs it fails, never skips, without it."""
+    found = shutil.which("git")
+    if found is None:
+        pytest.fail("git is not installed; checkpoints and their tests need it")
+    return found
+
+
+def make_repo_with_work_in_progress(project: Path) -> None:
+    """`git init` and a first commit of the project's files, then a stash (src/lib.py),
+    staged work edited again after staging (src/main.py) and an untracked notes.txt."""
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "first")
+    write(project, "src/lib.py", "X = 2\n")
+    git(project, "stash", "-q")
+    write(project, "src/main.py", "print('main, staged')\n")
+    git(project, "add", "src/main.py")
+    write(project, "src/main.py", "print('main, staged and then edited')\n")
+    write(project, "notes.txt", "untracked notes\n")
 
 
 def write(root: Path, relative: str, text: str, executable: bool = False) -> Path:

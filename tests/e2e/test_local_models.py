@@ -37,7 +37,7 @@ from caretz.providers.entry import LocalModel, ProviderEntry
 from caretz.providers.local import LocalServers
 from caretz.providers.local_spec import display_path
 from caretz.providers.registry import create_provider
-from caretz.runtime import model_judge
+from caretz.runtime.judge import model_judge
 
 if find_spec("xllamacpp") is None:
     pytest.skip("xllamacpp is not installed: pip install xllamacpp", allow_module_level=True)

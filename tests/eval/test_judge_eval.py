@@ -30,7 +30,7 @@ from caretz.eval.verdict_cache import CACHE_FILE
 from caretz.guard.config import LoopGuardConfig
 from caretz.pricing import cost_usd
 from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
-from caretz.runtime import model_judge
+from caretz.runtime.judge import model_judge
 from tests.eval.judge_fixtures import CALLS, PRICE_IN, PRICE_OUT, ScriptedJudgeServer, write_corpus
 from tests.modelserver import ModelServer, text
 

@@ -14,7 +14,7 @@ from caretz.guard.seam import AutoResume, Block, Continue, Cut, Redirect, Stop, 
 from caretz.guard.triggers import build_triggers
 from caretz.messages import Message, ToolCall, Usage
 from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
-from caretz.runtime import model_judge
+from caretz.runtime.judge import model_judge
 from caretz.ui.guard_lines import render_lines
 from tests.modelserver import ModelServer, text
 from tests.scripted import NOT_STUCK, ScriptedJudge

@@ -17,7 +17,7 @@ from caretz.guard.model import Verdict
 from caretz.messages import Message, ModelRequest, ModelResponse, Usage
 from caretz.providers.base import Completed, StreamEvent, TextDelta
 from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
-from caretz.runtime import model_judge
+from caretz.runtime.judge import model_judge
 from tests.modelserver import ModelServer, error, text
 
 STUCK_JSON = json.dumps(

@@ -19,7 +19,7 @@ from caretz.permissions.settings import (
     rules_from_disallowed_tools,
     rules_from_permissions,
 )
-from caretz.runtime_permissions import build_tools
+from caretz.runtime.permissions import build_tools
 from caretz.tools.asking import Answer, Question
 from caretz.tools.base import ToolContext, ToolResult
 from caretz.tools.permission import PermissionCheck, SessionPermissions

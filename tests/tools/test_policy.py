@@ -19,7 +19,7 @@ from caretz.permissions.settings import (
     disallowed_origin,
     rules_from_disallowed_tools,
 )
-from caretz.runtime_permissions import build_tools
+from caretz.runtime.permissions import build_tools
 from caretz.tools.base import ToolContext
 from caretz.tools.permission import SessionPermissions
 from caretz.tools.registry import ToolRegistry

@@ -10,6 +10,7 @@ that cannot be read is a ConfigError naming the file and the rule, and a
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from caretz.permissions.rules import Rule
     from caretz.tools.asking import Asker
     from caretz.tools.permission import SessionPermissions
-    from caretz.tools.registry import ToolRegistry
+    from caretz.tools.registry import BeforeCall, ToolRegistry
 
 
 def commands_sandboxed(settings: Settings) -> bool:
@@ -88,14 +89,17 @@ def load_permissions(
     )
 
 
-def build_tools(permissions: SessionPermissions) -> ToolRegistry:
+def build_tools(
+    permissions: SessionPermissions, extra_checks: Sequence[BeforeCall] = ()
+) -> ToolRegistry:
     """The built-in tools under the session's permission check (rules and mode, in every
-    guard mode; the user's disallowedTools are deny rules in it)."""
+    guard mode; the user's disallowedTools are deny rules in it). `extra_checks` (the
+    session's checkpoints) run after it, so a refused call takes no checkpoint."""
     from caretz.tools.permission import PermissionCheck
     from caretz.tools.registry import ToolRegistry, default_tools
 
     registry = ToolRegistry(default_tools())
-    registry.before_call = (PermissionCheck(permissions, registry.effect_of),)
+    registry.before_call = (PermissionCheck(permissions, registry.effect_of), *extra_checks)
     return registry
 
 

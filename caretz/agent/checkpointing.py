@@ -1,0 +1,213 @@
+"""Checkpoints taken for the turns of a session: one before each turn's first change.
+
+`TurnCheckpoints` sits on two seams and leaves the turn loop alone: it follows the
+session log (a main `Turn.Started` opens a turn, its `Turn.Ended` closes it and
+records the tree as the turn left it), and its `before_call` is one of the tool
+registry's before-call checks, so the first call of a turn that may change files
+(subagents' calls included: they share the registry's checks) takes the snapshot
+first. A failure is a `Checkpoint.Failed` warning and the turn goes on; git missing
+or a project too large switches checkpoints off for the session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from caretz.checkpoints import (
+    CheckpointError,
+    CheckpointMeta,
+    CheckpointStore,
+    GitNotFound,
+    ProjectTooLarge,
+    SnapshotLimits,
+)
+from caretz.checkpoints.events import CREATED, FAILED, created_fields
+from caretz.checkpoints.notices import left_out_note
+from caretz.checkpoints.project import project_root
+from caretz.messages import ToolCall
+
+if TYPE_CHECKING:
+    from caretz.session.events import EventLog
+    from caretz.tools.base import ToolContext
+
+# Tools that only read. Any other tool (write, edit, and whatever is added later)
+# counts as a change; the shell counts as one unless it cannot write.
+READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "task"})
+SHELL_TOOLS = frozenset({"bash"})
+
+
+def may_change_files(call: ToolCall, shell_can_write: bool = True) -> bool:
+    """Whether `call` may change the project's files, so a checkpoint must come first.
+
+    `shell_can_write` is False in a mode where commands cannot write (a read-only
+    sandbox or permission mode).
+    """
+    if call.name in READ_ONLY_TOOLS:
+        return False
+    if call.name in SHELL_TOOLS:
+        return shell_can_write
+    return True
+
+
+def open_store(
+    data_dir: Path, workspace: Path, max_file_size: int, env: Mapping[str, str] | None = None
+) -> CheckpointStore:
+    """The store for the project `workspace` belongs to; raises CheckpointError."""
+    limits = SnapshotLimits(size_cap=max_file_size)
+    return CheckpointStore.open(data_dir, project_root(workspace), limits=limits, env=env)
+
+
+class TurnCheckpoints:
+    """A session's checkpoints; see the module docstring."""
+
+    def __init__(
+        self,
+        store: CheckpointStore | None,
+        off_reason: str | None = None,
+        shell_can_write: Callable[[], bool] = lambda: True,
+    ):
+        self.store = store
+        self.off_reason = off_reason  # why checkpoints are off, once they are
+        self.shell_can_write = shell_can_write
+        self.session = ""
+        self._emit: Callable[..., Any] = lambda *args, **fields: None
+        self._turn: int | None = None  # the main turn running now
+        self._prompt = ""
+        self._taken = False  # this turn asked for its checkpoint
+        self._settle_due = False  # ...and may have one (an interrupt leaves it unknown)
+        self._reported = False
+        self._preparing: threading.Thread | None = None
+        self._prepare_failure: CheckpointError | None = None
+
+    @classmethod
+    def opened(
+        cls,
+        data_dir: Path,
+        workspace: Path,
+        max_file_size: int,
+        shell_can_write: Callable[[], bool] = lambda: True,
+        env: Mapping[str, str] | None = None,
+    ) -> TurnCheckpoints:
+        """Checkpoints for the project of `workspace`, or off with the reason (no git)."""
+        try:
+            store = open_store(data_dir, workspace, max_file_size, env)
+        except CheckpointError as error:
+            return cls(None, str(error), shell_can_write)
+        return cls(store, None, shell_can_write)
+
+    @property
+    def active(self) -> bool:
+        return self.store is not None and self.off_reason is None
+
+    def attach(self, session_id: str, log: EventLog) -> None:
+        """Follow this session's log; says at once when checkpoints are off."""
+        self.session = session_id
+        self._emit = log.emit
+        log.subscribe(self.on_event)
+        self._report_off("open")
+
+    def prepare_in_background(self) -> None:
+        """Stage the project now, while the user types, so the first checkpoint is quick."""
+        if not self.active or self._preparing is not None:
+            return
+        self._preparing = threading.Thread(
+            target=self._prepare, name="caretz-checkpoint-prepare", daemon=True
+        )
+        self._preparing.start()
+
+    def _prepare(self) -> None:
+        assert self.store is not None
+        try:
+            self.store.prepare()
+        except Exception as error:  # reported from the main thread (see _collect_prepare)
+            self._prepare_failure = (
+                error if isinstance(error, CheckpointError) else CheckpointError(str(error))
+            )
+
+    def _collect_prepare(self, wait: bool) -> None:
+        """Takes in the background staging's outcome: a project too large switches
+        checkpoints off; any other failure is left to the checkpoint to meet again."""
+        thread = self._preparing
+        if thread is None or (thread.is_alive() and not wait):
+            return
+        thread.join()
+        self._preparing = None
+        if isinstance(self._prepare_failure, ProjectTooLarge):
+            self._failed("prepare", self._prepare_failure)
+
+    # -- the seams -----------------------------------------------------------------------
+    def before_call(self, call: ToolCall, ctx: ToolContext) -> None:
+        """A tool registry check: the turn's checkpoint before its first change."""
+        if self._turn is None or self._taken or not self.active:
+            return
+        if not may_change_files(call, self.shell_can_write()):
+            return
+        self._taken = True
+        self._collect_prepare(wait=True)
+        if not self.active:
+            return
+        self._settle_due = True
+        try:
+            assert self.store is not None
+            checkpoint = self.store.checkpoint(
+                CheckpointMeta(self.session, self._turn, self._prompt)
+            )
+        except Exception as error:
+            self._settle_due = False
+            self._failed("checkpoint", error)
+            return
+        self._emit(
+            CREATED,
+            **created_fields(checkpoint),
+            note=left_out_note(checkpoint),
+            project=str(self.store.project),
+        )
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        """Follows the main agent's turns in the session log."""
+        if event.get("agent", "main") != "main":
+            return
+        kind = event.get("type")
+        if kind == "Turn.Started":
+            self.end_turn()  # a turn that ended without its Turn.Ended (it crashed)
+            self._turn, self._prompt = int(event.get("turn") or 0), str(event.get("prompt", ""))
+            self._collect_prepare(wait=False)
+        elif kind == "Turn.Ended":
+            self.end_turn()
+
+    def end_turn(self) -> None:
+        """Records the tree as the turn left it, if the turn took a checkpoint."""
+        turn, due = self._turn, self._settle_due
+        self._turn, self._taken, self._settle_due = None, False, False
+        if not due or turn is None or not self.active:
+            return
+        try:
+            assert self.store is not None
+            self.store.settle(CheckpointMeta(self.session, turn, self._prompt))
+        except Exception as error:
+            self._failed("settle", error)
+
+    def close(self) -> None:
+        """At the session's end: settles a turn left open."""
+        self.end_turn()
+
+    # -- warnings ------------------------------------------------------------------------
+    def _failed(self, stage: str, error: BaseException) -> None:
+        if isinstance(error, GitNotFound | ProjectTooLarge):
+            self.off_reason = str(error)
+            self._report_off(stage)
+            return
+        if stage == "settle":
+            message = f"checkpoint: could not record the files as the turn left them: {error}"
+        else:
+            message = f"checkpoint failed: {error}; the turn goes on"
+        self._emit(FAILED, stage=stage, message=message)
+
+    def _report_off(self, stage: str) -> None:
+        if self.off_reason is None or self._reported:
+            return
+        self._reported = True
+        self._emit(FAILED, stage=stage, message=self.off_reason, off=True)

@@ -1,0 +1,1 @@
+"""Wiring: settings in, a ready session out (see session.py)."""

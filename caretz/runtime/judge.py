@@ -1,0 +1,103 @@
+"""The loop guard's judge and the guard itself, built from settings.
+
+The judge is the configured judge model, else the model the session runs now; a
+guard is built only when the mode is not off (otherwise the agent runs on NullGuard).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from caretz.guard.model import JudgeResult
+from caretz.guard.seam import Guard, NullGuard
+from caretz.runtime.models import open_provider
+from caretz.session.events import EventLog
+
+if TYPE_CHECKING:
+    from caretz.config.settings import Settings
+    from caretz.guard.config import LoopGuardConfig
+    from caretz.guard.judge import ModelJudge
+    from caretz.guard.model import Judge
+    from caretz.messages import ModelRequest, ModelResponse, Reasoning
+    from caretz.providers.base import Provider
+    from caretz.providers.resolve import ResolvedModel
+
+
+def model_judge(
+    provider: Provider,
+    model_id: str,
+    model_ref: str,
+    reasoning: Reasoning = "off",
+    clock: Callable[[], float] = time.monotonic,
+) -> ModelJudge:
+    """A judge that asks `provider`'s model; a timed-out request is closed at its next event."""
+    from caretz.guard.judge import ModelJudge
+    from caretz.providers.base import collect
+
+    def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
+        return collect(provider.stream(request), cancelled)
+
+    return ModelJudge(complete, model_id, model_ref, reasoning, clock)
+
+
+def build_judge(settings: Settings, session_model: ResolvedModel, env: Mapping[str, str]) -> Judge:
+    """The configured judge model, or the session's own model when none is set."""
+    from caretz.config.settings import resolve_judge_model
+
+    judge_model = resolve_judge_model(settings) or session_model
+    reasoning = settings.loop_guard.judge.reasoning or "off"
+    provider = open_provider(judge_model, env)
+    return model_judge(provider, judge_model.model_id, judge_model.ref, reasoning)
+
+
+class SessionJudge:
+    """The loop guard's judge: the configured judge model, else the model the session runs now.
+
+    Built on first use and rebuilt when the session's model changes (`follow`), so a
+    guard switched on mid-session, or after a /model switch, always has a judge.
+    A judge that cannot be built (a missing key) answers "not stuck" with the reason.
+    """
+
+    def __init__(self, settings: Settings, env: Mapping[str, str], session_model: ResolvedModel):
+        self.settings = settings
+        self.env = env
+        self.session_model = session_model
+        self._built: tuple[str, Judge] | None = None
+
+    @property
+    def model_ref(self) -> str:
+        ref = self.settings.loop_guard.judge.model
+        return ref if ref is not None else self.session_model.ref
+
+    def follow(self, session_model: ResolvedModel) -> None:
+        self.session_model = session_model
+
+    def ensure(self) -> Judge:
+        """The judge, built now if needed; raises ConfigError when it cannot be."""
+        ref = self.model_ref
+        if self._built is None or self._built[0] != ref:
+            self._built = (ref, build_judge(self.settings, self.session_model, self.env))
+        return self._built[1]
+
+    def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
+        from caretz.config_base import ConfigError
+
+        try:
+            judge = self.ensure()
+        except ConfigError as error:
+            return JudgeResult.no_verdict(self.model_ref, 0.0, f"error: {error}")
+        return judge(summary, timeout_s)
+
+
+def build_guard(config: LoopGuardConfig, log: EventLog, judge: SessionJudge) -> Guard:
+    """The session's guard. Off, there is none (and none of its modules is imported);
+    on, its judge is checked at once, so a missing key fails before anything starts."""
+    if config.mode == "off":
+        return NullGuard()
+    from caretz.guard.guard import LoopGuard
+
+    judge.ensure()
+    return LoopGuard(config, judge, log.emit)

@@ -1,0 +1,34 @@
+"""Providers for resolved models: a local model's server is started first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from caretz.providers.base import Provider
+    from caretz.providers.local import LocalServers
+    from caretz.providers.resolve import ResolvedModel
+
+
+def open_provider(
+    model: ResolvedModel, env: Mapping[str, str], servers: LocalServers | None = None
+) -> Provider:
+    """A provider for `model`; a local model's server is started first (once per process).
+
+    Raises ConfigError when the model cannot be reached that way (a missing key, a
+    local model that cannot be loaded).
+    """
+    from caretz.config_base import ConfigError
+    from caretz.providers.registry import create_provider
+    from caretz.providers.resolve import api_key_for
+
+    entry = model.entry
+    if entry.local is not None:
+        from caretz.providers.local import LocalServerError, shared_servers
+
+        try:
+            entry = (servers or shared_servers()).attach(entry, model.model_id)
+        except LocalServerError as error:
+            raise ConfigError(f"{model.ref}: {error}") from None
+    return create_provider(entry, api_key_for(entry, env))

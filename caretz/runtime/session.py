@@ -1,0 +1,231 @@
+"""Wiring: settings in, a ready Agent (provider, tools, guard, session log) out.
+
+Both the headless run and the interactive session build their agent here, so
+the turn loop itself never reads config or environment. `wire_agent` turns
+settings into the agent's config and collaborators; starting a session and the
+interactive session's /model, /profile and /loop-guard switches all go through
+it, and a switch builds everything first, so an error changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from caretz.agent.agent import Agent
+from caretz.agent.compaction import CompactionPolicy
+from caretz.agent.limits import UsageLimits
+from caretz.agent.parts import AgentConfig, AgentParts, Conversation, TurnListener
+from caretz.agent.prompts import system_prompt
+from caretz.agent.subagents import TaskTool
+from caretz.guard.seam import Guard
+from caretz.runtime.judge import SessionJudge, build_guard
+from caretz.runtime.models import open_provider
+from caretz.session.events import EventLog, read_events
+from caretz.session.store import SessionStore, rebuild_history
+from caretz.tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from caretz.agent.checkpointing import TurnCheckpoints
+    from caretz.config.settings import Settings
+    from caretz.tools.asking import Asker
+    from caretz.tools.permission import SessionPermissions
+    from caretz.tools.registry import BeforeCall
+
+
+class Output(TurnListener, Protocol):
+    """A view of the run: streamed deltas plus every session event."""
+
+    def on_event(self, event: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class Session:
+    id: str
+    events_path: Path
+    log: EventLog
+    agent: Agent
+    settings: Settings
+    started: float = field(default_factory=time.monotonic)
+    judge: SessionJudge | None = None
+    workspace: Path = field(default_factory=Path.cwd)
+    permissions: SessionPermissions | None = None
+    checkpoints: TurnCheckpoints | None = None  # None: switched off in the profile
+
+    def close(self) -> None:
+        """Settle a turn left open, then close the log."""
+        if self.checkpoints is not None:
+            self.checkpoints.close()
+        self.log.close()
+
+
+def check_budget_is_priceable(settings: Settings) -> None:
+    from caretz.config_base import ConfigError
+    from caretz.pricing import price_for
+
+    if settings.max_budget_usd is None:
+        return
+    if price_for(settings.model.ref, settings.prices) is None:
+        raise ConfigError(
+            f"--max-budget-usd needs a price for {settings.model.ref!r}: add one under "
+            f'"prices" in {settings.config_path}'
+        )
+
+
+def _open_session(store: SessionStore, resume: str | None) -> tuple[str, Path, Conversation]:
+    """A new session folder, or the one to resume with its conversation rebuilt."""
+    if resume is None:
+        session_id, events_path = store.create()
+        return session_id, events_path, Conversation()
+    events_path = store.events_path(store.latest() if resume == "latest" else resume)
+    history = rebuild_history(list(read_events(events_path)))
+    conversation = Conversation(
+        history.conversation, history.turns, history.last_request, history.last_answer
+    )
+    return events_path.parent.name, events_path, conversation
+
+
+def wire_agent(
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    log: EventLog,
+    listener: TurnListener,
+    workspace: Path,
+    judge: SessionJudge,
+    permissions: SessionPermissions,
+    guard: Guard | None = None,
+    system: str | None = None,
+    checks: Sequence[BeforeCall] = (),
+) -> tuple[AgentConfig, AgentParts]:
+    """An agent's config and collaborators for `settings`. `guard` keeps a guard
+    already running (None builds one from the settings); `system` keeps a prompt
+    already read (None reads it, with AGENTS.md, now).
+
+    Raises ConfigError (no price for a budget, a missing key, a judge that cannot
+    be built) before anything is built.
+    """
+    from caretz.pricing import cost_usd
+    from caretz.runtime.permissions import build_tools
+
+    check_budget_is_priceable(settings)
+    provider = open_provider(settings.model, env)
+    if guard is None:
+        guard = build_guard(settings.loop_guard, log, judge)
+    config = AgentConfig(
+        model_id=settings.model.model_id,
+        model_ref=settings.model.ref,
+        system=system
+        if system is not None
+        else system_prompt(workspace, settings.profile.system_prompt),
+        reasoning=settings.reasoning,
+        max_tokens=settings.max_tokens,
+        limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
+    )
+    parts = AgentParts(
+        provider=provider,
+        tools=build_tools(permissions, checks),
+        tool_ctx=ToolContext(
+            workspace, bash_timeout_s=settings.bash_timeout_s, rules=permissions.rules
+        ),
+        log=log,
+        guard=guard,
+        price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
+        listener=listener,
+        compaction=CompactionPolicy(context_window=settings.context_window),
+    )
+    return config, parts
+
+
+def install(agent: Agent, config: AgentConfig, parts: AgentParts) -> None:
+    """Give `agent` its new config and collaborators; its conversation carries on."""
+    parts.tools.add(TaskTool(agent))
+    agent.config, agent.parts = config, parts
+
+
+def start_session(
+    settings: Settings,
+    listener: Output,
+    env: Mapping[str, str] | None = None,
+    resume: str | None = None,
+    workspace: Path | None = None,
+    asker: Asker | None = None,
+    permissions: SessionPermissions | None = None,
+) -> Session:
+    """Open (or resume) a session folder and build its agent.
+
+    Everything that can fail on settings (a model, a key, the judge, a permission
+    rule) is built before the session folder is made; the log writes once it exists.
+    `asker` puts permission questions to the user (None: nobody can answer);
+    `permissions` carries an interactive session's permissions over to the next one.
+    """
+    from caretz import __version__
+
+    env = os.environ if env is None else env
+    workspace = workspace or Path.cwd()
+    log = EventLog(None)
+    if permissions is None:
+        from caretz.runtime.permissions import load_permissions
+
+        permissions = load_permissions(settings, workspace, asker)
+    permissions.emit = log.emit
+    judge = SessionJudge(settings, env, settings.model)
+    checkpoints = open_checkpoints(settings, workspace)
+    checks = checkpoint_checks(checkpoints)
+    config, parts = wire_agent(
+        settings,
+        env,
+        log=log,
+        listener=listener,
+        workspace=workspace,
+        judge=judge,
+        permissions=permissions,
+        checks=checks,
+    )
+    session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
+    log.path = events_path
+    log.subscribe(listener.on_event)
+    agent = Agent(config, parts, conversation)
+    install(agent, config, parts)
+    log.emit(
+        "Session.Resumed" if resume is not None else "Session.Started",
+        session_id=session_id,
+        model=settings.model.ref,
+        profile=settings.profile_name,
+        cwd=str(workspace),
+        version=__version__,
+        loop_guard=settings.loop_guard.mode,
+        permission_mode=permissions.mode,
+    )
+    if checkpoints is not None:
+        checkpoints.attach(session_id, log)
+    return Session(
+        session_id,
+        events_path,
+        log,
+        agent,
+        settings,
+        judge=judge,
+        workspace=workspace,
+        permissions=permissions,
+        checkpoints=checkpoints,
+    )
+
+
+def open_checkpoints(settings: Settings, workspace: Path) -> TurnCheckpoints | None:
+    """The session's checkpoints (None when the profile switches them off); without
+    git they are off, and say so once the session's log is open."""
+    config = settings.profile.checkpoints
+    if not config.enabled:
+        return None
+    from caretz.agent.checkpointing import TurnCheckpoints
+
+    return TurnCheckpoints.opened(settings.data_dir, workspace, config.max_file_size_bytes)
+
+
+def checkpoint_checks(checkpoints: TurnCheckpoints | None) -> tuple[BeforeCall, ...]:
+    return (checkpoints.before_call,) if checkpoints is not None else ()

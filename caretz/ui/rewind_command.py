@@ -1,0 +1,159 @@
+"""`caretz rewind`: a session's files, conversation or both back to a checkpoint, headless.
+
+    caretz rewind [SESSION]                          lists the session's checkpoints
+    caretz rewind [SESSION] --turn N [--files-only | --conversation-only] [--force]
+    caretz rewind [SESSION] --checkpoint ID ...      (a rewind's own checkpoint: undoes it)
+
+A problem people can fix (an unknown session or turn, files changed outside caretz
+without --force) is one `caretz: …` line and exit code 2; a restore that failed
+half-way (and put every file back) exits 1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from caretz.agent.rewind import FILE_SCOPES, Rewound, SessionRewind
+from caretz.checkpoints import (
+    CheckpointError,
+    CheckpointStore,
+    RestoreFailed,
+    SnapshotLimits,
+    UnknownCheckpoint,
+)
+from caretz.checkpoints.events import CREATED, Scope
+from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, conflict_lines
+from caretz.checkpoints.project import project_root
+from caretz.session.events import EventLog, read_events
+from caretz.session.store import SessionNotFound, SessionStore
+from caretz.ui.rewind import describe, when, where_to
+from caretz.usage_error import fail
+
+if TYPE_CHECKING:
+    from caretz.checkpoints import Checkpoint
+    from caretz.config.settings import Settings
+
+
+@dataclass(frozen=True)
+class RewindArgs:
+    session: str | None = None  # None: the latest session
+    turn: int | None = None
+    checkpoint: str | None = None
+    files_only: bool = False
+    conversation_only: bool = False
+    force: bool = False
+
+    @property
+    def scope(self) -> Scope:
+        if self.files_only:
+            return "files"
+        return "conversation" if self.conversation_only else "both"
+
+
+def run_rewind(settings: Settings, args: RewindArgs) -> int:
+    if args.files_only and args.conversation_only:
+        return fail("--files-only and --conversation-only exclude each other: give one or neither")
+    if args.turn is not None and args.checkpoint is not None:
+        return fail("give --turn or --checkpoint, not both")
+    try:
+        rewinder = open_rewind(settings, args.session)
+    except (SessionNotFound, CheckpointError) as error:
+        return fail(str(error))
+    try:
+        return rewind_or_list(rewinder, args)
+    finally:
+        rewinder.log.close()
+
+
+def open_rewind(settings: Settings, session: str | None) -> SessionRewind:
+    """The rewind of a session: its log, and the checkpoints of the project it ran in."""
+    sessions = SessionStore(settings.data_dir)
+    events_path = sessions.events_path(sessions.latest() if session is None else session)
+    workspace, project = session_places(list(read_events(events_path)))
+    limits = SnapshotLimits(size_cap=settings.profile.checkpoints.max_file_size_bytes)
+    store = CheckpointStore.open(settings.data_dir, project, limits=limits)
+    return SessionRewind(store, events_path.parent.name, EventLog(events_path), workspace)
+
+
+def session_places(events: list[dict[str, Any]]) -> tuple[Path, Path]:
+    """(the session's working folder, the project its checkpoints cover), from its log."""
+    starts = [e for e in events if e.get("type") in ("Session.Started", "Session.Resumed")]
+    workspace = Path(starts[-1]["cwd"]) if starts else Path(os.getcwd())
+    recorded = [e["project"] for e in events if e.get("type") == CREATED and e.get("project")]
+    return workspace, Path(recorded[-1]) if recorded else project_root(workspace)
+
+
+def rewind_or_list(rewinder: SessionRewind, args: RewindArgs) -> int:
+    if args.turn is None and args.checkpoint is None:
+        return list_checkpoints(rewinder)
+    try:
+        target = (
+            rewinder.for_turn(args.turn)
+            if args.turn is not None
+            else rewinder.by_id(args.checkpoint or "")
+        )
+    except UnknownCheckpoint as error:
+        return fail(str(error))
+    scope = args.scope
+    if scope in FILE_SCOPES and not args.force:
+        conflicts = rewinder.preview(target).conflicts
+        if conflicts:
+            fail(
+                f"{len(conflicts)} file(s) changed outside caretz since the checkpoint would be "
+                "overwritten; nothing was changed (add --force to overwrite them):"
+            )
+            sys.stderr.write("".join(line + "\n" for line in conflict_lines(conflicts)))
+            return 2
+    try:
+        done = rewinder.rewind(target, scope, force=args.force)
+    except RestoreFailed as error:
+        sys.stderr.write(f"caretz: {error}\n")
+        return 1
+    except CheckpointError as error:
+        return fail(str(error))
+    sys.stdout.write("".join(line + "\n" for line in result_lines(rewinder.session, done)))
+    return 0
+
+
+def list_checkpoints(rewinder: SessionRewind) -> int:
+    points = rewinder.checkpoints()
+    out = sys.stdout
+    if not points:
+        out.write(f"session {rewinder.session} has no checkpoints\n")
+        return 0
+    out.write(f"checkpoints of session {rewinder.session} ({rewinder.store.project}):\n")
+    out.write(f"  {'#':>3}  {'turn':>4}  {'when':<16}  {'files':>5}  {'id':<12}  prompt\n")
+    for number, point in reversed(list(enumerate(points, 1))):
+        out.write(_row(number, point, points) + "\n")
+    out.write("rewind with --turn N (a turn) or --checkpoint ID (any entry)\n")
+    return 0
+
+
+def _row(number: int, point: Checkpoint, points: list[Checkpoint]) -> str:
+    files = "-" if point.turn_changed_count is None else str(point.turn_changed_count)
+    return (
+        f"  {number:>3}  {point.turn:>4}  {when(point):<16}  {files:>5}  "
+        f"{point.short_id:<12}  {describe(point, points)}"
+    )
+
+
+def result_lines(session: str, done: Rewound) -> list[str]:
+    lines = []
+    if done.files is not None:
+        count = len(done.files.changes)
+        lines.append(f"restored {count} file{'s' if count != 1 else ''} {where_to(done.target)}")
+        lines += [
+            f"{path} was in no checkpoint: moved to {to}" for path, to in done.files.displaced
+        ]
+    if done.history is not None:
+        lines.append(
+            f"the conversation is back {where_to(done.target)}; "
+            f"caretz --resume {session} carries on from there"
+        )
+    undo = checkpoint_command(session, done.before.id, SCOPE_FLAGS[done.scope])
+    lines.append(f"undo this rewind: {undo}")
+    return lines

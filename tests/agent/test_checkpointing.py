@@ -1,0 +1,168 @@
+"""TurnCheckpoints on a real store and a real session log: when a checkpoint is taken,
+what a failure does to the turn, and which turn a checkpoint belongs to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from caretz.agent.checkpointing import TurnCheckpoints, may_change_files
+from caretz.checkpoints import CheckpointStore, SnapshotLimits
+from caretz.messages import ToolCall
+from caretz.session.events import EventLog, read_events
+from caretz.tools.base import ToolContext
+from tests.checkpoints.helpers import require_git, write
+
+
+@pytest.fixture(autouse=True)
+def git_binary() -> str:
+    return require_git()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    for name in ("a.txt", "b.txt", "c.txt"):
+        write(folder, name, f"{name}\n")
+    return folder
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> EventLog:
+    opened = EventLog(tmp_path / "session" / "events.jsonl")
+    yield opened
+    opened.close()
+
+
+def call(name: str, **arguments: object) -> ToolCall:
+    return ToolCall(f"call_{name}", name, dict(arguments))
+
+
+def events_of(log: EventLog, prefix: str = "Checkpoint.") -> list[dict]:
+    assert log.path is not None
+    if not log.path.exists():
+        return []
+    return [e for e in read_events(log.path) if e["type"].startswith(prefix)]
+
+
+def start(log: EventLog, turn: int, prompt: str = "do it", agent: str = "main") -> None:
+    log.emit("Turn.Started", turn=turn, agent=agent, prompt=prompt)
+
+
+def attached(store: CheckpointStore, log: EventLog, **kwargs) -> TurnCheckpoints:
+    checkpoints = TurnCheckpoints(store, **kwargs)
+    checkpoints.attach("s1", log)
+    return checkpoints
+
+
+def test_only_calls_that_may_change_files_need_a_checkpoint():
+    assert may_change_files(call("write", path="a"))
+    assert may_change_files(call("edit", path="a"))
+    assert may_change_files(call("bash", command="ls"))
+    assert may_change_files(call("some_new_tool"))  # unknown tools count as changes
+    for name in ("read", "glob", "grep", "task"):
+        assert not may_change_files(call(name))
+    assert not may_change_files(call("bash", command="make"), shell_can_write=False)
+
+
+def test_one_checkpoint_per_turn_before_its_first_change_and_settled_at_its_end(
+    project, tmp_path, log
+):
+    store = CheckpointStore.open(tmp_path / "data", project)
+    checkpoints = attached(store, log)
+    ctx = ToolContext(workspace=project)
+
+    start(log, 1, "tidy up")
+    checkpoints.before_call(call("read", path="a.txt"), ctx)
+    assert store.list("s1") == []  # reading is no change
+    checkpoints.before_call(call("write", path="a.txt"), ctx)
+    write(project, "a.txt", "changed\n")
+    start(log, 1, "a subagent's job", agent="helper")  # a subagent's turn is its parent's
+    checkpoints.before_call(call("bash", command="rm b.txt"), ctx)
+    (project / "b.txt").unlink()
+    log.emit("Turn.Ended", turn=1, agent="helper", status="done")
+    assert store.list("s1")[0].turn_changed is None  # the main turn still runs
+    log.emit("Turn.Ended", turn=1, agent="main", status="done")
+
+    listed = store.list("s1")
+    assert [(cp.turn, cp.kind, cp.prompt) for cp in listed] == [(1, "turn", "tidy up")]
+    assert sorted(listed[0].turn_changed or ()) == ["a.txt", "b.txt"]
+    created = events_of(log)
+    assert [(e["type"], e["turn"], e["project"]) for e in created] == [
+        ("Checkpoint.Created", 1, str(project.resolve()))
+    ]
+
+    start(log, 2, "and again")
+    checkpoints.before_call(call("edit", path="c.txt"), ctx)
+    assert [cp.turn for cp in store.list("s1")] == [1, 2]
+
+
+def test_a_project_too_large_is_one_warning_and_the_turns_go_on(project, tmp_path, log):
+    limits = SnapshotLimits(max_files=2)
+    store = CheckpointStore.open(tmp_path / "data", project, limits=limits)
+    checkpoints = attached(store, log)
+    ctx = ToolContext(workspace=project)
+
+    for turn in (1, 2):
+        start(log, turn)
+        checkpoints.before_call(call("write", path="a.txt"), ctx)
+        log.emit("Turn.Ended", turn=turn, agent="main", status="done")
+
+    failed = events_of(log)
+    assert len(failed) == 1 and failed[0]["type"] == "Checkpoint.Failed" and failed[0]["off"]
+    assert "checkpoints are off here" in failed[0]["message"]
+    assert not checkpoints.active
+
+
+def test_staging_in_the_background_reports_a_project_too_large_at_the_next_turn(
+    project, tmp_path, log
+):
+    store = CheckpointStore.open(tmp_path / "data", project, limits=SnapshotLimits(max_files=2))
+    checkpoints = attached(store, log)
+
+    checkpoints.prepare_in_background()
+    assert checkpoints._preparing is not None
+    checkpoints._preparing.join()
+    assert events_of(log) == []  # nothing printed from the background thread
+    start(log, 1)
+
+    failed = events_of(log)
+    assert [e["stage"] for e in failed] == ["prepare"]
+    assert "over the limit of 2 files" in failed[0]["message"]
+
+
+def test_a_failed_checkpoint_is_a_warning_and_the_next_turn_tries_again(project, tmp_path, log):
+    store = CheckpointStore.open(tmp_path / "data", project)
+    checkpoints = attached(store, log)
+    ctx = ToolContext(workspace=project)
+    blocker = store.folder / "git"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("in the way\n")  # the shadow repository cannot be made
+
+    start(log, 1)
+    checkpoints.before_call(call("write", path="a.txt"), ctx)
+    log.emit("Turn.Ended", turn=1, agent="main", status="done")
+    blocker.unlink()
+    start(log, 2)
+    checkpoints.before_call(call("write", path="a.txt"), ctx)
+
+    found = events_of(log)
+    assert found[0]["type"] == "Checkpoint.Failed" and found[0]["stage"] == "checkpoint"
+    assert found[0]["message"].startswith("checkpoint failed: ")
+    assert found[0]["message"].endswith("; the turn goes on")
+    assert checkpoints.active
+    assert [e["type"] for e in found[1:]] == ["Checkpoint.Created"]
+    assert [cp.turn for cp in store.list("s1")] == [2]
+
+
+def test_without_git_checkpoints_are_off_and_say_so_once(project, tmp_path, log):
+    no_git = {"PATH": str(tmp_path / "nowhere")}
+    checkpoints = TurnCheckpoints.opened(tmp_path / "data", project, 1024, env=no_git)
+    checkpoints.attach("s1", log)
+    start(log, 1)
+    checkpoints.before_call(call("write", path="a.txt"), ToolContext(workspace=project))
+
+    assert [e["message"] for e in events_of(log)] == [
+        "git not found: checkpoints are off; install git"
+    ]

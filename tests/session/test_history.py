@@ -1,0 +1,68 @@
+"""Rebuilding a conversation from the log when it holds rewinds of the conversation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caretz.session.store import rebuild_history, turn_prompt
+
+
+def turn(number: int, prompt: str, answer: str, agent: str = "main") -> list[dict[str, Any]]:
+    return [
+        {"type": "Turn.Started", "turn": number, "agent": agent, "prompt": prompt},
+        {
+            "type": "Model.Response",
+            "agent": agent,
+            "message": {"role": "assistant", "content": answer},
+        },
+        {"type": "Turn.Ended", "turn": number, "agent": agent, "text": answer},
+    ]
+
+
+def rewound(scope: str, to: str, to_turn: int, before: str) -> dict[str, Any]:
+    return {
+        "type": "Checkpoint.Restored",
+        "scope": scope,
+        "to": to,
+        "to_turn": to_turn,
+        "to_session": "s1",
+        "before": before,
+    }
+
+
+def contents(events: list[dict[str, Any]]) -> list[str]:
+    return [m.content for m in rebuild_history(events).conversation]
+
+
+def test_a_conversation_rewind_goes_back_to_before_the_turn_and_numbers_keep_growing():
+    events = [*turn(1, "one", "1"), *turn(2, "two", "2"), *turn(3, "three", "3")]
+    events.append(rewound("conversation", "cp-turn-2", 2, "cp-rewind-a"))
+
+    history = rebuild_history(events)
+
+    assert [m.content for m in history.conversation] == ["one", "1"]
+    assert history.turns == 3 and history.live_turns == (1,)
+    assert (history.last_request, history.last_answer) == ("one", "1")
+
+
+def test_rewinding_to_a_rewinds_checkpoint_brings_back_what_it_dropped():
+    events = [*turn(1, "one", "1"), *turn(2, "two", "2")]
+    events.append(rewound("both", "cp-turn-1", 1, "cp-rewind-a"))
+    events += turn(3, "three", "3")
+    events.append(rewound("both", "cp-rewind-a", 2, "cp-rewind-b"))
+
+    history = rebuild_history(events)
+
+    assert [m.content for m in history.conversation] == ["one", "1", "two", "2"]
+    assert history.live_turns == (1, 2)
+    events.append(rewound("conversation", "cp-rewind-b", 3, "cp-rewind-c"))  # undo the undo
+    assert contents(events) == ["three", "3"]
+
+
+def test_a_files_only_rewind_leaves_the_conversation_and_subagents_are_not_in_it():
+    events = [*turn(1, "one", "1"), *turn(1, "job", "report", agent="helper")]
+    events.append(rewound("files", "cp-turn-1", 1, "cp-rewind-a"))
+
+    assert contents(events) == ["one", "1"]
+    assert turn_prompt(events, 1) == "one"
+    assert turn_prompt(events, 5) is None
