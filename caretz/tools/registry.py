@@ -22,6 +22,7 @@ from caretz.tools.bash import BashTool
 from caretz.tools.files import EditTool, ReadTool, WriteTool
 from caretz.tools.policy import CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
+from caretz.tools.todo import TodoTool
 
 
 class ToolCrash(Exception):
@@ -40,7 +41,7 @@ AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
 
 def default_tools() -> list[Tool]:
-    return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
+    return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), TodoTool()]
 
 
 class ToolRegistry:
