@@ -35,7 +35,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.sandbox": set(),
     "caretz.tools": {"caretz.permissions", "caretz.sandbox"},
     "caretz.guard": {"caretz.tools"},  # tools.policy's argument conventions only
+    "caretz.goal": {"caretz.guard"},  # the guard's record, summary sections and reply readers
     "caretz.agent": {
+        "caretz.goal",
         "caretz.guard",
         "caretz.providers",
         "caretz.session",
@@ -43,6 +45,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "caretz.checkpoints",
     },
     "caretz.config": {
+        "caretz.goal",
         "caretz.guard",
         "caretz.providers",
         "caretz.pricing",
@@ -54,6 +57,7 @@ WIRING = {
     "caretz.agent",
     "caretz.checkpoints",
     "caretz.config",
+    "caretz.goal",
     "caretz.guard",
     "caretz.permissions",
     "caretz.pricing",

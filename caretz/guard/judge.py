@@ -82,8 +82,8 @@ VERDICT_SCHEMA: dict[str, Any] = {
 _ANSWER_TOKENS = 1024
 _REASONING_TOKENS: dict[str, int] = {"off": 0, "low": 1024, "medium": 4096, "high": 16384}
 _REPLY_PREVIEW_CHARS = 120
-_TRUE = {"true", "yes", "stuck", "1"}
-_FALSE = {"false", "no", "not stuck", "0"}
+_TRUE = {"true", "yes", "1"}
+_FALSE = {"false", "no", "0"}
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -91,13 +91,13 @@ def parse_verdict(text: str) -> Verdict:
 
     Raises ValueError when there is no usable verdict.
     """
-    for candidate in _json_objects(text):
+    for candidate in json_objects(text):
         if "stuck" in candidate:
             return _verdict_from(candidate)
     raise ValueError("no JSON object with a 'stuck' field")
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
+def json_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object found in `text`, whole text first, then fenced, then embedded."""
     found: list[dict[str, Any]] = []
     stripped = text.strip()
@@ -122,21 +122,26 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
 
 def _verdict_from(data: dict[str, Any]) -> Verdict:
     return Verdict(
-        stuck=_as_bool(data["stuck"]),
+        stuck=as_bool(data["stuck"], "stuck"),
         confidence=_as_confidence(data.get("confidence")),
-        reason=_as_text(data.get("reason")),
-        try_instead=_as_text(data.get("try_instead", data.get("tryInstead"))),
+        reason=as_text(data.get("reason")),
+        try_instead=as_text(data.get("try_instead", data.get("tryInstead"))),
     )
 
 
-def _as_bool(value: Any) -> bool:
+def as_bool(value: Any, name: str) -> bool:
+    """A yes/no field read leniently: true, "yes", 1, or the field's own name ("stuck");
+    false, "no", 0, or "not stuck"."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word is not None and word in _TRUE | {name}:
+        return True
+    if word is not None and word in _FALSE | {f"not {name}"}:
+        return False
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
-    raise ValueError(f"'stuck' is {value!r}, not true or false")
+    raise ValueError(f"'{name}' is {value!r}, not true or false")
 
 
 def _as_confidence(value: Any) -> float:
@@ -151,7 +156,7 @@ def _as_confidence(value: Any) -> float:
     return min(1.0, max(0.0, number))
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
     if value is None:
         return ""
     return value.strip() if isinstance(value, str) else json.dumps(value)
@@ -196,29 +201,11 @@ class ModelJudge:
 
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
         started = self._clock()
-        outcome = _Outcome()
-        cancelled = threading.Event()
-        worker = threading.Thread(
-            target=self._ask,
-            args=(self.request(summary), outcome, cancelled),
-            name="caretz-judge",
-            daemon=True,
-        )
-        worker.start()
-        worker.join(timeout_s)
-        if worker.is_alive():
-            cancelled.set()  # the worker closes the stream at its next event
-            return self._failed(started, f"timeout after {_seconds(timeout_s)}")
-        if outcome.error is not None:
-            return self._failed(started, f"error: {_describe(outcome.error)}")
-        assert outcome.response is not None
-        return self._read(outcome.response, started)
-
-    def _ask(self, request: ModelRequest, outcome: _Outcome, cancelled: threading.Event) -> None:
         try:
-            outcome.response = self.complete(request, cancelled)
-        except Exception as error:  # reported to the waiting thread, never raised here
-            outcome.error = error
+            response = complete_within(self.complete, self.request(summary), timeout_s)
+        except Exception as error:  # a timeout or an error: no verdict, "not stuck"
+            return self._failed(started, describe_failure(error))
+        return self._read(response, started)
 
     def _read(self, response: ModelResponse, started: float) -> JudgeResult:
         latency = self._clock() - started
@@ -236,9 +223,44 @@ class ModelJudge:
         return JudgeResult.no_verdict(self.model_ref, self._clock() - started, error)
 
 
-def _describe(error: Exception) -> str:
+class CompletionTimeout(Exception):
+    """No answer within the time allowed; the request is closed at its next event."""
+
+
+def complete_within(complete: Complete, request: ModelRequest, timeout_s: float) -> ModelResponse:
+    """`complete(request)`, waiting at most `timeout_s` for it in a worker thread.
+
+    Raises CompletionTimeout when time runs out (the worker then closes the stream
+    at its next event, so an abandoned call stops costing tokens), or the error
+    `complete` raised.
+    """
+    outcome = _Outcome()
+    cancelled = threading.Event()
+
+    def ask() -> None:
+        try:
+            outcome.response = complete(request, cancelled)
+        except Exception as error:  # reported to the waiting thread, never raised here
+            outcome.error = error
+
+    worker = threading.Thread(target=ask, name="caretz-judge", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        cancelled.set()
+        raise CompletionTimeout(f"timeout after {_seconds(timeout_s)}")
+    if outcome.error is not None:
+        raise outcome.error
+    assert outcome.response is not None
+    return outcome.response
+
+
+def describe_failure(error: Exception) -> str:
+    """How a call that gave no answer is shown: `timeout after 15s`, `error: …`."""
+    if isinstance(error, CompletionTimeout):
+        return str(error)
     text = str(error).strip()
-    return text or type(error).__name__
+    return f"error: {text or type(error).__name__}"
 
 
 class NoJudge:
