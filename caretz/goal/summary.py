@@ -7,6 +7,7 @@ Bounded whatever the turn's length, and redacted before it leaves the machine.
 from __future__ import annotations
 
 from caretz.goal.state import SHOWN_FILES, Goal
+from caretz.guard.normalize import tool_label
 from caretz.guard.record import TurnRecord
 from caretz.guard.redact import redact
 from caretz.guard.summary import (
@@ -17,7 +18,6 @@ from caretz.guard.summary import (
     quoted,
     size_section,
 )
-from caretz.guard.normalize import tool_label
 from caretz.text import shorten
 
 SHOWN_VERDICTS = 5
