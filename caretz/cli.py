@@ -17,7 +17,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=(
         "Exit codes: 0 done, 1 runtime failure, 2 usage or config error, "
-        "3 the loop guard ended the turn, 4 a limit ended it, 130 interrupted."
+        "3 the loop guard ended the turn, 4 a limit ended it, 5 the goal was judged "
+        "impossible, 130 interrupted."
     ),
     rich_markup_mode=None,
 )
@@ -27,6 +28,7 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(config_app, name="config")
 
 GUARD = "Loop guard"
+GOAL = "Goals"
 
 
 def _version(value: bool) -> None:
@@ -87,6 +89,41 @@ def main_command(
         int | None,
         typer.Option(help="Ask the judge every N tool calls (0 = off).", rich_help_panel=GUARD),
     ] = None,
+    loop_guard_config: Annotated[
+        str | None,
+        typer.Option(
+            help="The whole loopGuard section as JSON, replacing the profile's (scheduled runs).",
+            rich_help_panel=GUARD,
+        ),
+    ] = None,
+    goal: Annotated[
+        str | None,
+        typer.Option(
+            help="Work until this holds; checked after each turn (alone, it is also the prompt).",
+            rich_help_panel=GOAL,
+        ),
+    ] = None,
+    goal_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The model that checks the goal (replaces goal.judge).", rich_help_panel=GOAL
+        ),
+    ] = None,
+    goal_reasoning: Annotated[
+        str | None,
+        typer.Option(help="Its reasoning: off, low, medium, high.", rich_help_panel=GOAL),
+    ] = None,
+    goal_max_turns: Annotated[
+        int | None,
+        typer.Option(help="End the goal after this many turns (default 20).", rich_help_panel=GOAL),
+    ] = None,
+    env_file: Annotated[
+        Path | None,
+        typer.Option(help="Read NAME=value lines (API keys) from this file (chmod 600)."),
+    ] = None,
+    job: Annotated[
+        str | None, typer.Option(hidden=True, help="The scheduled job this run is.")
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -100,7 +137,7 @@ def main_command(
     session = "latest" if continue_ else resume
     from caretz.commands import run_cli
 
-    raise typer.Exit(run_cli(flags, prompt, session))
+    raise typer.Exit(run_cli(flags, prompt, session, goal=goal, env_file=env_file, job=job))
 
 
 @config_app.command("show")

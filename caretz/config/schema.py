@@ -1,7 +1,7 @@
 """The sections of profiles.json: profiles, providers (with `local`) and prices.
 
 docs/configuration.md is the reference for every key; the loop guard's section
-lives with the guard (`caretz.guard.config`).
+lives with the guard (`caretz.guard.config`), the goal's with the goal (`caretz.goal.config`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from caretz.config_base import PositiveDuration, Section, parse_duration
+from caretz.goal.config import GoalConfig
 from caretz.guard.config import LoopGuardConfig
 from caretz.messages import ProtocolName, Reasoning
 from caretz.pricing import Price
@@ -35,6 +36,7 @@ ToolCallLimit = Annotated[int, Field(ge=1)]
 BudgetUsd = Annotated[float, Field(gt=0)]
 ToolChoice = Annotated[str, Field(min_length=1)]  # "auto", "required", "none" or a tool name
 CheckEvery = Annotated[int, Field(ge=0)]
+GoalTurns = Annotated[int, Field(ge=1)]
 
 
 class LocalConfig(Section):
@@ -126,6 +128,7 @@ class Profile(Section):
     tool_choice: ToolChoice | None = None  # replaces the provider's toolChoice
     context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=1000)  # tokens; compaction nears it
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
+    goal: GoalConfig = Field(default_factory=GoalConfig)
 
     @property
     def bash_timeout_s(self) -> float:

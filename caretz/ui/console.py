@@ -12,6 +12,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.markup import escape
 
+from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import one_line, shorten
 
@@ -20,6 +21,10 @@ _ARG_PREVIEW = 80
 
 def call_preview(name: str, arguments: dict[str, Any]) -> str:
     """The one argument that says most about a call (the command, the path, the pattern)."""
+    if name == PLAN_TOOL:
+        from caretz.ui.goal_lines import plan_preview
+
+        return plan_preview(arguments)
     for key in ("command", "path", "pattern", "agent", "prompt"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
@@ -68,6 +73,11 @@ class TextOutput:
                 self.line(f"[magenta]{escape(text)}[/]")
         elif kind == "Provider.Error":
             self.line(f"[red]provider error:[/] {escape(event['error'])}")
+        elif kind.startswith("Goal."):
+            from caretz.ui.goal_lines import goal_lines
+
+            for text in goal_lines(event, self.detailed):
+                self.line(f"[cyan]{escape(text)}[/]")
 
     def tool_line(self, event: dict[str, Any]) -> None:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
@@ -77,6 +87,11 @@ class TextOutput:
         self.line(
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
         )
+        if self.detailed and event["ok"] and call["name"] == PLAN_TOOL:
+            from caretz.ui.goal_lines import plan_block
+
+            for text in plan_block(call.get("arguments") or {}):
+                self.line(f"[dim]{escape(text)}[/]")
 
     def closing(self, summary: dict[str, Any]) -> None:
         usage = summary["usage"]
@@ -92,8 +107,9 @@ class TextOutput:
             parts.append(f"${cost:.4f}")
         parts.append(f"{summary['duration_s']:.1f}s")
         parts.append(f"session {summary['session_id']}")
-        # A loop-guard stop already printed its notice when it happened.
-        if summary.get("message") and summary["status"] != "loop_guard":
+        # A loop-guard stop, and a goal's end, already printed their lines when they happened.
+        shown = summary["status"] == "loop_guard" or "goal" in summary
+        if summary.get("message") and not shown:
             self.line(f"[bold]{escape(summary['message'])}[/]")
         colour = "green" if summary["exit_code"] == 0 else "red"
         self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))

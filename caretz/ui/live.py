@@ -24,9 +24,11 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
+from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import shorten
 from caretz.ui.console import call_preview
+from caretz.ui.goal_lines import goal_lines, plan_block
 from caretz.ui.guard_lines import render_lines
 
 Clock = Callable[[], float]
@@ -240,6 +242,12 @@ class LiveView:
             self.print(f"[red]provider error:[/] {escape(event['error'])}")
         elif kind == "Session.Compacted":
             self.print(compaction_line(event))
+        elif kind == "Goal.Evaluating":
+            self.set_status("checking the goal")
+        elif kind.startswith("Goal."):
+            self.set_status(None)
+            for line in goal_lines(event, self.detailed):
+                self.print(f"[cyan]{escape(line)}[/]")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""
@@ -257,6 +265,9 @@ class LiveView:
         self.tool_line(call, event["ok"], note, event.get("duration_s"))
         if not event["ok"]:
             self.output_tail(event.get("output") or "")
+        elif call["name"] == PLAN_TOOL:
+            for line in plan_block(call.get("arguments") or {}):
+                self.print(f"[dim]{escape(line)}[/]")
         if event.get("diff"):
             self.diff(event["diff"])
 
