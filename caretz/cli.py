@@ -24,8 +24,13 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
+schedule_app = typer.Typer(
+    help="Run caretz on a schedule, through your crontab (docs/scheduling.md).",
+    no_args_is_help=True,
+)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(config_app, name="config")
+app.add_typer(schedule_app, name="schedule")
 
 GUARD = "Loop guard"
 GOAL = "Goals"
@@ -162,6 +167,59 @@ def sessions_show(ctx: typer.Context, session_id: str) -> None:
     from caretz.commands import show_session
 
     raise typer.Exit(show_session(ctx.obj, session_id))
+
+
+@schedule_app.command("add")
+def schedule_add(
+    ctx: typer.Context,
+    schedule: Annotated[
+        str, typer.Argument(help='Five cron fields, e.g. "*/10 * * * *", or a macro (@daily).')
+    ],
+    prompt: Annotated[str, typer.Option("-p", "--prompt", help="What the run is asked.")],
+    goal: Annotated[
+        str | None, typer.Option(help="Work until this holds, as with caretz --goal.")
+    ] = None,
+    profile: Annotated[str | None, typer.Option(help="The profile the run uses.")] = None,
+    directory: Annotated[
+        Path | None, typer.Option("--dir", help="Run in this folder (default: this one).")
+    ] = None,
+    env_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where the run reads its API keys (default: schedule.env by profiles.json)."
+        ),
+    ] = None,
+) -> None:
+    """Install a scheduled headless run, guarded as this command's settings say."""
+    from caretz.schedule.commands import add_job
+
+    flags = {**(ctx.obj or {}), **({"profile": profile} if profile else {})}
+    code = add_job(flags, schedule, prompt, goal=goal, workdir=directory, env_file=env_file)
+    raise typer.Exit(code)
+
+
+@schedule_app.command("list")
+def schedule_list(ctx: typer.Context) -> None:
+    """Your scheduled jobs, with each one's last run."""
+    from caretz.schedule.commands import list_jobs
+
+    raise typer.Exit(list_jobs(ctx.obj or {}))
+
+
+@schedule_app.command("remove")
+def schedule_remove(ctx: typer.Context, job_id: str) -> None:
+    """Remove a job's line from your crontab (every other line stays)."""
+    from caretz.schedule.commands import remove_job
+
+    raise typer.Exit(remove_job(ctx.obj or {}, job_id))
+
+
+@schedule_app.command("run")
+def schedule_run(ctx: typer.Context, job_id: str) -> None:
+    """Run a job's installed command now, as cron would."""
+    from caretz.schedule.commands import run_job
+
+    raise typer.Exit(run_job(ctx.obj or {}, job_id))
 
 
 def _mount_guard() -> None:

@@ -71,7 +71,8 @@ MAY_IMPORT["caretz.runtime"] = WIRING
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.ui"}
-MAY_IMPORT["caretz.cli"] = {"caretz.commands", "caretz.config", "caretz.eval"}
+MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
+MAY_IMPORT["caretz.cli"] = {"caretz.commands", "caretz.config", "caretz.eval", "caretz.schedule"}
 MAY_IMPORT["caretz.__main__"] = {"caretz.cli"}
 
 
