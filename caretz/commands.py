@@ -54,6 +54,10 @@ def run_cli(
 
             apply_env_file(env_file, os.environ)
         settings = load_settings(overrides)
+        if overrides.get("goal_model") is not None:
+            from caretz.config.settings import resolve_goal_model
+
+            resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
         return fail(str(error))
     if prompt is None and goal is None and sys.stdin.isatty():
@@ -124,12 +128,12 @@ def plan_goal(
     settings: Settings, resume: str | None, condition: str | None, prompt: str | None
 ) -> GoalPursuit | None:
     """The goal this run pursues: a new one, else the resumed session's paused one."""
-    from caretz.goal.state import Goal
-    from caretz.runtime import build_evaluator
-
     paused = None if condition is not None else paused_goal(settings, resume)
     if condition is None and paused is None:
         return None
+    from caretz.goal.state import Goal
+    from caretz.runtime import build_evaluator
+
     evaluator = build_evaluator(settings, os.environ)
     config = settings.goal
     if condition is not None:

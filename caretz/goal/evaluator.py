@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from caretz.goal.state import NOT_MET, GoalVerdict
 from caretz.guard.judge import (
     Complete,
     as_bool,
@@ -66,25 +67,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
 _ANSWER_TOKENS = 1024
 _REASONING_TOKENS: dict[str, int] = {"off": 0, "low": 1024, "medium": 4096, "high": 16384}
 _REPLY_PREVIEW_CHARS = 120
-
-
-@dataclass(frozen=True)
-class GoalVerdict:
-    met: bool
-    impossible: bool = False
-    reason: str = ""
-    next_step: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "met": self.met,
-            "impossible": self.impossible,
-            "reason": self.reason,
-            "next_step": self.next_step,
-        }
-
-
-NOT_MET = GoalVerdict(met=False)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from caretz.goal.evaluator import GoalVerdict
-from caretz.goal.state import Goal
+from caretz.goal.state import Goal, GoalVerdict
 from caretz.text import one_line
 
 MARK = "[goal] Automated message from caretz, not from the user."

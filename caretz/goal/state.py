@@ -11,11 +11,30 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from caretz.goal.evaluator import GoalVerdict
-
 Status = Literal["active", "paused", "met", "impossible", "max_turns", "limit", "cleared"]
 OPEN: tuple[Status, ...] = ("active", "paused")
 SHOWN_FILES = 15
+
+
+@dataclass(frozen=True)
+class GoalVerdict:
+    """The evaluator's answer about one turn."""
+
+    met: bool
+    impossible: bool = False
+    reason: str = ""
+    next_step: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "met": self.met,
+            "impossible": self.impossible,
+            "reason": self.reason,
+            "next_step": self.next_step,
+        }
+
+
+NOT_MET = GoalVerdict(met=False)
 
 
 @dataclass

@@ -245,7 +245,11 @@ def complete_within(complete: Complete, request: ModelRequest, timeout_s: float)
 
     worker = threading.Thread(target=ask, name="caretz-judge", daemon=True)
     worker.start()
-    worker.join(timeout_s)
+    try:
+        worker.join(timeout_s)
+    except BaseException:  # Ctrl-C while waiting: the abandoned call stops streaming too
+        cancelled.set()
+        raise
     if worker.is_alive():
         cancelled.set()
         raise CompletionTimeout(f"timeout after {_seconds(timeout_s)}")

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 from caretz.text import one_line
 
 if TYPE_CHECKING:
-    from caretz.goal.evaluator import GoalVerdict
-    from caretz.goal.state import Goal
+    from caretz.goal.state import Goal, GoalVerdict
     from caretz.runtime import Session
     from caretz.ui.session_control import SessionControl
 

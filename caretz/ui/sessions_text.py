@@ -53,6 +53,12 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.guard_lines import render_lines
 
         return "\n".join(render_lines(event, detailed=True)) or None
+    if kind.startswith("Goal."):
+        from caretz.ui.goal_lines import goal_lines
+
+        return "\n".join(goal_lines(event, detailed=True)) or None
+    if kind == "Schedule.Run":
+        return f"[scheduled run of job {event['job']}]"
     if kind == "Session.Changed":
         return (
             f"[{event['change']} changed] model={event['model']} loop-guard={event['loop_guard']}"

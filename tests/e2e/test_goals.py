@@ -78,6 +78,9 @@ def test_a_goal_met_on_the_third_turn_exits_0_after_three_evaluations(caretz, se
     evaluated = [e for e in events if e["type"] == "Goal.Evaluated"]
     assert evaluated[2]["summary"] == last_summary
     assert events[-1]["type"] == "Goal.Ended" and events[-1]["status"] == "met"
+    shown = caretz("sessions", "show", run.session_id).stdout
+    assert "[goal] turn 3/20 · met: cat done.txt printed ok" in shown
+    assert "  evaluator: anthropic/goal-judge" in shown
 
 
 def test_the_json_result_carries_the_goal(caretz, server):
@@ -238,8 +241,9 @@ def test_bad_goal_input_exits_2_with_one_line_before_any_model_call(caretz, serv
     empty = caretz("--goal", "  ")
     unknown = caretz("--goal", CONDITION, "--goal-model", "nowhere/model-x")
     zero = caretz("--goal", CONDITION, "--goal-max-turns", "0")
+    unknown_alone = caretz("-p", "hi", "--goal-model", "nowhere/model-x")
 
-    for run in (empty, unknown, zero):
+    for run in (empty, unknown, zero, unknown_alone):
         assert run.code == 2
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
         assert run.stderr.startswith("caretz: ")

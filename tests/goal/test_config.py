@@ -55,5 +55,7 @@ def test_a_bad_pinned_section_is_one_line_naming_the_flag():
 
     from caretz.config_base import ConfigError
 
-    with pytest.raises(ConfigError, match=r"^--loop-guard-config: mode: .*'off', 'shadow' or 'active'"):
+    with pytest.raises(
+        ConfigError, match=r"^--loop-guard-config: mode: .*'off', 'shadow' or 'active'"
+    ):
         resolve_settings({"loop_guard_config": '{"mode": "loud"}'}, {})

@@ -83,3 +83,30 @@ def test_garbage_a_timeout_or_an_error_is_not_met_with_the_reason():
     assert garbage.error == "unreadable reply: I think you did great!"
     assert (slow.verdict.met, slow.error) == (False, "timeout after 0.05s")
     assert (broken.verdict.met, broken.error) == (False, "error: connection refused")
+
+
+def test_ctrl_c_while_waiting_for_the_model_closes_the_abandoned_call():
+    import signal
+
+    from caretz.guard.judge import complete_within
+
+    closed = threading.Event()
+
+    def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
+        if cancelled.wait(5):
+            closed.set()
+        raise ConnectionError("closed")
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        with pytest.raises(KeyboardInterrupt):
+            complete_within(complete, ModelRequest("m", "s", []), 5.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    assert closed.wait(2)
