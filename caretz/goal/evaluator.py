@@ -9,22 +9,12 @@ the judge it reaches a model only through a plain `complete` callable.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from caretz.goal.state import NOT_MET, GoalVerdict
-from caretz.guard.judge import (
-    Complete,
-    as_bool,
-    as_text,
-    complete_within,
-    describe_failure,
-    json_objects,
-)
-from caretz.messages import Message, ModelRequest, ModelResponse, Reasoning, Usage
-from caretz.text import one_line
+from caretz.guard.judge import ModelAsker, as_bool, as_text, json_objects, unreadable
+from caretz.messages import Usage
 
 EVALUATOR_SYSTEM = """\
 You check whether an AI coding agent has met a goal the user set. caretz, the program \
@@ -64,10 +54,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-_ANSWER_TOKENS = 1024
-_REASONING_TOKENS: dict[str, int] = {"off": 0, "low": 1024, "medium": 4096, "high": 16384}
-_REPLY_PREVIEW_CHARS = 120
-
 
 @dataclass(frozen=True)
 class Evaluation:
@@ -100,51 +86,19 @@ def parse_goal_verdict(text: str) -> GoalVerdict:
     raise ValueError("no JSON object with a 'met' field")
 
 
-class ModelEvaluator:
-    """Asks a model through `complete`; waits at most `timeout_s` for its answer."""
+class ModelEvaluator(ModelAsker):
+    """The evaluator: a timeout, an error or an unreadable reply counts as "not met"."""
 
-    def __init__(
-        self,
-        complete: Complete,
-        model_id: str,
-        model_ref: str,
-        reasoning: Reasoning = "off",
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self.complete = complete
-        self.model_id = model_id
-        self.model_ref = model_ref
-        self.reasoning = reasoning
-        self._clock = clock
-
-    def request(self, summary: str) -> ModelRequest:
-        return ModelRequest(
-            model=self.model_id,
-            system=EVALUATOR_SYSTEM,
-            messages=[Message("user", summary)],
-            reasoning=self.reasoning,
-            max_tokens=_ANSWER_TOKENS + _REASONING_TOKENS.get(self.reasoning, 0),
-            response_schema=VERDICT_SCHEMA,
-        )
+    system = EVALUATOR_SYSTEM
+    schema = VERDICT_SCHEMA
 
     def __call__(self, summary: str, timeout_s: float) -> Evaluation:
-        started = self._clock()
-        try:
-            response = complete_within(self.complete, self.request(summary), timeout_s)
-        except Exception as error:  # a timeout or an error: "not met", shown
-            return self._no_verdict(started, describe_failure(error))
-        return self._read(response, started)
-
-    def _read(self, response: ModelResponse, started: float) -> Evaluation:
-        latency = self._clock() - started
-        text = response.message.content
+        reply = self.ask(summary, timeout_s)
+        if reply.response is None:
+            return Evaluation(NOT_MET, self.model_ref, reply.latency_s, error=reply.error)
+        text, usage = reply.response.message.content, reply.response.usage
         try:
             verdict = parse_goal_verdict(text)
         except ValueError:
-            preview = one_line(text)[:_REPLY_PREVIEW_CHARS] or "(empty)"
-            return self._no_verdict(started, f"unreadable reply: {preview}", response.usage)
-        return Evaluation(verdict, self.model_ref, latency, response.usage)
-
-    def _no_verdict(self, started: float, error: str, usage: Usage | None = None) -> Evaluation:
-        latency = self._clock() - started
-        return Evaluation(NOT_MET, self.model_ref, latency, usage or Usage(), error)
+            return Evaluation(NOT_MET, self.model_ref, reply.latency_s, usage, unreadable(text))
+        return Evaluation(verdict, self.model_ref, reply.latency_s, usage)

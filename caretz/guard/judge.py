@@ -172,8 +172,22 @@ class _Outcome:
     error: Exception | None = None
 
 
-class ModelJudge:
-    """Asks a model through `complete`; waits at most `timeout_s` for its answer."""
+@dataclass(frozen=True)
+class Reply:
+    """What a model asked once said: its response, or why there is none."""
+
+    response: ModelResponse | None
+    error: str | None  # "timeout after 15s", "error: …"
+    latency_s: float
+
+
+class ModelAsker:
+    """A model asked about a summary through `complete`: a system prompt, a JSON schema
+    for the answer, at most `timeout_s` of waiting. The judge and the goal's evaluator
+    are two of these; each reads the reply its own way."""
+
+    system = JUDGE_SYSTEM
+    schema: dict[str, Any] | None = VERDICT_SCHEMA
 
     def __init__(
         self,
@@ -192,35 +206,40 @@ class ModelJudge:
     def request(self, summary: str) -> ModelRequest:
         return ModelRequest(
             model=self.model_id,
-            system=JUDGE_SYSTEM,
+            system=self.system,
             messages=[Message("user", summary)],
             reasoning=self.reasoning,
             max_tokens=_ANSWER_TOKENS + _REASONING_TOKENS.get(self.reasoning, 0),
-            response_schema=VERDICT_SCHEMA,
+            response_schema=self.schema,
         )
 
-    def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
+    def ask(self, summary: str, timeout_s: float) -> Reply:
         started = self._clock()
         try:
             response = complete_within(self.complete, self.request(summary), timeout_s)
-        except Exception as error:  # a timeout or an error: no verdict, "not stuck"
-            return self._failed(started, describe_failure(error))
-        return self._read(response, started)
+        except Exception as error:  # a timeout or an error: no answer, said why
+            return Reply(None, describe_failure(error), self._clock() - started)
+        return Reply(response, None, self._clock() - started)
 
-    def _read(self, response: ModelResponse, started: float) -> JudgeResult:
-        latency = self._clock() - started
-        text = response.message.content
+
+def unreadable(text: str) -> str:
+    """How a reply without a usable answer is shown: `unreadable reply: <its start>`."""
+    return f"unreadable reply: {one_line(text)[:_REPLY_PREVIEW_CHARS] or '(empty)'}"
+
+
+class ModelJudge(ModelAsker):
+    """The judge: a timeout, an error or an unreadable reply counts as "not stuck"."""
+
+    def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
+        reply = self.ask(summary, timeout_s)
+        if reply.response is None:
+            return JudgeResult.no_verdict(self.model_ref, reply.latency_s, str(reply.error))
+        text, usage = reply.response.message.content, reply.response.usage
         try:
             verdict = parse_verdict(text)
         except ValueError:
-            preview = one_line(text)[:_REPLY_PREVIEW_CHARS] or "(empty)"
-            return JudgeResult.no_verdict(
-                self.model_ref, latency, f"unreadable reply: {preview}", response.usage
-            )
-        return JudgeResult(verdict, self.model_ref, latency, response.usage)
-
-    def _failed(self, started: float, error: str) -> JudgeResult:
-        return JudgeResult.no_verdict(self.model_ref, self._clock() - started, error)
+            return JudgeResult.no_verdict(self.model_ref, reply.latency_s, unreadable(text), usage)
+        return JudgeResult(verdict, self.model_ref, reply.latency_s, usage)
 
 
 class CompletionTimeout(Exception):

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import API_KEY, Caretz
+from tests.e2e.conftest import AGENT_MODEL, API_KEY, Caretz
 from tests.modelserver import ModelServer, text, tool
 
 JUDGE = "guard-judge"
+PROMPT = "run the db tests and keep 100% green"
 USERS_LINE = "0 3 * * * /usr/local/bin/backup --all > /dev/null 2>&1\n"
 FAILING = "echo 'db_test.go:12: undefined: testDB' >&2; exit 1"
 NOT_STUCK = {"stuck": False, "confidence": 0.3, "reason": "early days", "try_instead": ""}
@@ -97,7 +98,7 @@ def test_add_list_run_remove_round_trip_through_the_real_crontab(
     guard = ["--loop-guard", "active", "--loop-guard-model", f"anthropic/{JUDGE}",
              "--loop-guard-check-every", "7"]  # fmt: skip
 
-    added = caretz(*guard, "schedule", "add", "*/10 * * * *", "-p", "run the db tests", env=env)
+    added = caretz(*guard, "schedule", "add", "*/10 * * * *", "-p", PROMPT, env=env)
 
     assert added.code == 0, added.stderr
     job_id = added.stdout.split()[2].rstrip(":")
@@ -112,6 +113,7 @@ def test_add_list_run_remove_round_trip_through_the_real_crontab(
     assert pinned["mode"] == "active" and pinned["checkEvery"] == 7
     assert pinned["judge"]["model"] == f"anthropic/{JUDGE}"
     assert API_KEY not in table and "sk-ant" not in table
+    assert "keep 100\\% green" in line  # cron would turn a bare % into a newline
 
     guarded_script(server)
     ran = caretz("schedule", "run", job_id, env=env)
@@ -123,7 +125,7 @@ def test_add_list_run_remove_round_trip_through_the_real_crontab(
     listed = caretz("schedule", "list", env=env)
     assert listed.code == 0, listed.stderr
     assert f"{job_id}  */10 * * * *  in {workspace}" in listed.stdout
-    assert "-p 'run the db tests'" in listed.stdout
+    assert f"-p {PROMPT!r}" in listed.stdout
     sessions = sorted((caretz.data_dir / "sessions").iterdir())
     session_id = sessions[-1].name
     assert f"exit 0 · session {session_id}" in listed.stdout
@@ -131,12 +133,19 @@ def test_add_list_run_remove_round_trip_through_the_real_crontab(
     assert events[1] == {**events[1], "type": "Schedule.Run", "job": job_id}
     assert events[0]["loop_guard"] == "active"
 
-    # A later profile edit that would unguard every run does not reach the job.
+    # A later profile edit that would unguard every run does not reach the job: the
+    # installed command, taken from `crontab -l` and run the way cron runs it (sh, a
+    # bare environment, `\%` unescaped), is still guarded.
     caretz.write_config({"profiles": {"general": {"loopGuard": {"mode": "off", "models": []}}}})
     guarded_script(server)
-    again = caretz("schedule", "run", job_id, env=env)
-    assert again.code == 0, again.stderr
+    command = line.split(" ", 5)[5].rsplit(" # caretz-job:", 1)[0].replace("\\%", "%")
+    direct = subprocess.run(
+        ["/bin/sh", "-c", command], env={"HOME": str(workspace), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert direct.returncode == 0, (caretz.data_dir / "schedule" / f"{job_id}.log").read_text()
     assert len(server.requests_for(JUDGE)) == 2
+    assert server.requests_for(AGENT_MODEL)[-1].messages[0]["content"] == PROMPT
 
     removed = caretz("schedule", "remove", job_id, env=env)
     assert removed.code == 0 and private_crontab.table() == USERS_LINE
