@@ -84,6 +84,10 @@ class GoalDriver:
         goal = self.goal
         goal.status = "active"
         self.log.emit("Goal.Resumed", turn=goal.turns, max_turns=goal.max_turns)
+        if goal.turns >= goal.max_turns:  # paused on its last turn: nothing left to run
+            last = goal.last
+            reason = (last.error or last.verdict.reason) if last is not None else ""
+            return self.end("max_turns", LimitReached.exit_code, reason, None)
         if prompt:
             return self.drive(prompt, from_user=True)
         # Not a continuation for the guard: a resume by the user earns a fresh redirect.
@@ -190,7 +194,9 @@ class GoalDriver:
         return f"budget limit reached: ${spent:.4f} spent of --max-budget-usd {budget:g}"
 
     # -- how it ends --------------------------------------------------------------------------
-    def end(self, status: Status, exit_code: int, reason: str, result: TurnResult) -> GoalRun:
+    def end(
+        self, status: Status, exit_code: int, reason: str, result: TurnResult | None
+    ) -> GoalRun:
         goal = self.goal
         goal.status = status
         message = ended_message(goal, reason)

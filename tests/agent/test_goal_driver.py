@@ -176,3 +176,18 @@ def test_usage_of_the_scripted_evaluator_is_recorded(tmp_path: Path):
     evaluated = events.of("Goal.Evaluated")[0]
     assert evaluated["usage"] == Usage(900, 40).to_dict()
     assert evaluated["model"] == "test/evaluator" and evaluated["latency_s"] == 0.4
+
+
+def test_a_goal_paused_on_its_last_turn_ends_when_resumed_without_another(tmp_path: Path):
+    provider = ScriptedProvider(answer("a"))
+    agent, events = make_agent(tmp_path, provider)
+    GoalDriver(agent, goal(max_turns=1), ScriptedEvaluator(KeyboardInterrupt()), 30.0).start(
+        CONDITION
+    )
+    paused = restore_goal(events.all)
+    assert paused is not None and paused.status == "paused"
+
+    run = GoalDriver(agent, paused, ScriptedEvaluator(), 30.0).resume()
+
+    assert (run.exit_code, run.goal.status) == (4, "max_turns")
+    assert len(provider.requests) == 1
