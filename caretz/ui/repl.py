@@ -5,7 +5,8 @@ multi-line input) in front of the same Agent the headless run uses. Ctrl-C while
 a turn runs stops it: the turn loop turns the interrupt into an "interrupted"
 turn, the running command's process group is killed, and the conversation is
 kept, so the next message carries on. Between turns the conversation is compacted
-when it nears the model's context window.
+when it nears the model's context window. A goal's turns (/goal) and a loop's
+runs (/loop, on an idle prompt) go through the same live view as a typed message.
 """
 
 from __future__ import annotations
@@ -169,13 +170,12 @@ class Repl(SessionControl):
         work, self.queued = self.queued, None
         if work is None:
             return
-        driver = self.goal_driver(work.condition if isinstance(work, StartGoal) else None)
+        condition = work.condition if isinstance(work, StartGoal) else None
+        driver = self.goal_driver(condition)
         if driver is None:
             return
-        if isinstance(work, StartGoal):
-            self.run_guarded(lambda: driver.start(work.condition).result)
-        else:
-            self.run_guarded(lambda: driver.resume().result)
+        run = (lambda: driver.start(condition)) if condition is not None else driver.resume
+        self.run_guarded(lambda: run().result)
 
     def goal_driver(self, condition: str | None) -> GoalDriver | None:
         """A driver for a new goal (`condition`) or the paused one; None (said why) when
