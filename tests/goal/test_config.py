@@ -59,3 +59,13 @@ def test_a_bad_pinned_section_is_one_line_naming_the_flag():
         ConfigError, match=r"^--loop-guard-config: mode: .*'off', 'shadow' or 'active'"
     ):
         resolve_settings({"loop_guard_config": '{"mode": "loud"}'}, {})
+
+
+def test_the_example_profiles_spell_out_every_goal_key():
+    import json
+
+    from tests.config.test_config import EXAMPLE, _keys, _present
+
+    goal = json.loads(EXAMPLE.read_text())["profiles"]["general"]["goal"]
+    assert sorted(key for key in _keys(GoalConfig) if not _present(goal, key)) == []
+    GoalConfig.model_validate(goal)
