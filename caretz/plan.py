@@ -36,9 +36,6 @@ class PlanItem:
     text: str
     status: Status = "pending"
 
-    def to_dict(self) -> dict[str, str]:
-        return {"content": self.text, "status": self.status}
-
 
 Plan = tuple[PlanItem, ...]
 
