@@ -17,16 +17,23 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=(
         "Exit codes: 0 done, 1 runtime failure, 2 usage or config error, "
-        "3 the loop guard ended the turn, 4 a limit ended it, 130 interrupted."
+        "3 the loop guard ended the turn, 4 a limit ended it, 5 the goal was judged "
+        "impossible, 130 interrupted."
     ),
     rich_markup_mode=None,
 )
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
+schedule_app = typer.Typer(
+    help="Run caretz on a schedule, through your crontab (docs/scheduling.md).",
+    no_args_is_help=True,
+)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(config_app, name="config")
+app.add_typer(schedule_app, name="schedule")
 
 GUARD = "Loop guard"
+GOAL = "Goals"
 
 
 def _version(value: bool) -> None:
@@ -94,6 +101,41 @@ def main_command(
         int | None,
         typer.Option(help="Ask the judge every N tool calls (0 = off).", rich_help_panel=GUARD),
     ] = None,
+    loop_guard_config: Annotated[
+        str | None,
+        typer.Option(
+            help="The whole loopGuard section as JSON, replacing the profile's (scheduled runs).",
+            rich_help_panel=GUARD,
+        ),
+    ] = None,
+    goal: Annotated[
+        str | None,
+        typer.Option(
+            help="Work until this holds; checked after each turn (alone, it is also the prompt).",
+            rich_help_panel=GOAL,
+        ),
+    ] = None,
+    goal_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The model that checks the goal (replaces goal.judge).", rich_help_panel=GOAL
+        ),
+    ] = None,
+    goal_reasoning: Annotated[
+        str | None,
+        typer.Option(help="Its reasoning: off, low, medium, high.", rich_help_panel=GOAL),
+    ] = None,
+    goal_max_turns: Annotated[
+        int | None,
+        typer.Option(help="End the goal after this many turns (default 20).", rich_help_panel=GOAL),
+    ] = None,
+    env_file: Annotated[
+        Path | None,
+        typer.Option(help="Read NAME=value lines (API keys) from this file (chmod 600)."),
+    ] = None,
+    job: Annotated[
+        str | None, typer.Option(hidden=True, help="The scheduled job this run is.")
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -107,7 +149,7 @@ def main_command(
     session = "latest" if continue_ else resume
     from caretz.commands import run_cli
 
-    raise typer.Exit(run_cli(flags, prompt, session))
+    raise typer.Exit(run_cli(flags, prompt, session, goal=goal, env_file=env_file, job=job))
 
 
 @config_app.command("show")
@@ -163,6 +205,59 @@ def rewind(
 
     scope = {"files_only": files_only, "conversation_only": conversation_only}
     raise typer.Exit(rewind_session(ctx.obj, session, turn, checkpoint, force=force, **scope))
+
+
+@schedule_app.command("add")
+def schedule_add(
+    ctx: typer.Context,
+    schedule: Annotated[
+        str, typer.Argument(help='Five cron fields, e.g. "*/10 * * * *", or a macro (@daily).')
+    ],
+    prompt: Annotated[str, typer.Option("-p", "--prompt", help="What the run is asked.")],
+    goal: Annotated[
+        str | None, typer.Option(help="Work until this holds, as with caretz --goal.")
+    ] = None,
+    profile: Annotated[str | None, typer.Option(help="The profile the run uses.")] = None,
+    directory: Annotated[
+        Path | None, typer.Option("--dir", help="Run in this folder (default: this one).")
+    ] = None,
+    env_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where the run reads its API keys (default: schedule.env by profiles.json)."
+        ),
+    ] = None,
+) -> None:
+    """Install a scheduled headless run, guarded as this command's settings say."""
+    from caretz.schedule.commands import add_job
+
+    flags = {**(ctx.obj or {}), **({"profile": profile} if profile else {})}
+    code = add_job(flags, schedule, prompt, goal=goal, workdir=directory, env_file=env_file)
+    raise typer.Exit(code)
+
+
+@schedule_app.command("list")
+def schedule_list(ctx: typer.Context) -> None:
+    """Your scheduled jobs, with each one's last run."""
+    from caretz.schedule.commands import list_jobs
+
+    raise typer.Exit(list_jobs(ctx.obj or {}))
+
+
+@schedule_app.command("remove")
+def schedule_remove(ctx: typer.Context, job_id: str) -> None:
+    """Remove a job's line from your crontab (every other line stays)."""
+    from caretz.schedule.commands import remove_job
+
+    raise typer.Exit(remove_job(ctx.obj or {}, job_id))
+
+
+@schedule_app.command("run")
+def schedule_run(ctx: typer.Context, job_id: str) -> None:
+    """Run a job's installed command now, as cron would."""
+    from caretz.schedule.commands import run_job
+
+    raise typer.Exit(run_job(ctx.obj or {}, job_id))
 
 
 def _mount_guard() -> None:

@@ -12,14 +12,20 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
+    from caretz.agent.agent import Agent
+    from caretz.agent.goal_driver import GoalRun
     from caretz.agent.turn import TurnResult
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
+    from caretz.goal.evaluator import ModelEvaluator
+    from caretz.goal.state import Goal
     from caretz.runtime.session import Output, Session
 
 
@@ -29,22 +35,41 @@ def load_settings(overrides: Flags) -> Settings:
     return resolve_settings(overrides, os.environ)
 
 
-def run_cli(overrides: Flags, prompt: str | None, resume: str | None) -> int:
+def run_cli(
+    overrides: Flags,
+    prompt: str | None,
+    resume: str | None,
+    *,
+    goal: str | None = None,
+    env_file: Path | None = None,
+    job: str | None = None,
+) -> int:
     from caretz.config_base import ConfigError
 
+    if goal is not None and not goal.strip():
+        return fail('--goal needs a condition, e.g. --goal "the tests in tests/ pass"')
     try:
+        if env_file is not None:
+            from caretz.config.env_file import apply_env_file
+
+            apply_env_file(env_file, os.environ)
         settings = load_settings(overrides)
+        if overrides.get("goal_model") is not None:
+            from caretz.config.settings import resolve_goal_model
+
+            resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
         return fail(str(error))
-    if prompt is None and sys.stdin.isatty():
+    if prompt is None and goal is None and sys.stdin.isatty():
         from caretz.ui.repl import run_repl
 
         return run_repl(settings, resume, overrides)
-    if prompt is None:
-        prompt = sys.stdin.read().strip()
-        if not prompt:
+    if prompt is None and goal is None:
+        # Without a prompt, a resumed session's paused goal carries on by itself.
+        prompt = sys.stdin.read().strip() or None
+        if prompt is None and resume is None:
             return fail('no prompt: pass -p "..." or pipe one on stdin')
-    return run_headless(settings, prompt, resume)
+    return run_headless(settings, prompt, resume, goal=goal, job=job)
 
 
 def make_output(settings: Settings) -> Output:
@@ -55,7 +80,19 @@ def make_output(settings: Settings) -> Output:
     return TextOutput(detailed=settings.output == "detailed")
 
 
-def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
+def run_headless(
+    settings: Settings,
+    prompt: str | None,
+    resume: str | None,
+    *,
+    goal: str | None = None,
+    job: str | None = None,
+) -> int:
+    """One turn, or a goal's turns: a new `goal`, or the resumed session's paused one.
+
+    Everything that can fail on settings (the evaluator's model too) fails before
+    the session starts, so no model is called and no session is left behind.
+    """
     from caretz.agent.driver import run_with_auto_resume
     from caretz.config_base import ConfigError
     from caretz.runtime.session import start_session
@@ -64,17 +101,29 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     output = make_output(settings)
     started = time.monotonic()
     try:
+        pursuit = plan_goal(settings, resume, goal, prompt)
+        if prompt is None and pursuit is None:
+            return fail('no prompt, and the session has no paused goal: pass -p "..."')
         session = start_session(settings, output, resume=resume)
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     if settings.permission_mode == "yolo":
         yolo_banner()
+    if job is not None:
+        session.log.emit("Schedule.Run", job=job)
+    goal_run = None
     try:
-        result = run_with_auto_resume(session.agent, prompt)
+        if pursuit is not None:
+            goal_run = pursuit.run(session.agent, prompt)
+            result = goal_run.result
+        else:
+            assert prompt is not None
+            result = run_with_auto_resume(session.agent, prompt)
     finally:
         session.close()
-    output.closing(result_summary(session, result, time.monotonic() - started))
-    return result.exit_code
+    summary = result_summary(session, result, time.monotonic() - started, goal_run)
+    output.closing(summary)
+    return summary["exit_code"]
 
 
 def yolo_banner() -> None:
@@ -86,21 +135,83 @@ def yolo_banner() -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]{YOLO_BANNER}[/]")
 
 
-def result_summary(session: Session, result: TurnResult, duration_s: float) -> dict[str, Any]:
+def plan_goal(
+    settings: Settings, resume: str | None, condition: str | None, prompt: str | None
+) -> GoalPursuit | None:
+    """The goal this run pursues: a new one, else the resumed session's paused one."""
+    paused = None if condition is not None else paused_goal(settings, resume)
+    if condition is None and paused is None:
+        return None
+    from caretz.goal.state import Goal
+    from caretz.runtime.judge import build_evaluator
+
+    evaluator = build_evaluator(settings, os.environ)
+    config = settings.goal
+    if condition is not None:
+        goal = Goal(condition.strip(), config.max_turns, prompt or condition.strip())
+        return GoalPursuit(goal, evaluator, config.judge_timeout_s, new=True)
+    assert paused is not None
+    return GoalPursuit(paused, evaluator, config.judge_timeout_s, new=False)
+
+
+def paused_goal(settings: Settings, resume: str | None) -> Goal | None:
+    """The paused goal of the session `resume` names ("latest" for --continue), if any."""
+    if resume is None:
+        return None
+    from caretz.goal.state import restore_goal
+    from caretz.session.events import read_events
+    from caretz.session.store import SessionStore
+
+    store = SessionStore(settings.data_dir)
+    path = store.events_path(store.latest() if resume == "latest" else resume)
+    goal = restore_goal(read_events(path))
+    return goal if goal is not None and goal.status == "paused" else None
+
+
+@dataclass
+class GoalPursuit:
+    goal: Goal
+    evaluator: ModelEvaluator
+    timeout_s: float
+    new: bool
+
+    def run(self, agent: Agent, prompt: str | None) -> GoalRun:
+        from caretz.agent.goal_driver import GoalDriver
+
+        driver = GoalDriver(agent, self.goal, self.evaluator, self.timeout_s)
+        if self.new:
+            return driver.start(prompt or self.goal.condition)
+        return driver.resume(prompt)
+
+
+def result_summary(
+    session: Session,
+    result: TurnResult | None,
+    duration_s: float,
+    goal_run: GoalRun | None = None,
+) -> dict[str, Any]:
     totals = session.agent.conversation.totals
     denials = session.permissions.denials if session.permissions is not None else []
-    return {
+    summary: dict[str, Any] = {
         "session_id": session.id,
-        "status": result.status,
-        "exit_code": result.exit_code,
-        "message": result.message,
-        "text": result.text,
+        "status": result.status if result is not None else "interrupted",
+        "exit_code": result.exit_code if result is not None else 130,
+        "message": result.message if result is not None else "",
+        "text": result.text if result is not None else "",
         "tool_calls": totals.tool_calls,
         "usage": totals.usage.to_dict(),
         "cost_usd": totals.cost_usd,
         "duration_s": round(duration_s, 3),
         "permission_denials": list(denials),
     }
+    if goal_run is not None:
+        summary.update(
+            status=goal_run.goal.status,
+            exit_code=goal_run.exit_code,
+            message=goal_run.message,
+            goal=goal_run.goal.to_dict(),
+        )
+    return summary
 
 
 def show_config(overrides: Flags) -> int:

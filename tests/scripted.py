@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from caretz.goal.evaluator import NOT_MET, Evaluation, GoalVerdict
 from caretz.guard.model import JudgeResult, Verdict
 from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from caretz.providers.base import (
@@ -115,3 +116,23 @@ class ScriptedJudge:
         if isinstance(answer, JudgeResult):
             return answer
         return JudgeResult(answer, "test/judge", 2.3, Usage(1204, 88))
+
+
+class ScriptedEvaluator:
+    """A goal evaluator answering with queued verdicts (or whole evaluations, or an
+    exception raised); records what it was shown."""
+
+    model_ref = "test/evaluator"
+
+    def __init__(self, *answers: GoalVerdict | Evaluation | BaseException):
+        self.answers = list(answers)
+        self.summaries: list[str] = []
+
+    def __call__(self, summary: str, timeout_s: float) -> Evaluation:
+        self.summaries.append(summary)
+        answer = self.answers.pop(0) if self.answers else NOT_MET
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, Evaluation):
+            return answer
+        return Evaluation(answer, self.model_ref, 0.4, Usage(900, 40))

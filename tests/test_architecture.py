@@ -15,7 +15,14 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "code_shape.py"
 MAX_LINES = 450
 
-LEAVES = {"caretz", "caretz.messages", "caretz.text", "caretz.config_base", "caretz.secrets"}
+LEAVES = {
+    "caretz",
+    "caretz.messages",
+    "caretz.text",
+    "caretz.config_base",
+    "caretz.secrets",
+    "caretz.plan",
+}
 # What each package may import besides the leaves, lowest layer first.
 MAY_IMPORT: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},
@@ -28,7 +35,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.sandbox": set(),
     "caretz.tools": {"caretz.permissions", "caretz.sandbox"},
     "caretz.guard": {"caretz.tools"},  # tools.policy's argument conventions only
+    "caretz.goal": {"caretz.guard"},  # the guard's record, summary sections and reply readers
     "caretz.agent": {
+        "caretz.goal",
         "caretz.guard",
         "caretz.providers",
         "caretz.session",
@@ -36,6 +45,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "caretz.checkpoints",
     },
     "caretz.config": {
+        "caretz.goal",
         "caretz.guard",
         "caretz.providers",
         "caretz.pricing",
@@ -47,6 +57,7 @@ WIRING = {
     "caretz.agent",
     "caretz.checkpoints",
     "caretz.config",
+    "caretz.goal",
     "caretz.guard",
     "caretz.permissions",
     "caretz.pricing",
@@ -60,7 +71,8 @@ MAY_IMPORT["caretz.runtime"] = WIRING
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.ui"}
-MAY_IMPORT["caretz.cli"] = {"caretz.commands", "caretz.config", "caretz.eval"}
+MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
+MAY_IMPORT["caretz.cli"] = {"caretz.commands", "caretz.config", "caretz.eval", "caretz.schedule"}
 MAY_IMPORT["caretz.__main__"] = {"caretz.cli"}
 
 

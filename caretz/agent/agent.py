@@ -18,7 +18,11 @@ class Agent:
     parts: AgentParts
     conversation: Conversation = field(default_factory=Conversation)
 
-    def run_turn(self, prompt: str, *, from_user: bool = True) -> TurnResult:
+    def run_turn(
+        self, prompt: str, *, from_user: bool = True, continuation: bool = False
+    ) -> TurnResult:
+        """One turn on the conversation. `continuation`: an automated turn that carries
+        on the same piece of work (a goal's next turn; see `TurnContext`)."""
         state = self.conversation
         state.turns += 1
         turn = Turn(
@@ -28,6 +32,7 @@ class Agent:
             state.turns,
             prompt,
             from_user=from_user,
+            continuation=continuation,
             before_request=self.compact_if_due,
         )
         result = turn.run()

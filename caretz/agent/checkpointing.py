@@ -39,15 +39,21 @@ READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "task"})
 SHELL_TOOLS = frozenset({"bash"})
 
 
-def may_change_files(call: ToolCall, shell_can_write: bool = True) -> bool:
+def may_change_files(
+    call: ToolCall, shell_can_write: bool = True, effect: str | None = None
+) -> bool:
     """Whether `call` may change the project's files, so a checkpoint must come first.
 
-    `shell_can_write` is False in a mode where commands cannot write (a read-only
-    sandbox or permission mode).
+    `effect` is what the tool says it does (tools/base.py); without one, the tool's
+    name decides. `shell_can_write` is False in a mode where commands cannot write (a
+    read-only sandbox or permission mode). Anything unknown counts as a change.
     """
-    if call.name in READ_ONLY_TOOLS:
+    if effect is None:
+        effect = "read" if call.name in READ_ONLY_TOOLS else None
+        effect = "shell" if call.name in SHELL_TOOLS else effect
+    if effect in ("read", "internal"):
         return False
-    if call.name in SHELL_TOOLS:
+    if effect == "shell":
         return shell_can_write
     return True
 
@@ -143,7 +149,7 @@ class TurnCheckpoints:
         """A tool registry check: the turn's checkpoint before its first change."""
         if self._turn is None or self._taken or not self.active:
             return
-        if not may_change_files(call, self.shell_can_write()):
+        if not may_change_files(call, self.shell_can_write(), ctx.effect):
             return
         self._taken = True
         self._collect_prepare(wait=True)

@@ -45,11 +45,16 @@ class Interrupted(TurnEnd):
     exit_code = 130
 
 
+# Not a turn's end: a goal's evaluator found the goal cannot be met (agent/goal_driver.py).
+GOAL_IMPOSSIBLE = 5
+
+
 EXIT_CODES: dict[int, str] = {
     0: "done: the agent answered",
     1: "runtime failure: the provider gave up or a tool crashed",
     2: "usage or configuration error",
     3: "the loop guard ended the turn",
-    4: "a limit (--max-tool-calls, --max-budget-usd) ended the turn",
+    4: "a limit (--max-tool-calls, --max-budget-usd, goal.maxTurns) ended the turn or the goal",
+    5: "the goal was judged impossible",
     130: "interrupted (Ctrl-C)",
 }

@@ -41,6 +41,7 @@ from caretz.providers.base import (
 from caretz.tools.base import ToolContext, ToolResult
 from caretz.tools.policy import CancelToolCall
 from caretz.tools.registry import ToolCrash
+from caretz.tools.todo import latest_plan
 
 ABORTED = "aborted"
 SKIPPED_AFTER_STOP = "Not run: the loop guard ended this turn."
@@ -69,6 +70,7 @@ class Turn:
         prompt: str,
         *,
         from_user: bool = True,
+        continuation: bool = False,
         before_request: Callable[[], None] = lambda: None,
     ):
         self.config = config
@@ -77,6 +79,7 @@ class Turn:
         self.number = number
         self.prompt = prompt
         self.from_user = from_user
+        self.continuation = continuation  # a goal's next turn (see TurnContext)
         self.before_request = before_request  # compaction, for long turns
         self.tool_calls = 0
         self.last_text = ""
@@ -309,6 +312,8 @@ class Turn:
             from_user=self.from_user,
             agent_name=self.config.name,
             depth=self.config.depth,
+            plan=latest_plan(self.conversation.messages),
+            continuation=self.continuation,
         )
 
     def end_turn(self, final_text: str) -> None:

@@ -18,6 +18,7 @@ from caretz.config.schema import (
     BaseUrl,
     BudgetUsd,
     CheckEvery,
+    GoalTurns,
     ModelRef,
     Output,
     ToolCallLimit,
@@ -49,6 +50,10 @@ class Overrides(BaseModel):
     loop_guard_reasoning: Reasoning | None = None
     loop_guard_check_every: CheckEvery | None = None
     permission_mode: PermissionMode | None = None
+    loop_guard_config: str | None = None  # the whole loopGuard section as JSON (scheduled runs)
+    goal_model: ModelRef | None = None
+    goal_reasoning: Reasoning | None = None
+    goal_max_turns: GoalTurns | None = None
 
 
 # The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment

@@ -1,7 +1,7 @@
 """The sections of profiles.json: profiles, providers (with `local`) and prices.
 
 docs/configuration.md is the reference for every key; the loop guard's section
-lives with the guard (`caretz.guard.config`).
+lives with the guard (`caretz.guard.config`), the goal's with the goal (`caretz.goal.config`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from caretz.config_base import PositiveDuration, Section, parse_duration
+from caretz.goal.config import GoalConfig
 from caretz.guard.config import LoopGuardConfig
 from caretz.messages import ProtocolName, Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
@@ -37,6 +38,7 @@ ToolCallLimit = Annotated[int, Field(ge=1)]
 BudgetUsd = Annotated[float, Field(gt=0)]
 ToolChoice = Annotated[str, Field(min_length=1)]  # "auto", "required", "none" or a tool name
 CheckEvery = Annotated[int, Field(ge=0)]
+GoalTurns = Annotated[int, Field(ge=1)]
 
 
 class LocalConfig(Section):
@@ -186,6 +188,7 @@ class Profile(Section):
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    goal: GoalConfig = Field(default_factory=GoalConfig)
 
     @property
     def bash_timeout_s(self) -> float:

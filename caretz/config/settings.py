@@ -12,10 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from caretz.config.errors import describe_validation_error
 from caretz.config.loading import config_path, data_dir, load_config_file
 from caretz.config.overrides import ENV_VARIABLES, Flags, Overrides, read_flags
 from caretz.config.schema import ConfigFile, Output, Profile
 from caretz.config_base import ConfigError
+from caretz.goal.config import EvaluatorConfig, GoalConfig
 from caretz.guard.config import JudgeConfig, LoopGuardConfig
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
@@ -44,6 +48,7 @@ class Settings:
     providers: dict[str, ProviderEntry]  # built-ins + file, env base URLs applied
     prices: dict[str, Price]  # the file's entries; pricing.price_for adds the built-ins
     judge_source: str  # where the judge model was set, for error messages
+    goal_source: str = "goal.judge.model"  # where the goal's evaluator model was set
 
     @property
     def reasoning(self) -> Reasoning:
@@ -85,6 +90,10 @@ class Settings:
     def permission_mode(self) -> PermissionMode:
         """auto, ask, read-only or yolo: what runs without asking (docs/security.md)."""
         return self.profile.permissions.mode
+
+    @property
+    def goal(self) -> GoalConfig:
+        return self.profile.goal
 
     def with_profile(self, **updates: Any) -> Settings:
         """These settings with some profile values changed (`loop_guard=…` for /guard)."""
@@ -128,6 +137,7 @@ def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
         providers=providers,
         prices=dict(file.prices),
         judge_source=_judge_source(cli, profile_name, path),
+        goal_source=_goal_source(cli, profile_name, path),
     )
 
 
@@ -142,6 +152,7 @@ def _overridden(
             **_scalar_overrides(cli, env_layer),
             "loop_guard": _loop_guard_overrides(stored.loop_guard, cli, env_layer),
             "permissions": _permission_overrides(stored, cli, env_layer),
+            "goal": _goal_overrides(stored.goal, cli),
         },
         deep=True,
     )
@@ -216,6 +227,7 @@ def _scalar_overrides(cli: Overrides, env_layer: Overrides) -> dict[str, Any]:
 def _loop_guard_overrides(
     guard: LoopGuardConfig, cli: Overrides, env_layer: Overrides
 ) -> LoopGuardConfig:
+    guard = _pinned_guard(cli.loop_guard_config) or guard
     updates: dict[str, Any] = {}
     mode = cli.loop_guard or env_layer.loop_guard
     if mode is not None:
@@ -239,6 +251,36 @@ def _permission_overrides(stored: Profile, cli: Overrides, env_layer: Overrides)
     return stored.permissions.model_copy(update={"mode": mode})
 
 
+def _pinned_guard(text: str | None) -> LoopGuardConfig | None:
+    """--loop-guard-config: a whole loopGuard section (a scheduled run's), replacing the
+    profile's so that a later profile edit cannot change how the run is guarded."""
+    if text is None:
+        return None
+    try:
+        return LoopGuardConfig.model_validate_json(text)
+    except ValidationError as exc:
+        detail = describe_validation_error(LoopGuardConfig, exc)
+        raise ConfigError(f"--loop-guard-config: {detail}") from None
+
+
+def _goal_overrides(goal: GoalConfig, cli: Overrides) -> GoalConfig:
+    updates: dict[str, Any] = {}
+    if cli.goal_model is not None:
+        # An evaluator named on the command line replaces the configured one whole.
+        updates["judge"] = EvaluatorConfig(model=cli.goal_model, reasoning=cli.goal_reasoning)
+    elif cli.goal_reasoning is not None:
+        updates["judge"] = goal.judge.model_copy(update={"reasoning": cli.goal_reasoning})
+    if cli.goal_max_turns is not None:
+        updates["max_turns"] = cli.goal_max_turns
+    return goal.model_copy(update=updates, deep=True)
+
+
+def _goal_source(cli: Overrides, profile_name: str, path: Path) -> str:
+    if cli.goal_model is not None:
+        return "--goal-model"
+    return f"{path}: profiles.{profile_name}.goal.judge.model"
+
+
 def _judge_source(cli: Overrides, profile_name: str, path: Path) -> str:
     if cli.loop_guard_model is not None:
         return "--loop-guard-model"
@@ -254,10 +296,25 @@ def resolve_judge_model(settings: Settings) -> ResolvedModel | None:
     ref = settings.loop_guard.judge.model
     if ref is None:
         return None
+    return _resolve_side_model(settings, ref, settings.judge_source)
+
+
+def resolve_goal_model(settings: Settings) -> ResolvedModel | None:
+    """The goal evaluator's endpoint: `goal.judge.model`, else the loop guard's judge;
+    None when the session's own model evaluates. Call it before the goal's first turn:
+    an unknown provider or a malformed ref fails at once."""
+    ref = settings.goal.judge.model
+    if ref is None:
+        return resolve_judge_model(settings)
+    return _resolve_side_model(settings, ref, settings.goal_source)
+
+
+def _resolve_side_model(settings: Settings, ref: str, source: str) -> ResolvedModel:
+    """A judge's or evaluator's model; a bare ID runs on the session's ad hoc endpoint."""
     session = settings.model
     if "/" not in ref and session.entry.name == CUSTOM_PROVIDER:
         return ResolvedModel(session.entry, ref, ref)
     try:
         return resolve_model(ref, settings.providers, None, {}, config_file=settings.config_path)
     except ConfigError as exc:
-        raise ConfigError(f"{settings.judge_source}: {exc}") from None
+        raise ConfigError(f"{source}: {exc}") from None

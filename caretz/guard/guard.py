@@ -86,10 +86,13 @@ class LoopGuard:
         self._guarded = True
         self._inactive_reported: set[str] = set()
         self._resumes = 0  # automatic resumes in a row
+        self._redirected = False
         self._start_turn_state()
 
-    def _start_turn_state(self) -> None:
-        self._redirected = False  # a redirect was decided this turn (applied or not)
+    def _start_turn_state(self, continuation: bool = False) -> None:
+        # A redirect was decided this turn (applied or not). A continuation turn
+        # (a goal's next turn) keeps it: one note for the whole piece of work.
+        self._redirected = continuation and self._redirected
         self._stopped = False  # the guard ended this turn (active mode)
         self._raised_before_call: list[Firing] = []  # decided with the call's result
 
@@ -113,7 +116,7 @@ class LoopGuard:
 
     # -- turn boundaries -----------------------------------------------------------------
     def begin_turn(self, ctx: TurnContext) -> None:
-        self._start_turn_state()
+        self._start_turn_state(ctx.continuation)
         if ctx.from_user:
             self._resumes = 0
         self._record = TurnRecord.start(ctx, self._clock)

@@ -82,8 +82,8 @@ VERDICT_SCHEMA: dict[str, Any] = {
 _ANSWER_TOKENS = 1024
 _REASONING_TOKENS: dict[str, int] = {"off": 0, "low": 1024, "medium": 4096, "high": 16384}
 _REPLY_PREVIEW_CHARS = 120
-_TRUE = {"true", "yes", "stuck", "1"}
-_FALSE = {"false", "no", "not stuck", "0"}
+_TRUE = {"true", "yes", "1"}
+_FALSE = {"false", "no", "0"}
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -91,13 +91,13 @@ def parse_verdict(text: str) -> Verdict:
 
     Raises ValueError when there is no usable verdict.
     """
-    for candidate in _json_objects(text):
+    for candidate in json_objects(text):
         if "stuck" in candidate:
             return _verdict_from(candidate)
     raise ValueError("no JSON object with a 'stuck' field")
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
+def json_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object found in `text`, whole text first, then fenced, then embedded."""
     found: list[dict[str, Any]] = []
     stripped = text.strip()
@@ -122,21 +122,26 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
 
 def _verdict_from(data: dict[str, Any]) -> Verdict:
     return Verdict(
-        stuck=_as_bool(data["stuck"]),
+        stuck=as_bool(data["stuck"], "stuck"),
         confidence=_as_confidence(data.get("confidence")),
-        reason=_as_text(data.get("reason")),
-        try_instead=_as_text(data.get("try_instead", data.get("tryInstead"))),
+        reason=as_text(data.get("reason")),
+        try_instead=as_text(data.get("try_instead", data.get("tryInstead"))),
     )
 
 
-def _as_bool(value: Any) -> bool:
+def as_bool(value: Any, name: str) -> bool:
+    """A yes/no field read leniently: true, "yes", 1, or the field's own name ("stuck");
+    false, "no", 0, or "not stuck"."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word is not None and word in _TRUE | {name}:
+        return True
+    if word is not None and word in _FALSE | {f"not {name}"}:
+        return False
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
-    raise ValueError(f"'stuck' is {value!r}, not true or false")
+    raise ValueError(f"'{name}' is {value!r}, not true or false")
 
 
 def _as_confidence(value: Any) -> float:
@@ -151,7 +156,7 @@ def _as_confidence(value: Any) -> float:
     return min(1.0, max(0.0, number))
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
     if value is None:
         return ""
     return value.strip() if isinstance(value, str) else json.dumps(value)
@@ -167,8 +172,22 @@ class _Outcome:
     error: Exception | None = None
 
 
-class ModelJudge:
-    """Asks a model through `complete`; waits at most `timeout_s` for its answer."""
+@dataclass(frozen=True)
+class Reply:
+    """What a model asked once said: its response, or why there is none."""
+
+    response: ModelResponse | None
+    error: str | None  # "timeout after 15s", "error: …"
+    latency_s: float
+
+
+class ModelAsker:
+    """A model asked about a summary through `complete`: a system prompt, a JSON schema
+    for the answer, at most `timeout_s` of waiting. The judge and the goal's evaluator
+    are two of these; each reads the reply its own way."""
+
+    system = JUDGE_SYSTEM
+    schema: dict[str, Any] | None = VERDICT_SCHEMA
 
     def __init__(
         self,
@@ -187,58 +206,84 @@ class ModelJudge:
     def request(self, summary: str) -> ModelRequest:
         return ModelRequest(
             model=self.model_id,
-            system=JUDGE_SYSTEM,
+            system=self.system,
             messages=[Message("user", summary)],
             reasoning=self.reasoning,
             max_tokens=_ANSWER_TOKENS + _REASONING_TOKENS.get(self.reasoning, 0),
-            response_schema=VERDICT_SCHEMA,
+            response_schema=self.schema,
         )
+
+    def ask(self, summary: str, timeout_s: float) -> Reply:
+        started = self._clock()
+        try:
+            response = complete_within(self.complete, self.request(summary), timeout_s)
+        except Exception as error:  # a timeout or an error: no answer, said why
+            return Reply(None, describe_failure(error), self._clock() - started)
+        return Reply(response, None, self._clock() - started)
+
+
+def unreadable(text: str) -> str:
+    """How a reply without a usable answer is shown: `unreadable reply: <its start>`."""
+    return f"unreadable reply: {one_line(text)[:_REPLY_PREVIEW_CHARS] or '(empty)'}"
+
+
+class ModelJudge(ModelAsker):
+    """The judge: a timeout, an error or an unreadable reply counts as "not stuck"."""
 
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
-        started = self._clock()
-        outcome = _Outcome()
-        cancelled = threading.Event()
-        worker = threading.Thread(
-            target=self._ask,
-            args=(self.request(summary), outcome, cancelled),
-            name="caretz-judge",
-            daemon=True,
-        )
-        worker.start()
-        worker.join(timeout_s)
-        if worker.is_alive():
-            cancelled.set()  # the worker closes the stream at its next event
-            return self._failed(started, f"timeout after {_seconds(timeout_s)}")
-        if outcome.error is not None:
-            return self._failed(started, f"error: {_describe(outcome.error)}")
-        assert outcome.response is not None
-        return self._read(outcome.response, started)
-
-    def _ask(self, request: ModelRequest, outcome: _Outcome, cancelled: threading.Event) -> None:
-        try:
-            outcome.response = self.complete(request, cancelled)
-        except Exception as error:  # reported to the waiting thread, never raised here
-            outcome.error = error
-
-    def _read(self, response: ModelResponse, started: float) -> JudgeResult:
-        latency = self._clock() - started
-        text = response.message.content
+        reply = self.ask(summary, timeout_s)
+        if reply.response is None:
+            return JudgeResult.no_verdict(self.model_ref, reply.latency_s, str(reply.error))
+        text, usage = reply.response.message.content, reply.response.usage
         try:
             verdict = parse_verdict(text)
         except ValueError:
-            preview = one_line(text)[:_REPLY_PREVIEW_CHARS] or "(empty)"
-            return JudgeResult.no_verdict(
-                self.model_ref, latency, f"unreadable reply: {preview}", response.usage
-            )
-        return JudgeResult(verdict, self.model_ref, latency, response.usage)
-
-    def _failed(self, started: float, error: str) -> JudgeResult:
-        return JudgeResult.no_verdict(self.model_ref, self._clock() - started, error)
+            return JudgeResult.no_verdict(self.model_ref, reply.latency_s, unreadable(text), usage)
+        return JudgeResult(verdict, self.model_ref, reply.latency_s, usage)
 
 
-def _describe(error: Exception) -> str:
+class CompletionTimeout(Exception):
+    """No answer within the time allowed; the request is closed at its next event."""
+
+
+def complete_within(complete: Complete, request: ModelRequest, timeout_s: float) -> ModelResponse:
+    """`complete(request)`, waiting at most `timeout_s` for it in a worker thread.
+
+    Raises CompletionTimeout when time runs out (the worker then closes the stream
+    at its next event, so an abandoned call stops costing tokens), or the error
+    `complete` raised.
+    """
+    outcome = _Outcome()
+    cancelled = threading.Event()
+
+    def ask() -> None:
+        try:
+            outcome.response = complete(request, cancelled)
+        except Exception as error:  # reported to the waiting thread, never raised here
+            outcome.error = error
+
+    worker = threading.Thread(target=ask, name="caretz-judge", daemon=True)
+    worker.start()
+    try:
+        worker.join(timeout_s)
+    except BaseException:  # Ctrl-C while waiting: the abandoned call stops streaming too
+        cancelled.set()
+        raise
+    if worker.is_alive():
+        cancelled.set()
+        raise CompletionTimeout(f"timeout after {_seconds(timeout_s)}")
+    if outcome.error is not None:
+        raise outcome.error
+    assert outcome.response is not None
+    return outcome.response
+
+
+def describe_failure(error: Exception) -> str:
+    """How a call that gave no answer is shown: `timeout after 15s`, `error: …`."""
+    if isinstance(error, CompletionTimeout):
+        return str(error)
     text = str(error).strip()
-    return text or type(error).__name__
+    return f"error: {text or type(error).__name__}"
 
 
 class NoJudge:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from caretz.messages import Usage
+from caretz.plan import Plan
 
 Mode = Literal["off", "shadow", "active"]
 
@@ -24,6 +25,10 @@ class TurnContext:
     from_user: bool = True
     agent_name: str = "main"  # subagents run their own turns under their name
     depth: int = 0  # subagent nesting depth
+    plan: Plan = ()  # the agent's plan (its last `todo` list) as the turn starts
+    # An automated turn that carries on the same piece of work (a goal's next
+    # turn): for the redirect-once rule it is one turn with the turns before it.
+    continuation: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ the summary shows), so building a summary costs the same at call 10 and at call
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections import Counter, deque
@@ -17,6 +18,7 @@ from typing import Any
 from caretz.guard.model import ToolObservation, TurnContext, Verdict
 from caretz.guard.normalize import call_signature, error_line, failure_fingerprint, tool_label
 from caretz.messages import Message, Usage
+from caretz.plan import PLAN_TOOL, Plan, read_plan
 from caretz.text import one_line, shorten
 from caretz.tools.policy import path_arguments
 
@@ -98,10 +100,11 @@ class TurnRecord:
     call_labels: dict[bytes, str] = field(default_factory=dict)
     files_touched: dict[str, None] = field(default_factory=dict)  # ordered set, newest last
     files_edited: dict[str, int] = field(default_factory=dict)  # edits per file, newest last
+    plan: Plan = ()  # the agent's plan: as the turn started, then its latest `todo` list
 
     @classmethod
     def start(cls, ctx: TurnContext, clock: Callable[[], float]) -> TurnRecord:
-        return cls(ctx=ctx, clock=clock, started_at=clock())
+        return cls(ctx=ctx, clock=clock, started_at=clock(), plan=ctx.plan)
 
     # -- recording ----------------------------------------------------------------
     def add_call(self, obs: ToolObservation) -> None:
@@ -117,6 +120,8 @@ class TurnRecord:
         if obs.failed is True:
             self.failures += 1
             self._count_failure(obs)
+        elif obs.tool == PLAN_TOOL:
+            self._update_plan(obs.args)
 
     def add_response(self, message: Message, usage: Usage) -> None:
         self.usage = self.usage + usage
@@ -127,6 +132,10 @@ class TurnRecord:
         self, step: int | None, headline: str, verdict: Verdict, error: str | None
     ) -> None:
         self.verdicts.append(VerdictEntry(step, headline, verdict, error))
+
+    def _update_plan(self, args: dict[str, Any]) -> None:
+        with contextlib.suppress(ValueError):  # the tool refused it too: the plan stands
+            self.plan = read_plan(args)
 
     @property
     def successes(self) -> int:

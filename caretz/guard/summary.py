@@ -1,7 +1,8 @@
 """What the judge sees: a short, bounded summary of the turn, built from the guard's record.
 
 Whatever the turn's length the summary stays a few thousand tokens, and secrets
-are redacted before the text leaves the machine.
+are redacted before the text leaves the machine. The sections are public so that
+the goal evaluator's summary shows a turn the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from caretz.guard.model import Firing, ToolObservation, TurnContext
 from caretz.guard.normalize import error_line, tool_label
 from caretz.guard.record import TurnRecord, call_label
+from caretz.plan import plan_lines, plan_progress
 from caretz.secrets import redact
 from caretz.text import one_line, shorten
 
@@ -62,18 +64,19 @@ def build_summary(record: TurnRecord, fired: Sequence[Firing] = ()) -> str:
     sections = [
         _task_section(record.ctx),
         _fired_section(fired),
-        _size_section(record),
-        _messages_section(record),
+        size_section(record),
+        plan_section(record),
+        messages_section(record),
         _verdicts_section(record),
-        _last_calls_section(record),
-        _failures_section(record),
+        last_calls_section(record),
+        failures_section(record),
         _repeated_calls_section(record),
-        _edited_section(record),
+        edited_section(record),
     ]
     return redact("\n\n".join(section for section in sections if section))
 
 
-def _quoted(text: str, limit: int) -> str:
+def quoted(text: str, limit: int) -> str:
     text = text.strip()
     if len(text) > limit:
         head = text[: limit * 2 // 3]
@@ -83,14 +86,14 @@ def _quoted(text: str, limit: int) -> str:
 
 
 def _task_section(ctx: TurnContext) -> str:
-    lines = ["## The user's request for this turn", _quoted(ctx.task, _TASK_CHARS)]
+    lines = ["## The user's request for this turn", quoted(ctx.task, _TASK_CHARS)]
     if ctx.previous_request and is_short_follow_up(ctx.task):
         lines += [
             "This is a short follow-up; the request before it was:",
-            _quoted(ctx.previous_request, _PREVIOUS_CHARS),
+            quoted(ctx.previous_request, _PREVIOUS_CHARS),
         ]
         if ctx.previous_answer:
-            lines += ["and the agent answered:", _quoted(ctx.previous_answer, _PREVIOUS_CHARS)]
+            lines += ["and the agent answered:", quoted(ctx.previous_answer, _PREVIOUS_CHARS)]
     if ctx.agent_name != "main":
         lines.append(f"(This turn is run by the subagent {ctx.agent_name!r}.)")
     return "\n".join(lines)
@@ -104,7 +107,7 @@ def _fired_section(fired: Sequence[Firing]) -> str:
     return "\n".join(lines)
 
 
-def _size_section(record: TurnRecord) -> str:
+def size_section(record: TurnRecord) -> str:
     elapsed = _duration(record.clock() - record.started_at)
     usage = record.usage
     per_tool = ", ".join(
@@ -125,7 +128,16 @@ def _size_section(record: TurnRecord) -> str:
     return "\n".join(lines)
 
 
-def _messages_section(record: TurnRecord) -> str:
+def plan_section(record: TurnRecord) -> str:
+    """The agent's own task list, to compare with what its calls do."""
+    if not record.plan:
+        return ""
+    lines = [f"## The agent's plan ({plan_progress(record.plan)})"]
+    lines += [shorten(line, 200) for line in plan_lines(record.plan)]
+    return "\n".join(lines)
+
+
+def messages_section(record: TurnRecord) -> str:
     if not record.messages:
         return ""
     lines = ["## The agent's last messages (what it says it is doing)"]
@@ -154,7 +166,7 @@ def _verdicts_section(record: TurnRecord) -> str:
     return "\n".join(lines)
 
 
-def _last_calls_section(record: TurnRecord) -> str:
+def last_calls_section(record: TurnRecord) -> str:
     if not record.last_calls:
         return ""
     lines = [f"## The last {len(record.last_calls)} calls, oldest first"]
@@ -177,7 +189,7 @@ def _outcome(obs: ToolObservation) -> str:
     return f"{status}: {shorten(snippet, _SNIPPET_CHARS)}" if snippet else status
 
 
-def _failures_section(record: TurnRecord) -> str:
+def failures_section(record: TurnRecord) -> str:
     repeated = [(fp, count) for fp, count in record.failure_counts.ranked() if count > 1]
     if not repeated:
         return ""
@@ -203,7 +215,7 @@ def _repeated_calls_section(record: TurnRecord) -> str:
     return "\n".join(lines)
 
 
-def _edited_section(record: TurnRecord) -> str:
+def edited_section(record: TurnRecord) -> str:
     if not record.files_edited:
         return ""
     edited = list(record.files_edited.items())[-SHOWN_FILES:]

@@ -18,12 +18,24 @@ from caretz.session.events import EventLog
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.goal.evaluator import ModelEvaluator
     from caretz.guard.config import LoopGuardConfig
-    from caretz.guard.judge import ModelJudge
+    from caretz.guard.judge import Complete, ModelJudge
     from caretz.guard.model import Judge
     from caretz.messages import ModelRequest, ModelResponse, Reasoning
     from caretz.providers.base import Provider
     from caretz.providers.resolve import ResolvedModel
+
+
+def completion(provider: Provider) -> Complete:
+    """`provider` as the plain callable a judge or evaluator asks: a request in, the
+    collected response out; a set `cancelled` closes the stream at its next event."""
+    from caretz.providers.base import collect
+
+    def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
+        return collect(provider.stream(request), cancelled)
+
+    return complete
 
 
 def model_judge(
@@ -35,12 +47,23 @@ def model_judge(
 ) -> ModelJudge:
     """A judge that asks `provider`'s model; a timed-out request is closed at its next event."""
     from caretz.guard.judge import ModelJudge
-    from caretz.providers.base import collect
 
-    def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
-        return collect(provider.stream(request), cancelled)
+    return ModelJudge(completion(provider), model_id, model_ref, reasoning, clock)
 
-    return ModelJudge(complete, model_id, model_ref, reasoning, clock)
+
+def build_evaluator(settings: Settings, env: Mapping[str, str]) -> ModelEvaluator:
+    """The goal's evaluator: `goal.judge.model`, else the loop guard's judge, else the
+    session's model. Raises ConfigError (an unknown model, a missing key) before any call."""
+    from caretz.config.settings import resolve_goal_model
+    from caretz.goal.evaluator import ModelEvaluator
+
+    model = resolve_goal_model(settings) or settings.model
+    configured = settings.goal.judge
+    reasoning = configured.reasoning
+    if reasoning is None and configured.model is None:
+        reasoning = settings.loop_guard.judge.reasoning  # the guard's judge evaluates
+    provider = open_provider(model, env)
+    return ModelEvaluator(completion(provider), model.model_id, model.ref, reasoning or "off")
 
 
 def build_judge(settings: Settings, session_model: ResolvedModel, env: Mapping[str, str]) -> Judge:

@@ -26,6 +26,10 @@ class EventLog:
     def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
         self._listeners.append(listener)
 
+    def unsubscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type, "ts": round(self._clock(), 3), **fields}
         if self.path is not None:

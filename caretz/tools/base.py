@@ -48,6 +48,9 @@ class ToolContext:
     escalated: bool = False
     # The session's permission rules: glob and grep skip files a Read deny rule covers.
     rules: RuleSet | None = None
+    # What the tool being called does (its `effect`), set by the registry on the copy
+    # its checks see; None outside a registry call.
+    effect: str | None = None
 
 
 class ToolArgumentError(ValueError):

@@ -27,6 +27,7 @@ from caretz.tools.bash import BashTool
 from caretz.tools.files import EditTool, ReadTool, WriteTool
 from caretz.tools.policy import BeforeCall, CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
+from caretz.tools.todo import TodoTool
 
 
 class ToolCrash(Exception):
@@ -43,7 +44,7 @@ AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
 
 def default_tools() -> list[Tool]:
-    return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
+    return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), TodoTool()]
 
 
 class ToolRegistry:
@@ -98,6 +99,7 @@ class ToolRegistry:
         prepared = self._prepare(call)
         if isinstance(prepared, ToolResult):
             return prepared
+        ctx = dataclasses.replace(ctx, effect=self.effect_of(call.name))
         try:
             call, ctx, args = self._checked(call, ctx, prepared, before_call)
         except CancelToolCall as refusal:
@@ -128,7 +130,7 @@ class ToolRegistry:
                     raise CancelToolCall(prepared.output)
                 call, args = outcome.call, prepared
                 # A grant was given for the call as it was; it does not carry over.
-                ctx = dataclasses.replace(ctx, escalated=False) if ctx.escalated else ctx
+                ctx = dataclasses.replace(ctx, escalated=False, effect=self.effect_of(call.name))
             if outcome.escalated and not ctx.escalated:
                 ctx = dataclasses.replace(ctx, escalated=True)
         return call, ctx, args

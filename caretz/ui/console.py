@@ -12,6 +12,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.markup import escape
 
+from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import one_line, shorten
 from caretz.ui.checkpoint_lines import CheckpointLines
@@ -21,6 +22,10 @@ _ARG_PREVIEW = 80
 
 def call_preview(name: str, arguments: dict[str, Any]) -> str:
     """The one argument that says most about a call (the command, the path, the pattern)."""
+    if name == PLAN_TOOL:
+        from caretz.ui.goal_lines import plan_preview
+
+        return plan_preview(arguments)
     for key in ("command", "path", "pattern", "agent", "prompt"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
@@ -74,6 +79,11 @@ class TextOutput:
             from caretz.ui.permission_lines import permission_line
 
             self.line(f"[yellow]{escape(permission_line(event) or '')}[/]")
+        elif kind.startswith("Goal."):
+            from caretz.ui.goal_lines import goal_lines
+
+            for text in goal_lines(event, self.detailed):
+                self.line(f"[cyan]{escape(text)}[/]")
         for markup in self.checkpoint_lines.render(event):
             self.line(markup)
 
@@ -85,6 +95,11 @@ class TextOutput:
         self.line(
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
         )
+        if self.detailed and event["ok"] and call["name"] == PLAN_TOOL:
+            from caretz.ui.goal_lines import plan_block
+
+            for text in plan_block(call.get("arguments") or {}):
+                self.line(f"[dim]{escape(text)}[/]")
 
     def closing(self, summary: dict[str, Any]) -> None:
         usage = summary["usage"]
@@ -100,8 +115,9 @@ class TextOutput:
             parts.append(f"${cost:.4f}")
         parts.append(f"{summary['duration_s']:.1f}s")
         parts.append(f"session {summary['session_id']}")
-        # A loop-guard stop already printed its notice when it happened.
-        if summary.get("message") and summary["status"] != "loop_guard":
+        # A loop-guard stop, and a goal's end, already printed their lines when they happened.
+        shown = summary["status"] == "loop_guard" or "goal" in summary
+        if summary.get("message") and not shown:
             self.line(f"[bold]{escape(summary['message'])}[/]")
         colour = "green" if summary["exit_code"] == 0 else "red"
         self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))

@@ -25,10 +25,12 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
+from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import shorten
 from caretz.ui.checkpoint_lines import CheckpointLines
 from caretz.ui.console import call_preview
+from caretz.ui.goal_lines import goal_lines, plan_block
 from caretz.ui.guard_lines import render_lines
 from caretz.ui.permission_lines import permission_line
 
@@ -270,6 +272,12 @@ class LiveView:
         elif kind == "Permission.Decided":
             line = permission_line(event) or ""
             self.print(f"[{'green' if event['answer'] != 'no' else 'yellow'}]{escape(line)}[/]")
+        elif kind == "Goal.Evaluating":
+            self.set_status("checking the goal")
+        elif kind.startswith("Goal."):
+            self.set_status(None)
+            for line in goal_lines(event, self.detailed):
+                self.print(f"[cyan]{escape(line)}[/]")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""
@@ -287,6 +295,9 @@ class LiveView:
         self.tool_line(call, event["ok"], note, event.get("duration_s"))
         if not event["ok"]:
             self.output_tail(event.get("output") or "")
+        elif call["name"] == PLAN_TOOL:
+            for line in plan_block(call.get("arguments") or {}):
+                self.print(f"[dim]{escape(line)}[/]")
         if event.get("diff"):
             self.diff(event["diff"])
 

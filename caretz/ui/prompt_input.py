@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.application import Application
     from prompt_toolkit.completion import Completer
 
 
@@ -36,6 +37,24 @@ def keys_not_echoed() -> Iterator[None]:
         yield
     finally:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+def exit_when_due(
+    app: Application[Any], due: Callable[[], bool], result: object, poll_s: float = 0.25
+) -> None:
+    """For the prompt's `pre_run`: end the prompt with `result` once `due()` holds while
+    the line is empty, so a scheduled run (/loop) never cuts into what is being typed."""
+    import asyncio
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(poll_s)
+            buffer = app.current_buffer
+            if due() and not buffer.text and buffer.complete_state is None:
+                app.exit(result=result)
+                return
+
+    app.create_background_task(watch())
 
 
 def build_prompt_session(

@@ -5,14 +5,15 @@ multi-line input) in front of the same Agent the headless run uses. Ctrl-C while
 a turn runs stops it: the turn loop turns the interrupt into an "interrupted"
 turn, the running command's process group is killed, and the conversation is
 kept, so the next message carries on. Between turns the conversation is compacted
-when it nears the model's context window.
+when it nears the model's context window. A goal's turns (/goal) and a loop's
+runs (/loop, on an idle prompt) go through the same live view as a typed message.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from caretz.ui.session_control import SessionControl
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
+    from caretz.agent.goal_driver import GoalDriver
     from caretz.agent.turn import TurnResult
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
@@ -40,7 +42,12 @@ class _CtrlC:
     """What the prompt returns for Ctrl-C on an empty line."""
 
 
+class _LoopDue:
+    """What the prompt returns when a /loop run is due and nobody is typing."""
+
+
 CTRL_C = _CtrlC()
+LOOP_DUE = _LoopDue()
 
 
 def run_repl(
@@ -102,22 +109,33 @@ class Repl(SessionControl):
                 self.info("press Ctrl-C again, or Ctrl-D, to exit")
                 continue
             self.exit_armed = False
-            assert isinstance(text, str)
-            message = text.strip()
             try:
+                if text is LOOP_DUE:
+                    self.run_due_loop()
+                    continue
+                assert isinstance(text, str)
+                message = text.strip()
                 if message and not dispatch(self, message):
                     self.run_turn(message)
+                self.run_queued()
             except KeyboardInterrupt:  # a second Ctrl-C while a turn was wrapping up
                 self.view.end_turn("interrupted")
                 self.info("stopped")
 
-    def read(self) -> str | _CtrlC | None:
-        """The next line typed; CTRL_C for Ctrl-C on an empty line; None to leave."""
+    def read(self) -> str | _CtrlC | _LoopDue | None:
+        """The next line typed; CTRL_C for Ctrl-C on an empty line; LOOP_DUE when a
+        /loop run is due on an idle prompt; None to leave."""
+        from caretz.ui.prompt_input import exit_when_due
+
         if self.prompt is None:
             self.prompt = self.build_prompt()
         draft, self.draft = self.draft, ""
+        app = self.prompt.app
         try:
-            return self.prompt.prompt(default=draft)
+            return self.prompt.prompt(
+                default=draft,
+                pre_run=lambda: exit_when_due(app, lambda: self.loops.due() is not None, LOOP_DUE),
+            )
         except EOFError:
             return None
         except KeyboardInterrupt:
@@ -139,8 +157,13 @@ class Repl(SessionControl):
         window = self.session.settings.context_window
         used = min(100, round(100 * self.toolbar_tokens / window)) if window else 0
         permissions = self.session.settings.permission_mode
+        goal = self.goal
+        goal_part = f"goal {goal.status} · " if goal is not None and goal.is_open else ""
+        loops = len(self.loops.loops)
+        loop_part = f"{loops} loop{'s' if loops != 1 else ''} · " if loops else ""
         return (
             f" {agent.config.model_ref} · loop guard {mode} · permissions {permissions} · "
+            f"{goal_part}{loop_part}"
             f"context {used}% · Esc+Enter or \\ then Enter: new line · /help "
         )
 
@@ -148,6 +171,58 @@ class Repl(SessionControl):
     def run_turn(self, prompt: str) -> TurnResult | None:
         from caretz.agent.driver import run_with_auto_resume
 
+        return self.run_guarded(lambda: run_with_auto_resume(self.session.agent, prompt))
+
+    def run_queued(self) -> None:
+        """Run what a slash command queued: a goal to start or resume."""
+        from caretz.ui.goal_commands import StartGoal
+
+        work, self.queued = self.queued, None
+        if work is None:
+            return
+        condition = work.condition if isinstance(work, StartGoal) else None
+        driver = self.goal_driver(condition)
+        if driver is None:
+            return
+        run = (lambda: driver.start(condition)) if condition is not None else driver.resume
+        self.run_guarded(lambda: run().result)
+
+    def goal_driver(self, condition: str | None) -> GoalDriver | None:
+        """A driver for a new goal (`condition`) or the paused one; None (said why) when
+        its evaluator cannot be built."""
+        from caretz.agent.goal_driver import GoalDriver
+        from caretz.config_base import ConfigError
+        from caretz.goal.state import Goal
+        from caretz.runtime.judge import build_evaluator
+
+        settings = self.session.settings
+        try:
+            evaluator = build_evaluator(settings, self.env)
+        except ConfigError as error:
+            self.error(f"{error} (the goal was not started)")
+            return None
+        if condition is not None:
+            self.goal = Goal(condition, settings.goal.max_turns, condition)
+        assert self.goal is not None
+        timeout = settings.goal.judge_timeout_s
+        return GoalDriver(self.session.agent, self.goal, evaluator, timeout)
+
+    def run_due_loop(self) -> None:
+        loop = self.loops.due()
+        if loop is None:
+            return
+        self.console.print(
+            f"[cyan]\\[loop {loop.number}] every {loop.every}:[/] {escape(loop.prompt)}",
+            highlight=False,
+        )
+        started = self.clock()
+        try:
+            self.run_turn(loop.prompt)
+        finally:
+            self.loops.ran(loop, started)
+
+    def run_guarded(self, work: Callable[[], TurnResult | None]) -> TurnResult | None:
+        """Run `work` (a turn, or a goal's turns) in the live view, then say how it went."""
         self.auto_compact()
         agent = self.session.agent
         before = dataclasses.replace(agent.conversation.totals)
@@ -156,7 +231,7 @@ class Repl(SessionControl):
         self.view.begin_turn()
         try:
             with keys_not_echoed():
-                result = run_with_auto_resume(self.session.agent, prompt)
+                result = work()
         except KeyboardInterrupt:
             pass  # Ctrl-C landed outside the turn loop's own handling
         finally:

@@ -20,7 +20,9 @@ from caretz.agent.compaction import (
     Reason,
     needs_compaction,
 )
+from caretz.ui.goal_commands import GoalWork, session_goal
 from caretz.ui.live import LiveView
+from caretz.ui.loops import LoopSchedule
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
@@ -51,6 +53,9 @@ class SessionControl:
         self.clock = clock
         self.running = True
         self.session = session
+        self.goal = session_goal(session)  # a resumed session's paused goal comes back
+        self.queued: GoalWork | None = None  # what /goal asked for; the prompt loop runs it
+        self.loops = LoopSchedule(clock)
 
     # -- compaction ----------------------------------------------------------------------
     def policy(self) -> CompactionPolicy:
@@ -194,6 +199,7 @@ class SessionControl:
         old.close()
         self.info(f"left session {old.id} (reopen it with /resume {old.id})")
         self.session = session
+        self.goal = session_goal(session)
         self.meter.forget()
         self.info(f"session {session.id}")
         return True
@@ -224,6 +230,8 @@ class SessionControl:
     def recap(self) -> None:
         conversation = self.session.agent.conversation
         self.info(f"resumed session {self.session.id}: {conversation.turns} turn(s) so far")
+        if self.goal is not None and self.goal.status == "paused":
+            self.info(f"paused goal: {self.goal.condition} (/goal resume carries on)")
         if conversation.last_request:
             self.console.print(f"[bold]>[/] {escape(conversation.last_request)}", highlight=False)
         if conversation.last_answer:

@@ -57,6 +57,12 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.permission_lines import permission_line
 
         return permission_line(event)
+    if kind.startswith("Goal."):
+        from caretz.ui.goal_lines import goal_lines
+
+        return "\n".join(goal_lines(event, detailed=True)) or None
+    if kind == "Schedule.Run":
+        return f"[scheduled run of job {event['job']}]"
     if kind == "Session.Changed":
         return (
             f"[{event['change']} changed] model={event['model']} loop-guard={event['loop_guard']}"

@@ -16,6 +16,7 @@ from prompt_toolkit.document import Document
 from rich.markup import escape
 from rich.table import Table
 
+from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
@@ -277,6 +278,20 @@ COMMANDS: list[SlashCommand] = [
         "show the permission mode and rules, or switch the mode",
         change_permissions,
         lambda repl: PERMISSION_MODES,
+    ),
+    SlashCommand(
+        "goal",
+        "[CONDITION|pause|resume|clear]",
+        "work until CONDITION holds, checked after each turn; alone: where the goal stands",
+        goal_command,
+        lambda repl: GOAL_WORDS,
+    ),
+    SlashCommand(
+        "loop",
+        "[INTERVAL PROMPT|stop N]",
+        "run PROMPT every INTERVAL (10m, 1h) while the session is idle; alone: the loops",
+        loop_command,
+        lambda repl: ("stop",),
     ),
     SlashCommand("sessions", "", "list past sessions", list_sessions),
     SlashCommand("resume", "ID", "reopen a past session here", resume_session, session_choices),

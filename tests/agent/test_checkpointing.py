@@ -64,6 +64,9 @@ def test_only_calls_that_may_change_files_need_a_checkpoint():
     for name in ("read", "glob", "grep", "task"):
         assert not may_change_files(call(name))
     assert not may_change_files(call("bash", command="make"), shell_can_write=False)
+    # What a tool says it does decides before its name: the plan tool changes no file.
+    assert not may_change_files(call("todo"), effect="internal")
+    assert may_change_files(call("read"), effect="edit")
 
 
 def test_one_checkpoint_per_turn_before_its_first_change_and_settled_at_its_end(

@@ -14,13 +14,14 @@ import caretz
 from tests.modelserver import ModelServer, text
 
 GUARD = Path(caretz.__file__).parent / "guard"
-# What the guard may use besides itself: the shared plain data, text helpers, and the
-# tool policy's argument conventions, the config base, the table of secret shapes (the
-# judge summary's redaction). It reaches a model only through its Judge.
+# What the guard may use besides itself: the shared plain data, text helpers, the agent's
+# plan, the tool policy's argument conventions, the config base, the table of secret shapes
+# (the judge summary's redaction). It reaches a model only through its Judge.
 ALLOWED = (
     "caretz.guard",
     "caretz.messages",
     "caretz.text",
+    "caretz.plan",
     "caretz.tools.policy",
     "caretz.config_base",
     "caretz.secrets",

@@ -87,7 +87,8 @@ def completions(repl: Repl, typed: str) -> list[str]:
 
 def test_completion_of_names_and_arguments(repl):
     assert completions(repl, "/") == [c.name for c in COMMANDS]
-    assert completions(repl, "/lo") == ["loop-guard"]
+    assert completions(repl, "/loop-") == ["loop-guard"]
+    assert completions(repl, "/lo") == ["loop-guard", "loop"]
     assert completions(repl, "/loop-guard s") == ["shadow"]
     assert completions(repl, "/profile ") == ["general", "review"]
     assert "anthropic/claude-review" in completions(repl, "/model anthropic/")
