@@ -25,6 +25,7 @@ from caretz.config.schema import (
 from caretz.config_base import ConfigError
 from caretz.guard.model import Mode
 from caretz.messages import Reasoning
+from caretz.sandbox.config import ModeName
 
 # Command-line values by Overrides field name, as given; a missing or None value was not given.
 Flags = Mapping[str, Any]
@@ -47,11 +48,21 @@ class Overrides(BaseModel):
     loop_guard_model: ModelRef | None = None
     loop_guard_reasoning: Reasoning | None = None
     loop_guard_check_every: CheckEvery | None = None
+    sandbox: ModeName | None = None  # the sandbox mode
+    add_dir: list[str] | None = None  # more writable roots, added to the profile's addDirs
 
 
 # The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment
 # variables"); the rest are flags only. CARETZ_CONFIG is read with the file's path.
-ENV_FIELDS = ("profile", "model", "reasoning", "max_tool_calls", "max_budget_usd", "loop_guard")
+ENV_FIELDS = (
+    "profile",
+    "model",
+    "reasoning",
+    "max_tool_calls",
+    "max_budget_usd",
+    "loop_guard",
+    "sandbox",
+)
 ENV_VARIABLES = tuple(f"CARETZ_{name.upper()}" for name in ENV_FIELDS)
 
 
@@ -60,7 +71,7 @@ def given_flags(params: Mapping[str, Any]) -> dict[str, Any]:
     return {
         name: value
         for name, value in params.items()
-        if name in Overrides.model_fields and value is not None
+        if name in Overrides.model_fields and value is not None and value != []
     }
 
 

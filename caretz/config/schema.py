@@ -18,6 +18,7 @@ from caretz.pricing import Price
 from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
 from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import DEFAULT_MODEL
+from caretz.sandbox.config import SandboxConfig
 
 Output = Literal["text", "json", "detailed"]
 DEFAULT_CONTEXT_WINDOW = 200_000  # tokens; the compaction policy's own default is the same
@@ -126,6 +127,10 @@ class Profile(Section):
     tool_choice: ToolChoice | None = None  # replaces the provider's toolChoice
     context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=1000)  # tokens; compaction nears it
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    shell_env: list[str] = Field(
+        default_factory=list
+    )  # variables a command gets despite the filter
 
     @property
     def bash_timeout_s(self) -> float:

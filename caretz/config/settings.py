@@ -26,6 +26,8 @@ from caretz.providers.resolve import (
     merged_providers,
     resolve_model,
 )
+from caretz.sandbox.config import SandboxConfig
+from caretz.sandbox.policy import SandboxMode
 
 DEFAULT_PROFILE = "general"
 
@@ -80,9 +82,35 @@ class Settings:
     def loop_guard(self) -> LoopGuardConfig:
         return self.profile.loop_guard
 
+    @property
+    def sandbox(self) -> SandboxConfig:
+        """The profile's sandbox section, with --sandbox, CARETZ_SANDBOX and --add-dir applied."""
+        return self.profile.sandbox
+
+    @property
+    def shell_env(self) -> list[str]:
+        return self.profile.shell_env
+
+    @property
+    def sandbox_mode(self) -> SandboxMode:
+        """The mode commands run in: the permission mode `read-only` forces the sandbox's
+        read-only mode and `yolo` turns it off; otherwise `sandbox.mode` decides."""
+        forced = PERMISSION_SANDBOX_MODES.get(permission_mode(self) or "")
+        return forced or SandboxMode(self.sandbox.mode)
+
     def with_profile(self, **updates: Any) -> Settings:
         """These settings with some profile values changed (`loop_guard=…` for /guard)."""
         return dataclasses.replace(self, profile=self.profile.model_copy(update=updates))
+
+
+# Permission modes that decide the sandbox mode themselves.
+PERMISSION_SANDBOX_MODES = {"read-only": SandboxMode.READ_ONLY, "yolo": SandboxMode.OFF}
+
+
+def permission_mode(settings: Settings) -> str | None:
+    """The session's permission mode, where the permissions section provides one."""
+    mode = getattr(settings, "permission_mode", None)
+    return mode if isinstance(mode, str) else None
 
 
 def read_env_overrides(env: Mapping[str, str]) -> Overrides:
@@ -135,6 +163,7 @@ def _overridden(
             "base_url": base_url,
             **_scalar_overrides(cli, env_layer),
             "loop_guard": _loop_guard_overrides(stored.loop_guard, cli, env_layer),
+            "sandbox": _sandbox_overrides(stored.sandbox, cli, env_layer),
         },
         deep=True,
     )
@@ -223,6 +252,18 @@ def _loop_guard_overrides(
     if cli.loop_guard_check_every is not None:
         updates["check_every"] = cli.loop_guard_check_every
     return guard.model_copy(update=updates, deep=True)
+
+
+def _sandbox_overrides(
+    sandbox: SandboxConfig, cli: Overrides, env_layer: Overrides
+) -> SandboxConfig:
+    updates: dict[str, Any] = {}
+    mode = cli.sandbox or env_layer.sandbox
+    if mode is not None:
+        updates["mode"] = mode
+    if cli.add_dir:
+        updates["add_dirs"] = [*sandbox.add_dirs, *cli.add_dir]
+    return sandbox.model_copy(update=updates, deep=True)
 
 
 def _judge_source(cli: Overrides, profile_name: str, path: Path) -> str:

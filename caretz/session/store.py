@@ -9,11 +9,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from caretz.messages import Message, answer_dangling_calls
+from caretz.messages import Message, ToolCall, answer_dangling_calls
 from caretz.session.events import read_events
 
 EVENTS_FILE = "events.jsonl"
 SESSION_ENDED = "Not run: the session ended first."
+OUTCOME_UNKNOWN = (
+    "Outcome unknown: this call started, but caretz stopped before it finished (it was "
+    "killed or crashed), so whether it did its work, in full or in part, is unknown. "
+    "Check before running it again."
+)
 
 
 class SessionNotFound(LookupError):
@@ -97,17 +102,26 @@ def rebuild_history(events: list[dict[str, Any]]) -> History:
     """The main agent's conversation as it stood at the end of the log.
 
     Guard notes were never part of the conversation, so they are not rebuilt;
-    tool calls left without a result (a killed process) get one saying so. A
-    `Session.Compacted` event holds the whole conversation after a compaction.
+    tool calls left without a result (a killed process) get one saying so: a call
+    whose `Tool.Called` event is there had started, and its outcome is unknown; one
+    without it never ran. A `Session.Compacted` event holds the whole conversation
+    after a compaction.
     """
     conversation: list[Message] = []
     turns, last_request, last_answer = 0, None, None
+    started: set[str] = set()
+
+    def unanswered(call: ToolCall) -> str:
+        return OUTCOME_UNKNOWN if call.id in started else SESSION_ENDED
+
     for event in events:
         if event.get("agent", "main") != "main":
             continue
         kind = event.get("type")
-        if kind == "Turn.Started":
-            answer_dangling_calls(conversation, SESSION_ENDED)
+        if kind == "Tool.Called":
+            started.add(event.get("call", {}).get("id", ""))
+        elif kind == "Turn.Started":
+            answer_dangling_calls(conversation, unanswered)
             conversation.append(Message("user", event["prompt"]))
             turns, last_request = turns + 1, event["prompt"]
         elif kind == "Model.Response":
@@ -126,5 +140,5 @@ def rebuild_history(events: list[dict[str, Any]]) -> History:
         elif kind == "Session.Compacted":
             # The compacted conversation replaces everything rebuilt so far.
             conversation = [Message.from_dict(m) for m in event["conversation"]]
-    answer_dangling_calls(conversation, SESSION_ENDED)
+    answer_dangling_calls(conversation, unanswered)
     return History(conversation, turns, last_request, last_answer)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from caretz.messages import ToolSpec
+from caretz.tools.jobtable import JobTable
+
+if TYPE_CHECKING:
+    from caretz.sandbox.runner import Sandbox
 
 
 @dataclass
@@ -20,6 +24,8 @@ class ToolResult:
     files_changed: list[str] = field(default_factory=list)
     # A unified diff of an edit, for the UI.
     diff: str | None = None
+    # What ended a command before it finished: "timeout", "interrupted" or "cancelled".
+    ended_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -30,6 +36,8 @@ class ToolResult:
         }
         if self.files_changed:
             data["files_changed"] = self.files_changed
+        if self.ended_by:
+            data["ended_by"] = self.ended_by
         return data
 
 
@@ -40,6 +48,20 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     bash_timeout_s: float = 120.0
     output_limit_chars: int = 30_000
+    # The session's sandbox: commands run in it and the file tools check paths against
+    # its roots. None runs commands directly and checks no path (tests, embedding).
+    sandbox: Sandbox | None = None
+    # Background jobs (bash `background: true`), shared with subagents.
+    jobs: JobTable = field(default_factory=JobTable)
+
+
+class ToolInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a tool that had started; `result` says what it did until then
+    (the time it ran, its partial output), so the model is never told it did not run."""
+
+    def __init__(self, result: ToolResult):
+        super().__init__(result.output)
+        self.result = result
 
 
 class ToolArgumentError(ValueError):

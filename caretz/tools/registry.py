@@ -17,9 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from caretz.messages import ToolCall, ToolSpec
+from caretz.sandbox.paths import PathRefused
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
 from caretz.tools.files import EditTool, ReadTool, WriteTool
+from caretz.tools.jobs import JobOutputTool, JobStopTool
 from caretz.tools.policy import CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
 
@@ -40,7 +42,16 @@ AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
 
 def default_tools() -> list[Tool]:
-    return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
+    return [
+        BashTool(),
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        GlobTool(),
+        GrepTool(),
+        JobOutputTool(),
+        JobStopTool(),
+    ]
 
 
 class ToolRegistry:
@@ -119,6 +130,9 @@ class ToolRegistry:
             return tool.run(args, ctx)
         except ToolArgumentError as error:
             return _failed(f"Invalid arguments for {call.name}: {error}")
+        except PathRefused as refusal:
+            # A path outside what the sandbox allows: one line, the call did nothing.
+            return _failed(str(refusal))
         except Exception as error:
             raise ToolCrash(call.name, error) from error
 

@@ -54,7 +54,16 @@ def call(name: str, arguments: Any = None, error: str | None = None) -> ToolCall
 
 def test_default_tools_and_their_specs():
     registry = ToolRegistry(default_tools())
-    assert registry.names() == ["bash", "read", "write", "edit", "glob", "grep"]
+    assert registry.names() == [
+        "bash",
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "job_output",
+        "job_stop",
+    ]
     for spec in registry.specs():
         assert spec.description
         assert spec.parameters["type"] == "object"
@@ -231,6 +240,15 @@ def test_a_fresh_registry_keeps_the_checks(ctx):
 
     fresh = registry.fresh()
 
-    assert fresh.names() == ["bash", "read", "write", "edit", "glob", "grep"]
+    assert fresh.names() == [
+        "bash",
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "job_output",
+        "job_stop",
+    ]
     assert fresh.run(call("bash", {"command": "touch x"}), ctx).output == "refused"
     assert not (ctx.workspace / "x").exists()

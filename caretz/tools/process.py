@@ -1,0 +1,107 @@
+"""Starting a shell command the one way caretz starts them, and ending it with all it started.
+
+Every command runs in its own session and process group (no controlling terminal, so it
+cannot prompt), inside the session's sandbox when there is one: bubblewrap or the
+Landlock launcher leads the group, and ending the group ends the whole sandbox. With
+the sandbox off, or for one command let out of it, the launcher without rules leads
+the group and still kills what the command leaves behind. Without a sandbox at all
+(tests, embedding) the command runs directly in its own group.
+
+Start a command from a thread that outlives it (the turn's thread): the parent-death
+signal the sandbox relies on fires when the thread that forked the child exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from caretz.sandbox.runner import Sandbox
+
+Process = subprocess.Popen[bytes]
+
+
+def start_shell(
+    command: str, workspace: Path, sandbox: Sandbox | None, *, confined: bool = True
+) -> Process:
+    """`bash -c command`, its output (stdout and stderr together) on a pipe.
+
+    `confined=False` runs it outside the sandbox (one command the user let out),
+    still with the filtered environment and the launcher's process hygiene.
+    Raises OSError when it cannot start.
+    """
+    argv = ["bash", "-c", command]
+    env: dict[str, str] | None = None
+    cwd = workspace
+    if sandbox is not None:
+        launch = sandbox.launch(argv, os.environ, confined=confined)
+        argv, env, cwd = launch.argv, launch.env, launch.cwd
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def end_group(process: Process, grace_s: float) -> None:
+    """SIGTERM to the command's process group, SIGKILL after `grace_s`, then reap the leader."""
+    # With start_new_session the leader's pid is the process group id.
+    group = process.pid
+    _signal_group(group, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        process.poll()  # reap the leader so it does not count as alive
+        if not group_alive(group):
+            break
+        time.sleep(0.02)
+    else:
+        _signal_group(group, signal.SIGKILL)
+    # A leader still alive after SIGKILL is stuck in the kernel; nothing more to do.
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace_s)
+
+
+def _signal_group(group: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signum)
+
+
+def group_alive(group: int) -> bool:
+    """Whether any process of the group is still running (zombies do not count)."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True
+    # killpg(0) also finds zombies, which an init that never reaps leaves behind.
+    return any(state not in ("Z", "X") for state in _states_in_group(group))
+
+
+def _states_in_group(group: int) -> list[str]:
+    states = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(os.path.join(entry.path, "stat")) as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # Fields after the command name (which may hold spaces and parentheses).
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == group:
+            states.append(fields[0])
+    return states
