@@ -23,10 +23,13 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
+sandbox_app = typer.Typer(help="The command sandbox.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(config_app, name="config")
+app.add_typer(sandbox_app, name="sandbox")
 
 GUARD = "Loop guard"
+SANDBOX = "Sandbox"
 
 
 def _version(value: bool) -> None:
@@ -87,6 +90,19 @@ def main_command(
         int | None,
         typer.Option(help="Ask the judge every N tool calls (0 = off).", rich_help_panel=GUARD),
     ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            help="workspace-write, read-only or off [env: CARETZ_SANDBOX].",
+            rich_help_panel=SANDBOX,
+        ),
+    ] = None,
+    add_dir: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another writable directory for commands (repeatable).", rich_help_panel=SANDBOX
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -125,6 +141,17 @@ def sessions_show(ctx: typer.Context, session_id: str) -> None:
     from caretz.commands import show_session
 
     raise typer.Exit(show_session(ctx.obj, session_id))
+
+
+@sandbox_app.command("check")
+def sandbox_check(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """What sandbox works here and what it enforces; exit 1 when none does."""
+    from caretz.commands import check_sandbox_command
+
+    raise typer.Exit(check_sandbox_command(ctx.obj, output))
 
 
 def _mount_guard() -> None:

@@ -29,6 +29,7 @@ from caretz.guard.seam import Guard, NullGuard
 from caretz.session.events import EventLog, read_events
 from caretz.session.store import SessionStore, rebuild_history
 from caretz.tools.base import ToolContext
+from caretz.tools.jobtable import JobTable
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from caretz.providers.base import Provider
     from caretz.providers.local import LocalServers
     from caretz.providers.resolve import ResolvedModel
+    from caretz.sandbox.detect import SandboxCheck
+    from caretz.sandbox.runner import Sandbox
     from caretz.tools.registry import ToolRegistry
 
 
@@ -58,6 +61,17 @@ class Session:
     started: float = field(default_factory=time.monotonic)
     judge: SessionJudge | None = None
     workspace: Path = field(default_factory=Path.cwd)
+    # What the sandbox is (its mode, backend and roots) and what the check found.
+    sandbox: Sandbox | None = None
+    sandbox_check: SandboxCheck | None = None
+    jobs: JobTable = field(default_factory=JobTable)
+
+    def close(self) -> None:
+        """End the session: stop its background jobs, then close its log."""
+        stopped = self.jobs.stop_all()
+        if stopped:
+            self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])
+        self.log.close()
 
 
 def open_provider(
@@ -206,10 +220,13 @@ def wire_agent(
     judge: SessionJudge,
     guard: Guard | None = None,
     system: str | None = None,
+    sandbox: Sandbox | None = None,
+    jobs: JobTable | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators for `settings`. `guard` keeps a guard
     already running (None builds one from the settings); `system` keeps a prompt
-    already read (None reads it, with AGENTS.md, now).
+    already read (None reads it, with AGENTS.md, now); `sandbox` and `jobs` are the
+    session's, which its tools run commands in.
 
     Raises ConfigError (no price for a budget, a missing key, a judge that cannot
     be built) before anything is built.
@@ -233,7 +250,12 @@ def wire_agent(
     parts = AgentParts(
         provider=provider,
         tools=build_tools(settings, log),
-        tool_ctx=ToolContext(workspace=workspace, bash_timeout_s=settings.bash_timeout_s),
+        tool_ctx=ToolContext(
+            workspace=workspace,
+            bash_timeout_s=settings.bash_timeout_s,
+            sandbox=sandbox,
+            jobs=jobs if jobs is not None else JobTable(),
+        ),
         log=log,
         guard=guard,
         price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
@@ -258,17 +280,27 @@ def start_session(
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
-    Everything that can fail on settings (a model, a key, the judge) is built
-    before the session folder is made; the log writes once it exists.
+    Everything that can fail on settings (the sandbox, a model, a key, the judge) is
+    built before the session folder is made; the log writes once it exists.
     """
     from caretz import __version__
+    from caretz.config.sandbox import open_session_sandbox, sandbox_fields
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
     log = EventLog(None)
     judge = SessionJudge(settings, env, settings.model)
+    sandbox, check = open_session_sandbox(settings, workspace, env)
+    jobs = JobTable()
     config, parts = wire_agent(
-        settings, env, log=log, listener=listener, workspace=workspace, judge=judge
+        settings,
+        env,
+        log=log,
+        listener=listener,
+        workspace=workspace,
+        judge=judge,
+        sandbox=sandbox,
+        jobs=jobs,
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
     log.path = events_path
@@ -283,8 +315,12 @@ def start_session(
         cwd=str(workspace),
         version=__version__,
         loop_guard=settings.loop_guard.mode,
+        sandbox=sandbox_fields(sandbox, check),
     )
-    return Session(session_id, events_path, log, agent, settings, judge=judge, workspace=workspace)
+    session = Session(session_id, events_path, log, agent, settings, judge=judge)
+    session.workspace, session.jobs = workspace, jobs
+    session.sandbox, session.sandbox_check = sandbox, check
+    return session
 
 
 # -- changing a live session (the interactive session's /model, /profile, /loop-guard) -----
@@ -329,10 +365,15 @@ def apply_settings(
     Everything that can fail is built first, so on a ConfigError nothing has changed.
     The conversation, the totals and the session log carry over.
     """
+    from caretz.config.sandbox import open_session_sandbox
+
     env = os.environ if env is None else env
     judge = SessionJudge(settings, env, settings.model)
-    _rewire(session, settings, env, judge)
+    # The profile's sandbox settings apply from now on; running jobs keep theirs.
+    sandbox, check = open_session_sandbox(settings, session.workspace, env)
+    _rewire(session, settings, env, judge, sandbox=sandbox)
     session.judge = judge
+    session.sandbox, session.sandbox_check = sandbox, check
     _emit_changed(session, "profile")
 
 
@@ -375,6 +416,7 @@ def _rewire(
     judge: SessionJudge,
     guard: Guard | None = None,
     system: str | None = None,
+    sandbox: Sandbox | None = None,
 ) -> None:
     agent = session.agent
     config, parts = wire_agent(
@@ -386,6 +428,8 @@ def _rewire(
         judge=judge,
         guard=guard,
         system=system,
+        sandbox=sandbox or session.sandbox,
+        jobs=session.jobs,
     )
     _install(agent, config, parts)
     session.settings = settings

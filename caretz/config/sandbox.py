@@ -66,3 +66,15 @@ def open_session_sandbox(
         return open_sandbox(policy, check, shell_env_filter(settings)), check
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None
+
+
+def sandbox_fields(sandbox: Sandbox, check: SandboxCheck) -> dict[str, object]:
+    """The session's `sandbox` field: what commands run in, and the fallback's notice."""
+    policy = sandbox.policy
+    return {
+        "mode": policy.mode.value,
+        "backend": sandbox.backend.value,
+        "network": policy.network,
+        "roots": [str(root) for root in policy.roots],
+        "notice": check.notice,
+    }

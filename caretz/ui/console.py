@@ -27,6 +27,24 @@ def call_preview(name: str, arguments: dict[str, Any]) -> str:
     return shorten(json.dumps(arguments, sort_keys=True), _ARG_PREVIEW)
 
 
+# How a command that did not finish by itself ended, as the tool line says it.
+ENDINGS = {
+    "timeout": "timed out",
+    "interrupted": "cancelled, process group killed",
+    "cancelled": "cancelled, process group killed",
+}
+
+
+def result_note(event: dict[str, Any]) -> str:
+    """What a tool line says after the duration: how a failed call ended, if it did not
+    simply exit non-zero; the exit code otherwise."""
+    ended = event.get("ended_by")
+    if ended:
+        return ENDINGS.get(ended, ended)
+    code = event.get("exit_code")
+    return f"exit {code}" if not event["ok"] and code else ""
+
+
 class TextOutput:
     """The human view of a headless run (`--output text` or `detailed`)."""
 
@@ -68,12 +86,15 @@ class TextOutput:
                 self.line(f"[magenta]{escape(text)}[/]")
         elif kind == "Provider.Error":
             self.line(f"[red]provider error:[/] {escape(event['error'])}")
+        elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
+            self.line(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
 
     def tool_line(self, event: dict[str, Any]) -> None:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
         mark = "[green]✓[/]" if event["ok"] else "[red]✗[/]"
         preview = escape(call_preview(call["name"], call.get("arguments") or {}))
-        status = "" if event["ok"] else f" exit {event['exit_code']}" if event["exit_code"] else ""
+        note = result_note(event)
+        status = f" {note}" if note else ""
         self.line(
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
         )

@@ -26,7 +26,7 @@ from rich.text import Text
 
 from caretz.providers.base import Retrying
 from caretz.text import shorten
-from caretz.ui.console import call_preview
+from caretz.ui.console import call_preview, result_note
 from caretz.ui.guard_lines import render_lines
 
 Clock = Callable[[], float]
@@ -240,6 +240,8 @@ class LiveView:
             self.print(f"[red]provider error:[/] {escape(event['error'])}")
         elif kind == "Session.Compacted":
             self.print(compaction_line(event))
+        elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
+            self.print(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""
@@ -252,9 +254,7 @@ class LiveView:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
         self.running = None
         self.set_status(None)
-        exit_code = event.get("exit_code")
-        note = f"exit {exit_code}" if not event["ok"] and exit_code else ""
-        self.tool_line(call, event["ok"], note, event.get("duration_s"))
+        self.tool_line(call, event["ok"], result_note(event), event.get("duration_s"))
         if not event["ok"]:
             self.output_tail(event.get("output") or "")
         if event.get("diff"):

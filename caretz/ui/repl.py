@@ -192,7 +192,7 @@ class Repl(SessionControl):
 
     def close(self) -> None:
         session = self.session
-        session.log.close()
+        session.close()
         self.console.print(
             f"[dim]session {session.id} · resume with:[/] caretz --resume {session.id}",
             highlight=False,

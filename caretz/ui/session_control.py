@@ -165,7 +165,7 @@ class SessionControl:
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))
             return False
-        old.log.close()
+        old.close()
         self.info(f"left session {old.id} (reopen it with /resume {old.id})")
         self.session = session
         self.meter.forget()
