@@ -54,10 +54,19 @@ def start_shell(
 
 
 def end_group(process: Process, grace_s: float) -> None:
-    """SIGTERM to the command's process group, SIGKILL after `grace_s`, then reap the leader."""
+    """SIGTERM to the command's process group, SIGKILL after `grace_s`, then reap the leader.
+
+    The leader is stopped first, so that it cannot start a child between the moment its
+    children are listed and the moment it gets SIGTERM. bubblewrap's sandbox init is
+    such a child, in a session of its own: it dies with bubblewrap through the parent-death
+    signal, except when bubblewrap is killed before it set that signal (right after the
+    start); it is then killed directly, which ends its PID namespace.
+    """
     # With start_new_session the leader's pid is the process group id.
     group = process.pid
+    children = _stop_and_list_children(group)
     _signal_group(group, signal.SIGTERM)
+    _signal(group, signal.SIGCONT)  # the pending SIGTERM is acted on before anything else
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         process.poll()  # reap the leader so it does not count as alive
@@ -66,9 +75,29 @@ def end_group(process: Process, grace_s: float) -> None:
         time.sleep(0.02)
     else:
         _signal_group(group, signal.SIGKILL)
+    for pid, started in children:
+        if _start_time(pid) == started:
+            _signal(pid, signal.SIGKILL)
     # A leader still alive after SIGKILL is stuck in the kernel; nothing more to do.
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=grace_s)
+
+
+STOP_WAIT_S = 1.0
+
+
+def _stop_and_list_children(pid: int) -> list[tuple[int, str]]:
+    """Stop `pid` and list its children (pid, start time) once it is stopped."""
+    _signal(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + STOP_WAIT_S
+    while _state(pid) not in (None, "T", "t", "Z", "X") and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return [(child, _start_time(child) or "") for child in _children(pid)]
+
+
+def _signal(pid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
 
 
 def _signal_group(group: int, signum: signal.Signals) -> None:
@@ -91,17 +120,40 @@ def group_alive(group: int) -> bool:
 
 
 def _states_in_group(group: int) -> list[str]:
-    states = []
+    return [fields[0] for _, fields in _processes() if int(fields[2]) == group]
+
+
+def _children(parent: int) -> list[int]:
+    return [pid for pid, fields in _processes() if int(fields[1]) == parent]
+
+
+def _processes() -> list[tuple[int, list[str]]]:
+    """Every process's /proc stat fields after the command name (state, ppid, pgrp, …)."""
+    found = []
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(os.path.join(entry.path, "stat")) as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # Fields after the command name (which may hold spaces and parentheses).
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == group:
-            states.append(fields[0])
-    return states
+        if entry.name.isdigit():
+            fields = _stat_fields(int(entry.name))
+            if fields is not None:
+                found.append((int(entry.name), fields))
+    return found
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # Fields after the command name (which may hold spaces and parentheses).
+    return stat.rsplit(")", 1)[1].split()
+
+
+def _state(pid: int) -> str | None:
+    fields = _stat_fields(pid)
+    return fields[0] if fields else None
+
+
+def _start_time(pid: int) -> str | None:
+    """When `pid` started (clock ticks since boot): tells a process from a reused pid."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields else None

@@ -40,3 +40,18 @@ def test_stopping_a_job_ends_everything_it_started(mode, make_policy, bwrap_sand
         assert wait_for(lambda: not found(), timeout=5), found()
     finally:
         kill_all(found())
+
+
+def test_a_command_ended_the_moment_it_started_leaves_nothing(make_policy, bwrap_sandbox):
+    """bubblewrap killed before its sandbox init set the parent-death signal would orphan
+    the sandbox; ending the group kills that init directly."""
+    from caretz.tools.process import end_group, start_shell
+
+    sandbox = bwrap_sandbox(make_policy())
+    marks = [marker() for _ in range(8)]
+    try:
+        for mark in marks:
+            end_group(start_shell(f"sleep {mark}", sandbox.policy.cwd, sandbox), 1.0)
+        assert wait_for(lambda: not any(sleepers(mark) for mark in marks), timeout=5)
+    finally:
+        kill_all([pid for mark in marks for pid in sleepers(mark)])
