@@ -128,8 +128,11 @@ def _children(parent: int) -> list[int]:
 
 
 def _processes() -> list[tuple[int, list[str]]]:
-    """Every process's /proc stat fields after the command name (state, ppid, pgrp, …)."""
-    found = []
+    """Every process's /proc stat fields after the command name (state, ppid, pgrp, …);
+    none where there is no /proc."""
+    found: list[tuple[int, list[str]]] = []
+    if not os.path.isdir("/proc/self"):
+        return found
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             fields = _stat_fields(int(entry.name))

@@ -52,18 +52,12 @@ def call(name: str, arguments: Any = None, error: str | None = None) -> ToolCall
     return ToolCall(id="call-1", name=name, arguments=arguments or {}, arguments_error=error)
 
 
+DEFAULT_TOOL_NAMES = ["bash", "read", "write", "edit", "glob", "grep", "job_output", "job_stop"]
+
+
 def test_default_tools_and_their_specs():
     registry = ToolRegistry(default_tools())
-    assert registry.names() == [
-        "bash",
-        "read",
-        "write",
-        "edit",
-        "glob",
-        "grep",
-        "job_output",
-        "job_stop",
-    ]
+    assert registry.names() == DEFAULT_TOOL_NAMES
     for spec in registry.specs():
         assert spec.description
         assert spec.parameters["type"] == "object"
@@ -240,15 +234,6 @@ def test_a_fresh_registry_keeps_the_checks(ctx):
 
     fresh = registry.fresh()
 
-    assert fresh.names() == [
-        "bash",
-        "read",
-        "write",
-        "edit",
-        "glob",
-        "grep",
-        "job_output",
-        "job_stop",
-    ]
+    assert fresh.names() == DEFAULT_TOOL_NAMES
     assert fresh.run(call("bash", {"command": "touch x"}), ctx).output == "refused"
     assert not (ctx.workspace / "x").exists()
