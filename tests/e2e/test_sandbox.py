@@ -205,15 +205,18 @@ def start_caretz(caretz: Caretz, *args: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize("sandbox", ["workspace-write", "off"])
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
-def test_nothing_a_command_started_outlives_caretz(sandboxed, server, sandbox, signum):
-    marks = [marker() for _ in range(3)]
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+def test_nothing_a_command_or_job_started_outlives_caretz(sandboxed, server, sandbox, signum):
+    marks = [marker() for _ in range(4)]
     command = f"sleep {marks[0]} & setsid sleep {marks[1]} & sleep {marks[2]}"
-    server.add(tool("bash", command=command))
+    server.add(
+        tool("bash", command=f"setsid sleep {marks[3]}", background=True),
+        tool("bash", command=command),
+    )
     process = start_caretz(sandboxed, "-p", "wait", "--sandbox", sandbox)
     found = lambda: [pid for mark in marks for pid in sleepers(mark)]  # noqa: E731
     try:
-        assert wait_for(lambda: len(found()) == 3, timeout=30), "the command never started"
+        assert wait_for(lambda: len(found()) == 4, timeout=30), "the command never started"
         process.send_signal(signum)
         process.communicate(timeout=30)
         assert wait_for(lambda: not found(), timeout=10), f"left behind: {found()}"
