@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
     from caretz.runtime import Output, Session
+    from caretz.sandbox.detect import SandboxCheck
 
 
 def load_settings(overrides: Flags) -> Settings:
@@ -103,8 +104,11 @@ def show_config(overrides: Flags) -> int:
     return 0
 
 
-def check_sandbox_command(overrides: Flags, output: str) -> int:
-    """`caretz sandbox check`: 0 when a sandbox works here, 1 when none does."""
+def check_sandbox_command(
+    overrides: Flags, output: str, check: SandboxCheck | None = None
+) -> int:
+    """`caretz sandbox check`: 0 when a sandbox works here, 1 when none does. `check`
+    replaces probing this machine (what another machine would find)."""
     from caretz.config.sandbox import sandbox_policy
     from caretz.config_base import ConfigError
     from caretz.sandbox.detect import Backend, check_sandbox, render_check
@@ -116,7 +120,8 @@ def check_sandbox_command(overrides: Flags, output: str) -> int:
         policy = sandbox_policy(settings, Path.cwd(), os.environ)
     except ConfigError as error:
         return fail(str(error))
-    check = check_sandbox(policy.mode, policy.network)
+    if check is None:
+        check = check_sandbox(policy.mode, policy.network)
     roots = [str(root) for root in policy.writable_roots]
     if output == "json":
         data = {**check.as_dict(), "writable_roots": roots}

@@ -1,8 +1,8 @@
 """The tools a session offers, and the one place a tool call is run.
 
 `ToolRegistry.run` turns every bad call (unknown tool, unreadable or
-ill-typed arguments) into a failed result the model can read and correct.
-Only a bug inside a tool escapes, as ToolCrash.
+ill-typed arguments, a path the sandbox does not allow) into a failed result the
+model can read and correct. Only a bug inside a tool escapes, as ToolCrash.
 
 Every call passes the registry's before-call checks first (the tool policy;
 later permission rules and hooks): a check that raises `CancelToolCall(reason)`

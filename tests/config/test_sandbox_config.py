@@ -123,3 +123,16 @@ def test_landlock_is_the_fallback_and_says_so(tmp_path):
     sandbox, check = open_session_sandbox(settings(), tmp_path, os.environ, fallback)
     assert sandbox.backend is Backend.LANDLOCK and sandbox.enforced
     assert check.notice is not None and "apt install bubblewrap" in check.notice
+
+
+def test_sandbox_check_exits_1_where_nothing_works(capsys):
+    from caretz.commands import check_sandbox_command
+
+    nothing = check_sandbox(SandboxMode.WORKSPACE_WRITE, bwrap=MISSING, landlock_abi=0)
+    assert check_sandbox_command({}, "text", nothing) == 1
+    shown = capsys.readouterr().out
+    assert "commands run with: nothing: a sandboxed mode cannot start" in shown
+    assert "error: no command sandbox here" in shown and "--sandbox off" in shown
+    assert check_sandbox_command({}, "json", nothing) == 1
+    assert json.loads(capsys.readouterr().out)["backend"] == "none"
+    assert check_sandbox_command({}, "yaml") == 2
