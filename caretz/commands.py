@@ -104,9 +104,7 @@ def show_config(overrides: Flags) -> int:
     return 0
 
 
-def check_sandbox_command(
-    overrides: Flags, output: str, check: SandboxCheck | None = None
-) -> int:
+def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
     """`caretz sandbox check`: 0 when a sandbox works here, 1 when none does. `check`
     replaces probing this machine (what another machine would find)."""
     from caretz.config.sandbox import sandbox_policy
