@@ -95,8 +95,7 @@ class Settings:
     def sandbox_mode(self) -> SandboxMode:
         """The mode commands run in: the permission mode `read-only` forces the sandbox's
         read-only mode and `yolo` turns it off; otherwise `sandbox.mode` decides."""
-        forced = PERMISSION_SANDBOX_MODES.get(permission_mode(self) or "")
-        return forced or SandboxMode(self.sandbox.mode)
+        return sandbox_mode_for(self.sandbox.mode, permission_mode(self))
 
     def with_profile(self, **updates: Any) -> Settings:
         """These settings with some profile values changed (`loop_guard=…` for /guard)."""
@@ -105,6 +104,11 @@ class Settings:
 
 # Permission modes that decide the sandbox mode themselves.
 PERMISSION_SANDBOX_MODES = {"read-only": SandboxMode.READ_ONLY, "yolo": SandboxMode.OFF}
+
+
+def sandbox_mode_for(configured: str, permission: str | None) -> SandboxMode:
+    """The sandbox mode commands run in, given `sandbox.mode` and the permission mode."""
+    return PERMISSION_SANDBOX_MODES.get(permission or "") or SandboxMode(configured)
 
 
 def permission_mode(settings: Settings) -> str | None:

@@ -3,7 +3,6 @@ and the session's sandbox built from them (or refused in one line where none wor
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from caretz.config.sandbox import open_session_sandbox, sandbox_policy, shell_env_filter
-from caretz.config.settings import Settings, resolve_settings
+from caretz.config.settings import Settings, resolve_settings, sandbox_mode_for
 from caretz.config_base import ConfigError
 from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox
 from caretz.sandbox.policy import SandboxMode
@@ -55,18 +54,12 @@ def test_bad_values_are_one_line_naming_the_setting():
         settings()
 
 
-def with_permission_mode(base: Settings, mode: str) -> Settings:
-    """`base` as the permissions section will resolve it (it provides `permission_mode`)."""
-    kind = type("WithPermissionMode", (Settings,), {"permission_mode": mode})
-    return kind(**{field.name: getattr(base, field.name) for field in dataclasses.fields(base)})
-
-
 def test_the_permission_mode_decides_the_sandbox_mode_where_it_must():
-    configured = settings({"sandbox": "read-only"})
-    assert with_permission_mode(configured, "yolo").sandbox_mode is SandboxMode.OFF
-    assert with_permission_mode(settings(), "read-only").sandbox_mode is SandboxMode.READ_ONLY
-    for mode in ("auto", "ask"):  # the sandbox's own setting decides
-        assert with_permission_mode(configured, mode).sandbox_mode is SandboxMode.READ_ONLY
+    assert sandbox_mode_for("read-only", "yolo") is SandboxMode.OFF
+    assert sandbox_mode_for("workspace-write", "read-only") is SandboxMode.READ_ONLY
+    for permission in ("auto", "ask", None):  # the sandbox's own setting decides
+        assert sandbox_mode_for("read-only", permission) is SandboxMode.READ_ONLY
+        assert sandbox_mode_for("off", permission) is SandboxMode.OFF
 
 
 def test_the_policy_hides_caretz_own_files_and_adds_the_roots(tmp_path):
