@@ -1,8 +1,9 @@
 """What the command sandbox adds to each command's wall time.
 
-Prints the median wall time of a few commands started directly, under bubblewrap and
-under the Landlock launcher, each with the ratio to the direct run and the milliseconds
-added. Each sandboxed run includes building its command line from the policy, as the
+Prints the median wall time of a few commands started directly, under bubblewrap, under
+the Landlock launcher and with the sandbox off (the launcher without rules, which only
+cleans up what a command leaves behind), each with the ratio to the direct run and the
+milliseconds added. Each sandboxed run includes building its command line from the policy, as the
 bash tool does per command. Goal: at most 15 ms added.
 
     .venv/bin/python benchmarks/sandbox.py [--runs 40] [--cwd DIR]
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox  # noqa: E402
-from caretz.sandbox.policy import build_policy, home_from_env  # noqa: E402
+from caretz.sandbox.policy import SandboxMode, build_policy, home_from_env  # noqa: E402
 from caretz.sandbox.runner import Sandbox, open_sandbox  # noqa: E402
 
 COMMANDS = {
@@ -53,6 +54,8 @@ def sandboxes(cwd: Path) -> dict[str, Sandbox | None]:
     fallback = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "skipped"))
     if fallback.backend is Backend.LANDLOCK:
         found["landlock"] = open_sandbox(policy, fallback)
+    off = build_policy(cwd=cwd, home=home_from_env(env), mode=SandboxMode.OFF)
+    found["off"] = open_sandbox(off, check_sandbox(off.mode))
     return found
 
 

@@ -28,12 +28,15 @@ schedule_app = typer.Typer(
     help="Run caretz on a schedule, through your crontab (docs/scheduling.md).",
     no_args_is_help=True,
 )
+sandbox_app = typer.Typer(help="The command sandbox.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(config_app, name="config")
 app.add_typer(schedule_app, name="schedule")
+app.add_typer(sandbox_app, name="sandbox")
 
 GUARD = "Loop guard"
 GOAL = "Goals"
+SANDBOX = "Sandbox"
 
 
 def _version(value: bool) -> None:
@@ -135,6 +138,19 @@ def main_command(
     ] = None,
     job: Annotated[
         str | None, typer.Option(hidden=True, help="The scheduled job this run is.")
+    ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            help="workspace-write, read-only or off [env: CARETZ_SANDBOX].",
+            rich_help_panel=SANDBOX,
+        ),
+    ] = None,
+    add_dir: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another writable directory for commands (repeatable).", rich_help_panel=SANDBOX
+        ),
     ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
@@ -258,6 +274,17 @@ def schedule_run(ctx: typer.Context, job_id: str) -> None:
     from caretz.schedule.commands import run_job
 
     raise typer.Exit(run_job(ctx.obj or {}, job_id))
+
+
+@sandbox_app.command("check")
+def sandbox_check(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """What sandbox works here and what it enforces; exit 1 when none does."""
+    from caretz.commands import check_sandbox_command
+
+    raise typer.Exit(check_sandbox_command(ctx.obj, output))
 
 
 def _mount_guard() -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from caretz.goal.evaluator import ModelEvaluator
     from caretz.goal.state import Goal
     from caretz.runtime.session import Output, Session
+    from caretz.sandbox.detect import SandboxCheck
 
 
 def load_settings(overrides: Flags) -> Settings:
@@ -224,6 +225,32 @@ def show_config(overrides: Flags) -> int:
         return fail(str(error))
     sys.stdout.write(json.dumps(show_settings(settings, os.environ), indent=2, default=str) + "\n")
     return 0
+
+
+def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
+    """`caretz sandbox check`: 0 when a sandbox works here, 1 when none does. `check`
+    replaces probing this machine (what another machine would find)."""
+    from caretz.config.sandbox import sandbox_policy
+    from caretz.config_base import ConfigError
+    from caretz.sandbox.detect import Backend, check_sandbox, render_check
+
+    if output not in ("text", "json"):
+        return fail(f"--output {output!r}: use text or json")
+    try:
+        settings = load_settings(overrides)
+        policy = sandbox_policy(settings, Path.cwd(), os.environ)
+    except ConfigError as error:
+        return fail(str(error))
+    if check is None:
+        check = check_sandbox(policy.mode, policy.network)
+    roots = [str(root) for root in policy.writable_roots]
+    if output == "json":
+        data = {**check.as_dict(), "writable_roots": roots}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_check(check) + "\n")
+        sys.stdout.write(f"writable: {', '.join(roots) or 'nothing'}\n")
+    return 1 if check.backend is Backend.NONE else 0
 
 
 def list_sessions(overrides: Flags) -> int:

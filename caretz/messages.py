@@ -8,6 +8,7 @@ ever see these.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -104,11 +105,14 @@ class Usage:
         return cls(**{k: int(data.get(k, 0)) for k in cls().to_dict()})
 
 
-def answer_dangling_calls(conversation: list[Message], text: str) -> None:
+def answer_dangling_calls(
+    conversation: list[Message], text: str | Callable[[ToolCall], str]
+) -> None:
     """Give every tool call of the last assistant message a result.
 
     Both protocols reject a conversation with an unanswered tool call, so a turn
-    that ended mid-batch (a stop, Ctrl-C, a killed process) is closed with `text`.
+    that ended mid-batch (a stop, Ctrl-C, a killed process) is closed with `text`
+    (or the text it gives for each call).
     """
     for position in range(len(conversation) - 1, -1, -1):
         message = conversation[position]
@@ -117,7 +121,8 @@ def answer_dangling_calls(conversation: list[Message], text: str) -> None:
         answered = {m.tool_call_id for m in conversation[position + 1 :]}
         for call in message.tool_calls:
             if call.id not in answered:
-                conversation.append(Message("tool", text, tool_call_id=call.id, is_error=True))
+                answer = text if isinstance(text, str) else text(call)
+                conversation.append(Message("tool", answer, tool_call_id=call.id, is_error=True))
         return
 
 

@@ -38,7 +38,7 @@ from caretz.providers.base import (
     TextDelta,
     ThinkingDelta,
 )
-from caretz.tools.base import ToolContext, ToolResult
+from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.policy import CancelToolCall
 from caretz.tools.registry import ToolCrash
 from caretz.tools.todo import latest_plan
@@ -46,6 +46,10 @@ from caretz.tools.todo import latest_plan
 ABORTED = "aborted"
 SKIPPED_AFTER_STOP = "Not run: the loop guard ended this turn."
 SKIPPED_AFTER_INTERRUPT = "Not run: the user interrupted the turn."
+INTERRUPTED_UNKNOWN = (
+    "Interrupted by the user after {seconds:.1f} s: this call had started, and whether it "
+    "finished its work is unknown. Check before running it again."
+)
 
 
 @dataclass
@@ -265,14 +269,32 @@ class Turn:
         self.tool_calls += 1
         self.conversation.totals.tool_calls += 1
         self.emit("Tool.Called", index=index, call=call.to_dict())
+        started = parts.clock()
         try:
             # The registry's own checks (the tool policy) come first, then the guard's.
             result = parts.tools.run(call, parts.tool_ctx, before_call=(self.guard_check,))
         except ToolCrash as crash:
             self.emit_result(index, call, ToolResult(ok=False, output=str(crash)))
             raise RuntimeFailure(str(crash)) from crash
+        except KeyboardInterrupt as interrupt:
+            # The call started: the model learns what it did so far, never "Not run".
+            self.record_interrupted(index, call, interrupt, parts.clock() - started)
+            raise
         self.emit_result(index, call, result)
         return result
+
+    def record_interrupted(
+        self, index: int, call: ToolCall, interrupt: KeyboardInterrupt, seconds: float
+    ) -> None:
+        if isinstance(interrupt, ToolInterrupted):
+            result = interrupt.result
+        else:
+            text = INTERRUPTED_UNKNOWN.format(seconds=seconds)
+            result = ToolResult(ok=False, output=text, duration_s=seconds, ended_by="interrupted")
+        self.emit_result(index, call, result)
+        self.conversation.messages.append(
+            Message("tool", result.output, tool_call_id=call.id, is_error=True)
+        )
 
     def guard_check(self, call: ToolCall, ctx: ToolContext) -> None:
         decision = self.parts.guard.before_tool(call)

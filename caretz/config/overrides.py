@@ -27,6 +27,7 @@ from caretz.config_base import ConfigError
 from caretz.guard.model import Mode
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
+from caretz.sandbox.config import ModeName
 
 # Command-line values by Overrides field name, as given; a missing or None value was not given.
 Flags = Mapping[str, Any]
@@ -54,6 +55,8 @@ class Overrides(BaseModel):
     goal_model: ModelRef | None = None
     goal_reasoning: Reasoning | None = None
     goal_max_turns: GoalTurns | None = None
+    sandbox: ModeName | None = None  # the sandbox mode
+    add_dir: list[str] | None = None  # more writable roots, added to the profile's addDirs
 
 
 # The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment
@@ -66,6 +69,7 @@ ENV_FIELDS = (
     "max_budget_usd",
     "loop_guard",
     "permission_mode",
+    "sandbox",
 )
 ENV_VARIABLES = tuple(f"CARETZ_{name.upper()}" for name in ENV_FIELDS)
 
@@ -75,7 +79,7 @@ def given_flags(params: Mapping[str, Any]) -> dict[str, Any]:
     return {
         name: value
         for name, value in params.items()
-        if name in Overrides.model_fields and value is not None
+        if name in Overrides.model_fields and value is not None and value != []
     }
 
 

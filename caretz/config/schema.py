@@ -21,6 +21,7 @@ from caretz.pricing import Price
 from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
 from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import DEFAULT_MODEL
+from caretz.sandbox.config import SandboxConfig
 
 Output = Literal["text", "json", "detailed"]
 DEFAULT_CONTEXT_WINDOW = 200_000  # tokens; the compaction policy's own default is the same
@@ -189,6 +190,10 @@ class Profile(Section):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     goal: GoalConfig = Field(default_factory=GoalConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    shell_env: list[str] = Field(
+        default_factory=list
+    )  # variables a command gets despite the filter
 
     @property
     def bash_timeout_s(self) -> float:

@@ -31,6 +31,8 @@ from caretz.providers.resolve import (
     merged_providers,
     resolve_model,
 )
+from caretz.sandbox.config import SandboxConfig
+from caretz.sandbox.policy import SandboxMode
 
 DEFAULT_PROFILE = "general"
 
@@ -95,9 +97,33 @@ class Settings:
     def goal(self) -> GoalConfig:
         return self.profile.goal
 
+    @property
+    def sandbox(self) -> SandboxConfig:
+        """The profile's sandbox section, with --sandbox, CARETZ_SANDBOX and --add-dir applied."""
+        return self.profile.sandbox
+
+    @property
+    def shell_env(self) -> list[str]:
+        return self.profile.shell_env
+
+    @property
+    def sandbox_mode(self) -> SandboxMode:
+        """The mode commands run in: the permission mode `read-only` forces the sandbox's
+        read-only mode and `yolo` turns it off; otherwise `sandbox.mode` decides."""
+        return sandbox_mode_for(self.sandbox.mode, self.permission_mode)
+
     def with_profile(self, **updates: Any) -> Settings:
         """These settings with some profile values changed (`loop_guard=…` for /guard)."""
         return dataclasses.replace(self, profile=self.profile.model_copy(update=updates))
+
+
+# Permission modes that decide the sandbox mode themselves.
+PERMISSION_SANDBOX_MODES = {"read-only": SandboxMode.READ_ONLY, "yolo": SandboxMode.OFF}
+
+
+def sandbox_mode_for(configured: str, permission: str | None) -> SandboxMode:
+    """The sandbox mode commands run in, given `sandbox.mode` and the permission mode."""
+    return PERMISSION_SANDBOX_MODES.get(permission or "") or SandboxMode(configured)
 
 
 def read_env_overrides(env: Mapping[str, str]) -> Overrides:
@@ -153,6 +179,7 @@ def _overridden(
             "loop_guard": _loop_guard_overrides(stored.loop_guard, cli, env_layer),
             "permissions": _permission_overrides(stored, cli, env_layer),
             "goal": _goal_overrides(stored.goal, cli),
+            "sandbox": _sandbox_overrides(stored.sandbox, cli, env_layer),
         },
         deep=True,
     )
@@ -279,6 +306,18 @@ def _goal_source(cli: Overrides, profile_name: str, path: Path) -> str:
     if cli.goal_model is not None:
         return "--goal-model"
     return f"{path}: profiles.{profile_name}.goal.judge.model"
+
+
+def _sandbox_overrides(
+    sandbox: SandboxConfig, cli: Overrides, env_layer: Overrides
+) -> SandboxConfig:
+    updates: dict[str, Any] = {}
+    mode = cli.sandbox or env_layer.sandbox
+    if mode is not None:
+        updates["mode"] = mode
+    if cli.add_dir:
+        updates["add_dirs"] = [*sandbox.add_dirs, *cli.add_dir]
+    return sandbox.model_copy(update=updates, deep=True)
 
 
 def _judge_source(cli: Overrides, profile_name: str, path: Path) -> str:

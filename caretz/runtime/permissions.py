@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 
 def commands_sandboxed(settings: Settings) -> bool:
-    """Whether bash commands run inside the sandbox (without it, `auto` asks for each one)."""
-    return settings.permission_mode != "yolo"
+    """Whether bash commands run inside the sandbox (without it, `auto` asks for each one):
+    not with `sandbox.mode` off, nor in yolo mode, which turns the sandbox off."""
+    return settings.sandbox_mode != "off"
 
 
 def session_tool_names() -> list[str]:

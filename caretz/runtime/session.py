@@ -28,10 +28,13 @@ from caretz.runtime.models import open_provider
 from caretz.session.events import EventLog, read_events
 from caretz.session.store import SessionStore, rebuild_history
 from caretz.tools.base import ToolContext
+from caretz.tools.jobtable import JobTable
 
 if TYPE_CHECKING:
     from caretz.agent.checkpointing import TurnCheckpoints
     from caretz.config.settings import Settings
+    from caretz.sandbox.detect import SandboxCheck
+    from caretz.sandbox.runner import Sandbox
     from caretz.tools.asking import Asker
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import BeforeCall
@@ -55,9 +58,17 @@ class Session:
     workspace: Path = field(default_factory=Path.cwd)
     permissions: SessionPermissions | None = None
     checkpoints: TurnCheckpoints | None = None  # None: switched off in the profile
+    # What the sandbox is (its mode, backend and roots) and what the check found.
+    sandbox: Sandbox | None = None
+    sandbox_check: SandboxCheck | None = None
+    jobs: JobTable = field(default_factory=JobTable)
 
     def close(self) -> None:
-        """Settle a turn left open, then close the log."""
+        """End the session: stop its background jobs, settle a turn left open, then
+        close the log."""
+        stopped = self.jobs.stop_all()
+        if stopped:
+            self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])
         if self.checkpoints is not None:
             self.checkpoints.close()
         self.log.close()
@@ -101,10 +112,14 @@ def wire_agent(
     guard: Guard | None = None,
     system: str | None = None,
     checks: Sequence[BeforeCall] = (),
+    sandbox: Sandbox | None = None,
+    jobs: JobTable | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators for `settings`. `guard` keeps a guard
     already running (None builds one from the settings); `system` keeps a prompt
-    already read (None reads it, with AGENTS.md, now).
+    already read (None reads it, with AGENTS.md, now); `sandbox` and `jobs` are the
+    session's, which its tools run commands in; `checks` (the checkpoints) run after
+    the permission check.
 
     Raises ConfigError (no price for a budget, a missing key, a judge that cannot
     be built) before anything is built.
@@ -130,7 +145,11 @@ def wire_agent(
         provider=provider,
         tools=build_tools(permissions, checks),
         tool_ctx=ToolContext(
-            workspace, bash_timeout_s=settings.bash_timeout_s, rules=permissions.rules
+            workspace,
+            bash_timeout_s=settings.bash_timeout_s,
+            rules=permissions.rules,
+            sandbox=sandbox,
+            jobs=jobs if jobs is not None else JobTable(),
         ),
         log=log,
         guard=guard,
@@ -158,12 +177,13 @@ def start_session(
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
-    Everything that can fail on settings (a model, a key, the judge, a permission
-    rule) is built before the session folder is made; the log writes once it exists.
+    Everything that can fail on settings (the sandbox, a model, a key, the judge, a
+    permission rule) is built before the session folder is made; the log writes once it exists.
     `asker` puts permission questions to the user (None: nobody can answer);
     `permissions` carries an interactive session's permissions over to the next one.
     """
     from caretz import __version__
+    from caretz.config.sandbox import open_session_sandbox, sandbox_fields
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
@@ -174,6 +194,8 @@ def start_session(
         permissions = load_permissions(settings, workspace, asker)
     permissions.emit = log.emit
     judge = SessionJudge(settings, env, settings.model)
+    sandbox, check = open_session_sandbox(settings, workspace, env)
+    jobs = JobTable()
     checkpoints = open_checkpoints(settings, workspace)
     checks = checkpoint_checks(checkpoints)
     config, parts = wire_agent(
@@ -185,6 +207,8 @@ def start_session(
         judge=judge,
         permissions=permissions,
         checks=checks,
+        sandbox=sandbox,
+        jobs=jobs,
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
     log.path = events_path
@@ -200,6 +224,7 @@ def start_session(
         version=__version__,
         loop_guard=settings.loop_guard.mode,
         permission_mode=permissions.mode,
+        sandbox=sandbox_fields(sandbox, check),
     )
     if checkpoints is not None:
         checkpoints.attach(session_id, log)
@@ -213,6 +238,9 @@ def start_session(
         workspace=workspace,
         permissions=permissions,
         checkpoints=checkpoints,
+        sandbox=sandbox,
+        sandbox_check=check,
+        jobs=jobs,
     )
 
 

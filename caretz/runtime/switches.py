@@ -65,7 +65,8 @@ def apply_settings(
     """
     env = os.environ if env is None else env
     judge = SessionJudge(settings, env, settings.model)
-    _rewire(session, settings, env, judge)
+    # The profile's sandbox settings apply from now on; running jobs keep theirs.
+    _rewire(session, settings, env, judge, new_sandbox=True)
     session.judge = judge
     _emit_changed(session, "profile")
 
@@ -101,7 +102,15 @@ def set_permission_mode(session: Session, mode: str, env: Mapping[str, str] | No
     env = os.environ if env is None else env
     settings, agent = with_permission_mode(session.settings, mode), session.agent
     judge = session.judge or SessionJudge(settings, env, settings.model)
-    _rewire(session, settings, env, judge, agent.parts.guard, system=agent.config.system)
+    _rewire(
+        session,
+        settings,
+        env,
+        judge,
+        agent.parts.guard,
+        system=agent.config.system,
+        new_sandbox=True,  # read-only and yolo change the sandbox too
+    )
     _emit_changed(session, "permission_mode")
 
 
@@ -121,12 +130,17 @@ def _rewire(
     judge: SessionJudge,
     guard: Guard | None = None,
     system: str | None = None,
+    new_sandbox: bool = False,
 ) -> None:
+    from caretz.config.sandbox import open_session_sandbox
     from caretz.runtime.permissions import follow_settings, profile_rules
 
     agent, permissions = session.agent, session.permissions
     assert permissions is not None  # every session has them from its start
     rules = profile_rules(settings)
+    sandbox, check = session.sandbox, session.sandbox_check
+    if new_sandbox:
+        sandbox, check = open_session_sandbox(settings, session.workspace, env)
     config, parts = wire_agent(
         settings,
         env,
@@ -138,10 +152,13 @@ def _rewire(
         guard=guard,
         system=system,
         checks=checkpoint_checks(session.checkpoints),
+        sandbox=sandbox,
+        jobs=session.jobs,
     )
     parts = follow_settings(permissions, settings, rules, parts)
     install(agent, config, parts)
     session.settings = settings
+    session.sandbox, session.sandbox_check = sandbox, check
 
 
 def _emit_changed(session: Session, change: str) -> None:

@@ -23,6 +23,8 @@ from caretz.sandbox.policy import DEFAULT_MODE, SandboxMode
 PROBE_TIMEOUT_S = 10.0
 INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"
 OFF_FIX = "run with --sandbox off"
+# Without a sandbox every command asks first, and nobody answers in a -p run.
+OFF_NOTE = "(then every command asks first; in -p runs add --permission-mode yolo)"
 
 
 class Backend(StrEnum):
@@ -171,11 +173,11 @@ def _problem(platform: str, bwrap: BwrapProbe, landlock_abi: int) -> str:
     if not platform.startswith("linux"):
         return (
             f"the command sandbox needs Linux (bubblewrap or Landlock) and this is {platform}; "
-            f"{OFF_FIX} to run commands without it"
+            f"{OFF_FIX} to run commands without it {OFF_NOTE}"
         )
     return (
         f"no command sandbox here (bubblewrap: {bwrap.detail}; Landlock: not available): "
-        f"{INSTALL_FIX}, or {OFF_FIX}"
+        f"{INSTALL_FIX}, or {OFF_FIX} {OFF_NOTE}"
     )
 
 

@@ -18,6 +18,10 @@ launcher caretz puts in front of a command (`python -I -S landlock.py FLAGS -- a
    `nohup`, `setsid` children all land on it as the subreaper), reaps them, removes
    the private TMPDIR and exits with the command's status.
 
+With `--unconfined` the launcher applies no rules and makes no TMPDIR: it only keeps
+the process hygiene (subreaper, death signal, leftovers killed). caretz starts commands
+that way when the sandbox is off, or for one command the user let out of it.
+
 What this does not do, unlike bubblewrap: hide paths inside the granted areas, keep
 `.git/hooks` read-only inside a writable root, give the command its own PID namespace
 (it sees other processes, and a kill -9 of the launcher itself leaves orphans), or
@@ -208,7 +212,7 @@ def _check(libc: ctypes.CDLL, result: int, what: str) -> int:
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 USAGE = (
-    "usage: landlock.py [--parent PID] [--abi N] [--network] [--tmp-parent DIR]"
+    "usage: landlock.py [--parent PID] [--abi N] [--network] [--unconfined] [--tmp-parent DIR]"
     " [--read PATH]... [--write PATH]... -- COMMAND [ARGS...]"
 )
 
@@ -218,6 +222,7 @@ class LaunchSpec:
         self.read: list[str] = []
         self.write: list[str] = []
         self.network = False
+        self.unconfined = False  # no rules, no private TMPDIR: process hygiene only
         self.parent = 0
         self.abi: int | None = None
         self.tmp_parent = os.environ.get("TMPDIR") or "/tmp"
@@ -233,8 +238,8 @@ def parse_args(args: list[str]) -> LaunchSpec:
         if flag == "--":
             spec.command = args[position + 1 :]
             break
-        if flag == "--network":
-            spec.network = True
+        if flag in ("--network", "--unconfined"):
+            setattr(spec, flag[2:], True)
             position += 1
             continue
         if position + 1 >= len(args):
@@ -270,7 +275,7 @@ def main(args: list[str]) -> int:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if spec.parent and os.getppid() != spec.parent:
         return 128 + signal.SIGTERM  # caretz died before the death signal was set
-    tmp = _private_dir(spec.tmp_parent)
+    tmp = "" if spec.unconfined else _private_dir(spec.tmp_parent)
     try:
         return _supervise(spec, tmp)
     except _Stop as stop:
@@ -278,7 +283,8 @@ def main(args: list[str]) -> int:
     finally:
         _block_signals()
         _kill_descendants()
-        _remove_tree(tmp)
+        if tmp:
+            _remove_tree(tmp)
 
 
 class _Stop(Exception):
@@ -291,7 +297,7 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 def _supervise(spec: LaunchSpec, tmp: str) -> int:
-    env = dict(os.environ, TMPDIR=tmp)
+    env = dict(os.environ, TMPDIR=tmp) if tmp else dict(os.environ)
     _block_signals()
     pid = os.fork()
     if pid == 0:
@@ -308,8 +314,9 @@ def _exec_restricted(spec: LaunchSpec, tmp: str, env: dict[str, str]) -> None:
             signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        drop_capabilities()
-        restrict_self(spec.read, [*spec.write, tmp], spec.network, spec.abi)
+        if not spec.unconfined:
+            drop_capabilities()
+            restrict_self(spec.read, [*spec.write, tmp], spec.network, spec.abi)
         os.execvpe(spec.command[0], spec.command, env)
     except Exception as error:  # any failure: report it, never run unrestricted
         os.write(2, f"caretz sandbox (Landlock): {spec.command[0]}: {error}\n".encode())

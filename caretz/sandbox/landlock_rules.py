@@ -114,6 +114,18 @@ def launcher_argv(
     return [python or sys.executable, "-I", "-S", str(LAUNCHER), *flags, "--", *argv]
 
 
+def unconfined_argv(argv: Sequence[str], python: str | None = None) -> list[str]:
+    """The launcher with no rules: `argv` runs as the user, but nothing it starts outlives
+    it or caretz (the launcher is its subreaper and dies with caretz). The launcher needs
+    Linux; elsewhere `argv` runs as it is, in the process group its caller gives it."""
+    if not argv:
+        raise ValueError("no command to run")
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    flags = ["--parent", str(os.getpid()), "--unconfined"]
+    return [python or sys.executable, "-I", "-S", str(LAUNCHER), *flags, "--", *argv]
+
+
 def _read_only_inside(policy: SandboxPolicy) -> list[Path]:
     found: list[Path] = []
     for root in policy.writable_roots:

@@ -11,6 +11,10 @@ a PathGuard before they touch a path. It resolves the path the way the kernel wi
   list). A write through a symlink is judged by where it lands: `link.txt -> .env`
   is refused when `.env` is read-only, and a link that leaves the roots is refused.
 
+With the sandbox off nothing is checked but this: caretz's own config and data dirs
+and the working directory's `.caretz` (the project's rules) are never written by the
+file tools, in any mode.
+
 What cannot be decided (a symlink loop, a directory that cannot be searched, `~user`)
 is refused. Each refusal is a PathRefused whose message is one line saying what was
 refused and why. Tools should open `checked.real`, the resolved path, so that what was
@@ -26,6 +30,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from caretz.sandbox.policy import (
+    CARETZ_PROJECT_DIR,
     SandboxMode,
     SandboxPolicy,
     depth,
@@ -57,6 +62,7 @@ class PathGuard:
             [root / name for root in policy.writable_roots for name in protected_names()]
             + list(policy.read_only)
         )
+        self._always_protected = _with_real([*policy.caretz_dirs, policy.cwd / CARETZ_PROJECT_DIR])
 
     def for_read(self, raw: str) -> CheckedPath:
         checked = self.resolve(raw)
@@ -74,10 +80,11 @@ class PathGuard:
 
     def for_write(self, raw: str) -> CheckedPath:
         checked = self.resolve(raw)
+        via = _via_symlink(checked)
         mode = self.policy.mode
         if mode is SandboxMode.OFF:
+            self._refuse_caretz_own(checked, raw, via)
             return checked
-        via = _via_symlink(checked)
         if mode is SandboxMode.READ_ONLY:
             raise PathRefused(f"refused: cannot write {raw}: the sandbox is read-only")
         reason = self.hidden_reason(checked.path) or self.hidden_reason(checked.real)
@@ -88,6 +95,7 @@ class PathGuard:
             raise PathRefused(
                 f"refused: cannot write {raw}{via}: {entry} is read-only in the sandbox"
             )
+        self._refuse_caretz_own(checked, raw, via)
         if not any(is_within(checked.real, root) for root in self.policy.writable_roots):
             roots = ", ".join(str(root) for root in self.policy.writable_roots)
             raise PathRefused(
@@ -95,12 +103,39 @@ class PathGuard:
             )
         return checked
 
+    def _refuse_caretz_own(self, checked: CheckedPath, raw: str, via: str) -> None:
+        """caretz's config, data and project rules: never written, whatever the roots."""
+        own = _matching(checked.path, self._always_protected) or _matching(
+            checked.real, self._always_protected
+        )
+        if own is not None:
+            raise PathRefused(
+                f"refused: cannot write {raw}{via}: {own} is caretz's own "
+                "(settings, sessions or project rules); the file tools never write it"
+            )
+
     def hidden_reason(self, path: Path) -> str | None:
         """Why `path` (absolute) is hidden, or None; glob and grep use it to skip entries."""
         entry = _matching(path, self._hidden)
         if entry is None or self._root_below(path, entry):
             return None
         return f"{entry} is hidden by the sandbox"
+
+    def readable(self, path: Path, *, resolved: bool = False) -> bool:
+        """Whether the file tools may read `path` (absolute): glob and grep skip the rest.
+
+        `resolved`: the caller knows no component of `path` is a symlink (a directory
+        walk that does not follow links), which spares resolving it again.
+        """
+        if not self.policy.enforced:
+            return True
+        try:
+            real = path if resolved else resolve_path(path)
+        except PathRefused:
+            return False
+        if is_within(path, PROC) or is_within(real, PROC):
+            return False
+        return not (self.hidden_reason(path) or self.hidden_reason(real))
 
     def is_hidden(self, path: Path) -> bool:
         if not self.policy.enforced:

@@ -93,7 +93,8 @@ SERVICE_SOCKETS: tuple[str, ...] = (
 
 # Inside every writable root: written by a command, these would run code on the host the
 # next time the user runs git or caretz. `.git` itself stays writable (commits work) but
-# is pinned so that it cannot be renamed and replaced.
+# is pinned so that it cannot be renamed and replaced. A missing `.git/hooks` or
+# `.caretz` is covered with an empty read-only directory, so a command cannot create it.
 GIT_READ_ONLY: tuple[str, ...] = (".git/hooks", ".git/config")
 CARETZ_PROJECT_DIR = ".caretz"
 
@@ -107,6 +108,9 @@ class SandboxPolicy:
     hidden: tuple[Path, ...]  # absolute; an entry may be a glob pattern
     read_only: tuple[Path, ...]  # the user's extra read-only paths; may be globs
     home: Path
+    # caretz's own config file or dir and data dir: hidden when sandboxed, and never
+    # written by the file tools in any mode, `off` included.
+    caretz_dirs: tuple[Path, ...] = ()
 
     @property
     def enforced(self) -> bool:
@@ -178,6 +182,7 @@ def build_policy(
         hidden=tuple(_unique(hidden)),
         read_only=tuple(_unique(read_only)),
         home=Path(home),
+        caretz_dirs=tuple(_unique(Path(os.path.abspath(d)) for d in caretz_dirs)),
     )
 
 
@@ -201,6 +206,10 @@ def root_protection(root: Path) -> RootProtection:
     project = root / CARETZ_PROJECT_DIR
     if project.exists() or project.is_symlink():
         read_only.append(project)
+    else:
+        # Created by a command, it could plant project rules for the next session; an
+        # empty directory in its place (left behind, empty) is invisible to git.
+        missing.append(project)
     return RootProtection(tuple(pinned), tuple(read_only), tuple(missing))
 
 

@@ -10,11 +10,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from caretz.messages import Message, answer_dangling_calls
+from caretz.messages import Message, ToolCall, answer_dangling_calls
 from caretz.session.events import read_events
 
 EVENTS_FILE = "events.jsonl"
 SESSION_ENDED = "Not run: the session ended first."
+OUTCOME_UNKNOWN = (
+    "Outcome unknown: this call started, but caretz stopped before it finished (it was "
+    "killed or crashed), so whether it did its work, in full or in part, is unknown. "
+    "Check before running it again."
+)
 
 
 class SessionNotFound(LookupError):
@@ -109,9 +114,14 @@ class _Rebuilding:
     last_request: str | None = None
     last_answer: str | None = None
     live_turns: tuple[int, ...] = ()
+    started: set[str] = field(default_factory=set)  # calls whose Tool.Called was logged
+
+    def unanswered(self, call: ToolCall) -> str:
+        """What a call left without a result gets: it started, or it never ran."""
+        return OUTCOME_UNKNOWN if call.id in self.started else SESSION_ENDED
 
     def saved(self) -> _Rebuilding:
-        answer_dangling_calls(self.conversation, SESSION_ENDED)
+        answer_dangling_calls(self.conversation, self.unanswered)
         return replace(self, conversation=list(self.conversation))
 
     def go_back_to(self, saved: _Rebuilding) -> None:
@@ -120,7 +130,7 @@ class _Rebuilding:
         self.live_turns = saved.live_turns  # `turns` only grows: numbers are never reused
 
     def history(self) -> History:
-        answer_dangling_calls(self.conversation, SESSION_ENDED)
+        answer_dangling_calls(self.conversation, self.unanswered)
         return History(
             self.conversation, self.turns, self.last_request, self.last_answer, self.live_turns
         )
@@ -130,11 +140,13 @@ def rebuild_history(events: Iterable[dict[str, Any]]) -> History:
     """The main agent's conversation as it stood at the end of the log.
 
     Guard notes were never part of the conversation, so they are not rebuilt;
-    tool calls left without a result (a killed process) get one saying so. A
-    `Session.Compacted` event holds the whole conversation after a compaction. A
-    rewind of the conversation (`Checkpoint.Restored` with scope "conversation" or
-    "both") puts it back as it was before the turn rewound to, or, for a rewind
-    to a rewind's own checkpoint, as it was when that rewind happened.
+    tool calls left without a result (a killed process) get one saying so: a call
+    whose `Tool.Called` event is there had started, and its outcome is unknown; one
+    without it never ran. A `Session.Compacted` event holds the whole conversation
+    after a compaction. A rewind of the conversation (`Checkpoint.Restored` with
+    scope "conversation" or "both") puts it back as it was before the turn rewound
+    to, or, for a rewind to a rewind's own checkpoint, as it was when that rewind
+    happened.
     """
     state = _Rebuilding()
     turn_starts: dict[int, _Rebuilding] = {}
@@ -143,7 +155,9 @@ def rebuild_history(events: Iterable[dict[str, Any]]) -> History:
         if event.get("agent", "main") != "main":
             continue
         kind = event.get("type")
-        if kind == "Turn.Started":
+        if kind == "Tool.Called":
+            state.started.add(event.get("call", {}).get("id", ""))
+        elif kind == "Turn.Started":
             number = int(event.get("turn") or state.turns + 1)
             turn_starts[number] = state.saved()
             state.conversation.append(Message("user", event["prompt"]))

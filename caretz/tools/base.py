@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from caretz.messages import ToolSpec
+from caretz.tools.jobtable import JobTable
+
+if TYPE_CHECKING:
+    from caretz.sandbox.runner import Sandbox
 
 if TYPE_CHECKING:
     from caretz.permissions.policy import RuleSet
@@ -23,6 +27,8 @@ class ToolResult:
     files_changed: list[str] = field(default_factory=list)
     # A unified diff of an edit, for the UI.
     diff: str | None = None
+    # What ended a command before it finished: "timeout", "interrupted" or "cancelled".
+    ended_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -33,6 +39,8 @@ class ToolResult:
         }
         if self.files_changed:
             data["files_changed"] = self.files_changed
+        if self.ended_by:
+            data["ended_by"] = self.ended_by
         return data
 
 
@@ -51,6 +59,20 @@ class ToolContext:
     # What the tool being called does (its `effect`), set by the registry on the copy
     # its checks see; None outside a registry call.
     effect: str | None = None
+    # The session's sandbox: commands run in it and the file tools check paths against
+    # its roots. None runs commands directly and checks no path (tests, embedding).
+    sandbox: Sandbox | None = None
+    # Background jobs (bash `background: true`), shared with subagents.
+    jobs: JobTable = field(default_factory=JobTable)
+
+
+class ToolInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a tool that had started; `result` says what it did until then
+    (the time it ran, its partial output), so the model is never told it did not run."""
+
+    def __init__(self, result: ToolResult):
+        super().__init__(result.output)
+        self.result = result
 
 
 class ToolArgumentError(ValueError):

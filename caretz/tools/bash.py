@@ -1,119 +1,44 @@
-"""The bash tool: run a shell command in the workspace, with a timeout and Ctrl-C.
+"""The bash tool: run a shell command in the workspace, in the sandbox, with a timeout.
 
-The command runs in its own process group (its own session, so it has no
-controlling terminal and cannot prompt), and a timeout or a cancel kills the
-whole group, so children started in the background die with it.
+The command starts the way every caretz command does (caretz.tools.process): in the
+session's sandbox, with the filtered environment, in its own process group. A timeout,
+a cancel or Ctrl-C ends the group, and with it everything the command started. What
+ended a command is said in words with the time it ran and its partial output: "timed
+out after 5 s", "interrupted by the user after 2.1 s", never an exit code such as -15.
+With `background: true` the command becomes a job (caretz.tools.jobs) and the call
+returns at once.
 """
 
 from __future__ import annotations
 
-import codecs
-import contextlib
-import os
-import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from caretz.messages import ToolSpec
-from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
+from caretz.tools.base import (
+    Param,
+    ToolArgumentError,
+    ToolContext,
+    ToolInterrupted,
+    ToolResult,
+    object_schema,
+)
+from caretz.tools.jobs import start_background
+from caretz.tools.output import HeadTailBuffer, PipeReader, keep_head_and_tail
+from caretz.tools.process import Process, end_group, start_shell
+
+__all__ = ["BashTool", "HeadTailBuffer", "keep_head_and_tail"]
 
 MAX_TIMEOUT_S = 600.0
 POLL_INTERVAL_S = 0.05
-# Test summaries and errors sit at the end of output, so the tail gets the larger share.
-HEAD_SHARE = 0.4
-# How far a cut may move to land on a line boundary.
-LINE_SNAP_CHARS = 200
 
 
-class HeadTailBuffer:
-    """Keeps the first and last characters of a stream within `limit`, counting the rest."""
-
-    def __init__(self, limit: int):
-        self.limit = max(limit, 0)
-        self.head_cap = int(self.limit * HEAD_SHARE)
-        self.tail_cap = self.limit - self.head_cap
-        self.total = 0
-        self._head = ""
-        self._tail_parts: list[str] = []
-        self._tail_len = 0
-
-    def add(self, text: str) -> None:
-        self.total += len(text)
-        if len(self._head) < self.head_cap:
-            room = self.head_cap - len(self._head)
-            self._head += text[:room]
-            text = text[room:]
-        if not text:
-            return
-        self._tail_parts.append(text)
-        self._tail_len += len(text)
-        if self._tail_len > 2 * self.tail_cap + 4096:
-            kept = "".join(self._tail_parts)[-self.tail_cap :] if self.tail_cap else ""
-            self._tail_parts, self._tail_len = [kept], len(kept)
-
-    def render(self) -> str:
-        tail = "".join(self._tail_parts)
-        tail = tail[-self.tail_cap :] if self.tail_cap else ""
-        if self.total == len(self._head) + len(tail):
-            return self._head + tail
-        return self._render_cut(self._head, tail)
-
-    def _render_cut(self, head: str, tail: str) -> str:
-        newline = head.rfind("\n")
-        if newline >= len(head) - LINE_SNAP_CHARS:
-            head = head[: newline + 1]
-        marker_room = len(f"[... {self.total} characters omitted ...]\n\n")
-        room = max(self.limit - len(head) - marker_room, 0)
-        tail = tail[len(tail) - room :] if room else ""
-        newline = tail.find("\n")
-        if 0 <= newline < LINE_SNAP_CHARS:
-            tail = tail[newline + 1 :]
-        omitted = self.total - len(head) - len(tail)
-        separator = "" if not head or head.endswith("\n") else "\n"
-        return f"{head}{separator}[... {omitted} characters omitted ...]\n{tail}"
-
-
-def keep_head_and_tail(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, keeping its start and end around a marker line."""
-    buffer = HeadTailBuffer(limit)
-    buffer.add(text)
-    return buffer.render()
-
-
-class _PipeReader(threading.Thread):
-    """Drains the command's output pipe into a HeadTailBuffer.
-
-    A daemon: if a background process keeps the pipe open after the command
-    exits, the reader goes on draining it (so that process never blocks on a
-    full pipe) while the tool returns.
-    """
-
-    def __init__(self, stream: IO[bytes], limit: int):
-        super().__init__(name="caretz-bash-output", daemon=True)
-        self._stream = stream
-        self._buffer = HeadTailBuffer(limit)
-        self._lock = threading.Lock()
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def run(self) -> None:
-        read = getattr(self._stream, "read1", self._stream.read)
-        try:
-            while chunk := read(65536):
-                self._add(self._decoder.decode(chunk))
-            self._add(self._decoder.decode(b"", final=True))
-        finally:
-            self._stream.close()
-
-    def _add(self, text: str) -> None:
-        with self._lock:
-            self._buffer.add(text)
-
-    def text(self) -> str:
-        with self._lock:
-            return self._buffer.render()
+def escalated(ctx: ToolContext) -> bool:
+    """Whether the user let this one call run outside the sandbox (the permission
+    policy sets `escalated` on the call's context when it approves an escalation)."""
+    return ctx.escalated
 
 
 class BashTool:
@@ -125,13 +50,21 @@ class BashTool:
             "combined stdout and stderr. A non-zero exit fails the call and ends the output "
             "with `[exit code N]`. There is no stdin and no terminal: use non-interactive "
             "flags. The command is killed, with all its child processes, after `timeout` "
-            "seconds (default 120, at most 600). Long output keeps its start and end. "
+            "seconds (default 120, at most 600); nothing it starts outlives it. Commands run "
+            "in a sandbox: writes outside the workspace fail, the network may be off, and "
+            "API keys are not in the environment. For a process that must keep running (a "
+            "dev server, a watcher), set background: the call returns a job id at once; "
+            "read its output with job_output and stop it with job_stop. "
+            "Long output keeps its start and end. "
             "Use read, edit, grep and glob for files rather than cat, sed, grep or find."
         ),
         parameters=object_schema(
             command=Param("string", "The command to run.", required=True),
             timeout=Param("number", "Seconds before the command is killed (at most 600)."),
             description=Param("string", "A few words on what the command does, shown to the user."),
+            background=Param(
+                "boolean", "Run it as a background job and return its id at once (default false)."
+            ),
             escalate=Param(
                 "string",
                 "Only when the command cannot work inside the sandbox (it needs the network, "
@@ -154,41 +87,61 @@ class BashTool:
         timeout = _timeout(args, ctx)
         if ctx.cancel.is_set():
             return ToolResult(ok=False, output="[cancelled before the command started]")
-        workspace = Path(ctx.workspace)
-        if not workspace.is_dir():
-            return ToolResult(ok=False, output=f"The workspace {workspace} is not a directory")
+        if not Path(ctx.workspace).is_dir():
+            return ToolResult(ok=False, output=f"The workspace {ctx.workspace} is not a directory")
+        if args.get("background"):
+            return start_background(command, ctx, confined=not escalated(ctx))
         started = time.monotonic()
         try:
-            process = subprocess.Popen(
-                ["bash", "-c", command],
-                cwd=workspace,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            process = start_shell(command, ctx.workspace, ctx.sandbox, confined=not escalated(ctx))
         except OSError as error:
             return ToolResult(ok=False, output=f"Could not start bash: {error}")
         assert process.stdout is not None
-        reader = _PipeReader(process.stdout, ctx.output_limit_chars)
+        output = HeadTailBuffer(ctx.output_limit_chars)
+        reader = PipeReader(process.stdout, output.add)
         reader.start()
+        finish = _Finish(process, reader, output, started, self.output_drain_s)
         try:
             ending = _wait(process, started + timeout, ctx.cancel)
+        except KeyboardInterrupt:
+            # Ctrl-C: the command's group must not outlive it, and the model must learn
+            # that the command ran, for how long, and what it printed.
+            end_group(process, self.kill_grace_s)
+            raise ToolInterrupted(finish.result("interrupted", timeout)) from None
         except BaseException:
-            # Ctrl-C arrives as KeyboardInterrupt here: the command's group must not outlive it.
-            _kill_group(process, self.kill_grace_s)
+            end_group(process, self.kill_grace_s)
             raise
         if ending is not None:
-            _kill_group(process, self.kill_grace_s)
-        reader.join(self.output_drain_s)
-        duration = time.monotonic() - started
-        notes = _notes(process.returncode, ending, timeout, reader.is_alive())
-        output = "\n".join(part for part in [reader.text().rstrip("\n"), *notes] if part)
+            end_group(process, self.kill_grace_s)
+        return finish.result(ending, timeout)
+
+
+class _Finish:
+    """Turns a command that ended (by itself or not) into its ToolResult."""
+
+    def __init__(
+        self,
+        process: Process,
+        reader: PipeReader,
+        output: HeadTailBuffer,
+        started: float,
+        drain_s: float,
+    ):
+        self.process, self.reader, self.output = process, reader, output
+        self.started, self.drain_s = started, drain_s
+
+    def result(self, ending: str | None, timeout: float) -> ToolResult:
+        self.reader.join(self.drain_s)
+        duration = time.monotonic() - self.started
+        code = self.process.returncode if ending is None else None
+        notes = _notes(code, ending, timeout, duration, self.reader.is_alive())
+        text = "\n".join(part for part in [self.output.render().rstrip("\n"), *notes] if part)
         return ToolResult(
-            ok=ending is None and process.returncode == 0,
-            output=output or "(no output)",
-            exit_code=process.returncode,
+            ok=ending is None and code == 0,
+            output=text or "(no output)",
+            exit_code=code,
             duration_s=duration,
+            ended_by=ending,
         )
 
 
@@ -199,7 +152,7 @@ def _timeout(args: dict[str, Any], ctx: ToolContext) -> float:
     return min(timeout, MAX_TIMEOUT_S)
 
 
-def _wait(process: subprocess.Popen[bytes], deadline: float, cancel: threading.Event) -> str | None:
+def _wait(process: Process, deadline: float, cancel: threading.Event) -> str | None:
     """None when the command exits by itself, else "timeout" or "cancelled"."""
     while process.poll() is None:
         if cancel.is_set():
@@ -211,67 +164,21 @@ def _wait(process: subprocess.Popen[bytes], deadline: float, cancel: threading.E
     return None
 
 
-def _notes(code: int | None, ending: str | None, timeout: float, still_writing: bool) -> list[str]:
+KILLED = "the command and everything it started were killed"
+
+
+def _notes(
+    code: int | None, ending: str | None, timeout: float, duration: float, still_writing: bool
+) -> list[str]:
     if ending == "timeout":
-        return [f"[timed out after {timeout:g}s; process group killed]"]
+        return [f"[timed out after {timeout:g} s; {KILLED}]"]
+    if ending == "interrupted":
+        return [f"[interrupted by the user after {duration:.1f} s; {KILLED}]"]
     if ending == "cancelled":
-        return ["[cancelled; process group killed]"]
+        return [f"[cancelled after {duration:.1f} s; {KILLED}]"]
     notes = []
     if still_writing:
         notes.append("[background processes still hold the output; later output is not shown]")
     if code != 0:
         notes.append(f"[exit code {code}]")
     return notes
-
-
-def _kill_group(process: subprocess.Popen[bytes], grace_s: float) -> None:
-    # With start_new_session the leader's pid is the process group id.
-    group = process.pid
-    _signal_group(group, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        process.poll()  # reap the leader so it does not count as alive
-        if not _group_alive(group):
-            break
-        time.sleep(0.02)
-    else:
-        _signal_group(group, signal.SIGKILL)
-    # A leader still alive after SIGKILL is stuck in the kernel; nothing more to do.
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=grace_s)
-
-
-def _signal_group(group: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signum)
-
-
-def _group_alive(group: int) -> bool:
-    """Whether any process of the group is still running (zombies do not count)."""
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if not os.path.isdir("/proc/self"):
-        return True
-    # killpg(0) also finds zombies, which an init that never reaps leaves behind.
-    return any(state not in ("Z", "X") for state in _states_in_group(group))
-
-
-def _states_in_group(group: int) -> list[str]:
-    states = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(os.path.join(entry.path, "stat")) as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # Fields after the command name (which may hold spaces and parentheses).
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == group:
-            states.append(fields[0])
-    return states

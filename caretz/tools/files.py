@@ -1,8 +1,13 @@
 """File tools: read, write and edit files in the workspace.
 
 Also home to the path helpers the search tools share: how a path argument is
-resolved against the workspace, how it is shown back to the model, and what
-counts as a binary file.
+resolved against the workspace and checked against the sandbox's roots, how it is
+shown back to the model, and what counts as a binary file.
+
+The sandbox around shell commands does not cover these tools, which run inside
+caretz, so every path goes through the session's PathGuard first (caretz.sandbox.paths):
+a refusal is a failed result of one line, and the tools then open the path the guard
+resolved, so what was checked is what gets read or written.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from caretz.messages import ToolSpec
+from caretz.sandbox.paths import CheckedPath
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 
 READ_DEFAULT_LIMIT = 2000
@@ -33,14 +39,32 @@ def resolve_path(ctx: ToolContext, raw: str) -> Path:
     return Path(os.path.normpath(path))
 
 
+def checked_path(ctx: ToolContext, raw: str, *, write: bool = False) -> CheckedPath:
+    """A path argument, checked for reading (or writing) against the sandbox's roots.
+
+    Raises PathRefused (a failed result for the model) when the sandbox does not allow
+    it. Open `.real`, the path with every symlink resolved; show `.path`, as asked.
+    Without a sandbox in the context, the path is only made absolute.
+    """
+    if not raw.strip():
+        raise ToolArgumentError("path is empty; give a file path relative to the workspace")
+    if ctx.sandbox is None:
+        path = resolve_path(ctx, raw)
+        return CheckedPath(raw, path, path)
+    guard = ctx.sandbox.paths
+    return guard.for_write(raw) if write else guard.for_read(raw)
+
+
 def display_path(ctx: ToolContext, path: Path) -> str:
     """Workspace-relative (POSIX) when inside the workspace, else absolute."""
     workspace = Path(os.path.normpath(os.path.abspath(ctx.workspace)))
-    try:
-        relative = path.relative_to(workspace)
-    except ValueError:
-        return str(path)
-    return relative.as_posix() or "."
+    for base in dict.fromkeys([workspace, Path(os.path.realpath(workspace))]):
+        try:
+            relative = path.relative_to(base)
+        except ValueError:
+            continue
+        return relative.as_posix() or "."
+    return str(path)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -75,9 +99,8 @@ def _os_failure(verb: str, shown: str, error: OSError) -> ToolResult:
     return _failed(f"Cannot {verb} {shown}: {error.strerror or error}")
 
 
-def _load_text(ctx: ToolContext, path: Path) -> str | ToolResult:
+def _load_text(path: Path, shown: str) -> str | ToolResult:
     """The file's text (undecodable bytes kept via surrogateescape), or a failed result."""
-    shown = display_path(ctx, path)
     if not path.exists():
         return _failed(f"File not found: {shown}")
     if path.is_dir():
@@ -118,16 +141,16 @@ class ReadTool:
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, args["path"])
+        checked = checked_path(ctx, args["path"])
         offset = _positive_int(args, "offset", 1)
         limit = _positive_int(args, "limit", READ_DEFAULT_LIMIT)
-        loaded = _load_text(ctx, path)
+        shown = display_path(ctx, checked.path)
+        loaded = _load_text(checked.real, shown)
         if isinstance(loaded, ToolResult):
             return loaded
         # Shown text marks undecodable bytes with U+FFFD instead of lone surrogates.
         shown_text = loaded.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         lines = _split_lines(shown_text)
-        shown = display_path(ctx, path)
         if not lines:
             return ToolResult(ok=True, output=f"({shown} is empty)")
         if offset > len(lines):
@@ -181,15 +204,16 @@ class WriteTool:
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, args["path"])
+        checked = checked_path(ctx, args["path"], write=True)
+        path = checked.real
         content: str = args["content"]
-        shown = display_path(ctx, path)
+        shown = display_path(ctx, checked.path)
         if path.is_dir():
             return _failed(f"{shown} is a directory; give a file path")
         try:
             before = _previous_text(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content.encode("utf-8", errors="surrogateescape"))
+            _write_bytes(ctx, path, content.encode("utf-8", errors="surrogateescape"))
         except OSError as error:
             return _os_failure("write", shown, error)
         diff = unified_diff(before, content, shown) if before is not None else None
@@ -199,6 +223,16 @@ class WriteTool:
             files_changed=[shown],
             diff=diff or None,
         )
+
+
+def _write_bytes(ctx: ToolContext, path: Path, data: bytes) -> None:
+    """Write `data` to `path`. A checked path is already resolved, so a symlink found in
+    its place now was put there since the check: refuse to follow it (ELOOP)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    if ctx.sandbox is not None:
+        flags |= os.O_NOFOLLOW
+    with os.fdopen(os.open(path, flags, 0o666), "wb") as handle:
+        handle.write(data)
 
 
 def _previous_text(path: Path) -> str | None:
@@ -230,7 +264,8 @@ class EditTool:
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, args["path"])
+        checked = checked_path(ctx, args["path"], write=True)
+        path = checked.real
         old: str = args["old_string"]
         new: str = args["new_string"]
         replace_all: bool = args.get("replace_all", False)
@@ -238,10 +273,11 @@ class EditTool:
             return _failed("old_string and new_string are the same; nothing to change")
         if not old:
             return _failed("old_string is empty; give the exact text to replace")
-        loaded = _load_text(ctx, path)
+        shown = display_path(ctx, checked.path)
+        loaded = _load_text(path, shown)
         if isinstance(loaded, ToolResult):
             return loaded
-        text, shown = loaded, display_path(ctx, path)
+        text = loaded
         old, new = _match_line_endings(text, old, new)
         count = text.count(old)
         if count == 0:
@@ -253,7 +289,7 @@ class EditTool:
             )
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         try:
-            path.write_bytes(updated.encode("utf-8", errors="surrogateescape"))
+            _write_bytes(ctx, path, updated.encode("utf-8", errors="surrogateescape"))
         except OSError as error:
             return _os_failure("write", shown, error)
         return ToolResult(

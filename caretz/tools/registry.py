@@ -1,8 +1,8 @@
 """The tools a session offers, and the one place a tool call is run.
 
 `ToolRegistry.run` turns every bad call (unknown tool, unreadable or
-ill-typed arguments) into a failed result the model can read and correct.
-Only a bug inside a tool escapes, as ToolCrash.
+ill-typed arguments, a path the sandbox does not allow) into a failed result the
+model can read and correct. Only a bug inside a tool escapes, as ToolCrash.
 
 A call that can run (a known tool, arguments that fit its schema) then passes the
 registry's before-call checks (the permission check; later hooks) and the per-run
@@ -22,9 +22,11 @@ from typing import Any, cast
 
 from caretz.messages import ToolCall, ToolSpec
 from caretz.permissions.modes import Effect
+from caretz.sandbox.paths import PathRefused
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
 from caretz.tools.files import EditTool, ReadTool, WriteTool
+from caretz.tools.jobs import JobOutputTool, JobStopTool
 from caretz.tools.policy import BeforeCall, CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
 from caretz.tools.todo import TodoTool
@@ -44,7 +46,17 @@ AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
 
 def default_tools() -> list[Tool]:
-    return [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), TodoTool()]
+    return [
+        BashTool(),
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        GlobTool(),
+        GrepTool(),
+        TodoTool(),
+        JobOutputTool(),
+        JobStopTool(),
+    ]
 
 
 class ToolRegistry:
@@ -161,6 +173,9 @@ class ToolRegistry:
             return tool.run(args, ctx)
         except ToolArgumentError as error:
             return _failed(f"Invalid arguments for {call.name}: {error}")
+        except PathRefused as refusal:
+            # A path outside what the sandbox allows: one line, the call did nothing.
+            return _failed(str(refusal))
         except Exception as error:
             raise ToolCrash(call.name, error) from error
 

@@ -1,4 +1,8 @@
-"""Search tools: glob (find files by name) and grep (find lines by regex)."""
+"""Search tools: glob (find files by name) and grep (find lines by regex).
+
+With a sandbox, the search root is checked like any read, and the walk skips what the
+sandbox hides (credential stores, caretz's own dirs, /proc) without saying it exists.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,15 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.messages import ToolSpec
 from caretz.permissions.paths import glob_to_regex
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
-from caretz.tools.files import BINARY_SNIFF_BYTES, display_path, looks_binary, resolve_path
+from caretz.tools.files import BINARY_SNIFF_BYTES, checked_path, display_path, looks_binary
+
+if TYPE_CHECKING:
+    from caretz.sandbox.paths import PathGuard
 
 SKIPPED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 GLOB_MAX_FILES = 200
@@ -19,17 +26,32 @@ GREP_DEFAULT_MAX_RESULTS = 200
 GREP_MAX_LINE_CHARS = 500
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """Files under root in sorted order, never descending into SKIPPED_DIRS."""
+def walk_files(root: Path, guard: PathGuard | None = None) -> Iterator[Path]:
+    """Files under root in sorted order, never descending into SKIPPED_DIRS nor, with a
+    guard, into what it does not let the file tools read. Symlinked dirs are not followed."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            name for name in dirnames if name not in SKIPPED_DIRS and _readable(guard, here / name)
+        )
         for name in sorted(filenames):
-            yield Path(dirpath) / name
+            if _readable(guard, here / name):
+                yield here / name
+
+
+def _readable(guard: PathGuard | None, path: Path) -> bool:
+    # The walk starts at a resolved root and follows no link, so only a link needs resolving.
+    return guard is None or guard.readable(path, resolved=not path.is_symlink())
 
 
 def _search_root(ctx: ToolContext, args: dict[str, Any]) -> Path:
-    raw = args.get("path")
-    return resolve_path(ctx, raw) if raw else Path(os.path.normpath(ctx.workspace))
+    """The directory or file to search, checked like a read; raises PathRefused."""
+    raw = args.get("path") or os.path.normpath(ctx.workspace)
+    return checked_path(ctx, raw).real
+
+
+def _guard(ctx: ToolContext) -> PathGuard | None:
+    return ctx.sandbox.paths if ctx.sandbox is not None else None
 
 
 class GlobTool:
@@ -63,7 +85,7 @@ class GlobTool:
         rules = RuleFilter(ctx, "glob")
         found = [
             path
-            for path in walk_files(root)
+            for path in walk_files(root, _guard(ctx))
             if matcher.match(path.relative_to(root).as_posix()) and rules.allows(path)
         ]
         if not found:
@@ -119,7 +141,8 @@ class GrepTool:
         if not root.exists():
             return ToolResult(ok=False, output=f"Path not found: {display_path(ctx, root)}")
         rules = RuleFilter(ctx, "grep")
-        files = (path for path in _grep_candidates(root, args.get("glob")) if rules.allows(path))
+        candidates = _grep_candidates(root, args.get("glob"), _guard(ctx))
+        files = (path for path in candidates if rules.allows(path))
         return rules.noted(_collect_matches(ctx, regex, files, max_results))
 
 
@@ -151,14 +174,14 @@ class RuleFilter:
         return result
 
 
-def _grep_candidates(root: Path, glob: str | None) -> Iterator[Path]:
+def _grep_candidates(root: Path, glob: str | None, guard: PathGuard | None) -> Iterator[Path]:
     if root.is_file():
         yield root
         return
     matcher = glob_to_regex(glob) if glob else None
     # A glob with a slash matches the path below root; a bare one the file name.
     whole_path = glob is not None and "/" in glob
-    for path in walk_files(root):
+    for path in walk_files(root, guard):
         subject = path.relative_to(root).as_posix() if whole_path else path.name
         if matcher is None or matcher.match(subject):
             yield path

@@ -33,6 +33,24 @@ def call_preview(name: str, arguments: dict[str, Any]) -> str:
     return shorten(json.dumps(arguments, sort_keys=True), _ARG_PREVIEW)
 
 
+# How a command that did not finish by itself ended, as the tool line says it.
+ENDINGS = {
+    "timeout": "timed out",
+    "interrupted": "cancelled, process group killed",
+    "cancelled": "cancelled, process group killed",
+}
+
+
+def result_note(event: dict[str, Any]) -> str:
+    """What a tool line says after the duration: how a failed call ended, if it did not
+    simply exit non-zero; the exit code otherwise."""
+    ended = event.get("ended_by")
+    if ended:
+        return ENDINGS.get(ended, ended)
+    code = event.get("exit_code")
+    return f"exit {code}" if not event["ok"] and code else ""
+
+
 class TextOutput:
     """The human view of a headless run (`--output text` or `detailed`)."""
 
@@ -84,6 +102,8 @@ class TextOutput:
 
             for text in goal_lines(event, self.detailed):
                 self.line(f"[cyan]{escape(text)}[/]")
+        elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
+            self.line(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
         for markup in self.checkpoint_lines.render(event):
             self.line(markup)
 
@@ -91,7 +111,8 @@ class TextOutput:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
         mark = "[green]✓[/]" if event["ok"] else "[red]✗[/]"
         preview = escape(call_preview(call["name"], call.get("arguments") or {}))
-        status = "" if event["ok"] else f" exit {event['exit_code']}" if event["exit_code"] else ""
+        note = result_note(event)
+        status = f" {note}" if note else ""
         self.line(
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
         )

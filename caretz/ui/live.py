@@ -29,7 +29,7 @@ from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import shorten
 from caretz.ui.checkpoint_lines import CheckpointLines
-from caretz.ui.console import call_preview
+from caretz.ui.console import call_preview, result_note
 from caretz.ui.goal_lines import goal_lines, plan_block
 from caretz.ui.guard_lines import render_lines
 from caretz.ui.permission_lines import permission_line
@@ -278,6 +278,8 @@ class LiveView:
             self.set_status(None)
             for line in goal_lines(event, self.detailed):
                 self.print(f"[cyan]{escape(line)}[/]")
+        elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
+            self.print(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""
@@ -290,9 +292,7 @@ class LiveView:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
         self.running = None
         self.set_status(None)
-        exit_code = event.get("exit_code")
-        note = f"exit {exit_code}" if not event["ok"] and exit_code else ""
-        self.tool_line(call, event["ok"], note, event.get("duration_s"))
+        self.tool_line(call, event["ok"], result_note(event), event.get("duration_s"))
         if not event["ok"]:
             self.output_tail(event.get("output") or "")
         elif call["name"] == PLAN_TOOL:

@@ -195,6 +195,21 @@ def show_cost(repl: SessionControl, argument: str) -> None:
     repl.show_cost()
 
 
+def list_jobs(repl: SessionControl, argument: str) -> None:
+    jobs = repl.session.jobs
+    listed = jobs.jobs()
+    if not listed:
+        repl.info("no background jobs in this session (the agent starts them with bash)")
+        return
+    table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
+    for column in ("job", "state", "age", "command"):
+        table.add_column(column, no_wrap=column != "command", overflow="ellipsis")
+    for job in listed:
+        table.add_row(job.id, job.state(), f"{jobs.age_s(job):.0f}s", escape(job.command))
+    repl.console.print(table)
+    repl.info("jobs stop when the session ends")
+
+
 def compact_now(repl: SessionControl, argument: str) -> None:
     repl.compact(reason="manual")
 
@@ -307,6 +322,7 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand(
         "undo", "", "rewind the last turn that changed files, and its conversation", undo_turn
     ),
+    SlashCommand("jobs", "", "background jobs: state, age, command", list_jobs),
     SlashCommand("exit", "", "leave (Ctrl-D does too)", exit_repl),
 ]
 ALIASES = {"quit": "exit", "q": "exit", "new": "clear", "?": "help"}

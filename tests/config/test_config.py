@@ -578,10 +578,11 @@ def test_example_file_spells_out_every_loop_guard_key() -> None:
 def test_docs_describe_every_key() -> None:
     from caretz.config.schema import ConfigFile, Profile, ProviderConfig
     from caretz.pricing import Price
+    from caretz.sandbox.config import SandboxConfig
 
     text = DOCS.read_text()
     wanted = {key.split(".")[-1] for key in _keys(LoopGuardConfig)}
-    for model in (ConfigFile, Profile, ProviderConfig, Price):
+    for model in (ConfigFile, Profile, ProviderConfig, Price, SandboxConfig):
         wanted |= {key.split(".")[-1] for key in _keys(model) if "." not in key}
     missing = sorted(key for key in wanted if f"`{key}`" not in text)
     assert missing == [], f"document these keys in docs/configuration.md: {missing}"
@@ -594,6 +595,7 @@ def test_docs_describe_every_key() -> None:
         "CARETZ_MAX_TOOL_CALLS",
         "CARETZ_MAX_BUDGET_USD",
         "CARETZ_LOOP_GUARD",
+        "CARETZ_SANDBOX",
         "CARETZ_API_KEY",
     ):
         assert env_var in text
@@ -644,6 +646,7 @@ def test_documented_defaults_match_the_code() -> None:
     from caretz.config.schema import Profile
     from caretz.guard.config import JudgeConfig
     from caretz.guard.detectors_config import DetectorsConfig
+    from caretz.sandbox.config import SandboxConfig
 
     text = DOCS.read_text()
     wrong = _check_defaults(Profile, _table_defaults(_section(text, "### Profile keys")))
@@ -651,6 +654,8 @@ def test_documented_defaults_match_the_code() -> None:
     wrong += _check_defaults(LoopGuardConfig, _table_defaults(guard_text))
     judge_text = _section(text, "`judge` keys:", "### From the command line")
     wrong += _check_defaults(JudgeConfig, _table_defaults(judge_text))
+    sandbox_text = _section(text, "## `sandbox`", "## Environment variables")
+    wrong += _check_defaults(SandboxConfig, _table_defaults(sandbox_text))
     for name, field in DetectorsConfig.model_fields.items():
         key = field.alias or name
         section = _section(text, f"#### `{key}`")

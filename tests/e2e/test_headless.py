@@ -290,7 +290,10 @@ def test_ctrl_c_ends_the_turn_kills_the_command_and_keeps_the_log(caretz, server
     import sys
     import time
 
-    server.add(tool("bash", command="sleep 300 & echo $! > sleep.pid; wait"))
+    from tests.sandbox.helpers import marker, sleepers
+
+    mark = marker()  # inside the sandbox `$!` is not the host PID: find the sleep by its mark
+    server.add(tool("bash", command=f"echo started; sleep {mark} & wait"))
     process = subprocess.Popen(
         [sys.executable, "-m", "caretz", "-p", "wait for it"],
         cwd=workspace,
@@ -299,12 +302,12 @@ def test_ctrl_c_ends_the_turn_kills_the_command_and_keeps_the_log(caretz, server
         stderr=subprocess.PIPE,
         text=True,
     )
-    pid_file = workspace / "sleep.pid"
     deadline = time.monotonic() + 30
-    while not (pid_file.exists() and pid_file.read_text().strip()):
+    while not sleepers(mark):
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.05)
-    sleep_pid = int(pid_file.read_text())
+    sleep_pid = sleepers(mark)[0]
+    time.sleep(0.3)  # let "started" reach the output pipe
 
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
@@ -316,8 +319,13 @@ def test_ctrl_c_ends_the_turn_kills_the_command_and_keeps_the_log(caretz, server
         time.sleep(0.05)
     assert not _alive(sleep_pid)
     session_id = stderr.rsplit("session ", 1)[1].strip()
-    ended = caretz.events(session_id)[-1]
+    events = caretz.events(session_id)
+    ended = events[-1]
     assert ended["type"] == "Turn.Ended" and ended["status"] == "interrupted"
+    # The call had started: its result gives the time it ran and its partial output.
+    result = next(e for e in events if e["type"] == "Tool.Result")
+    assert result["ended_by"] == "interrupted" and result["exit_code"] is None
+    assert result["output"].startswith("started\n[interrupted by the user after ")
     assert os.path.exists(caretz.data_dir / "sessions" / session_id / "events.jsonl")
 
 

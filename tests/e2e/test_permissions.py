@@ -44,13 +44,14 @@ def result_object(run_stdout: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def project(workspace: Path, tmp_path: Path) -> dict[str, str]:
-    """A folder `v` to protect, `platform/` to list, and an `npm` that only says it ran."""
+def project(workspace: Path) -> dict[str, str]:
+    """A folder `v` to protect, `platform/` to list, and an `npm` that only says it ran
+    (inside the workspace: the sandbox gives commands a private /tmp)."""
     (workspace / "v").mkdir()
     (workspace / "v" / "keep.txt").write_text("precious")
     (workspace / "platform").mkdir()
     (workspace / "platform" / "linux.txt").write_text("")
-    bin_dir = tmp_path / "bin"
+    bin_dir = workspace / "bin"
     bin_dir.mkdir()
     npm = bin_dir / "npm"
     npm.write_text('#!/bin/sh\necho "fake npm ran: $*"\n')

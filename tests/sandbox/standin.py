@@ -2,6 +2,8 @@
 prints its PID and waits, so that a test can kill this process and look for orphans.
 
     python -m tests.sandbox.standin '{"cwd": ..., "home": ..., "backend": "bwrap"}' SCRIPT
+
+"backend" is bwrap, landlock, or off (the sandbox off: the launcher without rules).
 """
 
 from __future__ import annotations
@@ -13,17 +15,18 @@ import sys
 from pathlib import Path
 
 from caretz.sandbox.detect import BwrapProbe, check_sandbox
-from caretz.sandbox.policy import build_policy
+from caretz.sandbox.policy import SandboxMode, build_policy
 from caretz.sandbox.runner import open_sandbox
 
 
 def main(spec_json: str, script: str) -> None:
     spec = json.loads(spec_json)
-    policy = build_policy(cwd=Path(spec["cwd"]), home=Path(spec["home"]))
+    mode = SandboxMode.OFF if spec["backend"] == "off" else SandboxMode.WORKSPACE_WRITE
+    policy = build_policy(cwd=Path(spec["cwd"]), home=Path(spec["home"]), mode=mode)
     missing = BwrapProbe(None, False, "not found on PATH")
     probe = missing if spec["backend"] == "landlock" else None
     sandbox = open_sandbox(policy, check_sandbox(policy.mode, bwrap=probe))
-    assert sandbox.backend.value == spec["backend"]
+    assert sandbox.backend.value == {"off": "none"}.get(spec["backend"], spec["backend"])
     launch = sandbox.launch(["bash", "-c", script], dict(os.environ, HOME=spec["home"]))
     process = subprocess.Popen(
         launch.argv,

@@ -137,6 +137,24 @@ def test_project_settings_are_read_only(make_policy, bwrap_sandbox, work):
     assert (work / ".caretz" / "settings.json").read_text() == "{}"
 
 
+def test_a_missing_project_settings_dir_cannot_be_planted(make_policy, bwrap_sandbox, work):
+    """Created by a command, `.caretz` would hand the next session its rules: it is covered
+    by an empty read-only directory, which stays behind empty (git does not see it)."""
+    assert not (work / ".caretz").exists()
+    result = run_in(
+        bwrap_sandbox(make_policy()),
+        """mkdir -p .caretz; echo '{"permissions": 1}' > .caretz/settings.json; """
+        "rmdir .caretz; mv .caretz gone; echo done",
+    )
+    assert result.stdout.strip() == "done"
+    assert (work / ".caretz").is_dir() and list((work / ".caretz").iterdir()) == []
+    assert not (work / "gone").exists()
+    status = subprocess.run(
+        ["git", "-C", str(work), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert ".caretz" not in status.stdout
+
+
 def test_extra_read_only_globs(make_policy, bwrap_sandbox, work):
     (work / ".env").write_text("A=1")
     (work / ".env.local").write_text("B=2")

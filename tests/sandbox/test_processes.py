@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from caretz.sandbox.detect import check_sandbox
+from caretz.sandbox.policy import SandboxMode
+from caretz.sandbox.runner import open_sandbox
 from tests.sandbox.helpers import kill_all, marker, run_in, sleepers, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,10 +73,11 @@ def test_killing_the_process_group_ends_everything(backend, make_policy, request
         process.kill()
 
 
-@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+@pytest.mark.parametrize("backend", ["bwrap", "landlock", "off"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 def test_nothing_outlives_caretz(backend, signum, work, home, request):
-    request.getfixturevalue(f"{backend}_sandbox")  # fails the test when the backend is missing
+    if backend != "off":
+        request.getfixturevalue(f"{backend}_sandbox")  # fails the test when it is missing
     marks = [marker() for _ in range(4)]
     spec = json.dumps({"cwd": str(work), "home": str(home), "backend": backend})
     caretz = subprocess.Popen(
@@ -90,3 +94,31 @@ def test_nothing_outlives_caretz(backend, signum, work, home, request):
     finally:
         kill_all(_all_sleepers(marks))
         caretz.kill()
+
+
+def test_with_the_sandbox_off_leftovers_still_end_with_the_command(make_policy):
+    """Off means no confinement, not no cleanup: the rule-free launcher reaps what is left."""
+    policy = make_policy(mode=SandboxMode.OFF)
+    sandbox = open_sandbox(policy, check_sandbox(policy.mode))
+    marks = [marker() for _ in range(4)]
+    result = run_in(sandbox, _escapes(marks) + f"; echo x > {policy.cwd.parent}/free.txt")
+    assert result.stdout.strip() == "started", result.stderr
+    assert (policy.cwd.parent / "free.txt").exists()  # really unconfined
+    assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+
+
+def test_one_command_let_out_of_the_sandbox_keeps_the_filter_and_the_cleanup(
+    make_policy, bwrap_sandbox
+):
+    sandbox = bwrap_sandbox(make_policy())
+    marks = [marker() for _ in range(4)]
+    outside = sandbox.policy.cwd.parent / "escalated.txt"
+    launch = sandbox.launch(
+        ["bash", "-c", _escapes(marks) + f"; echo $ANTHROPIC_API_KEY > {outside}"],
+        dict(os.environ, ANTHROPIC_API_KEY="sk-ant-secret"),
+        confined=False,
+    )
+    done = subprocess.run(launch.argv, cwd=launch.cwd, env=launch.env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert outside.read_text() == "\n"  # written outside the roots, without the key
+    assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)

@@ -52,9 +52,22 @@ def call(name: str, arguments: Any = None, error: str | None = None) -> ToolCall
     return ToolCall(id="call-1", name=name, arguments=arguments or {}, arguments_error=error)
 
 
+DEFAULT_TOOL_NAMES = [
+    "bash",
+    "read",
+    "write",
+    "edit",
+    "glob",
+    "grep",
+    "todo",
+    "job_output",
+    "job_stop",
+]
+
+
 def test_default_tools_and_their_specs():
     registry = ToolRegistry(default_tools())
-    assert registry.names() == ["bash", "read", "write", "edit", "glob", "grep", "todo"]
+    assert registry.names() == DEFAULT_TOOL_NAMES
     for spec in registry.specs():
         assert spec.description
         assert spec.parameters["type"] == "object"
@@ -231,7 +244,7 @@ def test_a_fresh_registry_keeps_the_checks(ctx):
 
     fresh = registry.fresh()
 
-    assert fresh.names() == ["bash", "read", "write", "edit", "glob", "grep", "todo"]
+    assert fresh.names() == DEFAULT_TOOL_NAMES
     assert fresh.run(call("bash", {"command": "touch x"}), ctx).output == "refused"
     assert not (ctx.workspace / "x").exists()
 

@@ -51,7 +51,7 @@ def repl(env, tmp_path):
     session = start_session(settings, view, env, workspace=tmp_path)
     running = Repl(session, view, console, env)
     yield running
-    running.session.log.close()
+    running.session.close()
 
 
 def output(repl: Repl) -> str:
@@ -168,3 +168,24 @@ def test_cost_and_compact_on_a_short_conversation(repl, server):
 def test_exit_stops_the_loop(repl):
     run(repl, "/exit")
     assert repl.running is False
+
+
+def test_jobs_lists_background_jobs_and_the_session_end_stops_them(repl, tmp_path):
+    from tests.sandbox.helpers import marker, sleepers, wait_for
+
+    assert "no background jobs" in run(repl, "/jobs")
+    jobs, sandbox = repl.session.jobs, repl.session.sandbox
+    mark = marker()
+    jobs.start(f"sleep {mark}", tmp_path, sandbox)
+    done = jobs.start("exit 3", tmp_path, sandbox)
+    assert wait_for(lambda: not done.running and bool(sleepers(mark)), timeout=10)
+
+    shown = run(repl, "/jobs")
+
+    assert "j1" in shown and "running" in shown and f"sleep {mark}" in shown
+    assert "j2" in shown and "exited with code 3" in shown
+    repl.session.close()
+    assert wait_for(lambda: not sleepers(mark), timeout=5)
+    assert "j1" in run(repl, "/jobs") and "stopped" in run(repl, "/jobs")
+    stopped = [e for e in read_events(repl.session.events_path) if e["type"] == "Jobs.Stopped"]
+    assert stopped[0]["jobs"] == ["j1"]

@@ -1,0 +1,19 @@
+"""The `sandbox` section of a profile (docs/configuration.md, docs/security.md)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from caretz.config_base import Section
+
+ModeName = Literal["workspace-write", "read-only", "off"]
+
+
+class SandboxConfig(Section):
+    mode: ModeName = "workspace-write"
+    network: bool = False  # True: commands share the host's network
+    add_dirs: list[str] = Field(default_factory=list)  # more writable roots (`~/` and relative ok)
+    hidden: list[str] = Field(default_factory=list)  # added to the built-in hidden list; globs
+    read_only: list[str] = Field(default_factory=list)  # read-only inside the roots; globs

@@ -1,0 +1,114 @@
+"""A call that started is never reported as "Not run": Ctrl-C reports the time it ran and its
+partial output; after a crash, resuming says its outcome is unknown."""
+
+from __future__ import annotations
+
+import _thread
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from caretz.agent.agent import Agent
+from caretz.agent.parts import AgentConfig, AgentParts
+from caretz.agent.turn import SKIPPED_AFTER_INTERRUPT
+from caretz.messages import Message, ToolCall, ToolSpec
+from caretz.session.events import EventLog
+from caretz.session.store import OUTCOME_UNKNOWN, SESSION_ENDED, rebuild_history
+from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
+from caretz.tools.bash import BashTool
+from caretz.tools.registry import ToolRegistry, default_tools
+from tests.scripted import ScriptedProvider, call, calls
+
+
+class Stuck:
+    """A tool that is running when Ctrl-C arrives (KeyboardInterrupt from inside it)."""
+
+    spec = ToolSpec("stuck", "test tool", {"type": "object", "properties": {}})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise KeyboardInterrupt
+
+
+def interrupt_main_after(seconds: float) -> threading.Timer:
+    timer = threading.Timer(seconds, _thread.interrupt_main)
+    timer.start()
+    return timer
+
+
+def test_ctrl_c_in_a_command_reports_the_time_it_ran_and_its_partial_output(tmp_path: Path):
+    timer = interrupt_main_after(0.5)
+    try:
+        with pytest.raises(ToolInterrupted) as caught:
+            BashTool().run({"command": "echo partial; sleep 30"}, ToolContext(workspace=tmp_path))
+    finally:
+        timer.cancel()
+    result = caught.value.result
+    assert not result.ok and result.exit_code is None and result.ended_by == "interrupted"
+    assert result.output.startswith("partial\n[interrupted by the user after 0.")
+    assert result.output.endswith("the command and everything it started were killed]")
+    assert 0.4 < result.duration_s < 3
+
+
+def make_agent(tmp_path: Path, provider: ScriptedProvider) -> tuple[Agent, list[dict]]:
+    events: list[dict] = []
+    log = EventLog(None)
+    log.subscribe(events.append)
+    tools = ToolRegistry([*default_tools(), Stuck()])
+    parts = AgentParts(provider, tools, ToolContext(workspace=tmp_path), log)
+    return Agent(AgentConfig("model-1", "test/model", "system"), parts), events
+
+
+def test_an_interrupted_turn_tells_started_calls_from_calls_never_run(tmp_path: Path):
+    bash = call("bash", command="echo ran; sleep 30")
+    stuck, never = call("stuck"), call("bash", command="touch never")
+    provider = ScriptedProvider(calls(bash), calls(stuck, never))
+    agent, events = make_agent(tmp_path, provider)
+    timer = interrupt_main_after(0.5)
+    try:
+        first = agent.run_turn("run it")
+    finally:
+        timer.cancel()
+    second = agent.run_turn("and the next one")
+
+    assert first.status == second.status == "interrupted"
+    answers = {m.tool_call_id: m.content for m in agent.conversation.messages if m.role == "tool"}
+    assert answers[bash.id].startswith("ran\n[interrupted by the user after ")
+    assert answers[stuck.id].startswith("Interrupted by the user after ")
+    assert "had started" in answers[stuck.id] and "is unknown" in answers[stuck.id]
+    assert answers[never.id] == SKIPPED_AFTER_INTERRUPT
+    assert not (tmp_path / "never").exists()
+    results = [e for e in events if e["type"] == "Tool.Result"]
+    assert [(e["call_id"], e["ended_by"]) for e in results] == [
+        (bash.id, "interrupted"),
+        (stuck.id, "interrupted"),
+    ]
+
+
+def test_resume_after_a_crash_says_a_started_call_has_an_unknown_outcome():
+    started, never = (
+        ToolCall("call_1", "bash", {"command": "make deploy"}),
+        ToolCall("call_2", "bash", {"command": "echo later"}),
+    )
+    asked = Message("assistant", "", tool_calls=[started, never])
+    events = [
+        {"type": "Turn.Started", "prompt": "deploy"},
+        {"type": "Model.Response", "message": asked.to_dict()},
+        {"type": "Tool.Called", "index": 0, "call": started.to_dict()},
+        # caretz was killed here: no Tool.Result, no Turn.Ended
+    ]
+
+    history = rebuild_history(events)
+
+    answers = {m.tool_call_id: m.content for m in history.conversation if m.role == "tool"}
+    assert answers == {"call_1": OUTCOME_UNKNOWN, "call_2": SESSION_ENDED}
+    assert "started" in OUTCOME_UNKNOWN and "unknown" in OUTCOME_UNKNOWN
+    assert SESSION_ENDED.startswith("Not run")
+
+    # The same holds when the next turn starts after the crash.
+    later = rebuild_history([*events, {"type": "Turn.Started", "prompt": "status?"}])
+    assert [m.content for m in later.conversation if m.role == "tool"] == [
+        OUTCOME_UNKNOWN,
+        SESSION_ENDED,
+    ]

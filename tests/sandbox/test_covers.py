@@ -1,0 +1,52 @@
+"""The mount points bubblewrap creates for covered paths are taken away once nothing runs."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from caretz.sandbox.covers import Covers
+from caretz.sandbox.detect import check_sandbox
+from caretz.sandbox.policy import build_policy, parse_mode
+from caretz.sandbox.runner import open_sandbox
+from caretz.tools.process import start_shell
+
+
+def test_a_cover_directory_stays_while_a_command_runs_and_goes_after(tmp_path: Path):
+    covers = Covers()
+    project = tmp_path / ".caretz"
+    covers.enter([project])
+    covers.enter([project])
+    project.mkdir()  # what bubblewrap does to mount the cover
+    covers.leave()
+    assert project.is_dir()  # another sandbox still has it mounted
+    covers.leave()
+    assert not project.exists()
+
+
+def test_a_directory_that_was_there_before_or_got_content_is_left_alone(tmp_path: Path):
+    covers = Covers()
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    filled = tmp_path / "filled"
+    covers.enter([existing, filled])
+    filled.mkdir()
+    (filled / "keep.txt").write_text("x")
+    covers.leave()
+    assert existing.is_dir() and (filled / "keep.txt").exists()
+
+
+def test_a_sandboxed_command_leaves_no_caretz_directory_behind(tmp_path: Path):
+    assert shutil.which("bwrap"), "bubblewrap is needed (apt install bubblewrap)"
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    policy = build_policy(cwd=workspace, home=tmp_path / "home", mode=parse_mode("workspace-write"))
+    sandbox = open_sandbox(policy, check_sandbox(policy.mode, policy.network))
+    command = "mkdir .caretz/rules 2>/dev/null && echo planted || echo refused"
+    output, _ = start_shell(command, workspace, sandbox).communicate(timeout=30)
+    assert output.strip() == b"refused"  # the cover held while the command ran
+    deadline = time.monotonic() + 5  # a thread removes the cover once bwrap is reaped
+    while (workspace / ".caretz").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (workspace / ".caretz").exists()
