@@ -225,12 +225,15 @@ class Turn:
             self.check_stream(guard.on_thinking(event.text), partial)
         elif isinstance(event, Retrying):
             listener.on_retry(event)
+            discarded = event.discarded.to_dict() if event.discarded is not None else None
             self.emit(
                 "Provider.Retrying",
                 attempt=event.attempt,
                 delay_s=event.delay_s,
                 reason=event.reason,
+                discarded=discarded,
             )
+            return ""  # the next attempt streams the reply from its start
         return partial
 
     def check_stream(self, decision: Decision, partial: str) -> None:

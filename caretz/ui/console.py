@@ -6,9 +6,11 @@ Rich decides colour: none when piped or when NO_COLOR is set.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import IO, Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 
@@ -16,6 +18,12 @@ from caretz.providers.base import Retrying
 from caretz.text import one_line, shorten
 
 _ARG_PREVIEW = 80
+
+
+def retry_line(event: Retrying) -> str:
+    """The line that says a request is sent again, and why (markup)."""
+    line = f"[yellow]retrying in {event.delay_s:g}s[/] ({escape(event.reason)})"
+    return line + ": the reply starts over" if event.discarded is not None else line
 
 
 def call_preview(name: str, arguments: dict[str, Any]) -> str:
@@ -38,21 +46,44 @@ class TextOutput:
         self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self.calls: dict[str, dict[str, Any]] = {}
         self.mid_line = False
+        self.streamed = ""  # this reply's text on stdout, since the last line on stderr
+        self.start: int | None = None  # where this reply began, when stdout is a file
 
     # -- streamed deltas (TurnListener) -----------------------------------------
     def on_response_start(self) -> None:
-        pass
+        self.streamed = ""
+        self.start = _file_position(self.out)
 
     def on_text(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
+        self.streamed += text
         self.mid_line = not text.endswith("\n")
 
     def on_thinking(self, text: str) -> None:
         pass
 
     def on_retry(self, event: Retrying) -> None:
-        self.line(f"[yellow]retrying in {event.delay_s:g}s[/] ({escape(event.reason)})")
+        if event.discarded is not None:
+            self.take_back_streamed()
+        self.line(retry_line(event))
+
+    def take_back_streamed(self) -> bool:
+        """Remove this reply's streamed text from stdout, where stdout allows it (a file,
+        a terminal); a pipe keeps it. Whether it was removed."""
+        if not self.streamed:
+            return True
+        if self.start is not None:
+            self.out.seek(self.start)
+            self.out.truncate()
+        elif self.out.isatty():
+            rows = _rows(self.streamed, _columns(self.out))
+            self.out.write("\r" + "\x1b[1A" * (rows - 1) + "\x1b[J")
+            self.out.flush()
+        else:
+            return False
+        self.streamed, self.mid_line = "", False
+        return True
 
     # -- session events -----------------------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
@@ -103,7 +134,31 @@ class TextOutput:
             self.out.write("\n")
             self.out.flush()
             self.mid_line = False
+        self.streamed = ""  # text above a line on stderr stays where it is
         self.err.print(markup)
+
+
+def _file_position(out: IO[str]) -> int | None:
+    """Where the next write to `out` goes, when `out` is a regular file (else None)."""
+    try:
+        if not out.seekable():
+            return None
+        out.flush()
+        return out.tell()
+    except (OSError, ValueError):
+        return None
+
+
+def _columns(out: IO[str]) -> int:
+    try:
+        return max(os.get_terminal_size(out.fileno()).columns, 1)
+    except (OSError, ValueError):
+        return 80
+
+
+def _rows(text: str, columns: int) -> int:
+    """How many terminal rows `text` takes from the start of a row (its last row included)."""
+    return sum(max(1, -(-cell_len(line) // columns)) for line in text.split("\n"))
 
 
 class JsonOutput:

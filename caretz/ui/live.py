@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.control import Control, ControlType
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.markup import escape
@@ -26,7 +27,7 @@ from rich.text import Text
 
 from caretz.providers.base import Retrying
 from caretz.text import shorten
-from caretz.ui.console import call_preview
+from caretz.ui.console import call_preview, retry_line
 from caretz.ui.guard_lines import render_lines
 
 Clock = Callable[[], float]
@@ -174,6 +175,9 @@ class LiveView:
     # -- a turn's lifetime ----------------------------------------------------------
     def begin_turn(self) -> None:
         self.calls, self.running = {}, None
+        self.start_live()
+
+    def start_live(self) -> None:
         self.live = Live(
             self.region,
             console=self.console,
@@ -216,7 +220,9 @@ class LiveView:
             self.set_status("thinking")
 
     def on_retry(self, event: Retrying) -> None:
-        self.print(f"[yellow]retrying in {event.delay_s:g}s[/] [dim]({escape(event.reason)})[/]")
+        if event.discarded is not None:
+            self.discard_stream()
+        self.print(retry_line(event))
 
     # -- session events ---------------------------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
@@ -288,6 +294,19 @@ class LiveView:
         )
         if len(lines) > DIFF_MAX_LINES:
             self.print(f"  [dim]… {len(lines) - DIFF_MAX_LINES} more diff lines[/]")
+
+    def discard_stream(self) -> None:
+        """Take a reply that broke off off the screen: a retry streams it again."""
+        stream, self.stream = self.stream, None
+        self.region.tail = None
+        printed = stream.printed if stream is not None else 0
+        if printed and self.live is not None and self.console.is_terminal:
+            self.live.stop()  # clears the redrawn region; the printed lines sit just above it
+            rows = min(printed, self.console.height - 1)
+            up_and_erase = [(ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)]
+            self.console.control(Control(ControlType.CARRIAGE_RETURN, *up_and_erase * rows))
+            self.start_live()
+        self.refresh()
 
     def finish_stream(self) -> None:
         self.region.tail = None  # the tail is printed for good below; never draw it twice
