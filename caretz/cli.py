@@ -17,7 +17,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=(
         "Exit codes: 0 done, 1 runtime failure, 2 usage or config error, "
-        "3 the loop guard ended the turn, 4 a limit ended it, 130 interrupted."
+        "3 the loop guard ended the turn, 4 a limit ended it, 130 interrupted "
+        "(143 SIGTERM, 129 SIGHUP)."
     ),
     rich_markup_mode=None,
 )

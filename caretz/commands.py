@@ -56,7 +56,7 @@ def make_output(settings: Settings) -> Output:
 
 
 def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
-    from caretz.agent.driver import run_with_auto_resume
+    from caretz.agent.signals import signals_interrupt
     from caretz.config_base import ConfigError
     from caretz.runtime import start_session
     from caretz.session.store import SessionNotFound
@@ -68,11 +68,25 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     try:
-        result = run_with_auto_resume(session.agent, prompt)
+        with signals_interrupt():
+            result = run_turns(session, prompt)
     finally:
         session.log.close()
     output.closing(result_summary(session, result, time.monotonic() - started))
     return result.exit_code
+
+
+def run_turns(session: Session, prompt: str) -> TurnResult:
+    """The turn and its automatic resumes; an ending signal between them ends the run too."""
+    from caretz.agent.driver import run_with_auto_resume
+    from caretz.agent.signals import Terminated, interrupted_by
+    from caretz.agent.turn import TurnResult
+
+    try:
+        return run_with_auto_resume(session.agent, prompt)
+    except Terminated as signal:
+        end = interrupted_by(signal)
+        return TurnResult(end.status, end.exit_code, end.message, "", 0)
 
 
 def result_summary(session: Session, result: TurnResult, duration_s: float) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from caretz.agent.outcomes import (
     TurnEnd,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
+from caretz.agent.signals import interrupted_by
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
@@ -101,8 +102,8 @@ class Turn:
                 self.step()
         except TurnEnd as end:
             return self.finish(end)
-        except KeyboardInterrupt:
-            return self.finish(Interrupted("interrupted by the user"))
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM / SIGHUP (agent/signals.py)
+            return self.finish(interrupted_by(interrupt))
 
     def step(self) -> None:
         self.config.limits.check_before_request(self.conversation.totals)

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from caretz.agent.limits import RunTotals
+from caretz.agent.signals import Terminated, interruption, signals_interrupt
 from caretz.messages import Usage
 from caretz.ui.live import LiveView
 from caretz.ui.prompt_input import keys_not_echoed
@@ -66,17 +67,21 @@ def run_repl(
         return fail(str(error))
     repl = Repl(session, view, console, env, overrides)
     try:
-        repl.welcome(resumed=resume is not None)
-        repl.loop()
+        with signals_interrupt():
+            repl.welcome(resumed=resume is not None)
+            repl.loop()
+    except Terminated as ended:  # SIGTERM / SIGHUP at the prompt, or ending a turn
+        repl.exit_code = ended.exit_code
     finally:
         repl.close()
-    return 0
+    return repl.exit_code
 
 
 class Repl(SessionControl):
     """The interactive session's prompt loop: read a line, run a slash command or a turn."""
 
     exit_armed = False  # Ctrl-C was pressed once on an empty line
+    exit_code = 0  # 129 / 143 when SIGHUP / SIGTERM ended the session
     prompt: PromptSession[Any] | None = None  # built on the first read
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
 
@@ -101,6 +106,8 @@ class Repl(SessionControl):
             try:
                 if message and not dispatch(self, message):
                     self.run_turn(message)
+            except Terminated:
+                raise
             except KeyboardInterrupt:  # a second Ctrl-C while a turn was wrapping up
                 self.view.end_turn("interrupted")
                 self.info("stopped")
@@ -113,6 +120,8 @@ class Repl(SessionControl):
             return self.prompt.prompt()
         except EOFError:
             return None
+        except Terminated:
+            raise
         except KeyboardInterrupt:
             return CTRL_C
 
@@ -149,11 +158,15 @@ class Repl(SessionControl):
         try:
             with keys_not_echoed():
                 result = run_with_auto_resume(self.session.agent, prompt)
+        except Terminated:
+            raise
         except KeyboardInterrupt:
             pass  # Ctrl-C landed outside the turn loop's own handling
         finally:
             self.view.end_turn(result.status if result is not None else "interrupted")
         self.turn_summary(result, before, self.clock() - started)
+        if result is not None and result.status == "interrupted" and result.exit_code != 130:
+            raise interruption(result.exit_code)  # SIGTERM / SIGHUP ended the turn: leave
         return result
 
     def turn_summary(self, result: TurnResult | None, before: RunTotals, seconds: float) -> None:

@@ -20,6 +20,7 @@ from caretz.agent.compaction import (
     Reason,
     needs_compaction,
 )
+from caretz.agent.signals import Terminated
 from caretz.ui.live import LiveView
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ class SessionControl:
                 result = self.session.agent.compact(
                     self.policy(), tokens_before=tokens, reason=reason
                 )
+            except Terminated:
+                raise
             except KeyboardInterrupt:
                 self.info("compaction stopped; the conversation is unchanged")
                 return

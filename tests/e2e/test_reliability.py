@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
 import pytest
 
 from tests.e2e.conftest import types
@@ -97,3 +106,98 @@ def test_in_the_interactive_session_the_retry_replaces_the_partial_text(terminal
     assert "the reply starts over" in term.text
     term.child.sendcontrol("d")
     assert term.wait_for_exit() == 0
+
+
+# --- SIGTERM and SIGHUP end the run like Ctrl-C ------------------------------------------
+
+
+def processes_named(marker: str) -> list[int]:
+    """Live processes whose command line holds `marker` (zombies are dead)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+def wait_for(condition, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def long_command(marker: str) -> Reply:
+    """A bash call that runs for a minute under a name the test can find."""
+    return tool("bash", command=f"exec -a {marker} sleep 60")
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "in_subagent"),
+    [(signal.SIGTERM, 143, False), (signal.SIGHUP, 129, False), (signal.SIGTERM, 143, True)],
+)
+def test_an_ending_signal_kills_the_command_and_writes_turn_ended(
+    caretz, server, signum, code, in_subagent
+):
+    marker = f"caretz-test-{uuid.uuid4().hex}"
+    if in_subagent:
+        server.add(tool("task", agent="runner", prompt="run the long command"))
+    server.add(long_command(marker), text("never reached"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "caretz", "-p", "run it", "--output", "json"],
+        cwd=caretz.workspace,
+        env=caretz.environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: processes_named(marker))
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr
+    wait_for(lambda: not processes_named(marker), timeout_s=5)  # the command was killed
+    lines = [json.loads(line) for line in stdout.splitlines()]
+    result = lines[-1]
+    assert result["type"] == "result" and result["exit_code"] == code
+    assert result["status"] == "interrupted" and signal.Signals(signum).name in result["message"]
+    events = caretz.events(result["session_id"])
+    assert events[-1]["type"] == "Turn.Ended" and events[-1]["exit_code"] == code
+    assert "Tool.Called" in types(events)
+
+
+def test_sigterm_ends_the_interactive_session_mid_turn(terminal, server, caretz):
+    marker = f"caretz-test-{uuid.uuid4().hex}"
+    server.add(long_command(marker), text("never reached"))
+    term = terminal()
+    term.expect("›")
+    term.child.send("run it\r")
+    wait_for(lambda: processes_named(marker))
+
+    term.child.kill(signal.SIGTERM)
+
+    assert term.wait_for_exit() == 143
+    wait_for(lambda: not processes_named(marker), timeout_s=5)
+    session_id = re.search(r"caretz --resume (\S+)", term.raw).group(1)
+    ended = [e for e in caretz.events(session_id) if e["type"] == "Turn.Ended"]
+    assert ended and ended[-1]["exit_code"] == 143 and ended[-1]["status"] == "interrupted"
+
+
+def test_sighup_at_the_prompt_ends_the_interactive_session(terminal):
+    term = terminal()
+    term.expect("›")
+
+    term.child.kill(signal.SIGHUP)
+
+    assert term.wait_for_exit() == 129
