@@ -201,3 +201,50 @@ def test_sighup_at_the_prompt_ends_the_interactive_session(terminal):
     term.child.kill(signal.SIGHUP)
 
     assert term.wait_for_exit() == 129
+
+
+# --- A torn last line in the log ------------------------------------------------------------
+
+
+def test_a_torn_last_line_does_not_swallow_the_next_event(caretz, server):
+    server.add(text("first answer"), text("second answer"))
+    first = caretz("-p", "hello")
+    log = caretz.data_dir / "sessions" / first.session_id / "events.jsonl"
+    # A process killed mid-write leaves half an event without its newline.
+    with log.open("a") as handle:
+        handle.write('{"type": "Tool.Result", "ts": 17000, "output": "half of it')
+
+    resumed = caretz("-p", "carry on", "--resume", first.session_id)
+
+    assert resumed.code == 0, resumed.stderr
+    lines = log.read_text().splitlines()
+    events = [json.loads(line) for line in lines]  # every line whole again
+    assert "Session.Resumed" in types(events)
+    assert types(events).count("Turn.Ended") == 2
+    assert "half of it" not in log.read_text()
+    shown = caretz("sessions", "show", first.session_id)
+    assert "second answer" in shown.stdout
+
+
+def test_reading_a_log_skips_a_torn_line(tmp_path):
+    from caretz.session.events import read_events
+
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"type": "A", "ts": 1}\n{"type": "B", "ts"')
+
+    assert [event["type"] for event in read_events(log)] == ["A"]
+
+
+def test_cutting_a_torn_tail_longer_than_one_read(tmp_path):
+    from caretz.session.events import cut_torn_tail
+
+    log = tmp_path / "events.jsonl"
+    whole = '{"type": "A", "ts": 1}\n'
+    log.write_text(whole + '{"type": "B", "output": "' + "x" * 200_000)
+
+    cut_torn_tail(log)
+
+    assert log.read_text() == whole
+    log.write_text("no newline at all")
+    cut_torn_tail(log)
+    assert log.read_text() == ""
