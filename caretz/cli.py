@@ -6,6 +6,7 @@ Imports stay inside the commands so `caretz --help` and `--version` start fast.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -139,4 +140,28 @@ def main() -> None:
     # package's metadata, a noticeable share of start-up. Users can still opt in.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _mount_guard()
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except _click_exception() as error:  # a bad flag or argument: exit 2
+        error.show()
+        if wants_json(sys.argv[1:]):
+            from caretz.commands import write_usage_result
+
+            write_usage_result(error.format_message())
+        code = error.exit_code
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        code = 1
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_exception() -> type[Exception]:
+    """click's ClickException, from whichever click Typer runs on (newer Typers carry their
+    own copy): BadParameter's grandparent, through UsageError."""
+    return typer.BadParameter.__bases__[0].__bases__[0]
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for `--output json`, read before it is parsed."""
+    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    return "--output=json" in argv or any(a == "--output" and b == "json" for a, b in pairs)

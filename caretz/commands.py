@@ -32,10 +32,13 @@ def load_settings(overrides: Flags) -> Settings:
 def run_cli(overrides: Flags, prompt: str | None, resume: str | None) -> int:
     from caretz.config_base import ConfigError
 
+    json_output = overrides.get("output") == "json"
+    if prompt is not None and not prompt.strip():
+        return fail_run('-p needs a prompt: it was empty (write -p "what to do")', json_output)
     try:
         settings = load_settings(overrides)
     except ConfigError as error:
-        return fail(str(error))
+        return fail_run(str(error), json_output)
     if prompt is None and sys.stdin.isatty():
         from caretz.ui.repl import run_repl
 
@@ -43,8 +46,37 @@ def run_cli(overrides: Flags, prompt: str | None, resume: str | None) -> int:
     if prompt is None:
         prompt = sys.stdin.read().strip()
         if not prompt:
-            return fail('no prompt: pass -p "..." or pipe one on stdin')
+            return fail_run('no prompt: pass -p "..." or pipe one on stdin', json_output)
     return run_headless(settings, prompt, resume)
+
+
+def fail_run(message: str, json_output: bool) -> int:
+    """A run that cannot start: one line on stderr and, for `--output json`, its result."""
+    code = fail(message)
+    if json_output:
+        write_usage_result(message)
+    return code
+
+
+def write_usage_result(message: str) -> None:
+    """The result object of a run refused before it started (exit 2), for `--output json`."""
+    from caretz.messages import Usage
+    from caretz.usage_error import USAGE_ERROR
+
+    result = {
+        "type": "result",
+        "session_id": None,
+        "status": "usage_error",
+        "exit_code": USAGE_ERROR,
+        "message": message,
+        "text": "",
+        "tool_calls": 0,
+        "usage": Usage().to_dict(),
+        "cost_usd": None,
+        "duration_s": 0.0,
+    }
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
 
 
 def make_output(settings: Settings) -> Output:
@@ -66,7 +98,7 @@ def run_headless(settings: Settings, prompt: str, resume: str | None) -> int:
     try:
         session = start_session(settings, output, resume=resume)
     except (ConfigError, SessionNotFound) as error:
-        return fail(str(error))
+        return fail_run(str(error), settings.output == "json")
     try:
         with signals_interrupt():
             result = run_turns(session, prompt)

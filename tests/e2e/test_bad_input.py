@@ -1,0 +1,56 @@
+"""What a new user gets wrong, refused in one line with exit 2: the real CLI end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("caretz: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", "\n\t"])
+def test_an_empty_prompt_is_refused(caretz, server, prompt):
+    run = caretz("-p", prompt)
+
+    assert run.code == 2
+    assert "-p needs a prompt" in one_line(run.stderr)
+    assert server.requests == []
+    assert not (caretz.data_dir / "sessions").exists()  # no session was started
+
+
+def last_json_line(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "words"),
+    [
+        (["-p", "  "], {}, "-p needs a prompt"),
+        (["-p", "hi"], {"ANTHROPIC_API_KEY": None}, "ANTHROPIC_API_KEY"),
+        (["-p", "hi", "--reasoning", "max"], {}, "--reasoning"),
+        (["-p", "hi", "--max-tool-calls", "lots"], {}, "--max-tool-calls"),
+        (["-p", "hi", "--no-such-flag"], {}, "--no-such-flag"),
+    ],
+)
+def test_json_output_ends_with_a_result_even_for_a_usage_error(caretz, server, args, env, words):
+    run = caretz(*args, "--output", "json", env=env)
+
+    assert run.code == 2
+    result = last_json_line(run.stdout)
+    assert result["type"] == "result" and result["exit_code"] == 2
+    assert result["status"] == "usage_error" and words in result["message"]
+    assert result["session_id"] is None and result["cost_usd"] is None
+    assert words in run.stderr and "Traceback" not in run.stderr
+    assert server.requests == []
+
+
+def test_json_output_given_as_one_word_is_seen_too(caretz):
+    run = caretz("-p", "hi", "--bogus", "--output=json")
+
+    assert run.code == 2 and last_json_line(run.stdout)["status"] == "usage_error"
