@@ -54,3 +54,59 @@ def test_json_output_given_as_one_word_is_seen_too(caretz):
     run = caretz("-p", "hi", "--bogus", "--output=json")
 
     assert run.code == 2 and last_json_line(run.stdout)["status"] == "usage_error"
+
+
+@pytest.mark.parametrize(
+    ("profile", "key", "expected"),
+    [
+        ({"maxTokens": True}, "profiles.general.maxTokens", "expected a whole number, not true"),
+        ({"maxTokens": 1.5}, "profiles.general.maxTokens", "expected a whole number, not 1.5"),
+        (
+            {"contextWindow": "200000"},
+            "profiles.general.contextWindow",
+            'expected a whole number, not "200000"',
+        ),
+        (
+            {"loopGuard": {"detectors": {"streamText": {"enabled": "yes"}}}},
+            "profiles.general.loopGuard.detectors.streamText.enabled",
+            'expected true or false, not "yes"',
+        ),
+        (
+            {"loopGuard": {"detectors": {"repeatedError": {"enabled": 0}}}},
+            "profiles.general.loopGuard.detectors.repeatedError.enabled",
+            "expected true or false, not 0",
+        ),
+        ({"maxBudgetUsd": "5"}, "profiles.general.maxBudgetUsd", 'expected a number, not "5"'),
+        ({"systemPrompt": 5}, "profiles.general.systemPrompt", "expected a string, not 5"),
+    ],
+)
+def test_profile_values_must_have_the_type_they_say(caretz, server, profile, key, expected):
+    path = caretz.write_config({"profiles": {"general": profile}})
+
+    run = caretz("-p", "hi")
+
+    assert run.code == 2
+    assert one_line(run.stderr) == f"caretz: {path}: {key}: {expected}"
+    assert server.requests == []
+
+
+def test_prices_are_numbers(caretz):
+    path = caretz.write_config({"prices": {"anthropic/claude-test": {"input": "3", "output": 15}}})
+
+    run = caretz("config", "show")
+
+    assert run.code == 2
+    assert one_line(run.stderr) == (
+        f'caretz: {path}: prices["anthropic/claude-test"].input: expected a number, not "3"'
+    )
+
+
+@pytest.mark.parametrize("timeout", ["120s", 120, 90.5, "2m", "500ms"])
+def test_durations_take_a_number_of_seconds_or_a_unit(caretz, timeout):
+    caretz.write_config(
+        {"profiles": {"general": {"bashTimeout": timeout, "loopGuard": {"judgeTimeout": timeout}}}}
+    )
+
+    run = caretz("config", "show")
+
+    assert run.code == 0, run.stderr
