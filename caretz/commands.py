@@ -168,13 +168,14 @@ def list_sessions(overrides: Flags) -> int:
 
 def show_session(overrides: Flags, session_id: str) -> int:
     from caretz.config.loading import data_dir
+    from caretz.config_base import ConfigError
     from caretz.session.events import read_events
     from caretz.session.store import SessionNotFound, SessionStore
     from caretz.ui.sessions_text import describe_event
 
     try:
         path = SessionStore(data_dir(os.environ)).events_path(session_id)
-    except SessionNotFound as error:
+    except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     for event in read_events(path):
         line = describe_event(event)

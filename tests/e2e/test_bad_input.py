@@ -110,3 +110,31 @@ def test_durations_take_a_number_of_seconds_or_a_unit(caretz, timeout):
     run = caretz("config", "show")
 
     assert run.code == 0, run.stderr
+
+
+@pytest.mark.parametrize("where", ["a file", "below a file", "in /proc"])
+def test_a_data_dir_caretz_cannot_write_is_one_line(caretz, server, tmp_path, where):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file")
+    data_dir = {
+        "a file": blocker,
+        "below a file": blocker / "data",
+        "in /proc": "/proc/caretz-data",  # procfs refuses new folders, even to root
+    }[where]
+
+    run = caretz("-p", "hi", env={"CARETZ_DATA_DIR": str(data_dir)})
+
+    assert run.code == 2
+    line = one_line(run.stderr)
+    assert str(data_dir) in line and "CARETZ_DATA_DIR" in line
+    assert server.requests == []
+
+
+def test_listing_sessions_in_a_data_dir_that_is_a_file_says_so(caretz, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file")
+
+    for args in (["sessions", "list"], ["sessions", "show", "any"]):
+        run = caretz(*args, env={"CARETZ_DATA_DIR": str(blocker)})
+        assert run.code == 2
+        assert "is a file" in one_line(run.stderr)
