@@ -89,6 +89,8 @@ class Turn:
 
     # -- the loop -----------------------------------------------------------
     def run(self) -> TurnResult:
+        if self.parts.price(self.config.model_ref, Usage()) is None:
+            self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         self.conversation.messages.append(Message("user", self.prompt))
         self.emit(
             "Turn.Started",

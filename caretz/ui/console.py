@@ -7,17 +7,23 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import IO, Any
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.syntax import Syntax
 
 from caretz.providers.base import Retrying
-from caretz.text import one_line, shorten
+from caretz.text import one_line, plural, shorten
 
 _ARG_PREVIEW = 80
+DIFF_MAX_LINES = 40
+FAILED_OUTPUT_LINES = 3
+OUTPUT_LINE_CHARS = 200  # a failed command's output line, shortened to this
+_EXIT_NOTE = re.compile(r"\[exit code -?\d+\]")
 
 
 def retry_line(event: Retrying) -> str:
@@ -35,6 +41,39 @@ def call_preview(name: str, arguments: dict[str, Any]) -> str:
     return shorten(json.dumps(arguments, sort_keys=True), _ARG_PREVIEW)
 
 
+def call_text(call: dict[str, Any]) -> str:
+    """A logged call's preview; arguments that were not a JSON object show as they were sent."""
+    raw = call.get("raw_arguments")
+    if raw is not None:
+        return one_line(raw, _ARG_PREVIEW) or "(no arguments)"
+    return call_preview(call["name"], call.get("arguments") or {})
+
+
+def output_tail(output: str) -> list[str]:
+    """The last lines of a failed command's output, as dim markup lines."""
+    lines = [
+        line
+        for line in output.rstrip().splitlines()
+        if line.strip() and not _EXIT_NOTE.fullmatch(line.strip())  # the tool line says the exit
+    ]
+    return [
+        f"  [dim]│ {escape(shorten(line, OUTPUT_LINE_CHARS))}[/]"
+        for line in lines[-FAILED_OUTPUT_LINES:]
+    ]
+
+
+def diff_view(diff: str) -> list[RenderableType]:
+    """An edit's diff, coloured where colour is on, cut to DIFF_MAX_LINES."""
+    lines = diff.rstrip("\n").splitlines()
+    shown = "\n".join(lines[:DIFF_MAX_LINES])
+    view: list[RenderableType] = [
+        Syntax(shown, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
+    ]
+    if len(lines) > DIFF_MAX_LINES:
+        view.append(f"  [dim]… {len(lines) - DIFF_MAX_LINES} more diff lines[/]")
+    return view
+
+
 class TextOutput:
     """The human view of a headless run (`--output text` or `detailed`)."""
 
@@ -45,6 +84,7 @@ class TextOutput:
         self.out = out or sys.stdout
         self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self.calls: dict[str, dict[str, Any]] = {}
+        self.told: set[str] = set()  # provider errors printed as they happened
         self.mid_line = False
         self.streamed = ""  # this reply's text on stdout, since the last line on stderr
         self.start: int | None = None  # where this reply began, when stdout is a file
@@ -98,34 +138,43 @@ class TextOutput:
             for text in render_lines(event, self.detailed):
                 self.line(f"[magenta]{escape(text)}[/]")
         elif kind == "Provider.Error":
+            self.told.add(event["error"])
             self.line(f"[red]provider error:[/] {escape(event['error'])}")
 
     def tool_line(self, event: dict[str, Any]) -> None:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
         mark = "[green]✓[/]" if event["ok"] else "[red]✗[/]"
-        preview = escape(call_preview(call["name"], call.get("arguments") or {}))
+        preview = escape(call_text(call))
         status = "" if event["ok"] else f" exit {event['exit_code']}" if event["exit_code"] else ""
         self.line(
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
         )
+        if not self.detailed:
+            return
+        if not event["ok"]:
+            for line in output_tail(event.get("output") or ""):
+                self.line(line)
+        if event.get("diff"):
+            for item in diff_view(event["diff"]):
+                self.err.print(item)
 
     def closing(self, summary: dict[str, Any]) -> None:
         usage = summary["usage"]
         cost = summary.get("cost_usd")
         parts = [
             summary["status"],
-            f"{summary['tool_calls']} tool calls",
+            plural(summary["tool_calls"], "tool call"),
             f"{usage['input_tokens']:,} in / {usage['output_tokens']:,} out tokens",
         ]
         if usage.get("cache_read_tokens"):
             parts.append(f"{usage['cache_read_tokens']:,} cached")
-        if cost is not None:
-            parts.append(f"${cost:.4f}")
+        parts.append("cost unknown" if cost is None else f"${cost:.4f}")
         parts.append(f"{summary['duration_s']:.1f}s")
         parts.append(f"session {summary['session_id']}")
-        # A loop-guard stop already printed its notice when it happened.
-        if summary.get("message") and summary["status"] != "loop_guard":
-            self.line(f"[bold]{escape(summary['message'])}[/]")
+        message = summary.get("message")
+        # A loop-guard stop printed its notice, a provider error its line, when they happened.
+        if message and summary["status"] != "loop_guard" and message not in self.told:
+            self.line(f"[bold]{escape(message)}[/]")
         colour = "green" if summary["exit_code"] == 0 else "red"
         self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))
 

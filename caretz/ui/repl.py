@@ -22,6 +22,7 @@ from rich.markup import escape
 from caretz.agent.limits import RunTotals
 from caretz.agent.signals import Terminated, interruption, signals_interrupt
 from caretz.messages import Usage
+from caretz.text import plural
 from caretz.ui.live import LiveView
 from caretz.ui.prompt_input import keys_not_echoed
 from caretz.ui.session_control import SessionControl
@@ -174,15 +175,16 @@ class Repl(SessionControl):
         used = _usage_since(totals.usage, before.usage)
         parts = [f"{used.input_tokens + used.cache_read_tokens:,} in / {used.output_tokens:,} out"]
         if totals.tool_calls > before.tool_calls:
-            count = totals.tool_calls - before.tool_calls
-            parts.insert(0, f"{count} tool call{'s' if count != 1 else ''}")
+            parts.insert(0, plural(totals.tool_calls - before.tool_calls, "tool call"))
         if totals.cost_usd is not None and before.cost_usd is not None:
             parts.append(f"${totals.cost_usd - before.cost_usd:.4f}")
         parts.append(f"{seconds:.1f}s")
         status = result.status if result is not None else "interrupted"
         colour, label, hint = _STATUS_LOOK.get(status, ("red", status, ""))
-        # An interrupt needs no words, and the guard's notice was shown as it happened.
-        if result is not None and result.message and status in ("limit", "error"):
+        # An interrupt needs no words; the guard's notice and a provider error were shown
+        # as they happened.
+        told = result is not None and result.message in self.view.told
+        if result is not None and result.message and status in ("limit", "error") and not told:
             self.console.print(f"[{colour}]{escape(result.message)}[/]", highlight=False)
         line = f"[{colour}]●[/] [dim]{label} · {escape(' · '.join(parts))}[/]"
         self.console.print(line + (f" [dim]— {hint}[/]" if hint else ""), highlight=False)

@@ -244,3 +244,21 @@ def test_a_reply_that_broke_off_is_taken_off_the_screen_before_the_retry():
     assert "First paragraph" not in shown and "second one" not in shown
     assert "The whole answer." in shown
     assert "retrying in 1s (the reply broke off): the reply starts over" in shown
+
+
+def test_a_wide_table_cell_wraps_instead_of_being_cut():
+    long_path = "caretz/providers/" + "x" * 90 + "_end.py"
+    answer = f"| file | what |\n|---|---|\n| {long_path} | the provider, the long way round |\n\n"
+    console = plain_console()
+    view = LiveView(console, clock=ticking_clock())
+    view.begin_turn()
+    view.on_response_start()
+
+    view.on_text(answer)
+    view.on_event(response_event(answer))
+    view.end_turn()
+
+    printed = screen(console)
+    assert "…" not in printed
+    assert printed.count("x") == 90 and "_end.py" in "".join(printed.split())
+    assert "the provider, the long way round" in " ".join(printed.split())
