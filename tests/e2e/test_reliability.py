@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -134,9 +136,23 @@ def wait_for(condition, timeout_s: float = 20.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.fixture
+def marker():
+    """A name for the test's long command; whatever still runs under it is killed at the end."""
+    name = f"caretz-test-{uuid.uuid4().hex}"
+    yield name
+    for pid in processes_named(name):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def long_command(marker: str) -> Reply:
-    """A bash call that runs for a minute under a name the test can find."""
-    return tool("bash", command=f"exec -a {marker} sleep 60")
+    """A bash call that runs for a minute under a name the test can find.
+
+    The name shows a second after the command starts, when caretz is waiting on it: a
+    signal in the moment between starting a command and waiting on it is the bash tool's
+    own matter (its clean-up covers the wait)."""
+    return tool("bash", command=f"sleep 1; exec -a {marker} sleep 60")
 
 
 @pytest.mark.parametrize(
@@ -144,9 +160,8 @@ def long_command(marker: str) -> Reply:
     [(signal.SIGTERM, 143, False), (signal.SIGHUP, 129, False), (signal.SIGTERM, 143, True)],
 )
 def test_an_ending_signal_kills_the_command_and_writes_turn_ended(
-    caretz, server, signum, code, in_subagent
+    caretz, server, marker, signum, code, in_subagent
 ):
-    marker = f"caretz-test-{uuid.uuid4().hex}"
     if in_subagent:
         server.add(tool("task", agent="runner", prompt="run the long command"))
     server.add(long_command(marker), text("never reached"))
@@ -177,8 +192,7 @@ def test_an_ending_signal_kills_the_command_and_writes_turn_ended(
     assert "Tool.Called" in types(events)
 
 
-def test_sigterm_ends_the_interactive_session_mid_turn(terminal, server, caretz):
-    marker = f"caretz-test-{uuid.uuid4().hex}"
+def test_sigterm_ends_the_interactive_session_mid_turn(terminal, server, caretz, marker):
     server.add(long_command(marker), text("never reached"))
     term = terminal()
     term.expect("›")
