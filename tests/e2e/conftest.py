@@ -101,5 +101,21 @@ def caretz(server, workspace):
     return Caretz(server, workspace)
 
 
+@pytest.fixture
+def screen(caretz):
+    """Open caretz in a pseudo-terminal drawn by a terminal emulator; closed at the end."""
+    from tests.e2e.terminal import Screen
+
+    opened: list[Screen] = []
+
+    def open_screen(*args: str, env: dict[str, str] | None = None) -> Screen:
+        opened.append(Screen(caretz, *args, env=env))
+        return opened[-1]
+
+    yield open_screen
+    for each in opened:
+        each.close()
+
+
 def types(events: list[dict[str, Any]]) -> list[str]:
     return [event["type"] for event in events]

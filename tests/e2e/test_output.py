@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from tests.e2e.screen import Screen
 from tests.e2e.test_loop_guard import GO_TEST, GO_TEST_SCRIPT, JUDGE, STUCK, verdict, with_judge
 from tests.modelserver import Reply, calls, error, text, tool
 
@@ -20,17 +19,13 @@ def test_a_provider_error_is_printed_once(caretz, server):
     assert run.stderr.count("max_tokens: must be at most 64000") == 1, run.stderr
 
 
-def test_a_provider_error_is_printed_once_in_the_interactive_session(caretz, server):
+def test_a_provider_error_is_printed_once_in_the_interactive_session(screen, server):
     server.add(error(400, "max_tokens: must be at most 64000"))
-    term = Screen(caretz)
-    try:
-        term.expect("›")
-        term.child.send("hi\r")
-        term.expect("error · ")
-        term.expect("›")
-        assert term.text.count("max_tokens: must be at most 64000") == 1, term.text
-    finally:
-        term.close()
+    term = screen()
+
+    term.turn("hi", ends="error · ")
+
+    assert term.text.count("max_tokens: must be at most 64000") == 1, term.text
 
 
 def test_a_failed_run_of_a_model_without_a_price_has_an_unknown_cost(caretz, server):
@@ -145,16 +140,12 @@ def test_a_missing_replay_file_is_one_caretz_line(caretz, workspace):
     assert run.stderr == f"caretz: {workspace / 'nowhere.jsonl'}: no such file\n"
 
 
-def test_a_wide_table_cell_wraps_in_the_interactive_session(caretz, server):
+def test_a_wide_table_cell_wraps_in_the_interactive_session(screen, server):
     token = "caretz/providers/" + "Q" * 150 + "_end.py"
     server.add(text(f"| file | what |\n|---|---|\n| {token} | the long one |\n\nThat is all."))
-    term = Screen(caretz)
-    try:
-        term.expect("›")
-        term.child.send("list them\r")
-        term.expect("done · ")
-        term.expect("›")
-        assert "…" not in term.text
-        assert term.text.count("Q") == 150 and "_end.py" in "".join(term.text.split())
-    finally:
-        term.close()
+    term = screen()
+
+    term.turn("list them")
+
+    assert "…" not in term.text
+    assert term.text.count("Q") == 150 and "_end.py" in "".join(term.text.split())

@@ -16,23 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import types
-from tests.e2e.screen import Screen
 from tests.modelserver import Reply, text, tool
 
 PARTIAL = "Partial words that will be lost"
-
-
-@pytest.fixture
-def terminal(caretz):
-    opened: list[Screen] = []
-
-    def open_screen(*args: str) -> Screen:
-        opened.append(Screen(caretz, *args))
-        return opened[-1]
-
-    yield open_screen
-    for screen in opened:
-        screen.close()
 
 
 def breaking(**kw) -> Reply:
@@ -63,9 +49,9 @@ def test_a_reply_that_breaks_off_is_asked_again_and_the_log_keeps_both(
     assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "done"
 
 
-def test_in_a_terminal_the_partial_text_is_replaced_on_screen(terminal, server):
+def test_in_a_terminal_the_partial_text_is_replaced_on_screen(screen, server):
     server.add(breaking(), text("The whole answer."))
-    term = terminal("-p", "say it")
+    term = screen("-p", "say it")
 
     code = term.wait_for_exit()
 
@@ -94,14 +80,11 @@ def test_a_reply_that_keeps_breaking_off_gives_up_with_exit_1(caretz, server):
     assert len(server.requests) == 5
 
 
-def test_in_the_interactive_session_the_retry_replaces_the_partial_text(terminal, server):
+def test_in_the_interactive_session_the_retry_replaces_the_partial_text(screen, server):
     server.add(breaking(), text("The whole answer."))
-    term = terminal()
+    term = screen()
 
-    term.expect("›")
-    term.child.send("say it\r")
-    term.expect(r"done · ")
-    term.expect("›")
+    term.turn("say it")
 
     assert "The whole answer." in term.text
     assert "Partial" not in term.text and "Partial" in term.raw
@@ -192,11 +175,10 @@ def test_an_ending_signal_kills_the_command_and_writes_turn_ended(
     assert "Tool.Called" in types(events)
 
 
-def test_sigterm_ends_the_interactive_session_mid_turn(terminal, server, caretz, marker):
+def test_sigterm_ends_the_interactive_session_mid_turn(screen, server, caretz, marker):
     server.add(long_command(marker), text("never reached"))
-    term = terminal()
-    term.expect("›")
-    term.child.send("run it\r")
+    term = screen()
+    term.type("run it")
     wait_for(lambda: processes_named(marker))
 
     term.child.kill(signal.SIGTERM)
@@ -208,9 +190,9 @@ def test_sigterm_ends_the_interactive_session_mid_turn(terminal, server, caretz,
     assert ended and ended[-1]["exit_code"] == 143 and ended[-1]["status"] == "interrupted"
 
 
-def test_sighup_at_the_prompt_ends_the_interactive_session(terminal):
-    term = terminal()
-    term.expect("›")
+def test_sighup_at_the_prompt_ends_the_interactive_session(screen):
+    term = screen()
+    term.expect_prompt()
 
     term.child.kill(signal.SIGHUP)
 
