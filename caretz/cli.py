@@ -162,6 +162,8 @@ def _click_exception() -> type[Exception]:
 
 
 def wants_json(argv: list[str]) -> bool:
-    """Whether the command line asks for `--output json`, read before it is parsed."""
+    """Whether the command line asks a run for `--output json`, read before it is parsed."""
+    if argv and argv[0] in ("sessions", "config", "guard"):
+        return False  # a subcommand, not a run: it has no result object
     pairs = zip(argv, [*argv[1:], ""], strict=True)
     return "--output=json" in argv or any(a == "--output" and b == "json" for a, b in pairs)

@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from caretz.agent.compaction import (
@@ -21,7 +20,7 @@ from caretz.agent.compaction import (
     needs_compaction,
 )
 from caretz.agent.signals import Terminated
-from caretz.ui.live import LiveView
+from caretz.ui.live import LiveView, WrappingMarkdown
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
@@ -208,7 +207,7 @@ class SessionControl:
             shown = "\n".join(lines[-RECAP_LINES:])
             if len(lines) > RECAP_LINES:
                 self.info(f"… (the last {RECAP_LINES} lines of the answer)")
-            self.console.print(Markdown(shown))
+            self.console.print(WrappingMarkdown(shown))
 
     def info(self, text: str) -> None:
         self.console.print(f"[dim]{escape(text)}[/]", highlight=False)

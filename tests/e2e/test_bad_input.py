@@ -138,3 +138,9 @@ def test_listing_sessions_in_a_data_dir_that_is_a_file_says_so(caretz, tmp_path)
         run = caretz(*args, env={"CARETZ_DATA_DIR": str(blocker)})
         assert run.code == 2
         assert "is a file" in one_line(run.stderr)
+
+
+def test_a_subcommand_usage_error_writes_no_run_result(caretz):
+    run = caretz("guard", "replay", "--output", "json")  # FILE is missing
+
+    assert run.code == 2 and run.stdout == ""
