@@ -116,8 +116,8 @@ def run_turns(session: Session, prompt: str) -> TurnResult:
 
     try:
         return run_with_auto_resume(session.agent, prompt)
-    except Terminated as signal:
-        end = interrupted_by(signal)
+    except Terminated as ended:
+        end = interrupted_by(ended)
         return TurnResult(end.status, end.exit_code, end.message, "", 0)
 
 

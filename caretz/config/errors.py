@@ -14,6 +14,8 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from caretz.text import shorten
+
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
@@ -65,7 +67,7 @@ def _as_json(value: Any) -> str:
         text = json.dumps(value)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
+    return shorten(text, 40)
 
 
 def _walk(root: Any, loc: tuple[Any, ...]) -> tuple[list[str | int], Any]:

@@ -108,11 +108,11 @@ class TextOutput:
             self.take_back_streamed()
         self.line(retry_line(event))
 
-    def take_back_streamed(self) -> bool:
-        """Remove this reply's streamed text from stdout, where stdout allows it (a file,
-        a terminal); a pipe keeps it. Whether it was removed."""
+    def take_back_streamed(self) -> None:
+        """Remove this reply's streamed text from stdout where stdout allows it: a file is
+        cut back, a terminal erases it; a pipe keeps it (the retry line says why)."""
         if not self.streamed:
-            return True
+            return
         if self.start is not None:
             self.out.seek(self.start)
             self.out.truncate()
@@ -121,9 +121,8 @@ class TextOutput:
             self.out.write("\r" + "\x1b[1A" * (rows - 1) + "\x1b[J")
             self.out.flush()
         else:
-            return False
+            return
         self.streamed, self.mid_line = "", False
-        return True
 
     # -- session events -----------------------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:

@@ -97,7 +97,7 @@ def test_in_the_interactive_session_the_retry_replaces_the_partial_text(screen, 
 
 
 def processes_named(marker: str) -> list[int]:
-    """Live processes whose command line holds `marker` (zombies are dead)."""
+    """Live processes named `marker` (their argv[0]; zombies are dead)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -107,7 +107,7 @@ def processes_named(marker: str) -> list[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if marker.encode() in cmdline and state != "Z":
+        if cmdline.split(b"\0")[0] == marker.encode() and state != "Z":
             found.append(int(proc.name))
     return found
 
