@@ -6,6 +6,7 @@ Imports stay inside the commands so `caretz --help` and `--version` start fast.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +19,7 @@ app = typer.Typer(
     epilog=(
         "Exit codes: 0 done, 1 runtime failure, 2 usage or config error, "
         "3 the loop guard ended the turn, 4 a limit ended it, 5 the goal was judged "
-        "impossible, 130 interrupted."
+        "impossible, 130 interrupted (143 SIGTERM, 129 SIGHUP)."
     ),
     rich_markup_mode=None,
 )
@@ -298,4 +299,30 @@ def main() -> None:
     # package's metadata, a noticeable share of start-up. Users can still opt in.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _mount_guard()
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except _click_exception() as error:  # a bad flag or argument: exit 2
+        error.show()
+        if wants_json(sys.argv[1:]):
+            from caretz.commands import write_usage_result
+
+            write_usage_result(error.format_message())
+        code = error.exit_code
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        code = 1
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_exception() -> type[Exception]:
+    """click's ClickException, from whichever click Typer runs on (newer Typers carry their
+    own copy): BadParameter's grandparent, through UsageError."""
+    return typer.BadParameter.__bases__[0].__bases__[0]
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks a run for `--output json`, read before it is parsed."""
+    if argv and argv[0] in ("sessions", "config", "guard"):
+        return False  # a subcommand, not a run: it has no result object
+    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    return "--output=json" in argv or any(a == "--output" and b == "json" for a, b in pairs)

@@ -47,8 +47,13 @@ def run_cli(
 ) -> int:
     from caretz.config_base import ConfigError
 
+    json_output = overrides.get("output") == "json"
+    if prompt is not None and not prompt.strip():
+        return fail_run('-p needs a prompt: it was empty (write -p "what to do")', json_output)
     if goal is not None and not goal.strip():
-        return fail('--goal needs a condition, e.g. --goal "the tests in tests/ pass"')
+        return fail_run(
+            '--goal needs a condition, e.g. --goal "the tests in tests/ pass"', json_output
+        )
     try:
         if env_file is not None:
             from caretz.config.env_file import apply_env_file
@@ -60,7 +65,7 @@ def run_cli(
 
             resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
-        return fail(str(error))
+        return fail_run(str(error), json_output)
     if prompt is None and goal is None and sys.stdin.isatty():
         from caretz.ui.repl import run_repl
 
@@ -69,8 +74,37 @@ def run_cli(
         # Without a prompt, a resumed session's paused goal carries on by itself.
         prompt = sys.stdin.read().strip() or None
         if prompt is None and resume is None:
-            return fail('no prompt: pass -p "..." or pipe one on stdin')
+            return fail_run('no prompt: pass -p "..." or pipe one on stdin', json_output)
     return run_headless(settings, prompt, resume, goal=goal, job=job)
+
+
+def fail_run(message: str, json_output: bool) -> int:
+    """A run that cannot start: one line on stderr and, for `--output json`, its result."""
+    code = fail(message)
+    if json_output:
+        write_usage_result(message)
+    return code
+
+
+def write_usage_result(message: str) -> None:
+    """The result object of a run refused before it started (exit 2), for `--output json`."""
+    from caretz.messages import Usage
+    from caretz.usage_error import USAGE_ERROR
+
+    result = {
+        "type": "result",
+        "session_id": None,
+        "status": "usage_error",
+        "exit_code": USAGE_ERROR,
+        "message": message,
+        "text": "",
+        "tool_calls": 0,
+        "usage": Usage().to_dict(),
+        "cost_usd": None,
+        "duration_s": 0.0,
+    }
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
 
 
 def make_output(settings: Settings) -> Output:
@@ -94,7 +128,7 @@ def run_headless(
     Everything that can fail on settings (the evaluator's model too) fails before
     the session starts, so no model is called and no session is left behind.
     """
-    from caretz.agent.driver import run_with_auto_resume
+    from caretz.agent.signals import signals_interrupt
     from caretz.config_base import ConfigError
     from caretz.runtime.session import start_session
     from caretz.session.store import SessionNotFound
@@ -104,27 +138,44 @@ def run_headless(
     try:
         pursuit = plan_goal(settings, resume, goal, prompt)
         if prompt is None and pursuit is None:
-            return fail('no prompt, and the session has no paused goal: pass -p "..."')
+            return fail_run(
+                'no prompt, and the session has no paused goal: pass -p "..."',
+                settings.output == "json",
+            )
         session = start_session(settings, output, resume=resume)
     except (ConfigError, SessionNotFound) as error:
-        return fail(str(error))
+        return fail_run(str(error), settings.output == "json")
     if settings.permission_mode == "yolo":
         yolo_banner()
     if job is not None:
         session.log.emit("Schedule.Run", job=job)
     goal_run = None
     try:
-        if pursuit is not None:
-            goal_run = pursuit.run(session.agent, prompt)
-            result = goal_run.result
-        else:
-            assert prompt is not None
-            result = run_with_auto_resume(session.agent, prompt)
+        with signals_interrupt():
+            if pursuit is not None:
+                goal_run = pursuit.run(session.agent, prompt)
+                result = goal_run.result
+            else:
+                assert prompt is not None
+                result = run_turns(session, prompt)
     finally:
         session.close()
     summary = result_summary(session, result, time.monotonic() - started, goal_run)
     output.closing(summary)
     return summary["exit_code"]
+
+
+def run_turns(session: Session, prompt: str) -> TurnResult:
+    """The turn and its automatic resumes; an ending signal between them ends the run too."""
+    from caretz.agent.driver import run_with_auto_resume
+    from caretz.agent.signals import Terminated, interrupted_by
+    from caretz.agent.turn import TurnResult
+
+    try:
+        return run_with_auto_resume(session.agent, prompt)
+    except Terminated as ended:
+        end = interrupted_by(ended)
+        return TurnResult(end.status, end.exit_code, end.message, "", 0)
 
 
 def yolo_banner() -> None:
@@ -295,13 +346,14 @@ def rewind_session(
 
 def show_session(overrides: Flags, session_id: str) -> int:
     from caretz.config.loading import data_dir
+    from caretz.config_base import ConfigError
     from caretz.session.events import read_events
     from caretz.session.store import SessionNotFound, SessionStore
     from caretz.ui.sessions_text import describe_event
 
     try:
         path = SessionStore(data_dir(os.environ)).events_path(session_id)
-    except SessionNotFound as error:
+    except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     for event in read_events(path):
         line = describe_event(event)

@@ -18,9 +18,12 @@ class ConfigError(Exception):
 
 
 class Section(BaseModel):
-    """A section of profiles.json: camelCase keys, and an unknown key is an error."""
+    """A section of profiles.json: camelCase keys, an unknown key is an error, and a value
+    must be the JSON type it says (strict: `true` is no number, `"200000"` no integer)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")

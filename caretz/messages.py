@@ -23,11 +23,14 @@ class ToolCall:
     # Set when the model sent arguments that are not a JSON object; the call
     # then comes back to the model as a failed result instead of running.
     arguments_error: str | None = None
+    raw_arguments: str | None = None  # what was sent instead (cut short), for people to read
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
         if self.arguments_error:
             data["arguments_error"] = self.arguments_error
+        if self.raw_arguments is not None:
+            data["raw_arguments"] = self.raw_arguments
         return data
 
     @classmethod
@@ -37,6 +40,7 @@ class ToolCall:
             name=data["name"],
             arguments=data.get("arguments") or {},
             arguments_error=data.get("arguments_error"),
+            raw_arguments=data.get("raw_arguments"),
         )
 
 

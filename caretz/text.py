@@ -15,3 +15,8 @@ def one_line(text: str, limit: int | None = None) -> str:
     then shortened to `limit` characters when a limit is given."""
     line = " ".join(text.split())
     return line if limit is None else shorten(line, limit)
+
+
+def plural(count: int, noun: str) -> str:
+    """'1 tool call', '2 tool calls', '0 tool calls'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -17,6 +17,10 @@ class RunTotals:
     requests: int = 0
     tool_calls: int = 0
 
+    def price_unknown(self) -> None:
+        """A model without a known price takes part in the run: its cost is unknown."""
+        self.cost_usd = None
+
     def add_response(self, usage: Usage, cost: float | None) -> None:
         self.usage = self.usage + usage
         self.requests += 1

@@ -41,8 +41,14 @@ class LimitReached(TurnEnd):
 
 
 class Interrupted(TurnEnd):
+    """Ctrl-C (130), or SIGTERM / SIGHUP taking the same path (128 + the signal)."""
+
     status = "interrupted"
     exit_code = 130
+
+    def __init__(self, message: str = "", exit_code: int = 130):
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 # Not a turn's end: a goal's evaluator found the goal cannot be met (agent/goal_driver.py).
@@ -56,5 +62,7 @@ EXIT_CODES: dict[int, str] = {
     3: "the loop guard ended the turn",
     4: "a limit (--max-tool-calls, --max-budget-usd, goal.maxTurns) ended the turn or the goal",
     5: "the goal was judged impossible",
+    129: "ended by SIGHUP (a closed terminal), like Ctrl-C",
     130: "interrupted (Ctrl-C)",
+    143: "ended by SIGTERM, like Ctrl-C",
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 from caretz.agent.agent import Agent
 from caretz.agent.parts import Conversation, QuietListener
+from caretz.agent.signals import interruption
 from caretz.agent.turn import TurnResult
 from caretz.messages import ToolSpec
 from caretz.text import one_line
@@ -63,7 +64,7 @@ class TaskTool:
             )
         result = self.spawn(name).run_turn(str(args["prompt"]))
         if result.status == "interrupted":
-            raise KeyboardInterrupt
+            raise interruption(result.exit_code)
         return ToolResult(ok=result.exit_code == 0, output=report(name, result))
 
     def spawn(self, name: str) -> Agent:

@@ -21,6 +21,7 @@ from caretz.agent.outcomes import (
     TurnEnd,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
+from caretz.agent.signals import interrupted_by
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
@@ -95,6 +96,8 @@ class Turn:
 
     # -- the loop -----------------------------------------------------------
     def run(self) -> TurnResult:
+        if self.parts.price(self.config.model_ref, Usage()) is None:
+            self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         self.conversation.messages.append(Message("user", self.prompt))
         self.emit(
             "Turn.Started",
@@ -108,8 +111,10 @@ class Turn:
                 self.step()
         except TurnEnd as end:
             return self.finish(end)
-        except KeyboardInterrupt:
-            return self.finish(Interrupted("interrupted by the user"))
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM / SIGHUP (agent/signals.py)
+            if isinstance(interrupt, ToolInterrupted) and interrupt.cause is not None:
+                interrupt = interrupt.cause  # a tool stopped by it: the signal decides the code
+            return self.finish(interrupted_by(interrupt))
 
     def step(self) -> None:
         self.config.limits.check_before_request(self.conversation.totals)
@@ -232,12 +237,15 @@ class Turn:
             self.check_stream(guard.on_thinking(event.text), partial)
         elif isinstance(event, Retrying):
             listener.on_retry(event)
+            discarded = event.discarded.to_dict() if event.discarded is not None else None
             self.emit(
                 "Provider.Retrying",
                 attempt=event.attempt,
                 delay_s=event.delay_s,
                 reason=event.reason,
+                discarded=discarded,
             )
+            return ""  # the next attempt streams the reply from its start
         return partial
 
     def check_stream(self, decision: Decision, partial: str) -> None:

@@ -14,6 +14,8 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from caretz.text import shorten
+
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
@@ -41,7 +43,31 @@ def error_message(root: type[BaseModel], item: Any) -> str:
         if close:
             return f"unknown key (did you mean '{close[0]}'?)"
         return f"unknown key (known keys: {', '.join(known)})" if known else "unknown key"
+    expected = _EXPECTED.get(item["type"])
+    if expected is not None:
+        return f"expected {expected}, not {_as_json(item['input'])}"
     return str(item["msg"]).removeprefix("Value error, ")
+
+
+# What a key of a JSON type holds, by pydantic's error type (strict: "200000" is no number).
+_EXPECTED = {
+    "bool_type": "true or false",
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+}
+
+
+def _as_json(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return shorten(text, 40)
 
 
 def _walk(root: Any, loc: tuple[Any, ...]) -> tuple[list[str | int], Any]:

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from caretz.text import shorten
+from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.eval.judge_command import Evaluation
@@ -21,11 +23,35 @@ if TYPE_CHECKING:
     from caretz.guard.model import Judge
     from caretz.providers.resolve import ResolvedModel
 
+GUARD_HELP = "Check the loop guard's calls on recorded trajectories before trusting it."
+REPLAY_HELP = "Replay trajectories through the loop guard in shadow mode and show where it fires."
+FILES_HELP = "Corpus JSONL files, session events.jsonl files, session folders or session IDs."
+
 guard_app = typer.Typer(
-    help="Check the loop guard's calls on recorded trajectories before trusting it.",
+    help=GUARD_HELP,
+    short_help=GUARD_HELP,  # in full: Click would cut it to "… before..." in `caretz --help`
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+
+
+class _PlainArgumentsCommand(TyperCommand):
+    """Help that names the FILE arguments as people write them: `FILE...`, not Typer's
+    `{FILE}...` and `FILE <list[Path]>`."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        return [self.options_metavar or "[OPTIONS]", "FILE..."]
+
+    def format_options(self, ctx: typer.Context, formatter: Any) -> None:
+        with formatter.section("Arguments"):
+            formatter.write_dl([("FILE...", FILES_HELP)])
+        options = [
+            record
+            for param in self.get_params(ctx)
+            if param.param_type_name == "option" and (record := param.get_help_record(ctx))
+        ]
+        with formatter.section("Options"):
+            formatter.write_dl(options)
 
 
 @guard_app.callback()
@@ -41,34 +67,32 @@ REASONING_LEVELS = ("off", "low", "medium", "high")
 
 # Options both commands take.
 ConfigOption = Annotated[
-    Path | None, typer.Option(help="profiles.json to read [env: CARETZ_CONFIG].")
+    Path | None, typer.Option(metavar="PATH", help="profiles.json to read [env: CARETZ_CONFIG].")
 ]
 ProfileOption = Annotated[
-    str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
+    str | None, typer.Option(metavar="NAME", help="Profile in profiles.json [env: CARETZ_PROFILE].")
 ]
 RepeatThresholdOption = Annotated[
-    int | None, typer.Option(min=1, help="Same failure this many times asks the judge.")
+    int | None,
+    typer.Option(min=1, metavar="N", help="Same failure this many times asks the judge."),
 ]
 CheckEveryOption = Annotated[
-    int | None, typer.Option(min=0, help="Ask the judge every N tool calls; 0 turns it off.")
+    int | None,
+    typer.Option(min=0, metavar="N", help="Ask the judge every N tool calls; 0 turns it off."),
 ]
 DetectorOption = Annotated[
     list[str] | None,
     typer.Option(
-        help="NAME=on|off, repeatable (identical-call, repeated-error, alternation, ...)."
+        metavar="NAME=on|off",
+        help="Switch a detector, repeatable (identical-call, repeated-error, alternation, ...).",
     ),
 ]
 
 
-@guard_app.command("replay")
+@guard_app.command("replay", short_help=REPLAY_HELP, cls=_PlainArgumentsCommand)
 def replay_command(
     files: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Corpus JSONL files, session events.jsonl files, session folders or session IDs.",
-            metavar="FILE",
-            show_default=False,
-        ),
+        list[Path], typer.Argument(help=FILES_HELP, metavar="FILE", show_default=False)
     ],
     config: ConfigOption = None,
     profile: ProfileOption = None,
@@ -77,10 +101,13 @@ def replay_command(
     detector: DetectorOption = None,
     judge: Annotated[
         str | None,
-        typer.Option(help="provider/model to judge with (makes model calls; needs its key)."),
+        typer.Option(
+            metavar="PROVIDER/MODEL",
+            help="The model to judge with (makes model calls; needs its key).",
+        ),
     ] = None,
     output: Annotated[
-        str, typer.Option(help="text, or json (JSONL: firings, summaries).")
+        str, typer.Option(metavar="FORMAT", help="text, or json (JSONL: firings, summaries).")
     ] = "text",
 ) -> None:
     """Replay trajectories through the loop guard in shadow mode and show where it fires.
@@ -102,8 +129,7 @@ def replay_command(
         replay_judge = _judge(judge, settings, env) if judge else None
         trajectories = load_all([_session_or_path(f, settings) for f in files])
     except (ConfigError, TrajectoryError, UsageProblem) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(fail(str(exc))) from None
     results = replay_all(trajectories, guard_config, replay_judge)
     render = _render_json if output == "json" else _render_text
     for result in results:

@@ -8,7 +8,7 @@ the conversation).
 from __future__ import annotations
 
 from caretz.guard.model import Firing, Verdict
-from caretz.text import one_line
+from caretz.text import one_line, plural
 
 TASK_QUOTE_CHARS = 300
 
@@ -57,7 +57,7 @@ def trigger_sentence(firing: Firing) -> str:
         return f"{firing.count} of the last {firing.out_of} tool calls failed."
     if firing.detector == "check-every":
         return (
-            f"A routine check after {firing.count} more tool calls found the turn going in "
+            f"A routine check after {plural(firing.count, 'more tool call')} found the turn going in "
             "circles or drifting from the task."
         )
     template = _DETECTOR_SENTENCES.get(firing.detector)

@@ -15,7 +15,7 @@ from caretz.guard.normalize import error_line, tool_label
 from caretz.guard.record import TurnRecord, call_label
 from caretz.plan import plan_lines, plan_progress
 from caretz.secrets import redact
-from caretz.text import one_line, shorten
+from caretz.text import one_line, plural, shorten
 
 SHOWN_VERDICTS = 5
 SHOWN_FILES = 15
@@ -115,7 +115,7 @@ def size_section(record: TurnRecord) -> str:
     )
     lines = [
         "## The turn so far",
-        f"{record.calls} tool calls, {record.failures} failed, {elapsed}, "
+        f"{plural(record.calls, 'tool call')}, {record.failures} failed, {elapsed}, "
         f"{usage.input_tokens:,} input / {usage.output_tokens:,} output tokens.",
     ]
     if per_tool:

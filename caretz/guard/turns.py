@@ -9,7 +9,7 @@ from caretz.guard.detector import Detector, fire
 from caretz.guard.detectors_config import SameAnswerConfig, ToolBudgetConfig, ToolRoundsConfig
 from caretz.guard.model import Firing, ToolObservation, TurnContext
 from caretz.messages import Message
-from caretz.text import one_line
+from caretz.text import one_line, plural
 
 
 class ToolRoundsDetector(Detector):
@@ -109,7 +109,7 @@ class ToolBudgetDetector(Detector):
             return fire(
                 self.name,
                 "tool budget",
-                f"{calls} tool calls this turn (budget {c.stop_at})",
+                f"{plural(calls, 'tool call')} this turn (budget {c.stop_at})",
                 "stop",
                 obs.index,
                 f"This turn has used its budget of {c.stop_at} tool calls. Stop calling "
@@ -122,10 +122,10 @@ class ToolBudgetDetector(Detector):
             return fire(
                 self.name,
                 "tool budget",
-                f"{calls} tool calls this turn",
+                f"{plural(calls, 'tool call')} this turn",
                 "warn",
                 obs.index,
-                f"This turn has made {calls} tool calls{remaining}. Finish the most important "
+                f"This turn has made {plural(calls, 'tool call')}{remaining}. Finish the most important "
                 "part first, and leave the rest for a report.",
             )
         return None

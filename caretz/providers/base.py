@@ -31,6 +31,8 @@ class Retrying:
     attempt: int
     delay_s: float
     reason: str
+    # The attempt's reply so far, when it broke off mid-stream: the retry replaces it.
+    discarded: Message | None = None
 
 
 @dataclass(frozen=True)

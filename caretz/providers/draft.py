@@ -22,7 +22,9 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        problem = f"the arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+        # Some messages end in "at" already ("Unterminated string starting at").
+        where = "char" if exc.msg.endswith(" at") else "at char"
+        problem = f"the arguments are not valid JSON ({exc.msg} {where} {exc.pos})"
         return {}, f"{problem}: {shorten(raw, CLIP_CHARS)}"
     if not isinstance(value, dict):
         kind = type(value).__name__
@@ -43,7 +45,8 @@ class PendingCall:
         if not raw.strip() and self.initial:
             return ToolCall(self.id, self.name, dict(self.initial))
         arguments, error = parse_arguments(raw)
-        return ToolCall(self.id, self.name, arguments, error)
+        sent = shorten(raw, CLIP_CHARS) if error else None
+        return ToolCall(self.id, self.name, arguments, error, raw_arguments=sent)
 
 
 @dataclass

@@ -173,6 +173,7 @@ class _Retry:
     reason: str
     status: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    partial: Message | None = None  # what the attempt streamed before it broke off
 
 
 # --- The provider base ----------------------------------------------------------------
@@ -236,10 +237,14 @@ class SSEProvider:
                 return
             if retries >= self.max_retries:
                 tried = f"gave up after {retries + 1} attempts: " if retries else ""
-                raise self._error(f"{self.name}: {tried}{retry.reason}", status=retry.status)
+                raise self._error(
+                    f"{self.name}: {tried}{retry.reason}",
+                    status=retry.status,
+                    partial=retry.partial,
+                )
             retries += 1
             delay = retry_delay(retries, retry.headers)
-            yield Retrying(retries, delay, retry.reason)
+            yield Retrying(retries, delay, retry.reason, discarded=retry.partial)
             self._sleep(delay)
 
     def _attempt(
@@ -247,12 +252,14 @@ class SSEProvider:
     ) -> Generator[StreamEvent, None, _Retry | None]:
         parser = self.new_parser()
         started = False
+        headers: Mapping[str, str] = {}
         try:
             with self._http().stream(
                 "POST", self.url, json=body, headers=self._headers(), timeout=self._timeout
             ) as resp:
                 if resp.status_code >= 400:
                     return self._http_failure(resp, request.model)
+                headers = resp.headers
                 self._refuse_whole_json(resp)
                 for sse in iter_sse(resp.iter_lines()):
                     for event in parser.feed(sse):
@@ -274,14 +281,14 @@ class SSEProvider:
             ) from None
         except (httpx.TransportError, StreamFailure) as exc:
             reason, retryable = self._describe(exc)
-            if started:
-                raise self._error(
-                    f"{self.name}: the reply broke off mid-stream: {reason}",
-                    partial=parser.draft.partial(),
-                ) from None
+            # No tool call of a reply runs before the reply is complete, so a reply that
+            # broke off is safe to ask for again; the retry replaces what it streamed.
+            partial = parser.draft.partial() if started else None
+            if partial is not None:
+                reason = f"the reply broke off mid-stream: {reason}"
             if not retryable:
-                raise self._error(f"{self.name}: {reason}") from None
-            return _Retry(reason)
+                raise self._error(f"{self.name}: {reason}", partial=partial) from None
+            return _Retry(reason, headers=headers, partial=partial)
         yield Completed(parser.draft.response(request.model, self.stop_aliases))
         return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,6 +36,7 @@ class EventLog:
         if self.path is not None:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                cut_torn_tail(self.path)
                 self._file = self.path.open("a", encoding="utf-8")
             self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
             self._file.flush()
@@ -48,8 +50,35 @@ class EventLog:
             self._file = None
 
 
+def cut_torn_tail(path: Path) -> None:
+    """Cut a last line that never got its newline (the process was killed mid-write), so
+    the next event starts a line of its own instead of being glued to the torn one."""
+    try:
+        handle = path.open("rb+")
+    except FileNotFoundError:
+        return
+    with handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        start = max(size - _TAIL_CHUNK, 0)
+        while True:
+            handle.seek(start)
+            newline = handle.read(size - start).rfind(b"\n")
+            if newline >= 0 or start == 0:
+                handle.truncate(start + newline + 1)
+                return
+            size, start = start, max(start - _TAIL_CHUNK, 0)
+
+
+_TAIL_CHUNK = 64 * 1024
+
+
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Every complete event in a log; a torn last line (killed process) is skipped."""
+    """Every complete event in a log; a torn line (a killed process) is skipped."""
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             line = line.strip()

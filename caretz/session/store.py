@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from caretz.config_base import ConfigError
 from caretz.messages import Message, ToolCall, answer_dangling_calls
 from caretz.session.events import read_events
 
@@ -49,15 +50,26 @@ class History:
     live_turns: tuple[int, ...] = ()
 
 
+_FIX_DATA_DIR = "point CARETZ_DATA_DIR at a folder caretz can write"
+
+
 class SessionStore:
+    """Raises ConfigError when the data folder is a file or cannot be written."""
+
     def __init__(self, data_dir: Path):
+        if data_dir.exists() and not data_dir.is_dir():
+            raise ConfigError(f"the data folder {data_dir} is a file: {_FIX_DATA_DIR}")
         self.root = data_dir / "sessions"
 
     def create(self, clock: float | None = None) -> tuple[str, Path]:
         stamp = datetime.fromtimestamp(clock if clock is not None else time.time())
         session_id = f"{stamp:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
         folder = self.root / session_id
-        folder.mkdir(parents=True, exist_ok=False)
+        try:
+            folder.mkdir(parents=True, exist_ok=False)
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            raise ConfigError(f"cannot create {folder}: {reason}: {_FIX_DATA_DIR}") from None
         return session_id, folder / EVENTS_FILE
 
     def events_path(self, session_id: str) -> Path:

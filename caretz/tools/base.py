@@ -70,9 +70,11 @@ class ToolInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a tool that had started; `result` says what it did until then
     (the time it ran, its partial output), so the model is never told it did not run."""
 
-    def __init__(self, result: ToolResult):
+    def __init__(self, result: ToolResult, cause: KeyboardInterrupt | None = None):
         super().__init__(result.output)
         self.result = result
+        # What stopped it: Ctrl-C, or SIGTERM / SIGHUP (whose exit code the run keeps).
+        self.cause = cause
 
 
 class ToolArgumentError(ValueError):

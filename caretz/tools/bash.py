@@ -99,15 +99,16 @@ class BashTool:
         assert process.stdout is not None
         output = HeadTailBuffer(ctx.output_limit_chars)
         reader = PipeReader(process.stdout, output.add)
-        reader.start()
         finish = _Finish(process, reader, output, started, self.output_drain_s)
         try:
+            # Inside the try: an interrupt while the reader starts still ends the group.
+            reader.start()
             ending = _wait(process, started + timeout, ctx.cancel)
-        except KeyboardInterrupt:
-            # Ctrl-C: the command's group must not outlive it, and the model must learn
-            # that the command ran, for how long, and what it printed.
+        except KeyboardInterrupt as interrupt:
+            # Ctrl-C, SIGTERM or SIGHUP: the command's group must not outlive it, and the
+            # model must learn that the command ran, for how long, and what it printed.
             end_group(process, self.kill_grace_s)
-            raise ToolInterrupted(finish.result("interrupted", timeout)) from None
+            raise ToolInterrupted(finish.result("interrupted", timeout), interrupt) from None
         except BaseException:
             end_group(process, self.kill_grace_s)
             raise

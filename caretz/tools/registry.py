@@ -154,9 +154,10 @@ class ToolRegistry:
             available = ", ".join(self._tools) or "none"
             return _failed(f"Unknown tool {call.name!r}. Available tools: {available}.")
         if call.arguments_error:
+            # arguments_error says what was wrong and quotes what was sent.
             return _failed(
-                f"The arguments for {call.name} were not valid JSON ({call.arguments_error}). "
-                "Send one JSON object that fits the tool's schema."
+                f"Not run: {call.arguments_error}. "
+                f"Send one JSON object that fits the {call.name} tool's schema."
             )
         if not isinstance(call.arguments, dict):
             return _failed(f"The arguments for {call.name} must be a JSON object.")

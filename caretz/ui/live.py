@@ -11,25 +11,23 @@ their status and duration, edits show their diff, and the loop guard's
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.control import Control, ControlType
 from rich.live import Live
-from rich.markdown import Markdown
+from rich.markdown import Markdown, MarkdownElement, TableElement
 from rich.markup import escape
 from rich.segment import Segment
 from rich.spinner import Spinner
-from rich.syntax import Syntax
 from rich.text import Text
 
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
-from caretz.text import shorten
 from caretz.ui.checkpoint_lines import CheckpointLines
-from caretz.ui.console import call_preview, result_note
+from caretz.ui.console import call_text, diff_view, output_tail, result_note, retry_line
 from caretz.ui.goal_lines import goal_lines, plan_block
 from caretz.ui.guard_lines import render_lines
 from caretz.ui.permission_lines import permission_line
@@ -38,10 +36,6 @@ Clock = Callable[[], float]
 
 LIVE_WINDOW_LINES = 8  # streamed lines kept redrawable (a later delta may change them)
 RENDER_INTERVAL_S = 0.08  # re-render streamed Markdown at most this often
-DIFF_MAX_LINES = 40
-FAILED_OUTPUT_LINES = 3
-OUTPUT_LINE_CHARS = 200  # a failed command's output line, shortened to this
-_EXIT_NOTE = re.compile(r"\[exit code -?\d+\]")
 
 
 class _Lines:
@@ -54,6 +48,27 @@ class _Lines:
         for line in self.lines:
             yield from line
             yield Segment.line()
+
+
+class _WrappedTable(TableElement):
+    """A Markdown table whose cells wrap a long word instead of cutting it to "…"."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rows = [self.header.row] if self.header is not None and self.header.row else []
+        rows += self.body.rows if self.body is not None else []
+        for row in rows:
+            for cell in row.cells:
+                cell.content.overflow = "fold"
+        yield from super().__rich_console__(console, options)
+
+
+class WrappingMarkdown(Markdown):
+    """Markdown as the session draws it: table cells wrap, so every word can be read."""
+
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **Markdown.elements,
+        "table_open": _WrappedTable,
+    }
 
 
 class MarkdownStream:
@@ -105,7 +120,9 @@ class MarkdownStream:
 
     def _lines(self, text: str) -> list[list[Segment]]:
         options = self.console.options
-        rendered = self.console.render_lines(Markdown(text), options, pad=False, new_lines=False)
+        rendered = self.console.render_lines(
+            WrappingMarkdown(text), options, pad=False, new_lines=False
+        )
         return [_rstrip(line) for line in rendered]
 
 
@@ -171,6 +188,7 @@ class LiveView:
         self.detailed = detailed
         self.clock = clock
         self.calls: dict[str, dict[str, Any]] = {}
+        self.told: set[str] = set()  # provider errors printed as they happened
         self.running: dict[str, Any] | None = None  # the tool call now running
         self.stream: MarkdownStream | None = None
         self.region = _Region()
@@ -180,9 +198,9 @@ class LiveView:
     # -- a turn's lifetime ----------------------------------------------------------
     def begin_turn(self) -> None:
         self.calls, self.running = {}, None
-        self._start_live()
+        self.start_live()
 
-    def _start_live(self) -> None:
+    def start_live(self) -> None:
         self.live = Live(
             self.region,
             console=self.console,
@@ -206,7 +224,7 @@ class LiveView:
         try:
             yield
         finally:
-            self._start_live()
+            self.start_live()
 
     def end_turn(self, status: str = "done") -> None:
         """Print what is still pending and stop redrawing; safe to call twice."""
@@ -240,7 +258,9 @@ class LiveView:
             self.set_status("thinking")
 
     def on_retry(self, event: Retrying) -> None:
-        self.print(f"[yellow]retrying in {event.delay_s:g}s[/] [dim]({escape(event.reason)})[/]")
+        if event.discarded is not None:
+            self.discard_stream()
+        self.print(retry_line(event))
 
     # -- session events ---------------------------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
@@ -258,7 +278,7 @@ class LiveView:
             call = event["call"]
             self.calls[call["id"]] = call
             self.running = call
-            preview = call_preview(call["name"], call.get("arguments") or {})
+            preview = call_text(call)
             self.set_status(f"{call['name']} {preview}")
         elif kind == "Tool.Result":
             self.on_tool_result(event)
@@ -266,6 +286,7 @@ class LiveView:
             for line in render_lines(event, self.detailed):
                 self.print(f"[magenta]{escape(line)}[/]")
         elif kind == "Provider.Error":
+            self.told.add(event["error"])
             self.print(f"[red]provider error:[/] {escape(event['error'])}")
         elif kind == "Session.Compacted":
             self.print(compaction_line(event))
@@ -294,41 +315,38 @@ class LiveView:
         self.set_status(None)
         self.tool_line(call, event["ok"], result_note(event), event.get("duration_s"))
         if not event["ok"]:
-            self.output_tail(event.get("output") or "")
+            for line in output_tail(event.get("output") or ""):
+                self.print(line)
         elif call["name"] == PLAN_TOOL:
             for line in plan_block(call.get("arguments") or {}):
                 self.print(f"[dim]{escape(line)}[/]")
         if event.get("diff"):
-            self.diff(event["diff"])
+            for item in diff_view(event["diff"]):
+                self.console.print(item)
 
     # -- drawing ----------------------------------------------------------------------------
     def tool_line(
         self, call: dict[str, Any], ok: bool, note: str = "", duration: float | None = None
     ) -> None:
         mark = "[green]✓[/]" if ok else "[red]✗[/]"
-        preview = escape(call_preview(call["name"], call.get("arguments") or {}))
+        preview = escape(call_text(call))
         details = [f"{duration:.1f}s"] if duration is not None else []
         details += [note] if note else []
         suffix = f" [dim]({escape(', '.join(details))})[/]" if details else ""
         self.print(f"{mark} [bold]{escape(call['name'])}[/] {preview}{suffix}")
 
-    def output_tail(self, output: str) -> None:
-        lines = [
-            line
-            for line in output.rstrip().splitlines()
-            if line.strip() and not _EXIT_NOTE.fullmatch(line.strip())  # the line says the exit
-        ]
-        for line in lines[-FAILED_OUTPUT_LINES:]:
-            self.print(f"  [dim]│ {escape(shorten(line, OUTPUT_LINE_CHARS))}[/]")
-
-    def diff(self, diff: str) -> None:
-        lines = diff.rstrip("\n").splitlines()
-        shown = "\n".join(lines[:DIFF_MAX_LINES])
-        self.console.print(
-            Syntax(shown, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
-        )
-        if len(lines) > DIFF_MAX_LINES:
-            self.print(f"  [dim]… {len(lines) - DIFF_MAX_LINES} more diff lines[/]")
+    def discard_stream(self) -> None:
+        """Take a reply that broke off off the screen: a retry streams it again."""
+        stream, self.stream = self.stream, None
+        self.region.tail = None
+        printed = stream.printed if stream is not None else 0
+        if printed and self.live is not None and self.console.is_terminal:
+            self.live.stop()  # clears the redrawn region; the printed lines sit just above it
+            rows = min(printed, self.console.height - 1)
+            up_and_erase = [(ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)]
+            self.console.control(Control(ControlType.CARRIAGE_RETURN, *up_and_erase * rows))
+            self.start_live()
+        self.refresh()
 
     def finish_stream(self) -> None:
         self.region.tail = None  # the tail is printed for good below; never draw it twice

@@ -21,7 +21,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from caretz.agent.limits import RunTotals
+from caretz.agent.signals import Terminated, interruption, signals_interrupt
 from caretz.messages import Usage
+from caretz.text import plural
 from caretz.ui.asking import TerminalAsker
 from caretz.ui.live import LiveView
 from caretz.ui.prompt_input import keys_not_echoed
@@ -79,17 +81,21 @@ def run_repl(
         session.checkpoints.prepare_in_background()  # while the first message is typed
     repl = Repl(session, view, console, env, overrides)
     try:
-        repl.welcome(resumed=resume is not None)
-        repl.loop()
+        with signals_interrupt():
+            repl.welcome(resumed=resume is not None)
+            repl.loop()
+    except Terminated as ended:  # SIGTERM / SIGHUP at the prompt, or ending a turn
+        repl.exit_code = ended.exit_code
     finally:
         repl.close()
-    return 0
+    return repl.exit_code
 
 
 class Repl(SessionControl):
     """The interactive session's prompt loop: read a line, run a slash command or a turn."""
 
     exit_armed = False  # Ctrl-C was pressed once on an empty line
+    exit_code = 0  # 129 / 143 when SIGHUP / SIGTERM ended the session
     prompt: PromptSession[Any] | None = None  # built on the first read
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
 
@@ -118,6 +124,8 @@ class Repl(SessionControl):
                 if message and not dispatch(self, message):
                     self.run_turn(message)
                 self.run_queued()
+            except Terminated:
+                raise
             except KeyboardInterrupt:  # a second Ctrl-C while a turn was wrapping up
                 self.view.end_turn("interrupted")
                 self.info("stopped")
@@ -138,6 +146,8 @@ class Repl(SessionControl):
             )
         except EOFError:
             return None
+        except Terminated:
+            raise
         except KeyboardInterrupt:
             return CTRL_C
 
@@ -232,11 +242,15 @@ class Repl(SessionControl):
         try:
             with keys_not_echoed():
                 result = work()
+        except Terminated:
+            raise
         except KeyboardInterrupt:
             pass  # Ctrl-C landed outside the turn loop's own handling
         finally:
             self.view.end_turn(result.status if result is not None else "interrupted")
         self.turn_summary(result, before, self.clock() - started)
+        if result is not None and result.status == "interrupted" and result.exit_code != 130:
+            raise interruption(result.exit_code)  # SIGTERM / SIGHUP ended the turn: leave
         return result
 
     def turn_summary(self, result: TurnResult | None, before: RunTotals, seconds: float) -> None:
@@ -244,15 +258,16 @@ class Repl(SessionControl):
         used = _usage_since(totals.usage, before.usage)
         parts = [f"{used.input_tokens + used.cache_read_tokens:,} in / {used.output_tokens:,} out"]
         if totals.tool_calls > before.tool_calls:
-            count = totals.tool_calls - before.tool_calls
-            parts.insert(0, f"{count} tool call{'s' if count != 1 else ''}")
+            parts.insert(0, plural(totals.tool_calls - before.tool_calls, "tool call"))
         if totals.cost_usd is not None and before.cost_usd is not None:
             parts.append(f"${totals.cost_usd - before.cost_usd:.4f}")
         parts.append(f"{seconds:.1f}s")
         status = result.status if result is not None else "interrupted"
         colour, label, hint = _STATUS_LOOK.get(status, ("red", status, ""))
-        # An interrupt needs no words, and the guard's notice was shown as it happened.
-        if result is not None and result.message and status in ("limit", "error"):
+        # An interrupt needs no words; the guard's notice and a provider error were shown
+        # as they happened.
+        told = result is not None and result.message in self.view.told
+        if result is not None and result.message and status in ("limit", "error") and not told:
             self.console.print(f"[{colour}]{escape(result.message)}[/]", highlight=False)
         line = f"[{colour}]●[/] [dim]{label} · {escape(' · '.join(parts))}[/]"
         self.console.print(line + (f" [dim]— {hint}[/]" if hint else ""), highlight=False)

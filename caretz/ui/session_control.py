@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from caretz.agent.compaction import (
@@ -20,8 +19,9 @@ from caretz.agent.compaction import (
     Reason,
     needs_compaction,
 )
+from caretz.agent.signals import Terminated
 from caretz.ui.goal_commands import GoalWork, session_goal
-from caretz.ui.live import LiveView
+from caretz.ui.live import LiveView, WrappingMarkdown
 from caretz.ui.loops import LoopSchedule
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ class SessionControl:
                 result = self.session.agent.compact(
                     self.policy(), tokens_before=tokens, reason=reason
                 )
+            except Terminated:
+                raise
             except KeyboardInterrupt:
                 self.info("compaction stopped; the conversation is unchanged")
                 return
@@ -239,7 +241,7 @@ class SessionControl:
             shown = "\n".join(lines[-RECAP_LINES:])
             if len(lines) > RECAP_LINES:
                 self.info(f"… (the last {RECAP_LINES} lines of the answer)")
-            self.console.print(Markdown(shown))
+            self.console.print(WrappingMarkdown(shown))
 
     def info(self, text: str) -> None:
         self.console.print(f"[dim]{escape(text)}[/]", highlight=False)

@@ -8,6 +8,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from caretz.text import one_line, shorten
+from caretz.ui.guard_lines import PREFIX as GUARD_PREFIX
+from caretz.ui.guard_lines import render_lines
 
 if TYPE_CHECKING:
     from caretz.session.store import SessionInfo
@@ -42,7 +44,7 @@ def describe_event(event: dict[str, Any]) -> str | None:
         return f"\n> {event['prompt']}"
     if kind == "Tool.Called":
         call = event["call"]
-        arguments = json.dumps(call["arguments"], sort_keys=True)
+        arguments = call.get("raw_arguments") or json.dumps(call["arguments"], sort_keys=True)
         return f"  {call['name']} {shorten(arguments, ARGUMENTS_PREVIEW_CHARS)}"
     if kind == "Tool.Result":
         mark = "ok" if event["ok"] else f"failed (exit {event.get('exit_code')})"
@@ -50,8 +52,6 @@ def describe_event(event: dict[str, Any]) -> str | None:
     if kind == "Model.Response" and event["message"].get("content"):
         return event["message"]["content"]
     if kind.startswith("LoopGuard."):
-        from caretz.ui.guard_lines import render_lines
-
         return "\n".join(render_lines(event, detailed=True)) or None
     if kind.startswith("Permission."):
         from caretz.ui.permission_lines import permission_line
@@ -74,7 +74,9 @@ def describe_event(event: dict[str, Any]) -> str | None:
             f"{event['summarized']} messages summarized"
         )
     if kind == "Turn.Ended":
-        return f"[{event['status']}] {event.get('message') or ''}".rstrip()
+        # A loop-guard stop's message is the guard's notice, which has a prefix of its own.
+        message = str(event.get("message") or "").removeprefix(f"{GUARD_PREFIX} ")
+        return f"[{event['status']}] {message}".rstrip()
     if kind.startswith("Checkpoint."):
         from caretz.ui.checkpoint_lines import describe
 

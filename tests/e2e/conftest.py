@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -47,21 +48,32 @@ class Caretz:
             "PYTHONUNBUFFERED": "1",
         }
 
-    def __call__(self, *args: str, env: dict[str, str] | None = None, stdin: str = "") -> Run:
+    def __call__(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        stdin: str = "",
+        stdout: Path | None = None,
+    ) -> Run:
+        """Run caretz; with `stdout`, its standard output goes to that file (Run.stdout is "")."""
+        with contextlib.ExitStack() as files:
+            out = files.enter_context(stdout.open("w")) if stdout else subprocess.PIPE
+            done = subprocess.run(
+                [sys.executable, "-m", "caretz", *args],
+                cwd=self.workspace,
+                env=self.environment(env),
+                input=stdin,
+                stdout=out,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=120,
+            )
+        return Run(done.returncode, done.stdout or "", done.stderr)
+
+    def environment(self, env: dict[str, str] | None = None) -> dict[str, str]:
+        """The variables caretz runs with: the fixture's, then `env` (None removes one)."""
         merged = {**self.env, **(env or {})}
-        for name, value in list(merged.items()):
-            if value is None:
-                del merged[name]
-        done = subprocess.run(
-            [sys.executable, "-m", "caretz", *args],
-            cwd=self.workspace,
-            env=merged,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        return Run(done.returncode, done.stdout, done.stderr)
+        return {name: value for name, value in merged.items() if value is not None}
 
     def events(self, session_id: str) -> list[dict[str, Any]]:
         path = self.data_dir / "sessions" / session_id / "events.jsonl"
@@ -87,6 +99,22 @@ def workspace(tmp_path):
 @pytest.fixture
 def caretz(server, workspace):
     return Caretz(server, workspace)
+
+
+@pytest.fixture
+def screen(caretz):
+    """Open caretz in a pseudo-terminal drawn by a terminal emulator; closed at the end."""
+    from tests.e2e.terminal import Screen
+
+    opened: list[Screen] = []
+
+    def open_screen(*args: str, env: dict[str, str] | None = None) -> Screen:
+        opened.append(Screen(caretz, *args, env=env))
+        return opened[-1]
+
+    yield open_screen
+    for each in opened:
+        each.close()
 
 
 def types(events: list[dict[str, Any]]) -> list[str]:

@@ -143,7 +143,13 @@ def test_bad_tool_arguments_go_back_to_the_model(caretz, server):
 
 def test_provider_error_mid_stream_keeps_the_partial_turn(caretz, server):
     server.add(tool("bash", command="echo step one"))
-    server.add(Reply(text="Now I will edit the config file carefully", drop_after_events=4))
+    # Every attempt breaks off (retries are instant): the run gives up after the last.
+    broken = Reply(
+        text="Now I will edit the config file carefully",
+        drop_after_events=4,
+        headers={"retry-after": "0"},
+    )
+    server.add(*[broken] * 5)
 
     run = caretz("-p", "do the work")
 

@@ -10,66 +10,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from tests.e2e.conftest import AGENT_MODEL, Caretz, types
+from tests.e2e.conftest import AGENT_MODEL, types
+from tests.e2e.terminal import TIMEOUT_S, Terminal
 from tests.modelserver import ModelServer, RecordedRequest, Reply, text, tool
 from tests.sandbox.helpers import marker, sleepers
-
-PROMPT = "›"  # the prompt's mark; nothing else caretz prints uses it
-TIMEOUT_S = 20
-
-
-class Terminal:
-    """`python -m caretz` in a pseudo-terminal, 40 rows by 120 columns."""
-
-    def __init__(self, caretz: Caretz, *args: str, env: dict[str, str] | None = None):
-        merged = {**caretz.env, **(env or {})}
-        merged.update(
-            TERM="xterm-256color",
-            # Nobody answers prompt_toolkit's cursor-position queries in a test terminal.
-            PROMPT_TOOLKIT_NO_CPR="1",
-        )
-        self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "caretz", *args],
-            cwd=str(caretz.workspace),
-            env=merged,
-            encoding="utf-8",
-            timeout=TIMEOUT_S,
-            dimensions=(40, 120),
-        )
-        self.transcript: list[str] = []
-
-    def expect(self, pattern: str) -> re.Match[str]:
-        self.child.expect(pattern)
-        self.transcript.append(self.child.before + str(self.child.after))
-        return self.child.match
-
-    def expect_prompt(self) -> None:
-        self.expect(PROMPT)
-
-    def type(self, line: str) -> None:
-        """Type `line` at the prompt (waiting for it first) and press Enter."""
-        self.expect_prompt()
-        self.child.send(line + "\r")
-
-    def ctrl_d(self) -> str:
-        """Press Ctrl-D at the next prompt; the session ID caretz prints as it exits."""
-        self.expect_prompt()
-        self.child.sendcontrol("d")
-        match = self.expect(r"caretz --resume (\S+)")
-        self.child.expect(pexpect.EOF)
-        return match.group(1)
-
-    def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
 
 
 @pytest.fixture

@@ -208,3 +208,10 @@ def test_env_like_values_and_auth_headers_are_redacted(line: str, kept: str):
 )
 def test_redaction_leaves_ordinary_code_and_errors_alone(text: str):
     assert redact(text) == text
+
+
+def test_one_call_is_counted_in_the_singular():
+    record, _ = record_of()
+    record.add_call(bash(0, "go test ./...", GO_ERROR, True))
+
+    assert "1 tool call, 1 failed," in build_summary(record)

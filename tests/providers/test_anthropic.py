@@ -404,18 +404,61 @@ def test_a_bad_request_reports_the_servers_message_without_retrying(server, prov
     assert sleeps == [] and len(server.requests) == 1
 
 
-def test_a_dropped_stream_after_output_raises_with_the_partial_reply(server, provider, sleeps):
+@pytest.fixture
+def no_retries(server: ModelServer, sleeps: list[float]) -> Iterator[AnthropicProvider]:
+    made = AnthropicProvider(ENTRY, KEY, base_url=server.url, max_retries=0, sleep=sleeps.append)
+    yield made
+    made.close()
+
+
+def test_a_dropped_stream_after_output_raises_with_the_partial_reply(server, no_retries, sleeps):
     # message_start, ping, content_block_start, then three text deltas.
     server.add(text("abcdefghijklmnopqrstuvwxyz", chunk_size=4, drop_after_events=6))
     seen: list[StreamEvent] = []
 
     with pytest.raises(ProviderError) as raised:
-        seen.extend(provider.stream(ask()))
+        seen.extend(no_retries.stream(ask()))
 
     assert "broke off mid-stream" in str(raised.value)
     assert raised.value.partial == Message("assistant", "abcdefghijkl")
     assert [e.text for e in seen if isinstance(e, TextDelta)] == ["abcd", "efgh", "ijkl"]
-    assert sleeps == [] and len(server.requests) == 1  # output had started: not retried
+    assert sleeps == [] and len(server.requests) == 1  # no retries left: not retried
+
+
+def test_a_dropped_stream_after_output_is_asked_again_and_replaced(server, provider, sleeps):
+    server.add(
+        text("abcdefghijklmnopqrstuvwxyz", chunk_size=4, drop_after_events=6),
+        text("the whole reply", chunk_size=4),
+    )
+
+    events = list(provider.stream(ask()))
+
+    retry = next(e for e in events if isinstance(e, Retrying))
+    assert retry.discarded == Message("assistant", "abcdefghijkl")
+    assert "broke off mid-stream" in retry.reason
+    after = events[events.index(retry) + 1 :]
+    assert "".join(e.text for e in after if isinstance(e, TextDelta)) == "the whole reply"
+    assert completed(events).response.message.content == "the whole reply"
+    assert sleeps == [1.0] and len(server.requests) == 2
+    assert server.requests[1].body == server.requests[0].body  # the same request again
+
+
+def test_a_stream_that_keeps_breaking_gives_up_with_the_last_partial_reply(server, sleeps):
+    provider = AnthropicProvider(
+        ENTRY, KEY, base_url=server.url, max_retries=2, sleep=sleeps.append
+    )
+    server.add(
+        *[text(f"attempt {n} and more", chunk_size=9, drop_after_events=4) for n in (1, 2, 3)]
+    )
+
+    with pytest.raises(
+        ProviderError, match="gave up after 3 attempts: the reply broke off"
+    ) as raised:
+        collect(provider.stream(ask()))
+
+    assert raised.value.partial.content == "attempt 3"
+    assert sleeps == [1.0, 2.0] and len(server.requests) == 3
+    provider.close()
 
 
 def test_a_drop_before_any_output_is_retried(server, provider, sleeps):
@@ -427,11 +470,11 @@ def test_a_drop_before_any_output_is_retried(server, provider, sleeps):
     assert sleeps == [1.0]
 
 
-def test_an_error_event_mid_stream_raises_with_the_partial_reply(server, provider):
+def test_an_error_event_mid_stream_raises_with_the_partial_reply(server, no_retries):
     server.add(text("partial answer", chunk_size=100, error_after_events=4))
 
     with pytest.raises(ProviderError) as raised:
-        collect(provider.stream(ask()))
+        collect(no_retries.stream(ask()))
 
     assert "overloaded_error: scripted error" in str(raised.value)
     assert raised.value.partial.content == "partial answer"

@@ -329,23 +329,43 @@ def test_forbidden_without_an_env_var_points_at_the_provider(server):
         collect(provider.stream(ask()))
 
 
-def test_a_dropped_stream_after_output_raises_with_the_partial_reply(server, provider):
+@pytest.fixture
+def no_retries(server: ModelServer, sleeps: list[float]) -> Iterator[OpenAIProvider]:
+    made = OpenAIProvider(
+        ENTRY, KEY, base_url=server.openai_url, max_retries=0, sleep=sleeps.append
+    )
+    yield made
+    made.close()
+
+
+def test_a_dropped_stream_after_output_raises_with_the_partial_reply(server, no_retries):
     # role chunk, then two text chunks, then the connection drops.
     server.add(text("0123456789", chunk_size=3, drop_after_events=3))
 
     with pytest.raises(ProviderError) as raised:
-        collect(provider.stream(ask()))
+        collect(no_retries.stream(ask()))
 
     assert "broke off mid-stream" in str(raised.value)
     assert raised.value.partial.content == "012345"
     assert len(server.requests) == 1
 
 
-def test_an_error_object_in_the_stream_raises_with_the_partial_reply(server, provider):
+def test_a_dropped_stream_after_output_is_asked_again(server, provider, sleeps):
+    server.add(text("0123456789", chunk_size=3, drop_after_events=3), text("0123456789"))
+
+    events = list(provider.stream(ask()))
+
+    retry = next(e for e in events if isinstance(e, Retrying))
+    assert retry.discarded is not None and retry.discarded.content == "012345"
+    assert completed(events).response.message.content == "0123456789"
+    assert sleeps == [1.0] and len(server.requests) == 2
+
+
+def test_an_error_object_in_the_stream_raises_with_the_partial_reply(server, no_retries):
     server.add(text("half", chunk_size=10, error_after_events=2, error_message="upstream died"))
 
     with pytest.raises(ProviderError) as raised:
-        collect(provider.stream(ask()))
+        collect(no_retries.stream(ask()))
 
     assert "server_error: upstream died" in str(raised.value)
     assert raised.value.partial.content == "half"

@@ -90,12 +90,25 @@ def test_unknown_tool_fails_listing_available_names(ctx):
 
 
 def test_invalid_json_arguments_fail_showing_the_error(ctx):
+    from caretz.providers.draft import parse_arguments
+
     tool = ScriptedTool("t", echo)
-    result = ToolRegistry([tool]).run(call("t", error="Expecting ',' delimiter: col 9"), ctx)
+    _, error = parse_arguments('{"a": 1 "b": 2}')  # the error a provider attaches to the call
+    result = ToolRegistry([tool]).run(call("t", error=error), ctx)
     assert not result.ok
-    assert "not valid JSON" in result.output
-    assert "Expecting ',' delimiter: col 9" in result.output
+    assert result.output.count("not valid JSON") == 1
+    assert "Expecting ',' delimiter at char 8" in result.output
+    assert '{"a": 1 "b": 2}' in result.output
     assert tool.calls == []
+
+
+def test_a_json_error_that_ends_in_at_is_not_doubled():
+    from caretz.providers.draft import parse_arguments
+
+    _, error = parse_arguments('{"command": "ls')
+
+    assert error is not None and "at at" not in error
+    assert "Unterminated string starting at char 12" in error
 
 
 @pytest.mark.parametrize(

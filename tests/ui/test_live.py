@@ -216,3 +216,49 @@ def test_compaction_shows_one_line():
         "⟳ compacted the conversation: trimmed 3 old tool output(s), "
         "summarized 12 older message(s) (~170.0k → ~41.0k tokens)"
     )
+
+
+def test_a_reply_that_broke_off_is_taken_off_the_screen_before_the_retry():
+    import pyte
+
+    from caretz.messages import Message
+    from caretz.providers.base import Retrying
+
+    out = io.StringIO()
+    console = Console(file=out, width=72, height=24, force_terminal=True, highlight=False)
+    view = LiveView(console, clock=ticking_clock())
+    view.begin_turn()
+    view.on_response_start()
+    for piece in ("First paragraph, complete.\n\n", "A second one that brea"):
+        view.on_text(piece)
+    assert view.stream is not None and view.stream.printed  # printed for good already
+
+    view.on_retry(Retrying(1, 1.0, "the reply broke off", Message("assistant", "First")))
+    view.on_text("The whole answer.")
+    view.on_event(response_event("The whole answer."))
+    view.end_turn()
+
+    emulated = pyte.Screen(72, 24)
+    pyte.Stream(emulated).feed(out.getvalue().replace("\n", "\r\n"))
+    shown = "\n".join(line.rstrip() for line in emulated.display)
+    assert "First paragraph" not in shown and "second one" not in shown
+    assert "The whole answer." in shown
+    assert "retrying in 1s (the reply broke off): the reply starts over" in shown
+
+
+def test_a_wide_table_cell_wraps_instead_of_being_cut():
+    long_path = "caretz/providers/" + "x" * 90 + "_end.py"
+    answer = f"| file | what |\n|---|---|\n| {long_path} | the provider, the long way round |\n\n"
+    console = plain_console()
+    view = LiveView(console, clock=ticking_clock())
+    view.begin_turn()
+    view.on_response_start()
+
+    view.on_text(answer)
+    view.on_event(response_event(answer))
+    view.end_turn()
+
+    printed = screen(console)
+    assert "…" not in printed
+    assert printed.count("x") == 90 and "_end.py" in "".join(printed.split())
+    assert "the provider, the long way round" in " ".join(printed.split())

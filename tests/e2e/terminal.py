@@ -1,0 +1,103 @@
+"""The real `caretz` in a pseudo-terminal: `Terminal` reads what it prints, `Screen` also
+draws it with a terminal emulator (pyte), so a test can read the screen as a person sees it
+after the cursor moves and erases."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import TYPE_CHECKING
+
+import pexpect
+import pyte
+
+if TYPE_CHECKING:
+    from tests.e2e.conftest import Caretz
+
+PROMPT = "›"  # the prompt's mark; nothing else caretz prints uses it
+TIMEOUT_S = 20
+ROWS, COLUMNS = 40, 120
+
+
+class Terminal:
+    """`python -m caretz` in a pseudo-terminal, ROWS by COLUMNS."""
+
+    def __init__(self, caretz: Caretz, *args: str, env: dict[str, str] | None = None):
+        merged = {**caretz.env, **(env or {})}
+        merged.update(
+            TERM="xterm-256color",
+            # Nobody answers prompt_toolkit's cursor-position queries in a test terminal.
+            PROMPT_TOOLKIT_NO_CPR="1",
+        )
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "caretz", *args],
+            cwd=str(caretz.workspace),
+            env=merged,
+            encoding="utf-8",
+            timeout=TIMEOUT_S,
+            dimensions=(ROWS, COLUMNS),
+        )
+        self.transcript: list[str] = []
+
+    def expect(self, pattern: str) -> re.Match[str]:
+        self.child.expect(pattern)
+        self.transcript.append(self.child.before + str(self.child.after))
+        return self.child.match
+
+    def expect_prompt(self) -> None:
+        self.expect(PROMPT)
+
+    def type(self, line: str) -> None:
+        """Type `line` at the prompt (waiting for it first) and press Enter."""
+        self.expect_prompt()
+        self.child.send(line + "\r")
+
+    def ctrl_d(self) -> str:
+        """Press Ctrl-D at the next prompt; the session ID caretz prints as it exits."""
+        self.expect_prompt()
+        self.child.sendcontrol("d")
+        match = self.expect(r"caretz --resume (\S+)")
+        self.child.expect(pexpect.EOF)
+        return match.group(1)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+class Screen(Terminal):
+    """A Terminal whose output is also drawn on an emulated screen."""
+
+    def __init__(self, caretz: Caretz, *args: str, env: dict[str, str] | None = None):
+        super().__init__(caretz, *args, env=env)
+        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.stream = pyte.Stream(self.screen)
+        self.raw = ""  # everything caretz wrote, escape sequences included
+
+    def expect(self, pattern: str) -> re.Match[str]:
+        match = super().expect(pattern)
+        self.feed(self.transcript[-1])
+        return match
+
+    def turn(self, line: str, ends: str = "done · ") -> None:
+        """Type `line` at the prompt, wait for the turn's closing line and the next prompt."""
+        self.type(line)
+        self.expect(ends)
+        self.expect_prompt()
+
+    def wait_for_exit(self) -> int:
+        """Wait for caretz to exit; its exit code (-1 if a signal killed it)."""
+        self.child.expect(pexpect.EOF)
+        self.feed(self.child.before)
+        self.child.close()
+        return self.child.exitstatus if self.child.exitstatus is not None else -1
+
+    def feed(self, text: str) -> None:
+        self.raw += text
+        self.stream.feed(text)
+
+    @property
+    def text(self) -> str:
+        """What the screen shows now, row by row, without trailing blanks."""
+        return "\n".join(line.rstrip() for line in self.screen.display).strip("\n")

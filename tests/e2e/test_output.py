@@ -1,0 +1,151 @@
+"""What a run prints: each thing once, unknowns as unknown, detail when asked for; the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.test_loop_guard import GO_TEST, GO_TEST_SCRIPT, JUDGE, STUCK, verdict, with_judge
+from tests.modelserver import Reply, calls, error, text, tool
+
+
+def test_a_provider_error_is_printed_once(caretz, server):
+    server.add(error(400, "max_tokens: must be at most 64000"))
+
+    run = caretz("-p", "hi")
+
+    assert run.code == 1
+    assert run.stderr.count("max_tokens: must be at most 64000") == 1, run.stderr
+
+
+def test_a_provider_error_is_printed_once_in_the_interactive_session(screen, server):
+    server.add(error(400, "max_tokens: must be at most 64000"))
+    term = screen()
+
+    term.turn("hi", ends="error · ")
+
+    assert term.text.count("max_tokens: must be at most 64000") == 1, term.text
+
+
+def test_a_failed_run_of_a_model_without_a_price_has_an_unknown_cost(caretz, server):
+    server.add(error(400, "bad request"))
+
+    run = caretz("-p", "hi")
+
+    assert run.code == 1
+    assert "cost unknown" in run.stderr and "$0.0000" not in run.stderr
+    server.add(error(400, "bad request"))
+    as_json = caretz("-p", "hi", "--output", "json")
+    lines = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert lines[-1]["type"] == "result" and lines[-1]["cost_usd"] is None
+    assert lines[-2]["type"] == "Turn.Ended" and lines[-2]["cost_usd"] is None
+
+
+def test_a_failed_run_of_a_priced_model_costs_nothing(caretz, server):
+    caretz.write_config({"prices": {"anthropic/claude-test": {"input": 3, "output": 15}}})
+    server.add(error(400, "bad request"))
+
+    run = caretz("-p", "hi", "--output", "json")
+
+    result = json.loads(run.stdout.splitlines()[-1])
+    assert result["cost_usd"] == 0.0  # known: nothing was answered, nothing billed
+
+
+def test_a_successful_run_of_a_model_without_a_price_says_so_too(caretz, server):
+    server.add(tool("bash", command="true"), text("done"))
+
+    run = caretz("-p", "hi")
+
+    assert run.code == 0
+    closing = run.stderr.strip().splitlines()[-1]
+    assert "· 1 tool call ·" in closing and "cost unknown" in closing
+
+
+def test_detailed_output_adds_edit_diffs_and_failed_command_output(caretz, server, workspace):
+    (workspace / "app.py").write_text("def greet():\n    return 'hi'\n")
+    script = [
+        tool("edit", path="app.py", old_string="'hi'", new_string="'hello'"),
+        tool("bash", command="echo first line; echo the real cause >&2; exit 3"),
+        text("done"),
+    ]
+    server.add(*script)
+
+    detailed = caretz("-p", "change it", "--output", "detailed")
+
+    assert detailed.code == 0, detailed.stderr
+    assert "-    return 'hi'" in detailed.stderr and "+    return 'hello'" in detailed.stderr
+    assert "│ the real cause" in detailed.stderr
+    (workspace / "app.py").write_text("def greet():\n    return 'hi'\n")
+    server.add(*script)
+    plain = caretz("-p", "change it")
+    assert "+    return 'hello'" not in plain.stderr and "│ the real cause" not in plain.stderr
+
+
+def test_a_call_with_arguments_that_are_not_json_shows_what_was_sent(caretz, server):
+    server.add(
+        Reply(tool_calls=[("bash", {})], raw_arguments='{"command": "ls'),
+        text("I will stop here."),
+    )
+
+    run = caretz("-p", "try things")
+
+    assert run.code == 0, run.stderr
+    assert '✗ bash {"command": "ls' in run.stderr and "✗ bash {}" not in run.stderr
+    result = server.requests[1].messages[-1]["content"][0]["content"]
+    assert result.count("not valid JSON") == 1 and "at at" not in result
+    shown = caretz("sessions", "show", run.session_id)
+    assert 'bash {"command": "ls' in shown.stdout
+
+
+@pytest.mark.parametrize(("count", "words"), [(1, "1 tool call ·"), (2, "2 tool calls ·")])
+def test_the_closing_line_counts_tool_calls_in_words_that_agree(caretz, server, count, words):
+    server.add(calls(*[("bash", {"command": "true"})] * count), text("done"))
+
+    run = caretz("-p", "go")
+
+    assert words in run.stderr.strip().splitlines()[-1]
+
+
+def test_sessions_show_prints_the_guard_notice_with_one_prefix(caretz, server, workspace):
+    script = workspace / "gotest.sh"
+    script.write_text(GO_TEST_SCRIPT)
+    script.chmod(0o755)
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(6)], text("my report"))
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+    run = caretz("-p", "make the tests pass", *with_judge("active"))
+    assert run.code == 3, run.stderr
+
+    shown = caretz("sessions", "show", run.session_id)
+
+    assert "[loop_guard] [loop-guard]" not in shown.stdout
+    assert "[loop_guard] The turn was still stuck" in shown.stdout
+
+
+def test_help_shows_the_guard_summary_whole_and_no_internal_type_names(caretz):
+    main = caretz("--help")
+    replay = caretz("guard", "replay", "--help")
+
+    assert "recorded trajectories before trusting it." in " ".join(main.stdout.split())
+    assert "caretz guard replay [OPTIONS] FILE...\n" in replay.stdout
+    for internal in ("list[", "{FILE}", "<int range>"):
+        assert internal not in replay.stdout
+    assert "--detector NAME=on|off" in replay.stdout
+
+
+def test_a_missing_replay_file_is_one_caretz_line(caretz, workspace):
+    run = caretz("guard", "replay", str(workspace / "nowhere.jsonl"))
+
+    assert run.code == 2
+    assert run.stderr == f"caretz: {workspace / 'nowhere.jsonl'}: no such file\n"
+
+
+def test_a_wide_table_cell_wraps_in_the_interactive_session(screen, server):
+    token = "caretz/providers/" + "Q" * 150 + "_end.py"
+    server.add(text(f"| file | what |\n|---|---|\n| {token} | the long one |\n\nThat is all."))
+    term = screen()
+
+    term.turn("list them")
+
+    assert "…" not in term.text
+    assert term.text.count("Q") == 150 and "_end.py" in "".join(term.text.split())
