@@ -16,6 +16,7 @@ from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.syntax import Syntax
 
+from caretz.agent.parts import QuietListener
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import one_line, plural, shorten
@@ -255,23 +256,12 @@ def _rows(text: str, columns: int) -> int:
     return sum(max(1, -(-cell_len(line) // columns)) for line in text.split("\n"))
 
 
-class JsonOutput:
-    """`--output json`: every event as a JSON line on stdout, then a result object."""
+class JsonOutput(QuietListener):
+    """`--output json`: every event as a JSON line on stdout, then a result object
+    (streamed deltas are not shown: the events carry the whole replies)."""
 
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
-
-    def on_response_start(self) -> None:
-        pass
-
-    def on_text(self, text: str) -> None:
-        pass
-
-    def on_thinking(self, text: str) -> None:
-        pass
-
-    def on_retry(self, event: Retrying) -> None:
-        pass
 
     def on_event(self, event: dict[str, Any]) -> None:
         self.write(event)
