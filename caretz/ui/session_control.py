@@ -194,6 +194,7 @@ class SessionControl:
                 resume=resume,
                 workspace=old.workspace,
                 permissions=old.permissions,  # the project's rules as read at the start
+                hook_files=old.hooks.files if old.hooks is not None else (),  # and its hooks
             )
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))
