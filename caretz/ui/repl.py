@@ -267,7 +267,8 @@ class Repl(SessionControl):
         # An interrupt needs no words; the guard's notice and a provider error were shown
         # as they happened.
         told = result is not None and result.message in self.view.told
-        if result is not None and result.message and status in ("limit", "error") and not told:
+        shown = ("limit", "error", "hook")
+        if result is not None and result.message and status in shown and not told:
             self.console.print(f"[{colour}]{escape(result.message)}[/]", highlight=False)
         line = f"[{colour}]●[/] [dim]{label} · {escape(' · '.join(parts))}[/]"
         self.console.print(line + (f" [dim]— {hint}[/]" if hint else ""), highlight=False)
@@ -305,6 +306,7 @@ _STATUS_LOOK = {
     "loop_guard": ("magenta", "ended by the loop guard", "reply to carry on in this session"),
     "limit": ("yellow", "limit reached", ""),
     "error": ("red", "error", "the conversation is kept; try again or /model to switch"),
+    "hook": ("yellow", "stopped by a hook", ""),
 }
 
 
