@@ -137,7 +137,7 @@ def _hint(hook: ConfiguredHook, result: HookResult) -> PermissionHint | None:
 
 
 def _stronger(old: PermissionHint | None, new: PermissionHint | None) -> PermissionHint | None:
-    """"ask" from any hook beats "allow" from another."""
+    """A hook's "ask" beats another's "allow"."""
     if old is None or (new is not None and new.decision == "ask" and old.decision == "allow"):
         return new
     return old

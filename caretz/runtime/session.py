@@ -246,7 +246,9 @@ def start_session(
     if hooks is not None:
         hooks.attach(session_id, events_path, workspace)
         log.subscribe(hooks.on_event)
-        source = "resume" if resume is not None else "clear" if hook_files is not None else "startup"
+        source = (
+            "resume" if resume is not None else "clear" if hook_files is not None else "startup"
+        )
         hooks.session_started(source, settings.model.ref)
     return Session(
         session_id,

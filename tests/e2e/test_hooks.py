@@ -123,9 +123,7 @@ def test_a_hook_that_asks_is_a_refusal_where_nobody_can_answer(caretz, server, w
     assert not (workspace / "hi.txt").exists()
 
 
-def test_post_tool_use_sees_the_result_and_its_stderr_reaches_the_model(
-    caretz, server, workspace
-):
+def test_post_tool_use_sees_the_result_and_its_stderr_reaches_the_model(caretz, server, workspace):
     log = write_hook(workspace, "log", LOG_EVENT)
     lint = 'echo "lint: line 1 is too long" >&2; exit 2'
     project_settings(
@@ -149,9 +147,7 @@ def test_post_tool_use_sees_the_result_and_its_stderr_reaches_the_model(
     assert "lint: line 1 is too long" in result  # the tool ran; the model reads the hook too
 
 
-def test_a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started(
-    caretz, server, workspace
-):
+def test_a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started(caretz, server, workspace):
     hang = (
         'sleep 300 & echo $! > "$CARETZ_PROJECT_DIR/child.pid"; '
         'echo $$ > "$CARETZ_PROJECT_DIR/shell.pid"; sleep 300'
@@ -173,9 +169,7 @@ def test_a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started(
 
 
 def test_any_other_exit_is_a_warning_and_the_run_goes_on(caretz, server, workspace):
-    project_settings(
-        workspace, {"hooks": {"PreToolUse": [hooks_entry("echo oops >&2; exit 1")]}}
-    )
+    project_settings(workspace, {"hooks": {"PreToolUse": [hooks_entry("echo oops >&2; exit 1")]}})
     server.add(tool("bash", command="echo went-on"), text("ok"))
 
     run = caretz("-p", "go")
@@ -198,9 +192,7 @@ def test_continue_false_ends_the_turn(caretz, server, workspace):
     assert types(caretz.events(run.session_id))[-1] == "Turn.Ended"
 
 
-def test_a_malformed_hooks_entry_is_one_line_naming_the_file_and_key(
-    caretz, server, workspace
-):
+def test_a_malformed_hooks_entry_is_one_line_naming_the_file_and_key(caretz, server, workspace):
     project_settings(
         workspace, {"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}]}}
     )
