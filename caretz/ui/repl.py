@@ -184,9 +184,14 @@ class Repl(SessionControl):
         return self.run_guarded(lambda: run_with_auto_resume(self.session.agent, prompt))
 
     def run_queued(self) -> None:
-        """Run what a slash command queued: a goal to start or resume."""
+        """Run what a slash command queued: a custom command, a goal to start or resume."""
         from caretz.ui.goal_commands import StartGoal
 
+        command, self.queued_command = self.queued_command, None
+        if command is not None:
+            from caretz.ui.custom_commands import run_prepared
+
+            run_prepared(self, command)
         work, self.queued = self.queued, None
         if work is None:
             return
@@ -288,6 +293,10 @@ class Repl(SessionControl):
         self.info(
             "/help lists commands · Esc+Enter adds a line · Ctrl-C stops a turn · Ctrl-D exits"
         )
+        from caretz.ui.slash import custom_commands
+
+        for warning in custom_commands(self).warnings:
+            self.error(warning)
         if resumed:
             self.recap()
 
