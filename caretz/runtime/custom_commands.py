@@ -59,10 +59,21 @@ def prepare(
     model = None
     if command.model is not None:
         try:
-            model = resolve_model_switch(settings, command.model, env).ref
+            model = resolve_model_switch(settings, _with_provider(settings, command.model), env).ref
         except ConfigError as error:
             raise ConfigError(f"{command.path}: model: {error}") from None
     return PreparedCommand(command, expand(command.prompt, arguments), rules, model)
+
+
+def _with_provider(settings: Settings, ref: str) -> str:
+    """A bare model ID (`claude-haiku-4-5`, as Claude Code's files write it) is on the
+    session's provider; on an ad hoc endpoint it stays bare, for that endpoint."""
+    from caretz.providers.resolve import CUSTOM_PROVIDER
+
+    provider = settings.model.entry.name
+    if "/" in ref or provider == CUSTOM_PROVIDER:
+        return ref
+    return f"{provider}/{ref}"
 
 
 @contextlib.contextmanager

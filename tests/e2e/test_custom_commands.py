@@ -101,12 +101,15 @@ def test_an_unknown_or_built_in_name_is_refused_without_a_model_call(caretz, ser
 
 def test_front_matter_model_runs_that_turn_on_that_model(caretz, server, commands):
     write_command(commands, "quick", "---\nmodel: anthropic/small-model\n---\nSummarize $1.")
+    write_command(commands, "bare", "---\nmodel: other-model\n---\nBare $1.")
     server.add(text("Short."), model="small-model")
+    server.add(text("Bare."), model="other-model")
 
     run = caretz("-p", "/quick README.md")
+    bare = caretz("-p", "/bare id")  # a bare ID, as Claude Code's files write it
 
-    assert run.code == 0, run.stderr
-    assert [r.model for r in server.requests] == ["small-model"]
+    assert run.code == 0 and bare.code == 0, run.stderr + bare.stderr
+    assert [r.model for r in server.requests] == ["small-model", "other-model"]
     changed = [e for e in caretz.events(run.session_id) if e["type"] == "Session.Changed"]
     assert [e["model"] for e in changed] == ["anthropic/small-model", "anthropic/claude-test"]
 
