@@ -10,7 +10,7 @@ without a command or with a timeout of zero: each is an error naming the key.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -27,16 +27,7 @@ HookEvent = Literal[
     "LoopGuardJudged",
     "LoopGuardStopped",
 ]
-HOOK_EVENTS: tuple[HookEvent, ...] = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "Stop",
-    "PreCompact",
-    "LoopGuardJudged",
-    "LoopGuardStopped",
-)
+HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 Timeout = Annotated[int | float, Field(gt=0)]
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
+from tests.e2e import test_loop_guard
 from tests.e2e.conftest import types
 from tests.e2e.hook_scripts import (
     LOG_EVENT,
@@ -15,7 +14,7 @@ from tests.e2e.hook_scripts import (
     project_settings,
     write_hook,
 )
-from tests.e2e.test_loop_guard import GO_TEST, GO_TEST_SCRIPT, JUDGE, STUCK, verdict, with_judge
+from tests.e2e.test_loop_guard import GO_TEST, JUDGE, STUCK, verdict, with_judge
 from tests.modelserver import text, tool
 
 NO_DEPLOYS = """
@@ -26,6 +25,8 @@ if "deploy" in event["prompt"]:
     sys.exit(2)
 print("Ticket ABC-123 is the one being worked on.")
 """
+
+go_project = test_loop_guard.go_project  # the fake Go project whose tests keep failing
 
 
 def last_user_text(request) -> str:
@@ -124,14 +125,6 @@ def test_the_loop_guard_still_counts_the_same_answer_across_stop_continuations(
     stopped = [e for e in events if e["type"] == "LoopGuard.Stopped"]
     assert stopped and stopped[0]["detector"] == "same-answer"
     assert "Hook.StopLimit" not in types(events)
-
-
-@pytest.fixture
-def go_project(workspace):
-    script = workspace / "gotest.sh"
-    script.write_text(GO_TEST_SCRIPT)
-    script.chmod(0o755)
-    return workspace
 
 
 def test_a_loop_guard_stopped_hook_is_told_the_verdict_and_the_session(caretz, server, go_project):

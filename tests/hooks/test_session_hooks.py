@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,20 +16,13 @@ from caretz.runtime.session import Session, start_session
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl
+from tests.agent import test_compaction
 from tests.agent.test_compaction import Recorder
 from tests.e2e.hook_scripts import LOG_EVENT, hooks_entry, logged_events, project_settings
 from tests.e2e.hook_scripts import write_hook as write_script
-from tests.modelserver import ModelServer, text, tool
+from tests.modelserver import text, tool
 
-
-@pytest.fixture
-def env(server: ModelServer) -> dict[str, str]:
-    return {
-        **os.environ,
-        "ANTHROPIC_API_KEY": "sk-test",
-        "ANTHROPIC_BASE_URL": server.url,
-        "CARETZ_MODEL": "anthropic/claude-test",
-    }
+env = test_compaction.env  # the loopback server's URL and a test key
 
 
 @pytest.fixture
