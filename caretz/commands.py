@@ -185,6 +185,8 @@ def run_turns(session: Session, prompt: str) -> TurnResult:
 def custom_command(settings: Settings, prompt: str) -> PreparedCommand | None:
     """The custom command a `-p "/name args"` prompt runs (None: an ordinary prompt);
     raises ConfigError for a `/name` that is no custom command."""
+    if not prompt.lstrip().startswith("/"):
+        return None  # the interactive session's modules are not loaded for a plain prompt
     from caretz.ui.custom_commands import headless_command
     from caretz.ui.slash import builtin_names, parse
 
