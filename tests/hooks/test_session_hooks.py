@@ -146,3 +146,22 @@ def test_subagents_calls_meet_pre_tool_use_but_their_prompts_are_not_user_prompt
     seen = [(e["hook_event_name"], e.get("tool_name")) for e in logged_events(workspace)]
     assert seen == [("UserPromptSubmit", None), ("PreToolUse", "Task"), ("PreToolUse", "Read")]
     session.close()
+
+
+def test_the_interactive_session_says_why_a_prompt_was_not_sent(env, workspace, server):
+    refuse = "echo 'no deploys on Fridays' >&2; exit 2"
+    project_settings(workspace, {"hooks": {"UserPromptSubmit": [hooks_entry(refuse)]}})
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    view = LiveView(console)
+    session = start_session(resolve_settings({}, env), view, env, workspace=workspace)
+    repl = Repl(session, view, console, env)
+
+    result = repl.run_turn("deploy now")
+
+    assert result is not None and (result.status, result.exit_code) == ("hook", 6)
+    shown = console.file.getvalue()
+    assert "[hook] UserPromptSubmit `echo 'no deploys on Fridays' >&2; exit 2` blocked" in shown
+    assert "a UserPromptSubmit hook blocked the prompt; it was not sent" in shown
+    assert "stopped by a hook" in shown
+    assert server.requests == []
+    repl.close()
