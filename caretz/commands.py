@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.goal.evaluator import ModelEvaluator
     from caretz.goal.state import Goal
+    from caretz.runtime.custom_commands import PreparedCommand
     from caretz.runtime.session import Output, Session
     from caretz.sandbox.detect import SandboxCheck
 
@@ -142,6 +143,7 @@ def run_headless(
                 'no prompt, and the session has no paused goal: pass -p "..."',
                 settings.output == "json",
             )
+        custom = custom_command(settings, prompt) if pursuit is None and prompt else None
         session = start_session(settings, output, resume=resume)
     except (ConfigError, SessionNotFound) as error:
         return fail_run(str(error), settings.output == "json")
@@ -155,6 +157,8 @@ def run_headless(
             if pursuit is not None:
                 goal_run = pursuit.run(session.agent, prompt)
                 result = goal_run.result
+            elif custom is not None:
+                result = run_custom_command(session, custom)
             else:
                 assert prompt is not None
                 result = run_turns(session, prompt)
@@ -176,6 +180,35 @@ def run_turns(session: Session, prompt: str) -> TurnResult:
     except Terminated as ended:
         end = interrupted_by(ended)
         return TurnResult(end.status, end.exit_code, end.message, "", 0)
+
+
+def custom_command(settings: Settings, prompt: str) -> PreparedCommand | None:
+    """The custom command a `-p "/name args"` prompt runs (None: an ordinary prompt);
+    raises ConfigError for a `/name` that is no custom command."""
+    if not prompt.lstrip().startswith("/"):
+        return None  # the interactive session's modules are not loaded for a plain prompt
+    from caretz.ui.custom_commands import headless_command
+    from caretz.ui.slash import builtin_names, parse
+
+    parsed = parse(prompt.strip())
+    if parsed is None:
+        return None
+    return headless_command(settings, Path.cwd(), parsed, builtin_names(), os.environ)
+
+
+def run_custom_command(session: Session, custom: PreparedCommand) -> TurnResult:
+    """The command's turn on its model, with its allowed tools (see runtime/custom_commands)."""
+    from caretz.agent.turn import TurnResult
+    from caretz.config_base import ConfigError
+    from caretz.runtime.custom_commands import command_scope
+    from caretz.usage_error import USAGE_ERROR
+
+    try:
+        with command_scope(session, custom):
+            return run_turns(session, custom.prompt)
+    except ConfigError as error:  # its model could not be switched to
+        fail(str(error))
+        return TurnResult("usage_error", USAGE_ERROR, str(error), "", 0)
 
 
 def yolo_banner() -> None:

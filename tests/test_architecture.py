@@ -34,6 +34,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.permissions": set(),
     "caretz.sandbox": set(),
     "caretz.tools": {"caretz.permissions", "caretz.sandbox"},
+    "caretz.slash_commands": set(),
+    "caretz.hooks": {"caretz.tools"},  # the registry's seam, and ending a process group
     "caretz.guard": {"caretz.tools"},  # tools.policy's argument conventions only
     "caretz.goal": {"caretz.guard"},  # the guard's record, summary sections and reply readers
     "caretz.agent": {
@@ -47,6 +49,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.config": {
         "caretz.goal",
         "caretz.guard",
+        "caretz.hooks",
         "caretz.providers",
         "caretz.pricing",
         "caretz.permissions",
@@ -59,11 +62,13 @@ WIRING = {
     "caretz.config",
     "caretz.goal",
     "caretz.guard",
+    "caretz.hooks",
     "caretz.permissions",
     "caretz.pricing",
     "caretz.providers",
     "caretz.sandbox",
     "caretz.session",
+    "caretz.slash_commands",
     "caretz.tools",
     "caretz.usage_error",
 }

@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 
 from caretz.agent import compaction
 from caretz.agent.compaction import Compaction, CompactionPolicy, Reason, needs_compaction
+from caretz.agent.outcomes import StoppedByHook
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.turn import Turn, TurnResult
+from caretz.agent.turn_hooks import TurnHooks
 from caretz.messages import Message
 from caretz.providers.base import collect
 
@@ -22,7 +24,40 @@ class Agent:
         self, prompt: str, *, from_user: bool = True, continuation: bool = False
     ) -> TurnResult:
         """One turn on the conversation. `continuation`: an automated turn that carries
-        on the same piece of work (a goal's next turn; see `TurnContext`)."""
+        on the same piece of work (a goal's next turn; see `TurnContext`).
+
+        The main agent's hooks see the user's prompt first (it may be blocked, or get
+        context added) and the answer that would end the turn (a Stop hook may carry
+        the work on, in automated turns it bounds)."""
+        hooks = self.hooks
+        if hooks is None:
+            return self.run_one_turn(prompt, from_user, continuation)
+        if from_user:
+            submitted = hooks.prompt_submitted(prompt)
+            if submitted.blocked is not None:
+                return self.prompt_blocked(prompt, submitted.blocked)
+            prompt = submitted.prompt
+        result = self.run_one_turn(prompt, from_user, continuation)
+        continuations = 0
+        while result.status == "done":
+            message = hooks.stopping(result.text, continuations)
+            if message is None:
+                break
+            continuations += 1
+            result = self.run_one_turn(message, False, True)
+        return result
+
+    @property
+    def hooks(self) -> TurnHooks | None:
+        """The user's hooks, for the main agent only (subagents have none of their own)."""
+        return self.parts.hooks if self.config.depth == 0 else None
+
+    def prompt_blocked(self, prompt: str, reason: str) -> TurnResult:
+        message = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
+        self.parts.log.emit("Hook.PromptBlocked", prompt=prompt, reason=reason)
+        return TurnResult(StoppedByHook.status, StoppedByHook.exit_code, message, "", 0)
+
+    def run_one_turn(self, prompt: str, from_user: bool, continuation: bool) -> TurnResult:
         state = self.conversation
         state.turns += 1
         turn = Turn(
@@ -61,6 +96,11 @@ class Agent:
         """Compact the conversation (see `compaction.compact`); a change is logged as a
         `Session.Compacted` event holding the new conversation, which resume replays."""
         state = self.conversation
+        blocked = self.hooks.compacting(reason) if self.hooks is not None else None
+        if blocked is not None:
+            before = tokens_before or 0
+            why = f"a PreCompact hook blocked it: {blocked}"
+            return Compaction(reason, 0, 0, before, before, why, state.messages)
         result = compaction.compact(
             state.messages,
             self.config.system,

@@ -38,6 +38,7 @@ _PAUSES = {
     "loop_guard": "the loop guard ended the turn",
     "interrupted": "interrupted",
     "error": "the turn failed",
+    "hook": "a hook stopped the turn",
 }
 
 

@@ -51,6 +51,14 @@ class Interrupted(TurnEnd):
         self.exit_code = exit_code
 
 
+class StoppedByHook(TurnEnd):
+    """A hook blocked the user's prompt (UserPromptSubmit) or ended the turn
+    (`continue: false`); the message says which hook and why."""
+
+    status = "hook"
+    exit_code = 6
+
+
 # Not a turn's end: a goal's evaluator found the goal cannot be met (agent/goal_driver.py).
 GOAL_IMPOSSIBLE = 5
 
@@ -62,6 +70,7 @@ EXIT_CODES: dict[int, str] = {
     3: "the loop guard ended the turn",
     4: "a limit (--max-tool-calls, --max-budget-usd, goal.maxTurns) ended the turn or the goal",
     5: "the goal was judged impossible",
+    6: "a hook blocked the prompt or ended the turn",
     129: "ended by SIGHUP (a closed terminal), like Ctrl-C",
     130: "interrupted (Ctrl-C)",
     143: "ended by SIGTERM, like Ctrl-C",

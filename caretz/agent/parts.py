@@ -26,6 +26,7 @@ from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 
 if TYPE_CHECKING:
+    from caretz.agent.turn_hooks import TurnHooks
     from caretz.tools.registry import ToolRegistry
 
 Price = Callable[[str, Usage], float | None]
@@ -80,6 +81,8 @@ class AgentParts:
     clock: Callable[[], float] = time.monotonic
     # Compact before each request once the context nears the window; None: never.
     compaction: CompactionPolicy | None = None
+    # The user's hooks around the main agent's turns (agent/turn_hooks.py); None: none.
+    hooks: TurnHooks | None = None
 
 
 @dataclass

@@ -18,6 +18,7 @@ from caretz.agent.outcomes import (
     Interrupted,
     LoopGuardStopped,
     RuntimeFailure,
+    StoppedByHook,
     TurnEnd,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
@@ -40,7 +41,7 @@ from caretz.providers.base import (
     ThinkingDelta,
 )
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
-from caretz.tools.policy import CancelToolCall
+from caretz.tools.policy import CancelToolCall, EndTurn
 from caretz.tools.registry import ToolCrash
 from caretz.tools.todo import latest_plan
 
@@ -288,6 +289,13 @@ class Turn:
             # The call started: the model learns what it did so far, never "Not run".
             self.record_interrupted(index, call, interrupt, parts.clock() - started)
             raise
+        except EndTurn as end:  # a hook's `continue: false`, before or after the call ran
+            result = end.result or ToolResult(ok=False, output=f"Not run: {end.reason}")
+            self.emit_result(index, call, result)
+            self.conversation.messages.append(
+                Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
+            )
+            raise StoppedByHook(end.reason) from None
         self.emit_result(index, call, result)
         return result
 

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from caretz.config_base import PositiveDuration, Section, parse_duration
 from caretz.goal.config import GoalConfig
 from caretz.guard.config import LoopGuardConfig
+from caretz.hooks.config import HooksConfig
 from caretz.messages import ProtocolName, Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.pricing import Price
@@ -191,6 +192,7 @@ class Profile(Section):
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     goal: GoalConfig = Field(default_factory=GoalConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)  # docs/hooks.md
     shell_env: list[str] = Field(
         default_factory=list
     )  # variables a command gets despite the filter

@@ -37,8 +37,9 @@ DEFAULT_MODE: PermissionMode = "auto"
 # external  runs outside the sandbox (MCP tools)
 Effect = Literal["read", "edit", "shell", "internal", "external"]
 Action = Literal["run", "ask", "refuse"]
-# What made the decision: a rule, the mode, the model's escalation, the sandbox being off.
-DecidedBy = Literal["rule", "mode", "escalation", "no-sandbox", "outside"]
+# What made the decision: a rule, the mode, the model's escalation, the sandbox being off,
+# a PreToolUse hook that asks first.
+DecidedBy = Literal["rule", "mode", "escalation", "no-sandbox", "outside", "hook"]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from caretz.permissions.rules import Rule
     from caretz.tools.asking import Asker
     from caretz.tools.permission import SessionPermissions
-    from caretz.tools.registry import BeforeCall, ToolRegistry
+    from caretz.tools.registry import AfterCall, BeforeCall, ToolRegistry
 
 
 def commands_sandboxed(settings: Settings) -> bool:
@@ -91,16 +91,21 @@ def load_permissions(
 
 
 def build_tools(
-    permissions: SessionPermissions, extra_checks: Sequence[BeforeCall] = ()
+    permissions: SessionPermissions,
+    extra_checks: Sequence[BeforeCall] = (),
+    first_checks: Sequence[BeforeCall] = (),
+    after_call: Sequence[AfterCall] = (),
 ) -> ToolRegistry:
     """The built-in tools under the session's permission check (rules and mode, in every
     guard mode; the user's disallowedTools are deny rules in it). `extra_checks` (the
-    session's checkpoints) run after it, so a refused call takes no checkpoint."""
+    session's checkpoints) run after it, so a refused call takes no checkpoint;
+    `first_checks` (PreToolUse hooks) before it, so it judges the input they leave."""
     from caretz.tools.permission import PermissionCheck
     from caretz.tools.registry import ToolRegistry, default_tools
 
-    registry = ToolRegistry(default_tools())
-    registry.before_call = (PermissionCheck(permissions, registry.effect_of), *extra_checks)
+    registry = ToolRegistry(default_tools(), after_call=after_call)
+    check = PermissionCheck(permissions, registry.effect_of)
+    registry.before_call = (*first_checks, check, *extra_checks)
     return registry
 
 

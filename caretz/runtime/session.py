@@ -23,6 +23,7 @@ from caretz.agent.parts import AgentConfig, AgentParts, Conversation, TurnListen
 from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
 from caretz.guard.seam import Guard
+from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
 from caretz.runtime.models import open_provider
 from caretz.session.events import EventLog, read_events
@@ -33,6 +34,8 @@ from caretz.tools.jobtable import JobTable
 if TYPE_CHECKING:
     from caretz.agent.checkpointing import TurnCheckpoints
     from caretz.config.settings import Settings
+    from caretz.hooks.matching import HookFile
+    from caretz.hooks.session import SessionHooks
     from caretz.sandbox.detect import SandboxCheck
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.asking import Asker
@@ -62,6 +65,7 @@ class Session:
     sandbox: Sandbox | None = None
     sandbox_check: SandboxCheck | None = None
     jobs: JobTable = field(default_factory=JobTable)
+    hooks: SessionHooks | None = None  # None: no hooks configured
 
     def close(self) -> None:
         """End the session: stop its background jobs, settle a turn left open, then
@@ -114,17 +118,20 @@ def wire_agent(
     checks: Sequence[BeforeCall] = (),
     sandbox: Sandbox | None = None,
     jobs: JobTable | None = None,
+    hooks: SessionHooks | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators for `settings`. `guard` keeps a guard
     already running (None builds one from the settings); `system` keeps a prompt
     already read (None reads it, with AGENTS.md, now); `sandbox` and `jobs` are the
     session's, which its tools run commands in; `checks` (the checkpoints) run after
-    the permission check.
+    the permission check; `hooks` (the user's) before it, after each call and around
+    the main agent's turns.
 
     Raises ConfigError (no price for a budget, a missing key, a judge that cannot
     be built) before anything is built.
     """
     from caretz.pricing import cost_usd
+    from caretz.runtime.hooks import tool_hooks
     from caretz.runtime.permissions import build_tools
 
     check_budget_is_priceable(settings)
@@ -141,9 +148,10 @@ def wire_agent(
         max_tokens=settings.max_tokens,
         limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
     )
+    first_checks, after_call = tool_hooks(hooks)
     parts = AgentParts(
         provider=provider,
-        tools=build_tools(permissions, checks),
+        tools=build_tools(permissions, checks, first_checks, after_call),
         tool_ctx=ToolContext(
             workspace,
             bash_timeout_s=settings.bash_timeout_s,
@@ -156,6 +164,7 @@ def wire_agent(
         price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
         listener=listener,
         compaction=CompactionPolicy(context_window=settings.context_window),
+        hooks=hooks,
     )
     return config, parts
 
@@ -174,13 +183,15 @@ def start_session(
     workspace: Path | None = None,
     asker: Asker | None = None,
     permissions: SessionPermissions | None = None,
+    hook_files: Sequence[HookFile] | None = None,
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
     Everything that can fail on settings (the sandbox, a model, a key, the judge, a
-    permission rule) is built before the session folder is made; the log writes once it exists.
-    `asker` puts permission questions to the user (None: nobody can answer);
-    `permissions` carries an interactive session's permissions over to the next one.
+    permission rule, a hook) is built before the session folder is made; the log writes
+    once it exists. `asker` puts permission questions to the user (None: nobody can
+    answer); `permissions` and `hook_files` carry an interactive session's permissions
+    and hooks over to the next one (/clear, /resume).
     """
     from caretz import __version__
     from caretz.config.sandbox import open_session_sandbox, sandbox_fields
@@ -193,6 +204,9 @@ def start_session(
 
         permissions = load_permissions(settings, workspace, asker)
     permissions.emit = log.emit
+    hooks = open_hooks(settings, workspace, permissions, hook_files)
+    if hooks is not None:
+        hooks.emit = log.emit
     judge = SessionJudge(settings, env, settings.model)
     sandbox, check = open_session_sandbox(settings, workspace, env)
     jobs = JobTable()
@@ -209,6 +223,7 @@ def start_session(
         checks=checks,
         sandbox=sandbox,
         jobs=jobs,
+        hooks=hooks,
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
     log.path = events_path
@@ -228,6 +243,13 @@ def start_session(
     )
     if checkpoints is not None:
         checkpoints.attach(session_id, log)
+    if hooks is not None:
+        hooks.attach(session_id, events_path, workspace)
+        log.subscribe(hooks.on_event)
+        source = (
+            "resume" if resume is not None else "clear" if hook_files is not None else "startup"
+        )
+        hooks.session_started(source, settings.model.ref)
     return Session(
         session_id,
         events_path,
@@ -241,6 +263,7 @@ def start_session(
         sandbox=sandbox,
         sandbox_check=check,
         jobs=jobs,
+        hooks=hooks,
     )
 
 

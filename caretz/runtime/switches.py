@@ -154,6 +154,7 @@ def _rewire(
         checks=checkpoint_checks(session.checkpoints),
         sandbox=sandbox,
         jobs=session.jobs,
+        hooks=session.hooks,
     )
     parts = follow_settings(permissions, settings, rules, parts)
     install(agent, config, parts)

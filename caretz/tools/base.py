@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from caretz.permissions.policy import RuleSet
+    from caretz.tools.policy import PermissionHint
 
 
 @dataclass
@@ -64,6 +65,9 @@ class ToolContext:
     sandbox: Sandbox | None = None
     # Background jobs (bash `background: true`), shared with subagents.
     jobs: JobTable = field(default_factory=JobTable)
+    # A PreToolUse hook's "allow" or "ask" for this call, set by the registry on the copy
+    # the checks after the hook see (tools/policy.py).
+    permission_hint: PermissionHint | None = None
 
 
 class ToolInterrupted(KeyboardInterrupt):

@@ -24,7 +24,7 @@ from typing import Any
 
 from caretz.messages import ToolCall
 from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide
-from caretz.permissions.policy import RuleSet
+from caretz.permissions.policy import Decision, RuleSet
 from caretz.permissions.proposals import propose_rules, save_allow_rules
 from caretz.permissions.rules import Rule, RuleError, parse_rule
 from caretz.permissions.settings import PROJECT_SETTINGS, disallowed_origin
@@ -38,7 +38,7 @@ from caretz.tools.asking import (
     input_summary,
 )
 from caretz.tools.base import ToolContext
-from caretz.tools.policy import CancelToolCall, Proceed, disallowed_reason
+from caretz.tools.policy import CancelToolCall, PermissionHint, Proceed, disallowed_reason
 
 Emit = Callable[..., Any]
 EffectOf = Callable[[str], "Effect | None"]
@@ -80,6 +80,7 @@ class SessionPermissions:
         self.project_rules = tuple(project_rules)
         self.profile_rules = tuple(profile_rules)
         self.saved: list[Rule] = []
+        self.turn_rules: tuple[Rule, ...] = ()  # a custom command's allowed-tools, for its turn
         self.mode: PermissionMode = mode
         self.asker: Asker = asker or NobodyAsks()
         self.emit = emit
@@ -88,8 +89,14 @@ class SessionPermissions:
         self.rules = self._ruleset()
 
     def _ruleset(self) -> RuleSet:
-        rules = (*self.profile_rules, *self.project_rules, *self.saved)
+        rules = (*self.profile_rules, *self.project_rules, *self.saved, *self.turn_rules)
         return RuleSet(rules, self.project_root, self.home)
+
+    def use_turn_rules(self, rules: Iterable[Rule]) -> None:
+        """Allow rules for one turn only (a custom command's `allowed-tools`); () ends them.
+        Deny and ask rules still win over them."""
+        self.turn_rules = tuple(rule for rule in rules if rule.behavior == "allow")
+        self.rules = self._ruleset()
 
     def use_profile_rules(self, rules: Iterable[Rule]) -> None:
         """Another profile's rules (and disallowedTools); the project's stay as read."""
@@ -102,10 +109,20 @@ class SessionPermissions:
 
     # -- one call ------------------------------------------------------------------------
     def check(
-        self, call: ToolCall, args: Mapping[str, Any], effect: Effect, cwd: Path
+        self,
+        call: ToolCall,
+        args: Mapping[str, Any],
+        effect: Effect,
+        cwd: Path,
+        hint: PermissionHint | None = None,
     ) -> Proceed | None:
-        """None or Proceed (with a grant) when the call may run; raises CancelToolCall."""
+        """None or Proceed (with a grant) when the call may run; raises CancelToolCall.
+
+        `hint`: a PreToolUse hook's "allow" (weighed as an allow rule where no rule
+        decided) or "ask" (asks where the call would have run unasked)."""
         decision = self.rules.check(call.name, args, cwd)
+        if hint is not None and hint.decision == "allow" and decision.outcome == "no-match":
+            decision = Decision("allow", f"allowed by {hint.source}")
         escalate = _escalation(args) if effect == "shell" else None
         verdict = decide(
             self.mode,
@@ -115,6 +132,9 @@ class SessionPermissions:
             escalate=escalate,
             sandboxed=self.sandboxed,
         )
+        if hint is not None and hint.decision == "ask" and verdict.action == "run":
+            reason = f"{hint.source} asks first: {hint.reason or 'no reason given'}"
+            verdict = Verdict("ask", reason, "hook", escalated=verdict.escalated)
         if verdict.action == "refuse":
             raise CancelToolCall(self._refuse(call, args, verdict))
         if verdict.action == "ask":
@@ -173,9 +193,9 @@ class SessionPermissions:
         cwd: Path,
     ) -> Question:
         saves: tuple[str, ...] = ()
-        # An escalation asks every time (a rule cannot approve leaving the sandbox),
-        # so "yes, always" is not offered for it.
-        if not escalate:
+        # An escalation asks every time (a rule cannot approve leaving the sandbox), and
+        # so does a hook that asks, so "yes, always" is not offered for either.
+        if not escalate and verdict.by != "hook":
             try:
                 proposal = propose_rules(call.name, args, cwd, self.rules)
                 saves = tuple(proposal.rules) if proposal.unsavable is None else ()
@@ -250,7 +270,8 @@ class PermissionCheck:
         if effect is None or not isinstance(call.arguments, dict):
             return None  # the registry refuses what cannot run; nobody is asked about it
         args = {key: value for key, value in call.arguments.items() if value is not None}
-        return self.permissions.check(call, args, effect, Path(ctx.workspace))
+        workspace = Path(ctx.workspace)
+        return self.permissions.check(call, args, effect, workspace, ctx.permission_hint)
 
 
 def _escalation(args: Mapping[str, Any]) -> str | None:

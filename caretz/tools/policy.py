@@ -7,7 +7,12 @@ A before-call check sees the call and the tool context and either
   place (a hook that rewrites the input), and/or a grant for this one call
   (`escalated`: run it outside the sandbox, as the user approved);
 - raises `CancelToolCall(reason)`: the call does not run, and the reason is the failed
-  result the model reads, so a refused call never ends the turn.
+  result the model reads, so a refused call never ends the turn;
+- raises `EndTurn(reason)`: the turn itself ends (a hook's `continue: false`).
+
+A `Proceed` may also carry a `PermissionHint`: a PreToolUse hook's "allow" or "ask",
+which the permission check after it weighs as an allow rule, or as a reason to ask
+(docs/hooks.md).
 
 Checks run in order, each seeing the call as the earlier ones left it. The session's
 permission check (tools/permission.py) is one; the user's `disallowedTools` are deny
@@ -18,12 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from caretz.messages import ToolCall
 
 if TYPE_CHECKING:
-    from caretz.tools.base import ToolContext
+    from caretz.tools.base import ToolContext, ToolResult
 
 # The argument names tools give a file path (caretz's own tools use "path").
 PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target")
@@ -38,12 +43,34 @@ class CancelToolCall(Exception):
         self.reason = reason
 
 
+class EndTurn(Exception):
+    """Raised by a before- or after-call check: the turn ends here (a hook's
+    `continue: false`). `result` is the call's result when it ran (after-call)."""
+
+    def __init__(self, reason: str, result: ToolResult | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.result = result
+
+
+@dataclass(frozen=True)
+class PermissionHint:
+    """A check's word for the permission check after it: "allow" counts as an allow rule
+    for this call (it never beats a deny or ask rule, nor lets a command leave the
+    sandbox); "ask" asks even where nothing else would (refused where nobody can answer)."""
+
+    decision: Literal["allow", "ask"]
+    reason: str  # one line, shown in the question or the refusal
+    source: str  # who said it, e.g. "the PreToolUse hook `./check.sh`"
+
+
 @dataclass(frozen=True)
 class Proceed:
     """A before-call check's go-ahead that changes something about the call."""
 
     call: ToolCall | None = None  # run this call in its place
     escalated: bool = False  # this one call may run outside the sandbox
+    hint: PermissionHint | None = None  # for the permission check that follows
 
 
 # Runs before a call; returns None or Proceed, or raises CancelToolCall to refuse it.

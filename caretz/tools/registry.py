@@ -5,7 +5,7 @@ ill-typed arguments, a path the sandbox does not allow) into a failed result the
 model can read and correct. Only a bug inside a tool escapes, as ToolCrash.
 
 A call that can run (a known tool, arguments that fit its schema) then passes the
-registry's before-call checks (the permission check; later hooks) and the per-run
+registry's before-call checks (PreToolUse hooks, the permission check) and the per-run
 ones (the loop guard's), in order (see tools/policy.py): a check may refuse the call
 (`CancelToolCall(reason)`, the failed result the model reads), put another call in
 its place, or grant this one call a run outside the sandbox (a copy of the
@@ -141,10 +141,15 @@ class ToolRegistry:
                 if isinstance(prepared, ToolResult):
                     raise CancelToolCall(prepared.output)
                 call, args = outcome.call, prepared
-                # A grant was given for the call as it was; it does not carry over.
-                ctx = dataclasses.replace(ctx, escalated=False, effect=self.effect_of(call.name))
+                # A grant (or a hook's word) was given for the call as it was; it does not
+                # carry over.
+                ctx = dataclasses.replace(
+                    ctx, escalated=False, permission_hint=None, effect=self.effect_of(call.name)
+                )
             if outcome.escalated and not ctx.escalated:
                 ctx = dataclasses.replace(ctx, escalated=True)
+            if outcome.hint is not None:
+                ctx = dataclasses.replace(ctx, permission_hint=outcome.hint)
         return call, ctx, args
 
     def _prepare(self, call: ToolCall) -> dict[str, Any] | ToolResult:

@@ -176,6 +176,11 @@ class TextOutput:
                 self.line(f"[cyan]{escape(text)}[/]")
         elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
             self.line(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
+        elif kind.startswith("Hook."):
+            from caretz.ui.hook_lines import hook_lines
+
+            for colour, text in hook_lines(event, self.detailed):
+                self.line(f"[{colour}]{escape(text)}[/]")
         for markup in self.checkpoint_lines.render(event):
             self.line(markup)
 

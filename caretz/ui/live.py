@@ -30,6 +30,7 @@ from caretz.ui.checkpoint_lines import CheckpointLines
 from caretz.ui.console import call_text, diff_view, output_tail, result_note, retry_line
 from caretz.ui.goal_lines import goal_lines, plan_block
 from caretz.ui.guard_lines import render_lines
+from caretz.ui.hook_lines import hook_lines
 from caretz.ui.permission_lines import permission_line
 
 Clock = Callable[[], float]
@@ -301,6 +302,9 @@ class LiveView:
                 self.print(f"[cyan]{escape(line)}[/]")
         elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
             self.print(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
+        elif kind.startswith("Hook."):
+            for colour, line in hook_lines(event, self.detailed):
+                self.print(f"[{colour}]{escape(line)}[/]")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""

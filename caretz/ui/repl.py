@@ -184,9 +184,14 @@ class Repl(SessionControl):
         return self.run_guarded(lambda: run_with_auto_resume(self.session.agent, prompt))
 
     def run_queued(self) -> None:
-        """Run what a slash command queued: a goal to start or resume."""
+        """Run what a slash command queued: a custom command, a goal to start or resume."""
         from caretz.ui.goal_commands import StartGoal
 
+        command, self.queued_command = self.queued_command, None
+        if command is not None:
+            from caretz.ui.custom_commands import run_prepared
+
+            run_prepared(self, command)
         work, self.queued = self.queued, None
         if work is None:
             return
@@ -267,7 +272,8 @@ class Repl(SessionControl):
         # An interrupt needs no words; the guard's notice and a provider error were shown
         # as they happened.
         told = result is not None and result.message in self.view.told
-        if result is not None and result.message and status in ("limit", "error") and not told:
+        shown = ("limit", "error", "hook")
+        if result is not None and result.message and status in shown and not told:
             self.console.print(f"[{colour}]{escape(result.message)}[/]", highlight=False)
         line = f"[{colour}]●[/] [dim]{label} · {escape(' · '.join(parts))}[/]"
         self.console.print(line + (f" [dim]— {hint}[/]" if hint else ""), highlight=False)
@@ -287,6 +293,10 @@ class Repl(SessionControl):
         self.info(
             "/help lists commands · Esc+Enter adds a line · Ctrl-C stops a turn · Ctrl-D exits"
         )
+        from caretz.ui.slash import custom_commands
+
+        for warning in custom_commands(self).warnings:
+            self.error(warning)
         if resumed:
             self.recap()
 
@@ -305,6 +315,7 @@ _STATUS_LOOK = {
     "loop_guard": ("magenta", "ended by the loop guard", "reply to carry on in this session"),
     "limit": ("yellow", "limit reached", ""),
     "error": ("red", "error", "the conversation is kept; try again or /model to switch"),
+    "hook": ("yellow", "stopped by a hook", ""),
 }
 
 

@@ -26,8 +26,10 @@ from caretz.ui.loops import LoopSchedule
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
+    from caretz.runtime.custom_commands import PreparedCommand
     from caretz.runtime.session import Session
     from caretz.session.store import SessionStore
+    from caretz.slash_commands.files import Catalog
 
 RECAP_LINES = 30  # lines of the last answer shown when a session is resumed
 
@@ -36,6 +38,8 @@ class SessionControl:
     """The running interactive session; slash commands act on it."""
 
     draft = ""  # text the next prompt starts with (a rewound turn's prompt)
+    custom_catalog: tuple[float, Catalog] | None = None  # when the custom commands were read
+    queued_command: PreparedCommand | None = None  # a custom command the prompt loop runs
 
     def __init__(
         self,
@@ -194,6 +198,7 @@ class SessionControl:
                 resume=resume,
                 workspace=old.workspace,
                 permissions=old.permissions,  # the project's rules as read at the start
+                hook_files=old.hooks.files if old.hooks is not None else (),  # and its hooks
             )
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))

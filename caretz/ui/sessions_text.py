@@ -81,4 +81,8 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.checkpoint_lines import describe
 
         return describe(event)
+    if kind.startswith("Hook."):
+        from caretz.ui import hook_lines
+
+        return hook_lines.describe(event)
     return None

@@ -1,8 +1,8 @@
 """Slash commands of the interactive session, and their completion.
 
 A line that starts with `/` and a command name is a command; it never reaches
-the model. A line such as `/etc/hosts is wrong` (a path: a second slash in the
-first word) is an ordinary message.
+the model, except a custom command's prompt (ui/custom_commands.py). A line such as
+`/etc/hosts is wrong` (a path: a second slash in the first word) is an ordinary message.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from prompt_toolkit.document import Document
 from rich.markup import escape
 from rich.table import Table
 
+from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
+    from caretz.slash_commands.files import Catalog
     from caretz.ui.session_control import SessionControl
 
 GUARD_MODES = ("off", "shadow", "active")
@@ -68,12 +70,31 @@ def dispatch(repl: SessionControl, text: str) -> bool:
     if parsed is None:
         return False
     name, argument = parsed
-    command = find(name)
+    command = find_exact(name)
+    custom = custom_commands(repl).get(name) if command is None else None
+    if custom is not None:
+        queue_command(repl, custom, argument)
+        return True
+    command = command or find(name)
     if command is None:
         repl.error(f"unknown command /{name}: /help lists the commands (nothing was sent)")
         return True
     command.run(repl, argument)
     return True
+
+
+def find_exact(name: str) -> SlashCommand | None:
+    name = ALIASES.get(name, name)
+    return next((c for c in COMMANDS if c.name == name), None)
+
+
+def builtin_names() -> list[str]:
+    """The names custom commands may not take: the commands and their aliases."""
+    return [command.name for command in COMMANDS] + list(ALIASES)
+
+
+def custom_commands(repl: SessionControl) -> Catalog:
+    return session_catalog(repl, builtin_names())
 
 
 def find(name: str) -> SlashCommand | None:
@@ -97,6 +118,18 @@ def show_help(repl: SessionControl, argument: str) -> None:
         table.add_row(escape(command.usage), command.summary)
     repl.console.print(table)
     repl.console.print()
+    catalog = custom_commands(repl)
+    if catalog.commands:
+        repl.console.print("[bold]custom commands[/]")
+        custom = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+        custom.add_column(style="bold cyan", no_wrap=True)
+        custom.add_column()
+        for usage, summary in help_rows(catalog):
+            custom.add_row(escape(usage), summary)
+        repl.console.print(custom)
+        repl.console.print()
+    for warning in catalog.warnings:
+        repl.error(warning)
     keys = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     keys.add_column(style="bold", no_wrap=True)
     keys.add_column()
@@ -349,6 +382,14 @@ class SlashCompleter(Completer):
                         start_position=-len(name),
                         display=command.usage,
                         display_meta=command.summary,
+                    )
+            for custom in custom_commands(self.repl).commands.values():
+                if custom.name.startswith(name.lower()):
+                    yield Completion(
+                        custom.name,
+                        start_position=-len(name),
+                        display=f"/{custom.name} {custom.argument_hint}".rstrip(),
+                        display_meta=custom.description,
                     )
             return
         command = find(name.lower())

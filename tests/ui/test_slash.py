@@ -189,3 +189,21 @@ def test_jobs_lists_background_jobs_and_the_session_end_stops_them(repl, tmp_pat
     assert "j1" in run(repl, "/jobs") and "stopped" in run(repl, "/jobs")
     stopped = [e for e in read_events(repl.session.events_path) if e["type"] == "Jobs.Stopped"]
     assert stopped[0]["jobs"] == ["j1"]
+
+
+def test_custom_commands_complete_after_the_built_ins_and_win_over_a_prefix(repl, server):
+    folder = repl.session.workspace / ".caretz" / "commands"
+    (folder / "frontend").mkdir(parents=True)
+    (folder / "frontend" / "test.md").write_text("---\nargument-hint: NAME\n---\nTest $1.")
+    (folder / "comp.md").write_text("Compare $ARGUMENTS.")
+    repl.custom_catalog = None  # read the folders now
+    server.add(text("compared"))
+
+    assert completions(repl, "/fr") == ["frontend:test"]
+    assert completions(repl, "/comp") == ["compact", "comp"]
+    run(repl, "/comp a b")  # a custom command's full name wins over /compact's prefix
+    repl.run_queued()
+
+    assert server.requests[0].messages[-1]["content"] == "Compare a b."
+    help_text = run(repl, "/help")
+    assert "custom commands" in help_text and "/frontend:test NAME" in help_text

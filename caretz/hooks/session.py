@@ -1,0 +1,205 @@
+"""A session's hooks: which run for an event, with what on stdin, and what they said.
+
+`SessionHooks` runs the hooks of the profile and of the project for each event, records
+every run as a `Hook.Ran` event, and answers the agent's questions around a turn
+(agent/turn_hooks.py): a prompt going in (UserPromptSubmit), an answer that would end
+the turn (Stop), a compaction (PreCompact). SessionStart runs once the session's log is
+open; LoopGuardJudged and LoopGuardStopped follow the guard's events on the log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from caretz.hooks.config import HookEvent
+from caretz.hooks.matching import ConfiguredHook, HookFile, selected
+from caretz.hooks.output import HookResult, read_result
+from caretz.hooks.runner import CommandRun, HookEnvironment, run_command
+from caretz.text import one_line, shorten
+
+Emit = Callable[..., Any]
+SHOWN_CHARS = 2000  # of a hook's stdout and stderr, kept in its Hook.Ran event
+# A Stop hook that keeps blocking carries the work on this many times, then the turn ends.
+MAX_STOP_CONTINUATIONS = 3
+CONTEXT_HEADER = "[caretz] Context from the user's {event} hook, not typed by the user:"
+STOP_MESSAGE = (
+    "[caretz] Automated message from the user's Stop hook, not from the user: the work is "
+    "not finished yet. The hook said:\n{reason}"
+)
+
+
+def _quiet(*args: Any, **fields: Any) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class PromptCheck:
+    """What UserPromptSubmit hooks made of a prompt."""
+
+    prompt: str  # to send, with the hooks' context after it
+    blocked: str | None = None  # why it was not sent
+
+
+def with_context(text: str, contexts: Iterable[tuple[str, str]]) -> str:
+    """`text` with each (event, context) after it, marked as the hook's, not the user's."""
+    blocks = [f"{CONTEXT_HEADER.format(event=event)}\n{context}" for event, context in contexts]
+    return "\n\n".join([text, *blocks]) if blocks else text
+
+
+class SessionHooks:
+    """The hooks of one session (the profile's and the project's, read at its start)."""
+
+    def __init__(
+        self,
+        files: Sequence[HookFile],
+        where: HookEnvironment,
+        *,
+        emit: Emit = _quiet,
+        permission_mode: Callable[[], str] = lambda: "auto",
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.files = tuple(files)
+        self.where = where
+        self.emit = emit
+        self.permission_mode = permission_mode
+        self.clock = clock
+        self.session_id = ""
+        self.transcript_path = ""
+        self.cwd = str(where.project_dir)
+        self.max_stop_continuations = MAX_STOP_CONTINUATIONS
+        self.pending: list[tuple[str, str]] = []  # SessionStart context for the next prompt
+        self.last_judged: dict[str, Any] | None = None
+
+    def attach(self, session_id: str, events_path: Path, cwd: Path) -> None:
+        self.session_id, self.transcript_path, self.cwd = session_id, str(events_path), str(cwd)
+
+    def __bool__(self) -> bool:
+        return any(file.config for file in self.files)
+
+    # -- running ------------------------------------------------------------------------
+    def hooks_for(self, event: HookEvent, *names: str) -> list[ConfiguredHook]:
+        return list(selected(self.files, event, *names))
+
+    def run(self, event: HookEvent, fields: dict[str, Any], *names: str) -> Iterator[HookResult]:
+        """Each hook of `event` for `names`, in order; a block ends the run of them."""
+        for hook in self.hooks_for(event, *names):
+            result = self.run_hook(hook, event, fields, *names)
+            yield result
+            if result.outcome == "block" or result.stop:
+                return
+
+    def run_hook(
+        self, hook: ConfiguredHook, event: HookEvent, fields: dict[str, Any], *names: str
+    ) -> HookResult:
+        timeout = float(hook.command.timeout)
+        ran = run_command(hook.command.command, self.payload(event, fields), self.where, timeout)
+        result = read_result(event, ran, timeout)
+        self.record(hook, event, ran, result, names[0] if names else None)
+        return result
+
+    def payload(self, event: HookEvent, fields: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "cwd": self.cwd,
+            "permission_mode": self.permission_mode(),
+            "hook_event_name": event,
+            **fields,
+        }
+
+    def record(
+        self,
+        hook: ConfiguredHook,
+        event: HookEvent,
+        ran: CommandRun,
+        result: HookResult,
+        about: str | None,
+    ) -> None:
+        self.emit(
+            "Hook.Ran",
+            event=event,
+            command=hook.command.command,
+            source=hook.source,
+            matcher=hook.matcher,
+            about=about,
+            exit_code=ran.exit_code,
+            duration_s=round(ran.duration_s, 3),
+            timed_out=ran.timed_out,
+            decision=result.decision,
+            reason=shorten(result.reason or result.stop_reason, SHOWN_CHARS) or None,
+            warning=result.warning or None,
+            message=result.message or None,
+            stdout=shorten(ran.stdout.strip(), SHOWN_CHARS),
+            stderr=shorten(ran.stderr.strip(), SHOWN_CHARS),
+        )
+
+    # -- the session and its turns ----------------------------------------------------------
+    def session_started(self, source: str, model: str) -> None:
+        """SessionStart: what the hooks print is context for the first prompt."""
+        fields = {"source": source, "model": model}
+        for result in self.run("SessionStart", fields, source):
+            if result.context:
+                self.pending.append(("SessionStart", result.context))
+
+    def prompt_submitted(self, prompt: str) -> PromptCheck:
+        contexts = list(self.pending)
+        for result in self.run("UserPromptSubmit", {"prompt": prompt}):
+            if result.outcome == "block" or result.stop:
+                return PromptCheck(prompt, result.reason or result.stop_reason or "no reason")
+            if result.context:
+                contexts.append(("UserPromptSubmit", result.context))
+        self.pending = []
+        return PromptCheck(with_context(prompt, contexts))
+
+    def stopping(self, answer: str, continuations: int) -> str | None:
+        """Stop: a hook that blocks (exit 2, or `decision: "block"`) carries the work on
+        with its reason, at most `max_stop_continuations` times in a row."""
+        fields = {"stop_hook_active": continuations > 0, "last_assistant_message": answer}
+        reasons = []
+        for result in self.run("Stop", fields):
+            if result.stop:
+                return None
+            if result.outcome == "block":
+                reasons.append(result.reason)
+        if not reasons:
+            return None
+        if continuations >= self.max_stop_continuations:
+            self.emit("Hook.StopLimit", continuations=continuations, reason=reasons[0])
+            return None
+        return STOP_MESSAGE.format(reason="\n".join(reasons))
+
+    def compacting(self, trigger: str) -> str | None:
+        fields = {"trigger": trigger, "custom_instructions": ""}
+        for result in self.run("PreCompact", fields, trigger):
+            if result.outcome == "block" or result.stop:
+                return result.reason or result.stop_reason or "no reason"
+        return None
+
+    # -- the loop guard's events ----------------------------------------------------------
+    def on_event(self, event: dict[str, Any]) -> None:
+        """A session log listener: LoopGuardJudged and LoopGuardStopped hooks."""
+        kind = event.get("type")
+        if kind == "LoopGuard.Judged":
+            self.last_judged = event
+            fields = {key: event.get(key) for key in _JUDGED_FIELDS}
+            list(self.run("LoopGuardJudged", fields, str(event.get("action", ""))))
+        elif kind == "LoopGuard.Stopped":
+            fields = {key: event.get(key) for key in _STOPPED_FIELDS}
+            judged = self.last_judged if event.get("judged") else None
+            fields["verdict"] = judged.get("verdict") if judged is not None else None
+            list(self.run("LoopGuardStopped", fields, str(event.get("detector", ""))))
+
+
+_JUDGED_FIELDS = (
+    "trigger", "headline", "verdict", "action", "applied", "mode", "model", "note", "error",
+)  # fmt: skip
+_STOPPED_FIELDS = ("detector", "headline", "notice", "judged", "mode")
+
+
+def block_text(event: str, hook: ConfiguredHook, reason: str) -> str:
+    """How a block reads for the model: which hook, and what it said."""
+    return f"The user's {event} hook (`{one_line(hook.command.command, 80)}`) said: {reason}"

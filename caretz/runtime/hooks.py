@@ -1,0 +1,96 @@
+"""Wiring a session's hooks: the profile's `hooks` and the project's `.caretz/settings.json`
+`hooks`, read once when the session starts (a malformed entry is a ConfigError naming the
+file and the key), and the tool registry's checks that run them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from caretz.config_base import ConfigError
+
+if TYPE_CHECKING:
+    from caretz.config.settings import Settings
+    from caretz.hooks.matching import HookFile
+    from caretz.hooks.session import SessionHooks
+    from caretz.tools.permission import SessionPermissions
+    from caretz.tools.registry import AfterCall, BeforeCall
+
+PROJECT_KEY = "hooks"
+
+
+def hook_files(settings: Settings, workspace: Path) -> list[HookFile]:
+    """The hooks of the profile, then of the project; a file without hooks is left out."""
+    from caretz.hooks.matching import HookFile
+
+    files = []
+    if settings.profile.hooks:
+        where = f"{settings.config_path.name}: profiles.{settings.profile_name}.hooks"
+        files.append(HookFile(settings.profile.hooks, where))
+    project = project_hooks(workspace)
+    if project is not None:
+        files.append(project)
+    return files
+
+
+def project_hooks(workspace: Path) -> HookFile | None:
+    """`hooks` in the project's `.caretz/settings.json`; raises ConfigError for a bad entry."""
+    from pydantic import ValidationError
+
+    from caretz.config.errors import describe_validation_error
+    from caretz.hooks.config import ProjectHooks
+    from caretz.hooks.matching import HookFile
+    from caretz.permissions.rules import RuleError
+    from caretz.permissions.settings import (
+        PROJECT_SETTINGS,
+        find_project_root,
+        read_project_settings,
+    )
+
+    root = find_project_root(workspace)
+    try:
+        data = read_project_settings(root).get(PROJECT_KEY)
+    except RuleError as error:
+        raise ConfigError(str(error)) from None
+    if data is None:
+        return None
+    try:
+        config = ProjectHooks.model_validate({PROJECT_KEY: data}).hooks
+    except ValidationError as error:
+        problem = describe_validation_error(ProjectHooks, error)
+        raise ConfigError(f"{root / PROJECT_SETTINGS}: {problem}") from None
+    return HookFile(config, f"{PROJECT_SETTINGS}: {PROJECT_KEY}") if config else None
+
+
+def open_hooks(
+    settings: Settings,
+    workspace: Path,
+    permissions: SessionPermissions,
+    files: Sequence[HookFile] | None = None,
+) -> SessionHooks | None:
+    """The session's hooks (None when no file has any); `files` carries the hooks read at
+    an earlier start over (/clear, /resume), else they are read now."""
+    if files is None:
+        files = hook_files(settings, workspace)
+    if not files:
+        return None
+    from caretz.config.sandbox import shell_env_filter
+    from caretz.hooks.runner import HookEnvironment
+    from caretz.hooks.session import SessionHooks
+
+    variables = shell_env_filter(settings).apply(os.environ)
+    where = HookEnvironment(permissions.project_root, variables)
+    return SessionHooks(files, where, permission_mode=lambda: permissions.mode)
+
+
+def tool_hooks(hooks: SessionHooks | None) -> tuple[tuple[BeforeCall, ...], tuple[AfterCall, ...]]:
+    """The registry's PreToolUse check (before the permission check) and PostToolUse hook."""
+    if hooks is None:
+        return (), ()
+    from caretz.hooks.tool_hooks import PostToolUseHook, PreToolUseCheck
+
+    pre = PreToolUseCheck(hooks)
+    return (pre,), (PostToolUseHook(hooks, pre),)

@@ -1,0 +1,46 @@
+"""Running one hook command for real (hooks/runner.py): stdin, environment, timeout."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from caretz.hooks.runner import HookEnvironment, run_command
+from tests.e2e.hook_scripts import gone
+
+
+def test_the_event_arrives_on_stdin_in_the_project_with_its_variables(tmp_path: Path):
+    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin", "KEPT": "yes"})
+
+    run = run_command(
+        'cat; echo; pwd; echo "$KEPT $CARETZ_PROJECT_DIR $CLAUDE_PROJECT_DIR"; echo err >&2',
+        {"hook_event_name": "Stop", "n": 1},
+        where,
+        10,
+    )
+
+    assert run.exit_code == 0 and not run.timed_out
+    payload, cwd, variables = run.stdout.splitlines()
+    assert json.loads(payload) == {"hook_event_name": "Stop", "n": 1}
+    assert cwd == str(tmp_path)
+    assert variables == f"yes {tmp_path} {tmp_path}"
+    assert run.stderr == "err\n"
+
+
+def test_a_hook_past_its_timeout_is_killed_with_everything_it_started(tmp_path: Path):
+    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin"})
+    started = time.monotonic()
+
+    run = run_command("sleep 100 & echo $! > child.pid; echo partial; sleep 100", {}, where, 0.5)
+
+    assert time.monotonic() - started < 5
+    assert run.timed_out and run.exit_code is None
+    assert run.stdout == "partial\n"  # what it wrote before it was killed is kept
+    assert gone(int((tmp_path / "child.pid").read_text()))
+
+
+def test_a_hook_that_ignores_stdin_and_exits_is_fine(tmp_path: Path):
+    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin"})
+    run = run_command("exit 3", {"big": "x" * 1_000_000}, where, 10)
+    assert run.exit_code == 3
