@@ -27,15 +27,21 @@ class Covers:
         """A sandboxed command is starting; `paths` are the covers its sandbox mounts."""
         with self._lock:
             self._running += 1
-            self._created.update(path for path in paths if not path.exists())
+            for path in paths:
+                # bubblewrap creates the missing parents too (`.claude` for `.claude/commands`).
+                while not path.exists() and path != path.parent:
+                    self._created.add(path)
+                    path = path.parent
 
     def leave(self) -> None:
         """A sandboxed command has ended (its sandbox, and so its mounts, are gone)."""
+        # Removed under the lock: a command starting meanwhile waits in `enter`, so its
+        # bubblewrap never finds a mount point taken away while it sets up.
         with self._lock:
             self._running -= 1
             if self._running > 0:
                 return
-            created, self._created = self._created, set()
-        for path in sorted(created, key=lambda p: len(p.parts), reverse=True):
-            with contextlib.suppress(OSError):
-                path.rmdir()  # only an empty directory; anything else stays
+            for path in sorted(self._created, key=lambda p: len(p.parts), reverse=True):
+                with contextlib.suppress(OSError):
+                    path.rmdir()  # only an empty directory; anything else stays
+            self._created.clear()

@@ -207,7 +207,7 @@ def _coverage(
             writes,
             "a private /tmp",
             "hidden: credential stores, service sockets, caretz's config and data",
-            "read-only: .git/hooks, .git/config and .caretz in writable roots",
+            "read-only: .git/hooks, .git/config, .caretz and .claude/commands in writable roots",
             "network: on" if network else "network: off (the command's own loopback only)",
             "processes: own PID namespace; nothing outlives the command or caretz",
             env,
@@ -228,7 +228,7 @@ def _landlock_coverage(
     ]
     missing = [
         "hidden paths inside writable roots stay readable",
-        ".git/hooks, .git/config and .caretz stay writable inside writable roots",
+        ".git/hooks, .git/config, .caretz and .claude/commands stay writable inside writable roots",
         "no PID namespace: commands see other processes; a kill -9 of the launcher leaves orphans",
     ]
     if network:

@@ -93,10 +93,13 @@ SERVICE_SOCKETS: tuple[str, ...] = (
 
 # Inside every writable root: written by a command, these would run code on the host the
 # next time the user runs git or caretz. `.git` itself stays writable (commits work) but
-# is pinned so that it cannot be renamed and replaced. A missing `.git/hooks` or
-# `.caretz` is covered with an empty read-only directory, so a command cannot create it.
+# is pinned so that it cannot be renamed and replaced. A missing `.git/hooks`, `.caretz`
+# or `.claude/commands` is covered with an empty read-only directory, so a command cannot
+# create it.
 GIT_READ_ONLY: tuple[str, ...] = (".git/hooks", ".git/config")
 CARETZ_PROJECT_DIR = ".caretz"
+# Claude Code's command files, which caretz runs as slash commands (docs/commands.md).
+CLAUDE_COMMANDS_DIR = ".claude/commands"
 
 
 @dataclass(frozen=True)
@@ -203,19 +206,20 @@ def root_protection(root: Path) -> RootProtection:
     elif git.exists() or git.is_symlink():
         # A worktree's `gitdir:` pointer file: rewritten, it could point git at planted hooks.
         read_only.append(git)
-    project = root / CARETZ_PROJECT_DIR
-    if project.exists() or project.is_symlink():
-        read_only.append(project)
-    else:
-        # Created by a command, it could plant project rules for the next session; an
-        # empty directory in its place (left behind, empty) is invisible to git.
-        missing.append(project)
+    for name in (CARETZ_PROJECT_DIR, CLAUDE_COMMANDS_DIR):
+        project = root / name
+        if project.exists() or project.is_symlink():
+            read_only.append(project)
+        else:
+            # Created by a command, it could plant project rules, hooks or commands for
+            # the next session; an empty directory covers it while the command runs.
+            missing.append(project)
     return RootProtection(tuple(pinned), tuple(read_only), tuple(missing))
 
 
 def protected_names() -> tuple[str, ...]:
     """Paths, relative to a writable root, that the file tools never write (nor below them)."""
-    return (*GIT_READ_ONLY, ".git", CARETZ_PROJECT_DIR)
+    return (*GIT_READ_ONLY, ".git", CARETZ_PROJECT_DIR, CLAUDE_COMMANDS_DIR)
 
 
 def existing_paths(entries: Iterable[Path]) -> list[Path]:

@@ -50,3 +50,27 @@ def test_a_sandboxed_command_leaves_no_caretz_directory_behind(tmp_path: Path):
     while (workspace / ".caretz").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not (workspace / ".caretz").exists()
+
+
+def test_missing_parents_of_a_cover_go_too(tmp_path: Path):
+    covers = Covers()
+    commands = tmp_path / ".claude" / "commands"
+    covers.enter([commands])
+    commands.mkdir(parents=True)
+    covers.leave()
+    assert not (tmp_path / ".claude").exists()
+
+
+def test_a_command_cannot_plant_claude_command_files(tmp_path: Path):
+    assert shutil.which("bwrap"), "bubblewrap is needed (apt install bubblewrap)"
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    policy = build_policy(cwd=workspace, home=tmp_path / "home", mode=parse_mode("workspace-write"))
+    sandbox = open_sandbox(policy, check_sandbox(policy.mode, policy.network))
+    command = "mkdir -p .claude/commands/x 2>/dev/null && echo planted || echo refused"
+    output, _ = start_shell(command, workspace, sandbox).communicate(timeout=30)
+    assert output.strip() == b"refused"
+    deadline = time.monotonic() + 5
+    while (workspace / ".claude").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (workspace / ".claude").exists()
