@@ -42,13 +42,15 @@ def start_shell(
     env: dict[str, str] | None = None
     cwd = workspace
     covered = sandbox is not None and sandbox.mounts_covers(confined)
-    if sandbox is not None:
-        launch = sandbox.launch(argv, os.environ, confined=confined)
-        argv, env, cwd = launch.argv, launch.env, launch.cwd
     if covered:
+        # Before the command line is built: from here on no cover mount point is removed,
+        # so what the command line finds on disk is still there when bubblewrap starts.
         assert sandbox is not None
         sandbox.covers.enter(sandbox.cover_paths())
     try:
+        if sandbox is not None:
+            launch = sandbox.launch(argv, os.environ, confined=confined)
+            argv, env, cwd = launch.argv, launch.env, launch.cwd
         process = subprocess.Popen(
             argv,
             cwd=cwd,

@@ -74,3 +74,28 @@ def test_a_command_cannot_plant_claude_command_files(tmp_path: Path):
     while (workspace / ".claude").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not (workspace / ".claude").exists()
+
+
+def test_a_command_started_as_another_ends_finds_its_mount_points(tmp_path: Path):
+    """The race a cover's removal once lost: a job's command line was built while the
+    previous job's `.caretz` mount point existed, which was then removed under it."""
+    from caretz.tools.jobtable import JobTable
+
+    assert shutil.which("bwrap"), "bubblewrap is needed (apt install bubblewrap)"
+    for attempt in range(8):
+        workspace = tmp_path / f"work{attempt}"
+        workspace.mkdir()
+        policy = build_policy(
+            cwd=workspace, home=tmp_path / "home", mode=parse_mode("workspace-write")
+        )
+        sandbox = open_sandbox(policy, check_sandbox(policy.mode, policy.network))
+        jobs = JobTable()
+        first = jobs.start("sleep 300", workspace, sandbox)
+        time.sleep(0.2)
+        jobs.stop(first)
+        second = jobs.start("sleep 301", workspace, sandbox)
+        time.sleep(0.3)
+        try:
+            assert second.running, second.log.read(0, 2000).text
+        finally:
+            jobs.stop_all()
