@@ -5,7 +5,7 @@ Prints medians of:
   parser load            tree_sitter + tree_sitter_bash imported and the grammar loaded, in process
   check, 2 KB (dense)    RuleSet.check, 39 rules, on a 2 KB line of about 100 short commands
                          (ten commands written over and over)
-  check, 2 KB (distinct) the same on a 2 KB line of about 100 short commands, no two alike
+  check, 2 KB (distinct) the same with numbered arguments: few commands repeat
   check, 2 KB (typical)  the same on a 2 KB line of a few commands with long arguments
                          (goal for a 2 KB line: < 1 ms), each first read and read again
                          (parsed lines are cached: a retried command is read once)
