@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from caretz.permissions.words import Word
 
@@ -27,7 +28,7 @@ class Command:
     runs: Runs = Runs.ITSELF
     via: str = ""  # how an inner command is reached: "bash -c", "find -exec", "find -delete"…
 
-    @property
+    @cached_property  # rules ask every command for its program, many times
     def program(self) -> str | None:
         """The program's name, or None when it is only known when the command runs."""
         if not self.words or not self.words[0].known:
@@ -56,7 +57,7 @@ class Command:
 
 def program_name(word: Word) -> Word:
     """`/usr/bin/rm` → `rm`, `.` → `source`: rules name programs, not paths."""
-    if not word.known:
+    if not word.known or ("/" not in word.text and word.text != "."):
         return word
     name = word.text.rstrip("/").rsplit("/", 1)[-1] or word.text
     return Word("source" if name == "." else name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
+from functools import lru_cache
 
 from caretz.permissions.command import Command, Runs, program_name
 from caretz.permissions.words import Word
@@ -252,6 +253,7 @@ def _joined(body: Word, rest: tuple[Word, ...]) -> Word:
     return Word(" ".join([body.text, *(shlex.quote(word.text) for word in rest)]))
 
 
+@lru_cache(maxsize=512)
 def is_interpreter(program: str) -> bool:
     """python, node, perl, ruby, php, lua, tclsh: programs whose arguments may be code."""
     return _INTERPRETER.fullmatch(program) is not None

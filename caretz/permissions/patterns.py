@@ -14,6 +14,7 @@ import fnmatch
 import shlex
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from caretz.permissions.command import Command
 from caretz.permissions.words import Word
@@ -65,11 +66,19 @@ class CommandPattern:
         return _sequence(self.tokens, command.words, 0, 0, self.prefix)
 
     # -- deny and ask: the program, the flags in any spelling, the words in order ---------
+    @cached_property
+    def _literal_program(self) -> bool:
+        """Whether the program token matches only itself (no glob, not a flag cluster)."""
+        program = self.program
+        return not any(char in program for char in "*?[") and not _is_cluster(program)
+
     def contains(self, command: Command) -> Match:
         program = command.program
         if program is None:
             return Match.UNKNOWN
-        if not _token_equal(self.program, program):
+        if program != self.program and (
+            self._literal_program or not _token_equal(self.program, program)
+        ):
             # Hidden code (a shell reading stdin) may run this program all the same.
             return Match.UNKNOWN if command.hidden is not None else Match.NO
         wanted = [token for token in self.tokens[1:] if token != "*"]
