@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -44,6 +44,11 @@ class Command:
             return "an empty command"
         return self.words[0].problem
 
+    @cached_property
+    def argument_texts(self) -> frozenset[str]:
+        """The arguments whose value is known, as text (a quick "does it say X at all")."""
+        return frozenset(word.text for word in self.words[1:] if word.known)
+
     def walk(self) -> Iterator[Command]:
         """This command and every command it runs, depth first."""
         yield self
@@ -66,3 +71,38 @@ def program_name(word: Word) -> Word:
 def walk_all(commands: tuple[Command, ...]) -> Iterator[Command]:
     for command in commands:
         yield from command.walk()
+
+
+class LineParts:
+    """Every command a line runs, in order (a wrapper, then what it runs), with where each
+    program runs: a rule about one program need only read the commands that run it."""
+
+    def __init__(self, commands: tuple[Command, ...]):
+        flat: list[Command] = []
+        _flatten(commands, flat)
+        self.commands = tuple(flat)
+        self._unreadable: list[int] = []
+        self._at: dict[str, list[int]] = {}
+        for index, command in enumerate(self.commands):
+            program = command.program
+            if program is None or command.hidden is not None:
+                self._unreadable.append(index)
+            else:
+                self._at.setdefault(program, []).append(index)
+
+    def running(self, programs: Iterable[str]) -> list[int]:
+        """The positions, in order, of the commands that run one of `programs`, and of
+        those that cannot be fully read (they may run anything)."""
+        found = list(self._unreadable)
+        for program in programs:
+            found += self._at.get(program, ())
+        found.sort()
+        return found
+
+
+def _flatten(commands: tuple[Command, ...], into: list[Command]) -> None:
+    """`walk_all` without a generator per command: a long line has a hundred."""
+    for command in commands:
+        into.append(command)
+        if command.inner:
+            _flatten(command.inner, into)
