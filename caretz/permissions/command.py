@@ -28,10 +28,10 @@ class Command:
     runs: Runs = Runs.ITSELF
     via: str = ""  # how an inner command is reached: "bash -c", "find -exec", "find -delete"…
 
-    @cached_property  # rules ask every command for its program, many times
+    @property
     def program(self) -> str | None:
         """The program's name, or None when it is only known when the command runs."""
-        if not self.words or not self.words[0].known:
+        if not self.words or self.words[0].problem is not None:
             return None
         return self.words[0].text
 

@@ -64,7 +64,15 @@ class CommandPattern:
         """Allow reading: the rule's words are the command's words (or its first words)."""
         if command.hidden is not None or command.program is None:
             return False
-        return _sequence(self.tokens, command.words, 0, 0, self.prefix)
+        tokens, words = self.tokens, command.words
+        if "*" in tokens:
+            return _sequence(tokens, words, 0, 0, self.prefix)
+        if len(words) < len(tokens) or (not self.prefix and len(words) > len(tokens)):
+            return False
+        return all(
+            word.problem is None and _token_equal(token, word.text)
+            for token, word in zip(tokens, words, strict=False)
+        )
 
     # -- deny and ask: the program, the flags in any spelling, the words in order ---------
     @cached_property
@@ -140,9 +148,9 @@ def _sequence(
 def _token_equal(token: str, text: str) -> bool:
     if token == text:
         return True
-    if _is_cluster(token) and _is_cluster(text):
+    if token[:1] == "-" and _is_cluster(token) and _is_cluster(text):
         return sorted(token[1:]) == sorted(text[1:])  # -rf is -fr
-    return any(char in token for char in "*?[") and fnmatch.fnmatchcase(text, token)
+    return ("*" in token or "?" in token or "[" in token) and fnmatch.fnmatchcase(text, token)
 
 
 def _is_cluster(text: str) -> bool:

@@ -151,7 +151,11 @@ def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
     An exact rule covers the command with all it runs; a wrapper such as `timeout`
     is allowed when what it runs is; `sudo` and `find -exec` need their own allow too.
     """
-    own = next((rule for rule in allows.candidates(command) if _allows(rule, command)), None)
+    own = None
+    for rule in allows.candidates(command):
+        if _allows(rule, command):
+            own = rule
+            break
     if own is not None and _exact(own):
         return own  # the user allowed exactly this line, with everything in it
     if command.runs is Runs.ITSELF or command.hidden is not None:

@@ -106,7 +106,7 @@ def _simple_command(node: Any, statement: Any, depth: int) -> Command:
             if program_changing(name):
                 changes_program = f"{name}=… changes which program runs"
         elif kind == "command_name":
-            words.append(word_of(child.children[0]) if child.children else Word(""))
+            words.append(_program_word(child))
         elif kind not in _REDIRECTS and child.is_named:
             words.append(word_of(child))
     redirects = statement.children[1:] if statement is not None else []
@@ -123,6 +123,15 @@ def _simple_command(node: Any, statement: Any, depth: int) -> Command:
     if hidden is not None:
         return Command(command.words, text, hidden, command.inner, command.runs)
     return command
+
+
+def _program_word(name: Any) -> Word:
+    children = name.children
+    if not children:
+        return Word("")
+    if children[0].type == "word":
+        return unquoted_word(children[0].text.decode("utf-8", "replace"))
+    return word_of(children[0])
 
 
 def _dropped_after(node: Any, statement: Any, redirects: list[Any]) -> str | None:
