@@ -100,7 +100,7 @@ class CommandPattern:
             flags_set, positional = _command_flags(args, key, long_names)
             if flags_wanted <= flags_set and _in_order(words_wanted, positional):
                 return Match.YES
-        unknown = command.hidden is not None or any(not word.known for word in args)
+        unknown = command.hidden is not None or any(word.problem is not None for word in args)
         return Match.UNKNOWN if unknown else Match.NO
 
     @cached_property

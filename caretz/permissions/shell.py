@@ -12,7 +12,14 @@ from functools import cache, lru_cache
 from typing import Any
 
 from caretz.permissions.command import Command, Runs
-from caretz.permissions.launch import SHELLS, STDIN_CODE, build_command, program_changing, reached
+from caretz.permissions.launch import (
+    SHELLS,
+    STDIN_CODE,
+    build_command,
+    is_interpreter,
+    program_changing,
+    reached,
+)
 from caretz.permissions.words import Word, unquoted_word, word_of
 
 MAX_DEPTH = 8  # `bash -c "bash -c '…'"` nesting followed before giving up (failing closed)
@@ -41,6 +48,13 @@ def _grammar() -> tuple[Any, Any]:
 def load_parser() -> None:
     """Load the grammar now (it otherwise loads on the first command parsed)."""
     _grammar()
+
+
+def forget_read() -> None:
+    """Forget every line and word read so far (a benchmark times a first read)."""
+    parse_command_line.cache_clear()
+    unquoted_word.cache_clear()
+    is_interpreter.cache_clear()
 
 
 @lru_cache(maxsize=256)
