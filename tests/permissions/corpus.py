@@ -90,6 +90,18 @@ _TEST_FILES = [
     "tests/e2e/test_permissions.py",
 ]
 OUTCOME_LETTERS = {"deny": "D", "ask": "A", "allow": "Y", "no-match": "-"}
+_SHELL_WORDS = [
+    "rm", "-rf", "-r", "-f", "--force", "--rec", "git", "push", "-C", "repo", "curl", "sh",
+    "bash", "-c", "sudo", "-u", "root", "timeout", "5", "env", "FOO=1", "PATH=/x", "find", ".",
+    "-delete", "-exec", "{}", ";", "+", "xargs", "eval", "'rm -rf v'", '"$x"', "$x", "${IFS}",
+    "$(rm a)", "`rm b`", "r''m", "\\rm", "/bin/rm", "v", "-", "--", "<<'EOF'\nrm -rf v\nEOF\n",
+    "<<EOF\n$(rm x)\nEOF\n", ">", "out", "2>&1", "|", "&&", "||", "&", "(", ")", "{", "}",
+    "if", "then", "fi", "for", "i", "in", "do", "done", "case", "esac", "*", "?", "r?", "{a,b}",
+    "'", '"', "\\\n", "npm", "run", "test", "ls", "-la", "cd", "echo", "python3", "-m", "watch",
+    "trap", "EXIT", "alias", "x='rm -rf'", "su", "flock", "/tmp/l", "nice", "-n", "$'\\x72m'",
+    "docker", "wget", "reset", "--hard", "-fr", "-Rf", "\n", "#", "a=b", "export", "unset",
+    "x=$(rm q)", "<(ls)", ">(wc)", "<<<", "'a b'", '"c d"', "é", "\udcff",
+]  # fmt: skip
 _JOINERS = [" && ", " || ", "; ", " | ", " & ", "\n"]
 _WRAPS = ["{}", "$({})", "bash -c {!r}", "( {} )", "timeout 5 {}", "sudo {}", "echo `{}`"]
 
@@ -158,7 +170,8 @@ def rule_sets() -> dict[str, list[Rule]]:
 
 
 def corpus() -> list[str]:
-    """Every line: the benchmark's, each string in the permission tests, and joins of them."""
+    """Every line: the benchmark's, each string in the permission tests, joins of them, and
+    lines of random shell words (broken ones too: a reader must fail the same way)."""
     strings = _test_strings()
     lines = [*PIECES, dense_line(), distinct_dense_line(), typical_line(), *strings]
     short = [s for s in strings if len(s) < 80] + PIECES
@@ -168,6 +181,9 @@ def corpus() -> list[str]:
             chance.choice(_WRAPS).format(chance.choice(short)) for _ in range(chance.randint(2, 6))
         ]
         lines.append("".join(part + chance.choice(_JOINERS) for part in parts).rstrip())
+    for _ in range(400):
+        count = chance.randint(1, 30)
+        lines.append(" ".join(chance.choice(_SHELL_WORDS) for _ in range(count)))
     return list(dict.fromkeys(lines))
 
 
@@ -249,5 +265,5 @@ def _test_rules() -> list[Rule]:
 
 if __name__ == "__main__":
     recorded = {"rule_sets": list(rule_sets()), "entries": record(RECORDED_ROOT)}
-    RECORDED.write_text(json.dumps(recorded, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    RECORDED.write_text(json.dumps(recorded, indent=1) + "\n", "utf-8")
     print(f"recorded {RECORDED}")
