@@ -4,9 +4,12 @@ Prints medians of:
   import                 python -c "import caretz.permissions.policy" (the parser not loaded)
   parser load            tree_sitter + tree_sitter_bash imported and the grammar loaded, in process
   check, 2 KB (dense)    RuleSet.check, 39 rules, on a 2 KB line of about 100 short commands
+                         (ten commands written over and over)
+  check, 2 KB (distinct) the same with numbered arguments: few commands repeat
   check, 2 KB (typical)  the same on a 2 KB line of a few commands with long arguments
-                         (goal for a 2 KB line: < 1 ms), each first read and read again
-                         (parsed lines are cached: a retried command is read once)
+                         (goal for a 2 KB line: < 1 ms), each first read (nothing read
+                         before, not even its words) and read again (parsed lines are
+                         cached: a retried command is read once)
   check, short line      RuleSet.check on `npm run test`
   check, file path       RuleSet.check for an edit of src/app/models.py
   redact, 16 KB          caretz.secrets.redact on a judge-summary-sized text
@@ -29,68 +32,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from caretz.permissions.policy import RuleSet  # noqa: E402
-from caretz.permissions.settings import (  # noqa: E402
-    rules_from_disallowed_tools,
-    rules_from_permissions,
-)
-from caretz.permissions.shell import parse_command_line  # noqa: E402
+from caretz.permissions.shell import forget_read  # noqa: E402
 from caretz.secrets import redact  # noqa: E402
-from tests.secret_cases import LOOKALIKES, SECRETS  # noqa: E402
-
-PERMISSIONS = {
-    "allow": [
-        "Bash(npm run test)", "Bash(npm run lint)", "Bash(npm ci)", "Bash(git status)",
-        "Bash(git diff:*)", "Bash(git log:*)", "Bash(cd:*)", "Bash(ls:*)", "Bash(cat:*)",
-        "Bash(grep:*)", "Bash(echo:*)", "Bash(python3 -m pytest:*)", "Bash(make:*)",
-        "Bash(jq:*)", "Bash(head:*)", "Bash(tail:*)", "Bash(wc:*)", "Bash(sort:*)",
-        "Edit(src/**)", "Edit(tests/**)", "Read", "Glob", "Grep",
-    ],
-    "ask": ["Bash(git push:*)", "Bash(npm publish:*)", "Bash(docker:*)", "Edit(./package.json)"],
-    "deny": [
-        "Bash(rm -rf:*)", "Bash(curl:*)", "Bash(wget:*)", "Bash(sudo:*)", "Bash(git reset --hard)",
-        "Read(./.env*)", "Edit(./.git/**)", "Read(~/.ssh/**)",
-    ],
-}  # fmt: skip
-DISALLOWED = {"bash": ["git push --force", "curl * | sh"], "write": ["*.pem", "secrets/*"]}
-
-_PIECES = [
-    "cd web && npm ci && npm run lint",
-    "git status && git diff --stat HEAD~3",
-    'for f in $(ls src/*.ts); do echo "checking $f"; grep -n TODO "$f" | head -5; done',
-    "(cd api && make build 2>&1 | tail -20)",
-    "cat package.json | jq '.scripts' | sort | wc -l",
-    "timeout 300 python3 -m pytest tests/unit -q -x --maxfail=1",
-    "bash -c 'echo start && ls -la build/ && echo done'",
-    "env CI=1 NODE_ENV=test npm run test",
-    "git log --oneline -20 | grep -v Merge",
-    "find src -name '*.orig' -exec ls -l {} +",
-]
-
-
-_SCRIPT = (
-    "import json, pathlib\\n"
-    "for path in sorted(pathlib.Path('data').glob('*.json')):\\n"
-    "    rows = json.loads(path.read_text())\\n"
-    "    print(path.name, len(rows), sum(r.get('total', 0) for r in rows))\\n"
+from tests.permissions.corpus import (  # noqa: E402
+    benchmark_rules,
+    dense_line,
+    distinct_dense_line,
+    typical_line,
 )
-
-
-def typical_line() -> str:
-    """A few commands, most of the 2 KB in their arguments (a script, a message)."""
-    script = (_SCRIPT * 12)[:1870]
-    message = "Fix the parser for nested quotes; add tests for the empty-input case"
-    line = (
-        f'cd /work/project && python3 -c "{script}" | tee out.txt && '
-        f"git add -A && git commit -m '{message}' && git log --oneline -3"
-    )
-    return line
-
-
-def dense_line() -> str:
-    pieces: list[str] = []
-    while len(" && ".join(pieces)) < 2048:
-        pieces.append(_PIECES[len(pieces) % len(_PIECES)])
-    return " && ".join(pieces)[:2048].rsplit(" && ", 1)[0]
+from tests.secret_cases import LOOKALIKES, SECRETS  # noqa: E402
 
 
 def median_ms(action: Callable[[], object], count: int) -> float:
@@ -129,16 +79,14 @@ def main() -> None:
     )
 
     root = tempfile.mkdtemp()
-    rules = rules_from_permissions(PERMISSIONS, ".caretz/settings.json")
-    rules += rules_from_disallowed_tools(DISALLOWED, "loopGuard.detectors.disallowedTools")
-    ruleset = RuleSet(rules, root)
-    lines = {"dense": dense_line(), "typical": typical_line()}
+    ruleset = RuleSet(benchmark_rules(), root)
+    lines = {"dense": dense_line(), "distinct": distinct_dense_line(), "typical": typical_line()}
     for name, line in lines.items():
         decision = ruleset.check("bash", {"command": line}, root)
         print(f"{name} line: {len(line)} B, {decision.outcome}: {decision.reason[:70]}")
 
     def first_read(line: str) -> object:
-        parse_command_line.cache_clear()
+        forget_read()  # no line and no word read before: the strictest first read
         return ruleset.check("bash", {"command": line}, root)
 
     checks = {

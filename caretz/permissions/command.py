@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from caretz.permissions.words import Word
 
@@ -30,7 +31,7 @@ class Command:
     @property
     def program(self) -> str | None:
         """The program's name, or None when it is only known when the command runs."""
-        if not self.words or not self.words[0].known:
+        if not self.words or self.words[0].problem is not None:
             return None
         return self.words[0].text
 
@@ -42,6 +43,11 @@ class Command:
         if not self.words:
             return "an empty command"
         return self.words[0].problem
+
+    @cached_property
+    def argument_texts(self) -> frozenset[str]:
+        """The arguments whose value is known, as text (a quick "does it say X at all")."""
+        return frozenset(word.text for word in self.words[1:] if word.known)
 
     def walk(self) -> Iterator[Command]:
         """This command and every command it runs, depth first."""
@@ -56,7 +62,7 @@ class Command:
 
 def program_name(word: Word) -> Word:
     """`/usr/bin/rm` → `rm`, `.` → `source`: rules name programs, not paths."""
-    if not word.known:
+    if not word.known or ("/" not in word.text and word.text != "."):
         return word
     name = word.text.rstrip("/").rsplit("/", 1)[-1] or word.text
     return Word("source" if name == "." else name)
@@ -65,3 +71,38 @@ def program_name(word: Word) -> Word:
 def walk_all(commands: tuple[Command, ...]) -> Iterator[Command]:
     for command in commands:
         yield from command.walk()
+
+
+class LineParts:
+    """Every command a line runs, in order (a wrapper, then what it runs), with where each
+    program runs: a rule about one program need only read the commands that run it."""
+
+    def __init__(self, commands: tuple[Command, ...]):
+        flat: list[Command] = []
+        _flatten(commands, flat)
+        self.commands = tuple(flat)
+        self._unreadable: list[int] = []
+        self._at: dict[str, list[int]] = {}
+        for index, command in enumerate(self.commands):
+            program = command.program
+            if program is None or command.hidden is not None:
+                self._unreadable.append(index)
+            else:
+                self._at.setdefault(program, []).append(index)
+
+    def running(self, programs: Iterable[str]) -> list[int]:
+        """The positions, in order, of the commands that run one of `programs`, and of
+        those that cannot be fully read (they may run anything)."""
+        found = list(self._unreadable)
+        for program in programs:
+            found += self._at.get(program, ())
+        found.sort()
+        return found
+
+
+def _flatten(commands: tuple[Command, ...], into: list[Command]) -> None:
+    """`walk_all` without a generator per command: a long line has a hundred."""
+    for command in commands:
+        into.append(command)
+        if command.inner:
+            _flatten(command.inner, into)

@@ -11,27 +11,32 @@ _GLOB_CHARS = frozenset("*?[")
 
 
 class ProgramIndex:
-    """The command rules of one behavior (deny, ask or allow), by program."""
+    """The command rules of one behavior (deny, ask or allow), by program.
+
+    The rules for a program are listed once, when the index is built: the rules for every
+    command (`Bash`), those naming the program, then those whose program is a glob."""
 
     def __init__(self, rules: Iterable[Rule]):
         self.ordered = [rule for rule in rules if rule.legacy is None]
-        self.whole = [rule for rule in self.ordered if rule.whole_tool]
-        self.by_program: dict[str, list[Rule]] = {}
-        self.wildcard: list[Rule] = []
+        whole = [rule for rule in self.ordered if rule.whole_tool]
+        named: dict[str, list[Rule]] = {}
+        wildcard: list[Rule] = []
         for rule in self.ordered:
             if rule.command is None:
                 continue
             if _GLOB_CHARS & set(rule.command.program):
-                self.wildcard.append(rule)
+                wildcard.append(rule)
             else:
-                self.by_program.setdefault(rule.command.program, []).append(rule)
+                named.setdefault(rule.command.program, []).append(rule)
+        self.other_programs = [*whole, *wildcard]
+        self.by_program = {name: [*whole, *own, *wildcard] for name, own in named.items()}
 
     def candidates(self, command: Command) -> list[Rule]:
         """The rules that may match `command`: all of them when it cannot be fully read."""
         program = command.program
         if program is None or command.hidden is not None:
             return self.ordered
-        return [*self.whole, *self.by_program.get(program, ()), *self.wildcard]
+        return self.by_program.get(program, self.other_programs)
 
 
 class BashRules:

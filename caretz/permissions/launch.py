@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
+from functools import lru_cache
 
 from caretz.permissions.command import Command, Runs, program_name
 from caretz.permissions.words import Word
@@ -35,10 +36,14 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
     """The command these words run, with the commands it runs in turn inside it."""
     if not words:
         return Command((), text, hidden="an empty command")
-    words = (program_name(words[0]), *words[1:])
-    name = words[0].text if words[0].known else None
-    if name is None:
+    program = program_name(words[0])
+    if program is not words[0]:
+        words = (program, *words[1:])
+    if program.problem is not None:
         return Command(words, text)
+    name = program.text
+    if name not in _RUN_OTHERS and not is_interpreter(name):
+        return Command(words, text)  # most commands: a program that runs no other
     args = words[1:]
     if name in SHELLS:
         return _shell(words, text, depth, parse)
@@ -252,6 +257,7 @@ def _joined(body: Word, rest: tuple[Word, ...]) -> Word:
     return Word(" ".join([body.text, *(shlex.quote(word.text) for word in rest)]))
 
 
+@lru_cache(maxsize=512)
 def is_interpreter(program: str) -> bool:
     """python, node, perl, ruby, php, lua, tclsh: programs whose arguments may be code."""
     return _INTERPRETER.fullmatch(program) is not None
@@ -272,3 +278,4 @@ _BUILDERS: dict[str, Callable[[tuple[Word, ...], str, int, Parse], Command]] = {
     "runuser": _su,
     "find": _find,
 }
+_RUN_OTHERS = frozenset(SHELLS | _BUILDERS.keys() | SPECS.keys())  # programs read further

@@ -20,12 +20,13 @@ Each documented meaning is kept or made stricter:
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from caretz.permissions.command import Command
+from caretz.permissions.command import Command, LineParts
 from caretz.permissions.paths import LegacyGlob
 from caretz.permissions.patterns import CommandPattern, Match, parse_command_pattern, split_words
 
@@ -41,15 +42,16 @@ class LegacyPattern:
     path: LegacyGlob | None = None
     substring: str | None = None
 
-    def find(self, commands: list[Command]) -> tuple[Match, Command | None]:
+    def find(self, parts: LineParts) -> tuple[Match, Command | None]:
         """Whether a parsed command line breaks this pattern, and the part that does."""
+        commands = parts.commands
         if self.mentions:
             return _first(commands, self._mentioned)
         outcome, first_part = Match.YES, None
         position = 0
         for pattern in self.commands:
             found = None
-            for index in range(position, len(commands)):
+            for index in _may_run(pattern, parts, position):
                 match = pattern.contains(commands[index])
                 if match is Match.YES:
                     found = index
@@ -75,6 +77,14 @@ class LegacyPattern:
                 return Match.YES
         unknown = command.unknown is not None or any(not w.known for w in command.words)
         return Match.UNKNOWN if unknown else Match.NO
+
+
+def _may_run(pattern: CommandPattern, parts: LineParts, start: int) -> Sequence[int]:
+    """The positions from `start` on where `pattern` may match (elsewhere it cannot)."""
+    if not pattern.literal_program:
+        return range(start, len(parts.commands))
+    positions = parts.running((pattern.program,))
+    return positions[bisect.bisect_left(positions, start) :]
 
 
 def _word_matches(token: str, text: str) -> bool:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import fnmatch
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from caretz.permissions.command import Command
 from caretz.permissions.words import Word
@@ -62,28 +64,71 @@ class CommandPattern:
         """Allow reading: the rule's words are the command's words (or its first words)."""
         if command.hidden is not None or command.program is None:
             return False
-        return _sequence(self.tokens, command.words, 0, 0, self.prefix)
+        tokens, words = self.tokens, command.words
+        if "*" in tokens:
+            return _sequence(tokens, words, 0, 0, self.prefix)
+        if len(words) < len(tokens) or (not self.prefix and len(words) > len(tokens)):
+            return False
+        return all(
+            word.problem is None and _token_equal(token, word.text)
+            for token, word in zip(tokens, words, strict=False)
+        )
 
     # -- deny and ask: the program, the flags in any spelling, the words in order ---------
+    @cached_property
+    def literal_program(self) -> bool:
+        """Whether the program token matches only itself (no glob, not a flag cluster)."""
+        program = self.program
+        return not any(char in program for char in "*?[") and not _is_cluster(program)
+
     def contains(self, command: Command) -> Match:
         program = command.program
         if program is None:
             return Match.UNKNOWN
-        if not _token_equal(self.program, program):
+        if program != self.program and (
+            self.literal_program or not _token_equal(self.program, program)
+        ):
             # Hidden code (a shell reading stdin) may run this program all the same.
             return Match.UNKNOWN if command.hidden is not None else Match.NO
-        wanted = [token for token in self.tokens[1:] if token != "*"]
+        wanted, words_wanted = self._wanted
         if not wanted:
             return Match.YES
         args = command.words[1:]
-        key = _spelling_key(program, [t for t in wanted if not t.startswith("-")], args)
-        flags_wanted = _rule_flags(wanted, key)
-        words_wanted = [token for token in wanted if not token.startswith("-")]
-        flags_set, positional = _command_flags(args, key, flags_wanted)
-        if flags_wanted <= flags_set and _in_order(words_wanted, positional):
-            return Match.YES
-        unknown = command.hidden is not None or any(not word.known for word in args)
+        if self._plain_words <= command.argument_texts:  # else a word is missing: no match
+            key = _spelling_key(program, words_wanted, args)
+            flags_wanted, long_names = self._flags(key)
+            flags_set, positional = _command_flags(args, key, long_names)
+            if flags_wanted <= flags_set and _in_order(words_wanted, positional):
+                return Match.YES
+        unknown = command.hidden is not None or any(word.problem is not None for word in args)
         return Match.UNKNOWN if unknown else Match.NO
+
+    @cached_property
+    def _wanted(self) -> tuple[tuple[str, ...], list[str]]:
+        """The rule's tokens after the program (`*` aside), and those that are not flags."""
+        wanted = tuple(token for token in self.tokens[1:] if token != "*")
+        return wanted, [token for token in wanted if not token.startswith("-")]
+
+    @cached_property
+    def _plain_words(self) -> frozenset[str]:
+        """The rule's words that match only themselves: each must be among the command's."""
+        return frozenset(word for word in self._wanted[1] if not any(c in word for c in "*?["))
+
+    @cached_property
+    def _flags_by_key(self) -> dict[str, tuple[set[str], set[str]]]:
+        return {}
+
+    def _flags(self, key: str) -> tuple[set[str], set[str]]:
+        """The flags the rule sets, each in its one name, and the long options a command may
+        abbreviate, as `key` (`git push`, or the program) spells them."""
+        found = self._flags_by_key.get(key)
+        if found is None:
+            flags = _rule_flags(self._wanted[0], key)
+            long_names = {name for name in FLAG_SPELLINGS.get(key, {}) if name.startswith("--")}
+            found = (flags, long_names | {flag for flag in flags if flag.startswith("--")})
+            if self.literal_program:  # one program: its key and its subcommand's, no more
+                self._flags_by_key[key] = found
+        return found
 
 
 def _sequence(
@@ -103,9 +148,9 @@ def _sequence(
 def _token_equal(token: str, text: str) -> bool:
     if token == text:
         return True
-    if _is_cluster(token) and _is_cluster(text):
+    if token[:1] == "-" and _is_cluster(token) and _is_cluster(text):
         return sorted(token[1:]) == sorted(text[1:])  # -rf is -fr
-    return any(char in token for char in "*?[") and fnmatch.fnmatchcase(text, token)
+    return ("*" in token or "?" in token or "[" in token) and fnmatch.fnmatchcase(text, token)
 
 
 def _is_cluster(text: str) -> bool:
@@ -136,7 +181,7 @@ def _subcommand(program: str, args: tuple[Word, ...]) -> str | None:
     return None
 
 
-def _rule_flags(tokens: list[str], key: str) -> set[str]:
+def _rule_flags(tokens: Iterable[str], key: str) -> set[str]:
     spellings = FLAG_SPELLINGS.get(key, {})
     flags: set[str] = set()
     for token in tokens:
@@ -148,12 +193,10 @@ def _rule_flags(tokens: list[str], key: str) -> set[str]:
 
 
 def _command_flags(
-    args: tuple[Word, ...], key: str, wanted: set[str]
+    args: tuple[Word, ...], key: str, long_names: set[str]
 ) -> tuple[set[str], list[str]]:
     """The flags set (each in its one name) and the other words, up to `--` for flags."""
     spellings = FLAG_SPELLINGS.get(key, {})
-    long_names = {spelling for spelling in spellings if spelling.startswith("--")}
-    long_names |= {flag for flag in wanted if flag.startswith("--")}
     flags: set[str] = set()
     positional: list[str] = []
     options_end = False

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from caretz.permissions.command import Command, Runs, walk_all
+from caretz.permissions.command import Command, LineParts, Runs
 from caretz.permissions.index import BashRules, ProgramIndex
 from caretz.permissions.paths import PathFacts
 from caretz.permissions.patterns import Match
@@ -79,7 +79,7 @@ class RuleSet:
 
 def _check_command(rules: BashRules, line: str) -> Decision:
     commands = parse_command_line(line)
-    parts = list(walk_all(commands))
+    parts = LineParts(commands)
     maybe: tuple[Rule, Command] | None = None
     for behavior in ("deny", "ask"):
         match, rule, part = _find(rules, behavior, parts)
@@ -97,11 +97,11 @@ def _check_command(rules: BashRules, line: str) -> Decision:
     return _allow_all(rules.allow, commands, line)
 
 
-def _find(rules: BashRules, behavior: str, parts: list[Command]) -> tuple[Match, Any, Any]:
+def _find(rules: BashRules, behavior: str, parts: LineParts) -> tuple[Match, Any, Any]:
     """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
     unknown: tuple[Rule, Command] | None = None
     index = rules.of(behavior)
-    for part in parts:
+    for part in _reachable(index, parts):
         for rule in index.candidates(part):
             match = Match.YES if rule.command is None else rule.command.contains(part)
             if match is Match.YES:
@@ -118,6 +118,14 @@ def _find(rules: BashRules, behavior: str, parts: list[Command]) -> tuple[Match,
     if unknown is not None:
         return Match.UNKNOWN, unknown[0], unknown[1]
     return Match.NO, None, None
+
+
+def _reachable(index: ProgramIndex, parts: LineParts) -> Iterable[Command]:
+    """The parts, in order, that some rule of `index` may match: for the others
+    `index.candidates` is empty."""
+    if index.other_programs:  # rules for every command, or for programs matched by a glob
+        return parts.commands
+    return [parts.commands[position] for position in parts.running(index.by_program)]
 
 
 def _allow_all(allows: ProgramIndex, commands: tuple[Command, ...], line: str) -> Decision:
@@ -143,7 +151,11 @@ def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
     An exact rule covers the command with all it runs; a wrapper such as `timeout`
     is allowed when what it runs is; `sudo` and `find -exec` need their own allow too.
     """
-    own = next((rule for rule in allows.candidates(command) if _allows(rule, command)), None)
+    own = None
+    for rule in allows.candidates(command):
+        if _allows(rule, command):
+            own = rule
+            break
     if own is not None and _exact(own):
         return own  # the user allowed exactly this line, with everything in it
     if command.runs is Runs.ITSELF or command.hidden is not None:

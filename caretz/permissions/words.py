@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 # Unquoted text that the shell expands into other words: a glob or a brace list.
@@ -45,18 +46,36 @@ class _Pieces:
 
 def word_of(node: Any) -> Word:
     """The word a tree-sitter-bash argument node stands for."""
+    kind = node.type
+    if kind == "word" or kind == "number":
+        return unquoted_word(_text(node))
+    if kind == "raw_string":  # 'text': nothing in it expands
+        return Word(_text(node)[1:-1])
     pieces = _Pieces([], [])
     _collect(node, pieces)
     value = "".join(pieces.value)
     if pieces.problem is not None:
         return Word(value, pieces.problem)
-    pattern = "".join(pieces.pattern)
+    return _expanded(value, "".join(pieces.pattern), _short(node))
+
+
+@lru_cache(maxsize=4096)
+def unquoted_word(text: str) -> Word:
+    """The word an unquoted `word` node of this text stands for (the same in every line)."""
+    if "\\" in text:
+        value, pattern = _unescape_unquoted(text)
+        return _expanded(value, pattern, _cut(text))
+    return _expanded(text, text, _cut(text))
+
+
+def _expanded(value: str, pattern: str, shown: str) -> Word:
+    """The word, with a problem when its unquoted text is a glob or a brace list."""
     if "*" not in pattern and "?" not in pattern and "[" not in pattern and "{" not in pattern:
         return Word(value)
     if _BRACE.search(pattern):
-        return Word(value, f"brace expansion in {_short(node)}")
+        return Word(value, f"brace expansion in {shown}")
     if _GLOB.search(pattern):
-        return Word(value, f"glob expansion in {_short(node)}")
+        return Word(value, f"glob expansion in {shown}")
     return Word(value)
 
 
