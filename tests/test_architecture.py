@@ -34,6 +34,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.permissions": set(),
     "caretz.sandbox": set(),
     "caretz.tools": {"caretz.permissions", "caretz.sandbox"},
+    "caretz.mcp_client": {"caretz.tools", "caretz.sandbox"},  # its tools; the launcher
     "caretz.guard": {"caretz.tools"},  # tools.policy's argument conventions only
     "caretz.goal": {"caretz.guard"},  # the guard's record, summary sections and reply readers
     "caretz.agent": {
@@ -51,6 +52,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "caretz.pricing",
         "caretz.permissions",
         "caretz.sandbox",
+        "caretz.mcp_client",
     },
 }
 WIRING = {
@@ -59,6 +61,7 @@ WIRING = {
     "caretz.config",
     "caretz.goal",
     "caretz.guard",
+    "caretz.mcp_client",
     "caretz.permissions",
     "caretz.pricing",
     "caretz.providers",

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from caretz.config_base import PositiveDuration, Section, parse_duration
 from caretz.goal.config import GoalConfig
 from caretz.guard.config import LoopGuardConfig
+from caretz.mcp_client.config import McpConfig, ServerTable
 from caretz.messages import ProtocolName, Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.pricing import Price
@@ -194,6 +195,8 @@ class Profile(Section):
     shell_env: list[str] = Field(
         default_factory=list
     )  # variables a command gets despite the filter
+    mcp_servers: ServerTable = Field(default_factory=dict)  # as in .mcp.json (docs/mcp.md)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     @property
     def bash_timeout_s(self) -> float:

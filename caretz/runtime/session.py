@@ -33,6 +33,7 @@ from caretz.tools.jobtable import JobTable
 if TYPE_CHECKING:
     from caretz.agent.checkpointing import TurnCheckpoints
     from caretz.config.settings import Settings
+    from caretz.mcp_client.servers import McpServers
     from caretz.sandbox.detect import SandboxCheck
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.asking import Asker
@@ -62,13 +63,16 @@ class Session:
     sandbox: Sandbox | None = None
     sandbox_check: SandboxCheck | None = None
     jobs: JobTable = field(default_factory=JobTable)
+    mcp: McpServers | None = None  # None: no MCP server is configured
 
     def close(self) -> None:
-        """End the session: stop its background jobs, settle a turn left open, then
-        close the log."""
+        """End the session: stop its background jobs and MCP servers, settle a turn left
+        open, then close the log."""
         stopped = self.jobs.stop_all()
         if stopped:
             self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])
+        if self.mcp is not None:
+            self.mcp.close()
         if self.checkpoints is not None:
             self.checkpoints.close()
         self.log.close()
@@ -160,9 +164,14 @@ def wire_agent(
     return config, parts
 
 
-def install(agent: Agent, config: AgentConfig, parts: AgentParts) -> None:
-    """Give `agent` its new config and collaborators; its conversation carries on."""
+def install(
+    agent: Agent, config: AgentConfig, parts: AgentParts, mcp: McpServers | None = None
+) -> None:
+    """Give `agent` its new config and collaborators (and the MCP servers' tools); its
+    conversation carries on."""
     parts.tools.add(TaskTool(agent))
+    if mcp is not None:
+        mcp.add_tools(parts.tools)
     agent.config, agent.parts = config, parts
 
 
@@ -174,16 +183,19 @@ def start_session(
     workspace: Path | None = None,
     asker: Asker | None = None,
     permissions: SessionPermissions | None = None,
+    mcp: McpServers | None = None,
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
     Everything that can fail on settings (the sandbox, a model, a key, the judge, a
-    permission rule) is built before the session folder is made; the log writes once it exists.
+    permission rule, a `.mcp.json`) is built before the session folder is made; the log
+    writes once it exists. The MCP servers start last, once nothing else can fail.
     `asker` puts permission questions to the user (None: nobody can answer);
-    `permissions` carries an interactive session's permissions over to the next one.
+    `permissions` and `mcp` carry an interactive session's over to the next one.
     """
     from caretz import __version__
     from caretz.config.sandbox import open_session_sandbox, sandbox_fields
+    from caretz.runtime.mcp import configured_servers, start_servers
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
@@ -193,6 +205,7 @@ def start_session(
 
         permissions = load_permissions(settings, workspace, asker)
     permissions.emit = log.emit
+    servers = configured_servers(settings, workspace) if mcp is None else []
     judge = SessionJudge(settings, env, settings.model)
     sandbox, check = open_session_sandbox(settings, workspace, env)
     jobs = JobTable()
@@ -211,10 +224,13 @@ def start_session(
         jobs=jobs,
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
+    started_here = mcp is None
+    if mcp is None:
+        mcp = start_servers(settings, servers, workspace, env)
     log.path = events_path
     log.subscribe(listener.on_event)
     agent = Agent(config, parts, conversation)
-    install(agent, config, parts)
+    install(agent, config, parts, mcp)
     log.emit(
         "Session.Resumed" if resume is not None else "Session.Started",
         session_id=session_id,
@@ -228,6 +244,10 @@ def start_session(
     )
     if checkpoints is not None:
         checkpoints.attach(session_id, log)
+    if mcp is not None:
+        mcp.emit = log.emit
+        if started_here:
+            mcp.report()
     return Session(
         session_id,
         events_path,
@@ -241,6 +261,7 @@ def start_session(
         sandbox=sandbox,
         sandbox_check=check,
         jobs=jobs,
+        mcp=mcp,
     )
 
 

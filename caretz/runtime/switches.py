@@ -156,7 +156,7 @@ def _rewire(
         jobs=session.jobs,
     )
     parts = follow_settings(permissions, settings, rules, parts)
-    install(agent, config, parts)
+    install(agent, config, parts, session.mcp)
     session.settings = settings
     session.sandbox, session.sandbox_check = sandbox, check
 

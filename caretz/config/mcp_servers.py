@@ -1,0 +1,59 @@
+"""The MCP servers a session is configured with: the profile's `mcpServers` and the
+project's `.mcp.json` (the file Claude Code and Cursor read), at the project root.
+
+A `.mcp.json` caretz cannot read (not JSON, a wrong type, an entry with neither a
+command nor a url) is a ConfigError naming the file and the key: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from caretz.config.errors import describe_validation_error
+from caretz.config.settings import Settings
+from caretz.config_base import ConfigError
+from caretz.mcp_client.config import ProjectServersFile
+from caretz.mcp_client.plan import Configured
+
+PROJECT_FILE = ".mcp.json"
+
+
+def profile_servers(settings: Settings) -> list[Configured]:
+    source = f"{settings.config_path.name} (profiles.{settings.profile_name}.mcpServers)"
+    return [Configured(name, entry, source) for name, entry in settings.profile.mcp_servers.items()]
+
+
+def project_servers(root: Path, cwd: Path | None = None) -> list[Configured]:
+    """The servers of `root/.mcp.json` (none when there is no such file)."""
+    path = root / PROJECT_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
+    if not text.strip():
+        return []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"(line {exc.lineno}, column {exc.colno})"
+        raise ConfigError(f"{path}: not valid JSON: {exc.msg} {where}") from None
+    try:
+        parsed = ProjectServersFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {describe_validation_error(ProjectServersFile, exc)}") from None
+    source = _shown(path, cwd or root)
+    return [
+        Configured(name, entry, source, project=True) for name, entry in parsed.mcp_servers.items()
+    ]
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    relative = os.path.relpath(path, cwd)
+    return relative if not relative.startswith("..") else os.fspath(path)
