@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import threading
 import time
@@ -52,6 +53,12 @@ class Attempt:
 class McpManager:
     def __init__(self, log_dir: Path | None = None):
         self.log_dir = log_dir
+        # The SDK logs transport trouble (a server that died mid-read) with tracebacks;
+        # caretz reports it in a line of its own, so the terminal does not get them.
+        for name in ("mcp", "httpx2"):
+            logger = logging.getLogger(name)
+            if not logger.handlers:
+                logger.addHandler(logging.NullHandler())
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="caretz-mcp", daemon=True)
         self._thread.start()

@@ -38,6 +38,7 @@ class McpServers:
         self.tools: list[McpTool] = []
         self._statuses: dict[str, ServerStatus] = {}
         self._down: dict[str, str] = {}
+        self._order: list[str] = []
 
     @classmethod
     def start(
@@ -46,10 +47,13 @@ class McpServers:
         not_started: list[ServerStatus],
         config: McpConfig,
         log_dir: Path | None = None,
+        order: list[str] = (),  # type: ignore[assignment]
     ) -> McpServers:
-        """Start `specs` in parallel, each given `mcp.startupTimeout`."""
+        """Start `specs` in parallel, each given `mcp.startupTimeout`; `order` lists the
+        servers as configured, as `statuses` shows them."""
         servers = cls(config, McpManager(log_dir) if specs else None)
         servers._statuses = {status.name: status for status in not_started}
+        servers._order = [*order, *(spec.name for spec in specs)]
         if servers.manager is None:
             return servers
         try:
@@ -86,7 +90,8 @@ class McpServers:
     def statuses(self) -> list[ServerStatus]:
         """Every configured server as it stands now, those that went down included."""
         shown = []
-        for status in self._statuses.values():
+        place = {name: index for index, name in reversed(list(enumerate(self._order)))}
+        for status in sorted(self._statuses.values(), key=lambda s: place.get(s.name, 0)):
             reason = self._down.get(status.name)
             if reason is not None:
                 status = dataclasses.replace(status, state="down", detail=reason)

@@ -61,6 +61,7 @@ def start_servers(
         not_started + shadowed(profile, project),
         settings.profile.mcp,
         log_dir=settings.data_dir / LOG_DIR,
+        order=[server.name for server in configured],
     )
 
 

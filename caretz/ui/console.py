@@ -175,6 +175,12 @@ class TextOutput:
                 self.line(f"[cyan]{escape(text)}[/]")
         elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
             self.line(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
+        elif kind.startswith("Mcp."):
+            from caretz.ui.mcp_lines import mcp_line
+
+            text = mcp_line(event, self.detailed)
+            if text:
+                self.line(f"[yellow]{escape(text)}[/]")
         for markup in self.checkpoint_lines.render(event):
             self.line(markup)
 

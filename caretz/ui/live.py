@@ -301,6 +301,12 @@ class LiveView:
                 self.print(f"[cyan]{escape(line)}[/]")
         elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
             self.print(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
+        elif kind.startswith("Mcp."):
+            from caretz.ui.mcp_lines import mcp_line
+
+            text = mcp_line(event, self.detailed)
+            if text:
+                self.print(f"[yellow]{escape(text)}[/]")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""

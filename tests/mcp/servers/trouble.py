@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("trouble")
@@ -70,6 +70,19 @@ def picture() -> list:
 def weather(city: str) -> dict:
     """Structured content."""
     return {"city": city, "celsius": 21}
+
+
+@server.tool()
+def env(name: str) -> str:
+    """The server's environment variable `name`, or (unset)."""
+    return os.environ.get(name, "(unset)")
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The HTTP request's header `name` (streamable HTTP only)."""
+    request = ctx.request_context.request
+    return request.headers.get(name, "(none)") if request is not None else "(not HTTP)"
 
 
 def main() -> None:

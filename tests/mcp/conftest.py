@@ -1,0 +1,89 @@
+"""Real MCP servers for the tests: the PyPI reference server `mcp-server-time`, and
+tests/mcp/servers/trouble.py (written with the SDK) for the error cases."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TROUBLE = Path(__file__).parent / "servers" / "trouble.py"
+
+
+def time_server() -> dict[str, Any]:
+    """`mcp-server-time` over stdio, as an mcpServers entry."""
+    return {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+
+
+def trouble_server(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": sys.executable, "args": [str(TROUBLE), *args]}
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
+    except OSError:
+        return False
+
+
+def wait_gone(pid: int, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_for_file(path: Path, within_s: float = 30.0) -> str:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was never written")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def http_trouble() -> Iterator[str]:
+    """trouble.py over streamable HTTP on a free loopback port; yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(TROUBLE), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the HTTP MCP server never listened")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
