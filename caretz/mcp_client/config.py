@@ -22,7 +22,7 @@ DEFAULT_MAX_RESULT_CHARS = 100_000
 class McpServerEntry(Section):
     """One server under `mcpServers`."""
 
-    type: Transport | None = None  # None: stdio when `command` is given, http for a `url`
+    type: Transport | None = None  # None: http for a `url` alone, else stdio
     command: Annotated[str, Field(min_length=1)] | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -34,7 +34,7 @@ class McpServerEntry(Section):
     def transport(self) -> Transport:
         if self.type is not None:
             return self.type
-        return "stdio" if self.command is not None else "http"
+        return "http" if self.url is not None and self.command is None else "stdio"
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerEntry:

@@ -31,9 +31,10 @@ def _quiet(*args: Any, **fields: Any) -> None:
 
 
 class McpServers:
-    def __init__(self, config: McpConfig, manager: McpManager | None = None):
+    def __init__(self, config: McpConfig, log_dir: Path | None = None):
         self.config = config
-        self.manager = manager
+        self.log_dir = log_dir  # where each stdio server's stderr goes
+        self.manager: McpManager | None = None  # made when the first server starts
         self.emit: Emit = _quiet  # the session log's, once it is open
         self.tools: list[McpTool] = []
         self._statuses: dict[str, ServerStatus] = {}
@@ -47,23 +48,44 @@ class McpServers:
         not_started: list[ServerStatus],
         config: McpConfig,
         log_dir: Path | None = None,
-        order: list[str] = (),  # type: ignore[assignment]
+        order: list[str] | None = None,
     ) -> McpServers:
         """Start `specs` in parallel, each given `mcp.startupTimeout`; `order` lists the
         servers as configured, as `statuses` shows them."""
-        servers = cls(config, McpManager(log_dir) if specs else None)
+        servers = cls(config, log_dir)
         servers._statuses = {status.name: status for status in not_started}
-        servers._order = [*order, *(spec.name for spec in specs)]
-        if servers.manager is None:
-            return servers
-        try:
-            attempts = servers.manager.start(specs, config.startup_timeout_s)
-        except BaseException:  # Ctrl-C while they start: none may be left running
-            servers.manager.close()
-            raise
-        for attempt in attempts:
-            servers._add(attempt)
+        servers._order = list(order or [])
+        servers.launch(specs)
         return servers
+
+    def launch(self, specs: list[ServerSpec]) -> list[McpTool]:
+        """Start more servers, in parallel; returns the tools of those that started."""
+        if not specs:
+            return []
+        made = self.manager is None
+        manager = self.manager = self.manager or McpManager(self.log_dir)
+        try:
+            attempts = manager.start(specs, self.config.startup_timeout_s)
+        except BaseException:  # Ctrl-C while they start: none may be left running
+            if made:
+                manager.close()
+            raise
+        before = len(self.tools)
+        for attempt in attempts:
+            self._add(attempt)
+            if attempt.spec.name not in self._order:
+                self._order.append(attempt.spec.name)
+        return self.tools[before:]
+
+    def knows(self, name: str) -> bool:
+        return name in self._statuses
+
+    def note(self, statuses: list[ServerStatus]) -> None:
+        """Statuses of servers that will not start (after the session's start)."""
+        for status in statuses:
+            self._statuses[status.name] = status
+            if status.name not in self._order:
+                self._order.append(status.name)
 
     def _add(self, attempt: Attempt) -> None:
         spec = attempt.spec
@@ -98,9 +120,11 @@ class McpServers:
             shown.append(status)
         return shown
 
-    def report(self) -> None:
-        """One event per server, once the session log is open."""
+    def report(self, names: list[str] | None = None) -> None:
+        """One event per server (or per server named), once the session log is open."""
         for status in self._statuses.values():
+            if names is not None and status.name not in names:
+                continue
             fields = {"server": status.name, "source": status.source, "transport": status.transport}
             if status.state == "ready":
                 tools = [tool.name for tool in status.tools]

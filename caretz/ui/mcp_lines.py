@@ -21,7 +21,7 @@ def mcp_line(event: dict[str, Any], detailed: bool = False) -> str | None:
     if kind == "Mcp.ServerNotStarted" and event.get("state") == "not approved":
         return (
             f"mcp: server {server!r} of {event['source']} runs outside the sandbox and is not "
-            f"started until you approve it: caretz mcp approve {server}"
+            f"started until you approve it: /mcp approve {server}, or caretz mcp approve {server}"
         )
     if kind == "Mcp.ServerStarted" and detailed:
         tools = plural(len(event.get("tools") or []), "tool")

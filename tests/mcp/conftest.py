@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import caretz, workspace  # noqa: F401 (the real CLI's fixtures)
+
 TROUBLE = Path(__file__).parent / "servers" / "trouble.py"
 
 
