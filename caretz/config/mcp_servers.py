@@ -10,16 +10,34 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 
 from caretz.config.errors import describe_validation_error
 from caretz.config.settings import Settings
-from caretz.config_base import ConfigError
-from caretz.mcp_client.config import ProjectServersFile
+from caretz.config_base import ConfigError, Section
+from caretz.mcp_client.config import McpServerEntry, named
 from caretz.mcp_client.plan import Configured
 
 PROJECT_FILE = ".mcp.json"
+
+
+class ProjectServerEntry(McpServerEntry):
+    """An entry of a project's `.mcp.json`: the file is shared with other tools, which
+    add keys of their own, so keys caretz does not know are left alone."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ProjectServersFile(Section):
+    """A project's `.mcp.json`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mcp_servers: Annotated[dict[str, ProjectServerEntry], AfterValidator(named)] = Field(
+        default_factory=dict
+    )
 
 
 def profile_servers(settings: Settings) -> list[Configured]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from caretz.config_base import PositiveDuration, Section, parse_duration
 
@@ -51,34 +51,18 @@ class McpServerEntry(Section):
         return self
 
 
-class ProjectServerEntry(McpServerEntry):
-    """An entry of a project's `.mcp.json`: the file is shared with other tools, which
-    add keys of their own, so keys caretz does not know are left alone."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
 Entry = TypeVar("Entry", bound=McpServerEntry)
 
 
-def _named(servers: dict[str, Entry]) -> dict[str, Entry]:
+def named(servers: dict[str, Entry]) -> dict[str, Entry]:
+    """A server table's check: every server has a name."""
     for name in servers:
         if not name.strip():
             raise ValueError("a server needs a name: an empty key names none")
     return servers
 
 
-ServerTable = Annotated[dict[str, McpServerEntry], AfterValidator(_named)]
-
-
-class ProjectServersFile(Section):
-    """A project's `.mcp.json`."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    mcp_servers: Annotated[dict[str, ProjectServerEntry], AfterValidator(_named)] = Field(
-        default_factory=dict
-    )
+ServerTable = Annotated[dict[str, McpServerEntry], AfterValidator(named)]
 
 
 class McpConfig(Section):

@@ -26,10 +26,14 @@ LOG_DIR = "mcp-logs"  # under the data dir: each stdio server's stderr, from its
 def configured_servers(settings: Settings, workspace: Path) -> list[Configured]:
     """The profile's servers, then the project's `.mcp.json` ones the profile does not
     name (and those, for `caretz mcp list`, come back from `start_servers` as such)."""
-    from caretz.config.mcp_servers import profile_servers, project_servers
     from caretz.permissions.settings import find_project_root
 
-    return profile_servers(settings) + project_servers(find_project_root(workspace), workspace)
+    root = find_project_root(workspace)
+    if not settings.profile.mcp_servers and not (root / ".mcp.json").exists():
+        return []  # the common case, without loading what reads servers
+    from caretz.config.mcp_servers import profile_servers, project_servers
+
+    return profile_servers(settings) + project_servers(root, workspace)
 
 
 def start_servers(

@@ -67,12 +67,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def http_trouble() -> Iterator[str]:
-    """trouble.py over streamable HTTP on a free loopback port; yields its URL."""
+@pytest.fixture(params=["http", "sse"])
+def http_trouble(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """trouble.py over streamable HTTP (or SSE) on a free loopback port; yields the
+    transport and the URL."""
     port = free_port()
+    sse = ["--sse"] if request.param == "sse" else []
     process = subprocess.Popen(
-        [sys.executable, str(TROUBLE), "--http", str(port)],
+        [sys.executable, str(TROUBLE), "--http", str(port), *sse],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -85,7 +87,7 @@ def http_trouble() -> Iterator[str]:
             time.sleep(0.05)
         else:
             raise AssertionError("the HTTP MCP server never listened")
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield request.param, f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}"
     finally:
         process.terminate()
         process.wait(timeout=10)

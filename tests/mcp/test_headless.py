@@ -314,3 +314,17 @@ def test_mcp_list_shows_each_server_its_status_and_its_tools(caretz: Caretz):
     servers = {s["name"]: s for s in json.loads(as_json.stdout)["servers"]}
     assert [t["tool"] for t in servers["time"]["tools"]] == ["get_current_time", "convert_time"]
     assert servers["gone"]["status"] == "failed"
+
+
+def test_a_remote_server_over_http_serves_the_model(
+    http_trouble: tuple[str, str], caretz: Caretz, server: ModelServer
+):
+    transport, url = http_trouble
+    web = {"type": transport, "url": url, "headers": {"X-Team": "${CARETZ_TEST_TEAM}"}}
+    caretz.write_config(profile({"web": web}, allow=["mcp__web__header"]))
+    server.add(calls(("mcp__web__header", {"name": "x-team"})), text("Blue team."))
+
+    run = caretz("-p", "which team?", env={"CARETZ_TEST_TEAM": "blue"})
+
+    assert run.code == 0, run.stderr
+    assert result_text(tool_result(server.requests[1])) == "blue"

@@ -220,9 +220,10 @@ def test_an_unset_variable_keeps_its_server_from_starting(started):
     )
 
 
-def test_streamable_http_with_expanded_headers(http_trouble, started):
+def test_http_servers_with_expanded_headers(http_trouble, started):
+    transport, url = http_trouble
     started(
-        {"web": {"type": "http", "url": http_trouble, "headers": {"X-Team": "${TEAM:-none}"}}},
+        {"web": {"type": transport, "url": url, "headers": {"X-Team": "${TEAM:-none}"}}},
         env={"TEAM": "blue"},
     )
 

@@ -1,9 +1,10 @@
 """An MCP server for the error cases, written with the SDK's MCPServer: one that crashes
 mid-call, hangs, answers with an error or with far too much, or is slow to start.
 
-    python tests/mcp/servers/trouble.py [--start-delay SECONDS] [--http PORT] [--pid-file PATH]
+    python tests/mcp/servers/trouble.py [--start-delay S] [--http PORT [--sse]] [--pid-file PATH]
 
-stdio by default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT/mcp instead.
+stdio by default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT/mcp instead, and
+with `--sse` the older SSE transport on 127.0.0.1:PORT/sse.
 `--pid-file` writes the server's pid there once it runs (the tests check it is gone).
 """
 
@@ -89,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--start-delay", type=float, default=0.0)
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--sse", action="store_true")
     parser.add_argument("--pid-file", type=Path)
     args = parser.parse_args()
     if args.pid_file is not None:
@@ -97,7 +99,7 @@ def main() -> None:
     if args.http:
         import uvicorn
 
-        app = server.streamable_http_app()
+        app = server.sse_app() if args.sse else server.streamable_http_app()
         uvicorn.run(app, host="127.0.0.1", port=args.http, log_level="warning")
     else:
         server.run("stdio")
