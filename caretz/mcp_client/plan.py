@@ -52,11 +52,13 @@ def plan_servers(
     approved: Callable[[Configured], bool],
     env: Mapping[str, str],
     cwd: str,
+    running: list[str] | None = None,
 ) -> tuple[list[ServerSpec], list[ServerStatus]]:
-    """The servers to start, and the statuses of those that will not start."""
+    """The servers to start, and the statuses of those that will not start. `running`
+    names servers already running, whose tool names are taken."""
     specs: list[ServerSpec] = []
     statuses: list[ServerStatus] = []
-    parts: dict[str, str] = {}
+    parts = {server_part(name): name for name in running or []}
     for server in servers:
         reason = _not_started(server, config, approved)
         if reason is not None:

@@ -108,9 +108,10 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     mcp = session.mcp
     waiting = {status.name for status in mcp.statuses() if status.state == "not approved"}
     chosen = [server for server in approved if server.name in waiting or not mcp.knows(server.name)]
+    running = [s.name for s in mcp.statuses() if s.state in ("ready", "down")]
     specs, failed = plan_servers(
         chosen, settings.profile.mcp, approved=lambda server: True, env=os.environ,
-        cwd=str(session.workspace),
+        cwd=str(session.workspace), running=running,
     )  # fmt: skip
     mcp.note(failed)
     for tool in mcp.launch(specs):
