@@ -183,15 +183,17 @@ class McpManager:
 
     # -- the end ---------------------------------------------------------------------------
     def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
-        """End every connection and its server process, then the loop and its thread."""
+        """End every connection and its server process, then the loop and its thread,
+        within `timeout_s` in all."""
         if self.closed:
             return
         self.closed = True
+        deadline = time.monotonic() + timeout_s
         for connection in self._connections.values():
             self._loop.call_soon_threadsafe(connection.stop)
         concurrent.futures.wait(self._holders, timeout=timeout_s)
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=timeout_s)
+        self._thread.join(timeout=max(deadline - time.monotonic(), 0.1))
         if not self._thread.is_alive():
             self._loop.close()
         for handle in self._logs.values():

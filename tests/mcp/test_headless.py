@@ -240,16 +240,19 @@ def test_a_malformed_mcp_json_is_one_line_and_exit_2(
     assert server.requests == []
 
 
-def _caretz_calling_hang(caretz: Caretz, server: ModelServer, pid_file: Path) -> Any:
-    servers = {"trouble": trouble_server("--pid-file", str(pid_file))}
+def _caretz_calling_hang(
+    caretz: Caretz, server: ModelServer, tmp_path: Path, stderr: Any
+) -> subprocess.Popen[str]:
+    servers = {"trouble": trouble_server("--pid-file", str(tmp_path / "trouble.pid"))}
     caretz.write_config(profile(servers, allow=["mcp__trouble__hang"]))
-    server.add(tool("mcp__trouble__hang", seconds=120), text("done"))
+    server.add(tool("mcp__trouble__hang", seconds=120, mark=str(tmp_path / "hanging")))
+    server.add(text("done"))
     return subprocess.Popen(
         [sys.executable, "-m", "caretz", "-p", "wait"],
         cwd=caretz.workspace,
-        env=caretz.environment(),
+        env=caretz.environment({"PYTHONFAULTHANDLER": "1"}),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
     )
 
@@ -258,18 +261,23 @@ def _caretz_calling_hang(caretz: Caretz, server: ModelServer, pid_file: Path) ->
 def test_no_server_process_outlives_caretz_killed_mid_call(
     caretz: Caretz, server: ModelServer, tmp_path: Path, how: str
 ):
-    pid_file = tmp_path / "trouble.pid"
-    process = _caretz_calling_hang(caretz, server, pid_file)
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        process = _caretz_calling_hang(caretz, server, tmp_path, stderr)
     try:
-        pid = int(wait_for_file(pid_file))
-        while len(server.requests) < 1:  # the call is out once the model has asked for it
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        pid = int(wait_for_file(tmp_path / "trouble.pid"))
+        wait_for_file(tmp_path / "hanging")  # the server is in the middle of the call
         os.kill(process.pid, signal.SIGTERM if how == "SIGTERM" else signal.SIGKILL)
-        code = process.wait(timeout=30)
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # show where it hangs (PYTHONFAULTHANDLER)
+            os.kill(process.pid, signal.SIGABRT)
+            process.wait(5)
+            raise AssertionError(f"caretz did not end:\n{log.read_text()}") from None
     finally:
         if process.poll() is None:
             process.kill()
-    assert code == (143 if how == "SIGTERM" else -9)
+    assert code == (143 if how == "SIGTERM" else -9), log.read_text()
     assert wait_gone(pid, 10), f"the MCP server outlived caretz ({how})"
 
 

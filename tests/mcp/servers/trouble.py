@@ -55,8 +55,10 @@ def huge(chars: int) -> str:
 
 
 @server.tool()
-def hang(seconds: float) -> str:
-    """Take `seconds` to answer."""
+def hang(seconds: float, mark: str = "") -> str:
+    """Take `seconds` to answer; write `mark` (a path) first, if given."""
+    if mark:
+        Path(mark).write_text("hanging")
     time.sleep(seconds)
     return "finally"
 
