@@ -7,7 +7,6 @@ command nor a url) is a ConfigError naming the file and the key: one line, exit 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +14,7 @@ from typing import Annotated
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 
 from caretz.config.errors import describe_validation_error
+from caretz.config.loading import read_json_file
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError, Section
 from caretz.mcp_client.config import McpServerEntry, named
@@ -48,20 +48,9 @@ def profile_servers(settings: Settings) -> list[Configured]:
 def project_servers(root: Path, cwd: Path | None = None) -> list[Configured]:
     """The servers of `root/.mcp.json` (none when there is no such file)."""
     path = root / PROJECT_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    data = read_json_file(path)
+    if data is None:
         return []
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
-    if not text.strip():
-        return []
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"(line {exc.lineno}, column {exc.colno})"
-        raise ConfigError(f"{path}: not valid JSON: {exc.msg} {where}") from None
     try:
         parsed = ProjectServersFile.model_validate(data)
     except ValidationError as exc:

@@ -3,7 +3,6 @@ tests/mcp/servers/trouble.py (written with the SDK) for the error cases."""
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import caretz, workspace  # noqa: F401 (the real CLI's fixtures)
+from tests.tools.test_bash import process_running
 
 TROUBLE = Path(__file__).parent / "servers" / "trouble.py"
 
@@ -31,22 +31,10 @@ def trouble_server(*args: str, env: dict[str, str] | None = None) -> dict[str, A
     return entry
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
-    except OSError:
-        return False
-
-
 def wait_gone(pid: int, within_s: float = 10.0) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        if not pid_alive(pid):
+        if not process_running(pid):
             return True
         time.sleep(0.05)
     return False
