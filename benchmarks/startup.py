@@ -5,8 +5,10 @@ Prints median wall times over several runs of:
   caretz --help
   caretz --version
   caretz -p (1st req)    from launch until the loopback model server receives the first request
+  caretz -p, 1 MCP       the same with one stdio MCP server configured (mcp-server-time): it
+                         imports the MCP SDK and waits for the server's tool list
 and each one's ratio to the floor. Targets: --help within 1.5x the floor; the
-first request of -p within 0.6 s.
+first request of -p (no MCP server) within 0.6 s.
 
 The loopback server speaks plain HTTP; against an https endpoint the first
 request also waits for the CA bundle to load (about 50-80 ms here).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import statistics
 import subprocess
@@ -56,6 +59,14 @@ def first_request_time(env: dict[str, str], server: ModelServer, arrived: list[f
     return arrived[0] - started
 
 
+def mcp_config(scratch: Path) -> Path:
+    """A profiles.json with one stdio MCP server: the reference mcp-server-time."""
+    path = scratch / "mcp-profiles.json"
+    server = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    path.write_text(json.dumps({"profiles": {"general": {"mcpServers": {"time": server}}}}))
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
@@ -82,6 +93,7 @@ def main() -> None:
             "ANTHROPIC_API_KEY": "bench",
             "ANTHROPIC_BASE_URL": server.url,
         }
+        with_mcp = {**env, "CARETZ_CONFIG": str(mcp_config(scratch))}
         caretz = [sys.executable, "-m", "caretz"]
         cases = {
             "floor (import typer, rich.console)": lambda: timed(
@@ -90,6 +102,7 @@ def main() -> None:
             "caretz --help": lambda: timed([*caretz, "--help"], env),
             "caretz --version": lambda: timed([*caretz, "--version"], env),
             "caretz -p (to 1st request)": lambda: first_request_time(env, server, arrived),
+            "caretz -p, 1 stdio MCP server": lambda: first_request_time(with_mcp, server, arrived),
         }
         medians = {}
         for _ in range(runs):  # interleave the cases so machine noise hits them alike
@@ -106,6 +119,8 @@ def main() -> None:
         f"\n--help within 1.5x the floor: {'yes' if help_ratio <= 1.5 else 'NO'} ({help_ratio:.2f}x)"
     )
     print(f"-p first request within 0.6 s: {'yes' if first <= 0.6 else 'NO'} ({first:.3f}s)")
+    mcp = statistics.median(medians["caretz -p, 1 stdio MCP server"])
+    print(f"one stdio MCP server adds {mcp - first:.3f}s before the first request")
 
 
 if __name__ == "__main__":

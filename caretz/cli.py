@@ -30,10 +30,15 @@ schedule_app = typer.Typer(
     no_args_is_help=True,
 )
 sandbox_app = typer.Typer(help="The command sandbox.", no_args_is_help=True)
+mcp_app = typer.Typer(
+    help="MCP servers: mcpServers in profiles.json and the project's .mcp.json (docs/mcp.md).",
+    no_args_is_help=True,
+)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(config_app, name="config")
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(mcp_app, name="mcp")
 
 GUARD = "Loop guard"
 GOAL = "Goals"
@@ -288,6 +293,32 @@ def sandbox_check(
     raise typer.Exit(check_sandbox_command(ctx.obj, output))
 
 
+@mcp_app.command("list")
+def mcp_list(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """Start the servers, list each with its status and tools, stop them; exit 1 when one
+    fails to start."""
+    from caretz.commands import list_mcp_servers
+
+    raise typer.Exit(list_mcp_servers(ctx.obj, output))
+
+
+@mcp_app.command("approve")
+def mcp_approve(
+    ctx: typer.Context,
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Servers of .mcp.json to approve [default: all].")
+    ] = None,
+) -> None:
+    """Let servers of this project's .mcp.json start with each session (they run outside
+    the sandbox)."""
+    from caretz.commands import approve_mcp_servers
+
+    raise typer.Exit(approve_mcp_servers(ctx.obj, names or []))
+
+
 def _mount_guard() -> None:
     from caretz.eval.cli import guard_app
 
@@ -322,7 +353,7 @@ def _click_exception() -> type[Exception]:
 
 def wants_json(argv: list[str]) -> bool:
     """Whether the command line asks a run for `--output json`, read before it is parsed."""
-    if argv and argv[0] in ("sessions", "config", "guard"):
+    if argv and argv[0] in ("sessions", "config", "guard", "mcp"):
         return False  # a subcommand, not a run: it has no result object
     pairs = zip(argv, [*argv[1:], ""], strict=True)
     return "--output=json" in argv or any(a == "--output" and b == "json" for a, b in pairs)

@@ -337,6 +337,30 @@ def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | N
     return 1 if check.backend is Backend.NONE else 0
 
 
+def list_mcp_servers(overrides: Flags, output: str) -> int:
+    """`caretz mcp list`: see caretz.ui.mcp_command."""
+    from caretz.config_base import ConfigError
+    from caretz.ui.mcp_command import list_servers
+
+    try:
+        settings = load_settings(overrides)
+    except ConfigError as error:
+        return fail(str(error))
+    return list_servers(settings, output)
+
+
+def approve_mcp_servers(overrides: Flags, names: list[str]) -> int:
+    """`caretz mcp approve`: see caretz.ui.mcp_command."""
+    from caretz.config_base import ConfigError
+    from caretz.ui.mcp_command import approve_servers
+
+    try:
+        settings = load_settings(overrides)
+    except ConfigError as error:
+        return fail(str(error))
+    return approve_servers(settings, names)
+
+
 def list_sessions(overrides: Flags) -> int:
     from caretz.config.loading import data_dir
     from caretz.config_base import ConfigError

@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.tools": {"caretz.permissions", "caretz.sandbox"},
     "caretz.slash_commands": set(),
     "caretz.hooks": {"caretz.tools"},  # the registry's seam, and ending a process group
+    "caretz.mcp_client": {"caretz.tools", "caretz.sandbox"},  # its tools; the launcher
     "caretz.guard": {"caretz.tools"},  # tools.policy's argument conventions only
     "caretz.goal": {"caretz.guard"},  # the guard's record, summary sections and reply readers
     "caretz.agent": {
@@ -54,6 +55,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "caretz.pricing",
         "caretz.permissions",
         "caretz.sandbox",
+        "caretz.mcp_client",
     },
 }
 WIRING = {
@@ -63,6 +65,7 @@ WIRING = {
     "caretz.goal",
     "caretz.guard",
     "caretz.hooks",
+    "caretz.mcp_client",
     "caretz.permissions",
     "caretz.pricing",
     "caretz.providers",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -38,23 +39,31 @@ def data_dir(env: Mapping[str, str]) -> Path:
 
 def load_config_file(path: Path, *, required: bool = False) -> ConfigFile:
     """Read and validate profiles.json; a missing file means defaults unless `required`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        if required:
-            raise ConfigError(f"{path}: no such file (named by --config)") from None
+    if required and not path.exists():
+        raise ConfigError(f"{path}: no such file (named by --config)")
+    data = read_json_file(path)
+    if data is None:
         return ConfigFile()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
-    if not text.strip():
-        return ConfigFile()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"(line {exc.lineno}, column {exc.colno})"
-        raise ConfigError(f"{path}: not valid JSON: {exc.msg} {where}") from None
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {describe_validation_error(ConfigFile, exc)}") from None
+
+
+def read_json_file(path: Path) -> Any:
+    """The JSON in `path`, None when there is no such file or it is empty; a ConfigError
+    naming the file when it cannot be read or is not JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"(line {exc.lineno}, column {exc.colno})"
+        raise ConfigError(f"{path}: not valid JSON: {exc.msg} {where}") from None

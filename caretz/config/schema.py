@@ -16,6 +16,7 @@ from caretz.config_base import PositiveDuration, Section, parse_duration
 from caretz.goal.config import GoalConfig
 from caretz.guard.config import LoopGuardConfig
 from caretz.hooks.config import HooksConfig
+from caretz.mcp_client.config import McpConfig, ServerTable
 from caretz.messages import ProtocolName, Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.pricing import Price
@@ -196,6 +197,8 @@ class Profile(Section):
     shell_env: list[str] = Field(
         default_factory=list
     )  # variables a command gets despite the filter
+    mcp_servers: ServerTable = Field(default_factory=dict)  # as in .mcp.json (docs/mcp.md)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     @property
     def bash_timeout_s(self) -> float:

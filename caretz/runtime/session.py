@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.hooks.matching import HookFile
     from caretz.hooks.session import SessionHooks
+    from caretz.mcp_client.servers import McpServers
     from caretz.sandbox.detect import SandboxCheck
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.asking import Asker
@@ -66,13 +67,16 @@ class Session:
     sandbox_check: SandboxCheck | None = None
     jobs: JobTable = field(default_factory=JobTable)
     hooks: SessionHooks | None = None  # None: no hooks configured
+    mcp: McpServers | None = None  # None: no MCP server is configured
 
     def close(self) -> None:
-        """End the session: stop its background jobs, settle a turn left open, then
-        close the log."""
+        """End the session: stop its background jobs and MCP servers, settle a turn left
+        open, then close the log."""
         stopped = self.jobs.stop_all()
         if stopped:
             self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])
+        if self.mcp is not None:
+            self.mcp.close()
         if self.checkpoints is not None:
             self.checkpoints.close()
         self.log.close()
@@ -169,9 +173,14 @@ def wire_agent(
     return config, parts
 
 
-def install(agent: Agent, config: AgentConfig, parts: AgentParts) -> None:
-    """Give `agent` its new config and collaborators; its conversation carries on."""
+def install(
+    agent: Agent, config: AgentConfig, parts: AgentParts, mcp: McpServers | None = None
+) -> None:
+    """Give `agent` its new config and collaborators (and the MCP servers' tools); its
+    conversation carries on."""
     parts.tools.add(TaskTool(agent))
+    if mcp is not None:
+        mcp.add_tools(parts.tools)
     agent.config, agent.parts = config, parts
 
 
@@ -184,17 +193,20 @@ def start_session(
     asker: Asker | None = None,
     permissions: SessionPermissions | None = None,
     hook_files: Sequence[HookFile] | None = None,
+    mcp: McpServers | None = None,
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
     Everything that can fail on settings (the sandbox, a model, a key, the judge, a
-    permission rule, a hook) is built before the session folder is made; the log writes
-    once it exists. `asker` puts permission questions to the user (None: nobody can
-    answer); `permissions` and `hook_files` carry an interactive session's permissions
-    and hooks over to the next one (/clear, /resume).
+    permission rule, a hook, a `.mcp.json`) is built before the session folder is made;
+    the log writes once it exists. The MCP servers start last, once nothing else can fail.
+    `asker` puts permission questions to the user (None: nobody can answer);
+    `permissions`, `hook_files` and `mcp` carry an interactive session's permissions,
+    hooks and servers over to the next one (/clear, /resume).
     """
     from caretz import __version__
     from caretz.config.sandbox import open_session_sandbox, sandbox_fields
+    from caretz.runtime.mcp import configured_servers, start_servers
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
@@ -207,6 +219,7 @@ def start_session(
     hooks = open_hooks(settings, workspace, permissions, hook_files)
     if hooks is not None:
         hooks.emit = log.emit
+    servers = configured_servers(settings, workspace) if mcp is None else []
     judge = SessionJudge(settings, env, settings.model)
     sandbox, check = open_session_sandbox(settings, workspace, env)
     jobs = JobTable()
@@ -226,10 +239,13 @@ def start_session(
         hooks=hooks,
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
+    started_here = mcp is None
+    if mcp is None:
+        mcp = start_servers(settings, servers, workspace, env)
     log.path = events_path
     log.subscribe(listener.on_event)
     agent = Agent(config, parts, conversation)
-    install(agent, config, parts)
+    install(agent, config, parts, mcp)
     log.emit(
         "Session.Resumed" if resume is not None else "Session.Started",
         session_id=session_id,
@@ -243,6 +259,10 @@ def start_session(
     )
     if checkpoints is not None:
         checkpoints.attach(session_id, log)
+    if mcp is not None:
+        mcp.emit = log.emit
+        if started_here:
+            mcp.report()
     if hooks is not None:
         hooks.attach(session_id, events_path, workspace)
         log.subscribe(hooks.on_event)
@@ -264,6 +284,7 @@ def start_session(
         sandbox_check=check,
         jobs=jobs,
         hooks=hooks,
+        mcp=mcp,
     )
 
 

@@ -157,7 +157,7 @@ def _rewire(
         hooks=session.hooks,
     )
     parts = follow_settings(permissions, settings, rules, parts)
-    install(agent, config, parts)
+    install(agent, config, parts, session.mcp)
     session.settings = settings
     session.sandbox, session.sandbox_check = sandbox, check
 

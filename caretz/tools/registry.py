@@ -74,9 +74,13 @@ class ToolRegistry:
             self.add(tool)
 
     def fresh(self) -> ToolRegistry:
-        """The default tools under the same checks and hooks (a subagent's registry)."""
+        """The default tools, and the ones added besides them (MCP servers'), under the same
+        checks and hooks (a subagent's registry; each agent adds its own `task`)."""
+        tools = default_tools()
+        own = {tool.spec.name for tool in tools} | {"task"}
+        added = [tool for name, tool in self._tools.items() if name not in own]
         return ToolRegistry(
-            default_tools(), before_call=self.before_call, after_call=self.after_call
+            [*tools, *added], before_call=self.before_call, after_call=self.after_call
         )
 
     def specs(self) -> list[ToolSpec]:

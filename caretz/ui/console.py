@@ -181,6 +181,12 @@ class TextOutput:
 
             for colour, text in hook_lines(event, self.detailed):
                 self.line(f"[{colour}]{escape(text)}[/]")
+        elif kind.startswith("Mcp."):
+            from caretz.ui.mcp_lines import mcp_line
+
+            text = mcp_line(event, self.detailed)
+            if text:
+                self.line(f"[yellow]{escape(text)}[/]")
         for markup in self.checkpoint_lines.render(event):
             self.line(markup)
 

@@ -305,6 +305,12 @@ class LiveView:
         elif kind.startswith("Hook."):
             for colour, line in hook_lines(event, self.detailed):
                 self.print(f"[{colour}]{escape(line)}[/]")
+        elif kind.startswith("Mcp."):
+            from caretz.ui.mcp_lines import mcp_line
+
+            text = mcp_line(event, self.detailed)
+            if text:
+                self.print(f"[yellow]{escape(text)}[/]")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""

@@ -199,10 +199,12 @@ class SessionControl:
                 workspace=old.workspace,
                 permissions=old.permissions,  # the project's rules as read at the start
                 hook_files=old.hooks.files if old.hooks is not None else (),  # and its hooks
+                mcp=old.mcp,  # the MCP servers keep running
             )
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))
             return False
+        old.mcp = None  # the new session has them now
         old.close()
         self.info(f"left session {old.id} (reopen it with /resume {old.id})")
         self.session = session

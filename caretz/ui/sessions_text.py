@@ -61,6 +61,10 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.goal_lines import goal_lines
 
         return "\n".join(goal_lines(event, detailed=True)) or None
+    if kind.startswith("Mcp."):
+        from caretz.ui.mcp_lines import mcp_line
+
+        return mcp_line(event, detailed=True)
     if kind == "Schedule.Run":
         return f"[scheduled run of job {event['job']}]"
     if kind == "Session.Changed":

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
+from caretz.ui.mcp_command import mcp_slash
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
@@ -356,6 +357,13 @@ COMMANDS: list[SlashCommand] = [
         "undo", "", "rewind the last turn that changed files, and its conversation", undo_turn
     ),
     SlashCommand("jobs", "", "background jobs: state, age, command", list_jobs),
+    SlashCommand(
+        "mcp",
+        "[approve [NAME…]]",
+        "MCP servers: status and tools; approve starts a project's .mcp.json servers",
+        mcp_slash,
+        lambda repl: ("approve",),
+    ),
     SlashCommand("exit", "", "leave (Ctrl-D does too)", exit_repl),
 ]
 ALIASES = {"quit": "exit", "q": "exit", "new": "clear", "?": "help"}

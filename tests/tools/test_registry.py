@@ -251,13 +251,14 @@ def test_a_per_run_check_runs_only_when_the_registry_checks_allow_the_call(ctx):
     assert result.output == "policy" and per_run.seen == []
 
 
-def test_a_fresh_registry_keeps_the_checks(ctx):
+def test_a_fresh_registry_keeps_the_checks_and_the_tools_added_besides_the_defaults(ctx):
     check = Recorded(refuse="refused")
     registry = ToolRegistry([ScriptedTool("t", echo)], before_call=[check.before])
 
     fresh = registry.fresh()
 
-    assert fresh.names() == DEFAULT_TOOL_NAMES
+    assert fresh.names() == [*DEFAULT_TOOL_NAMES, "t"]  # "t" stands for an MCP server's tool
+    assert fresh.run(call("t", {"text": "hi"}), ctx).output == "refused"
     assert fresh.run(call("bash", {"command": "touch x"}), ctx).output == "refused"
     assert not (ctx.workspace / "x").exists()
 

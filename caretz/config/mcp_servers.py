@@ -1,0 +1,66 @@
+"""The MCP servers a session is configured with: the profile's `mcpServers` and the
+project's `.mcp.json` (the file Claude Code and Cursor read), at the project root.
+
+A `.mcp.json` caretz cannot read (not JSON, a wrong type, an entry with neither a
+command nor a url) is a ConfigError naming the file and the key: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError
+
+from caretz.config.errors import describe_validation_error
+from caretz.config.loading import read_json_file
+from caretz.config.settings import Settings
+from caretz.config_base import ConfigError, Section
+from caretz.mcp_client.config import McpServerEntry, named
+from caretz.mcp_client.plan import Configured
+
+PROJECT_FILE = ".mcp.json"
+
+
+class ProjectServerEntry(McpServerEntry):
+    """An entry of a project's `.mcp.json`: the file is shared with other tools, which
+    add keys of their own, so keys caretz does not know are left alone."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ProjectServersFile(Section):
+    """A project's `.mcp.json`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mcp_servers: Annotated[dict[str, ProjectServerEntry], AfterValidator(named)] = Field(
+        default_factory=dict
+    )
+
+
+def profile_servers(settings: Settings) -> list[Configured]:
+    source = f"{settings.config_path.name} (profiles.{settings.profile_name}.mcpServers)"
+    return [Configured(name, entry, source) for name, entry in settings.profile.mcp_servers.items()]
+
+
+def project_servers(root: Path, cwd: Path | None = None) -> list[Configured]:
+    """The servers of `root/.mcp.json` (none when there is no such file)."""
+    path = root / PROJECT_FILE
+    data = read_json_file(path)
+    if data is None:
+        return []
+    try:
+        parsed = ProjectServersFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {describe_validation_error(ProjectServersFile, exc)}") from None
+    source = _shown(path, cwd or root)
+    return [
+        Configured(name, entry, source, project=True) for name, entry in parsed.mcp_servers.items()
+    ]
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    relative = os.path.relpath(path, cwd)
+    return relative if not relative.startswith("..") else os.fspath(path)

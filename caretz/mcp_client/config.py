@@ -1,0 +1,85 @@
+"""A profile's `mcpServers` and `mcp` sections, and a server entry (also `.mcp.json`'s).
+
+An entry is written as Claude Code and Cursor write `.mcp.json`: `command`, `args`, `env`
+for a server caretz starts (stdio), or `url` and `headers` for one it connects to
+(`type: "http"`, streamable HTTP; `type: "sse"`, the older transport). Strings may hold
+`${VAR}` and `${VAR:-default}`, expanded when the server starts (mcp_client/expand.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import AfterValidator, Field, model_validator
+
+from caretz.config_base import PositiveDuration, Section, parse_duration
+
+Transport = Literal["stdio", "http", "sse"]
+ProjectServers = Literal["approved", "all", "none"]
+DEFAULT_MAX_RESULT_CHARS = 100_000
+
+
+class McpServerEntry(Section):
+    """One server under `mcpServers`."""
+
+    type: Transport | None = None  # None: http for a `url` alone, else stdio
+    command: Annotated[str, Field(min_length=1)] | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: Annotated[str, Field(min_length=1)] | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    disabled: bool = False
+
+    @property
+    def transport(self) -> Transport:
+        if self.type is not None:
+            return self.type
+        return "http" if self.url is not None and self.command is None else "stdio"
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerEntry:
+        if self.transport == "stdio":
+            if self.command is None:
+                raise ValueError("a stdio server needs a command (or write url for an HTTP one)")
+            if self.url is not None or self.headers:
+                raise ValueError("url and headers belong to an HTTP server, not a stdio one")
+            return self
+        if self.url is None:
+            raise ValueError(f"an {self.transport} server needs a url")
+        if self.command is not None or self.args or self.env:
+            raise ValueError("command, args and env belong to a stdio server, not an HTTP one")
+        return self
+
+
+Entry = TypeVar("Entry", bound=McpServerEntry)
+
+
+def named(servers: dict[str, Entry]) -> dict[str, Entry]:
+    """A server table's check: every server has a name."""
+    for name in servers:
+        if not name.strip():
+            raise ValueError("a server needs a name: an empty key names none")
+    return servers
+
+
+ServerTable = Annotated[dict[str, McpServerEntry], AfterValidator(named)]
+
+
+class McpConfig(Section):
+    """A profile's `mcp` section."""
+
+    enabled: bool = True  # False: no server starts, whatever is configured
+    startup_timeout: PositiveDuration = "10s"
+    call_timeout: PositiveDuration = "2m"
+    max_result_chars: int = Field(DEFAULT_MAX_RESULT_CHARS, ge=1000)
+    # Which servers of a project's .mcp.json start: those you approved (`caretz mcp
+    # approve`), all of them, or none.
+    project_servers: ProjectServers = "approved"
+
+    @property
+    def startup_timeout_s(self) -> float:
+        return parse_duration(self.startup_timeout)
+
+    @property
+    def call_timeout_s(self) -> float:
+        return parse_duration(self.call_timeout)

@@ -1,0 +1,169 @@
+"""One MCP server's connection, on the manager's event loop. The only module that imports
+the SDK (`mcp`), and only the manager imports it, when there is a server to start.
+
+A connection is one task that opens the transport and the SDK's `ClientSession`, lists
+the server's tools, then holds both open until told to stop: the SDK's transports and
+sessions are context managers that must be left in the task that entered them. Calls
+run as other tasks on the same loop and use the session the holding task keeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import IO, Any
+
+import httpx2
+from mcp import ClientSession, Implementation, MCPError, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, PaginatedRequestParams
+
+from caretz import __version__
+from caretz.mcp_client.launch import CommandNotFound, stdio_argv
+from caretz.mcp_client.model import RemoteTool, ServerSpec
+
+CLIENT_INFO = Implementation(name="caretz", version=__version__)
+HTTP_TIMEOUT_S = 30.0
+HTTP_READ_TIMEOUT_S = 300.0  # a server may hold a response stream open this long
+MAX_TOOL_PAGES = 50
+
+
+class ServerDown(Exception):
+    """The server is gone (it exited, or its connection broke); `reason` says how."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class CallTimedOut(Exception):
+    pass
+
+
+class CallRefused(Exception):
+    """The server answered the call with a protocol error (an unknown tool, bad arguments)."""
+
+
+class ServerConnection:
+    def __init__(self, spec: ServerSpec, errlog: IO[str]):
+        self.spec = spec
+        self.errlog = errlog
+        self.session: ClientSession | None = None
+        self.tools: list[RemoteTool] = []
+        self.ended: str | None = None  # why the connection ended; None while it is open
+        self.settled_at: float | None = None  # time.monotonic() when it was ready, or failed
+        self._stop: asyncio.Event | None = None
+
+    async def hold(self, ready: concurrent.futures.Future[None]) -> None:
+        """Open the connection and list the tools (then `ready` is done), and hold it until
+        `stop`. A failure to start goes to `ready`; a later one ends the connection."""
+        self._stop = asyncio.Event()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport())
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, client_info=CLIENT_INFO)
+                )
+                await session.initialize()
+                self.tools = await _all_tools(session)
+                self.session = session
+                self.settled_at = time.monotonic()
+                ready.set_result(None)
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            self._failed(ready, TimeoutError("cancelled"))
+            raise
+        except BaseException as error:  # the SDK raises groups and OS errors alike
+            self._failed(ready, error)
+        finally:
+            self.session = None
+
+    def _failed(self, ready: concurrent.futures.Future[None], error: BaseException) -> None:
+        self.ended = self.ended or describe(error)
+        if not ready.done():
+            self.settled_at = time.monotonic()
+            ready.set_exception(error)
+
+    def stop(self, reason: str | None = None) -> None:
+        """End the connection (call on the loop); a stdio server's process is ended too."""
+        if reason is not None and self.ended is None:
+            self.ended = reason
+        if self._stop is not None:
+            self._stop.set()
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallToolResult:
+        """The server's result; raises ServerDown, CallTimedOut or CallRefused."""
+        session = self.session
+        if session is None:
+            raise ServerDown(self.ended or "it is not connected")
+        try:
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+        except MCPError as error:
+            if error.code == REQUEST_TIMEOUT:
+                raise CallTimedOut(str(error)) from None
+            if error.code == CONNECTION_CLOSED:
+                raise self._down("its connection closed") from None
+            raise CallRefused(str(error) or f"error {error.code}") from None
+        except (OSError, httpx2.HTTPError, RuntimeError) as error:
+            raise self._down(describe(error)) from None
+        if not isinstance(result, CallToolResult):
+            raise CallRefused(f"the server sent a {type(result).__name__}, not a tool result")
+        return result
+
+    def _down(self, reason: str) -> ServerDown:
+        self.stop(reason)
+        return ServerDown(self.ended or reason)
+
+    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        spec = self.spec
+        if spec.transport == "stdio":
+            argv = stdio_argv(spec.command, spec.args, spec.env, spec.cwd)
+            parameters = StdioServerParameters(
+                command=argv[0], args=argv[1:], env=dict(spec.env), cwd=spec.cwd or None
+            )
+            return stdio_client(parameters, errlog=self.errlog)
+        if spec.transport == "sse":
+            return sse_client(spec.url, headers=dict(spec.headers))
+        return _streamable_http(spec)
+
+
+@contextlib.asynccontextmanager
+async def _streamable_http(spec: ServerSpec) -> AsyncIterator[Any]:
+    timeout = httpx2.Timeout(HTTP_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S)
+    async with (
+        httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout) as client,
+        streamable_http_client(spec.url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+async def _all_tools(session: ClientSession) -> list[RemoteTool]:
+    tools: list[RemoteTool] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        listed = await session.list_tools(params=params)
+        tools += [
+            RemoteTool(tool.name, tool.description or "", dict(tool.input_schema))
+            for tool in listed.tools
+        ]
+        cursor = listed.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def describe(error: BaseException) -> str:
+    """One line for a failure, looking inside exception groups for the first real cause."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, MCPError):
+        return "its connection closed" if error.code == CONNECTION_CLOSED else str(error)
+    if isinstance(error, CommandNotFound):
+        return str(error)
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -1,0 +1,200 @@
+"""The MCP servers' event loop: one background thread that the synchronous turn loop hands
+work to.
+
+The SDK is async and caretz's loop is not, so every server's connection lives on one
+asyncio loop in a thread of its own; `start`, `call` and `close` submit coroutines to it
+with `asyncio.run_coroutine_threadsafe` and wait for them with a timeout. The calling
+thread never blocks without one: a hung server costs a call its timeout, never the
+session. The stdio servers are started from this thread, which lives until `close`,
+so the launcher's parent-death signal (mcp_client/launch.py) fires only when caretz
+itself is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from caretz.mcp_client.model import RemoteTool, ServerSpec
+from caretz.mcp_client.names import server_part
+from caretz.text import one_line
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
+    from caretz.mcp_client.connection import ServerConnection
+
+POLL_S = 0.05
+CALL_GRACE_S = 2.0  # past the call's own timeout, before the waiting side gives up
+CLOSE_WAIT_S = 8.0  # the SDK's stdio shutdown: stdin closed, 2 s, SIGTERM, 2 s, SIGKILL
+
+
+class CallCancelled(Exception):
+    """The turn was cancelled while the call ran."""
+
+
+@dataclass
+class Attempt:
+    """How starting one server went."""
+
+    spec: ServerSpec
+    error: str | None = None  # None: it is ready
+    tools: list[RemoteTool] = field(default_factory=list)
+    duration_s: float = 0.0
+
+
+class McpManager:
+    def __init__(self, log_dir: Path | None = None):
+        self.log_dir = log_dir
+        # The SDK logs transport trouble (a server that died mid-read) with tracebacks;
+        # caretz reports it in a line of its own, so the terminal does not get them.
+        for name in ("mcp", "httpx2"):
+            logger = logging.getLogger(name)
+            if not logger.handlers:
+                logger.addHandler(logging.NullHandler())
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="caretz-mcp", daemon=True)
+        self._thread.start()
+        self._connections: dict[str, ServerConnection] = {}
+        self._holders: list[concurrent.futures.Future[None]] = []
+        self._logs: dict[str, IO[str]] = {}
+        self.closed = False
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    # -- start ---------------------------------------------------------------------------
+    def start(self, specs: list[ServerSpec], timeout_s: float) -> list[Attempt]:
+        """Start every server at once; each has until `timeout_s` from now to be ready."""
+        from caretz.mcp_client.connection import ServerConnection
+
+        started = time.monotonic()
+        pending = []
+        for spec in specs:
+            connection = ServerConnection(spec, self._errlog(spec))
+            ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+            holder = asyncio.run_coroutine_threadsafe(connection.hold(ready), self._loop)
+            self._holders.append(holder)
+            pending.append((connection, ready, holder))
+        concurrent.futures.wait([ready for _, ready, _ in pending], timeout=timeout_s)
+        attempts = []
+        for connection, ready, holder in pending:
+            attempt = self._outcome(connection, ready, holder, timeout_s)
+            attempt.duration_s = (connection.settled_at or time.monotonic()) - started
+            attempts.append(attempt)
+        return attempts
+
+    def _outcome(
+        self,
+        connection: ServerConnection,
+        ready: concurrent.futures.Future[None],
+        holder: concurrent.futures.Future[None],
+        timeout_s: float,
+    ) -> Attempt:
+        spec = connection.spec
+        if not ready.done():
+            holder.cancel()  # the connection winds down (and its process ends) in the loop
+            return Attempt(spec, f"it was not ready within {timeout_s:g} s (mcp.startupTimeout)")
+        error = ready.exception()
+        if error is not None:
+            from caretz.mcp_client.connection import describe
+
+            return Attempt(spec, self._with_stderr(spec, describe(error)))
+        self._connections[spec.name] = connection
+        return Attempt(spec, None, list(connection.tools))
+
+    def _errlog(self, spec: ServerSpec) -> IO[str]:
+        """Where a stdio server's stderr goes: `<log dir>/<server>.log`, new each start."""
+        if self.log_dir is None:
+            handle = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (closed in close)
+        else:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            handle = (self.log_dir / f"{server_part(spec.name)}.log").open("w", encoding="utf-8")
+        self._logs[spec.name] = handle
+        return handle
+
+    def log_path(self, name: str) -> Path | None:
+        return self.log_dir / f"{server_part(name)}.log" if self.log_dir is not None else None
+
+    def _with_stderr(self, spec: ServerSpec, reason: str) -> str:
+        """A failure, with the last line the server wrote on stderr when there is one."""
+        last = self.last_stderr_line(spec.name)
+        return f"{reason}; its stderr ended with: {last}" if last else reason
+
+    def last_stderr_line(self, name: str) -> str:
+        path = self.log_path(name)
+        if path is None:
+            return ""
+        try:
+            lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            return ""
+        return one_line(lines[-1], 200) if lines else ""
+
+    # -- calls ---------------------------------------------------------------------------
+    def call(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout_s: float,
+        cancel: threading.Event,
+    ) -> CallToolResult:
+        """The server's result. Raises the connection's ServerDown, CallTimedOut or
+        CallRefused, CallCancelled when `cancel` is set, and lets Ctrl-C through (the
+        call is cancelled on the loop either way)."""
+        from caretz.mcp_client.connection import CallTimedOut, ServerDown
+
+        connection = self._connections.get(server)
+        if connection is None or self.closed:
+            raise ServerDown("it is not running")
+        call = connection.call(tool, arguments, timeout_s)
+        future = asyncio.run_coroutine_threadsafe(call, self._loop)
+        deadline = time.monotonic() + timeout_s + CALL_GRACE_S
+        try:
+            while not future.done():
+                concurrent.futures.wait([future], timeout=POLL_S)
+                if cancel.is_set():
+                    raise CallCancelled()
+                if time.monotonic() > deadline:
+                    raise CallTimedOut(f"no answer within {timeout_s:g} s")
+        except BaseException:
+            future.cancel()
+            raise
+        return future.result()
+
+    def ended(self, server: str) -> str | None:
+        """Why a server that started has gone down since; None while it is up."""
+        connection = self._connections.get(server)
+        return connection.ended if connection is not None else None
+
+    def mark_down(self, server: str, reason: str) -> None:
+        connection = self._connections.get(server)
+        if connection is not None and not self.closed:
+            self._loop.call_soon_threadsafe(connection.stop, reason)
+
+    # -- the end ---------------------------------------------------------------------------
+    def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
+        """End every connection and its server process, then the loop and its thread,
+        within `timeout_s` in all."""
+        if self.closed:
+            return
+        self.closed = True
+        deadline = time.monotonic() + timeout_s
+        for connection in self._connections.values():
+            self._loop.call_soon_threadsafe(connection.stop)
+        concurrent.futures.wait(self._holders, timeout=timeout_s)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=max(deadline - time.monotonic(), 0.1))
+        if not self._thread.is_alive():
+            self._loop.close()
+        for handle in self._logs.values():
+            handle.close()

@@ -1,0 +1,81 @@
+"""The plain data of MCP servers: what to start, and how each one stands."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from caretz.mcp_client.config import Transport
+
+# ready: its tools are in the session; failed: it did not start; down: it stopped during
+# the session; not approved / disabled / off: it was not started, on purpose.
+State = Literal["ready", "failed", "down", "not approved", "disabled", "off"]
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """A server to start, its strings expanded. `env` is the server's whole environment."""
+
+    name: str
+    source: str  # where it is configured, for messages
+    transport: Transport
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str = ""
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    # What it runs or where it connects, as written (before `${VAR}` expansion, so a key
+    # passed in an argument is not shown or logged); never its env or headers.
+    shown: str = ""
+
+
+def shown_command(command: str, args: tuple[str, ...] | list[str]) -> str:
+    return shlex.join([command, *args])
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One of a server's tools as the session has it."""
+
+    name: str  # mcp__server__tool
+    remote: str  # the server's own name for it
+    description: str
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    name: str
+    source: str
+    transport: Transport
+    shown: str
+    state: State
+    detail: str = ""  # why it failed, went down or was not started
+    tools: tuple[ToolInfo, ...] = ()
+    duration_s: float = 0.0  # how long the start took
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "transport": self.transport,
+            "target": self.shown,
+            "status": self.state,
+            "detail": self.detail or None,
+            "duration_s": round(self.duration_s, 3),
+            "tools": [
+                {"name": tool.name, "tool": tool.remote, "description": tool.description}
+                for tool in self.tools
+            ],
+        }

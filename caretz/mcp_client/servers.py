@@ -1,0 +1,217 @@
+"""A session's MCP servers: starting them, their tools, a call's result, their statuses.
+
+A server that fails to start is left out (its status says why) and the session goes on.
+A call that cannot complete (the server crashed, hung past `mcp.callTimeout`, refused
+the call, or answered with more than `mcp.maxResultChars`) is a failed tool result the
+model reads; a server that crashed is marked down, and its tools fail at once from then
+on, saying so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from caretz.mcp_client.config import McpConfig
+from caretz.mcp_client.manager import Attempt, CallCancelled, McpManager
+from caretz.mcp_client.model import ServerSpec, ServerStatus, ToolInfo
+from caretz.mcp_client.names import unique_tool_names
+from caretz.mcp_client.results import over_cap, result_text
+from caretz.mcp_client.tools import McpTool
+from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
+
+Emit = Callable[..., Any]
+
+
+def _quiet(*args: Any, **fields: Any) -> None:
+    pass
+
+
+class McpServers:
+    def __init__(self, config: McpConfig, log_dir: Path | None = None):
+        self.config = config
+        self.log_dir = log_dir  # where each stdio server's stderr goes
+        self.manager: McpManager | None = None  # made when the first server starts
+        self.emit: Emit = _quiet  # the session log's, once it is open
+        self.tools: list[McpTool] = []
+        self._statuses: dict[str, ServerStatus] = {}
+        self._down: dict[str, str] = {}
+        self._order: list[str] = []
+
+    @classmethod
+    def start(
+        cls,
+        specs: list[ServerSpec],
+        not_started: list[ServerStatus],
+        config: McpConfig,
+        log_dir: Path | None = None,
+        order: list[str] | None = None,
+    ) -> McpServers:
+        """Start `specs` in parallel, each given `mcp.startupTimeout`; `order` lists the
+        servers as configured, as `statuses` shows them."""
+        servers = cls(config, log_dir)
+        servers._statuses = {status.name: status for status in not_started}
+        servers._order = list(order or [])
+        servers.launch(specs)
+        return servers
+
+    def launch(self, specs: list[ServerSpec]) -> list[McpTool]:
+        """Start more servers, in parallel; returns the tools of those that started."""
+        if not specs:
+            return []
+        made = self.manager is None
+        manager = self.manager = self.manager or McpManager(self.log_dir)
+        try:
+            attempts = manager.start(specs, self.config.startup_timeout_s)
+        except BaseException:  # Ctrl-C while they start: none may be left running
+            if made:
+                manager.close()
+            raise
+        before = len(self.tools)
+        for attempt in attempts:
+            self._add(attempt)
+            if attempt.spec.name not in self._order:
+                self._order.append(attempt.spec.name)
+        return self.tools[before:]
+
+    def knows(self, name: str) -> bool:
+        return name in self._statuses
+
+    def note(self, statuses: list[ServerStatus]) -> None:
+        """Statuses of servers that will not start (after the session's start)."""
+        for status in statuses:
+            self._statuses[status.name] = status
+            if status.name not in self._order:
+                self._order.append(status.name)
+
+    def _add(self, attempt: Attempt) -> None:
+        spec = attempt.spec
+        status = ServerStatus(
+            spec.name, spec.source, spec.transport, spec.shown, "failed", attempt.error or ""
+        )
+        if attempt.error is None:
+            names = unique_tool_names(spec.name, [tool.name for tool in attempt.tools])
+            tools = [
+                McpTool(names[remote.name], spec.name, remote.name, remote.description,
+                        remote.input_schema, self)
+                for remote in attempt.tools
+            ]  # fmt: skip
+            self.tools += tools
+            infos = tuple(
+                ToolInfo(tool.spec.name, tool.remote, _first_line(tool)) for tool in tools
+            )
+            status = ServerStatus(
+                spec.name, spec.source, spec.transport, spec.shown, "ready", tools=infos
+            )
+        self._statuses[spec.name] = dataclasses.replace(status, duration_s=attempt.duration_s)
+
+    # -- what the session shows -------------------------------------------------------------
+    def statuses(self) -> list[ServerStatus]:
+        """Every configured server as it stands now, those that went down included."""
+        shown = []
+        place = {name: index for index, name in reversed(list(enumerate(self._order)))}
+        for status in sorted(self._statuses.values(), key=lambda s: place.get(s.name, 0)):
+            reason = self._down.get(status.name)
+            if reason is not None:
+                status = dataclasses.replace(status, state="down", detail=reason)
+            shown.append(status)
+        return shown
+
+    def report(self, names: list[str] | None = None) -> None:
+        """One event per server (or per server named), once the session log is open."""
+        for status in self._statuses.values():
+            if names is not None and status.name not in names:
+                continue
+            fields = {"server": status.name, "source": status.source, "transport": status.transport}
+            if status.state == "ready":
+                tools = [tool.name for tool in status.tools]
+                self.emit("Mcp.ServerStarted", **fields, tools=tools, duration_s=status.duration_s)
+            elif status.state == "failed":
+                self.emit("Mcp.ServerFailed", **fields, reason=status.detail)
+            else:
+                self.emit(
+                    "Mcp.ServerNotStarted", **fields, state=status.state, reason=status.detail
+                )
+
+    def add_tools(self, registry: Any) -> None:
+        """Put the servers' tools in a session's tool registry (`ToolRegistry.add`)."""
+        for tool in self.tools:
+            registry.add(tool)
+
+    # -- one call ------------------------------------------------------------------------
+    def call_tool(self, tool: McpTool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from caretz.mcp_client.connection import CallRefused, CallTimedOut, ServerDown
+
+        name, server = tool.spec.name, tool.server
+        if server in self._down or self.manager is None:
+            return self._down_result(tool, self._down.get(server, "it is not running"))
+        started = time.monotonic()
+        timeout = self.config.call_timeout_s
+        try:
+            result = self.manager.call(server, tool.remote, args, timeout, ctx.cancel)
+        except KeyboardInterrupt as interrupt:
+            raise ToolInterrupted(
+                _stopped(started, "interrupted", "by the user"), interrupt
+            ) from None
+        except CallCancelled:
+            return _stopped(started, "cancelled")
+        except CallTimedOut:
+            text = f"no answer from MCP server {server!r} within {timeout:g} s (mcp.callTimeout)"
+            return _failed(started, f"{text}; the call was cancelled, but {ACTED}", "timeout")
+        except CallRefused as refusal:
+            return _failed(started, f"MCP server {server!r} refused the {name} call: {refusal}")
+        except ServerDown as down:
+            self._went_down(server, down.reason)
+            return self._down_result(tool, self._down[server], started)
+        text = result_text(list(result.content), result.structured_content)
+        if len(text) > self.config.max_result_chars:
+            return _failed(started, over_cap(name, text, self.config.max_result_chars))
+        return ToolResult(
+            ok=not result.is_error, output=text, duration_s=time.monotonic() - started
+        )
+
+    def _went_down(self, server: str, reason: str) -> None:
+        if server in self._down:
+            return
+        assert self.manager is not None
+        last = self.manager.last_stderr_line(server)
+        self._down[server] = f"{reason}; its stderr ended with: {last}" if last else reason
+        self.manager.mark_down(server, reason)
+        self.emit("Mcp.ServerDown", server=server, reason=self._down[server])
+
+    def _down_result(self, tool: McpTool, reason: str, started: float | None = None) -> ToolResult:
+        text = (
+            f"MCP server {tool.server!r} is down ({reason}); {tool.spec.name} did not complete, "
+            "and the server's tools cannot run for the rest of this session. "
+            "Do the task another way, or tell the user."
+        )
+        duration = time.monotonic() - started if started is not None else 0.0
+        return ToolResult(ok=False, output=text, duration_s=duration)
+
+    def close(self) -> None:
+        """End every server (its process too); the servers' tools fail from then on."""
+        if self.manager is not None:
+            self.manager.close()
+
+
+ACTED = "the server may have acted on it already"
+
+
+def _failed(started: float, text: str, ended_by: str | None = None) -> ToolResult:
+    duration = time.monotonic() - started
+    return ToolResult(ok=False, output=text, duration_s=duration, ended_by=ended_by)
+
+
+def _stopped(started: float, ended_by: str, by: str = "") -> ToolResult:
+    """A call that Ctrl-C or a cancelled turn stopped: it ran, and may have done something."""
+    duration = time.monotonic() - started
+    text = f"[{ended_by} {by} after {duration:.1f} s; {ACTED}]".replace("  ", " ")
+    return ToolResult(ok=False, output=text, duration_s=duration, ended_by=ended_by)
+
+
+def _first_line(tool: McpTool) -> str:
+    lines = tool.spec.description.strip().splitlines()
+    return lines[0] if lines else ""

@@ -1,0 +1,52 @@
+"""MCP servers as text: the `mcp:` lines of a run, and the listing of `caretz mcp list`
+and `/mcp`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caretz.mcp_client.model import ServerStatus
+from caretz.text import plural, shorten
+
+DESCRIPTION_CHARS = 80
+
+
+def mcp_line(event: dict[str, Any], detailed: bool = False) -> str | None:
+    """The one line an `Mcp.*` event gets in a run's output, or None."""
+    kind, server = event["type"], event.get("server")
+    if kind == "Mcp.ServerFailed":
+        return f"mcp: server {server!r} did not start: {event['reason']}; going on without it"
+    if kind == "Mcp.ServerDown":
+        return f"mcp: server {server!r} is down: {event['reason']}; its tools fail from now on"
+    if kind == "Mcp.ServerNotStarted" and event.get("state") == "not approved":
+        return (
+            f"mcp: server {server!r} of {event['source']} runs outside the sandbox and is not "
+            f"started until you approve it: /mcp approve {server}, or caretz mcp approve {server}"
+        )
+    if kind == "Mcp.ServerStarted" and detailed:
+        tools = plural(len(event.get("tools") or []), "tool")
+        return f"mcp: server {server!r} ready: {tools} ({event['duration_s']:.1f} s)"
+    return None
+
+
+def server_lines(statuses: list[ServerStatus]) -> list[str]:
+    """Each server (name, status, transport, what it runs, where it is configured), then
+    its tools with the first line of each description, or why it is not there."""
+    if not statuses:
+        return ["no MCP servers configured (mcpServers in profiles.json, or .mcp.json)"]
+    lines = []
+    width = max(len(status.name) for status in statuses)
+    for status in statuses:
+        took = f" · {status.duration_s:.1f} s" if status.state in ("ready", "down") else ""
+        lines.append(
+            f"{status.name:<{width}}  {status.state} · {status.transport} · "
+            f"{status.shown} · {status.source}{took}"
+        )
+        if status.detail:
+            lines.append(f"  {status.detail}")
+        tool_width = max((len(tool.name) for tool in status.tools), default=0)
+        lines += [
+            f"  {tool.name:<{tool_width}}  {shorten(tool.description, DESCRIPTION_CHARS)}"
+            for tool in status.tools
+        ]
+    return lines

@@ -1,0 +1,81 @@
+"""Real MCP servers for the tests: the PyPI reference server `mcp-server-time`, and
+tests/mcp/servers/trouble.py (written with the SDK) for the error cases."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import caretz, workspace  # noqa: F401 (the real CLI's fixtures)
+from tests.tools.test_bash import process_running
+
+TROUBLE = Path(__file__).parent / "servers" / "trouble.py"
+
+
+def time_server() -> dict[str, Any]:
+    """`mcp-server-time` over stdio, as an mcpServers entry."""
+    return {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+
+
+def trouble_server(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": sys.executable, "args": [str(TROUBLE), *args]}
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def wait_gone(pid: int, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not process_running(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_for_file(path: Path, within_s: float = 30.0) -> str:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was never written")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(params=["http", "sse"])
+def http_trouble(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """trouble.py over streamable HTTP (or SSE) on a free loopback port; yields the
+    transport and the URL."""
+    port = free_port()
+    sse = ["--sse"] if request.param == "sse" else []
+    process = subprocess.Popen(
+        [sys.executable, str(TROUBLE), "--http", str(port), *sse],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the HTTP MCP server never listened")
+        yield request.param, f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

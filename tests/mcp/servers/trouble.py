@@ -1,0 +1,111 @@
+"""An MCP server for the error cases, written with the SDK's MCPServer: one that crashes
+mid-call, hangs, answers with an error or with far too much, or is slow to start.
+
+    python tests/mcp/servers/trouble.py [--start-delay S] [--http PORT [--sse]] [--pid-file PATH]
+
+stdio by default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT/mcp instead, and
+with `--sse` the older SSE transport on 127.0.0.1:PORT/sse.
+`--pid-file` writes the server's pid there once it runs (the tests check it is gone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("trouble")
+
+# A 1x1 PNG.
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f80f0000010100005c0d0a2d0000000049454e44ae426082"
+)
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Send the text back."""
+    return f"echo: {text}"
+
+
+@server.tool()
+def crash() -> str:
+    """Exit in the middle of the call, as a server with a bug would."""
+    sys.stderr.write("trouble: crashing on purpose\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Answer with an error result (isError)."""
+    raise ToolError(f"the database is locked: {reason}")
+
+
+@server.tool()
+def huge(chars: int) -> str:
+    """Answer with `chars` characters."""
+    return "x" * chars
+
+
+@server.tool()
+def hang(seconds: float, mark: str = "") -> str:
+    """Take `seconds` to answer; write `mark` (a path) first, if given."""
+    if mark:
+        Path(mark).write_text("hanging")
+    time.sleep(seconds)
+    return "finally"
+
+
+@server.tool()
+def picture() -> list:
+    """An image and a caption."""
+    return ["a pixel:", Image(data=PIXEL, format="png")]
+
+
+@server.tool()
+def weather(city: str) -> dict:
+    """Structured content."""
+    return {"city": city, "celsius": 21}
+
+
+@server.tool()
+def env(name: str) -> str:
+    """The server's environment variable `name`, or (unset)."""
+    return os.environ.get(name, "(unset)")
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The HTTP request's header `name` (streamable HTTP only)."""
+    request = ctx.request_context.request
+    return request.headers.get(name, "(none)") if request is not None else "(not HTTP)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--start-delay", type=float, default=0.0)
+    parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--sse", action="store_true")
+    parser.add_argument("--pid-file", type=Path)
+    args = parser.parse_args()
+    if args.pid_file is not None:
+        args.pid_file.write_text(str(os.getpid()))
+    time.sleep(args.start_delay)
+    if args.http:
+        import uvicorn
+
+        app = server.sse_app() if args.sse else server.streamable_http_app()
+        uvicorn.run(app, host="127.0.0.1", port=args.http, log_level="warning")
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main()
