@@ -169,15 +169,23 @@ class _Reader:
             return earlier.command
         return self._build(node, offset, source, None)
 
-    def _shape(self, node: Any) -> list[int]:
-        """The command's nodes, each as kind, start and end (relative to the command),
-        and under each node read from more than its text, its child count and children."""
-        shape: list[int] = []
-        _subtree(node.children, node.start_byte, self.kinds.by_text, shape)
+    def _shape(self, node: Any) -> list[Any]:
+        """Every node under the command, in order, as its kind, start and end (relative to
+        the command), and under each node read from more than its text, its child count
+        and its children."""
+        offset = node.start_byte
+        by_text = self.kinds.by_text
+        shape: list[Any] = []
+        for child in node.children:
+            kind = child.kind_id
+            shape.append((kind, child.start_byte - offset, child.end_byte - offset))
+            if kind not in by_text:
+                _subtree(child.children, offset, by_text, shape)
         return shape
 
     def _build(self, node: Any, offset: int, source: bytes, statement: Any) -> Command:
         kinds = self.kinds
+        word_kinds = kinds.word
         words: list[Word] = []
         changes_program: str | None = None
         skipped: str | None = None
@@ -189,7 +197,7 @@ class _Reader:
                 gap = source[position:start]
                 skipped = None if gap.isspace() else _dropped_text(gap)
             position = child.end_byte - offset
-            if kind in kinds.word:  # most arguments: the word is read from its text alone
+            if kind in word_kinds:  # most arguments: the word is read from its text alone
                 words.append(unquoted_word(source[start:position].decode("utf-8", "replace")))
             elif kind in kinds.name:
                 words.append(self._program_word(child, offset, source))
@@ -230,17 +238,16 @@ class _Reader:
 class _Read:
     node: Any
     command: Command
-    shape: list[int] | None = None  # worked out when the text is written again
+    shape: list[Any] | None = None  # worked out when the text is written again
 
 
-def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[int]) -> None:
+def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:
+    into.append(len(children))
     for child in children:
         kind = child.kind_id
-        into += (kind, child.start_byte - offset, child.end_byte - offset)
+        into.append((kind, child.start_byte - offset, child.end_byte - offset))
         if kind not in by_text:
-            below = child.children
-            into.append(len(below))
-            _subtree(below, offset, by_text, into)
+            _subtree(child.children, offset, by_text, into)
 
 
 def _dropped_after(node: Any, statement: Any, redirects: list[Any]) -> str | None:
