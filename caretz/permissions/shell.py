@@ -150,7 +150,8 @@ class _Reader:
         self.source = source
         self.depth = depth
         self.kinds = kinds
-        self.read: dict[bytes, _Read] = {}  # the first command of each text
+        self.first: dict[bytes, tuple[Any, Command]] = {}  # each text's first node, read
+        self.shapes: dict[bytes, list[Any]] = {}  # its shape, once the text is written again
 
     def command(self, node: Any, statement: Any) -> Command:
         """`statement`: the redirected statement this command is the body of, or None."""
@@ -158,15 +159,16 @@ class _Reader:
         source = self.source[offset : node.end_byte]
         if statement is not None:
             return self._build(node, offset, source, statement)
-        earlier = self.read.get(source)
-        if earlier is None:
+        first = self.first.get(source)
+        if first is None:
             command = self._build(node, offset, source, None)
-            self.read[source] = _Read(node, command)
+            self.first[source] = (node, command)
             return command
-        if earlier.shape is None:
-            earlier.shape = self._shape(earlier.node)
-        if self._shape(node) == earlier.shape:
-            return earlier.command
+        shape = self.shapes.get(source)
+        if shape is None:
+            shape = self.shapes[source] = self._shape(first[0])
+        if self._shape(node) == shape:
+            return first[1]
         return self._build(node, offset, source, None)
 
     def _shape(self, node: Any) -> list[Any]:
@@ -232,13 +234,6 @@ class _Reader:
             start, end = first.start_byte - offset, first.end_byte - offset
             return unquoted_word(source[start:end].decode("utf-8", "replace"))
         return word_of(first)
-
-
-@dataclass
-class _Read:
-    node: Any
-    command: Command
-    shape: list[Any] | None = None  # worked out when the text is written again
 
 
 def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:
