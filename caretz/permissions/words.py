@@ -72,6 +72,8 @@ def unquoted_word(text: str) -> Word:
     if "\\" in text:
         value, pattern = _unescape_unquoted(text)
         return _expanded(value, pattern, text)
+    if "*" not in text and "?" not in text and "[" not in text and "{" not in text:
+        return Word(text)  # most words: nothing in them expands
     return _expanded(text, text, text)
 
 
