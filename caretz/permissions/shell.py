@@ -237,6 +237,7 @@ class _Reader:
 
 
 def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:
+    """`_Reader._shape` below a node: how many children it has, then each child in turn."""
     into.append(len(children))
     for child in children:
         kind = child.kind_id
