@@ -19,7 +19,7 @@ class Runs(Enum):
     BESIDES = "besides"  # does its own work and runs more: find -exec, find -delete, trap, alias
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Command:
     words: tuple[Word, ...]  # the program, reduced to its name (/bin/rm → rm), then its arguments
     text: str  # as written, for messages
@@ -28,12 +28,24 @@ class Command:
     runs: Runs = Runs.ITSELF
     via: str = ""  # how an inner command is reached: "bash -c", "find -exec", "find -delete"…
 
-    @property
+    def __init__(
+        self,
+        words: tuple[Word, ...],
+        text: str,
+        hidden: str | None = None,
+        inner: tuple[Command, ...] = (),
+        runs: Runs = Runs.ITSELF,
+        via: str = "",
+    ):
+        # Set as a frozen dataclass's own __init__ would, without a call per field; the
+        # program is read for every rule, so it is worked out here, once.
+        self.__dict__.update(words=words, text=text, hidden=hidden, inner=inner, runs=runs, via=via)
+        self.__dict__["program"] = _program(words)
+
+    @cached_property
     def program(self) -> str | None:
         """The program's name, or None when it is only known when the command runs."""
-        if not self.words or self.words[0].problem is not None:
-            return None
-        return self.words[0].text
+        return _program(self.words)
 
     @property
     def unknown(self) -> str | None:
@@ -58,6 +70,12 @@ class Command:
     def shown(self) -> str:
         """The words as one line, for messages and saved rules."""
         return " ".join(word.text or "…" for word in self.words) or self.text
+
+
+def _program(words: tuple[Word, ...]) -> str | None:
+    if not words or words[0].problem is not None:
+        return None
+    return words[0].text
 
 
 def program_name(word: Word) -> Word:

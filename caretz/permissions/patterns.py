@@ -69,10 +69,10 @@ class CommandPattern:
             return _sequence(tokens, words, 0, 0, self.prefix)
         if len(words) < len(tokens) or (not self.prefix and len(words) > len(tokens)):
             return False
-        return all(
-            word.problem is None and _token_equal(token, word.text)
-            for token, word in zip(tokens, words, strict=False)
-        )
+        for token, word in zip(tokens, words, strict=False):
+            if word.problem is not None or not _token_equal(token, word.text):
+                return False
+        return True
 
     # -- deny and ask: the program, the flags in any spelling, the words in order ---------
     @cached_property

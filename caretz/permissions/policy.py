@@ -101,7 +101,11 @@ def _find(rules: BashRules, behavior: str, parts: LineParts) -> tuple[Match, Any
     """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
     unknown: tuple[Rule, Command] | None = None
     index = rules.of(behavior)
+    read: set[int] = set()
     for part in _reachable(index, parts):
+        if id(part) in read:
+            continue  # a command written again (the same object): it matched nothing before
+        read.add(id(part))
         for rule in index.candidates(part):
             match = Match.YES if rule.command is None else rule.command.contains(part)
             if match is Match.YES:
@@ -132,7 +136,11 @@ def _allow_all(allows: ProgramIndex, commands: tuple[Command, ...], line: str) -
     if not commands:
         return Decision("no-match", "the command runs nothing a rule could allow", part=line)
     deciding = None
+    read: set[int] = set()
     for command in commands:
+        if id(command) in read:
+            continue  # a command written again (the same object): allowed before
+        read.add(id(command))
         rule = allowing_rule(command, allows)
         if rule is None:
             blocker = _first_unallowed(command, allows)

@@ -8,6 +8,7 @@ becomes a `Command`. The parser loads on first use, not at import.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
@@ -35,14 +36,54 @@ _QUERY = """
 """
 
 
+@dataclass(frozen=True)
+class _Kinds:
+    """tree-sitter-bash node kinds as the ids a node reports (`kind_id` is cheaper than
+    `type`): every id a kind's name has, so an alias cannot slip past."""
+
+    word: frozenset[int]
+    name: frozenset[int]  # command_name
+    assignment: frozenset[int]
+    redirect: frozenset[int]
+    declaration: frozenset[int]
+    anonymous: frozenset[int]
+    # Children read from their text and byte range alone (nothing below them is read).
+    by_text: frozenset[int]
+
+    @classmethod
+    def of(cls, language: Any) -> _Kinds:
+        ids: dict[str, set[int]] = {}
+        anonymous = set()
+        for kind in range(language.node_kind_count):
+            if language.node_kind_is_named(kind):
+                ids.setdefault(language.node_kind_for_id(kind), set()).add(kind)
+            else:
+                anonymous.add(kind)
+
+        def named(*names: str) -> frozenset[int]:
+            return frozenset().union(*(ids.get(name, ()) for name in names))
+
+        return cls(
+            word=named("word"),
+            name=named("command_name"),
+            assignment=named("variable_assignment"),
+            redirect=named(*_REDIRECTS),
+            declaration=named(*_DECLARATIONS),
+            anonymous=frozenset(anonymous),
+            by_text=named("word", "number", "raw_string", *_REDIRECTS) | anonymous,
+        )
+
+
 @cache
-def _grammar() -> tuple[Any, Any]:
-    """The parser and a query for command nodes (found in C, not by walking in Python)."""
+def _grammar() -> tuple[Any, Any, _Kinds]:
+    """The parser, a query for command nodes (found in C, not by walking in Python), and
+    the node kinds the reader tells apart."""
     import tree_sitter
     import tree_sitter_bash
 
     language = tree_sitter.Language(tree_sitter_bash.language())
-    return tree_sitter.Parser(language), tree_sitter.Query(language, _QUERY)
+    query = tree_sitter.Query(language, _QUERY)
+    return tree_sitter.Parser(language), query, _Kinds.of(language)
 
 
 def load_parser() -> None:
@@ -66,16 +107,18 @@ def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
         return (Command((), line, hidden=hidden),)
     import tree_sitter
 
-    parser, query = _grammar()
-    tree = parser.parse(line.encode("utf-8", "surrogatepass"))
+    parser, query, kinds = _grammar()
+    source = line.encode("utf-8", "surrogatepass")
+    tree = parser.parse(source)
     captures = tree_sitter.QueryCursor(query).captures(tree.root_node)
     found = captures.get("command", [])
     found.sort(key=lambda node: (node.start_byte, -node.end_byte))
     statements = _statements_by_first_child(captures.get("redirected", []))
+    reader = _Reader(source, depth, kinds)
     commands = [
         _declaration(node)
-        if node.type in _DECLARATIONS
-        else _simple_command(node, statements.get(node), depth)
+        if node.kind_id in kinds.declaration
+        else reader.command(node, statements.get(node))
         for node in found
     ]
     if tree.root_node.has_error:
@@ -97,55 +140,110 @@ def _statements_by_first_child(statements: list[Any]) -> dict[Any, Any]:
     return by_child
 
 
-def _simple_command(node: Any, statement: Any, depth: int) -> Command:
-    """`statement`: the redirected statement this command is the body of, or None."""
-    source: bytes = node.text
-    offset = node.start_byte
-    words: list[Word] = []
-    changes_program: str | None = None
-    skipped: str | None = None
-    position = offset
-    for child in node.children:
-        start = child.start_byte
-        if start > position and skipped is None:
-            gap = source[position - offset : start - offset]
-            skipped = None if gap.isspace() else _dropped_text(gap)
-        position = child.end_byte
-        kind = child.type
-        if kind == "word":  # most arguments: the word is read from its text alone
-            raw = source[start - offset : position - offset]
-            words.append(unquoted_word(raw.decode("utf-8", "replace")))
-        elif kind == "variable_assignment":
-            name = child.children[0].text.decode("utf-8", "replace") if child.children else ""
-            if program_changing(name):
-                changes_program = f"{name}=… changes which program runs"
-        elif kind == "command_name":
-            words.append(_program_word(child))
-        elif kind not in _REDIRECTS and child.is_named:
-            words.append(word_of(child))
-    redirects = statement.children[1:] if statement is not None else []
-    dropped = _dropped_after(node, statement, redirects) if redirects else None
-    if dropped == "-":  # the grammar drops a lone `-` before a heredoc: stdin, as bash reads it
-        words.append(Word("-"))
-    text = source.decode("utf-8", "replace")
-    command = build_command(tuple(words), text, depth, parse_command_line)
-    if command.hidden is not None and redirects:
-        command = _with_heredoc(command, redirects, depth)
-    if dropped not in (None, "-"):
-        skipped = skipped or f"bash reads {dropped!r} in it differently"
-    hidden = changes_program or skipped
-    if hidden is not None:
-        return Command(command.words, text, hidden, command.inner, command.runs)
-    return command
+class _Reader:
+    """Reads the simple commands of one line. A command written again is read once: a
+    command of the same text whose nodes are the same as an earlier one's, kind for kind
+    and byte for byte, is the same command, since nothing else of it is read. (A command
+    with redirections written after it, `cmd <<EOF`, is read each time: so is its statement.)"""
+
+    def __init__(self, source: bytes, depth: int, kinds: _Kinds):
+        self.source = source
+        self.depth = depth
+        self.kinds = kinds
+        self.first: dict[bytes, tuple[Any, Command]] = {}  # each text's first node, read
+        self.shapes: dict[bytes, list[Any]] = {}  # its shape, once the text is written again
+
+    def command(self, node: Any, statement: Any) -> Command:
+        """`statement`: the redirected statement this command is the body of, or None."""
+        offset = node.start_byte
+        source = self.source[offset : node.end_byte]
+        if statement is not None:
+            return self._build(node, offset, source, statement)
+        first = self.first.get(source)
+        if first is None:
+            command = self._build(node, offset, source, None)
+            self.first[source] = (node, command)
+            return command
+        shape = self.shapes.get(source)
+        if shape is None:
+            shape = self.shapes[source] = self._shape(first[0])
+        if self._shape(node) == shape:
+            return first[1]
+        return self._build(node, offset, source, None)
+
+    def _shape(self, node: Any) -> list[Any]:
+        """Every node under the command, in order, as its kind, start and end (relative to
+        the command), and under each node read from more than its text, its child count
+        and its children."""
+        offset = node.start_byte
+        by_text = self.kinds.by_text
+        shape: list[Any] = []
+        for child in node.children:
+            kind = child.kind_id
+            shape.append((kind, child.start_byte - offset, child.end_byte - offset))
+            if kind not in by_text:
+                _subtree(child.children, offset, by_text, shape)
+        return shape
+
+    def _build(self, node: Any, offset: int, source: bytes, statement: Any) -> Command:
+        kinds = self.kinds
+        word_kinds = kinds.word
+        words: list[Word] = []
+        changes_program: str | None = None
+        skipped: str | None = None
+        position = 0
+        for child in node.children:
+            kind = child.kind_id
+            start = child.start_byte - offset
+            if start > position and skipped is None:
+                gap = source[position:start]
+                skipped = None if gap.isspace() else _dropped_text(gap)
+            position = child.end_byte - offset
+            if kind in word_kinds:  # most arguments: the word is read from its text alone
+                words.append(unquoted_word(source[start:position].decode("utf-8", "replace")))
+            elif kind in kinds.name:
+                words.append(self._program_word(child, offset, source))
+            elif kind in kinds.assignment:
+                inside = child.children
+                name = inside[0].text.decode("utf-8", "replace") if inside else ""
+                if program_changing(name):
+                    changes_program = f"{name}=… changes which program runs"
+            elif kind not in kinds.redirect and kind not in kinds.anonymous:
+                words.append(word_of(child))
+        redirects = statement.children[1:] if statement is not None else []
+        dropped = _dropped_after(node, statement, redirects) if redirects else None
+        if dropped == "-":  # the grammar drops a lone `-` before a heredoc: stdin, as bash reads it
+            words.append(Word("-"))
+        text = source.decode("utf-8", "replace")
+        command = build_command(tuple(words), text, self.depth, parse_command_line)
+        if command.hidden is not None and redirects:
+            command = _with_heredoc(command, redirects, self.depth)
+        if dropped not in (None, "-"):
+            skipped = skipped or f"bash reads {dropped!r} in it differently"
+        hidden = changes_program or skipped
+        if hidden is not None:
+            return Command(command.words, text, hidden, command.inner, command.runs)
+        return command
+
+    def _program_word(self, name: Any, offset: int, source: bytes) -> Word:
+        children = name.children
+        if not children:
+            return Word("")
+        first = children[0]
+        if first.kind_id in self.kinds.word:
+            start, end = first.start_byte - offset, first.end_byte - offset
+            return unquoted_word(source[start:end].decode("utf-8", "replace"))
+        return word_of(first)
 
 
-def _program_word(name: Any) -> Word:
-    children = name.children
-    if not children:
-        return Word("")
-    if children[0].type == "word":
-        return unquoted_word(children[0].text.decode("utf-8", "replace"))
-    return word_of(children[0])
+def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:
+    """`_Reader._shape` below a node: how many children it has, then each child in turn."""
+    into.append(len(children))
+    for child in children:
+        kind = child.kind_id
+        into.append((kind, child.start_byte - offset, child.end_byte - offset))
+        if kind not in by_text:
+            _subtree(child.children, offset, by_text, into)
 
 
 def _dropped_after(node: Any, statement: Any, redirects: list[Any]) -> str | None:

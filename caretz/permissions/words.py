@@ -19,10 +19,17 @@ _QUOTED = "Q"  # stands in for quoted text in the pattern view: it never expands
 _DQ_ESCAPES = {'"': '"', "\\": "\\", "$": "$", "`": "`", "\n": ""}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Word:
     text: str
     problem: str | None = None  # why the value is unknown until the command runs
+
+    def __init__(self, text: str, problem: str | None = None):
+        # Set as a frozen dataclass's own __init__ would, without a call per field: a line
+        # of a hundred commands makes hundreds of words.
+        fields = self.__dict__
+        fields["text"] = text
+        fields["problem"] = problem
 
     @property
     def known(self) -> bool:
@@ -56,7 +63,7 @@ def word_of(node: Any) -> Word:
     value = "".join(pieces.value)
     if pieces.problem is not None:
         return Word(value, pieces.problem)
-    return _expanded(value, "".join(pieces.pattern), _short(node))
+    return _expanded(value, "".join(pieces.pattern), _text(node))
 
 
 @lru_cache(maxsize=4096)
@@ -64,14 +71,17 @@ def unquoted_word(text: str) -> Word:
     """The word an unquoted `word` node of this text stands for (the same in every line)."""
     if "\\" in text:
         value, pattern = _unescape_unquoted(text)
-        return _expanded(value, pattern, _cut(text))
-    return _expanded(text, text, _cut(text))
+        return _expanded(value, pattern, text)
+    if "*" not in text and "?" not in text and "[" not in text and "{" not in text:
+        return Word(text)  # most words: nothing in them expands
+    return _expanded(text, text, text)
 
 
-def _expanded(value: str, pattern: str, shown: str) -> Word:
+def _expanded(value: str, pattern: str, written: str) -> Word:
     """The word, with a problem when its unquoted text is a glob or a brace list."""
     if "*" not in pattern and "?" not in pattern and "[" not in pattern and "{" not in pattern:
         return Word(value)
+    shown = _cut(written)
     if _BRACE.search(pattern):
         return Word(value, f"brace expansion in {shown}")
     if _GLOB.search(pattern):
