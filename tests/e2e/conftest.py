@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.terminal import terminal  # noqa: F401 (the pseudo-terminal fixture)
 from tests.modelserver import ModelServer
 
 AGENT_MODEL = "claude-test"

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pexpect
 import pyte
+import pytest
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import Caretz
@@ -101,3 +103,17 @@ class Screen(Terminal):
     def text(self) -> str:
         """What the screen shows now, row by row, without trailing blanks."""
         return "\n".join(line.rstrip() for line in self.screen.display).strip("\n")
+
+
+@pytest.fixture
+def terminal(caretz: Caretz) -> Iterator[object]:
+    """Opens `caretz` in pseudo-terminals (`terminal(*args, env=…)`); closes them all after."""
+    opened: list[Terminal] = []
+
+    def open_terminal(*args: str, env: dict[str, str] | None = None) -> Terminal:
+        opened.append(Terminal(caretz, *args, env=env))
+        return opened[-1]
+
+    yield open_terminal
+    for term in opened:
+        term.close()

@@ -11,7 +11,6 @@ import pytest
 
 from tests.e2e.conftest import types
 from tests.e2e.hook_scripts import project_settings
-from tests.e2e.terminal import Terminal
 from tests.modelserver import RecordedRequest, calls, text
 
 REVIEW = """---
@@ -146,19 +145,6 @@ def test_an_allowed_tools_rule_caretz_cannot_read_is_one_line(caretz, server, co
     assert run.stderr.startswith(f"caretz: {path}: allowed-tools: the rule 'Frobnicate(x)'")
     assert len(run.stderr.strip().splitlines()) == 1
     assert server.requests == []
-
-
-@pytest.fixture
-def terminal(caretz):
-    opened: list[Terminal] = []
-
-    def open_terminal(*args: str) -> Terminal:
-        opened.append(Terminal(caretz, *args))
-        return opened[-1]
-
-    yield open_terminal
-    for term in opened:
-        term.close()
 
 
 def test_custom_commands_in_the_interactive_session(terminal, caretz, server, commands):

@@ -14,25 +14,11 @@ import time
 from pathlib import Path
 
 import pexpect
-import pytest
 
 from tests.e2e.conftest import AGENT_MODEL, types
 from tests.e2e.terminal import TIMEOUT_S, Terminal
 from tests.modelserver import ModelServer, RecordedRequest, Reply, text, tool
 from tests.sandbox.helpers import marker, sleepers
-
-
-@pytest.fixture
-def terminal(caretz):
-    opened: list[Terminal] = []
-
-    def open_terminal(*args: str, env: dict[str, str] | None = None) -> Terminal:
-        opened.append(Terminal(caretz, *args, env=env))
-        return opened[-1]
-
-    yield open_terminal
-    for term in opened:
-        term.close()
 
 
 def session_id_at_exit(term: Terminal) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from tests.e2e.conftest import AGENT_MODEL
-from tests.e2e.test_interactive import terminal  # noqa: F401 (the fixture)
 from tests.modelserver import ModelServer, text, tool
 
 EVALUATOR = "goal-judge"

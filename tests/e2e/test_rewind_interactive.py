@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.checkpoints.helpers import require_git
-from tests.e2e.test_interactive import terminal, wait_until  # noqa: F401  (the pty fixture)
+from tests.e2e.test_interactive import wait_until
 from tests.modelserver import RecordedRequest, Reply, text, tool
 
 OFFERED = r"› (?:\x1b\[[0-9;]*m)*{}"  # the prompt, with text already in it

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import caretz
+from tests.importtime import modules_imported_by_a_run
 from tests.modelserver import ModelServer, text
 
 GUARD = Path(caretz.__file__).parent / "guard"
@@ -70,20 +69,8 @@ def loaded_by_a_run(server: ModelServer, tmp_path: Path, *flags: str) -> set[str
         "ANTHROPIC_BASE_URL": server.url,
         "CARETZ_MODEL": "anthropic/claude-test",
     }
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "caretz", "-p", "hello", *flags],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return {
-        line.rsplit("|", 1)[1].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and "caretz" in line
-    }
+    loaded = modules_imported_by_a_run(tmp_path, env, *flags)
+    return {name for name in loaded if "caretz" in name}
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import caretz, workspace  # noqa: F401 (the real CLI's fixtures)
+from tests.e2e.terminal import terminal  # noqa: F401 (the pseudo-terminal fixture)
 from tests.tools.test_bash import process_running
 
 TROUBLE = Path(__file__).parent / "servers" / "trouble.py"

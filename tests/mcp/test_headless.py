@@ -15,6 +15,7 @@ import pytest
 
 from tests.e2e.conftest import Caretz
 from tests.e2e.hook_scripts import hooks_entry, project_settings, write_hook
+from tests.importtime import modules_imported_by_a_run
 from tests.mcp.conftest import time_server, trouble_server, wait_for_file, wait_gone
 from tests.modelserver import ModelServer, RecordedRequest, calls, text, tool
 
@@ -283,22 +284,9 @@ def test_no_server_process_outlives_caretz_killed_mid_call(
 
 
 def test_a_session_without_servers_never_imports_the_sdk(caretz: Caretz, server: ModelServer):
-    def loaded(*args: str) -> set[str]:
+    def loaded() -> set[str]:
         server.add(text("hi"))
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "caretz", "-p", "hello", *args],
-            cwd=caretz.workspace,
-            env=caretz.environment(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return {
-            line.rsplit("|", 1)[1].strip()
-            for line in done.stderr.splitlines()
-            if line.startswith("import time:")
-        }
+        return modules_imported_by_a_run(caretz.workspace, caretz.environment())
 
     without = loaded()
     caretz.write_config(profile({"time": time_server()}))

@@ -4,31 +4,13 @@ an MCP tool, in a real pseudo-terminal against real servers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.e2e.conftest import Caretz
-from tests.e2e.terminal import Terminal
 from tests.mcp.conftest import time_server, trouble_server
 from tests.modelserver import ModelServer, calls, text, tool
 
 STYLE = r"(?:\x1b\[[0-9;]*m)*"  # colour codes between words
-
-
-@pytest.fixture
-def terminal(caretz: Caretz) -> Iterator[Any]:
-    opened: list[Terminal] = []
-
-    def open_terminal(*args: str) -> Terminal:
-        opened.append(Terminal(caretz, *args))
-        return opened[-1]
-
-    yield open_terminal
-    for term in opened:
-        term.close()
 
 
 def test_slash_mcp_shows_the_servers_their_status_and_tools(caretz: Caretz, terminal):
