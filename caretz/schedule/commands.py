@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.schedule.cron import check_schedule
-from caretz.schedule.crontab import Crontab, CrontabError, crontab_command
+from caretz.schedule.crontab import (
+    NO_DAEMON,
+    Crontab,
+    CrontabError,
+    cron_daemon_running,
+    crontab_command,
+)
 from caretz.schedule.jobs import Job, job_ids, jobs_in, with_job, without_job
 from caretz.usage_error import fail
 
@@ -57,7 +63,9 @@ def add_job(
     workdir: Path | None = None,
     env_file: Path | None = None,
     env: Mapping[str, str] | None = None,
+    proc: Path = Path("/proc"),
 ) -> int:
+    """`proc`: where running processes are listed, to tell whether cron runs."""
     from caretz.config_base import ConfigError
 
     env = os.environ if env is None else env
@@ -71,6 +79,8 @@ def add_job(
     job.log.parent.mkdir(parents=True, exist_ok=True)
     sys.stdout.write(f"added job {job.id}: {job.schedule} in {job.workdir}\n")
     sys.stdout.write(f"  output: {job.log}\n")
+    if cron_daemon_running(proc) is False:
+        sys.stderr.write(f"caretz: {NO_DAEMON}\n")
     return 0
 
 
@@ -157,7 +167,9 @@ def _env_file_for(settings: Settings, given: Path | None, env: Mapping[str, str]
 # -- list, remove, run ---------------------------------------------------------------------
 
 
-def list_jobs(flags: Flags, env: Mapping[str, str] | None = None) -> int:
+def list_jobs(
+    flags: Flags, env: Mapping[str, str] | None = None, proc: Path = Path("/proc")
+) -> int:
     from caretz.config.loading import data_dir
     from caretz.config_base import ConfigError
     from caretz.schedule.runs import last_runs
@@ -183,6 +195,8 @@ def list_jobs(flags: Flags, env: Mapping[str, str] | None = None) -> int:
         sys.stdout.write(f"    last run: {_run_text(run)} · output: {job.log}\n")
     for job_id in unreadable:
         sys.stdout.write(f"{job_id}  (its crontab line was edited; remove it and add it again)\n")
+    if jobs and cron_daemon_running(proc) is False:
+        sys.stderr.write(f"caretz: {NO_DAEMON}\n")
     return 0
 
 

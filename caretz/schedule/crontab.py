@@ -12,8 +12,15 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 
 MISSING = "crontab not found: install the cron package (apt install cron)"
+NO_DAEMON = (
+    "note: no cron daemon is running on this machine, so no job starts until one does "
+    "(sudo service cron start)"
+)
+# The names cron daemons run under (Debian's cron, cronie, busybox, fcron, dcron).
+_DAEMONS = frozenset({"cron", "crond", "fcron", "dcron"})
 _TIMEOUT_S = 30
 
 
@@ -80,3 +87,27 @@ class Crontab:
 def _first_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return "; ".join(lines[:2]) or "(no message)"
+
+
+def cron_daemon_running(proc: Path = Path("/proc")) -> bool | None:
+    """Whether a cron daemon runs here, by the process names under `proc`; None where
+    that cannot be told (no /proc)."""
+    try:
+        entries = [entry for entry in proc.iterdir() if entry.name.isdigit()]
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            if _process_name(entry) in _DAEMONS:
+                return True
+        except (OSError, UnicodeDecodeError):
+            continue  # a process that ended while it was read
+    return False
+
+
+def _process_name(entry: Path) -> str:
+    name = (entry / "comm").read_text().strip()
+    if name == "busybox":  # `busybox crond`: the applet is its first argument
+        argv = (entry / "cmdline").read_bytes().split(b"\0")
+        return argv[1].decode() if len(argv) > 1 else name
+    return name

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from caretz.schedule.crontab import cron_daemon_running
 from tests.e2e.conftest import AGENT_MODEL, API_KEY, Caretz
 from tests.modelserver import ModelServer, text, tool
 
@@ -101,6 +102,7 @@ def test_add_list_run_remove_round_trip_through_the_real_crontab(
     added = caretz(*guard, "schedule", "add", "*/10 * * * *", "-p", PROMPT, env=env)
 
     assert added.code == 0, added.stderr
+    assert ("no cron daemon is running" in added.stderr) == (cron_daemon_running() is False)
     job_id = added.stdout.split()[2].rstrip(":")
     table = private_crontab.table()
     assert table.startswith(USERS_LINE)  # every other line kept
