@@ -19,7 +19,8 @@ app = typer.Typer(
     epilog=(
         "Exit codes: 0 done, 1 runtime failure, 2 usage or config error, "
         "3 the loop guard ended the turn, 4 a limit ended it, 5 the goal was judged "
-        "impossible, 130 interrupted (143 SIGTERM, 129 SIGHUP)."
+        "impossible, 6 a hook blocked the prompt or ended the turn, 130 interrupted "
+        "(143 SIGTERM, 129 SIGHUP)."
     ),
     rich_markup_mode=None,
 )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+from caretz.agent.outcomes import EXIT_CODES
 from tests.e2e.conftest import API_KEY, types
 from tests.modelserver import Reply, calls, error, text, tool
 
@@ -17,6 +19,9 @@ def test_version_and_help(caretz):
     assert helptext.code == 0
     for option in ("--prompt", "--model", "--loop-guard", "--max-tool-calls", "--resume"):
         assert option in helptext.stdout
+    epilog = " ".join(helptext.stdout.split("Exit codes:")[1].split())
+    for code in EXIT_CODES:  # every exit code the runs can end with is listed
+        assert re.search(rf"\b{code}\b", epilog), code
 
 
 def test_a_turn_streams_text_runs_bash_and_logs_every_step(caretz, server, workspace):
