@@ -71,8 +71,14 @@ class Session:
 
     def close(self, reason: str = "other") -> None:
         """End the session: its SessionEnd hooks, then stop its background jobs and MCP
-        servers, settle a turn left open, and close the log."""
-        self.end_hooks(reason)
+        servers, settle a turn left open, and close the log (even when Ctrl-C ends the
+        hooks)."""
+        try:
+            self.end_hooks(reason)
+        finally:
+            self.release()
+
+    def release(self) -> None:
         stopped = self.jobs.stop_all()
         if stopped:
             self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])

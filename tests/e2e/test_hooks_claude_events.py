@@ -36,11 +36,16 @@ sys.exit(2)
 """
 )
 
-# Waits, then writes a marker and tries to block: as an async hook, it decides nothing.
+# Waits until the model's next call has run (go.txt), then writes a marker and tries to
+# block: as an async hook it decides nothing. Waited for, it would wait out its 20 s and
+# the next call would find the marker.
 SLOW_MARKER = """
 import os, sys, time
-time.sleep(3)
-open(os.path.join(os.environ["CARETZ_PROJECT_DIR"], "async-done.txt"), "w").write("done")
+project = os.environ["CARETZ_PROJECT_DIR"]
+deadline = time.monotonic() + 20
+while not os.path.exists(os.path.join(project, "go.txt")) and time.monotonic() < deadline:
+    time.sleep(0.05)
+open(os.path.join(project, "async-done.txt"), "w").write("done")
 print("too late to block anything", file=sys.stderr)
 sys.exit(2)
 """
@@ -196,7 +201,7 @@ def test_an_async_hook_runs_without_being_waited_for_and_decides_nothing(caretz,
     project_settings(workspace, {"hooks": {"PostToolUse": [entry]}})
     server.add(
         tool("bash", command="echo first"),
-        tool("bash", command="cat async-done.txt || echo not yet"),
+        tool("bash", command="cat async-done.txt || echo not yet; touch go.txt"),
         text("Done."),
     )
 
@@ -206,7 +211,7 @@ def test_an_async_hook_runs_without_being_waited_for_and_decides_nothing(caretz,
     first = server.requests[1].messages[-1]["content"][0]
     assert first["content"].strip() == "first"  # its exit 2 blocked nothing
     second = server.requests[2].messages[-1]["content"][0]
-    assert "not yet" in second["content"]  # the run went on while the hook slept
+    assert "not yet" in second["content"]  # the run went on while the hook waited
     assert (workspace / "async-done.txt").read_text() == "done"  # waited for at the end
     ran = [e for e in caretz.events(run.session_id) if e["type"] == "Hook.Ran"]
     assert len(ran) >= 1 and all(e["background"] is True for e in ran)
