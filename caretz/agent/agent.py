@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from caretz.agent import compaction
@@ -29,6 +31,8 @@ class Agent:
         The main agent's hooks see the user's prompt first (it may be blocked, or get
         context added) and the answer that would end the turn (a Stop hook may carry
         the work on, in automated turns it bounds)."""
+        if self.config.depth > 0:
+            return self.run_subagent_turn(prompt, from_user, continuation)
         hooks = self.hooks
         if hooks is None:
             return self.run_one_turn(prompt, from_user, continuation)
@@ -38,9 +42,27 @@ class Agent:
                 return self.prompt_blocked(prompt, submitted.blocked)
             prompt = submitted.prompt
         result = self.run_one_turn(prompt, from_user, continuation)
+        return self.carry_on(result, hooks.stopping)
+
+    def run_subagent_turn(self, prompt: str, from_user: bool, continuation: bool) -> TurnResult:
+        """A subagent's turn; the session's SubagentStop hooks may carry its work on."""
+        result = self.run_one_turn(prompt, from_user, continuation)
+        hooks = self.parts.hooks
+        if hooks is None:
+            return result
+        name, agent_id = self.config.name, uuid.uuid4().hex[:12]
+        return self.carry_on(
+            result, lambda answer, count: hooks.subagent_stopping(name, agent_id, answer, count)
+        )
+
+    def carry_on(
+        self, result: TurnResult, stopping: Callable[[str, int], str | None]
+    ) -> TurnResult:
+        """While a stop hook sends a message back, the work goes on with it, in automated
+        turns (the hooks bound how many)."""
         continuations = 0
         while result.status == "done":
-            message = hooks.stopping(result.text, continuations)
+            message = stopping(result.text, continuations)
             if message is None:
                 break
             continuations += 1

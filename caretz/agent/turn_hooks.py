@@ -7,6 +7,8 @@ caretz.hooks' `SessionHooks`; the agent never imports it).
   work goes on with it as an automated turn, `continuations` counts those already made
   (the hooks bound them). The loop guard sees those turns as automated ones, so its
   same-answer count applies across them.
+- `subagent_stopping`: as `stopping`, when a subagent's turn would end with its answer
+  (SubagentStop); `agent` is its name, `agent_id` one id for all of its turns.
 - `compacting`: before the conversation is compacted (PreCompact); a reason back
   means the compaction does not happen.
 """
@@ -28,5 +30,9 @@ class TurnHooks(Protocol):
     def prompt_submitted(self, prompt: str) -> PromptOutcome: ...
 
     def stopping(self, answer: str, continuations: int) -> str | None: ...
+
+    def subagent_stopping(
+        self, agent: str, agent_id: str, answer: str, continuations: int
+    ) -> str | None: ...
 
     def compacting(self, trigger: str) -> str | None: ...

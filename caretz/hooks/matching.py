@@ -53,6 +53,11 @@ class ConfiguredHook:
     matcher: str
     source: str  # "profiles.json: profiles.general.hooks" or ".caretz/settings.json: hooks"
 
+    @property
+    def line(self) -> str:
+        """The command line it runs."""
+        return self.command.command or ""
+
 
 @dataclass(frozen=True)
 class HookFile:
@@ -75,6 +80,8 @@ def selected(files: Iterable[HookFile], event: HookEvent, *names: str) -> Iterat
 
 def _new(group: HookMatcher, source: str, seen: set[str]) -> Iterator[ConfiguredHook]:
     for command in group.hooks:
+        if command.type != "command" or command.command is None:
+            continue  # another type: skipped, and said so when the session starts
         if command.command in seen:
             continue
         seen.add(command.command)

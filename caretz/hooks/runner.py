@@ -55,8 +55,10 @@ def run_command(
     where: HookEnvironment,
     timeout_s: float,
     clock: Callable[[], float] = time.monotonic,
+    started_process: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> CommandRun:
-    """`bash -c command` with `payload` as JSON on stdin; waits at most `timeout_s`."""
+    """`bash -c command` with `payload` as JSON on stdin; waits at most `timeout_s`.
+    `started_process` gets the process as soon as it runs (to end it from elsewhere)."""
     started = clock()
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
@@ -71,6 +73,8 @@ def run_command(
         )
     except OSError as error:
         return CommandRun(None, "", "", clock() - started, error=str(error))
+    if started_process is not None:
+        started_process(process)
     try:
         out, err = process.communicate(data, timeout=timeout_s)
     except subprocess.TimeoutExpired:

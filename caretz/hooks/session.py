@@ -3,8 +3,11 @@
 `SessionHooks` runs the hooks of the profile and of the project for each event, records
 every run as a `Hook.Ran` event, and answers the agent's questions around a turn
 (agent/turn_hooks.py): a prompt going in (UserPromptSubmit), an answer that would end
-the turn (Stop), a compaction (PreCompact). SessionStart runs once the session's log is
-open; LoopGuardJudged and LoopGuardStopped follow the guard's events on the log.
+the turn (Stop, and SubagentStop for a subagent's), a compaction (PreCompact).
+SessionStart runs once the session's log is open, SessionEnd before it closes;
+LoopGuardJudged, LoopGuardStopped and Notification (a permission question) follow
+events on the log. Hooks written with `async: true` run in the background
+(background.py).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caretz.hooks.background import END_GRACE_S, BackgroundHooks, BackgroundRun
 from caretz.hooks.config import HookEvent
 from caretz.hooks.matching import ConfiguredHook, HookFile, selected
 from caretz.hooks.output import HookResult, read_result
@@ -27,9 +31,11 @@ SHOWN_CHARS = 2000  # of a hook's stdout and stderr, kept in its Hook.Ran event
 MAX_STOP_CONTINUATIONS = 3
 CONTEXT_HEADER = "[caretz] Context from the user's {event} hook, not typed by the user:"
 STOP_MESSAGE = (
-    "[caretz] Automated message from the user's Stop hook, not from the user: the work is "
-    "not finished yet. The hook said:\n{reason}"
+    "[caretz] Automated message from the user's {event} hook, not from the user: the work "
+    "is not finished yet. The hook said:\n{reason}"
 )
+NOTIFICATION_TITLE = "caretz"
+PERMISSION_MESSAGE = "caretz needs your permission to use {tool}"
 
 
 def _quiet(*args: Any, **fields: Any) -> None:
@@ -73,6 +79,9 @@ class SessionHooks:
         self.max_stop_continuations = MAX_STOP_CONTINUATIONS
         self.pending: list[tuple[str, str]] = []  # SessionStart context for the next prompt
         self.last_judged: dict[str, Any] | None = None
+        self.background = BackgroundHooks(clock)
+        self.background_grace_s = END_GRACE_S  # for background hooks when the session ends
+        self.ended = False
 
     def attach(self, session_id: str, events_path: Path, cwd: Path) -> None:
         self.session_id, self.transcript_path, self.cwd = session_id, str(events_path), str(cwd)
@@ -95,11 +104,38 @@ class SessionHooks:
     def run_hook(
         self, hook: ConfiguredHook, event: HookEvent, fields: dict[str, Any], *names: str
     ) -> HookResult:
+        self.collect_background()
         timeout = float(hook.command.timeout)
-        ran = run_command(hook.command.command, self.payload(event, fields), self.where, timeout)
+        payload = self.payload(event, fields)
+        about = names[0] if names else None
+        if hook.command.run_async:
+            self.background.start(
+                hook,
+                event,
+                about,
+                lambda started: run_command(
+                    hook.line, payload, self.where, timeout, started_process=started
+                ),
+            )
+            return HookResult("ok")
+        ran = run_command(hook.line, payload, self.where, timeout)
         result = read_result(event, ran, timeout)
-        self.record(hook, event, ran, result, names[0] if names else None)
+        self.record(hook, event, ran, result, about)
         return result
+
+    def collect_background(self, runs: Iterable[BackgroundRun] | None = None) -> None:
+        """Log what the background hooks that ended said (it decides nothing)."""
+        for entry in self.background.finished() if runs is None else runs:
+            if entry.ran is None:
+                continue
+            timeout = float(entry.hook.command.timeout)
+            said = read_result(entry.event, entry.ran, timeout)
+            result = HookResult(
+                said.outcome if said.outcome == "warning" else "ok",
+                warning=said.warning,
+                message=said.message,
+            )
+            self.record(entry.hook, entry.event, entry.ran, result, entry.about, background=True)
 
     def payload(self, event: HookEvent, fields: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -118,11 +154,13 @@ class SessionHooks:
         ran: CommandRun,
         result: HookResult,
         about: str | None,
+        background: bool = False,
     ) -> None:
         self.emit(
             "Hook.Ran",
             event=event,
-            command=hook.command.command,
+            background=background or None,
+            command=hook.line,
             source=hook.source,
             matcher=hook.matcher,
             about=about,
@@ -159,8 +197,28 @@ class SessionHooks:
         """Stop: a hook that blocks (exit 2, or `decision: "block"`) carries the work on
         with its reason, at most `max_stop_continuations` times in a row."""
         fields = {"stop_hook_active": continuations > 0, "last_assistant_message": answer}
+        return self.carry_on("Stop", fields, continuations)
+
+    def subagent_stopping(
+        self, agent: str, agent_id: str, answer: str, continuations: int
+    ) -> str | None:
+        """SubagentStop: as Stop, for a `task` subagent's answer; the matcher is matched
+        against the subagent's name."""
+        fields = {
+            "stop_hook_active": continuations > 0,
+            "agent_id": agent_id,
+            "agent_type": agent,
+            "agent_transcript_path": self.transcript_path,
+            "last_assistant_message": answer,
+        }
+        return self.carry_on("SubagentStop", fields, continuations, agent)
+
+    def carry_on(
+        self, event: HookEvent, fields: dict[str, Any], continuations: int, *names: str
+    ) -> str | None:
+        """The message that carries the work on, when a hook of `event` blocks (bounded)."""
         reasons = []
-        for result in self.run("Stop", fields):
+        for result in self.run(event, fields, *names):
             if result.stop:
                 return None
             if result.outcome == "block":
@@ -168,9 +226,9 @@ class SessionHooks:
         if not reasons:
             return None
         if continuations >= self.max_stop_continuations:
-            self.emit("Hook.StopLimit", continuations=continuations, reason=reasons[0])
+            self.emit("Hook.StopLimit", event=event, continuations=continuations, reason=reasons[0])
             return None
-        return STOP_MESSAGE.format(reason="\n".join(reasons))
+        return STOP_MESSAGE.format(event=event, reason="\n".join(reasons))
 
     def compacting(self, trigger: str) -> str | None:
         fields = {"trigger": trigger, "custom_instructions": ""}
@@ -179,11 +237,41 @@ class SessionHooks:
                 return result.reason or result.stop_reason or "no reason"
         return None
 
-    # -- the loop guard's events ----------------------------------------------------------
+    def session_ended(self, reason: str) -> None:
+        """SessionEnd (once), then the background hooks are waited for (briefly) and
+        logged; it cannot block."""
+        if self.ended:
+            return
+        self.ended = True
+        list(self.run("SessionEnd", {"reason": reason}, reason))
+        self.collect_background(self.background.end(self.background_grace_s))
+
+    def announce_skipped(self) -> None:
+        """One `Hook.Skipped` event a file, naming the hooks caretz skips in it."""
+        for file in self.files:
+            where = file.source.split(":")[0]
+            events = file.config.skipped_events
+            if events:
+                text = (
+                    f"hooks: caretz does not run {', '.join(events)} hooks ({where}); "
+                    "they are skipped"
+                )
+                self.emit("Hook.Skipped", source=file.source, events=list(events), text=text)
+            kinds = file.config.skipped_types()
+            if kinds:
+                named = ", ".join(f"the {kind} hook of {event}" for event, kind in kinds)
+                are = "is" if len(kinds) == 1 else "are"
+                text = f"hooks: caretz runs only command hooks; {named} {are} skipped ({where})"
+                self.emit("Hook.Skipped", source=file.source, types=kinds, text=text)
+
+    # -- events on the log ----------------------------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
-        """A session log listener: LoopGuardJudged and LoopGuardStopped hooks."""
+        """A session log listener: Notification, LoopGuardJudged and LoopGuardStopped
+        hooks."""
         kind = event.get("type")
-        if kind == "LoopGuard.Judged":
+        if kind == "Permission.Asked":
+            self.notify("permission_prompt", PERMISSION_MESSAGE.format(tool=event.get("tool")))
+        elif kind == "LoopGuard.Judged":
             self.last_judged = event
             fields = {key: event.get(key) for key in _JUDGED_FIELDS}
             list(self.run("LoopGuardJudged", fields, str(event.get("action", ""))))
@@ -192,6 +280,11 @@ class SessionHooks:
             judged = self.last_judged if event.get("judged") else None
             fields["verdict"] = judged.get("verdict") if judged is not None else None
             list(self.run("LoopGuardStopped", fields, str(event.get("detector", ""))))
+
+    def notify(self, kind: str, message: str) -> None:
+        """Notification: caretz waits on the user; the matcher is matched against `kind`."""
+        fields = {"message": message, "title": NOTIFICATION_TITLE, "notification_type": kind}
+        list(self.run("Notification", fields, kind))
 
 
 _JUDGED_FIELDS = (
@@ -202,4 +295,4 @@ _STOPPED_FIELDS = ("detector", "headline", "notice", "judged", "mode")
 
 def block_text(event: str, hook: ConfiguredHook, reason: str) -> str:
     """How a block reads for the model: which hook, and what it said."""
-    return f"The user's {event} hook (`{one_line(hook.command.command, 80)}`) said: {reason}"
+    return f"The user's {event} hook (`{one_line(hook.line, 80)}`) said: {reason}"

@@ -9,7 +9,8 @@ say "allow" or "ask", which the permission check weighs (tools/policy.py's
 nothing else would). Hooks run in order, each seeing the input as the one before left
 it; the first refusal ends it.
 
-PostToolUse sees the call and its result; what it says for the model (exit 2's stderr,
+PostToolUse sees a call that succeeded and its result, PostToolUseFailure one that
+failed and its error; what either says for the model (exit 2's stderr,
 a block's reason, `additionalContext`) is added to the result the model reads.
 """
 
@@ -21,16 +22,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from caretz.hooks.config import HookEvent
 from caretz.hooks.matching import ConfiguredHook, claude_tool_name
 from caretz.hooks.output import HookResult
 from caretz.hooks.session import SessionHooks, block_text
 from caretz.messages import ToolCall
-from caretz.text import one_line
+from caretz.text import one_line, shorten
 from caretz.tools.base import ToolContext, ToolResult
 from caretz.tools.policy import CancelToolCall, EndTurn, PermissionHint, Proceed
 
 # caretz's file tools name their path `path`; Claude Code's name it `file_path` (absolute).
 _FILE_TOOLS = ("read", "write", "edit")
+ERROR_CHARS = 10_000  # of a failed call's output, in PostToolUseFailure's `error`
 REWRITE_NOTE = "[caretz] A PreToolUse hook changed this call's input; it ran with: {input}"
 
 
@@ -104,12 +107,12 @@ class PostToolUseHook:
         notes = self.pre.notes.pop(call.id, [])
         stop: HookResult | None = None
         names = (call.name, claude_tool_name(call.name))
-        for hook in self.hooks.hooks_for("PostToolUse", *names):
+        event: HookEvent = "PostToolUse" if result.ok else "PostToolUseFailure"
+        for hook in self.hooks.hooks_for(event, *names):
             shown = tool_input(call.name, dict(call.arguments), Path(ctx.workspace))
-            fields = {**_fields(call, shown), "tool_response": _response(result)}
-            answer = self.hooks.run_hook(hook, "PostToolUse", fields, call.name)
+            answer = self.hooks.run_hook(hook, event, _after(call, shown, result), call.name)
             if answer.outcome == "block":
-                notes.append(block_text("PostToolUse", hook, answer.reason))
+                notes.append(block_text(event, hook, answer.reason))
             if answer.context:
                 notes.append(answer.context)
             if answer.stop:
@@ -118,21 +121,27 @@ class PostToolUseHook:
         if notes:
             result.output = "\n\n".join([result.output, *notes])
         if stop is not None:
-            raise EndTurn(stop.stop_reason or "a PostToolUse hook ended the turn", result)
+            raise EndTurn(stop.stop_reason or f"a {event} hook ended the turn", result)
 
 
 def _fields(call: ToolCall, shown: dict[str, Any]) -> dict[str, Any]:
     return {"tool_name": claude_tool_name(call.name), "tool_input": shown, "tool_use_id": call.id}
 
 
-def _response(result: ToolResult) -> dict[str, Any]:
-    return {**result.to_dict(), "success": result.ok}
+def _after(call: ToolCall, shown: dict[str, Any], result: ToolResult) -> dict[str, Any]:
+    """PostToolUse's fields for a call that succeeded, PostToolUseFailure's for one that
+    failed (Claude Code's `error` and `is_interrupt`)."""
+    if result.ok:
+        return {**_fields(call, shown), "tool_response": {**result.to_dict(), "success": True}}
+    error = shorten(result.output, ERROR_CHARS)
+    interrupted = result.ended_by in ("interrupted", "cancelled")
+    return {**_fields(call, shown), "error": error, "is_interrupt": interrupted}
 
 
 def _hint(hook: ConfiguredHook, result: HookResult) -> PermissionHint | None:
     if result.permission not in ("allow", "ask"):
         return None
-    source = f"the PreToolUse hook `{one_line(hook.command.command, 60)}`"
+    source = f"the PreToolUse hook `{one_line(hook.line, 60)}`"
     return PermissionHint(result.permission, result.reason, source)
 
 

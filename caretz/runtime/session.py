@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -69,9 +69,16 @@ class Session:
     hooks: SessionHooks | None = None  # None: no hooks configured
     mcp: McpServers | None = None  # None: no MCP server is configured
 
-    def close(self) -> None:
-        """End the session: stop its background jobs and MCP servers, settle a turn left
-        open, then close the log."""
+    def close(self, reason: str = "other") -> None:
+        """End the session: its SessionEnd hooks, then stop its background jobs and MCP
+        servers, settle a turn left open, and close the log (even when Ctrl-C ends the
+        hooks)."""
+        try:
+            self.end_hooks(reason)
+        finally:
+            self.release()
+
+    def release(self) -> None:
         stopped = self.jobs.stop_all()
         if stopped:
             self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])
@@ -80,6 +87,12 @@ class Session:
         if self.checkpoints is not None:
             self.checkpoints.close()
         self.log.close()
+
+    def end_hooks(self, reason: str) -> None:
+        """SessionEnd hooks (once), with why the session ends: `clear`, `resume`,
+        `prompt_input_exit` (/exit, Ctrl-D) or `other`."""
+        if self.hooks is not None:
+            self.hooks.session_ended(reason)
 
 
 def check_budget_is_priceable(settings: Settings) -> None:
@@ -194,6 +207,7 @@ def start_session(
     permissions: SessionPermissions | None = None,
     hook_files: Sequence[HookFile] | None = None,
     mcp: McpServers | None = None,
+    before_start: Callable[[], None] | None = None,
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
@@ -202,7 +216,8 @@ def start_session(
     the log writes once it exists. The MCP servers start last, once nothing else can fail.
     `asker` puts permission questions to the user (None: nobody can answer);
     `permissions`, `hook_files` and `mcp` carry an interactive session's permissions,
-    hooks and servers over to the next one (/clear, /resume).
+    hooks and servers over to the next one (/clear, /resume); `before_start` runs once
+    nothing can fail any more, before the new session's hooks (the old one's SessionEnd).
     """
     from caretz import __version__
     from caretz.config.sandbox import open_session_sandbox, sandbox_fields
@@ -242,6 +257,8 @@ def start_session(
     started_here = mcp is None
     if mcp is None:
         mcp = start_servers(settings, servers, workspace, env)
+    if before_start is not None:
+        before_start()
     log.path = events_path
     log.subscribe(listener.on_event)
     agent = Agent(config, parts, conversation)
@@ -266,6 +283,8 @@ def start_session(
     if hooks is not None:
         hooks.attach(session_id, events_path, workspace)
         log.subscribe(hooks.on_event)
+        if hook_files is None:  # read now, not carried over from the session before
+            hooks.announce_skipped()
         source = (
             "resume" if resume is not None else "clear" if hook_files is not None else "startup"
         )

@@ -15,6 +15,7 @@ from caretz.text import one_line
 PREFIX = "[hook]"
 COMMAND_CHARS = 60
 REASON_CHARS = 200
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 
 def hook_lines(event: dict[str, Any], detailed: bool) -> list[tuple[str, str]]:
@@ -26,8 +27,11 @@ def hook_lines(event: dict[str, Any], detailed: bool) -> list[tuple[str, str]]:
     if kind == "Hook.StopLimit":
         reason = one_line(str(event.get("reason") or ""), REASON_CHARS)
         count = event.get("continuations")
-        text = f"{PREFIX} Stop hooks carried the work on {count} times; the turn ends: {reason}"
+        which = event.get("event") or "Stop"
+        text = f"{PREFIX} {which} hooks carried the work on {count} times; the turn ends: {reason}"
         return [("yellow", text)]
+    if kind == "Hook.Skipped":
+        return [("yellow", str(event.get("text") or ""))]
     if kind == "Hook.PromptBlocked" and detailed:
         prompt = one_line(str(event.get("prompt") or ""), REASON_CHARS)
         return [("yellow", f"{PREFIX} the prompt was not sent: {prompt}")]
@@ -55,7 +59,7 @@ def _ran(event: dict[str, Any], detailed: bool) -> list[tuple[str, str]]:
 
 def _about(event: dict[str, Any]) -> str:
     about = event.get("about")
-    if not about or event.get("event") not in ("PreToolUse", "PostToolUse"):
+    if not about or event.get("event") not in _TOOL_EVENTS:
         return ""
     return f" a {about} call"
 

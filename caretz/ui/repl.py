@@ -84,6 +84,7 @@ def run_repl(
         with signals_interrupt():
             repl.welcome(resumed=resume is not None)
             repl.loop()
+        repl.end_reason = "prompt_input_exit"  # /exit, Ctrl-D or Ctrl-C twice
     except Terminated as ended:  # SIGTERM / SIGHUP at the prompt, or ending a turn
         repl.exit_code = ended.exit_code
     finally:
@@ -96,6 +97,7 @@ class Repl(SessionControl):
 
     exit_armed = False  # Ctrl-C was pressed once on an empty line
     exit_code = 0  # 129 / 143 when SIGHUP / SIGTERM ended the session
+    end_reason = "other"  # for SessionEnd hooks
     prompt: PromptSession[Any] | None = None  # built on the first read
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
 
@@ -302,7 +304,7 @@ class Repl(SessionControl):
 
     def close(self) -> None:
         session = self.session
-        session.close()
+        session.close(self.end_reason)
         self.console.print(
             f"[dim]session {session.id} · resume with:[/] caretz --resume {session.id}",
             highlight=False,

@@ -190,6 +190,7 @@ class SessionControl:
         from caretz.session.store import SessionNotFound
 
         old = self.session
+        reason = "clear" if resume is None else "resume"
         try:
             session = start_session(
                 old.settings,
@@ -200,12 +201,13 @@ class SessionControl:
                 permissions=old.permissions,  # the project's rules as read at the start
                 hook_files=old.hooks.files if old.hooks is not None else (),  # and its hooks
                 mcp=old.mcp,  # the MCP servers keep running
+                before_start=lambda: old.end_hooks(reason),
             )
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))
             return False
         old.mcp = None  # the new session has them now
-        old.close()
+        old.close(reason)
         self.info(f"left session {old.id} (reopen it with /resume {old.id})")
         self.session = session
         self.goal = session_goal(session)
