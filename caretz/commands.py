@@ -200,13 +200,14 @@ def run_custom_command(session: Session, custom: PreparedCommand) -> TurnResult:
     """The command's turn on its model, with its allowed tools (see runtime/custom_commands)."""
     from caretz.agent.turn import TurnResult
     from caretz.config_base import ConfigError
+    from caretz.runtime.command_expansion import expand_inline
     from caretz.runtime.custom_commands import command_scope
     from caretz.usage_error import USAGE_ERROR
 
     try:
         with command_scope(session, custom):
-            return run_turns(session, custom.prompt)
-    except ConfigError as error:  # its model could not be switched to
+            return run_turns(session, expand_inline(session, custom))
+    except ConfigError as error:  # its model could not be switched to, or a `!` was refused
         fail(str(error))
         return TurnResult("usage_error", USAGE_ERROR, str(error), "", 0)
 

@@ -176,6 +176,10 @@ class TextOutput:
                 self.line(f"[cyan]{escape(text)}[/]")
         elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
             self.line(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
+        elif kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
+            from caretz.ui.command_lines import command_line
+
+            self.line(f"[dim]{escape(command_line(event))}[/]")
         elif kind.startswith("Hook."):
             from caretz.ui.hook_lines import hook_lines
 
@@ -228,8 +232,10 @@ class TextOutput:
         parts.append(f"session {summary['session_id']}")
         message = summary.get("message")
         # A loop-guard stop and a goal's end printed their lines, a provider error its
-        # line, when they happened.
-        shown = summary["status"] == "loop_guard" or "goal" in summary or message in self.told
+        # line, when they happened; a usage error is its own `caretz: …` line.
+        status = summary["status"]
+        shown = status in ("loop_guard", "usage_error") or "goal" in summary
+        shown = shown or message in self.told
         if message and not shown:
             self.line(f"[bold]{escape(message)}[/]")
         colour = "green" if summary["exit_code"] == 0 else "red"

@@ -49,7 +49,10 @@ def queue_command(repl: SessionControl, command: CustomCommand, arguments: str) 
 
 
 def run_prepared(repl: Repl, prepared: PreparedCommand) -> None:
-    """The command's turn, on its model and with its allowed tools, then back."""
+    """The command's turn, on its model and with its allowed tools, then back; its `!`
+    commands and `@` files first, under the same scope."""
+    from caretz.agent.signals import Terminated
+    from caretz.runtime.command_expansion import expand_inline
     from caretz.runtime.custom_commands import command_scope
 
     name, model = prepared.command.name, prepared.model
@@ -61,10 +64,20 @@ def run_prepared(repl: Repl, prepared: PreparedCommand) -> None:
                 repl.info(f"/{name} runs on {model}")
             elif prepared.rules:
                 repl.info(f"/{name} runs with {_tools(prepared)} allowed")
-            repl.run_turn(prepared.prompt)
+            prompt = expand_inline(repl.session, prepared)
+            repl.run_turn(prompt)
     except ConfigError as error:
         repl.error(str(error))
+    except KeyboardInterrupt as stop:  # Ctrl-C while a `!` command ran
+        if isinstance(_cause(stop), Terminated):
+            raise _cause(stop) from None
+        repl.error(f"/{name} was interrupted (nothing was sent)")
     repl.meter.forget()
+
+
+def _cause(stop: KeyboardInterrupt) -> BaseException:
+    """What ended a `!` command: SIGTERM or SIGHUP (Terminated) end the session too."""
+    return getattr(stop, "cause", None) or stop
 
 
 def _tools(prepared: PreparedCommand) -> str:

@@ -27,6 +27,7 @@ from rich.text import Text
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.ui.checkpoint_lines import CheckpointLines
+from caretz.ui.command_lines import command_line
 from caretz.ui.console import call_text, diff_view, output_tail, result_note, retry_line
 from caretz.ui.goal_lines import goal_lines, plan_block
 from caretz.ui.guard_lines import render_lines
@@ -311,6 +312,8 @@ class LiveView:
             text = mcp_line(event, self.detailed)
             if text:
                 self.print(f"[yellow]{escape(text)}[/]")
+        elif kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
+            self.print(f"[dim]{escape(command_line(event))}[/]")
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""

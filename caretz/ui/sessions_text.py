@@ -85,6 +85,10 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.checkpoint_lines import describe
 
         return describe(event)
+    if kind == "Command.Ran":
+        from caretz.ui.command_lines import command_line
+
+        return f"  {command_line(event)}"
     if kind.startswith("Hook."):
         from caretz.ui import hook_lines
 
