@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,19 +68,25 @@ def existing_files(mentions: list[FileMention], workspace: Path) -> list[str]:
     the others (an address, a decorator, a missing file) stay text."""
     found: list[str] = []
     for mention in mentions:
-        for candidate in mention.candidates:
-            path = Path(os.path.expanduser(candidate))
-            path = path if path.is_absolute() else workspace / path
-            if path.is_file():
-                found.append(candidate)
-                break
+        named = next((c for c in mention.candidates if _is_file(c, workspace)), None)
+        if named is not None:
+            found.append(named)
     return list(dict.fromkeys(found))
+
+
+def _is_file(candidate: str, workspace: Path) -> bool:
+    path = Path(os.path.expanduser(candidate))
+    try:
+        return (path if path.is_absolute() else workspace / path).is_file()
+    except (OSError, ValueError):  # a name too long, a NUL: no file of that name
+        return False
 
 
 @dataclass
 class _Calls:
     session: Session
     prepared: PreparedCommand
+    prefix: str = field(default_factory=lambda: f"command-{uuid.uuid4().hex[:8]}")
     numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def shell(self, command: str) -> str:
@@ -109,7 +116,7 @@ class _Calls:
         permission check gave for refusing it (None: it did not refuse). `fail_closed`:
         a failed result stops the command too, and is logged as refused."""
         session = self.session
-        call = ToolCall(f"command-{next(self.numbers)}", tool, arguments)
+        call = ToolCall(f"{self.prefix}-{next(self.numbers)}", tool, arguments)
         reached: list[bool] = []
 
         def let_through(call: ToolCall, ctx: ToolContext) -> None:

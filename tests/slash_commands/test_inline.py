@@ -45,3 +45,13 @@ def test_files_follow_the_prompt_in_blocks_naming_them():
         'Look.\n\n<file path="a.txt">\n     1\tA\n</file>'
     )
     assert with_files("Nothing to add.", []) == "Nothing to add."
+
+
+def test_only_mentions_of_existing_files_are_read(tmp_path):
+    from caretz.runtime.command_expansion import existing_files
+
+    (tmp_path / "notes.txt").write_text("n")
+    (tmp_path / "src").mkdir()
+    text = f"@notes.txt. @src @missing.txt @pytest.fixture @notes.txt @{'x' * 5000}"
+
+    assert existing_files(file_mentions(text), tmp_path) == ["notes.txt"]
