@@ -19,6 +19,8 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from caretz.runtime.custom_commands import PreparedCommand
     from caretz.runtime.session import Session
     from caretz.tools.base import ToolContext
+    from caretz.tools.permission import SessionPermissions
 
 RAN = "Command.Ran"
 REASON_CHARS = 300
@@ -58,9 +61,26 @@ def expand_inline(session: Session, prepared: PreparedCommand) -> str:
     if not spans and not mentions:
         return prompt
     calls = _Calls(session, prepared)
-    outputs = [calls.shell(span.command) for span in spans]
+    with _commands_need_a_rule(session.permissions):
+        outputs = [calls.shell(span.command) for span in spans]
     files = [calls.read(path) for path in existing_files(mentions, session.workspace)]
     return with_files(replace_spans(prompt, spans, outputs), files)
+
+
+@contextmanager
+def _commands_need_a_rule(permissions: SessionPermissions | None) -> Iterator[None]:
+    """In `auto` mode a command file's `!` commands run only where an allow rule (its
+    `allowed-tools`, or the user's) allows them, and ask (or, headless, are refused)
+    otherwise, as in `ask` mode: a command file may come with a cloned repository, and
+    Claude Code too runs only the `!` commands its allowed-tools permit."""
+    if permissions is None or permissions.mode != "auto":
+        yield
+        return
+    permissions.mode = "ask"
+    try:
+        yield
+    finally:
+        permissions.mode = "auto"
 
 
 def existing_files(mentions: list[FileMention], workspace: Path) -> list[str]:

@@ -101,6 +101,28 @@ def test_a_command_no_rule_allows_stops_a_headless_run_before_any_request(
     assert not (workspace / "made.txt").exists()
 
 
+def test_in_auto_mode_a_command_runs_only_where_a_rule_allows_it(
+    caretz, server, workspace, commands
+):
+    """A command file may come with the repository: its `!` commands need its
+    allowed-tools (or the user's allow rules) even where the sandbox would run them."""
+    write_command(commands, "bare", "Now: !`touch bare.txt`")
+    write_command(
+        commands, "granted", "---\nallowed-tools: Bash(touch:*)\n---\nNow: !`touch ok.txt`"
+    )
+    server.add(text("Done."))
+
+    refused = caretz("-p", "/bare")
+    granted = caretz("-p", "/granted")
+
+    assert refused.code == 2
+    assert "add Bash(touch bare.txt) to its allowed-tools" in one_line(refused.stderr)
+    assert not (workspace / "bare.txt").exists()
+    assert granted.code == 0, granted.stderr
+    assert (workspace / "ok.txt").exists()
+    assert len(server.requests) == 1
+
+
 def test_a_deny_rule_beats_the_commands_allowed_tools(caretz, server, workspace, commands):
     project_settings(workspace, {"permissions": {"deny": ["Bash(rm:*)"]}})
     (workspace / "keep.txt").write_text("precious")
