@@ -35,11 +35,16 @@ mcp_app = typer.Typer(
     help="MCP servers: mcpServers in profiles.json and the project's .mcp.json (docs/mcp.md).",
     no_args_is_help=True,
 )
+hooks_app = typer.Typer(
+    help="Hooks: hooks in profiles.json and the project's .caretz/settings.json (docs/hooks.md).",
+    no_args_is_help=True,
+)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(config_app, name="config")
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(hooks_app, name="hooks")
 
 GUARD = "Loop guard"
 GOAL = "Goals"
@@ -320,6 +325,27 @@ def mcp_approve(
     raise typer.Exit(approve_mcp_servers(ctx.obj, names or []))
 
 
+@hooks_app.command("list")
+def hooks_list(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """The hooks that apply here, the profile's and the project's, with the project's
+    approval."""
+    from caretz.commands import hooks_command
+
+    raise typer.Exit(hooks_command(ctx.obj, approve=False, output=output))
+
+
+@hooks_app.command("approve")
+def hooks_approve(ctx: typer.Context) -> None:
+    """Let the hooks of this project's .caretz/settings.json run (they run outside the
+    sandbox), as they are now: any change to them needs approval again."""
+    from caretz.commands import hooks_command
+
+    raise typer.Exit(hooks_command(ctx.obj, approve=True))
+
+
 def _mount_guard() -> None:
     from caretz.eval.cli import guard_app
 
@@ -354,7 +380,7 @@ def _click_exception() -> type[Exception]:
 
 def wants_json(argv: list[str]) -> bool:
     """Whether the command line asks a run for `--output json`, read before it is parsed."""
-    if argv and argv[0] in ("sessions", "config", "guard", "mcp"):
+    if argv and argv[0] in ("sessions", "config", "guard", "mcp", "hooks"):
         return False  # a subcommand, not a run: it has no result object
     pairs = zip(argv, [*argv[1:], ""], strict=True)
     return "--output=json" in argv or any(a == "--output" and b == "json" for a, b in pairs)

@@ -362,6 +362,18 @@ def approve_mcp_servers(overrides: Flags, names: list[str]) -> int:
     return approve_servers(settings, names)
 
 
+def hooks_command(overrides: Flags, approve: bool, output: str = "text") -> int:
+    """`caretz hooks list` and `caretz hooks approve`: see caretz.ui.hooks_command."""
+    from caretz.config_base import ConfigError
+    from caretz.ui.hooks_command import approve_hooks, list_hooks
+
+    try:
+        settings = load_settings(overrides)
+    except ConfigError as error:
+        return fail(str(error))
+    return approve_hooks(settings) if approve else list_hooks(settings, output)
+
+
 def list_sessions(overrides: Flags) -> int:
     from caretz.config.loading import data_dir
     from caretz.config_base import ConfigError

@@ -22,6 +22,7 @@ LEAVES = {
     "caretz.config_base",
     "caretz.secrets",
     "caretz.plan",
+    "caretz.approvals",
 }
 # What each package may import besides the leaves, lowest layer first.
 MAY_IMPORT: dict[str, set[str]] = {

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from caretz.hooks.config import HookCommand, HookEvent, HookMatcher, HooksConfig
+from caretz.hooks.config import HOOK_EVENTS, HookCommand, HookEvent, HookMatcher, HooksConfig
 
 # caretz's tool → the name Claude Code gives the same tool.
 CLAUDE_TOOL_NAMES = {
@@ -61,17 +61,19 @@ class ConfiguredHook:
 
 @dataclass(frozen=True)
 class HookFile:
-    """The hooks of one settings file."""
+    """The hooks of one settings file; a project's not yet approved never run."""
 
     config: HooksConfig
     source: str
+    approved: bool = True
 
 
 def selected(files: Iterable[HookFile], event: HookEvent, *names: str) -> Iterator[ConfiguredHook]:
-    """The hooks `event` runs for an occasion named `names`, in file order; a command
-    written twice (in the profile and in the project) runs once."""
+    """The hooks `event` runs for an occasion named `names`, in file order (files not
+    approved left out); a command written twice (in the profile and in the project) runs
+    once."""
     seen: set[str] = set()
-    for file in files:
+    for file in (file for file in files if file.approved):
         for group in file.config.for_event(event):
             if names and not matches(group.matcher, *names):
                 continue
@@ -86,3 +88,13 @@ def _new(group: HookMatcher, source: str, seen: set[str]) -> Iterator[Configured
             continue
         seen.add(command.command)
         yield ConfiguredHook(command, group.matcher, source)
+
+
+def command_hooks(file: HookFile) -> list[tuple[HookEvent, ConfiguredHook]]:
+    """Every command hook a file has, with its event, approved or not (to list them)."""
+    return [
+        (event, hook)
+        for event in HOOK_EVENTS
+        for group in file.config.for_event(event)
+        for hook in _new(group, file.source, set())
+    ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from caretz.hooks.background import END_GRACE_S, BackgroundHooks, BackgroundRun
 from caretz.hooks.config import HookEvent
-from caretz.hooks.matching import ConfiguredHook, HookFile, selected
+from caretz.hooks.matching import ConfiguredHook, HookFile, command_hooks, selected
 from caretz.hooks.output import HookResult, read_result
 from caretz.hooks.runner import CommandRun, HookEnvironment, run_command
 from caretz.text import one_line, shorten
@@ -33,6 +33,10 @@ CONTEXT_HEADER = "[caretz] Context from the user's {event} hook, not typed by th
 STOP_MESSAGE = (
     "[caretz] Automated message from the user's {event} hook, not from the user: the work "
     "is not finished yet. The hook said:\n{reason}"
+)
+NOT_APPROVED = (
+    "hooks: {where} has hooks that run outside the sandbox; they do not run until you "
+    "approve them: caretz hooks approve"
 )
 NOTIFICATION_TITLE = "caretz"
 PERMISSION_MESSAGE = "caretz needs your permission to use {tool}"
@@ -87,7 +91,7 @@ class SessionHooks:
         self.session_id, self.transcript_path, self.cwd = session_id, str(events_path), str(cwd)
 
     def __bool__(self) -> bool:
-        return any(file.config for file in self.files)
+        return any(file.config for file in self.files if file.approved)
 
     # -- running ------------------------------------------------------------------------
     def hooks_for(self, event: HookEvent, *names: str) -> list[ConfiguredHook]:
@@ -247,9 +251,13 @@ class SessionHooks:
         self.collect_background(self.background.end(self.background_grace_s))
 
     def announce_skipped(self) -> None:
-        """One `Hook.Skipped` event a file, naming the hooks caretz skips in it."""
+        """One `Hook.Skipped` event a file, naming the hooks caretz skips in it, and one
+        `Hook.NotApproved` for a project's hooks that wait for the user's approval."""
         for file in self.files:
             where = file.source.split(":")[0]
+            if not file.approved and command_hooks(file):
+                text = NOT_APPROVED.format(where=where)
+                self.emit("Hook.NotApproved", source=file.source, text=text)
             events = file.config.skipped_events
             if events:
                 text = (

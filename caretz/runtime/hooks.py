@@ -7,42 +7,68 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.hooks.config import HooksConfig
     from caretz.hooks.matching import HookFile
     from caretz.hooks.session import SessionHooks
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall
 
 PROJECT_KEY = "hooks"
+PROJECT_SOURCE = f".caretz/settings.json: {PROJECT_KEY}"
+
+
+@dataclass(frozen=True)
+class ProjectHooksSection:
+    """The `hooks` of a project's `.caretz/settings.json`: as written, and read."""
+
+    root: Path
+    data: Any  # as written: what an approval holds for
+    config: HooksConfig
 
 
 def hook_files(settings: Settings, workspace: Path) -> list[HookFile]:
-    """The hooks of the profile, then of the project; a file without hooks is left out."""
+    """The hooks of the profile, then of the project (marked whether the user approved
+    them); a file without hooks is left out."""
     from caretz.hooks.matching import HookFile
 
     files = []
     if settings.profile.hooks:
         where = f"{settings.config_path.name}: profiles.{settings.profile_name}.hooks"
         files.append(HookFile(settings.profile.hooks, where))
-    project = project_hooks(workspace)
+    project = project_hooks(workspace, settings.data_dir)
     if project is not None:
         files.append(project)
     return files
 
 
-def project_hooks(workspace: Path) -> HookFile | None:
-    """`hooks` in the project's `.caretz/settings.json`; raises ConfigError for a bad entry."""
+def project_hooks(workspace: Path, data_dir: Path) -> HookFile | None:
+    """`hooks` in the project's `.caretz/settings.json`, approved or not (by the approvals
+    in `data_dir`); raises ConfigError for a bad entry."""
+    from caretz.hooks.approvals import HookApprovals
+    from caretz.hooks.matching import HookFile
+
+    section = read_project_hooks(workspace)
+    if section is None or not section.config:
+        return None
+    approved = HookApprovals(data_dir).approved(section.root, section.data)
+    return HookFile(section.config, PROJECT_SOURCE, approved=approved)
+
+
+def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
+    """The project's `hooks` section (None when it has none); raises ConfigError for a
+    bad entry."""
     from pydantic import ValidationError
 
     from caretz.config.errors import describe_validation_error
     from caretz.hooks.config import ProjectHooks
-    from caretz.hooks.matching import HookFile
     from caretz.permissions.rules import RuleError
     from caretz.permissions.settings import (
         PROJECT_SETTINGS,
@@ -62,7 +88,22 @@ def project_hooks(workspace: Path) -> HookFile | None:
     except ValidationError as error:
         problem = describe_validation_error(ProjectHooks, error)
         raise ConfigError(f"{root / PROJECT_SETTINGS}: {problem}") from None
-    return HookFile(config, f"{PROJECT_SETTINGS}: {PROJECT_KEY}") if config else None
+    return ProjectHooksSection(root, data, config)
+
+
+def approve_project_hooks(settings: Settings, workspace: Path) -> HookFile:
+    """Approve the project's `hooks` section as it is now; returns its hooks. Raises
+    ConfigError when the project has none."""
+    from caretz.hooks.approvals import HookApprovals
+    from caretz.hooks.matching import HookFile
+    from caretz.permissions.settings import PROJECT_SETTINGS, find_project_root
+
+    section = read_project_hooks(workspace)
+    if section is None or not section.config:
+        where = find_project_root(workspace) / PROJECT_SETTINGS
+        raise ConfigError(f"{where}: no hooks to approve")
+    HookApprovals(settings.data_dir).approve(section.root, section.data)
+    return HookFile(section.config, PROJECT_SOURCE)
 
 
 def open_hooks(

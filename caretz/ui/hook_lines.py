@@ -30,7 +30,7 @@ def hook_lines(event: dict[str, Any], detailed: bool) -> list[tuple[str, str]]:
         which = event.get("event") or "Stop"
         text = f"{PREFIX} {which} hooks carried the work on {count} times; the turn ends: {reason}"
         return [("yellow", text)]
-    if kind == "Hook.Skipped":
+    if kind in ("Hook.Skipped", "Hook.NotApproved"):
         return [("yellow", str(event.get("text") or ""))]
     if kind == "Hook.PromptBlocked" and detailed:
         prompt = one_line(str(event.get("prompt") or ""), REASON_CHARS)

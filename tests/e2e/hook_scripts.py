@@ -9,6 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from caretz.hooks.approvals import HookApprovals
+from caretz.permissions.settings import find_project_root
+
 # Logs every event it gets, one JSON line each, to hook-log.jsonl in the project.
 LOG_EVENT = """
 import json, os, sys
@@ -68,10 +71,16 @@ def hooks_entry(command: str, matcher: str = "", timeout: float | None = None) -
     return entry
 
 
-def project_settings(project: Path, settings: dict[str, Any]) -> None:
+def project_settings(project: Path, settings: dict[str, Any], approve: bool = True) -> None:
+    """Write the project's `.caretz/settings.json`; its `hooks` section is approved (as
+    `caretz hooks approve` would, in the data dir the test's caretz uses) unless `approve`
+    is false, so the hooks the test writes run."""
     folder = project / ".caretz"
     folder.mkdir(exist_ok=True)
     (folder / "settings.json").write_text(json.dumps(settings))
+    if approve and "hooks" in settings:
+        approvals = HookApprovals(Path(os.environ["CARETZ_DATA_DIR"]))
+        approvals.approve(find_project_root(project), settings["hooks"])
 
 
 def logged_events(project: Path) -> list[dict[str, Any]]:
