@@ -8,12 +8,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
 from caretz.text import one_line
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.hooks.matching import HookFile
+    from caretz.ui.session_control import SessionControl
 
 COMMAND_CHARS = 120
 APPROVED = "approved"
@@ -57,6 +60,23 @@ def approve_hooks(settings: Settings, workspace: Path | None = None) -> int:
         "until its hooks section changes\n"
     )
     return 0
+
+
+def hooks_slash(repl: SessionControl, argument: str) -> None:
+    """`/hooks`: the session's hooks, as read when it started, with the project's approval."""
+    if argument.strip():
+        repl.error("/hooks lists the session's hooks; caretz hooks approve approves a project's")
+        return
+    hooks = repl.session.hooks
+    files = list(hooks.files) if hooks is not None else []
+    for line in hook_file_lines(files):
+        style = "dim" if line.startswith("  ") else "bold"
+        repl.console.print(f"[{style}]{escape(line)}[/]", highlight=False)
+    if any(not file.approved for file in files):
+        repl.info(
+            "caretz hooks approve, then start caretz again: a session reads its hooks when "
+            "it starts"
+        )
 
 
 def hook_file_lines(files: list[HookFile]) -> list[str]:

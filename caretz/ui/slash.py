@@ -18,6 +18,7 @@ from rich.table import Table
 
 from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
+from caretz.ui.hooks_command import hooks_slash
 from caretz.ui.mcp_command import mcp_slash
 from caretz.ui.sessions_text import prompt_preview, started_text
 
@@ -363,6 +364,9 @@ COMMANDS: list[SlashCommand] = [
         "MCP servers: status and tools; approve starts a project's .mcp.json servers",
         mcp_slash,
         lambda repl: ("approve",),
+    ),
+    SlashCommand(
+        "hooks", "", "hooks: the profile's and the project's, and its approval", hooks_slash
     ),
     SlashCommand("exit", "", "leave (Ctrl-D does too)", exit_repl),
 ]

@@ -163,7 +163,7 @@ def test_approve_without_project_hooks_is_one_line_and_exit_2(caretz, workspace)
     )
 
 
-def test_the_interactive_session_says_once_that_the_project_hooks_wait(
+def test_the_interactive_session_says_once_that_the_project_hooks_wait_and_hooks_lists_them(
     terminal, caretz, server, workspace
 ):
     command = marker_hook(workspace, "project")
@@ -174,8 +174,12 @@ def test_the_interactive_session_says_once_that_the_project_hooks_wait(
     term.expect("caretz hooks approve")
     term.type("hello")
     term.expect("Hello.")
+    shown = "".join(term.transcript)
+    term.type("/hooks")
+    term.expect(r"\.caretz/settings\.json: hooks \(not approved")
+    term.expect(r"SessionStart `python3")
+    term.expect("then start caretz again")
     term.ctrl_d()
 
-    shown = "".join(term.transcript)
     assert shown.count("caretz hooks approve") == 1
     assert ran(workspace, "project") == []
