@@ -115,6 +115,11 @@ class HookMatcher(Section):
         return value
 
 
+def _field_name(event: HookEvent) -> str:
+    """The HooksConfig field an event's alias names (`PreToolUse` → `pre_tool_use`)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
 def _event(name: str) -> list[HookMatcher]:
     return Field(default_factory=list, alias=name)  # type: ignore[return-value]
 
@@ -148,15 +153,7 @@ class HooksConfig(Section):
         config._skipped = skipped
         return config
 
-    @field_validator(
-        "pre_tool_use",
-        "user_prompt_submit",
-        "stop",
-        "subagent_stop",
-        "post_tool_use",
-        "post_tool_use_failure",
-        "pre_compact",
-    )
+    @field_validator(*(_field_name(event) for event in DECIDING_EVENTS))
     @classmethod
     def _only_commands_decide(cls, groups: list[HookMatcher], info: ValidationInfo) -> Any:
         event = cls.model_fields[str(info.field_name)].alias
@@ -171,10 +168,7 @@ class HooksConfig(Section):
         return groups
 
     def for_event(self, event: HookEvent) -> list[HookMatcher]:
-        for name, field in type(self).model_fields.items():
-            if field.alias == event:
-                return list(getattr(self, name))
-        raise KeyError(event)
+        return list(getattr(self, _field_name(event)))
 
     @property
     def skipped_events(self) -> tuple[str, ...]:

@@ -36,6 +36,9 @@ def start_background(command: str, ctx: ToolContext, *, confined: bool = True) -
     )
 
 
+JOB_ID = Param("string", 'The job\'s id, e.g. "j1".', required=True)
+
+
 def heading(jobs: JobTable, job: Job) -> str:
     return f"job {job.id} · {job.state()} · {jobs.age_s(job):.0f} s · {one_line(job.command, 120)}"
 
@@ -51,7 +54,7 @@ class JobOutputTool:
             f"output or the job's end (at most {MAX_WAIT_S:g}), e.g. for a server to start."
         ),
         parameters=object_schema(
-            job_id=Param("string", 'The job\'s id, e.g. "j1".', required=True),
+            job_id=JOB_ID,
             offset=Param("integer", "Character offset to read from (0: from the start)."),
             wait=Param("number", "Seconds to wait for new output (default 0)."),
         ),
@@ -91,7 +94,7 @@ class JobStopTool:
             "with job_output."
         ),
         parameters=object_schema(
-            job_id=Param("string", 'The job\'s id, e.g. "j1".', required=True),
+            job_id=JOB_ID,
         ),
     )
 

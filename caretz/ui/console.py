@@ -169,28 +169,11 @@ class TextOutput:
             from caretz.ui.permission_lines import permission_line
 
             self.line(f"[yellow]{escape(permission_line(event) or '')}[/]")
-        elif kind.startswith("Goal."):
-            from caretz.ui.goal_lines import goal_lines
+        else:
+            from caretz.ui.notice_lines import notice_lines
 
-            for text in goal_lines(event, self.detailed):
-                self.line(f"[cyan]{escape(text)}[/]")
-        elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
-            self.line(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
-        elif kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
-            from caretz.ui.command_lines import command_line
-
-            self.line(f"[dim]{escape(command_line(event))}[/]")
-        elif kind.startswith("Hook."):
-            from caretz.ui.hook_lines import hook_lines
-
-            for colour, text in hook_lines(event, self.detailed):
-                self.line(f"[{colour}]{escape(text)}[/]")
-        elif kind.startswith("Mcp."):
-            from caretz.ui.mcp_lines import mcp_line
-
-            text = mcp_line(event, self.detailed)
-            if text:
-                self.line(f"[yellow]{escape(text)}[/]")
+            for markup in notice_lines(event, self.detailed):
+                self.line(markup)
         for markup in self.checkpoint_lines.render(event):
             self.line(markup)
 

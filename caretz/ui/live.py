@@ -27,11 +27,10 @@ from rich.text import Text
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.ui.checkpoint_lines import CheckpointLines
-from caretz.ui.command_lines import command_line
 from caretz.ui.console import call_text, diff_view, output_tail, result_note, retry_line
-from caretz.ui.goal_lines import goal_lines, plan_block
+from caretz.ui.goal_lines import plan_block
 from caretz.ui.guard_lines import render_lines
-from caretz.ui.hook_lines import hook_lines
+from caretz.ui.notice_lines import notice_lines
 from caretz.ui.permission_lines import permission_line
 
 Clock = Callable[[], float]
@@ -297,23 +296,11 @@ class LiveView:
             self.print(f"[{'green' if event['answer'] != 'no' else 'yellow'}]{escape(line)}[/]")
         elif kind == "Goal.Evaluating":
             self.set_status("checking the goal")
-        elif kind.startswith("Goal."):
-            self.set_status(None)
-            for line in goal_lines(event, self.detailed):
-                self.print(f"[cyan]{escape(line)}[/]")
-        elif kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
-            self.print(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
-        elif kind.startswith("Hook."):
-            for colour, line in hook_lines(event, self.detailed):
-                self.print(f"[{colour}]{escape(line)}[/]")
-        elif kind.startswith("Mcp."):
-            from caretz.ui.mcp_lines import mcp_line
-
-            text = mcp_line(event, self.detailed)
-            if text:
-                self.print(f"[yellow]{escape(text)}[/]")
-        elif kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
-            self.print(f"[dim]{escape(command_line(event))}[/]")
+        else:
+            if kind.startswith("Goal."):
+                self.set_status(None)
+            for markup in notice_lines(event, self.detailed):
+                self.print(markup)
 
     def on_response(self, event: dict[str, Any]) -> None:
         content = event["message"].get("content") or ""

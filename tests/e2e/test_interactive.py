@@ -20,6 +20,19 @@ from tests.e2e.terminal import TIMEOUT_S, Terminal
 from tests.modelserver import ModelServer, RecordedRequest, Reply, text, tool
 from tests.sandbox.helpers import marker, sleepers
 
+# The guard active, judged by "claude-judge", asked after two repeats.
+ACTIVE_GUARD = {
+    "profiles": {
+        "general": {
+            "loopGuard": {
+                "mode": "active",
+                "repeatThreshold": 2,
+                "judge": {"model": "anthropic/claude-judge"},
+            }
+        }
+    }
+}
+
 
 def session_id_at_exit(term: Terminal) -> str:
     match = term.expect(r"caretz --resume (\S+)")
@@ -184,19 +197,7 @@ def test_multiline_input_and_history_kept_between_sessions(terminal, server: Mod
 
 
 def test_after_the_loop_guard_ends_a_turn_the_reply_carries_on(terminal, caretz, server):
-    caretz.write_config(
-        {
-            "profiles": {
-                "general": {
-                    "loopGuard": {
-                        "mode": "active",
-                        "repeatThreshold": 2,
-                        "judge": {"model": "anthropic/claude-judge"},
-                    }
-                }
-            }
-        }
-    )
+    caretz.write_config(ACTIVE_GUARD)
     stuck = json.dumps(
         {
             "stuck": True,

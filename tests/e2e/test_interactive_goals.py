@@ -15,7 +15,7 @@ def verdict(met: bool, reason: str, next_step: str = "") -> object:
     return text(json.dumps(body))
 
 
-def test_goal_runs_until_met_then_shows_where_it_stands(terminal, server: ModelServer, caretz):  # noqa: F811
+def test_goal_runs_until_met_then_shows_where_it_stands(terminal, server: ModelServer, caretz):
     server.add(
         text("Nothing there yet."),
         tool("bash", command="echo ok > done.txt"),
@@ -51,7 +51,7 @@ def test_goal_runs_until_met_then_shows_where_it_stands(terminal, server: ModelS
     assert [e["status"] for e in events if e["type"] == "Goal.Ended"] == ["met"]
 
 
-def test_ctrl_c_pauses_a_goal_that_resume_carries_on(terminal, server: ModelServer, caretz):  # noqa: F811
+def test_ctrl_c_pauses_a_goal_that_resume_carries_on(terminal, server: ModelServer, caretz):
     server.add(
         tool("bash", command="sleep 300"),
         text("Finished the job."),
@@ -72,7 +72,7 @@ def test_ctrl_c_pauses_a_goal_that_resume_carries_on(terminal, server: ModelServ
     term.ctrl_d()
 
 
-def test_loop_runs_a_prompt_every_interval_while_idle_and_stops(terminal, server: ModelServer):  # noqa: F811
+def test_loop_runs_a_prompt_every_interval_while_idle_and_stops(terminal, server: ModelServer):
     # Spare replies: on a loaded machine a third run may start before /loop stop is typed.
     server.add(text("Tick one."), text("Tick two."), text("Tick three."), text("Tick four."))
     term = terminal()

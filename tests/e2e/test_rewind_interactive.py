@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.checkpoints.helpers import require_git
-from tests.e2e.test_interactive import wait_until
+from tests.e2e.test_interactive import ACTIVE_GUARD, wait_until
 from tests.modelserver import RecordedRequest, Reply, text, tool
 
 OFFERED = r"› (?:\x1b\[[0-9;]*m)*{}"  # the prompt, with text already in it
@@ -19,7 +19,7 @@ def git_binary() -> str:
     return require_git()
 
 
-def test_undo_then_rewind_files_and_conversation(terminal, server, workspace, caretz):  # noqa: F811
+def test_undo_then_rewind_files_and_conversation(terminal, server, workspace, caretz):
     (workspace / "a.txt").write_text("v1\n")
     server.add(tool("write", path="a.txt", content="v2\n"), text("Changed a."))
     server.add(tool("write", path="b.txt", content="b\n"), text("Added b."))
@@ -72,20 +72,8 @@ def test_undo_then_rewind_files_and_conversation(terminal, server, workspace, ca
     ]
 
 
-def test_the_loop_guard_stop_offers_undo(terminal, caretz, server, workspace):  # noqa: F811
-    caretz.write_config(
-        {
-            "profiles": {
-                "general": {
-                    "loopGuard": {
-                        "mode": "active",
-                        "repeatThreshold": 2,
-                        "judge": {"model": "anthropic/claude-judge"},
-                    }
-                }
-            }
-        }
-    )
+def test_the_loop_guard_stop_offers_undo(terminal, caretz, server, workspace):
+    caretz.write_config(ACTIVE_GUARD)
     stuck = {"stuck": True, "confidence": 0.9, "reason": "it never changes", "try_instead": "ask"}
 
     def respond(request: RecordedRequest) -> Reply | None:
@@ -118,7 +106,7 @@ def test_the_loop_guard_stop_offers_undo(terminal, caretz, server, workspace):  
     assert [(e["scope"], e["to_turn"]) for e in restored] == [("both", 1)]
 
 
-def test_the_project_is_staged_while_the_first_message_is_typed(terminal, caretz, workspace):  # noqa: F811
+def test_the_project_is_staged_while_the_first_message_is_typed(terminal, caretz, workspace):
     (workspace / "a.txt").write_text("a\n")
     term = terminal()
     term.expect_prompt()
