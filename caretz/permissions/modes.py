@@ -72,11 +72,13 @@ def decide(
     tool: str,
     escalate: str | None = None,
     sandboxed: bool = True,
+    rule_needed: str | None = None,
 ) -> Verdict:
     """What happens to one call: the rules' `decision`, then the mode.
 
     `escalate` is the model's reason for running a command outside the sandbox;
-    `sandboxed` says whether commands run in a sandbox at all.
+    `sandboxed` says whether commands run in a sandbox at all; `rule_needed` says why a
+    command no allow rule names asks even in `auto` mode (None: it runs in the sandbox).
     """
     leaving = effect == "shell" and bool(escalate)
     if decision.outcome == "deny":
@@ -94,13 +96,15 @@ def decide(
     if effect == "external":
         return Verdict("ask", f"{tool} runs outside the sandbox", "outside")
     if effect == "shell":
-        return _command(mode, escalate, sandboxed)
+        return _command(mode, escalate, sandboxed, rule_needed)
     if mode == "ask":
         return Verdict("ask", "ask mode: every file change asks first", "mode")
     return Verdict("run", "")
 
 
-def _command(mode: PermissionMode, escalate: str | None, sandboxed: bool) -> Verdict:
+def _command(
+    mode: PermissionMode, escalate: str | None, sandboxed: bool, rule_needed: str | None
+) -> Verdict:
     if escalate:
         reason = f"the model asks to run this outside the sandbox: {escalate.strip()}"
         return Verdict("ask", reason, "escalation", escalated=True)
@@ -108,6 +112,8 @@ def _command(mode: PermissionMode, escalate: str | None, sandboxed: bool) -> Ver
         return Verdict("ask", "the sandbox is off, so every command asks first", "no-sandbox")
     if mode == "ask":
         return Verdict("ask", "ask mode: every command asks first", "mode")
+    if rule_needed is not None and mode == "auto":
+        return Verdict("ask", rule_needed, "mode")
     return Verdict("run", "")
 
 

@@ -69,18 +69,20 @@ def expand_inline(session: Session, prepared: PreparedCommand) -> str:
 
 @contextmanager
 def _commands_need_a_rule(permissions: SessionPermissions | None) -> Iterator[None]:
-    """In `auto` mode a command file's `!` commands run only where an allow rule (its
-    `allowed-tools`, or the user's) allows them, and ask (or, headless, are refused)
-    otherwise, as in `ask` mode: a command file may come with a cloned repository, and
-    Claude Code too runs only the `!` commands its allowed-tools permit."""
-    if permissions is None or permissions.mode != "auto":
+    """A command file's `!` commands run unasked only where an allow rule (its
+    `allowed-tools`, or the user's) allows them, even in `auto` mode, and ask (or,
+    headless, are refused) otherwise: a command file may come with a cloned repository,
+    and Claude Code too runs only the `!` commands its allowed-tools permit."""
+    if permissions is None:
         yield
         return
-    permissions.mode = "ask"
+    permissions.rule_needed = (
+        "a command file's ! commands run unasked only where a rule allows them"
+    )
     try:
         yield
     finally:
-        permissions.mode = "auto"
+        permissions.rule_needed = None
 
 
 def existing_files(mentions: list[FileMention], workspace: Path) -> list[str]:

@@ -86,6 +86,9 @@ class SessionPermissions:
         self.emit = emit
         self.sandboxed = sandboxed
         self.denials: list[dict[str, str]] = []
+        # Why commands no allow rule names ask even in auto mode, for a while (a command
+        # file's `!` commands); None: they run in the sandbox unasked.
+        self.rule_needed: str | None = None
         self.rules = self._ruleset()
 
     def _ruleset(self) -> RuleSet:
@@ -131,6 +134,7 @@ class SessionPermissions:
             tool=call.name,
             escalate=escalate,
             sandboxed=self.sandboxed,
+            rule_needed=self.rule_needed,
         )
         if hint is not None and hint.decision == "ask" and verdict.action == "run":
             reason = f"{hint.source} asks first: {hint.reason or 'no reason given'}"

@@ -116,7 +116,9 @@ def test_in_auto_mode_a_command_runs_only_where_a_rule_allows_it(
     granted = caretz("-p", "/granted")
 
     assert refused.code == 2
-    assert "add Bash(touch bare.txt) to its allowed-tools" in one_line(refused.stderr)
+    line = one_line(refused.stderr)
+    assert "add Bash(touch bare.txt) to its allowed-tools" in line
+    assert "command file's ! commands run unasked only where a rule allows them" in line
     assert not (workspace / "bare.txt").exists()
     assert granted.code == 0, granted.stderr
     assert (workspace / "ok.txt").exists()
