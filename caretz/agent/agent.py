@@ -13,7 +13,7 @@ from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.turn import Turn, TurnResult
 from caretz.agent.turn_hooks import TurnHooks
 from caretz.messages import Message
-from caretz.providers.base import collect
+from caretz.providers.base import collect, reported_prompt_tokens
 
 
 @dataclass
@@ -91,6 +91,7 @@ class Agent:
             from_user=from_user,
             continuation=continuation,
             before_request=self.compact_if_due,
+            after_overflow=self.compact_after_overflow,
         )
         result = turn.run()
         state.last_request, state.last_answer = prompt, result.text
@@ -108,6 +109,18 @@ class Agent:
         if needs_compaction(tokens, policy):
             self.compact(policy, tokens_before=tokens, reason="auto")
 
+    def compact_after_overflow(self, error: str) -> bool:
+        """The provider said the prompt is too long: compact now, whatever the estimate
+        says; True when the conversation got smaller (the request is then retried)."""
+        policy = self.parts.compaction
+        if policy is None:
+            return False
+        state = self.conversation
+        estimate = state.context.estimate(self.config.system, state.messages)
+        tokens = max(estimate, reported_prompt_tokens(error) or 0)
+        result = self.compact(policy, tokens_before=tokens, reason="overflow")
+        return result is not None and result.changed
+
     def compact(
         self,
         policy: CompactionPolicy,
@@ -118,7 +131,8 @@ class Agent:
         """Compact the conversation (see `compaction.compact`); a change is logged as a
         `Session.Compacted` event holding the new conversation, which resume replays."""
         state = self.conversation
-        blocked = self.hooks.compacting(reason) if self.hooks is not None else None
+        trigger = "manual" if reason == "manual" else "auto"  # the hooks' two triggers
+        blocked = self.hooks.compacting(trigger) if self.hooks is not None else None
         if blocked is not None:
             before = tokens_before or 0
             why = f"a PreCompact hook blocked it: {blocked}"

@@ -1,18 +1,22 @@
 """Compaction: keep a long conversation inside the model's context window.
 
-Cheapest first. Older tool traffic (tool outputs, and long arguments such as a
-written file's content) is cut to its head and tail around a marker; if the
-conversation is still too big, the older turns are replaced by a summary the
-model writes, while the most recent turns stay exactly as they were.
+Summarize first, trim only what is still too big. The older steps (each model
+reply with its tool results, and the user's messages) are replaced by a summary
+the session's model writes; the newest steps stay exactly as they were, the newest
+tool results always. The summary message also carries, word for word, what must not
+be lost: the task the kept steps work on (the user's prompt, when the kept part
+starts inside a turn), the plan as last set with `todo`, and the files changed so
+far. Only if the result is still over the trigger (or the summary request failed)
+are older tool outputs and long arguments cut to their head and tail; the newest
+step is never cut.
 
-The system prompt (caretz's instructions and the project's AGENTS.md) is not
-part of the conversation, so it is never trimmed or summarized: every request
-after a compaction carries it intact. Each compaction is a `Session.Compacted`
-event holding the resulting conversation, so a resumed session carries on from
-the compacted conversation.
+The system prompt (caretz's instructions and the project's AGENTS.md) is not part
+of the conversation, so it is never trimmed or summarized: every request after a
+compaction carries it intact. Each compaction is a `Session.Compacted` event holding
+the resulting conversation, so a resumed session carries on from it.
 
-The functions here take the conversation, the system prompt and a way to get
-a summary; `Agent.compact` applies the result to the agent and logs it.
+The functions here take the conversation, the system prompt and a way to get a
+summary; `Agent.compact` applies the result to the agent and logs it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
+from caretz.plan import plan_lines
 from caretz.providers.base import ProviderError
+from caretz.tools.todo import latest_plan
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4  # role markers and framing, per message
@@ -36,6 +42,13 @@ SUMMARY_HEADER = (
 )
 SUMMARY_ACK = "Understood. I will carry on from this summary and the messages that follow."
 TRIM_MARKER = "[… {count} characters trimmed here to save context …]"
+TASK_HEADER = (
+    "[The task the messages below carry on with, as the user gave it "
+    "(the summary above covers the steps taken for it so far):]"
+)
+PLAN_HEADER = "The plan, as last set with the todo tool:"
+FILES_HEADER = "Files changed so far: "
+FILE_CHANGING_TOOLS = frozenset({"write", "edit", "multi_edit"})  # each names its `path`
 
 SUMMARY_SYSTEM = """\
 You summarize a coding session between a user and caretz, a coding agent working in the \
@@ -50,7 +63,8 @@ Write Markdown with these parts:
 Keep names, paths, commands and numbers exact. Leave out pleasantries and tool output that \
 no longer matters. Project instructions are kept separately: do not repeat them."""
 
-Reason = Literal["auto", "manual"]
+# "overflow": the provider said the prompt is too long (the request is retried once).
+Reason = Literal["auto", "manual", "overflow"]
 # Summarizes older messages (the session's model writes it); raises ProviderError.
 Summarize = Callable[[list[Message]], str]
 
@@ -62,17 +76,27 @@ class CompactionPolicy:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     trigger_ratio: float = 0.8  # compact once the estimate passes this share of the window
     target_ratio: float = 0.5  # trimming alone is enough when it gets below this share
-    keep_recent_turns: int = 2  # the newest turns are kept as they are
+    keep_ratio: float = 0.25  # the newest steps kept whole, up to this share (the newest always)
+    keep_recent_turns: int = 2  # nothing older than the newest turns is kept whole
     keep_chars: int = 2_000  # an older tool output or argument keeps this many characters
     summary_max_tokens: int = 4_096
+    reserved_output: int = 0  # the reply's max_tokens: the prompt leaves room for it
 
     @property
     def trigger_tokens(self) -> int:
-        return int(self.context_window * self.trigger_ratio)
+        window = self.context_window
+        # Providers refuse a prompt that leaves less room than max_tokens for the reply;
+        # a small window's server (llama.cpp) shortens the reply to fit by itself.
+        room = window - self.reserved_output if self.reserved_output <= window // 2 else window
+        return min(int(window * self.trigger_ratio), room)
 
     @property
     def target_tokens(self) -> int:
         return int(self.context_window * self.target_ratio)
+
+    @property
+    def keep_tokens(self) -> int:
+        return int(self.context_window * self.keep_ratio)
 
     @property
     def transcript_chars(self) -> int:
@@ -213,6 +237,34 @@ def recent_start(conversation: list[Message], keep_turns: int) -> int:
     return starts[-keep_turns]
 
 
+def newest_step(conversation: list[Message]) -> int:
+    """Where the newest step begins: the newest tool-calling reply of the newest turn
+    (its results follow it), else the newest user message; it is never cut."""
+    start = 0
+    for index, message in enumerate(conversation):
+        if message.role == "user" or (message.role == "assistant" and message.tool_calls):
+            start = index
+    return start
+
+
+def keep_start(conversation: list[Message], policy: CompactionPolicy, scale: float = 1.0) -> int:
+    """Where the part kept whole begins: the newest step, and the steps before it that
+    fit in `policy.keep_tokens`, none older than the newest `keep_recent_turns` turns.
+    A step begins at a user message or a reply; 0: there is nothing older to summarize.
+    `scale` corrects the four-characters-a-token estimate to the provider's count."""
+    start = newest_step(conversation)
+    earliest = recent_start(conversation, policy.keep_recent_turns)
+    kept = estimate_tokens("", conversation[start:])
+    for index in range(start - 1, earliest - 1, -1):
+        kept += estimate_tokens("", conversation[index : index + 1])
+        if conversation[index].role == "tool":
+            continue
+        if kept * scale > policy.keep_tokens:
+            break
+        start = index
+    return start
+
+
 # -- summarizing ---------------------------------------------------------------------
 
 
@@ -234,9 +286,60 @@ def render_transcript(messages: list[Message], max_chars: int, keep: int) -> str
     return head_and_tail("\n\n".join(parts), max_chars)
 
 
-def summary_messages(summary: str) -> list[Message]:
-    """The pair that stands in for the summarized turns (roles keep alternating)."""
-    return [Message("user", f"{SUMMARY_HEADER}\n\n{summary}"), Message("assistant", SUMMARY_ACK)]
+def summary_messages(summary: str, task: str | None = None) -> list[Message]:
+    """What stands in for the summarized messages. Roles keep alternating: before a
+    kept user message, the summary and an acknowledgement; before a kept reply (the
+    kept part starts inside a turn), one user message with the summary and the task."""
+    body = f"{SUMMARY_HEADER}\n\n{summary}"
+    if task is None:
+        return [Message("user", body), Message("assistant", SUMMARY_ACK)]
+    return [Message("user", f"{body}\n\n{TASK_HEADER}\n\n{task}")]
+
+
+def kept_facts(older: list[Message], kept: list[Message]) -> str:
+    """What the summary carries word for word: the plan as last set (unless the kept
+    messages set it again) and every file changed so far, earlier summaries' included."""
+    files: list[str] = []
+    plan_text = ""
+    for message in older:
+        if message.role == "user" and message.content.startswith(SUMMARY_HEADER):
+            files += _listed_files(message.content)
+            plan_text = _section(message.content, PLAN_HEADER) or plan_text
+        for call in message.tool_calls:
+            path = call.arguments.get("path")
+            if call.name in FILE_CHANGING_TOOLS and isinstance(path, str):
+                files.append(path)
+    plan = latest_plan(older)
+    if plan:
+        plan_text = "\n".join(plan_lines(plan))
+    if latest_plan(kept):
+        plan_text = ""
+    parts = [f"{PLAN_HEADER}\n{plan_text}"] if plan_text else []
+    if files:
+        parts.append(FILES_HEADER + ", ".join(dict.fromkeys(files)))
+    return "".join(f"\n\n{part}" for part in parts)
+
+
+def _listed_files(summary: str) -> list[str]:
+    for line in summary.splitlines():
+        if line.startswith(FILES_HEADER):
+            return [name for name in line[len(FILES_HEADER) :].split(", ") if name]
+    return []
+
+
+def _section(summary: str, header: str) -> str:
+    """The lines after `header` up to the next blank line."""
+    _, found, rest = summary.partition(f"\n{header}\n")
+    return rest.split("\n\n", 1)[0].strip() if found else ""
+
+
+def task_of(older: list[Message]) -> str:
+    """The prompt of the turn the kept part carries on (the newest user message before it)."""
+    for message in reversed(older):
+        if message.role == "user":
+            _, found, task = message.content.partition(f"{TASK_HEADER}\n\n")
+            return task if found else message.content
+    return ""
 
 
 def summary_request(
@@ -273,10 +376,10 @@ def compact(
 ) -> Compaction | None:
     """A smaller copy of `conversation`; None when there was nothing to do.
 
-    "auto" trims older tool traffic and summarizes only if that is not enough;
-    "manual" (/compact) always summarizes the older turns. When even the newest
-    turns are over the limit, their tool traffic is trimmed too. A failed summary
-    request leaves the trimming in place and says why in `summary_error`.
+    The older steps are summarized ("auto" once over the target, "manual" and
+    "overflow" always), the newest kept whole. If that is still over the trigger, or
+    the summary request failed (`summary_error` says why), older tool traffic is cut
+    to head and tail; the newest step never is.
     """
     original = conversation
     rough_before = estimate_tokens(system, original)
@@ -286,22 +389,23 @@ def compact(
     def tokens(messages: list[Message]) -> int:
         return int(estimate_tokens(system, messages) * scale)
 
-    split = recent_start(original, policy.keep_recent_turns)
-    conversation, trimmed = trim_tool_traffic(original, 0, split, policy.keep_chars)
+    split = keep_start(original, policy, scale)
+    protected = newest_step(original)  # the newest step: never cut
     summarized, error = 0, None
-    if split and (reason == "manual" or tokens(conversation) > policy.target_tokens):
+    if split and (reason != "auto" or tokens(original) > policy.target_tokens):
+        older, kept = original[:split], original[split:]
         try:
-            summary = summarize(conversation[:split])
+            summary = summarize(older) + kept_facts(older, kept)
         except ProviderError as failure:
             error = str(failure)
         else:
-            conversation = summary_messages(summary) + conversation[split:]
+            task = task_of(older) if kept[0].role == "assistant" else None
+            conversation = summary_messages(summary, task) + kept
+            protected += len(conversation) - len(original)
             summarized = split
-    if tokens(conversation) > policy.trigger_tokens:
-        conversation, more = trim_tool_traffic(
-            conversation, 0, len(conversation), policy.keep_chars
-        )
-        trimmed += more
+    trimmed = 0
+    if tokens(conversation) > policy.trigger_tokens or error is not None:
+        conversation, trimmed = trim_tool_traffic(conversation, 0, protected, policy.keep_chars)
     if not trimmed and not summarized:
         if error is None:
             return None

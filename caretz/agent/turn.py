@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from caretz.agent import output_limit
 from caretz.agent.outcomes import (
     Done,
     Interrupted,
+    LimitReached,
     LoopGuardStopped,
     RuntimeFailure,
     StoppedByHook,
@@ -39,6 +41,7 @@ from caretz.providers.base import (
     Retrying,
     TextDelta,
     ThinkingDelta,
+    is_prompt_too_long,
 )
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.policy import CancelToolCall, EndTurn
@@ -78,6 +81,7 @@ class Turn:
         from_user: bool = True,
         continuation: bool = False,
         before_request: Callable[[], None] = lambda: None,
+        after_overflow: Callable[[str], bool] = lambda error: False,
     ):
         self.config = config
         self.parts = parts
@@ -87,6 +91,8 @@ class Turn:
         self.from_user = from_user
         self.continuation = continuation  # a goal's next turn (see TurnContext)
         self.before_request = before_request  # compaction, for long turns
+        # "Prompt is too long": compact; True when it got smaller and the request may retry.
+        self.after_overflow = after_overflow
         self.tool_calls = 0
         self.last_text = ""
         self.started = parts.clock()
@@ -94,6 +100,7 @@ class Turn:
         self.note: str | None = None  # sent at the end of every remaining request
         self.warnings: list[str] = []  # sent once, with the next request
         self.stopping: Stop | None = None  # one last request, without tools, for the report
+        self.cut_replies = output_limit.CutReplies(config.max_tokens)  # replies at max_tokens
 
     # -- the loop -----------------------------------------------------------
     def run(self) -> TurnResult:
@@ -122,18 +129,38 @@ class Turn:
         self.before_request()
         final_report = self.stopping is not None
         response = self.request(final_report)
-        message = response.message
-        self.conversation.messages.append(message)
+        message = self.cut_replies.keep(self.conversation.messages, response.message)
         self.last_text = message.content or self.last_text
         if final_report and self.stopping is not None:
             raise LoopGuardStopped(self.stopping.notice)
         if response.stop_reason == ABORTED:
             return  # the guard cut a looping stream: ask again with its note
         self.act(self.parts.guard.after_response(message, response.usage))
+        if response.stop_reason == output_limit.MAX_TOKENS:
+            self.on_output_limit(message)
+            return
         if not message.tool_calls:
             self.end_turn(message.content)
             raise Done()
         self.run_tools(message.tool_calls)
+
+    def on_output_limit(self, message: Message) -> None:
+        """The reply ended on max_tokens: never done (see output_limit.py)."""
+        cut = self.cut_replies
+        action = cut.on_limit(message)
+        calls = [call.name for call in message.tool_calls]
+        self.emit(
+            "Model.OutputLimit",
+            action=action,
+            max_tokens=cut.limit,
+            continuation=cut.continuations,
+            tool_calls=calls,
+        )
+        if action == "calls_not_run":
+            self.conversation.messages += output_limit.cut_call_results(message, cut.limit)
+        elif action == "ended":
+            self.last_text = message.content  # the cut-off answer, never an older step's
+            raise LimitReached(cut.ended())
 
     def finish(self, end: TurnEnd) -> TurnResult:
         interrupted = isinstance(end, Interrupted)
@@ -162,8 +189,20 @@ class Turn:
 
     # -- model requests -------------------------------------------------------
     def request(self, final_report: bool) -> ModelResponse:
-        config, parts, conversation = self.config, self.parts, self.conversation
         trailing = self.trailing_messages(final_report)
+        try:
+            return self.send(trailing, final_report, may_overflow=True)
+        except _PromptTooLong as overflow:
+            # Compacted and smaller: the same request once more, then an error is an error.
+            if not self.after_overflow(str(overflow.error)):
+                self.record_provider_error(overflow.error)
+                raise RuntimeFailure(str(overflow.error)) from None
+        return self.send(trailing, final_report, may_overflow=False)
+
+    def send(
+        self, trailing: list[Message], final_report: bool, *, may_overflow: bool
+    ) -> ModelResponse:
+        config, parts, conversation = self.config, self.parts, self.conversation
         request = ModelRequest(
             model=config.model_id,
             system=config.system,
@@ -184,7 +223,7 @@ class Turn:
             trailing=[m.content for m in trailing],
         )
         started = parts.clock()
-        response = self.stream(request)
+        response = self.stream(request, may_overflow)
         latency = parts.clock() - started
         cost = parts.price(config.model_ref, response.usage)
         conversation.context.measured(response.usage.to_dict(), conversation.messages)
@@ -205,11 +244,12 @@ class Turn:
         texts = [self.note] if self.note else []
         texts += self.warnings
         self.warnings = []
+        texts += self.cut_replies.take_note()
         if final_report and self.stopping is not None:
             texts.append(self.stopping.report_instruction)
         return [Message("user", text) for text in texts]
 
-    def stream(self, request: ModelRequest) -> ModelResponse:
+    def stream(self, request: ModelRequest, may_overflow: bool = False) -> ModelResponse:
         self.parts.listener.on_response_start()
         events = self.parts.provider.stream(request)
         partial = ""
@@ -219,6 +259,8 @@ class Turn:
                     return event.response
                 partial = self.on_stream_event(event, partial)
         except ProviderError as error:
+            if may_overflow and is_prompt_too_long(error):
+                raise _PromptTooLong(error) from None
             self.record_provider_error(error)
             raise RuntimeFailure(str(error)) from error
         except _StreamCut as cut:
@@ -370,6 +412,14 @@ class Turn:
 
     def emit(self, type: str, **fields: object) -> None:
         self.parts.log.emit(type, turn=self.number, agent=self.config.name, **fields)
+
+
+class _PromptTooLong(Exception):
+    """The provider refused the request: the prompt is over the model's window."""
+
+    def __init__(self, error: ProviderError):
+        super().__init__(str(error))
+        self.error = error
 
 
 class _StreamCut(Exception):

@@ -26,7 +26,6 @@ from caretz.providers.resolve import DEFAULT_MODEL
 from caretz.sandbox.config import SandboxConfig
 
 Output = Literal["text", "json", "detailed"]
-DEFAULT_CONTEXT_WINDOW = 200_000  # tokens; the compaction policy's own default is the same
 
 
 def _check_url(value: str) -> str:
@@ -179,15 +178,16 @@ class CheckpointsConfig(Section):
 class Profile(Section):
     model: ModelRef = DEFAULT_MODEL
     base_url: BaseUrl | None = None
-    reasoning: Reasoning = "off"
-    max_tokens: int = Field(8192, ge=1)
+    # None: from the model (caretz/providers/model_limits.py, docs/configuration.md).
+    reasoning: Reasoning | None = None
+    max_tokens: int | None = Field(None, ge=1)
     max_tool_calls: ToolCallLimit | None = None  # None: no limit
     max_budget_usd: BudgetUsd | None = None  # None: no limit
     bash_timeout: PositiveDuration = "120s"
     output: Output = "text"
     system_prompt: str | None = None  # appended to caretz's own system prompt
     tool_choice: ToolChoice | None = None  # replaces the provider's toolChoice
-    context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=1000)  # tokens; compaction nears it
+    context_window: int | None = Field(None, ge=1000)  # tokens; None: from the model
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)

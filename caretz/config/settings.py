@@ -24,6 +24,7 @@ from caretz.guard.config import JudgeConfig, LoopGuardConfig
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
 from caretz.pricing import Price
+from caretz.providers.model_limits import ModelLimits, limits_for
 from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import (
     CUSTOM_PROVIDER,
@@ -53,12 +54,21 @@ class Settings:
     goal_source: str = "goal.judge.model"  # where the goal's evaluator model was set
 
     @property
+    def model_limits(self) -> ModelLimits:
+        """The model's window, output limit and thinking, from caretz's table."""
+        return limits_for(self.model.model_id)
+
+    @property
     def reasoning(self) -> Reasoning:
-        return self.profile.reasoning
+        """The profile's reasoning; unset: medium for a model that thinks, else off."""
+        if self.profile.reasoning is not None:
+            return self.profile.reasoning
+        return self.model_limits.default_reasoning(self.model.entry.protocol)
 
     @property
     def max_tokens(self) -> int:
-        return self.profile.max_tokens
+        """The profile's maxTokens; unset: the model's (capped, see model_limits.py)."""
+        return self.profile.max_tokens or self.model_limits.default_max_tokens
 
     @property
     def max_tool_calls(self) -> int | None:
@@ -82,7 +92,8 @@ class Settings:
 
     @property
     def context_window(self) -> int:
-        return self.profile.context_window
+        """The profile's contextWindow; unset: the model's (a server's report may lower it)."""
+        return self.profile.context_window or self.model_limits.context_window
 
     @property
     def loop_guard(self) -> LoopGuardConfig:

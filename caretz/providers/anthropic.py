@@ -20,6 +20,9 @@ from caretz.providers.sse import (
 
 API_VERSION = "2023-06-01"
 THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
+MIN_THINKING_BUDGET = 1024  # the API's floor
+# Lets Claude think between tool calls too, not only at the start of its reply.
+INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 SCHEMA_INSTRUCTION = "Answer with only a JSON object matching this schema: "
 
 
@@ -38,6 +41,19 @@ class AnthropicProvider(SSEProvider):
     def new_parser(self) -> AnthropicParser:
         return AnthropicParser()
 
+    def request_headers(self, body: dict[str, Any]) -> dict[str, str]:
+        """With thinking on, the interleaved-thinking beta, joined to any configured betas."""
+        if "thinking" not in body:
+            return {}
+        key, configured = "anthropic-beta", ""
+        for name, value in self.entry.headers.items():
+            if name.lower() == key:  # the configured spelling, so the header is sent once
+                key, configured = name, value
+        betas = [beta.strip() for beta in configured.split(",") if beta.strip()]
+        if INTERLEAVED_THINKING not in betas:
+            betas.append(INTERLEAVED_THINKING)
+        return {key: ",".join(betas)}
+
 
 def request_body(request: ModelRequest) -> dict[str, Any]:
     body: dict[str, Any] = {
@@ -54,14 +70,23 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         choice = tool_choice(request.tool_choice)
         if choice:
             body["tool_choice"] = choice
-    budget = THINKING_BUDGETS.get(request.reasoning)
+    budget = thinking_budget(request.reasoning, request.max_tokens)
     # The API refuses thinking together with a forced tool choice; the forced choice wins.
     forced = body.get("tool_choice", {}).get("type") in ("any", "tool")
     if budget and not forced:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        if request.max_tokens <= budget:
+        if request.max_tokens <= budget:  # too small for even the floor: room is made
             body["max_tokens"] = budget + request.max_tokens
     return body
+
+
+def thinking_budget(reasoning: str, max_tokens: int) -> int | None:
+    """The level's budget, kept within max_tokens (at most half of it, so the reply
+    keeps room) where the API's 1,024-token floor allows; None: thinking off."""
+    budget = THINKING_BUDGETS.get(reasoning)
+    if budget is None:
+        return None
+    return max(min(budget, max_tokens // 2), MIN_THINKING_BUDGET)
 
 
 def system_blocks(request: ModelRequest) -> list[dict[str, Any]]:

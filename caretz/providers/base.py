@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from threading import Event
@@ -62,6 +63,29 @@ class ProviderError(Exception):
         self.status = status
         # What had streamed before a mid-stream failure, so the log keeps it.
         self.partial = partial
+
+
+# How providers say a prompt does not fit the model's context window: Anthropic's 400
+# "prompt is too long" (and "input length and `max_tokens` exceed context limit"),
+# OpenAI's `context_length_exceeded` ("maximum context length", "exceeds the context
+# window"), llama.cpp's `exceed_context_size_error`.
+_PROMPT_TOO_LONG = re.compile(
+    r"prompt is too long|context_length_exceeded|maximum context length|context window"
+    r"|exceed context limit|exceed_context_size|exceeds the available context size",
+    re.IGNORECASE,
+)
+_TOKEN_COUNT = re.compile(r"(\d[\d,]*) (?:input )?tokens", re.IGNORECASE)
+
+
+def is_prompt_too_long(error: ProviderError) -> bool:
+    """Whether the provider refused the request because the prompt is over the window."""
+    return error.status in (400, 413, None) and bool(_PROMPT_TOO_LONG.search(str(error)))
+
+
+def reported_prompt_tokens(message: str) -> int | None:
+    """The largest token count a "prompt is too long" message names, if any."""
+    counts = [int(found.replace(",", "")) for found in _TOKEN_COUNT.findall(message)]
+    return max(counts) if counts else None
 
 
 def collect(events: Iterator[StreamEvent], cancelled: Event | None = None) -> ModelResponse:

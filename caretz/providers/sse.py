@@ -223,6 +223,10 @@ class SSEProvider:
     def new_parser(self) -> StreamParser:
         raise NotImplementedError
 
+    def request_headers(self, body: dict[str, Any]) -> dict[str, str]:
+        """Headers this request's body needs (a beta feature it uses); none by default."""
+        return {}
+
     def close(self) -> None:
         if self._owns_client and self._client is not None:
             self._client.close()
@@ -255,7 +259,11 @@ class SSEProvider:
         headers: Mapping[str, str] = {}
         try:
             with self._http().stream(
-                "POST", self.url, json=body, headers=self._headers(), timeout=self._timeout
+                "POST",
+                self.url,
+                json=body,
+                headers={**self._headers(), **self.request_headers(body)},
+                timeout=self._timeout,
             ) as resp:
                 if resp.status_code >= 400:
                     return self._http_failure(resp, request.model)

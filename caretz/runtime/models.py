@@ -32,3 +32,26 @@ def open_provider(
         except LocalServerError as error:
             raise ConfigError(f"{model.ref}: {error}") from None
     return create_provider(entry, api_key_for(entry, env))
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def served_context_window(model: ResolvedModel, provider: Provider) -> int | None:
+    """The context an OpenAI-protocol server on this machine says it holds (llama.cpp's
+    `n_ctx`: caretz's own `local/…` servers, or one the user runs); None otherwise."""
+    from urllib.parse import urlsplit
+
+    from caretz.providers.model_limits import server_context_window
+
+    base_url = getattr(provider, "base_url", None)
+    if model.entry.protocol != "openai" or not isinstance(base_url, str):
+        return None
+    if urlsplit(base_url).hostname not in LOOPBACK_HOSTS:
+        return None
+    return server_context_window(base_url.removesuffix("/v1"))
+
+
+def context_window(configured: int, served: int | None) -> int:
+    """The window compaction works to: a server's own figure caps the configured one."""
+    return min(configured, served) if served else configured

@@ -25,7 +25,7 @@ from caretz.agent.subagents import TaskTool
 from caretz.guard.seam import Guard
 from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
-from caretz.runtime.models import open_provider
+from caretz.runtime.models import context_window, open_provider, served_context_window
 from caretz.session.events import EventLog, read_events
 from caretz.session.store import SessionStore, rebuild_history
 from caretz.tools.base import ToolContext
@@ -180,7 +180,12 @@ def wire_agent(
         guard=guard,
         price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
         listener=listener,
-        compaction=CompactionPolicy(context_window=settings.context_window),
+        compaction=CompactionPolicy(
+            context_window=context_window(
+                settings.context_window, served_context_window(settings.model, provider)
+            ),
+            reserved_output=settings.max_tokens,
+        ),
         hooks=hooks,
     )
     return config, parts

@@ -289,8 +289,6 @@ class LiveView:
         elif kind == "Provider.Error":
             self.told.add(event["error"])
             self.print(f"[red]provider error:[/] {escape(event['error'])}")
-        elif kind == "Session.Compacted":
-            self.print(compaction_line(event))
         elif kind == "Permission.Decided":
             line = permission_line(event) or ""
             self.print(f"[{'green' if event['answer'] != 'no' else 'yellow'}]{escape(line)}[/]")
@@ -365,20 +363,3 @@ class LiveView:
 
     def print(self, markup: str) -> None:
         self.console.print(markup, highlight=False, soft_wrap=True)
-
-
-def compaction_line(event: dict[str, Any]) -> str:
-    parts = []
-    if event.get("trimmed"):
-        parts.append(f"trimmed {event['trimmed']} old tool output(s)")
-    if event.get("summarized"):
-        parts.append(f"summarized {event['summarized']} older message(s)")
-    sizes = f"~{_k(event.get('tokens_before', 0))} → ~{_k(event.get('tokens_after', 0))} tokens"
-    line = f"[cyan]⟳ compacted the conversation:[/] {', '.join(parts)} [dim]({sizes})[/]"
-    if event.get("summary_error"):
-        line += f"\n[yellow]  no summary: {escape(str(event['summary_error']))}[/]"
-    return line
-
-
-def _k(tokens: int) -> str:
-    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)

@@ -1,6 +1,7 @@
 """The lines both views (the quiet console and the live view) print for the events that
 are notices: a goal's progress, the sandbox's start-up notice, a custom command's `!`
-commands and `@` files, hooks and MCP servers. Rich markup, one string a line."""
+commands and `@` files, hooks and MCP servers, a compaction, a reply cut off at the
+output limit. Rich markup, one string a line."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from rich.markup import escape
 
 def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
     kind: str = event["type"]
+    if kind == "Session.Compacted":
+        return [compaction_line(event)]
+    if kind == "Model.OutputLimit":
+        return [f"[yellow]{escape(output_limit_line(event))}[/]"]
     if kind.startswith("Goal."):
         from caretz.ui.goal_lines import goal_lines
 
@@ -31,3 +36,36 @@ def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
         text = mcp_line(event, detailed)
         return [f"[yellow]{escape(text)}[/]"] if text else []
     return []
+
+
+def compaction_line(event: dict[str, Any]) -> str:
+    parts = []
+    if event.get("summarized"):
+        parts.append(f"summarized {event['summarized']} older message(s)")
+    if event.get("trimmed"):
+        parts.append(f"trimmed {event['trimmed']} old tool output(s)")
+    sizes = f"~{_k(event.get('tokens_before', 0))} → ~{_k(event.get('tokens_after', 0))} tokens"
+    overflow = event.get("reason") == "overflow"
+    why = " (the provider said the prompt is too long)" if overflow else ""
+    line = f"[cyan]⟳ compacted the conversation{why}:[/] {', '.join(parts)} [dim]({sizes})[/]"
+    if event.get("summary_error"):
+        line += f"\n[yellow]  no summary: {escape(str(event['summary_error']))}[/]"
+    return line
+
+
+def _k(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+
+
+def output_limit_line(event: dict[str, Any]) -> str:
+    """A reply cut off at max_tokens: what became of it (agent/output_limit.py)."""
+    limit = f"the reply hit the {event.get('max_tokens', 0):,}-token output limit"
+    action = event.get("action")
+    if action == "calls_not_run":
+        names = ", ".join(event.get("tool_calls") or [])
+        return (
+            f"{limit}: its calls ({names}) were not run; the model was told to write less at once"
+        )
+    if action == "continued":
+        return f"{limit}: asking the model to continue (continuation {event.get('continuation')})"
+    return f"{limit} again: the answer is cut off"

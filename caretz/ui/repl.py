@@ -166,7 +166,8 @@ class Repl(SessionControl):
     def toolbar(self) -> str:
         agent = self.session.agent
         mode = agent.parts.guard.mode
-        window = self.session.settings.context_window
+        policy = agent.parts.compaction
+        window = policy.context_window if policy else self.session.settings.context_window
         used = min(100, round(100 * self.toolbar_tokens / window)) if window else 0
         permissions = self.session.settings.permission_mode
         goal = self.goal

@@ -63,7 +63,8 @@ class SessionControl:
 
     # -- compaction ----------------------------------------------------------------------
     def policy(self) -> CompactionPolicy:
-        return CompactionPolicy(context_window=self.session.settings.context_window)
+        policy = self.session.agent.parts.compaction  # the window the session works to
+        return policy or CompactionPolicy(context_window=self.session.settings.context_window)
 
     def context_tokens(self) -> int:
         agent = self.session.agent
@@ -233,7 +234,7 @@ class SessionControl:
             lines.append('cost: unknown (a model without a price; add one under "prices")')
         if price_for(agent.config.model_ref, self.session.settings.prices) is None:
             lines.append(f"no price known for {agent.config.model_ref}")
-        window = self.session.settings.context_window
+        window = self.policy().context_window
         lines.append(f"context: ~{self.context_tokens():,} of {window:,} tokens")
         for line in lines:
             self.info(line)

@@ -17,13 +17,10 @@ from rich.console import Console
 from caretz.agent.compaction import (
     SUMMARY_HEADER,
     SUMMARY_SYSTEM,
-    TRIM_MARKER,
     CompactionPolicy,
     ContextMeter,
     estimate_tokens,
     head_and_tail,
-    recent_start,
-    trim_tool_traffic,
 )
 from caretz.config.settings import resolve_settings
 from caretz.messages import Message
@@ -107,30 +104,17 @@ def tool_outputs(conversation: list[Message]) -> list[str]:
     return [m.content for m in conversation if m.role == "tool"]
 
 
-def test_trimming_older_tool_output_comes_first_and_may_be_enough(env, workspace, server):
+def test_the_summary_comes_first_and_nothing_is_trimmed_when_it_is_enough(env, workspace, server):
     session = open_session(env, workspace)
     run_big_turns(session, server, 4)
     agent = session.agent
     before = estimate_tokens(agent.config.system, agent.conversation.messages)
-    trimmed_only, _ = trim_tool_traffic(
-        agent.conversation.messages, 0, recent_start(agent.conversation.messages, 2), 500
-    )
-    after_trim = estimate_tokens(agent.config.system, trimmed_only)
-    requests_before = len(server.requests)
+    server.add(text("SUMMARY: turns 1 and 2 printed x characters."))
 
-    result = agent.compact(policy_between(session, before - 10, after_trim + 10))
+    result = agent.compact(policy_between(session, before - 10, 10))
 
-    assert result is not None and result.trimmed == 2 and result.summarized == 0
-    assert len(server.requests) == requests_before  # no summary was asked for
-    outputs = tool_outputs(agent.conversation.messages)
-    assert all(TRIM_MARKER.split("{")[0] in out and len(out) < 1000 for out in outputs[:2])
-    assert outputs[2:] == ["x" * 6000, "x" * 6000]  # the newest two turns are intact
-    assert [m.content for m in agent.conversation.messages if m.role == "user"] == [
-        "turn 1",
-        "turn 2",
-        "turn 3",
-        "turn 4",
-    ]
+    assert result is not None and result.summarized == 8 and result.trimmed == 0
+    assert tool_outputs(agent.conversation.messages) == ["x" * 6000, "x" * 6000]  # kept whole
     assert result.tokens_after < result.tokens_before
 
 
@@ -190,15 +174,18 @@ def test_the_compacted_conversation_is_an_event_and_a_resume_rebuilds_it(env, wo
     resumed.log.close()
 
 
-def test_a_failed_summary_keeps_the_trimming_and_says_why(env, workspace, server):
+def test_a_failed_summary_trims_all_but_the_newest_step_and_says_why(env, workspace, server):
     session = open_session(env, workspace)
     run_big_turns(session, server, 3)
     server.add(error(400, "context too long for the summary"))
 
     result = session.agent.compact(policy_between(session, 90_000, 10))
 
-    assert result is not None and result.summarized == 0 and result.trimmed == 1
+    assert result is not None and result.summarized == 0 and result.trimmed == 2
     assert "context too long for the summary" in (result.summary_error or "")
+    outputs = tool_outputs(session.agent.conversation.messages)
+    assert [len(out) < 1000 for out in outputs] == [True, True, False]
+    assert outputs[-1] == "x" * 6000  # the newest step's result is never cut
     assert [m.content for m in session.agent.conversation.messages if m.role == "user"][
         0
     ] == "turn 1"
@@ -215,14 +202,14 @@ def test_manual_compaction_of_a_short_conversation_does_nothing(env, workspace, 
     assert len(server.requests) == 1
 
 
-def test_the_newest_turns_are_trimmed_too_when_they_alone_overflow(env, workspace, server):
+def test_the_newest_step_is_never_cut_even_when_it_alone_is_over_the_window(env, workspace, server):
     session = open_session(env, workspace)
     run_big_turns(session, server, 1)
 
     result = session.agent.compact(policy_between(session, 10, 10))
 
-    assert result is not None and result.summarized == 0 and result.trimmed == 1
-    assert len(tool_outputs(session.agent.conversation.messages)[0]) < 1000
+    assert result is None
+    assert tool_outputs(session.agent.conversation.messages) == ["x" * 6000]
 
 
 def test_the_meter_counts_the_last_response_then_estimates_what_follows():

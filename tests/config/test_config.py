@@ -68,7 +68,9 @@ def test_no_file_gives_the_documented_defaults(home: Path) -> None:
     assert settings.model.ref == DEFAULT_MODEL == "anthropic/claude-sonnet-4-5"
     assert settings.model.entry.base_url == "https://api.anthropic.com"
     assert settings.model.model_id == "claude-sonnet-4-5"
-    assert (settings.reasoning, settings.output) == ("off", "text")
+    # The default model thinks: reasoning, window and output limit come from its family.
+    assert (settings.reasoning, settings.output) == ("medium", "text")
+    assert (settings.context_window, settings.max_tokens) == (200_000, 32_000)
     assert settings.max_tool_calls is None and settings.max_budget_usd is None
     assert settings.bash_timeout_s == 120.0
     assert settings.loop_guard == LoopGuardConfig()
