@@ -51,6 +51,7 @@ class Reply:
     usage: tuple[int, ...] = (100, 20, 0)
     status: int = 200  # non-200: an error reply, JSON error body in the protocol's shape
     error_message: str = "scripted error"
+    error_code: str | None = None  # OpenAI's error `code` (e.g. "context_length_exceeded")
     headers: dict[str, str] = field(default_factory=dict)  # sent with the reply
     raw_arguments: str | None = None  # sent verbatim as the first tool call's arguments
     drop_after_events: int | None = None  # close the connection after N SSE events
@@ -92,9 +93,14 @@ def calls(*pairs: tuple[str, dict[str, Any]], text: str = "") -> Reply:
     return Reply(text=text, tool_calls=list(pairs))
 
 
-def error(status: int, message: str = "scripted error", retry_after: float | None = None) -> Reply:
+def error(
+    status: int,
+    message: str = "scripted error",
+    retry_after: float | None = None,
+    code: str | None = None,
+) -> Reply:
     headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
-    return Reply(status=status, error_message=message, headers=headers)
+    return Reply(status=status, error_message=message, headers=headers, error_code=code)
 
 
 @dataclass
@@ -150,6 +156,8 @@ class ModelServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.requests: list[RecordedRequest] = []
+        # GET /props answers with this, as llama.cpp's server does (None: 404).
+        self.props: dict[str, Any] | None = None
         self.url = ""
         self.openai_url = ""
 
@@ -293,13 +301,15 @@ class _Rendered:
         return [s[i : i + size] for i in range(0, len(s), size)]
 
 
-def error_body(protocol: WireProtocol, status: int, message: str) -> dict[str, Any]:
+def error_body(
+    protocol: WireProtocol, status: int, message: str, code: str | None = None
+) -> dict[str, Any]:
     fallback = "api_error" if status >= 500 else "invalid_request_error"
     kind = _ERROR_TYPES.get(status, fallback)
     if protocol == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
     kind = "server_error" if kind == "api_error" else kind
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def anthropic_events(r: _Rendered) -> list[tuple[str, dict[str, Any]]]:
@@ -539,6 +549,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0].rstrip("/")
         if path == "/health":
             self._send_json(200, {"status": "ok"})
+        elif path == "/props" and self.server.owner.props is not None:
+            self._send_json(200, self.server.owner.props)
         elif path.endswith("/models"):
             models = self.server.owner._models() or ["scripted-model"]
             data = [
@@ -580,9 +592,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, request: RecordedRequest, reply: Reply) -> None:
         protocol = request.protocol
         if reply.status != 200:
-            self._send_json(
-                reply.status, error_body(protocol, reply.status, reply.error_message), reply.headers
-            )
+            body = error_body(protocol, reply.status, reply.error_message, reply.error_code)
+            self._send_json(reply.status, body, reply.headers)
             return
         owner = self.server.owner
         rendered = _Rendered(reply, request.model or "scripted-model", [])

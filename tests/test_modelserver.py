@@ -211,6 +211,21 @@ def test_error_replies_use_each_protocols_shape_and_headers(server, http, path, 
     assert response.json() == shape
 
 
+def test_an_openai_error_carries_its_code(server, http):
+    server.add(error(400, "too long", code="context_length_exceeded"))
+
+    response = http.post(server.openai_url + "/chat/completions", json=openai_body())
+
+    assert response.json()["error"]["code"] == "context_length_exceeded"
+
+
+def test_props_answers_as_llama_cpp_when_set(server, http):
+    assert http.get(server.url + "/props").status_code == 404
+    server.props = {"default_generation_settings": {"n_ctx": 4096}}
+
+    assert http.get(server.url + "/props").json()["default_generation_settings"]["n_ctx"] == 4096
+
+
 def test_drop_after_events_cuts_the_connection_mid_stream(server, http):
     server.add(text("abcdefghij", chunk_size=2, drop_after_events=3), text("after"))
     lines = []
