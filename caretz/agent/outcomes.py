@@ -34,7 +34,8 @@ class LoopGuardStopped(TurnEnd):
 
 
 class LimitReached(TurnEnd):
-    """--max-tool-calls or --max-budget-usd was hit."""
+    """--max-tool-calls or --max-budget-usd was hit, or the reply stayed cut off at
+    the output limit (maxTokens) after its continuations."""
 
     status = "limit"
     exit_code = 4
@@ -68,7 +69,8 @@ EXIT_CODES: dict[int, str] = {
     1: "runtime failure: the provider gave up or a tool crashed",
     2: "usage or configuration error",
     3: "the loop guard ended the turn",
-    4: "a limit (--max-tool-calls, --max-budget-usd, goal.maxTurns) ended the turn or the goal",
+    4: "a limit (--max-tool-calls, --max-budget-usd, maxTokens, goal.maxTurns) ended the turn "
+    "or the goal",
     5: "the goal was judged impossible",
     6: "a hook blocked the prompt or ended the turn",
     129: "ended by SIGHUP (a closed terminal), like Ctrl-C",

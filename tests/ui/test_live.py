@@ -213,9 +213,23 @@ def test_compaction_shows_one_line():
         }
     )
     assert screen(console).strip() == (
-        "⟳ compacted the conversation: trimmed 3 old tool output(s), "
-        "summarized 12 older message(s) (~170.0k → ~41.0k tokens)"
+        "⟳ compacted the conversation: summarized 12 older message(s), "
+        "trimmed 3 old tool output(s) (~170.0k → ~41.0k tokens)"
     )
+
+
+def test_a_reply_cut_off_at_the_output_limit_shows_what_became_of_it():
+    console = plain_console()
+    view = LiveView(console)
+    event = {"type": "Model.OutputLimit", "max_tokens": 32_000, "continuation": 1}
+    view.on_event({**event, "action": "calls_not_run", "tool_calls": ["write"]})
+    view.on_event({**event, "action": "continued", "tool_calls": []})
+    assert screen(console).strip().splitlines() == [
+        "the reply hit the 32,000-token output limit: its calls (write) were not run; the "
+        "model was told to write less at once",
+        "the reply hit the 32,000-token output limit: asking the model to continue "
+        "(continuation 1)",
+    ]
 
 
 def test_a_reply_that_broke_off_is_taken_off_the_screen_before_the_retry():
