@@ -35,6 +35,11 @@ def show_settings(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
             "provider": model.entry.name,
             "modelId": model.model_id,
             **_show_provider(model.entry, env),
+            # What a request uses: the profile's value, else the model family's.
+            "family": settings.model_limits.family,
+            "contextWindow": settings.context_window,
+            "maxTokens": settings.max_tokens,
+            "reasoning": settings.reasoning,
         },
         **profile,
         "providers": {

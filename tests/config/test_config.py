@@ -517,6 +517,9 @@ def test_show_settings_never_shows_key_values(home: Path) -> None:
     assert providers["ollama"]["apiKey"] == "not needed"
     assert providers["gw"]["headers"] == ["Authorization"]
     assert shown["model"]["ref"] == DEFAULT_MODEL and shown["model"]["apiKey"] == "set"
+    limits = {key: shown["model"][key] for key in ("contextWindow", "maxTokens", "reasoning")}
+    assert limits == {"contextWindow": 200_000, "maxTokens": 32_000, "reasoning": "medium"}
+    assert shown["contextWindow"] is None  # the profile's own value: unset
     assert shown["loopGuard"]["repeatThreshold"] == 3
     assert shown["profile"] == "general"
 

@@ -126,6 +126,15 @@ def _state(pid: int) -> str:
 # ----------------------------------------------------------------- the protocols
 
 
+def test_the_servers_own_context_size_is_read_from_it(servers):
+    from caretz.providers.model_limits import server_context_window
+
+    provider = provider_for(servers, "openai")
+    root = provider.base_url.removesuffix("/v1")  # type: ignore[attr-defined]
+
+    assert server_context_window(root) == SMOL.context_size == 4096
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_streamed_text_with_usage(servers, protocol):
     events = drain(
