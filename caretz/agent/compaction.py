@@ -333,6 +333,15 @@ def _section(summary: str, header: str) -> str:
     return rest.split("\n\n", 1)[0].strip() if found else ""
 
 
+def only_summary(messages: list[Message]) -> bool:
+    """Whether `messages` are an earlier compaction's summary and nothing more (the kept
+    part alone is over the window: summarizing the summary again would not help)."""
+    return all(
+        message.content.startswith(SUMMARY_HEADER) or message.content == SUMMARY_ACK
+        for message in messages
+    )
+
+
 def task_of(older: list[Message]) -> str:
     """The prompt of the turn the kept part carries on (the newest user message before it)."""
     for message in reversed(older):
@@ -392,7 +401,8 @@ def compact(
     split = keep_start(original, policy, scale)
     protected = newest_step(original)  # the newest step: never cut
     summarized, error = 0, None
-    if split and (reason != "auto" or tokens(original) > policy.target_tokens):
+    due = reason != "auto" or tokens(original) > policy.target_tokens
+    if split and due and not only_summary(original[:split]):
         older, kept = original[:split], original[split:]
         try:
             summary = summarize(older) + kept_facts(older, kept)

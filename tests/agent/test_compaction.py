@@ -17,13 +17,15 @@ from rich.console import Console
 from caretz.agent.compaction import (
     SUMMARY_HEADER,
     SUMMARY_SYSTEM,
+    TASK_HEADER,
     CompactionPolicy,
     ContextMeter,
+    compact,
     estimate_tokens,
     head_and_tail,
 )
 from caretz.config.settings import resolve_settings
-from caretz.messages import Message
+from caretz.messages import Message, ToolCall
 from caretz.runtime.session import Session, start_session
 from caretz.session.events import read_events
 from caretz.session.store import rebuild_history
@@ -262,3 +264,52 @@ def test_the_session_compacts_by_itself_before_a_turn_near_the_window(
     last = server.requests[-1]
     assert last.messages[-1]["content"] == "turn 4"
     assert "turn 1" not in [m["content"] for m in last.messages if m["role"] == "user"]
+
+
+def _step(call_id: str, name: str, arguments: dict[str, Any], output: str) -> list[Message]:
+    call = ToolCall(call_id, name, arguments)
+    return [Message("assistant", tool_calls=[call]), Message("tool", output, tool_call_id=call_id)]
+
+
+def _never(messages: list[Message]) -> str:
+    raise AssertionError("no summary should be asked for")
+
+
+def test_a_second_compaction_carries_the_first_ones_files_and_plan_and_the_task():
+    plan = {"todos": [{"content": "Fix the parser", "status": "in_progress"}]}
+    turn = [
+        Message("user", "fix the parser"),
+        *_step("c1", "todo", plan, "plan set"),
+        *_step("c2", "write", {"path": "a.py", "content": "x"}, "wrote a.py"),
+        *_step("c3", "bash", {"command": "pytest"}, "y" * 8000),
+        *_step("c4", "edit", {"path": "b.py", "old": "1", "new": "2"}, "z" * 8000),
+    ]
+    policy = CompactionPolicy(context_window=6000, keep_ratio=0.1)
+
+    first = compact(turn, "system", policy, lambda older: "FIRST SUMMARY")
+    assert first is not None and first.summarized == 7
+    summary = first.conversation[0].content
+    assert "[>] Fix the parser" in summary and "Files changed so far: a.py" in summary
+    assert summary.endswith(f"{TASK_HEADER}\n\nfix the parser")
+
+    later = [*first.conversation, *_step("c5", "bash", {"command": "ls"}, "w" * 8000)]
+    second = compact(later, "system", policy, lambda older: "SECOND SUMMARY")
+
+    assert second is not None and second.summarized == 3
+    summary = second.conversation[0].content
+    assert "SECOND SUMMARY" in summary and "FIRST SUMMARY" not in summary
+    assert "[>] Fix the parser" in summary
+    assert "Files changed so far: a.py, b.py" in summary
+    assert summary.endswith(f"{TASK_HEADER}\n\nfix the parser")
+    assert second.conversation[-1].content == "w" * 8000  # the newest result, whole
+
+
+def test_a_summary_alone_before_a_step_over_the_window_is_not_summarized_again():
+    conversation = [
+        Message("user", f"{SUMMARY_HEADER}\n\nS\n\n{TASK_HEADER}\n\ntask"),
+        *_step("c1", "bash", {"command": "cat big"}, "v" * 40_000),
+    ]
+
+    result = compact(conversation, "", CompactionPolicy(context_window=4000), _never)
+
+    assert result is None  # nothing older to summarize or trim; the newest step stays whole
