@@ -269,13 +269,9 @@ def test_a_long_turn_is_compacted_before_it_outgrows_the_context_window(caretz, 
     caretz.write_config({"profiles": {"general": {"contextWindow": 4000}}})
     noisy = "python3 -c \"print('x' * 6000)\""
     # The server reports how full the context is, as real ones do: the meter goes by that.
-    server.add(
-        *[
-            Reply(tool_calls=[("bash", {"command": noisy})], usage=(u, 20, 0))
-            for u in (900, 2400, 900)
-        ],
-        text("done"),
-    )
+    step = [Reply(tool_calls=[("bash", {"command": noisy})], usage=(u, 20, 0)) for u in (900, 2400)]
+    # Before the third request the context is past 80%: the older steps are summarized.
+    server.add(*step, text("SUMMARY: printed x's."), step[0], text("done"))
 
     run = caretz("-p", "make noise")
 
@@ -288,10 +284,11 @@ def test_a_long_turn_is_compacted_before_it_outgrows_the_context_window(caretz, 
         for b in m["content"]
         if isinstance(m["content"], list) and b.get("type") == "tool_result"
     ]
-    assert len(outputs) == 3
-    assert all(len(output) < 6000 for output in outputs[:2])  # older outputs trimmed
+    assert len(outputs) == 2  # the first step is summarized, the newest kept whole
+    assert all("x" * 6000 in output for output in outputs)
+    assert "SUMMARY: printed x's." in last[0]["content"]
     compacted = [e for e in caretz.events(run.session_id) if e["type"] == "Session.Compacted"]
-    assert compacted and compacted[0]["trimmed"] >= 1
+    assert compacted and compacted[0]["summarized"] == 3 and compacted[0]["trimmed"] == 0
 
 
 def test_ctrl_c_ends_the_turn_kills_the_command_and_keeps_the_log(caretz, server, workspace):
