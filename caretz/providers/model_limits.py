@@ -27,7 +27,7 @@ DEFAULT_REASONING: Reasoning = "medium"  # for a model that thinks, when the pro
 @dataclass(frozen=True)
 class ModelLimits:
     family: str  # the table's pattern that matched, or "default"
-    context_window: int  # tokens the model reads (prompt + reply)
+    context_window: int  # tokens the model reads: the most a prompt may be
     max_output: int  # the most tokens the model writes in one reply
     # Which protocol's thinking the model speaks (Anthropic `thinking`, OpenAI
     # `reasoning_effort`); None: it has none caretz turns on by default.
@@ -61,7 +61,8 @@ TABLE: tuple[ModelLimits, ...] = (
     _family("claude-haiku-*", 200_000, 64_000, "anthropic"),
     # OpenAI
     _family("gpt-5*-chat*", 128_000, 16_384, None),
-    _family("gpt-[5-9]*", 400_000, 128_000, "openai"),  # GPT-5 and later
+    # GPT-5 and later: 400k in all, of which the prompt may be 272k.
+    _family("gpt-[5-9]*", 272_000, 128_000, "openai"),
     _family("gpt-4.1*", 1_047_576, 32_768, None),
     _family("gpt-4o*", 128_000, 16_384, None),
     _family("o[134]*", 200_000, 100_000, "openai"),

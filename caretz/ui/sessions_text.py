@@ -77,6 +77,10 @@ def describe_event(event: dict[str, Any]) -> str | None:
             f"{event['tokens_after']:,} tokens; {event['trimmed']} outputs trimmed, "
             f"{event['summarized']} messages summarized"
         )
+    if kind == "Model.OutputLimit":
+        from caretz.ui.notice_lines import output_limit_line
+
+        return f"[output limit] {output_limit_line(event)}"
     if kind == "Turn.Ended":
         # A loop-guard stop's message is the guard's notice, which has a prefix of its own.
         message = str(event.get("message") or "").removeprefix(f"{GUARD_PREFIX} ")
