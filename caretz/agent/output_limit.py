@@ -81,6 +81,13 @@ def joined(first: Message, more: Message) -> Message:
     )
 
 
+@dataclass(frozen=True)
+class Outcome:
+    fields: dict[str, object]  # the Model.OutputLimit event's
+    results: list[Message]  # failed results for the calls that did not run
+    ended: str | None  # the turn ends at the limit, saying this
+
+
 @dataclass
 class CutReplies:
     """One turn's replies cut off at the output limit: the one being continued and the
@@ -105,16 +112,26 @@ class CutReplies:
         note, self.note = self.note, None
         return [note] if note else []
 
-    def on_limit(self, message: Message) -> Action:
+    def on_limit(self, message: Message) -> Outcome:
         """What becomes of a reply that ended on the limit."""
+        action: Action = "continued"
+        results: list[Message] = []
         if message.tool_calls:
-            return "calls_not_run"
-        if self.continuations >= MAX_CONTINUATIONS:
-            return "ended"
-        self.continuations += 1
-        self.cut = message
-        self.note = continue_note(message, self.limit)
-        return "continued"
+            action, results = "calls_not_run", cut_call_results(message, self.limit)
+        elif self.continuations >= MAX_CONTINUATIONS:
+            action = "ended"
+        else:
+            self.continuations += 1
+            self.cut = message
+            self.note = continue_note(message, self.limit)
+        fields = {
+            "action": action,
+            "max_tokens": self.limit,
+            "continuation": self.continuations,
+            "tool_calls": [call.name for call in message.tool_calls],
+        }
+        ended = self.ended() if action == "ended" else None
+        return Outcome(fields, results, ended)
 
     def ended(self) -> str:
         return ENDED.format(limit=self.limit, times=self.continuations + 1)

@@ -146,21 +146,12 @@ class Turn:
 
     def on_output_limit(self, message: Message) -> None:
         """The reply ended on max_tokens: never done (see output_limit.py)."""
-        cut = self.cut_replies
-        action = cut.on_limit(message)
-        calls = [call.name for call in message.tool_calls]
-        self.emit(
-            "Model.OutputLimit",
-            action=action,
-            max_tokens=cut.limit,
-            continuation=cut.continuations,
-            tool_calls=calls,
-        )
-        if action == "calls_not_run":
-            self.conversation.messages += output_limit.cut_call_results(message, cut.limit)
-        elif action == "ended":
+        outcome = self.cut_replies.on_limit(message)
+        self.emit("Model.OutputLimit", **outcome.fields)
+        self.conversation.messages += outcome.results
+        if outcome.ended is not None:
             self.last_text = message.content  # the cut-off answer, never an older step's
-            raise LimitReached(cut.ended())
+            raise LimitReached(outcome.ended)
 
     def finish(self, end: TurnEnd) -> TurnResult:
         interrupted = isinstance(end, Interrupted)
@@ -194,6 +185,9 @@ class Turn:
             return self.send(trailing, final_report, may_overflow=True)
         except _PromptTooLong as overflow:
             # Compacted and smaller: the same request once more, then an error is an error.
+            self.emit(
+                "Model.PromptTooLong", error=str(overflow.error), status=overflow.error.status
+            )
             if not self.after_overflow(str(overflow.error)):
                 self.record_provider_error(overflow.error)
                 raise RuntimeFailure(str(overflow.error)) from None

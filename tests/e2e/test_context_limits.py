@@ -116,6 +116,8 @@ def test_prompt_too_long_compacts_and_retries_once(caretz, server, protocol, ref
     assert "B" * 6000 in json.dumps(retried.body)  # the newest result, whole
     compacted = compactions(caretz, run.session_id)
     assert [c["reason"] for c in compacted] == ["overflow"]
+    kinds = [e["type"] for e in caretz.events(run.session_id)]
+    assert kinds.index("Model.PromptTooLong") < kinds.index("Session.Compacted")
     assert "prompt is too long" in run.stderr
     assert "done after compacting" in run.stdout
 
