@@ -75,7 +75,7 @@ class CompactionPolicy:
 
     context_window: int = DEFAULT_CONTEXT_WINDOW
     trigger_ratio: float = 0.8  # compact once the estimate passes this share of the window
-    target_ratio: float = 0.5  # trimming alone is enough when it gets below this share
+    target_ratio: float = 0.5  # "auto" summarizes only a conversation over this share
     keep_ratio: float = 0.25  # the newest steps kept whole, up to this share (the newest always)
     keep_recent_turns: int = 2  # nothing older than the newest turns is kept whole
     keep_chars: int = 2_000  # an older tool output or argument keeps this many characters

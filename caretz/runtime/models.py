@@ -37,17 +37,16 @@ def open_provider(
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def served_context_window(model: ResolvedModel, provider: Provider) -> int | None:
-    """The context an OpenAI-protocol server on this machine says it holds (llama.cpp's
-    `n_ctx`: caretz's own `local/…` servers, or one the user runs); None otherwise."""
+def served_context_window(provider: Provider) -> int | None:
+    """The context a server on this machine says it holds (llama.cpp's `n_ctx`, on
+    either protocol: caretz's own `local/…` servers, or one the user runs); None when
+    the server is elsewhere or does not say."""
     from urllib.parse import urlsplit
 
     from caretz.providers.model_limits import server_context_window
 
     base_url = getattr(provider, "base_url", None)
-    if model.entry.protocol != "openai" or not isinstance(base_url, str):
-        return None
-    if urlsplit(base_url).hostname not in LOOPBACK_HOSTS:
+    if not isinstance(base_url, str) or urlsplit(base_url).hostname not in LOOPBACK_HOSTS:
         return None
     return server_context_window(base_url.removesuffix("/v1"))
 

@@ -181,9 +181,7 @@ def wire_agent(
         price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
         listener=listener,
         compaction=CompactionPolicy(
-            context_window=context_window(
-                settings.context_window, served_context_window(settings.model, provider)
-            ),
+            context_window=context_window(settings.context_window, served_context_window(provider)),
             reserved_output=settings.max_tokens,
         ),
         hooks=hooks,

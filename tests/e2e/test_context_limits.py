@@ -132,7 +132,9 @@ def test_prompt_too_long_with_nothing_to_compact_is_an_error(caretz, server):
     assert len(server.requests) == 1  # nothing to make smaller: no retry
 
 
-def test_a_llama_cpp_servers_n_ctx_caps_the_window(caretz, server):
+@pytest.mark.parametrize("protocol", ["anthropic", "openai"])
+def test_a_llama_cpp_servers_n_ctx_caps_the_window(caretz, server, protocol):
+    args, env = by_protocol(protocol)
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     server.add(
         tool("bash", command=big("A")),
@@ -141,7 +143,7 @@ def test_a_llama_cpp_servers_n_ctx_caps_the_window(caretz, server):
         text("done"),
     )
 
-    run = caretz("-p", "print", *by_protocol("openai")[0], env=OPENAI)
+    run = caretz("-p", "print", *args, env=env)
 
     assert run.code == 0, run.stderr
     # The table's window for an unknown model is 128k: only the server's 4,096 compacts.
