@@ -315,7 +315,7 @@ def show_config(overrides: Flags) -> int:
 def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
     """`caretz sandbox check`: 0 when a sandbox works here, 1 when none does. `check`
     replaces probing this machine (what another machine would find)."""
-    from caretz.config.sandbox import sandbox_policy
+    from caretz.config.sandbox import sandbox_policy, session_programs
     from caretz.config_base import ConfigError
     from caretz.sandbox.detect import Backend, check_sandbox, render_check
 
@@ -327,7 +327,9 @@ def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | N
     except ConfigError as error:
         return fail(str(error))
     if check is None:
-        check = check_sandbox(policy.mode, policy.network)
+        check = check_sandbox(
+            policy.mode, policy.network, programs=session_programs(policy, os.environ)
+        )
     roots = [str(root) for root in policy.writable_roots]
     if output == "json":
         data = {**check.as_dict(), "writable_roots": roots}
