@@ -111,7 +111,8 @@ def _module_paths(modules: Path) -> list[str]:
     return found
 
 
-def read_state(git_dir: Path) -> dict[str, Saved]:
+def read_state(git_dir: Path, content: bool = True) -> dict[str, Saved]:
+    """The watched paths with their stat data, and (`content`) their bytes to put back."""
     files: dict[str, Saved] = {}
     for relative in control_paths(git_dir):
         path = git_dir / relative
@@ -119,7 +120,7 @@ def read_state(git_dir: Path) -> dict[str, Saved]:
             info = os.lstat(path)
         except OSError:
             continue
-        files[relative] = Saved(fingerprint(info), _content(path, info))
+        files[relative] = Saved(fingerprint(info), _content(path, info) if content else None)
     return files
 
 
@@ -227,7 +228,7 @@ class GitWatch:
     def _undo(self, state: RepoState) -> list[str]:
         lines: list[str] = []
         before = state.files
-        now = read_state(state.git_dir) if state.full else self._creatable(state)
+        now = read_state(state.git_dir, content=False) if state.full else self._creatable(state)
         moved: list[str] = []
         for relative in now:
             if relative in before or any(relative.startswith(m + "/") for m in moved):
@@ -254,9 +255,12 @@ class GitWatch:
             current = now.get(relative)
             if saved.data is None or (current and current.fingerprint == saved.fingerprint):
                 continue
-            if current is not None and current.data == saved.data and _same_type(current, saved):
-                continue
             path = state.git_dir / relative
+            if current is not None and _same_type(current, saved):
+                data = _content(path, os.lstat(path))
+                if data == saved.data:  # touched, not changed
+                    saved.fingerprint = current.fingerprint
+                    continue
             if current is not None:
                 self._move_aside(path)
             _write_back(path, saved)
