@@ -255,6 +255,8 @@ def test_git_never_runs_what_a_command_planted(sandboxed, server, workspace, mar
     )
     undone = [e for e in sandboxed.events(run.session_id) if e["type"] == "Sandbox.GitUndone"]
     assert len(undone) >= 2
+    shown = sandboxed("sessions", "show", run.session_id).stdout
+    assert f"    [caretz] {workspace}/.git/commondir: created by a command" in shown
     assert not (workspace / ".git" / "commondir").exists()
     assert (workspace / ".git" / "info" / "exclude").read_text() != "*\n"
     assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
