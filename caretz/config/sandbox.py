@@ -103,15 +103,23 @@ def _refuse_unprotected(policy: SandboxPolicy, check: SandboxCheck, programs: Pr
     """Landlock cannot make a path inside a writable root read-only: with caretz installed
     there, a command could change what caretz runs unconfined. And without a trusted
     interpreter the launcher (Landlock, the sandbox off, MCP servers) has nothing to run."""
-    inside = installation_inside(policy.writable_roots)
-    if inside and policy.enforced and check.backend is Backend.LANDLOCK:
-        raise ConfigError(
-            f"caretz is installed inside a writable root ({inside[0]}) and the Landlock "
-            "fallback cannot keep it read-only for commands: install bubblewrap, install "
-            "caretz outside the project (pipx, uv tool), or run with --sandbox off"
-        )
+    problem = installation_problem(policy, check)
+    if problem:
+        raise ConfigError(problem)
     if programs.python.path is None:
         raise ConfigError(f"no interpreter for caretz's launcher: {programs.python.notice()}")
+
+
+def installation_problem(policy: SandboxPolicy, check: SandboxCheck) -> str | None:
+    """Why a session cannot start: caretz installed inside a writable root, under Landlock."""
+    inside = installation_inside(policy.writable_roots)
+    if not (inside and policy.enforced and check.backend is Backend.LANDLOCK):
+        return None
+    return (
+        f"caretz is installed inside a writable root ({inside[0]}) and the Landlock "
+        "fallback cannot keep it read-only for commands: install bubblewrap, install "
+        "caretz outside the project (pipx, uv tool), or run with --sandbox off"
+    )
 
 
 def installation_notice(policy: SandboxPolicy) -> str | None:

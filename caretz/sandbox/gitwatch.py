@@ -170,13 +170,14 @@ class GitWatch:
         """Undo what changed since the last check, one line each; `accept` takes the
         state as it is now instead (a command the user let out of the sandbox)."""
         lines: list[str] = []
-        for root in self.roots:
-            self._follow_index(root, lines, accept)
+        # The git dirs first: git reads the index only once a planted commondir is gone.
         for state in list(self._repos.values()):
             if accept:
                 state.files = read_state(state.git_dir)
             else:
                 lines += self._undo(state)
+        for root in self.roots:
+            self._follow_index(root, lines, accept)
         return lines
 
     # -- nested repositories -------------------------------------------------------------

@@ -201,10 +201,15 @@ def test_caretz_installed_in_the_project_is_read_only_to_commands(
     python = str(workspace / ".cvenv" / "bin" / "python")
     command = [python, "-m", "caretz", "-p", "go"]
 
-    def run_caretz() -> subprocess.CompletedProcess[str]:
+    def run_caretz(*args: str) -> subprocess.CompletedProcess[str]:
         env = sandboxed.environment()
         return subprocess.run(
-            command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120
+            [*command[:3], *(args or command[3:])],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     done = run_caretz()
@@ -213,6 +218,9 @@ def test_caretz_installed_in_the_project_is_read_only_to_commands(
         assert done.returncode == 2, done.stderr
         assert "the Landlock fallback cannot keep it read-only for commands" in done.stderr
         assert server.requests == []
+        check = run_caretz("sandbox", "check")
+        assert check.returncode == 1
+        assert "error: caretz is installed inside a writable root" in check.stdout
         return
     assert done.returncode == 0, done.stderr
     assert "caretz is installed inside the project" in done.stderr
