@@ -21,6 +21,7 @@ from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
 from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable, check_sandbox
 from caretz.sandbox.envfilter import EnvFilter
+from caretz.sandbox.gitwatch import nested_control_paths
 from caretz.sandbox.policy import (
     PolicyError,
     SandboxMode,
@@ -55,11 +56,16 @@ def sandbox_policy(settings: Settings, cwd: Path, env: Mapping[str, str]) -> San
         )
     except PolicyError as error:
         raise ConfigError(f"sandbox: {error}") from None
-    installation = [glob.escape(str(path)) for path in installation_inside(policy.roots)]
-    if not installation:
+    return _with_read_only(policy, installation_inside(policy.roots))
+
+
+def _with_read_only(policy: SandboxPolicy, paths: list[Path]) -> SandboxPolicy:
+    """`policy` with `paths` (literal paths, not globs) read-only as well."""
+    if not paths:
         return policy
+    escaped = [Path(glob.escape(str(path))) for path in paths]
     return dataclasses.replace(
-        policy, read_only=tuple(dict.fromkeys([*policy.read_only, *map(Path, installation)]))
+        policy, read_only=tuple(dict.fromkeys([*policy.read_only, *escaped]))
     )
 
 
@@ -92,6 +98,10 @@ def open_session_sandbox(
     elif check.programs is None:
         check = dataclasses.replace(check, programs=programs)
     _refuse_unprotected(policy, check, programs)
+    if policy.enforced and check.backend is Backend.BWRAP:
+        policy = _with_read_only(
+            policy, nested_control_paths(policy.writable_roots, programs.git.path)
+        )
     try:
         sandbox = open_sandbox(policy, check, shell_env_filter(settings))
     except SandboxUnavailable as error:

@@ -210,19 +210,7 @@ class GitWatch:
             self._repos.setdefault(nested, RepoState(nested, read_state(nested)))
 
     def _read_gitlinks(self, root: Path) -> set[Path]:
-        if self.git is None:
-            return set()
-        done = subprocess.run(
-            [self.git, "-c", "core.fsmonitor=false", "ls-files", "-s", "-z"],
-            capture_output=True,
-            cwd="/",
-            env=_git_env(root / ".git"),
-        )
-        links: set[Path] = set()
-        for entry in done.stdout.split(b"\0"):
-            if entry.startswith(GITLINK_MODE + b" ") and b"\t" in entry:
-                links.add(root / os.fsdecode(entry.split(b"\t", 1)[1]))
-        return links
+        return gitlinks(root, self.git)
 
     # -- undoing -------------------------------------------------------------------------
 
@@ -278,6 +266,38 @@ class GitWatch:
             target = target.with_name(target.name + "~")
         shutil.move(str(path), str(target))
         return target
+
+
+def gitlinks(root: Path, git: str | None) -> set[Path]:
+    """The paths `root`'s index links as gitlinks (submodules, embedded repositories)."""
+    if git is None or not (root / ".git").is_dir():
+        return set()
+    done = subprocess.run(
+        [git, "-c", "core.fsmonitor=false", "ls-files", "-s", "-z"],
+        capture_output=True,
+        cwd="/",
+        env=_git_env(root / ".git"),
+    )
+    links: set[Path] = set()
+    for entry in done.stdout.split(b"\0"):
+        if entry.startswith(GITLINK_MODE + b" ") and b"\t" in entry:
+            links.add(root / os.fsdecode(entry.split(b"\t", 1)[1]))
+    return links
+
+
+def nested_control_paths(roots: Sequence[Path], git: str | None) -> list[Path]:
+    """What git reads configuration or code from in the nested repositories the roots'
+    indexes link (those with a `.git` directory of their own), as it exists now: for
+    bubblewrap to mount read-only, as it does a root's own."""
+    found: list[Path] = []
+    for root in roots:
+        for link in sorted(gitlinks(root, git)):
+            nested = link / ".git"
+            if not nested.is_dir() or nested.is_symlink():
+                continue
+            names = (*CONTROL_FILES, *CONTROL_DIRS, "modules", "worktrees")
+            found += [nested / name for name in names if os.path.lexists(nested / name)]
+    return found
 
 
 def _same_type(a: Saved, b: Saved) -> bool:

@@ -292,3 +292,30 @@ def test_a_rewind_restores_an_edit_after_a_command_wrote_star_to_the_exclude_fil
     assert rewound.code == 0, rewound.stderr
     assert (workspace / "notes.txt").read_text() == "my notes\n"
     assert (workspace / "README.md").read_text() == "hello\n"
+
+
+def test_a_linked_nested_repository_keeps_its_config(sandboxed, server, workspace, marker, backend):
+    repository(workspace)
+    vendor = workspace / "vendor"
+    vendor.mkdir()
+    git(vendor, "init", "-q")
+    (vendor / "lib.py").write_text("LIB = 1\n")
+    git(vendor, "add", "lib.py")
+    git(vendor, "commit", "-qm", "lib")
+    git(workspace, "add", "vendor")
+    git(workspace, "commit", "-qm", "vendor")
+    config = (vendor / ".git" / "config").read_text()
+    plant = f"git -C vendor config core.fsmonitor 'touch {marker}; false'; echo planted"
+    server.add(tool("bash", command=plant), text("done"))
+
+    run = sandboxed("-p", "go")
+
+    assert run.code == 0, run.stderr
+    (output,) = [result["output"] for result in results(sandboxed, run)]
+    if backend == "bwrap":  # read-only: the command could not write it
+        assert "could not write config file .git/config" in output
+    else:  # writable under Landlock: put back after the call
+        assert f"[caretz] {vendor}/.git/config: changed by a command; caretz put it back" in output
+    assert (vendor / ".git" / "config").read_text() == config
+    git(workspace, "status")
+    assert not marker.exists()
