@@ -145,6 +145,7 @@ class ShadowGit:
         done = subprocess.run(
             [self.git, "init", "-q", "--bare", str(self.git_dir)],
             capture_output=True,
+            cwd=self.git_dir.parent,
             env={k: v for k, v in self.env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")},
         )
         if done.returncode != 0:

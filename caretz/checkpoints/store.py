@@ -97,7 +97,11 @@ class CheckpointStore:
             raise CheckpointError(f"no project folder {project}")
         data_dir = data_dir.resolve()
         folder = project_folder(data_dir, project)
-        shadow = ShadowGit(git_path, folder / "git", project, env.get("PATH", ""))
+        # git finds what it runs on this PATH: the trusted git's own folder and the
+        # system's, never an entry of the user's PATH a command could have written.
+        system = [entry for entry in os.defpath.split(os.pathsep) if entry]
+        path = os.pathsep.join(dict.fromkeys([os.path.dirname(git_path), *system]))
+        shadow = ShadowGit(git_path, folder / "git", project, path)
         stager = Stager(
             shadow,
             limits,

@@ -302,3 +302,28 @@ def test_prepare_stages_the_tree_without_recording_a_checkpoint(plain_project, o
     assert store.git.run("ls-files", "-z").count(b"\0") == 5
     checkpoint = store.checkpoint(meta(1))
     assert set(files_in(store, checkpoint)) == set(tree_state(plain_project)) - {"src"}
+
+
+def test_checkpoints_never_run_the_projects_config_hooks_or_fsmonitor(
+    repo_project, open_store, tmp_path
+):
+    marker = tmp_path / "planted-code-ran"
+    planted = f"#!/bin/sh\ntouch {marker}\n"
+    git(repo_project, "config", "core.fsmonitor", f"touch {marker}; false")
+    git(repo_project, "config", "core.hooksPath", str(repo_project / ".git" / "hooks"))
+    for hook in ("pre-commit", "post-commit", "post-checkout", "post-index-change"):
+        write(repo_project, f".git/hooks/{hook}", planted, executable=True)
+    nested = repo_project / "vendor"  # a nested repository in the work tree, not linked
+    write(nested, "lib.py", "LIB = 1\n")
+    git(nested, "init", "-q")
+    git(nested, "config", "core.fsmonitor", f"touch {marker}; false")
+    store = open_store(repo_project)
+
+    before = (repo_project / "src/main.py").read_text()
+    first = store.checkpoint(meta(1))
+    write(repo_project, "src/main.py", "print('edited')\n")
+    store.settle(meta(1))
+    store.restore(first, meta(2))
+
+    assert (repo_project / "src/main.py").read_text() == before
+    assert not marker.exists()
