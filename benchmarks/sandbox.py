@@ -4,7 +4,10 @@ Prints the median wall time of a few commands started directly, under bubblewrap
 the Landlock launcher and with the sandbox off (the launcher without rules, which only
 cleans up what a command leaves behind), each with the ratio to the direct run and the
 milliseconds added. Each sandboxed run includes building its command line from the policy, as the
-bash tool does per command. Goal: at most 15 ms added.
+bash tool does per command, and the launcher runs on the interpreter a session picks (the
+real binary behind caretz's own, caretz/trusted.py). Also printed: what a session pays
+once at its start to find the programs it runs, and after every tool call for the git
+watch (sandbox/gitwatch.py) in a small repository. Goal: at most 15 ms added.
 
     .venv/bin/python benchmarks/sandbox.py [--runs 40] [--cwd DIR]
 """
@@ -12,10 +15,12 @@ bash tool does per command. Goal: at most 15 ms added.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox  # noqa: E402
+from caretz.sandbox.gitwatch import GitWatch  # noqa: E402
 from caretz.sandbox.policy import SandboxMode, build_policy, home_from_env  # noqa: E402
 from caretz.sandbox.runner import Sandbox, open_sandbox  # noqa: E402
+from caretz.trusted import launcher_python, resolve_programs, untrusted_roots  # noqa: E402
 
 COMMANDS = {
     "true": ["true"],
@@ -48,14 +55,15 @@ def sandboxes(cwd: Path) -> dict[str, Sandbox | None]:
     env = dict(os.environ)
     policy = build_policy(cwd=cwd, home=home_from_env(env))
     found: dict[str, Sandbox | None] = {"direct": None}
+    python = launcher_python(env.get("PATH", ""), untrusted_roots([cwd])).path
     check = check_sandbox(policy.mode, policy.network)
     if check.backend is Backend.BWRAP:
         found["bwrap"] = open_sandbox(policy, check)
     fallback = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "skipped"))
     if fallback.backend is Backend.LANDLOCK:
-        found["landlock"] = open_sandbox(policy, fallback)
+        found["landlock"] = dataclasses.replace(open_sandbox(policy, fallback), python=python)
     off = build_policy(cwd=cwd, home=home_from_env(env), mode=SandboxMode.OFF)
-    found["off"] = open_sandbox(off, check_sandbox(off.mode))
+    found["off"] = dataclasses.replace(open_sandbox(off, check_sandbox(off.mode)), python=python)
     return found
 
 
@@ -91,6 +99,32 @@ def build_times(cwd: Path, repeats: int = 200) -> dict[str, float]:
     return times
 
 
+def per_session_ms(cwd: Path, repeats: int = 20) -> float:
+    """Finding bwrap, git and the launcher's interpreter, once at a session's start."""
+    began = time.perf_counter()
+    for _ in range(repeats):
+        resolve_programs(os.environ.get("PATH", ""), [cwd])
+    return (time.perf_counter() - began) / repeats * 1000
+
+
+def git_watch_ms(repeats: int = 200) -> dict[str, float]:
+    """The git watch's check after a tool call that changed nothing, in a fresh repository."""
+    times: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / "repo"
+        root.mkdir()
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        git = resolve_programs(os.environ.get("PATH", ""), [root]).git.path
+        for name, full in (("bwrap", False), ("landlock", True)):
+            watch = GitWatch([root], Path(folder) / "quarantine", git=git, full=full)
+            watch.start()
+            began = time.perf_counter()
+            for _ in range(repeats):
+                watch.check()
+            times[name] = (time.perf_counter() - began) / repeats * 1000
+    return times
+
+
 def report(medians: dict[str, dict[str, float]]) -> str:
     lines = [f"{'command':<18}{'backend':<10}{'median ms':>10}{'ratio':>8}{'added ms':>10}"]
     for label, by_backend in medians.items():
@@ -111,6 +145,9 @@ def main() -> None:
     print(report(measure(args.runs, cwd)))
     built = ", ".join(f"{name} {ms:.2f} ms" for name, ms in build_times(cwd).items())
     print(f"building the command line (included above): {built}")
+    print(f"finding the trusted programs, once per session: {per_session_ms(cwd):.2f} ms")
+    watched = ", ".join(f"{name} {ms:.2f} ms" for name, ms in git_watch_ms().items())
+    print(f"the git watch after each tool call (not included above): {watched}")
     print("goal: at most 15 ms added per command")
 
 

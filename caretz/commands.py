@@ -315,7 +315,7 @@ def show_config(overrides: Flags) -> int:
 def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
     """`caretz sandbox check`: 0 when a sandbox works here, 1 when none does. `check`
     replaces probing this machine (what another machine would find)."""
-    from caretz.config.sandbox import sandbox_policy
+    from caretz.config.sandbox import installation_problem, sandbox_policy, session_programs
     from caretz.config_base import ConfigError
     from caretz.sandbox.detect import Backend, check_sandbox, render_check
 
@@ -327,15 +327,20 @@ def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | N
     except ConfigError as error:
         return fail(str(error))
     if check is None:
-        check = check_sandbox(policy.mode, policy.network)
+        check = check_sandbox(
+            policy.mode, policy.network, programs=session_programs(policy, os.environ)
+        )
     roots = [str(root) for root in policy.writable_roots]
+    refused = installation_problem(policy, check)
     if output == "json":
-        data = {**check.as_dict(), "writable_roots": roots}
+        data = {**check.as_dict(), "writable_roots": roots, "installation_problem": refused}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         sys.stdout.write(render_check(check) + "\n")
         sys.stdout.write(f"writable: {', '.join(roots) or 'nothing'}\n")
-    return 1 if check.backend is Backend.NONE else 0
+        if refused:
+            sys.stdout.write(f"error: {refused}\n")
+    return 1 if check.backend is Backend.NONE or refused else 0
 
 
 def list_mcp_servers(overrides: Flags, output: str) -> int:

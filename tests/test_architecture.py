@@ -23,6 +23,7 @@ LEAVES = {
     "caretz.secrets",
     "caretz.plan",
     "caretz.approvals",
+    "caretz.trusted",  # which bwrap, git and interpreter caretz runs: sandbox and checkpoints
 }
 # What each package may import besides the leaves, lowest layer first.
 MAY_IMPORT: dict[str, set[str]] = {

@@ -32,6 +32,7 @@ from caretz.messages import ToolCall
 if TYPE_CHECKING:
     from caretz.session.events import EventLog
     from caretz.tools.base import ToolContext
+    from caretz.trusted import Program
 
 # Tools that only read. Any other tool (write, edit, and whatever is added later)
 # counts as a change; the shell counts as one unless it cannot write.
@@ -59,11 +60,16 @@ def may_change_files(
 
 
 def open_store(
-    data_dir: Path, workspace: Path, max_file_size: int, env: Mapping[str, str] | None = None
+    data_dir: Path,
+    workspace: Path,
+    max_file_size: int,
+    env: Mapping[str, str] | None = None,
+    git: Program | None = None,
 ) -> CheckpointStore:
     """The store for the project `workspace` belongs to; raises CheckpointError."""
     limits = SnapshotLimits(size_cap=max_file_size)
-    return CheckpointStore.open(data_dir, project_root(workspace), limits=limits, env=env)
+    project = project_root(workspace)
+    return CheckpointStore.open(data_dir, project, limits=limits, env=env, git=git)
 
 
 class TurnCheckpoints:
@@ -96,10 +102,12 @@ class TurnCheckpoints:
         max_file_size: int,
         shell_can_write: Callable[[], bool] = lambda: True,
         env: Mapping[str, str] | None = None,
+        git: Program | None = None,
     ) -> TurnCheckpoints:
-        """Checkpoints for the project of `workspace`, or off with the reason (no git)."""
+        """Checkpoints for the project of `workspace`, or off with the reason (no git, or
+        none caretz may run); `git` is the session's, resolved at its start."""
         try:
-            store = open_store(data_dir, workspace, max_file_size, env)
+            store = open_store(data_dir, workspace, max_file_size, env, git)
         except CheckpointError as error:
             return cls(None, str(error), shell_can_write)
         return cls(store, None, shell_can_write)

@@ -18,8 +18,9 @@ class CheckpointError(RuntimeError):
 class GitNotFound(CheckpointError):
     """No `git` on PATH: the session goes on without checkpoints."""
 
-    def __init__(self) -> None:
-        super().__init__(GIT_MISSING)
+    def __init__(self, refused: str | None = None) -> None:
+        # `refused`: the one git on PATH is one caretz does not run (caretz/trusted.py).
+        super().__init__(f"{refused}: checkpoints are off" if refused else GIT_MISSING)
 
 
 class ProjectTooLarge(CheckpointError):

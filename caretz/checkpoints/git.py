@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from caretz.checkpoints.errors import CheckpointError, GitNotFound
+from caretz.trusted import Program, find_program, untrusted_roots
 
 # Attributes that would make git change bytes on the way in or out (line endings,
 # filters such as LFS, ident, encodings) are switched off for every path, so a
@@ -25,12 +25,17 @@ ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
 AUTHOR = ("caretz", "caretz@localhost")
 
 
-def find_git(env: Mapping[str, str] | None = None) -> str:
-    """The `git` executable on PATH, or GitNotFound."""
+def find_git(env: Mapping[str, str] | None = None, untrusted: Sequence[Path] = ()) -> Program:
+    """The first `git` on PATH outside `untrusted` (the project, where commands write),
+    or GitNotFound."""
     path = (env if env is not None else os.environ).get("PATH", "")
-    found = shutil.which("git", path=path)
-    if found is None:
-        raise GitNotFound()
+    return trusted_git(find_program("git", path, untrusted_roots(untrusted)))
+
+
+def trusted_git(found: Program) -> Program:
+    """`found`, or GitNotFound saying why there is no git caretz may run."""
+    if found.path is None:
+        raise GitNotFound(found.notice())
     return found
 
 
@@ -140,6 +145,7 @@ class ShadowGit:
         done = subprocess.run(
             [self.git, "init", "-q", "--bare", str(self.git_dir)],
             capture_output=True,
+            cwd=self.git_dir.parent,
             env={k: v for k, v in self.env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")},
         )
         if done.returncode != 0:

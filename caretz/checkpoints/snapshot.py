@@ -3,6 +3,13 @@
 The shadow index keeps each file's stat data, so a later snapshot hashes only what
 changed since the last one: one walk (`ls-files`) finds the candidates, and when
 there are none the previous tree is reused without running `git add` at all.
+
+What a session's snapshots cover is settled by its first one: every file the project's
+git tracks, and the untracked files its ignore rules (as they are then) let in. The
+exclude list is computed then and kept; a file the shadow index holds stays in the
+later snapshots whatever ignore rules are written meanwhile (a command writing `*` to
+`.git/info/exclude` or `.gitignore` must not empty the next checkpoint). New files are
+judged by the `.gitignore` files as they are.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,16 +85,41 @@ def project_exclude_file(project: Path) -> Path | None:
 def user_exclude_file(git: str) -> Path | None:
     """The user's global ignore file (core.excludesFile, else ~/.config/git/ignore)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    # From `/`: git looks for a repository where it runs, and the project's is not read.
     done = subprocess.run(
         [git, "config", "--global", "--path", "--get", "core.excludesFile"],
         capture_output=True,
-        env=env,
+        cwd="/",
+        env={**env, "GIT_CEILING_DIRECTORIES": "/"},
     )
     configured = os.fsdecode(done.stdout).strip()
     if configured:
         return Path(configured).expanduser()
     config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(config_home) / "git" / "ignore"
+
+
+def project_tracked(git: str, project: Path) -> list[str]:
+    """The files the project's own git tracks (no gitlinks), read from its index by git
+    with no system or global config and no fsmonitor; [] when it is not a repository."""
+    dot_git = project / ".git"
+    if not os.path.lexists(dot_git):
+        return []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_DIR=str(dot_git), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    done = subprocess.run(
+        [git, "-c", "core.fsmonitor=false", "ls-files", "-s", "-z"],
+        capture_output=True,
+        cwd=project,
+        env=env,
+    )
+    if done.returncode != 0:
+        return []
+    found: list[str] = []
+    for entry in done.stdout.split(b"\0"):
+        if b"\t" in entry and not entry.startswith(b"160000 "):
+            found.append(os.fsdecode(entry.split(b"\t", 1)[1]))
+    return list(dict.fromkeys(found))
 
 
 def _read(path: Path | None) -> str:
@@ -97,10 +129,6 @@ def _read(path: Path | None) -> str:
         return path.read_text(encoding="utf-8", errors="surrogateescape")
     except OSError:
         return ""
-
-
-def _is_ignore_file(path: str) -> bool:
-    return path == ".gitignore" or path.endswith("/.gitignore")
 
 
 def _split_z(raw: bytes) -> list[str]:
@@ -120,20 +148,30 @@ class Stager:
         limits: SnapshotLimits = DEFAULT_LIMITS,
         excluded_dirs: Sequence[Path] = (),
         user_excludes: Path | None = None,
+        tracked: Callable[[], list[str]] = list,
     ):
         self.git = git
         self.project = git.work_tree
         self.limits = limits
         self.excluded_dirs = excluded_dirs
         self.user_excludes = user_excludes
+        self.tracked = tracked  # the files the project's git tracks
         self._large_list = git.git_dir / "info" / "left-out"
+        self._excludes: str | None = None  # the exclude list, as of the first snapshot
 
     def snapshot(self) -> Snapshot:
         """Stages the working tree as it is now and returns its tree."""
-        rules_changed = self._sync_excludes()
+        first = self._excludes is None
+        self._sync_excludes()
         candidates, left_out, tracked_left_out = self._candidates()
-        if rules_changed or any(_is_ignore_file(path) for path in candidates):
-            tracked_left_out += self._tracked_but_ignored()
+        if first:
+            # The session's coverage is settled now: files the rules leave out (as of
+            # now) leave the shadow index, unless the project's git tracks them; those
+            # come in whatever the rules say. From here on no file leaves for a rule.
+            tracked = self.tracked()
+            keep = set(tracked)
+            tracked_left_out += [p for p in self._tracked_but_ignored() if p not in keep]
+            self._update(self._tracked_not_staged(tracked, {p for p, _ in left_out}))
         if tracked_left_out:
             listing = b"".join(os.fsencode(path) + b"\0" for path in tracked_left_out)
             self.git.run("update-index", "-z", "--force-remove", "--stdin", input=listing)
@@ -142,8 +180,29 @@ class Stager:
         tree = self._write_tree(bulk=len(candidates) > BULK_THRESHOLD)
         return Snapshot(tree, tuple(note for _, note in left_out))
 
+    def _tracked_not_staged(self, tracked: list[str], left_out: set[str]) -> list[str]:
+        """Files the project tracks that the shadow index lacks (ignored, or new)."""
+        staged = set(_split_z(self.git.run("ls-files", "-z", "-c")))
+        missing = [p for p in tracked if p not in staged and p not in left_out]
+        return [p for p in missing if self._leave_out(p)[0] is None and self._exists(p)]
+
+    def _exists(self, path: str) -> bool:
+        return os.path.lexists(self.project / path)
+
     def _sync_excludes(self) -> bool:
-        """Writes the shadow's info/exclude from the project's and the user's rules."""
+        """Writes the shadow's info/exclude from the project's and the user's rules, as
+        they are at the session's first snapshot; later snapshots keep that list."""
+        if self._excludes is None:
+            self._excludes = self._exclude_rules()
+        content = self._excludes
+        target = self.git.git_dir / "info" / "exclude"
+        if _read(target) == content:
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8", errors="surrogateescape")
+        return True
+
+    def _exclude_rules(self) -> str:
         parts = [
             "# caretz: the project's .git/info/exclude and the user's global ignore file",
             _read(project_exclude_file(self.project)),
@@ -156,13 +215,7 @@ class Stager:
                 continue
             if relative.parts:
                 parts.append(literal_pattern(relative.as_posix()) + "/")
-        content = "\n".join(parts) + "\n"
-        target = self.git.git_dir / "info" / "exclude"
-        if _read(target) == content:
-            return False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8", errors="surrogateescape")
-        return True
+        return "\n".join(parts) + "\n"
 
     def _candidates(self) -> tuple[list[str], list[tuple[str, str]], list[str]]:
         """Paths that differ from the shadow index, and those to leave out.

@@ -22,7 +22,7 @@ from caretz.checkpoints.errors import (
     RestoreConflict,
     UnknownCheckpoint,
 )
-from caretz.checkpoints.git import ShadowGit, find_git
+from caretz.checkpoints.git import ShadowGit, find_git, trusted_git
 from caretz.checkpoints.model import (
     CHANGED_LIMIT,
     Checkpoint,
@@ -50,8 +50,10 @@ from caretz.checkpoints.snapshot import (
     Snapshot,
     SnapshotLimits,
     Stager,
+    project_tracked,
     user_exclude_file,
 )
+from caretz.trusted import Program
 
 Clock = Callable[[], float]
 
@@ -83,17 +85,30 @@ class CheckpointStore:
         limits: SnapshotLimits = DEFAULT_LIMITS,
         clock: Clock = time.time,
         env: Mapping[str, str] | None = None,
+        git: Program | None = None,
     ) -> CheckpointStore:
-        """The store for `project`; raises GitNotFound when git is not on PATH."""
+        """The store for `project`; raises GitNotFound when there is no git to run
+        (`git` is the session's, resolved at its start; else the first on PATH outside
+        the project)."""
         env = os.environ if env is None else env
-        git_path = find_git(env)
         project = project.resolve()
+        git_path = str((trusted_git(git) if git is not None else find_git(env, (project,))).path)
         if not project.is_dir():
             raise CheckpointError(f"no project folder {project}")
         data_dir = data_dir.resolve()
         folder = project_folder(data_dir, project)
-        shadow = ShadowGit(git_path, folder / "git", project, env.get("PATH", ""))
-        stager = Stager(shadow, limits, (data_dir,), user_exclude_file(git_path))
+        # git finds what it runs on this PATH: the trusted git's own folder and the
+        # system's, never an entry of the user's PATH a command could have written.
+        system = [entry for entry in os.defpath.split(os.pathsep) if entry]
+        path = os.pathsep.join(dict.fromkeys([os.path.dirname(git_path), *system]))
+        shadow = ShadowGit(git_path, folder / "git", project, path)
+        stager = Stager(
+            shadow,
+            limits,
+            (data_dir,),
+            user_exclude_file(git_path),
+            tracked=lambda: project_tracked(git_path, project),
+        )
         return cls(shadow, stager, folder, clock)
 
     # -- taking checkpoints ------------------------------------------------------------

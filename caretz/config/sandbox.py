@@ -3,19 +3,34 @@
 caretz's own files are hidden from commands and never written by the file tools: the
 settings file (and the platform's caretz config dir, where profiles.json lives by
 default) and the data dir, where the session logs are.
+
+caretz's own installation is read-only to commands where it lies inside a writable root
+(a `.pth` planted in a project's venv would run at the next start), and the programs
+caretz runs itself are resolved once, where no command can write (caretz/trusted.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import glob
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
-from caretz.sandbox.detect import SandboxCheck, SandboxUnavailable, check_sandbox
+from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable, check_sandbox
 from caretz.sandbox.envfilter import EnvFilter
-from caretz.sandbox.policy import PolicyError, SandboxPolicy, build_policy, home_from_env
+from caretz.sandbox.gitwatch import nested_control_paths
+from caretz.sandbox.policy import (
+    PolicyError,
+    SandboxMode,
+    SandboxPolicy,
+    build_policy,
+    home_from_env,
+)
 from caretz.sandbox.runner import Sandbox, open_sandbox
+from caretz.trusted import Programs, installation_inside, resolve_programs
 
 
 def caretz_paths(settings: Settings) -> list[Path]:
@@ -29,7 +44,7 @@ def sandbox_policy(settings: Settings, cwd: Path, env: Mapping[str, str]) -> San
     path, is a ConfigError naming the setting."""
     section = settings.sandbox
     try:
-        return build_policy(
+        policy = build_policy(
             cwd=cwd,
             home=home_from_env(env),
             mode=settings.sandbox_mode,
@@ -41,6 +56,22 @@ def sandbox_policy(settings: Settings, cwd: Path, env: Mapping[str, str]) -> San
         )
     except PolicyError as error:
         raise ConfigError(f"sandbox: {error}") from None
+    return _with_read_only(policy, installation_inside(policy.roots))
+
+
+def _with_read_only(policy: SandboxPolicy, paths: list[Path]) -> SandboxPolicy:
+    """`policy` with `paths` (literal paths, not globs) read-only as well."""
+    if not paths:
+        return policy
+    escaped = [Path(glob.escape(str(path))) for path in paths]
+    return dataclasses.replace(
+        policy, read_only=tuple(dict.fromkeys([*policy.read_only, *escaped]))
+    )
+
+
+def session_programs(policy: SandboxPolicy, env: Mapping[str, str]) -> Programs:
+    """bwrap, git and the launcher's interpreter, from PATH entries no command can write."""
+    return resolve_programs(env.get("PATH", os.defpath), policy.roots)
 
 
 def shell_env_filter(settings: Settings) -> EnvFilter:
@@ -60,12 +91,59 @@ def open_session_sandbox(
     replaces that probe). Where the mode cannot be enforced (no bubblewrap and no
     Landlock, or not Linux) it is a ConfigError naming both ways out."""
     policy = sandbox_policy(settings, cwd, env)
+    programs = check.programs if check is not None and check.programs else None
+    programs = programs or session_programs(policy, env)
     if check is None:
-        check = check_sandbox(policy.mode, policy.network)
+        check = check_sandbox(policy.mode, policy.network, programs=programs)
+    elif check.programs is None:
+        check = dataclasses.replace(check, programs=programs)
+    _refuse_unprotected(policy, check, programs)
+    if policy.enforced and check.backend is Backend.BWRAP:
+        policy = _with_read_only(
+            policy, nested_control_paths(policy.writable_roots, programs.git.path)
+        )
     try:
-        return open_sandbox(policy, check, shell_env_filter(settings)), check
+        sandbox = open_sandbox(policy, check, shell_env_filter(settings))
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None
+    return dataclasses.replace(sandbox, python=programs.python.path), check
+
+
+def _refuse_unprotected(policy: SandboxPolicy, check: SandboxCheck, programs: Programs) -> None:
+    """Landlock cannot make a path inside a writable root read-only: with caretz installed
+    there, a command could change what caretz runs unconfined. And without a trusted
+    interpreter the launcher (Landlock, the sandbox off, MCP servers) has nothing to run."""
+    problem = installation_problem(policy, check)
+    if problem:
+        raise ConfigError(problem)
+    if programs.python.path is None:
+        raise ConfigError(f"no interpreter for caretz's launcher: {programs.python.notice()}")
+
+
+def installation_problem(policy: SandboxPolicy, check: SandboxCheck) -> str | None:
+    """Why a session cannot start: caretz installed inside a writable root, under Landlock."""
+    inside = installation_inside(policy.writable_roots)
+    if not (inside and policy.enforced and check.backend is Backend.LANDLOCK):
+        return None
+    return (
+        f"caretz is installed inside a writable root ({inside[0]}) and the Landlock "
+        "fallback cannot keep it read-only for commands: install bubblewrap, install "
+        "caretz outside the project (pipx, uv tool), or run with --sandbox off"
+    )
+
+
+def installation_notice(policy: SandboxPolicy) -> str | None:
+    """One line when caretz runs from inside the workspace or an --add-dir root."""
+    inside = installation_inside(policy.roots)
+    if not inside:
+        return None
+    places = ", ".join(str(path) for path in inside[:3])
+    if policy.mode is SandboxMode.OFF:
+        return f"caretz is installed inside the project ({places}); with the sandbox off a command can change it"
+    return (
+        f"caretz is installed inside the project ({places}): it is read-only to commands "
+        "and file tools, so installing packages into that environment fails in the sandbox"
+    )
 
 
 def sandbox_fields(sandbox: Sandbox, check: SandboxCheck) -> dict[str, object]:
@@ -77,4 +155,20 @@ def sandbox_fields(sandbox: Sandbox, check: SandboxCheck) -> dict[str, object]:
         "network": policy.network,
         "roots": [str(root) for root in policy.roots],
         "notice": check.notice,
+        "notices": start_notices(sandbox, check),
     }
+
+
+def start_notices(sandbox: Sandbox, check: SandboxCheck) -> list[str]:
+    """The one-line notices of the session's start: programs passed over on PATH, and
+    caretz installed inside the project."""
+    programs = check.programs
+    lines: list[str] = []
+    if programs is not None:
+        # A bwrap refused outside is the Landlock fallback's notice; with the sandbox off
+        # bwrap is never run.
+        bwrap = programs.bwrap.notice() if programs.bwrap.path and sandbox.enforced else None
+        found = (bwrap, programs.git.notice(), programs.python.notice())
+        lines = [line for line in found if line]
+    installed = installation_notice(sandbox.policy)
+    return [*lines, installed] if installed else lines

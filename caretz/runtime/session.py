@@ -37,11 +37,13 @@ if TYPE_CHECKING:
     from caretz.hooks.matching import HookFile
     from caretz.hooks.session import SessionHooks
     from caretz.mcp_client.servers import McpServers
+    from caretz.runtime.git_watch import GitWatchHook
     from caretz.sandbox.detect import SandboxCheck
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.asking import Asker
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import BeforeCall
+    from caretz.trusted import Programs
 
 
 class Output(TurnListener, Protocol):
@@ -68,6 +70,7 @@ class Session:
     jobs: JobTable = field(default_factory=JobTable)
     hooks: SessionHooks | None = None  # None: no hooks configured
     mcp: McpServers | None = None  # None: no MCP server is configured
+    git_watch: GitWatchHook | None = None  # None: no writable root to watch
 
     def close(self, reason: str = "other") -> None:
         """End the session: its SessionEnd hooks, then stop its background jobs and MCP
@@ -82,6 +85,8 @@ class Session:
         stopped = self.jobs.stop_all()
         if stopped:
             self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])
+        if self.git_watch is not None:
+            self.git_watch.close()
         if self.mcp is not None:
             self.mcp.close()
         if self.checkpoints is not None:
@@ -136,13 +141,14 @@ def wire_agent(
     sandbox: Sandbox | None = None,
     jobs: JobTable | None = None,
     hooks: SessionHooks | None = None,
+    git_watch: GitWatchHook | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators for `settings`. `guard` keeps a guard
     already running (None builds one from the settings); `system` keeps a prompt
     already read (None reads it, with AGENTS.md, now); `sandbox` and `jobs` are the
     session's, which its tools run commands in; `checks` (the checkpoints) run after
     the permission check; `hooks` (the user's) before it, after each call and around
-    the main agent's turns.
+    the main agent's turns; `git_watch` after each call, before the user's hooks.
 
     Raises ConfigError (no price for a budget, a missing key, a judge that cannot
     be built) before anything is built.
@@ -166,6 +172,8 @@ def wire_agent(
         limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
     )
     first_checks, after_call = tool_hooks(hooks)
+    if git_watch is not None:
+        after_call = (git_watch, *after_call)
     parts = AgentParts(
         provider=provider,
         tools=build_tools(permissions, checks, first_checks, after_call),
@@ -224,6 +232,7 @@ def start_session(
     """
     from caretz import __version__
     from caretz.config.sandbox import open_session_sandbox, sandbox_fields
+    from caretz.runtime.git_watch import open_git_watch
     from caretz.runtime.mcp import configured_servers, start_servers
 
     env = os.environ if env is None else env
@@ -240,8 +249,11 @@ def start_session(
     servers = configured_servers(settings, workspace) if mcp is None else []
     judge = SessionJudge(settings, env, settings.model)
     sandbox, check = open_session_sandbox(settings, workspace, env)
+    git_watch = open_git_watch(sandbox, check, settings.data_dir)
+    if git_watch is not None:
+        git_watch.emit = log.emit
     jobs = JobTable()
-    checkpoints = open_checkpoints(settings, workspace)
+    checkpoints = open_checkpoints(settings, workspace, check.programs)
     checks = checkpoint_checks(checkpoints)
     config, parts = wire_agent(
         settings,
@@ -255,6 +267,7 @@ def start_session(
         sandbox=sandbox,
         jobs=jobs,
         hooks=hooks,
+        git_watch=git_watch,
     )
     session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
     started_here = mcp is None
@@ -307,18 +320,23 @@ def start_session(
         jobs=jobs,
         hooks=hooks,
         mcp=mcp,
+        git_watch=git_watch,
     )
 
 
-def open_checkpoints(settings: Settings, workspace: Path) -> TurnCheckpoints | None:
+def open_checkpoints(
+    settings: Settings, workspace: Path, programs: Programs | None = None
+) -> TurnCheckpoints | None:
     """The session's checkpoints (None when the profile switches them off); without
-    git they are off, and say so once the session's log is open."""
+    git (or with none caretz may run, see `programs`) they are off, and say so once the
+    session's log is open."""
     config = settings.profile.checkpoints
     if not config.enabled:
         return None
     from caretz.agent.checkpointing import TurnCheckpoints
 
-    return TurnCheckpoints.opened(settings.data_dir, workspace, config.max_file_size_bytes)
+    git = programs.git if programs is not None else None
+    return TurnCheckpoints.opened(settings.data_dir, workspace, config.max_file_size_bytes, git=git)
 
 
 def checkpoint_checks(checkpoints: TurnCheckpoints | None) -> tuple[BeforeCall, ...]:

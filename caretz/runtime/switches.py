@@ -155,6 +155,7 @@ def _rewire(
         sandbox=sandbox,
         jobs=session.jobs,
         hooks=session.hooks,
+        git_watch=session.git_watch,
     )
     parts = follow_settings(permissions, settings, rules, parts)
     install(agent, config, parts, session.mcp)

@@ -19,6 +19,7 @@ from typing import Any
 
 from caretz.sandbox.bwrap import BASE_MOUNTS, ISOLATION
 from caretz.sandbox.policy import DEFAULT_MODE, SandboxMode
+from caretz.trusted import Programs
 
 PROBE_TIMEOUT_S = 10.0
 INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"
@@ -56,6 +57,8 @@ class SandboxCheck:
     not_enforced: tuple[str, ...]
     problem: str | None  # why a sandboxed mode cannot start here (one line), else None
     notice: str | None  # a warning to show at start (the Landlock fallback), else None
+    # The programs caretz runs itself, found where no command can write (caretz/trusted.py).
+    programs: Programs | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -64,10 +67,10 @@ class SandboxCheck:
         return data
 
 
-def probe_bwrap(path: str | None) -> BwrapProbe:
+def probe_bwrap(path: str | None, missing: str = "not found on PATH") -> BwrapProbe:
     """Run `true` in a bwrap sandbox with the same isolation flags commands get."""
     if not path:
-        return BwrapProbe(None, False, "not found on PATH")
+        return BwrapProbe(None, False, missing)
     argv = [path, *BASE_MOUNTS, *ISOLATION, "--unshare-net", "--", "true"]
     try:
         done = subprocess.run(
@@ -92,12 +95,18 @@ def check_sandbox(
     platform: str | None = None,
     bwrap: BwrapProbe | None = None,
     landlock_abi: int | None = None,
+    programs: Programs | None = None,
 ) -> SandboxCheck:
-    """Probe what is not given (bwrap on PATH, the kernel's Landlock ABI) and judge."""
+    """Probe what is not given (bwrap, the kernel's Landlock ABI) and judge. With
+    `programs`, bwrap is the trusted one found there, else the first on PATH."""
     platform = platform or sys.platform
     linux = platform.startswith("linux")
-    if bwrap is None:
-        bwrap = probe_bwrap(shutil.which("bwrap")) if linux else BwrapProbe(None, False, "")
+    if bwrap is None and not linux:
+        bwrap = BwrapProbe(None, False, "")
+    elif bwrap is None and programs is not None:
+        bwrap = probe_bwrap(programs.bwrap.path, programs.bwrap.notice() or "not found on PATH")
+    elif bwrap is None:
+        bwrap = probe_bwrap(shutil.which("bwrap"))
     if landlock_abi is None:
         landlock_abi = _landlock_abi() if linux else 0
     backend = _choose(linux, bwrap, landlock_abi)
@@ -118,6 +127,7 @@ def check_sandbox(
         not_enforced=tuple(not_enforced),
         problem=problem,
         notice=notice,
+        programs=programs,
     )
 
 
@@ -138,6 +148,11 @@ def render_check(check: SandboxCheck) -> str:
         f"Landlock: {landlock}",
         f"commands run with: {_backend_label(check)}",
     ]
+    if check.programs is not None:
+        programs = (check.programs.bwrap, check.programs.git, check.programs.python)
+        found = ", ".join(f"{p.name} {p.path or '(none caretz may run)'}" for p in programs)
+        lines.append(f"programs caretz runs: {found}")
+        lines += [f"note: {line}" for line in check.programs.notices()]
     lines += [f"  enforced: {item}" for item in check.enforced]
     lines += [f"  not enforced: {item}" for item in check.not_enforced]
     if check.notice:

@@ -92,11 +92,23 @@ SERVICE_SOCKETS: tuple[str, ...] = (
 )
 
 # Inside every writable root: written by a command, these would run code on the host the
-# next time the user runs git or caretz. `.git` itself stays writable (commits work) but
-# is pinned so that it cannot be renamed and replaced. A missing `.git/hooks`, `.caretz`
-# or `.claude/commands` is covered with an empty read-only directory, so a command cannot
-# create it.
-GIT_READ_ONLY: tuple[str, ...] = (".git/hooks", ".git/config")
+# next time the user runs git or caretz, or change what git reads (`commondir` points git
+# at another config and hooks; `modules/` holds the submodules' own; `info/` the exclude
+# and attributes files). `.git` itself stays writable (commits work) but is pinned so
+# that it cannot be renamed and replaced. A missing directory of these (and a missing
+# `.caretz` or `.claude/commands`) is covered with an empty read-only directory, so a
+# command cannot create it; a missing file cannot be covered, and sandbox/gitwatch.py
+# moves one a command created aside after the command.
+GIT_READ_ONLY: tuple[str, ...] = (
+    ".git/hooks",
+    ".git/config",
+    ".git/info",
+    ".git/modules",
+    ".git/worktrees",
+    ".git/commondir",
+    ".git/config.worktree",
+)
+GIT_COVERED: tuple[str, ...] = (".git/hooks", ".git/info", ".git/modules", ".git/worktrees")
 CARETZ_PROJECT_DIR = ".caretz"
 # Claude Code's command files, which caretz runs as slash commands (docs/commands.md).
 CLAUDE_COMMANDS_DIR = ".claude/commands"
@@ -201,7 +213,7 @@ def root_protection(root: Path) -> RootProtection:
             path = root / name
             if path.exists() or path.is_symlink():
                 read_only.append(path)
-            elif name == ".git/hooks":
+            elif name in GIT_COVERED:
                 missing.append(path)
     elif git.exists() or git.is_symlink():
         # A worktree's `gitdir:` pointer file: rewritten, it could point git at planted hooks.

@@ -14,6 +14,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from caretz.trusted import find_program, untrusted_roots
+
 MISSING = "crontab not found: install the cron package (apt install cron)"
 NO_DAEMON = (
     "note: no cron daemon is running on this machine, so no job starts until one does "
@@ -44,10 +46,11 @@ def crontab_command(env: Mapping[str, str]) -> list[str]:
         if shutil.which(command[0]) is None:
             raise CrontabError(f"CARETZ_CRONTAB: {command[0]!r} not found", exit_code=2)
         return command
-    found = shutil.which("crontab", path=env.get("PATH"))
-    if found is None:
-        raise CrontabError(MISSING, exit_code=2)
-    return [found]
+    # Not one a command of a session in this folder could have planted (.venv/bin).
+    found = find_program("crontab", env.get("PATH", ""), untrusted_roots([Path.cwd()]))
+    if found.path is None:
+        raise CrontabError(found.notice() or MISSING, exit_code=2)
+    return [found.path]
 
 
 class Crontab:

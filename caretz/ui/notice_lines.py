@@ -20,8 +20,14 @@ def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
         from caretz.ui.goal_lines import goal_lines
 
         return [f"[cyan]{escape(text)}[/]" for text in goal_lines(event, detailed)]
-    if kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
-        return [f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}"]
+    if kind.startswith("Session.") and event.get("sandbox"):
+        sandbox = event["sandbox"]
+        lines = [f"[yellow]caretz:[/] {escape(line)}" for line in sandbox.get("notices") or []]
+        if sandbox.get("notice"):
+            lines.append(f"[yellow]sandbox:[/] {escape(sandbox['notice'])}")
+        return lines
+    if kind == "Sandbox.GitUndone":
+        return [f"[yellow]caretz:[/] {escape(line)}" for line in event.get("undone") or []]
     if kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
         from caretz.ui.command_lines import command_line
 

@@ -65,6 +65,8 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.mcp_lines import mcp_line
 
         return mcp_line(event, detailed=True)
+    if kind == "Sandbox.GitUndone":
+        return "\n".join(f"    [caretz] {line}" for line in event.get("undone") or []) or None
     if kind == "Schedule.Run":
         return f"[scheduled run of job {event['job']}]"
     if kind == "Session.Changed":

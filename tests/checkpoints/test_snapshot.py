@@ -89,11 +89,37 @@ def test_ignore_rules_of_the_project_are_honoured_and_dot_git_left_out(repo_proj
     assert {"notes.txt", "src/main.py", "src/.gitignore", "tool.sh"} <= set(files)
 
 
-def test_a_file_that_becomes_ignored_leaves_later_checkpoints(plain_project, open_store):
+def test_ignore_rules_written_during_a_session_do_not_shrink_its_checkpoints(
+    plain_project, open_store
+):
     store = open_store(plain_project)
     assert "src/util.py" in files_in(store, store.checkpoint(meta(1)))
-    write(plain_project, ".gitignore", "util.py\n")
-    assert "src/util.py" not in files_in(store, store.checkpoint(meta(2)))
+    write(plain_project, ".gitignore", "*\n")
+    write(plain_project, "src/util.py", "edited\n")
+    second = files_in(store, store.checkpoint(meta(2)))
+    assert {"src/util.py", "README.md", "run.sh"} <= set(second)
+    # The next session's store judges by the rules as they are at its start.
+    later = open_store(plain_project)
+    assert "src/util.py" not in files_in(later, later.checkpoint(meta(3, session="s-2")))
+
+
+def test_the_exclude_list_is_the_one_of_the_session_start(repo_project, open_store):
+    store = open_store(repo_project)
+    first = files_in(store, store.checkpoint(meta(1)))
+    write(repo_project, ".git/info/exclude", "*\n")
+    write(repo_project, "src/main.py", "print('edited')\n")
+    write(repo_project, "new.txt", "new\n")
+    second = store.checkpoint(meta(2))
+    assert set(first) | {"new.txt"} <= set(files_in(store, second))
+    assert "src/main.py" in second.changed
+
+
+def test_files_the_project_tracks_are_covered_even_when_ignored(repo_project, open_store):
+    write(repo_project, "build/kept.cfg", "tracked on purpose\n")
+    git(repo_project, "add", "-f", "build/kept.cfg")
+    store = open_store(repo_project)
+    files = files_in(store, store.checkpoint(meta(1)))
+    assert "build/kept.cfg" in files and "build/out.bin" not in files
 
 
 def test_files_over_the_size_cap_are_left_out_with_a_note(plain_project, open_store):
@@ -276,3 +302,28 @@ def test_prepare_stages_the_tree_without_recording_a_checkpoint(plain_project, o
     assert store.git.run("ls-files", "-z").count(b"\0") == 5
     checkpoint = store.checkpoint(meta(1))
     assert set(files_in(store, checkpoint)) == set(tree_state(plain_project)) - {"src"}
+
+
+def test_checkpoints_never_run_the_projects_config_hooks_or_fsmonitor(
+    repo_project, open_store, tmp_path
+):
+    marker = tmp_path / "planted-code-ran"
+    planted = f"#!/bin/sh\ntouch {marker}\n"
+    git(repo_project, "config", "core.fsmonitor", f"touch {marker}; false")
+    git(repo_project, "config", "core.hooksPath", str(repo_project / ".git" / "hooks"))
+    for hook in ("pre-commit", "post-commit", "post-checkout", "post-index-change"):
+        write(repo_project, f".git/hooks/{hook}", planted, executable=True)
+    nested = repo_project / "vendor"  # a nested repository in the work tree, not linked
+    write(nested, "lib.py", "LIB = 1\n")
+    git(nested, "init", "-q")
+    git(nested, "config", "core.fsmonitor", f"touch {marker}; false")
+    store = open_store(repo_project)
+
+    before = (repo_project / "src/main.py").read_text()
+    first = store.checkpoint(meta(1))
+    write(repo_project, "src/main.py", "print('edited')\n")
+    store.settle(meta(1))
+    store.restore(first, meta(2))
+
+    assert (repo_project / "src/main.py").read_text() == before
+    assert not marker.exists()

@@ -73,7 +73,16 @@ def test_home_comes_from_the_environment_passed_in(tmp_path):
 def test_root_protection(work):
     protection = root_protection(work)
     assert protection.pinned == (work / ".git",)
-    assert protection.read_only == (work / ".git" / "hooks", work / ".git" / "config")
+    git = work / ".git"
+    assert protection.read_only == (git / "hooks", git / "config", git / "info")
+    # What git reads configuration or code from: a missing directory is covered...
+    assert {git / "modules", git / "worktrees"} <= set(protection.missing_dirs)
+    # ...and an existing one, or an existing commondir, is read-only.
+    (git / "modules").mkdir()
+    (git / "commondir").write_text("../elsewhere\n")
+    again = root_protection(work)
+    assert {git / "modules", git / "commondir"} <= set(again.read_only)
+    assert git / "modules" not in again.missing_dirs
     worktree = work / "wt"
     worktree.mkdir()
     (worktree / ".git").write_text("gitdir: /elsewhere\n")
