@@ -33,6 +33,7 @@ _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
 _QUERY = """
 [(command) (declaration_command) (unset_command)] @command
 (redirected_statement) @redirected
+(variable_assignment name: (variable_name) @assigned)
 """
 
 
@@ -121,6 +122,9 @@ def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
         else reader.command(node, statements.get(node))
         for node in found
     ]
+    if len(commands) > 1:
+        commands = _sourced_before_others(commands)
+    commands += _state_changes(captures.get("assigned", ()))
     if tree.root_node.has_error:
         commands.append(Command((), line, hidden="bash cannot parse it (a syntax error)"))
     return tuple(commands)
@@ -289,15 +293,57 @@ def _literal_heredoc(redirects: list[Any]) -> str | None:
 
 
 def _declaration(node: Any) -> Command:
-    """`export A=1 B`, `local x`, `unset y`: builtins that set variables and run nothing."""
+    """`export A=1 B`, `local x`, `unset y`: builtins that set variables and run nothing
+    (but `export PATH=…` changes what the commands after it run)."""
     text = node.text.decode("utf-8", "replace")
     keyword = node.children[0].text.decode("utf-8", "replace")
     words = [Word(keyword)]
+    hidden = None
     for child in node.children[1:]:
         value = child.text.decode("utf-8", "replace")
         has_expansion = any(_expands(grandchild) for grandchild in child.children)
         words.append(Word(value, "a value computed when it runs" if has_expansion else None))
-    return Command(tuple(words), text)
+        name = value.split("=", 1)[0]
+        if hidden is None and keyword != "unset" and "=" in value and program_changing(name):
+            hidden = f"{keyword} {name}=… changes what the commands after it run"
+    return Command(tuple(words), text, hidden=hidden)
+
+
+def _state_changes(names: Any) -> list[Command]:
+    """`PATH=/x:$PATH` as a statement of its own (not before a command): what the commands
+    after it run changes. Prefix assignments are read with their command."""
+    found = []
+    for name in names:
+        assignment = name.parent
+        parent = assignment.parent if assignment is not None else None
+        if parent is None or parent.type in ("command", "declaration_command"):
+            continue
+        variable = name.text.decode("utf-8", "replace")
+        if program_changing(variable):
+            text = assignment.text.decode("utf-8", "replace")
+            hidden = f"{variable}=… changes what the commands after it run"
+            found.append(Command((Word(text),), text, hidden=hidden))
+    return found
+
+
+def _sourced_before_others(commands: list[Command]) -> list[Command]:
+    """`source FILE` runs FILE's commands in this shell: they may define functions and
+    aliases or change PATH, so the names of the commands after it are not what they seem.
+    Alone (or last) it is a script run, which rules do not read either."""
+    last = len(commands) - 1
+    return [
+        Command(
+            c.words,
+            c.text,
+            "source runs a file that may change what later commands run",
+            c.inner,
+            c.runs,
+            c.via,
+        )  # fmt: skip
+        if c.program == "source" and c.hidden is None and i < last
+        else c
+        for i, c in enumerate(commands)
+    ]
 
 
 def _expands(node: Any) -> bool:
