@@ -124,7 +124,16 @@ class Shape:
     keep: int = 0
 
 
+_WORD_START = re.compile(r"\\b([A-Za-z0-9_][A-Za-z0-9_\-]*)")
+
+
 def _shape(pattern: str, *needs: str, keep: int = 0) -> Shape:
+    # `\bghp_…` written as `ghp_(?<![A-Za-z0-9_]ghp_)…`: the same match, but the engine
+    # finds candidates by searching for the literal instead of trying every position.
+    start = _WORD_START.match(pattern)
+    if start is not None:
+        literal = start.group(1)
+        pattern = f"{literal}(?<![A-Za-z0-9_]{literal}){pattern[start.end() :]}"
     return Shape(re.compile(pattern, re.DOTALL), needs, keep)
 
 
