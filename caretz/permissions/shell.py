@@ -22,6 +22,7 @@ from caretz.permissions.launch import (
     reached,
 )
 from caretz.permissions.words import Word, unquoted_word, word_of
+from caretz.permissions.wrappers import COMMAND_VARIABLES
 
 MAX_DEPTH = 8  # `bash -c "bash -c '…'"` nesting followed before giving up (failing closed)
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
@@ -194,6 +195,7 @@ class _Reader:
         word_kinds = kinds.word
         words: list[Word] = []
         changes_program: str | None = None
+        runs_too: list[tuple[str, str]] = []  # GIT_PAGER=cat: a command the program runs
         skipped: str | None = None
         position = 0
         for child in node.children:
@@ -210,7 +212,14 @@ class _Reader:
             elif kind in kinds.assignment:
                 inside = child.children
                 name = inside[0].text.decode("utf-8", "replace") if inside else ""
-                if program_changing(name):
+                if name in COMMAND_VARIABLES and changes_program is None:
+                    value = child.child_by_field_name("value")
+                    line = word_of(value) if value is not None else Word("")
+                    if line.known:
+                        runs_too.append((name, line.text))
+                    else:
+                        changes_program = f"{name}=… names a command known only when it runs"
+                elif program_changing(name):
                     changes_program = f"{name}=… changes which program runs"
             elif kind not in kinds.redirect and kind not in kinds.anonymous:
                 words.append(word_of(child))
@@ -225,6 +234,8 @@ class _Reader:
         if dropped not in (None, "-"):
             skipped = skipped or f"bash reads {dropped!r} in it differently"
         hidden = changes_program or skipped
+        if hidden is None and runs_too:
+            return _with_commands_in_values(command, runs_too, self.depth)
         if hidden is not None:
             return Command(command.words, text, hidden, command.inner, command.runs)
         return command
@@ -238,6 +249,22 @@ class _Reader:
             start, end = first.start_byte - offset, first.end_byte - offset
             return unquoted_word(source[start:end].decode("utf-8", "replace"))
         return word_of(first)
+
+
+def _with_commands_in_values(
+    command: Command, values: list[tuple[str, str]], depth: int
+) -> Command:
+    """`GIT_PAGER=cat git log` runs `cat` too: read as a command git log runs besides."""
+    if command.runs is Runs.NAMED:  # the runner's allow would cover the value's command
+        hidden = f"{values[0][0]}=… names a command {command.program} may run"
+        return Command(command.words, command.text, hidden, command.inner, command.runs)
+    extra = tuple(
+        reached(inner, f"{name}=…")
+        for name, line in values
+        for inner in parse_command_line(line, depth + 1)
+    )
+    runs = Runs.BESIDES if command.runs is Runs.ITSELF else command.runs
+    return Command(command.words, command.text, command.hidden, command.inner + extra, runs)
 
 
 def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:

@@ -22,6 +22,12 @@ PROGRAM_CHANGING = frozenset(
      "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
      "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_DIR", "GIT_COMMON_DIR"}
 )  # fmt: skip
+# Of those, the ones whose value is a command line the program runs: before a command
+# they are read as commands it runs besides (`GIT_PAGER=cat git log` runs cat).
+COMMAND_VARIABLES = frozenset(
+    {"GIT_SSH_COMMAND", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
+     "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SSH"}
+)  # fmt: skip
 _PROGRAM_CHANGING_PREFIXES = ("GIT_CONFIG", "LD_", "BASH_FUNC_")
 # The dynamic loader, run as a program: `/lib64/ld-linux-x86-64.so.2 /usr/bin/git push`.
 _LOADER = re.compile(r"ld(?:-linux[-a-z0-9_]*|-musl-[a-z0-9_]+)?\.so(?:\.[0-9]+)*")

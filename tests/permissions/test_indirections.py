@@ -41,6 +41,9 @@ FORMS = [
     (f"git -c core.sshCommand='sh -c \"{PUSH}\"' fetch ssh://h/x", "ask", "git"),
     (f"git -c core.pager='{PUSH}' -p log", "ask", None),
     ("git --config-env=alias.p=PUSH_ALIAS p", "ask", None),
+    (f"GIT_SSH_COMMAND='sh -c \"{PUSH}\"' git fetch ssh://h/x", "deny", "git"),
+    (f"GIT_PAGER='{PUSH}' git -p log", "deny", None),
+    ("GIT_PAGER=$PAGER_OF_CHOICE git log", "ask", None),
     ("git --exec-path=./evil push", "deny", None),
     (f"git bisect run {PUSH}", "deny", None),
     (f"git submodule foreach '{PUSH}'", "deny", None),
@@ -167,6 +170,8 @@ ORDINARY = [
     ("export NODE_ENV=test && npm test", "Bash(npm test)"),
     ("source .venv/bin/activate", "Bash(source .venv/bin/activate)"),
     ("vim README", "Bash(vim:*)"),
+    ("GIT_PAGER=cat git log --oneline", "Bash(git log:*)|Bash(cat:*)"),
+    ("GIT_EDITOR=true git rebase --continue", "Bash(git rebase:*)|Bash(true)"),
 ]
 
 
