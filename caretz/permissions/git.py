@@ -50,8 +50,22 @@ _FILTERS = frozenset(
 _PROGRAM_OPTIONS = ("--upload-pack", "--receive-pack", "--exec")  # the command at the far end
 
 
+# -c settings whose value is a command line git runs: read as a command git runs besides.
+_COMMAND_KEYS = frozenset({"core.pager", "core.editor", "sequence.editor", "core.sshcommand"})
+
+
 def read_git(words: tuple[Word, ...], text: str, depth: int, parse) -> Command:
     """git with what it runs inside it, or hidden where that cannot be told."""
+    commands: list[str] = []  # `-c core.pager=cat`: command lines git may run
+    found = _read(words, text, depth, parse, commands)
+    if not commands or found.hidden is not None:
+        return found
+    extra = tuple(_reached(c, "git -c") for line in commands for c in parse(line, depth + 1))
+    runs = Runs.BESIDES if found.runs is Runs.ITSELF else found.runs
+    return Command(found.words, found.text, None, found.inner + extra, runs)
+
+
+def _read(words, text, depth, parse, commands: list[str]) -> Command:
     args = words[1:]
     aliases: dict[str, str] = {}
     i = 0
@@ -63,7 +77,7 @@ def read_git(words: tuple[Word, ...], text: str, depth: int, parse) -> Command:
         if option in ("-c", "--config-env") or option.startswith("--config-env="):
             setting = Word(option.split("=", 1)[1]) if "=" in option else _at(args, i + 1)
             i += 1 if "=" in option else 2
-            problem = _setting(option, setting, aliases)
+            problem = _setting(option, setting, aliases, commands)
             if problem is not None:
                 return Command(words, text, hidden=problem)
             continue
@@ -85,14 +99,20 @@ def read_git(words: tuple[Word, ...], text: str, depth: int, parse) -> Command:
     return _subcommand(words, text, depth, parse, sub, rest)
 
 
-def _setting(option: str, setting: Word, aliases: dict[str, str]) -> str | None:
-    """Why a -c or --config-env setting hides what git runs, or None (an alias is noted)."""
+def _setting(
+    option: str, setting: Word, aliases: dict[str, str], commands: list[str]
+) -> str | None:
+    """Why a -c or --config-env setting hides what git runs, or None (an alias, or a
+    command git runs, is noted)."""
     if not setting.known:
         return f"git {option} … is {setting.problem}"
     key, _, value = setting.text.partition("=")
     key = key.lower()
     if key.startswith("alias.") and option == "-c":
         aliases[key[len("alias.") :]] = value
+        return None
+    if option == "-c" and (key in _COMMAND_KEYS or key.startswith("pager.")):
+        commands.append(value or "true")  # `pager.log` with no value is a boolean
         return None
     if key in _HARMLESS_KEYS or key.startswith(_HARMLESS_PREFIXES):
         return None

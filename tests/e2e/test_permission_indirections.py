@@ -25,6 +25,7 @@ FORMS = [
     "git -c core.hooksPath=hooks commit -q --allow-empty -m x",
     f"git rebase -x '{PUSH}' HEAD~1",
     f"git -c core.sshCommand='sh -c \"{PUSH}\"' fetch ssh://h/x",
+    f"git -c core.fsmonitor='{PUSH}' status",
     "export PATH=$PWD/evil:$PATH; git status",
     "hash -p ./evil/git git; git status",
     "shopt -s expand_aliases\nalias g='git '\ng push origin HEAD:refs/heads/main",
