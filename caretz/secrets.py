@@ -29,7 +29,7 @@ REDACTED = "[redacted]"
 SECRET_WORDS = frozenset(
     {"secret", "secrets", "password", "passwd", "passphrase", "pass", "pwd", "token",
      "credential", "credentials", "apikey", "dsn", "privatekey", "accesskey", "authkey",
-     "passcode", "pin"}
+     "passcode", "pin", "accesstoken", "authtoken"}
 )  # fmt: skip
 # ...or which holds one of these anywhere (SECRET_KEY_BASE), unless it ends in NOT_SECRET_ENDS.
 STRONG_WORDS = frozenset(
@@ -58,6 +58,26 @@ NOT_SECRET_ENDS = frozenset(
 )  # fmt: skip
 # Names that end like something else but are secrets (GCP's private_key_id, AWS's key id).
 SECRET_ENDINGS = (("private", "key", "id"), ("access", "key", "id"))
+# CI and CLI variables that hold a token under a name no word above gives away: Azure
+# Pipelines, ngrok, Bitwarden and 1Password sessions, GitLab's job JWTs, CircleCI's OIDC
+# tokens (a `*` stands for any text: OP_SESSION_my_team).
+SECRET_VARIABLES = (
+    "SYSTEM_ACCESSTOKEN", "NGROK_AUTHTOKEN", "BW_SESSION", "OP_SESSION_*", "CI_JOB_JWT*",
+    "CI_JOB_TOKEN", "CIRCLE_OIDC_TOKEN*", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_*",
+    "BUILDKITE_AGENT_ACCESS_TOKEN", "BUILDKITE_AGENT_TOKEN", "TF_TOKEN_*", "VAULT_TOKEN",
+    "HEROKU_API_KEY", "DOCKER_AUTH_CONFIG", "NPM_CONFIG__AUTH*", "*_OIDC_TOKEN*", "KUBE_TOKEN",
+    "GITHUB_PAT", "GH_PAT", "GITLAB_PAT", "AZURE_DEVOPS_EXT_PAT", "ADO_PAT", "ARM_CLIENT_SECRET", "ARM_ACCESS_KEY",
+    "CLOUDSDK_AUTH_ACCESS_TOKEN", "GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_CREDENTIALS",
+    "GOOGLE_APPLICATION_CREDENTIALS", "DIGITALOCEAN_ACCESS_TOKEN", "LINODE_TOKEN",
+    "CLOUDFLARE_API_TOKEN", "FLY_API_TOKEN", "NETLIFY_AUTH_TOKEN", "VERCEL_TOKEN",
+    "SNYK_TOKEN", "SONAR_TOKEN", "CODECOV_TOKEN", "TWINE_PASSWORD", "CARGO_REGISTRY_TOKEN",
+    "AUTHORIZATION", "*_AUTHORIZATION", "COOKIE", "*_COOKIE",
+)  # fmt: skip
+# The shell's own variables whose names only look like secrets.
+SHELL_VARIABLES = frozenset({"PWD", "OLDPWD"})
+_SECRET_VARIABLE = re.compile(
+    "|".join(re.escape(name).replace(r"\*", ".*") for name in SECRET_VARIABLES), re.IGNORECASE
+)
 _WORD_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -68,6 +88,10 @@ def name_words(name: str) -> list[str]:
 
 def is_secret_name(name: str) -> bool:
     """Whether a variable or key of this name holds a secret (see the module docstring)."""
+    if _SECRET_VARIABLE.fullmatch(name):
+        return True
+    if name in SHELL_VARIABLES:
+        return False
     words = name_words(name)
     if not words:
         return False
@@ -100,27 +124,43 @@ class Shape:
     keep: int = 0
 
 
+_WORD_START = re.compile(r"\\b([A-Za-z0-9_][A-Za-z0-9_\-]*)")
+
+
 def _shape(pattern: str, *needs: str, keep: int = 0) -> Shape:
+    # `\bghp_…` written as `ghp_(?<![A-Za-z0-9_]ghp_)…`: the same match, but the engine
+    # finds candidates by searching for the literal instead of trying every position.
+    start = _WORD_START.match(pattern)
+    if start is not None:
+        literal = start.group(1)
+        pattern = f"{literal}(?<![A-Za-z0-9_]{literal}){pattern[start.end() :]}"
     return Shape(re.compile(pattern, re.DOTALL), needs, keep)
 
 
 SHAPES: list[Shape] = [
     _shape(r"-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|\Z)",
            "private key"),
-    _shape(r"(://[^\s:/@]*:)[^\s@/]+(?=@)", "://", keep=1),  # user:password@host
+    _shape(r"(://[^\s:/@]*:)[^\s@]+(?=@)", "://", keep=1),  # user:password@host (p/ss too)
     _shape(r"(https?://)[0-9a-f]{32}(?::[0-9a-f]{32})?(?=@)", "://", keep=1),  # Sentry DSN
     _shape(r"(hooks\.slack\.com/services/)[A-Za-z0-9/_\-]+", "hooks.slack", keep=1),
     _shape(r"(discord(?:app)?\.com/api/webhooks/[0-9]+/)[A-Za-z0-9_\-]+", "webhooks", keep=1),
     _shape(r"([?&]sig=)[A-Za-z0-9%+/=]{10,}", "sig=", keep=1),  # Azure SAS
-    _shape(r"sk-ant-[A-Za-z0-9_\-]{8,}", "sk-ant-"),
-    _shape(r"sk-(?:proj-|svcacct-|admin-|live_|test_)?[A-Za-z0-9_\-]{16,}", "sk-"),
+    _shape(r"\bsk-ant-[A-Za-z0-9_\-]{8,}", "sk-ant-"),
+    # Not inside a word: `task-runner-abcdefghijklmnop` is no key.
+    _shape(r"(?<![A-Za-z0-9_\-])sk-(?:proj-|svcacct-|admin-|live_|test_)?[A-Za-z0-9_\-]{16,}",
+           "sk-"),
     _shape(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "k_live_", "k_test_"),
     _shape(r"\bwhsec_[A-Za-z0-9]{16,}", "whsec_"),
     _shape(r"\bgh[pousr]_[A-Za-z0-9]{16,}", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
     _shape(r"github_pat_[A-Za-z0-9_]{20,}", "github_pat_"),
-    _shape(r"gl(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_\-]{16,}", "glpat-", "gldt-", "glrt-", "glptt-"),
-    _shape(r"xox[abprse]-[A-Za-z0-9\-]{10,}", "xox"),
+    _shape(r"\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|ffct|agent|oas|wt)-[A-Za-z0-9_\-]{16,}", "gl"),
+    _shape(r"\bxox[abprse]-[A-Za-z0-9\-]{10,}", "xox"),
+    _shape(r"\bxapp-[0-9]-[A-Za-z0-9\-]{16,}", "xapp-"),
+    # An AWS credentials CSV (`AKIA…,<secret>`): the secret half goes with the key id.
+    _shape(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}[ \t]*[,;\t:|][ \t]*[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
+           "akia", "asia"),
     _shape(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "akia", "asia"),
+    _shape(r"\bya29\.[0-9A-Za-z_\-]{20,}", "ya29."),  # Google OAuth access token
     _shape(r"AIza[0-9A-Za-z_\-]{35}", "aiza"),
     _shape(r"\bhf_[A-Za-z0-9]{30,}", "hf_"),
     _shape(r"\bnpm_[A-Za-z0-9]{36}", "npm_"),
@@ -129,17 +169,64 @@ SHAPES: list[Shape] = [
     _shape(r"\bkey-[0-9a-zA-Z]{32}\b", "key-"),  # Mailgun
     _shape(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp"),
     _shape(r"\bpypi-AgE[A-Za-z0-9_\-]{40,}", "pypi-"),
-    _shape(r"\bdop_v1_[a-f0-9]{64}", "dop_v1_"),
+    _shape(r"\bdo[opr]_v1_[a-f0-9]{64}", "_v1_"),
+    _shape(r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", "glsa_"),  # Grafana
+    _shape(r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", "dckr_pat_"),
+    _shape(r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", "hvs.", "hvb.", "hvr."),  # Vault
+    _shape(r"\blin_api_[A-Za-z0-9]{32,}", "lin_api_"),
+    _shape(r"\bATATT[A-Za-z0-9_\-=]{20,}", "atatt"),  # Atlassian
+    _shape(r"\bfigd_[A-Za-z0-9_\-]{30,}", "figd_"),
+    _shape(r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{30,}", "pscale_"),
+    _shape(r"\bsntr[ysu]s?_[A-Za-z0-9_\-=+/]{30,}", "sntr"),  # Sentry auth tokens
+    _shape(r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", "age-secret-key-"),
+    _shape(r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{40,}", "atlasv1"),  # Terraform
+    _shape(r"\bdp\.(?:st|pt|sa|ct|scim|audit)\.[A-Za-z0-9_\-.]{30,}", "dp."),  # Doppler
+    _shape(r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", "sq0"),  # Square
+    _shape(r"\brubygems_[a-f0-9]{48}", "rubygems_"),
+    _shape(r"\bpul-[a-f0-9]{40}", "pul-"),  # Pulumi
+    _shape(r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}", "pmak-"),  # Postman
+    _shape(r"\btskey-[A-Za-z0-9\-]{20,}", "tskey-"),  # Tailscale
+    _shape(r"\b(?:gsk|xai|pplx|nvapi)[_\-][A-Za-z0-9_\-]{32,}", "gsk_", "xai-", "pplx-",
+           "nvapi-"),  # Groq, xAI, Perplexity, NVIDIA
+    _shape(r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", "lsv2_"),  # LangSmith
+    _shape(r"\bFlyV1 fm[12]_[A-Za-z0-9_\-+/=,]{20,}", "flyv1"),
     _shape(r"(\b[0-9]{8,10}:)AA[A-Za-z0-9_\-]{30,}", ":aa", keep=1),  # Telegram bot
     _shape(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "eyj"),
     # Passwords given on a command line.
     _shape(r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb)\b[^\n|;&]*?\s-p)(?=[^\s-])\S+",
            "mysql", "mariadb", keep=1),
-    _shape(r"(\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s+)['\"]?[^\s'\"]+['\"]?", "sshpass", "login",
+    _shape(r"(\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*)['\"]?[^\s'\"$]+['\"]?", "sshpass", "login",
            keep=1),
+    _shape(r"(\bhtpasswd\b(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*b[a-zA-Z]*(?:\s+-[a-zA-Z]+)*"
+           r"(?:\s+(?!-)\S+){1,2}?\s+(?!-)(?:\S+\s+)?)['\"]?[^\s'\"$]+['\"]?(?=\s*(?:$|[\n|;&]))",
+           "htpasswd", keep=1),
+    _shape(r"(\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)['\"]?[^\s'\"$]+['\"]?", "redis-cli",
+           keep=1),
+    _shape(r"(\bmongo(?:sh|dump|restore|export|import|stat|top)?\b[^\n|;&]*?\s-p\s*)"
+           r"['\"]?[^\s'\"$-][^\s'\"]*['\"]?", "mongo", keep=1),
+    _shape(r"(\bldap[a-z]+\b[^\n|;&]*?\s-w\s*)['\"]?[^\s'\"$]+['\"]?", "ldap", keep=1),
+    _shape(r"(\s-U\s*['\"]?[^\s%'\"]+%)[^\s'\"]+", "%", keep=1),  # smbclient -U user%pass
+    _shape(r"(\b(?:zip|unzip|zipcloak)\b[^\n|;&]*?\s-P\s*)['\"]?[^\s'\"$]+['\"]?", "zip", keep=1),
+    _shape(r"(\b(?:7z|7za|7zr|rar|unrar)\b[^\n|;&]*?\s-p)['\"]?[^\s'\"$]+['\"]?", "7z", "rar",
+           keep=1),
+    _shape(r"(\b(?:sqlcmd|bcp|osql|isql|sqlplus)\b[^\n|;&]*?\s-P\s*)['\"]?[^\s'\"$]+['\"]?",
+           "sqlcmd", "bcp", "osql", "isql", "sqlplus", keep=1),
+    _shape(r"(\bopenssl\b[^\n|;&]*?\s-k\s+)['\"]?[^\s'\"$]+['\"]?", "openssl", keep=1),
+    _shape(r"(\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+)"
+           r"['\"]?[^\s'\"$]+['\"]?", "pass ", keep=1),  # keytool
+    _shape(r"(\bssh-keygen\b[^\n|;&]*?\s-[NP]\s*)(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"$-]\S*)",
+           "ssh-keygen", keep=1),
+    _shape(r"(\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+)\S+", "machine", keep=1),  # .netrc
     _shape(r"(\bcurl\b[^\n|;&]*?\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:)[^\s'\"]+", "curl", keep=1),
-    _shape(r"(--(?:password|passwd|token|api-key|secret|client-secret)[ =])['\"]?[^\s'\"]+['\"]?",
-           "--pass", "--token", "--api-key", "--secret", "--client-secret", keep=1),
+    # --password=…, --http-password …, --db-passwd, --passphrase, --auth-token; not a
+    # --password-file or --token-stdin, and not a `$VAR` the shell fills in.
+    _shape(r"(--(?:[a-z]+-)*(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|"
+           r"client-secret|private-key)[ =])(?!['\"]?\$)['\"]?[^\s'\"]+['\"]?",
+           "pass", "--", keep=1),
+    # A kubeconfig's client key, a docker config's `"auth": "<base64 user:password>"`.
+    _shape(r"(\bclient-key-data:[ \t]*['\"]?)[A-Za-z0-9+/=]{16,}", "client-key-data", keep=1),
+    _shape(r"(\"auth\"[ \t]*:[ \t]*\")(?=[A-Za-z0-9+/=]*[0-9A-Z+/=])[A-Za-z0-9+/]{12,}={0,2}(?=\")",
+           '"auth"', keep=1),
 ]  # fmt: skip
 
 # -- names followed by values --------------------------------------------------------------

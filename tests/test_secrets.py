@@ -106,7 +106,10 @@ def test_the_name_and_what_surrounds_the_value_are_kept():
      "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "DB_PASS", "MYSQL_PWD", "PGPASSWORD",
      "DJANGO_SECRET_KEY", "SECRET_KEY_BASE", "SENTRY_DSN", "HF_TOKEN", "NPM_TOKEN",
      "GOOGLE_APPLICATION_CREDENTIALS", "STRIPE_KEY", "apiKey", "client_secret",
-     "AZURE_CLIENT_SECRET", "private_key_id", "SLACK_BOT_TOKEN", "CARETZ_JUDGE_API_KEY"],
+     "AZURE_CLIENT_SECRET", "private_key_id", "SLACK_BOT_TOKEN", "CARETZ_JUDGE_API_KEY",
+     "SYSTEM_ACCESSTOKEN", "NGROK_AUTHTOKEN", "BW_SESSION", "OP_SESSION_my_team", "CI_JOB_JWT_V2",
+     "CI_JOB_TOKEN", "TF_TOKEN_app_terraform_io", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "GH_PAT",
+     "AUTHORIZATION", "CIRCLE_OIDC_TOKEN_V2", "BUILDKITE_AGENT_ACCESS_TOKEN"],
 )  # fmt: skip
 def test_secret_variable_names(name: str):
     assert is_secret_name(name)
@@ -117,7 +120,8 @@ def test_secret_variable_names(name: str):
     ["PATH", "HOME", "TOKEN_URL", "PASSWORD_FILE", "max_tokens", "token_count",
      "TOKENIZERS_PARALLELISM", "PUBLIC_KEY_PATH", "SSH_AUTH_SOCK", "GIT_ASKPASS", "sort_key",
      "cache_key", "KEY", "PYTHONPATH", "LANG", "TERM", "EDITOR", "password_min_length",
-     "COMPASS_DIR", "BYPASS_CACHE", "KEYBOARD_LAYOUT"],
+     "COMPASS_DIR", "BYPASS_CACHE", "KEYBOARD_LAYOUT", "PWD", "OLDPWD", "DESKTOP_SESSION",
+     "XDG_SESSION_TYPE", "glob_pat", "CI_JOB_URL", "ACTIONS_CACHE_URL"],
 )  # fmt: skip
 def test_ordinary_variable_names(name: str):
     assert not is_secret_name(name)

@@ -16,6 +16,7 @@ import os
 import shutil
 from collections.abc import Mapping
 
+from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock_rules import unconfined_argv
 
 BASE_ENV = (
@@ -48,11 +49,15 @@ class CommandNotFound(FileNotFoundError):
 def server_environment(
     caretz_env: Mapping[str, str], configured: Mapping[str, str]
 ) -> dict[str, str]:
-    """The base names from caretz's environment (and the locale's LC_*), then the entry's env."""
+    """The base names from caretz's environment (and the locale's LC_*), none holding a
+    secret by the shell's filter, then the entry's env."""
+    keeps = EnvFilter().keeps
     base = {
         name: value
         for name, value in caretz_env.items()
-        if (name in BASE_ENV or name.startswith("LC_")) and not value.startswith("()")
+        if (name in BASE_ENV or name.startswith("LC_"))
+        and not value.startswith("()")
+        and keeps(name, value)
     }
     return {**base, **configured}
 

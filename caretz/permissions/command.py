@@ -17,6 +17,7 @@ class Runs(Enum):
     INSTEAD = "instead"  # a wrapper that runs its inner command(s): timeout, env, bash -c, xargs
     AS_OTHER_USER = "as-other-user"  # sudo, doas, su: needs its own allow
     BESIDES = "besides"  # does its own work and runs more: find -exec, find -delete, trap, alias
+    NAMED = "named"  # runs the command its words name: npx jest, ssh host cmd (either allow)
 
 
 @dataclass(frozen=True, init=False)

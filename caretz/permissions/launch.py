@@ -14,8 +14,11 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from caretz.permissions.command import Command, Runs, program_name
+from caretz.permissions.git import read_git
+from caretz.permissions.runners import BUILDERS as RUNNERS
 from caretz.permissions.words import Word
-from caretz.permissions.wrappers import PROGRAM_CHANGING, SPECS, unwrap
+from caretz.permissions.wrappers import SPECS, is_loader, unwrap
+from caretz.permissions.wrappers import program_changing as _program_changing
 
 # Parses a command line found inside another (the body of `bash -c`) one level deeper.
 Parse = Callable[[str, int], tuple[Command, ...]]
@@ -43,6 +46,8 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
         return Command(words, text)
     name = program.text
     if name not in _RUN_OTHERS and not is_interpreter(name):
+        if is_loader(name):
+            return _wrapper(words, text, depth, parse, "ld.so")
         return Command(words, text)  # most commands: a program that runs no other
     args = words[1:]
     if name in SHELLS:
@@ -56,9 +61,11 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
     return Command(words, text)
 
 
-def _wrapper(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
+def _wrapper(
+    words: tuple[Word, ...], text: str, depth: int, parse: Parse, kind: str | None = None
+) -> Command:
     name = words[0].text
-    spec = SPECS[name]
+    spec = SPECS[kind or name]
     found = unwrap(name, spec, words[1:])
     runs = Runs.AS_OTHER_USER if spec.as_other_user else Runs.INSTEAD
     if found.problem is not None:
@@ -81,7 +88,7 @@ def _wrapper(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Co
 def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """`bash -c BODY` runs BODY; `bash` with no script reads its commands from stdin."""
     name = words[0].text
-    command_string = reads_stdin = False
+    command_string = reads_stdin = interactive = False
     positional: list[Word] = []
     args = list(words[1:])
     i = 0
@@ -99,15 +106,24 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
             positional.extend(args[i + 1 :])
             break
         elif word.text in _SHELL_VALUE_OPTIONS:
+            value = args[i + 1] if i + 1 < len(args) else Word("")
+            if not value.known or value.text in ("expand_aliases", "extdebug"):
+                return Command(words, text, hidden=f"{name} {word.text} {value.text or '…'} "
+                               "changes what later names run")  # fmt: skip
             i += 1
         elif not word.text.startswith("--"):
             letters = word.text[1:]
             command_string = command_string or "c" in letters
+            interactive = interactive or "i" in letters
             reads_stdin = reads_stdin or "s" in letters or "i" in letters
         i += 1
     if command_string:
         if not positional:
             return Command(words, text)
+        if interactive:
+            return Command(
+                words, text, hidden=f"{name} -i reads start-up files and expands aliases"
+            )
         inner = _parse_body(positional[0], f"{name} -c", depth, parse)
         return Command(words, text, inner=inner, runs=Runs.INSTEAD)
     if reads_stdin or not positional or positional[0].text == "-":
@@ -265,7 +281,7 @@ def is_interpreter(program: str) -> bool:
 
 def program_changing(name: str) -> bool:
     """Whether assigning this variable before a command changes which program runs."""
-    return name in PROGRAM_CHANGING
+    return _program_changing(name)
 
 
 _BUILDERS: dict[str, Callable[[tuple[Word, ...], str, int, Parse], Command]] = {
@@ -277,5 +293,7 @@ _BUILDERS: dict[str, Callable[[tuple[Word, ...], str, int, Parse], Command]] = {
     "su": _su,
     "runuser": _su,
     "find": _find,
+    "git": read_git,
+    **RUNNERS,
 }
 _RUN_OTHERS = frozenset(SHELLS | _BUILDERS.keys() | SPECS.keys())  # programs read further

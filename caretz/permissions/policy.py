@@ -168,7 +168,9 @@ def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
         return own  # the user allowed exactly this line, with everything in it
     if command.runs is Runs.ITSELF or command.hidden is not None:
         return own if command.hidden is None else None
-    if command.runs is not Runs.INSTEAD and own is None:
+    if command.runs is Runs.NAMED and own is not None:
+        return own  # `Bash(npx jest:*)` allows `npx jest`; deny rules read the inner command
+    if command.runs not in (Runs.INSTEAD, Runs.NAMED) and own is None:
         return None  # sudo, find -exec: the outer command needs its own allow too
     inner = [allowing_rule(child, allows) for child in command.inner]
     if not command.inner or any(rule is None for rule in inner):

@@ -22,6 +22,7 @@ from caretz.permissions.launch import (
     reached,
 )
 from caretz.permissions.words import Word, unquoted_word, word_of
+from caretz.permissions.wrappers import COMMAND_VARIABLES
 
 MAX_DEPTH = 8  # `bash -c "bash -c '…'"` nesting followed before giving up (failing closed)
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
@@ -33,6 +34,7 @@ _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
 _QUERY = """
 [(command) (declaration_command) (unset_command)] @command
 (redirected_statement) @redirected
+(variable_assignment name: (variable_name) @assigned)
 """
 
 
@@ -121,6 +123,9 @@ def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
         else reader.command(node, statements.get(node))
         for node in found
     ]
+    if len(commands) > 1:
+        commands = _sourced_before_others(commands)
+    commands += _state_changes(captures.get("assigned", ()))
     if tree.root_node.has_error:
         commands.append(Command((), line, hidden="bash cannot parse it (a syntax error)"))
     return tuple(commands)
@@ -190,6 +195,7 @@ class _Reader:
         word_kinds = kinds.word
         words: list[Word] = []
         changes_program: str | None = None
+        runs_too: list[tuple[str, str]] = []  # GIT_PAGER=cat: a command the program runs
         skipped: str | None = None
         position = 0
         for child in node.children:
@@ -206,7 +212,14 @@ class _Reader:
             elif kind in kinds.assignment:
                 inside = child.children
                 name = inside[0].text.decode("utf-8", "replace") if inside else ""
-                if program_changing(name):
+                if name in COMMAND_VARIABLES and changes_program is None:
+                    value = child.child_by_field_name("value")
+                    line = word_of(value) if value is not None else Word("")
+                    if line.known:
+                        runs_too.append((name, line.text))
+                    else:
+                        changes_program = f"{name}=… names a command known only when it runs"
+                elif program_changing(name):
                     changes_program = f"{name}=… changes which program runs"
             elif kind not in kinds.redirect and kind not in kinds.anonymous:
                 words.append(word_of(child))
@@ -221,6 +234,8 @@ class _Reader:
         if dropped not in (None, "-"):
             skipped = skipped or f"bash reads {dropped!r} in it differently"
         hidden = changes_program or skipped
+        if hidden is None and runs_too:
+            return _with_commands_in_values(command, runs_too, self.depth)
         if hidden is not None:
             return Command(command.words, text, hidden, command.inner, command.runs)
         return command
@@ -234,6 +249,22 @@ class _Reader:
             start, end = first.start_byte - offset, first.end_byte - offset
             return unquoted_word(source[start:end].decode("utf-8", "replace"))
         return word_of(first)
+
+
+def _with_commands_in_values(
+    command: Command, values: list[tuple[str, str]], depth: int
+) -> Command:
+    """`GIT_PAGER=cat git log` runs `cat` too: read as a command git log runs besides."""
+    if command.runs is Runs.NAMED:  # the runner's allow would cover the value's command
+        hidden = f"{values[0][0]}=… names a command {command.program} may run"
+        return Command(command.words, command.text, hidden, command.inner, command.runs)
+    extra = tuple(
+        reached(inner, f"{name}=…")
+        for name, line in values
+        for inner in parse_command_line(line, depth + 1)
+    )
+    runs = Runs.BESIDES if command.runs is Runs.ITSELF else command.runs
+    return Command(command.words, command.text, command.hidden, command.inner + extra, runs)
 
 
 def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:
@@ -289,15 +320,57 @@ def _literal_heredoc(redirects: list[Any]) -> str | None:
 
 
 def _declaration(node: Any) -> Command:
-    """`export A=1 B`, `local x`, `unset y`: builtins that set variables and run nothing."""
+    """`export A=1 B`, `local x`, `unset y`: builtins that set variables and run nothing
+    (but `export PATH=…` changes what the commands after it run)."""
     text = node.text.decode("utf-8", "replace")
     keyword = node.children[0].text.decode("utf-8", "replace")
     words = [Word(keyword)]
+    hidden = None
     for child in node.children[1:]:
         value = child.text.decode("utf-8", "replace")
         has_expansion = any(_expands(grandchild) for grandchild in child.children)
         words.append(Word(value, "a value computed when it runs" if has_expansion else None))
-    return Command(tuple(words), text)
+        name = value.split("=", 1)[0]
+        if hidden is None and keyword != "unset" and "=" in value and program_changing(name):
+            hidden = f"{keyword} {name}=… changes what the commands after it run"
+    return Command(tuple(words), text, hidden=hidden)
+
+
+def _state_changes(names: Any) -> list[Command]:
+    """`PATH=/x:$PATH` as a statement of its own (not before a command): what the commands
+    after it run changes. Prefix assignments are read with their command."""
+    found = []
+    for name in names:
+        assignment = name.parent
+        parent = assignment.parent if assignment is not None else None
+        if parent is None or parent.type in ("command", "declaration_command"):
+            continue
+        variable = name.text.decode("utf-8", "replace")
+        if program_changing(variable):
+            text = assignment.text.decode("utf-8", "replace")
+            hidden = f"{variable}=… changes what the commands after it run"
+            found.append(Command((Word(text),), text, hidden=hidden))
+    return found
+
+
+def _sourced_before_others(commands: list[Command]) -> list[Command]:
+    """`source FILE` runs FILE's commands in this shell: they may define functions and
+    aliases or change PATH, so the names of the commands after it are not what they seem.
+    Alone (or last) it is a script run, which rules do not read either."""
+    last = len(commands) - 1
+    return [
+        Command(
+            c.words,
+            c.text,
+            "source runs a file that may change what later commands run",
+            c.inner,
+            c.runs,
+            c.via,
+        )  # fmt: skip
+        if c.program == "source" and c.hidden is None and i < last
+        else c
+        for i, c in enumerate(commands)
+    ]
 
 
 def _expands(node: Any) -> bool:

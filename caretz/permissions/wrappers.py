@@ -14,10 +14,32 @@ from dataclasses import dataclass, field
 from caretz.permissions.words import Word
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-# Assignments that change which program a name runs, or what the shell loads first.
+# Assignments that change which program a name runs, or what the shell loads first, or
+# what git runs (its configuration given in variables, its programs, its hooks' home).
 PROGRAM_CHANGING = frozenset(
-    {"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS", "SHELLOPTS"}
-)
+    {"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS", "SHELLOPTS",
+     "BASHOPTS", "PROMPT_COMMAND", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_SSH",
+     "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+     "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_DIR", "GIT_COMMON_DIR"}
+)  # fmt: skip
+# Of those, the ones whose value is a command line the program runs: before a command
+# they are read as commands it runs besides (`GIT_PAGER=cat git log` runs cat).
+COMMAND_VARIABLES = frozenset(
+    {"GIT_SSH_COMMAND", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
+     "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SSH"}
+)  # fmt: skip
+_PROGRAM_CHANGING_PREFIXES = ("GIT_CONFIG", "LD_", "BASH_FUNC_")
+# The dynamic loader, run as a program: `/lib64/ld-linux-x86-64.so.2 /usr/bin/git push`.
+_LOADER = re.compile(r"ld(?:-linux[-a-z0-9_]*|-musl-[a-z0-9_]+)?\.so(?:\.[0-9]+)*")
+
+
+def program_changing(name: str) -> bool:
+    """Whether assigning this variable changes which program a command runs, or what it runs."""
+    return name in PROGRAM_CHANGING or name.startswith(_PROGRAM_CHANGING_PREFIXES)
+
+
+def is_loader(program: str) -> bool:
+    return _LOADER.fullmatch(program) is not None
 
 
 def _set(text: str) -> frozenset[str]:
@@ -37,8 +59,18 @@ class WrapperSpec:
     any_long_option: bool = False  # every --option is self-contained (firejail)
     as_other_user: bool = False  # sudo, doas: an allow must name the wrapper too
     shell_when_bare: bool = False  # with no program it opens a shell reading stdin (sudo -s)
+    options_after_positionals: bool = False  # `setarch ARCH -R cmd`
+    code_options: frozenset[str] = frozenset()  # options that load code (ld.so --preload)
 
 
+_SETARCH = {
+    "flags": _set(
+        "-B -F -I -L -R -S -T -X -Z -3 -v --addr-no-randomize --32bit "
+        "--fdpic-funcptrs --short-inode --addr-compat-layout --sticky-timeouts "
+        "--read-implies-exec --mmap-page-zero --whole-seconds --uname-2.6 --verbose"
+    ),
+    "no_command": _set("--list --help --version"),
+}
 SPECS: dict[str, WrapperSpec] = {
     "env": WrapperSpec(
         with_value=_set("-u --unset -C --chdir -P"),
@@ -104,6 +136,67 @@ SPECS: dict[str, WrapperSpec] = {
     "toybox": WrapperSpec(),
     "coproc": WrapperSpec(),
     "noglob": WrapperSpec(),
+    "setarch": WrapperSpec(**_SETARCH, positionals=1, options_after_positionals=True),
+    **{arch: WrapperSpec(**_SETARCH) for arch in ("linux32", "linux64", "i386", "x86_64",
+                                                   "uname26", "aarch64", "arm64")},
+    "strace": WrapperSpec(
+        with_value=_set("-a -b -e -E -I -o -O -p -P -s -S -u -X -U --attach --columns "
+                        "--detach-on --env --output --summary-columns --trace --trace-fds "
+                        "--signal --status --string-limit --user --const-print-style "
+                        "--trace-path --sort --kvm --argv0 --inject --fault --decode-fds"),
+        flags=_set("-c -C -d -D -f -F -h -i -k -n -q -r -t -T -v -V -w -x -y -z -Z -Y "
+                   "--follow-forks --output-separately --summary-only --summary "
+                   "--summary-wall-clock --no-abbrev --verbose --daemonize --debug "
+                   "--instruction-pointer --syscall-number --stack-trace --failed-only "
+                   "--successful-only --seccomp-bpf --decode-pids --quiet --silence "
+                   "--absolute-timestamps --relative-timestamps --syscall-times --timestamps"),
+        no_command=_set("--help --version"),
+    ),
+    "ltrace": WrapperSpec(
+        with_value=_set("-a -A -D -e -F -l -n -o -p -s -u -x -w --align --indent --output "
+                        "--library --config"),
+        flags=_set("-b -c -C -d -f -h -i -L -r -S -t -T -V --demangle --debug"),
+        no_command=_set("--help --version"),
+    ),
+    "ld.so": WrapperSpec(
+        with_value=_set("--library-path --inhibit-rpath --argv0 --glibc-hwcaps-prepend "
+                        "--glibc-hwcaps-mask --audit --preload"),
+        flags=_set("--inhibit-cache"),
+        no_command=_set("--list --verify --list-tunables --list-diagnostics --help --version"),
+        code_options=_set("--audit --preload"),
+    ),
+    "unshare": WrapperSpec(
+        with_value=_set("-S --setuid -G --setgid --propagation --setgroups --map-user "
+                        "--map-group --map-users --map-groups --monotonic --boottime -R --root "
+                        "-w --wd -l --load-interp"),
+        flags=_set("-f --fork -r --map-root-user -c --map-current-user --map-auto "
+                   "--keep-caps -C --cgroup -T --time -m --mount -u --uts -i --ipc -n --net "
+                   "-p --pid -U --user --mount-proc --kill-child"),
+        no_command=_set("--help --version"),
+    ),
+    "nsenter": WrapperSpec(
+        with_value=_set("-t --target -S --setuid -G --setgid --root --wd -N --net-socket"),
+        flags=_set("-a --all -F --no-fork --preserve-credentials -Z --follow-context -m "
+                   "--mount -u --uts -i --ipc -n --net -p --pid -U --user -C --cgroup -T "
+                   "--time -r -w"),
+        no_command=_set("--help --version"),
+    ),
+    "systemd-run": WrapperSpec(
+        with_value=_set("-p --property -u --unit --description --slice -E --setenv -M "
+                        "--machine -H --host --uid --gid --nice --working-directory "
+                        "--service-type --on-active --on-boot --on-startup --on-calendar"),
+        flags=_set("--user --system --scope -t --pty -P --pipe -G --collect -q --quiet -r "
+                   "--remain-after-exit --wait --no-block --no-ask-password --same-dir -d"),
+        no_command=_set("--help --version"),
+    ),
+    "xvfb-run": WrapperSpec(with_value=_set("-e --error-file -f --auth-file -n --server-num "
+                                           "-p --xauth-protocol -s --server-args -w --wait"),
+                            flags=_set("-a --auto-servernum -l --listen-tcp -d --auto-display"),
+                            no_command=_set("-h --help")),
+    "dbus-run-session": WrapperSpec(with_value=_set("--config-file --dbus-daemon")),
+    "eatmydata": WrapperSpec(),
+    "catchsegv": WrapperSpec(),
+    "valgrind": WrapperSpec(flags=_set("-q -v -s"), any_long_option=True),
     "xargs": WrapperSpec(
         with_value=_set("-a --arg-file -d --delimiter -E -I -L --max-lines -n --max-args -P "
                         "--max-procs -s --max-chars --process-slot-var --eof --replace"),
@@ -142,7 +235,7 @@ def unwrap(name: str, spec: WrapperSpec, args: tuple[Word, ...]) -> Unwrapped:
             break
         if spec.assignments and _ASSIGNMENT.match(text):
             variable = text.split("=", 1)[0]
-            if variable in PROGRAM_CHANGING:
+            if program_changing(variable):
                 result.problem = f"{variable}=… changes which program runs"
                 return result
             i += 1
@@ -152,6 +245,9 @@ def unwrap(name: str, spec: WrapperSpec, args: tuple[Word, ...]) -> Unwrapped:
         consumed, outcome = _option(name, spec, args, i)
         if outcome == "unknown":
             result.problem = f"{name}'s option {text} is not one caretz knows"
+            return result
+        if text.split("=", 1)[0] in spec.code_options:
+            result.problem = f"{name} {text.split('=', 1)[0]} loads code into the program"
             return result
         if outcome == "no-command":
             stop_command = True
@@ -164,9 +260,18 @@ def unwrap(name: str, spec: WrapperSpec, args: tuple[Word, ...]) -> Unwrapped:
     if len(rest) < spec.positionals:
         return result
     result.command = rest[spec.positionals :]
+    if spec.options_after_positionals and result.command:
+        after = unwrap(name, WrapperSpec(spec.with_value, spec.flags, no_command=spec.no_command),
+                       result.command)  # fmt: skip
+        after.body = after.body or result.body
+        return after
     if result.command and result.command[0].text in spec.body:  # flock FILE -c CMD
         result.body = _body_word(result.command, 0, 2)
         result.command = result.command[2:]
+    first = result.command[0] if result.command and result.body is None else None
+    if first is not None and first.known and first.text.startswith("-") and first.text != "-":
+        result.problem = f"{name}'s option {first.text} is not one caretz knows"
+        return result
     if not result.command and result.body is None and spec.shell_when_bare and _shell_asked(args):
         result.bare_shell = True
     return result

@@ -1,47 +1,38 @@
 """The environment a shell command gets: caretz's own, minus every secret it holds.
 
 A command's output goes to the model and into events.jsonl, so `echo $ANTHROPIC_API_KEY`
-must print nothing. A variable is dropped when its name looks like a secret
-(SECRET_NAME_PATTERNS, matched without regard to case), when it is one of the key
-variables of the configured providers, or when its value is a URL carrying a
-password (`postgres://user:pw@host/db`). The user's `shellEnv` list passes chosen
-names through anyway. The filter applies in every sandbox mode, `off` included.
+must print nothing. A variable is dropped when caretz's one table of secrets
+(caretz/secrets.py) says its name or its value is a secret: a secret word in the name
+(`DB_PASS`, `GITHUB_TOKEN`), a CI or CLI token name (`SYSTEM_ACCESSTOKEN`, `BW_SESSION`,
+`OP_SESSION_*`, `CI_JOB_JWT`), a value shaped like a key or token (`github_pat_…`,
+`glpat-…`, `sk_live_…`, a JWT, a key file's JSON, `Bearer …`) or a URL carrying a
+password. The names below are dropped too, and so are the configured providers' key
+variables, whatever their names. The user's `shellEnv` list passes chosen names through
+anyway. The filter applies in every sandbox mode, `off` included; hooks get the same one.
+
+Commands also get a plain terminal (`TERM=dumb`, `NO_COLOR=1`, no variable that forces
+colour): their output is read by a model, and escape codes are noise to it. A name in
+`shellEnv` keeps the user's own value instead.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
+from caretz import secrets
+
+# Broader than the table's names: an environment can lose a variable it did not need
+# more safely than a text can lose words.
 SECRET_NAME_PATTERNS: tuple[str, ...] = (
-    "*_API_KEY",
-    "*_APIKEY",
-    "*_KEY",
-    "*_KEYS",
-    "*_KEY_ID",
-    "*_TOKEN",
-    "*_TOKENS",
-    "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*_PASS",
-    "*_PWD",
-    "*PASSPHRASE*",
-    "*PRIVATE_KEY*",
-    "*CREDENTIAL*",
-    "*_AUTH",
-    "*_COOKIE",
-    "*_DSN",
-    "*CONNECTION_STRING*",
-    "*WEBHOOK*",
-    "ANTHROPIC_*KEY*",
-    "API_KEY",
-    "APIKEY",
-    "TOKEN",
-    "AUTH_TOKEN",
-)
+    "*_API_KEY", "*_APIKEY", "*_KEY", "*_KEYS", "*_KEY_ID", "*_TOKEN", "*_TOKENS", "*SECRET*",
+    "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*PASSPHRASE*", "*PRIVATE_KEY*", "*CREDENTIAL*",
+    "*_AUTH", "*_COOKIE", "*_DSN", "*CONNECTION_STRING*", "*WEBHOOK*", "ANTHROPIC_*KEY*",
+    "API_KEY", "APIKEY", "TOKEN", "AUTH_TOKEN", "*ACCESSTOKEN*", "*AUTHTOKEN*", "*_SESSION_TOKEN",
+    "*_PAT",
+)  # fmt: skip
 
 # Always dropped, whatever their names look like.
 SECRET_NAMES: tuple[str, ...] = (
@@ -54,17 +45,25 @@ SECRET_NAMES: tuple[str, ...] = (
     "OP_SERVICE_ACCOUNT_TOKEN",
 )
 
-# scheme://user:password@host: the password part is non-empty.
-_URL_WITH_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@:\s]*:[^/@\s]+@", re.IGNORECASE)
+# What a command's environment says about its terminal, unless `shellEnv` names it.
+PLAIN_TERMINAL: dict[str, str] = {"TERM": "dumb", "NO_COLOR": "1"}
+COLOUR_FORCING: tuple[str, ...] = ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS", "TTY_COMPATIBLE")
 
 
+@lru_cache(maxsize=1024)
 def is_secret_name(name: str) -> bool:
+    if name in secrets.SHELL_VARIABLES:
+        return False
     upper = name.upper()
-    return upper in SECRET_NAMES or any(fnmatchcase(upper, p) for p in SECRET_NAME_PATTERNS)
+    if upper in SECRET_NAMES or any(fnmatchcase(upper, p) for p in SECRET_NAME_PATTERNS):
+        return True
+    return secrets.is_secret_name(name)
 
 
+@lru_cache(maxsize=1024)  # the same environment, command after command
 def holds_credentials(value: str) -> bool:
-    return bool(_URL_WITH_PASSWORD.match(value.strip()))
+    """Whether a value has a secret's shape (a key, a token, a URL with a password)."""
+    return secrets.holds_secret("", value.strip())
 
 
 @dataclass(frozen=True)
@@ -87,6 +86,18 @@ class EnvFilter:
 
     def apply(self, environ: Mapping[str, str]) -> dict[str, str]:
         return {name: value for name, value in environ.items() if self.keeps(name, value)}
+
+    def for_command(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """`apply`, then a plain terminal: TERM=dumb, NO_COLOR=1, nothing forcing colour
+        (each unless `shellEnv` names it)."""
+        env = self.apply(environ)
+        for name in COLOUR_FORCING:
+            if name not in self.allow:
+                env.pop(name, None)
+        for name, value in PLAIN_TERMINAL.items():
+            if name not in self.allow or name not in env:
+                env[name] = value
+        return env
 
     def dropped(self, environ: Mapping[str, str]) -> list[str]:
         """The names `apply` leaves out (names only, never values), sorted."""

@@ -76,7 +76,7 @@ class Sandbox:
 
     def environment(self, environ: Mapping[str, str], confined: bool = True) -> dict[str, str]:
         """The filtered environment; TMPDIR points at the sandbox's own /tmp under bwrap."""
-        env = self.env_filter.apply(environ)
+        env = self.env_filter.for_command(environ)
         if confined and self.enforced and self.backend is Backend.BWRAP:
             env["TMPDIR"] = SANDBOX_TMPDIR
         return env

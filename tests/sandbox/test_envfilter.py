@@ -84,3 +84,82 @@ def test_a_command_cannot_print_the_api_key(backend, make_policy, request):
     )
     assert result.stdout.splitlines()[0] == "key=[] db=[] path=[set]"
     assert "sk-ant-live-secret" not in result.stdout and "pw@h" not in result.stdout
+
+
+# The classes a CI runner or a developer's shell holds: each is dropped by its name or by
+# its value's shape (the values are made up, shaped like the real thing).
+_JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwcm9qZWN0X3BhdGgifQ.c2lnbmF0dXJlX2hlcmVfMTIz"
+_KEY_FILE = (
+    '{"type": "service_account", "project_id": "shop", "private_key_id": "0a1b2c3d4e5f6a7b",'
+    ' "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n'
+    '-----END PRIVATE KEY-----\\n"}'
+)
+CLASSES = {
+    # values the secrets table flags under names that say nothing
+    "GH_ENTERPRISE_CRED_X": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv",
+    "GL_THING": "glpat-AbCdEfGhIjKlMnOpQrSt",
+    "TF_TOKEN_app_terraform_io": "abcdefghijklmn.atlasv1.opqrstuvwxyz0123456789",
+    "CI_JOB_JWT": _JWT,
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "a1b2c3",
+    "SA_JSON": _KEY_FILE,
+    "PAYMENTS": "sk_live_51HxAbCdEfGhIjKlMnOpQrSt",
+    "AUTHORIZATION": "Bearer abc.def",
+    # CI and CLI token names no word gives away
+    "SYSTEM_ACCESSTOKEN": "azdo-123",
+    "NGROK_AUTHTOKEN": "2abc_def",
+    "BW_SESSION": "dGhpcyBpcyBhIHNlc3Npb24=",
+    "OP_SESSION_my_team": "op-session-value",
+    "CI_JOB_TOKEN": "job-token",
+    "BUILDKITE_AGENT_ACCESS_TOKEN": "bk",
+    "CIRCLE_OIDC_TOKEN_V2": _JWT,
+    # URLs with credentials, a password holding a slash included
+    "MONGO_URL": "mongodb://u:p/ss@host:27017/db",
+    "AMQP": "amqp://guest:guest@rabbit:5672/",
+}
+KEPT_TOO = {
+    "DESKTOP_SESSION": "ubuntu",
+    "XDG_SESSION_TYPE": "wayland",
+    "GITHUB_SHA": "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a",
+    "CI_JOB_URL": "https://gitlab.com/a/b/-/jobs/1",
+    "INVOCATION_ID": "0123456789abcdef0123456789abcdef",
+    "GIT_ASKPASS": "/usr/lib/git-core/git-gui--askpass",
+    "HOSTNAME": "task-runner-abcdefghijklmnop",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASSES))
+def test_each_class_of_secret_is_dropped(name):
+    assert not EnvFilter().keeps(name, CLASSES[name])
+
+
+def test_ordinary_ci_and_desktop_variables_are_kept():
+    assert EnvFilter().apply({**CLASSES, **KEPT_TOO, **KEPT}) == {**KEPT_TOO, **KEPT}
+
+
+def test_shell_env_passes_a_variable_the_table_would_drop():
+    env = EnvFilter.create(allow=["BW_SESSION"]).apply(CLASSES)
+    assert env == {"BW_SESSION": CLASSES["BW_SESSION"]}
+
+
+def test_commands_get_a_plain_terminal_unless_shell_env_names_it():
+    host = {"TERM": "xterm-256color", "FORCE_COLOR": "1", "CLICOLOR_FORCE": "1", "A": "1"}
+    assert EnvFilter().for_command(host) == {"TERM": "dumb", "NO_COLOR": "1", "A": "1"}
+    chosen = EnvFilter.create(allow=["TERM", "FORCE_COLOR"]).for_command(host)
+    assert chosen == {"TERM": "xterm-256color", "FORCE_COLOR": "1", "NO_COLOR": "1", "A": "1"}
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_no_class_reaches_a_sandboxed_env(backend, make_policy, request):
+    sandbox = request.getfixturevalue(f"{backend}_sandbox")(make_policy())
+    result = run_in(sandbox, "env; echo TERM=[$TERM]", env={**CLASSES, **KEPT_TOO})
+    for name, value in CLASSES.items():
+        assert f"{name}=" not in result.stdout and value not in result.stdout, name
+    assert "DESKTOP_SESSION=ubuntu" in result.stdout and "TERM=[dumb]" in result.stdout
+
+
+def test_an_mcp_server_gets_no_secret_from_its_base_names_but_what_its_entry_gives():
+    from caretz.mcp_client.launch import server_environment
+
+    caretz_env = {"PATH": "/usr/bin", "TERM": "Bearer abcdefghijklmnop0123", "GITHUB_TOKEN": "g"}
+    env = server_environment(caretz_env, {"GITHUB_TOKEN": "given on purpose"})
+    assert env == {"PATH": "/usr/bin", "GITHUB_TOKEN": "given on purpose"}
