@@ -16,6 +16,7 @@ from caretz.sandbox.detect import SandboxCheck, SandboxUnavailable, check_sandbo
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.policy import PolicyError, SandboxPolicy, build_policy, home_from_env
 from caretz.sandbox.runner import Sandbox, open_sandbox
+from caretz.sandbox.runtime import SessionRuntime
 
 
 def caretz_paths(settings: Settings) -> list[Path]:
@@ -55,17 +56,35 @@ def open_session_sandbox(
     cwd: Path,
     env: Mapping[str, str],
     check: SandboxCheck | None = None,
+    runtime: SessionRuntime | None = None,
 ) -> tuple[Sandbox, SandboxCheck]:
     """The session's sandbox, after checking for real which backend works here (`check`
     replaces that probe). Where the mode cannot be enforced (no bubblewrap and no
-    Landlock, or not Linux) it is a ConfigError naming both ways out."""
+    Landlock, or not Linux) it is a ConfigError naming both ways out. `runtime` keeps
+    the session's /tmp, network namespace and cwd (a sandbox rebuilt mid-session)."""
     policy = sandbox_policy(settings, cwd, env)
     if check is None:
         check = check_sandbox(policy.mode, policy.network)
+    section = settings.sandbox
+    sockets = [_socket_path(entry, policy) for entry in section.allow_unix_sockets]
     try:
-        return open_sandbox(policy, check, shell_env_filter(settings)), check
+        sandbox = open_sandbox(
+            policy,
+            check,
+            shell_env_filter(settings),
+            unix_sockets=sockets,
+            ssh_agent=section.allow_ssh_agent,
+            runtime=runtime,
+        )
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None
+    return sandbox, check
+
+
+def _socket_path(entry: str, policy: SandboxPolicy) -> Path:
+    text = str(policy.home) + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+    path = Path(text)
+    return path if path.is_absolute() else policy.cwd / path
 
 
 def sandbox_fields(sandbox: Sandbox, check: SandboxCheck) -> dict[str, object]:

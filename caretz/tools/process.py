@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.sandbox.reaper import become_subreaper
+
 if TYPE_CHECKING:
     from caretz.sandbox.covers import Covers
     from caretz.sandbox.runner import Sandbox
@@ -44,6 +46,7 @@ def start_shell(
     still with the filtered environment and the launcher's process hygiene.
     Raises OSError when it cannot start.
     """
+    become_subreaper()  # what a launcher killed outright leaves comes back to caretz
     argv = ["bash", "-c", command]
     env: dict[str, str] | None = None
     cwd = cwd or workspace
