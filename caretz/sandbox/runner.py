@@ -46,7 +46,7 @@ from caretz.sandbox.landlock_rules import launcher_argv, unconfined_argv
 from caretz.sandbox.paths import PathGuard
 from caretz.sandbox.policy import SandboxPolicy, is_within, root_protection
 from caretz.sandbox.runtime import SessionRuntime
-from caretz.sandbox.seccomp import SeccompUnsupported, unix_socket_filter
+from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 
 SANDBOX_TMPDIR = "/tmp"  # bwrap binds the session's directory there
 SSH_AUTH_SOCK = "SSH_AUTH_SOCK"
@@ -127,7 +127,8 @@ class Sandbox:
         if not (confined and self.enforced):
             return Launch(unconfined_argv(argv, self.python), env, cwd)
         if self.backend is Backend.LANDLOCK:
-            seccomp = self._filter_file() if not self.policy.network else None
+            # Always a filter (prlimit on other processes); Unix sockets with the network off.
+            seccomp = self._filter_file(unix_sockets=self.policy.network)
             command = launcher_argv(
                 self.policy, argv, self.python, tmp=self.runtime.tmp_dir(), seccomp=seccomp
             )
@@ -188,8 +189,8 @@ class Sandbox:
         command = bwrap_argv(self.policy, argv, self.bwrap_path, view, cwd)
         return Launch([*prefix, *command], env, cwd, (*held, *opened), tuple(opened))
 
-    def _filter_file(self) -> Path:
-        return self.runtime.filter_file(unix_socket_filter())
+    def _filter_file(self, unix_sockets: bool = False) -> Path:
+        return self.runtime.filter_file(command_filter(unix_sockets=unix_sockets))
 
 
 def open_sandbox(
@@ -206,9 +207,9 @@ def open_sandbox(
     if policy.enforced and check.backend is Backend.NONE:
         raise SandboxUnavailable(check.problem or "no command sandbox works here")
     backend = check.backend if policy.enforced else Backend.NONE
-    if backend is not Backend.NONE and not policy.network:
+    if backend is Backend.LANDLOCK or (backend is Backend.BWRAP and not policy.network):
         try:
-            unix_socket_filter()
+            command_filter(unix_sockets=policy.network)
         except SeccompUnsupported as error:
             message = f"{error}; allow the network or run with --sandbox off"
             raise SandboxUnavailable(message) from None

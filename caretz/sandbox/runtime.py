@@ -5,8 +5,9 @@ reachable by a later command, and a file a command writes to /tmp is there for t
 next one. The walls stay per command (each its own process group and, under
 bubblewrap, its own PID namespace, timeout and cleanup); what is shared is:
 
-- a host directory, `<runtime>/caretz-<uid>/session-XXXX/tmp`, created 0700 when the first
-  command starts and removed when the session ends. bubblewrap binds it as /tmp; the
+- a host directory, `<runtime>/caretz-<uid>/session-<pid>-XXXX/tmp`, created 0700 when
+  the first command starts and removed when the session ends (or, if caretz was
+  killed outright, by the next session to start). bubblewrap binds it as /tmp; the
   Landlock launcher makes it TMPDIR (its /tmp stays read-only). The parent
   `caretz-<uid>` is hidden from every session's commands, so sessions running at the
   same time never see each other's files. `<runtime>` is $XDG_RUNTIME_DIR when set,
@@ -135,7 +136,8 @@ class SessionRuntime:
     def _session_dir_locked(self) -> Path:
         if self._dir is None:
             _private_parent(self.parent)
-            path = Path(tempfile.mkdtemp(prefix="session-", dir=self.parent))
+            _remove_abandoned(self.parent)
+            path = Path(tempfile.mkdtemp(prefix=f"session-{os.getpid()}-", dir=self.parent))
             (path / "tmp").mkdir(mode=0o700)
             self._dir = path
             self._arm_locked()
@@ -171,6 +173,14 @@ def remove_tree(path: Path) -> None:
                     os.rmdir(target)
     with contextlib.suppress(OSError):
         os.rmdir(path)
+
+
+def _remove_abandoned(parent: Path) -> None:
+    """Remove the directories of sessions whose caretz is gone (killed outright)."""
+    for entry in os.scandir(parent):
+        owner = entry.name.split("-")[1] if entry.name.startswith("session-") else ""
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            remove_tree(Path(entry.path))
 
 
 def _private_parent(parent: Path) -> None:
