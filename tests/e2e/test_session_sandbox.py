@@ -253,7 +253,29 @@ def test_the_ssh_agent_only_when_allowed(caretz, server, scratch):
 # -- no survivors ---------------------------------------------------------------------------
 
 
-def test_killing_its_own_launcher_leaves_nothing_after_caretz_exits(caretz, server, landlock_path):
+LIMIT_LAUNCHER = (
+    "python3 -c 'import resource,sys; "
+    "resource.prlimit(int(sys.argv[1]), resource.RLIMIT_NOFILE, (0, 0))' $PPID"
+)
+
+
+def test_a_command_cannot_end_its_launcher_with_a_limit_under_landlock(
+    caretz, server, landlock_path
+):
+    """A launcher with no file descriptors left could not kill what the command started."""
+    mark = marker()
+    server.add(tool("bash", command=f"sleep {mark} & {LIMIT_LAUNCHER}; echo tried"), text("ok"))
+    try:
+        (output,) = outputs(caretz, caretz("-p", "escape", env={"PATH": landlock_path}))
+        assert wait_for(lambda: not sleepers(mark), timeout=30), f"left: {sleepers(mark)}"
+    finally:
+        kill_all(sleepers(mark))
+    assert "PermissionError" in output and "tried" in output
+
+
+def test_what_a_killed_launcher_leaves_ends_with_caretz(caretz, server):
+    """The launcher killed outright (here with the sandbox off, where nothing scopes the
+    signal): its orphans come back to caretz, the subreaper, which ends them at exit."""
     mark = marker()
     server.add(
         tool("bash", command=f"sleep {mark} & kill -9 $PPID; echo launcher gone"),
@@ -261,9 +283,10 @@ def test_killing_its_own_launcher_leaves_nothing_after_caretz_exits(caretz, serv
         text("done"),
     )
     try:
-        killed, looked = outputs(caretz, caretz("-p", "escape", env={"PATH": landlock_path}))
-        assert looked.strip().isdigit(), looked  # the orphan ran while caretz did
+        run = caretz("-p", "escape", "--sandbox", "off", "--permission-mode", "yolo")
+        killed, looked = outputs(caretz, run)
         assert wait_for(lambda: not sleepers(mark), timeout=30), f"left: {sleepers(mark)}"
     finally:
         kill_all(sleepers(mark))
     assert "launcher gone" in killed
+    assert looked.strip().isdigit(), looked  # the orphan was running while caretz was
