@@ -4,7 +4,8 @@ Prints the median wall time of a few commands started directly, under bubblewrap
 the Landlock launcher and with the sandbox off (the launcher without rules, which only
 cleans up what a command leaves behind), each with the ratio to the direct run and the
 milliseconds added. Each sandboxed run includes building its command line from the policy, as the
-bash tool does per command. Goal: at most 15 ms added.
+bash tool does per command, and, with the network off, joining the session's network
+namespace (nsenter) and loading the seccomp filter. Goal: at most 15 ms added.
 
     .venv/bin/python benchmarks/sandbox.py [--runs 40] [--cwd DIR]
 """
@@ -25,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox  # noqa: E402
 from caretz.sandbox.policy import SandboxMode, build_policy, home_from_env  # noqa: E402
-from caretz.sandbox.runner import Sandbox, open_sandbox  # noqa: E402
+from caretz.sandbox.runner import Launch, Sandbox, open_sandbox  # noqa: E402
 
 COMMANDS = {
     "true": ["true"],
@@ -36,11 +37,21 @@ COMMANDS = {
 }
 
 
-def timed(start: Callable[[], list[str]], env: dict[str, str], cwd: Path) -> float:
+def timed(start: Callable[[], Launch], cwd: Path) -> float:
     began = time.perf_counter()
-    subprocess.run(
-        start(), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
-    )
+    launch = start()
+    try:
+        subprocess.run(
+            launch.argv,
+            cwd=cwd,
+            env=launch.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            check=True,
+            pass_fds=launch.pass_fds,
+        )
+    finally:
+        launch.close()
     return time.perf_counter() - began
 
 
@@ -68,11 +79,11 @@ def measure(runs: int, cwd: Path) -> dict[str, dict[str, float]]:
         for _ in range(runs):  # interleaved, so drift in machine load hits all alike
             for name, sandbox in chosen.items():
                 if sandbox is None:
-                    samples[name].append(timed(lambda argv=argv: list(argv), env, cwd))
+                    direct = Launch(list(argv), env, cwd)
+                    samples[name].append(timed(lambda launch=direct: launch, cwd))
                     continue
-                run_env = sandbox.environment(env)
                 samples[name].append(
-                    timed(lambda s=sandbox, a=argv: s.command(a), run_env, sandbox.policy.cwd)
+                    timed(lambda s=sandbox, a=argv: s.launch(a, env), sandbox.policy.cwd)
                 )
         medians[label] = {name: statistics.median(values) for name, values in samples.items()}
     return medians
