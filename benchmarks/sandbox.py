@@ -1,7 +1,8 @@
 """What the command sandbox adds to each command's wall time.
 
 Prints the median wall time of a few commands started directly, under bubblewrap, under
-the Landlock launcher and with the sandbox off (the launcher without rules, which only
+the Landlock launcher and with the sandbox off (`bwrap-ns`: bubblewrap making a network
+namespace per command instead of joining the session's) (the launcher without rules, which only
 cleans up what a command leaves behind), each with the ratio to the direct run and the
 milliseconds added. Each sandboxed run includes building its command line from the policy, as the
 bash tool does per command, and, with the network off, joining the session's network
@@ -13,10 +14,13 @@ namespace (nsenter) and loading the seccomp filter. Goal: at most 15 ms added.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,9 +28,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox  # noqa: E402
-from caretz.sandbox.policy import SandboxMode, build_policy, home_from_env  # noqa: E402
+from caretz.sandbox.detect import (  # noqa: E402
+    Backend,
+    BwrapProbe,
+    SandboxCheck,  # noqa: E402
+    check_sandbox,
+)
+from caretz.sandbox.policy import (  # noqa: E402
+    SandboxMode,
+    SandboxPolicy,  # noqa: E402
+    build_policy,
+    home_from_env,
+)
 from caretz.sandbox.runner import Launch, Sandbox, open_sandbox  # noqa: E402
+from caretz.sandbox.runtime import SessionRuntime, sessions_parent  # noqa: E402
 
 COMMANDS = {
     "true": ["true"],
@@ -55,16 +70,26 @@ def timed(start: Callable[[], Launch], cwd: Path) -> float:
     return time.perf_counter() - began
 
 
+DATA_DIR = Path(tempfile.mkdtemp(prefix="caretz-bench-data-", dir="/var/tmp"))
+
+
+def session_sandbox(policy: SandboxPolicy, check: SandboxCheck) -> Sandbox:
+    """As a session opens it: its directory under caretz's (hidden) data dir."""
+    return open_sandbox(policy, check, runtime=SessionRuntime(sessions_parent(DATA_DIR)))
+
+
 def sandboxes(cwd: Path) -> dict[str, Sandbox | None]:
     env = dict(os.environ)
-    policy = build_policy(cwd=cwd, home=home_from_env(env))
+    policy = build_policy(cwd=cwd, home=home_from_env(env), caretz_dirs=[DATA_DIR])
     found: dict[str, Sandbox | None] = {"direct": None}
     check = check_sandbox(policy.mode, policy.network)
     if check.backend is Backend.BWRAP:
-        found["bwrap"] = open_sandbox(policy, check)
+        found["bwrap"] = session_sandbox(policy, check)
+        # The same without joining the session's namespace: a namespace per command.
+        found["bwrap-ns"] = dataclasses.replace(found["bwrap"], nsenter_path=None)
     fallback = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "skipped"))
     if fallback.backend is Backend.LANDLOCK:
-        found["landlock"] = open_sandbox(policy, fallback)
+        found["landlock"] = session_sandbox(policy, fallback)
     off = build_policy(cwd=cwd, home=home_from_env(env), mode=SandboxMode.OFF)
     found["off"] = open_sandbox(off, check_sandbox(off.mode))
     return found
@@ -119,7 +144,10 @@ def main() -> None:
     parser.add_argument("--cwd", type=Path, default=ROOT, help="the working directory (a root)")
     args = parser.parse_args()
     cwd = args.cwd.resolve()
-    print(report(measure(args.runs, cwd)))
+    try:
+        print(report(measure(args.runs, cwd)))
+    finally:
+        shutil.rmtree(DATA_DIR, ignore_errors=True)
     built = ", ".join(f"{name} {ms:.2f} ms" for name, ms in build_times(cwd).items())
     print(f"building the command line (included above): {built}")
     print("goal: at most 15 ms added per command")

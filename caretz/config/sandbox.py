@@ -16,7 +16,7 @@ from caretz.sandbox.detect import SandboxCheck, SandboxUnavailable, check_sandbo
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.policy import PolicyError, SandboxPolicy, build_policy, home_from_env
 from caretz.sandbox.runner import Sandbox, open_sandbox
-from caretz.sandbox.runtime import SessionRuntime
+from caretz.sandbox.runtime import SessionRuntime, sessions_parent
 
 
 def caretz_paths(settings: Settings) -> list[Path]:
@@ -74,7 +74,7 @@ def open_session_sandbox(
             shell_env_filter(settings),
             unix_sockets=sockets,
             ssh_agent=section.allow_ssh_agent,
-            runtime=runtime,
+            runtime=runtime or SessionRuntime(sessions_parent(settings.data_dir)),
         )
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None

@@ -66,9 +66,6 @@ ISOLATION: tuple[str, ...] = (
     "ALL",
 )
 
-TMP = Path("/tmp")
-
-
 @dataclass(frozen=True)
 class SessionView:
     """What the session adds to a command's sandbox (sandbox/runtime.py)."""
@@ -136,10 +133,15 @@ def _mounts(policy: SandboxPolicy) -> list[tuple[str, Path]]:
     mounts = [
         (kind, path)
         for kind, path in mounts
-        if kind == "root" or not is_within(path, TMP) or any(is_within(path, r) for r in roots)
+        if kind == "root" or not _under_tmp(path) or any(is_within(path, r) for r in roots)
     ]
     unique = list(dict.fromkeys(mounts))
     return sorted(unique, key=lambda item: (depth(item[1]), _ORDER[item[0]]))
+
+
+def _under_tmp(path: Path) -> bool:
+    text = str(path)
+    return text == "/tmp" or text.startswith("/tmp/")
 
 
 def _mount_args(kind: str, path: Path, policy: SandboxPolicy) -> list[str]:

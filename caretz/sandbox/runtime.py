@@ -5,13 +5,12 @@ reachable by a later command, and a file a command writes to /tmp is there for t
 next one. The walls stay per command (each its own process group and, under
 bubblewrap, its own PID namespace, timeout and cleanup); what is shared is:
 
-- a host directory, `<runtime>/caretz-<uid>/session-<pid>-XXXX/tmp`, created 0700 when
-  the first command starts and removed when the session ends (or, if caretz was
-  killed outright, by the next session to start). bubblewrap binds it as /tmp; the
-  Landlock launcher makes it TMPDIR (its /tmp stays read-only). The parent
-  `caretz-<uid>` is hidden from every session's commands, so sessions running at the
-  same time never see each other's files. `<runtime>` is $XDG_RUNTIME_DIR when set,
-  else the system's temporary directory.
+- a host directory, `<parent>/session-<pid>-XXXX/tmp`, created 0700 when the first
+  command starts and removed when the session ends (or, if caretz was killed
+  outright, by the next session to start). bubblewrap binds it as /tmp; the Landlock
+  launcher makes it TMPDIR (its /tmp stays read-only). The parent (`sessions_parent`)
+  is hidden from every session's commands, so sessions running at the same time never
+  see each other's files.
 - with the network off under bubblewrap, one network namespace: bubblewrap makes it
   once (`--unshare-net`, which brings its loopback up) around a process that waits
   until caretz has opened the namespace's file, and caretz keeps that file open for
@@ -59,12 +58,18 @@ class NetNamespace:
         return [*argv, "--"]
 
 
-def sessions_parent(base: str | None = None) -> Path:
-    """`<runtime>/caretz-<uid>`: where every session's directory lives (hidden from all)."""
-    if base is None:
-        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-        base = runtime if runtime and os.path.isdir(runtime) else tempfile.gettempdir()
-    return Path(os.path.realpath(base)) / f"caretz-{os.getuid()}"
+def sessions_parent(data_dir: Path | None = None) -> Path:
+    """Where every session's directory lives: `$XDG_RUNTIME_DIR/caretz`, else caretz's
+    data dir's `run`, else `<tmp>/caretz-<uid>`. The first two are hidden from commands
+    already; the last is added to the hidden paths (sandbox/runner.py). Under Landlock a
+    hidden path's parents are searched entry by entry for every command, so a parent
+    already hidden costs nothing where a crowded /tmp would."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isdir(runtime):
+        return Path(os.path.realpath(runtime)) / "caretz"
+    if data_dir is not None:
+        return Path(os.path.realpath(data_dir)) / "run"
+    return Path(os.path.realpath(tempfile.gettempdir())) / f"caretz-{os.getuid()}"
 
 
 class SessionRuntime:
@@ -185,6 +190,7 @@ def _remove_abandoned(parent: Path) -> None:
 
 def _private_parent(parent: Path) -> None:
     """Make `parent` (0700, this user's); refuse one that is not (another user's trap)."""
+    parent.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.mkdir(parent, 0o700)
     info = os.lstat(parent)

@@ -25,6 +25,7 @@ refuses to start rather than run without it.
 from __future__ import annotations
 
 import errno
+import functools
 import platform
 import struct
 import sys
@@ -82,6 +83,7 @@ def unix_socket_filter(machine: str | None = None) -> bytes:
     return command_filter(unix_sockets=False, machine=machine)
 
 
+@functools.lru_cache(maxsize=8)
 def command_filter(*, unix_sockets: bool, machine: str | None = None) -> bytes:
     """No new Unix sockets (unless `unix_sockets`), no io_uring, no foreign entry points,
     and no prlimit on another process (the Landlock launcher or caretz itself: a limit
