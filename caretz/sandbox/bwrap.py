@@ -66,6 +66,7 @@ ISOLATION: tuple[str, ...] = (
     "ALL",
 )
 
+
 @dataclass(frozen=True)
 class SessionView:
     """What the session adds to a command's sandbox (sandbox/runtime.py)."""
