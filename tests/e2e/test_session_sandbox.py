@@ -10,6 +10,7 @@ the command kills its own launcher.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -290,3 +291,17 @@ def test_what_a_killed_launcher_leaves_ends_with_caretz(caretz, server):
         kill_all(sleepers(mark))
     assert "launcher gone" in killed
     assert looked.strip().isdigit(), looked  # the orphan was running while caretz was
+
+
+def test_sandbox_check_says_what_each_backend_does_with_sockets(caretz, landlock_path):
+    bwrap_text = caretz("sandbox", "check")
+    landlock = caretz("sandbox", "check", "--output", "json", env={"PATH": landlock_path})
+
+    assert bwrap_text.code == 0 and "enforced: Unix sockets: no new ones (seccomp)" in (
+        bwrap_text.stdout
+    )
+    assert "shared by its commands" in bwrap_text.stdout
+    data = json.loads(landlock.stdout)
+    assert data["backend"] == "landlock"
+    assert any("need bubblewrap" in item for item in data["enforced"])
+    assert any("cannot listen on TCP" in item for item in data["not_enforced"])
