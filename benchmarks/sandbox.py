@@ -1,13 +1,15 @@
 """What the command sandbox adds to each command's wall time.
 
 Prints the median wall time of a few commands started directly, under bubblewrap, under
-the Landlock launcher and with the sandbox off (the launcher without rules, which only
+the Landlock launcher and with the sandbox off (`bwrap-ns`: bubblewrap making a network
+namespace per command instead of joining the session's) (the launcher without rules, which only
 cleans up what a command leaves behind), each with the ratio to the direct run and the
 milliseconds added. Each sandboxed run includes building its command line from the policy, as the
-bash tool does per command, and the launcher runs on the interpreter a session picks (the
-real binary behind caretz's own, caretz/trusted.py). Also printed: what a session pays
-once at its start to find the programs it runs, and after every tool call for the git
-watch (sandbox/gitwatch.py) in a small repository. Goal: at most 15 ms added.
+bash tool does per command, and, with the network off, joining the session's network
+namespace (nsenter) and loading the seccomp filter; the launcher runs on the interpreter a
+session picks (the real binary behind caretz's own, caretz/trusted.py). Also printed: what a
+session pays once at its start to find the programs it runs, and after every tool call for
+the git watch (sandbox/gitwatch.py) in a small repository. Goal: at most 15 ms added.
 
     .venv/bin/python benchmarks/sandbox.py [--runs 40] [--cwd DIR]
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,10 +31,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox  # noqa: E402
+from caretz.sandbox.detect import Backend, BwrapProbe, SandboxCheck, check_sandbox  # noqa: E402
 from caretz.sandbox.gitwatch import GitWatch  # noqa: E402
-from caretz.sandbox.policy import SandboxMode, build_policy, home_from_env  # noqa: E402
-from caretz.sandbox.runner import Sandbox, open_sandbox  # noqa: E402
+from caretz.sandbox.policy import (  # noqa: E402
+    SandboxMode,
+    SandboxPolicy,
+    build_policy,
+    home_from_env,
+)
+from caretz.sandbox.runner import Launch, Sandbox, open_sandbox  # noqa: E402
+from caretz.sandbox.runtime import SessionRuntime, sessions_parent  # noqa: E402
 from caretz.trusted import launcher_python, resolve_programs, untrusted_roots  # noqa: E402
 
 COMMANDS = {
@@ -43,25 +52,45 @@ COMMANDS = {
 }
 
 
-def timed(start: Callable[[], list[str]], env: dict[str, str], cwd: Path) -> float:
+def timed(start: Callable[[], Launch], cwd: Path) -> float:
     began = time.perf_counter()
-    subprocess.run(
-        start(), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True
-    )
+    launch = start()
+    try:
+        subprocess.run(
+            launch.argv,
+            cwd=cwd,
+            env=launch.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            check=True,
+            pass_fds=launch.pass_fds,
+        )
+    finally:
+        launch.close()
     return time.perf_counter() - began
+
+
+DATA_DIR = Path(tempfile.mkdtemp(prefix="caretz-bench-data-", dir="/var/tmp"))
+
+
+def session_sandbox(policy: SandboxPolicy, check: SandboxCheck) -> Sandbox:
+    """As a session opens it: its directory under caretz's (hidden) data dir."""
+    return open_sandbox(policy, check, runtime=SessionRuntime(sessions_parent(DATA_DIR)))
 
 
 def sandboxes(cwd: Path) -> dict[str, Sandbox | None]:
     env = dict(os.environ)
-    policy = build_policy(cwd=cwd, home=home_from_env(env))
+    policy = build_policy(cwd=cwd, home=home_from_env(env), caretz_dirs=[DATA_DIR])
     found: dict[str, Sandbox | None] = {"direct": None}
     python = launcher_python(env.get("PATH", ""), untrusted_roots([cwd])).path
     check = check_sandbox(policy.mode, policy.network)
     if check.backend is Backend.BWRAP:
-        found["bwrap"] = open_sandbox(policy, check)
+        found["bwrap"] = session_sandbox(policy, check)
+        # The same without joining the session's namespace: a namespace per command.
+        found["bwrap-ns"] = dataclasses.replace(found["bwrap"], nsenter_path=None)
     fallback = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "skipped"))
     if fallback.backend is Backend.LANDLOCK:
-        found["landlock"] = dataclasses.replace(open_sandbox(policy, fallback), python=python)
+        found["landlock"] = dataclasses.replace(session_sandbox(policy, fallback), python=python)
     off = build_policy(cwd=cwd, home=home_from_env(env), mode=SandboxMode.OFF)
     found["off"] = dataclasses.replace(open_sandbox(off, check_sandbox(off.mode)), python=python)
     return found
@@ -76,11 +105,11 @@ def measure(runs: int, cwd: Path) -> dict[str, dict[str, float]]:
         for _ in range(runs):  # interleaved, so drift in machine load hits all alike
             for name, sandbox in chosen.items():
                 if sandbox is None:
-                    samples[name].append(timed(lambda argv=argv: list(argv), env, cwd))
+                    direct = Launch(list(argv), env, cwd)
+                    samples[name].append(timed(lambda launch=direct: launch, cwd))
                     continue
-                run_env = sandbox.environment(env)
                 samples[name].append(
-                    timed(lambda s=sandbox, a=argv: s.command(a), run_env, sandbox.policy.cwd)
+                    timed(lambda s=sandbox, a=argv: s.launch(a, env), sandbox.policy.cwd)
                 )
         medians[label] = {name: statistics.median(values) for name, values in samples.items()}
     return medians
@@ -142,7 +171,10 @@ def main() -> None:
     parser.add_argument("--cwd", type=Path, default=ROOT, help="the working directory (a root)")
     args = parser.parse_args()
     cwd = args.cwd.resolve()
-    print(report(measure(args.runs, cwd)))
+    try:
+        print(report(measure(args.runs, cwd)))
+    finally:
+        shutil.rmtree(DATA_DIR, ignore_errors=True)
     built = ", ".join(f"{name} {ms:.2f} ms" for name, ms in build_times(cwd).items())
     print(f"building the command line (included above): {built}")
     print(f"finding the trusted programs, once per session: {per_session_ms(cwd):.2f} ms")

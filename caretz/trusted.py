@@ -55,9 +55,16 @@ class Programs:
     bwrap: Program
     git: Program
     python: Program
+    # joins the session's network namespace (util-linux); None: one namespace a command
+    nsenter: Program = Program("nsenter", None)
 
     def notices(self) -> list[str]:
-        found = (self.bwrap.notice(), self.git.notice(), self.python.notice())
+        found = (
+            self.bwrap.notice(),
+            self.git.notice(),
+            self.python.notice(),
+            self.nsenter.notice(),
+        )
         return [line for line in found if line]
 
 
@@ -69,6 +76,7 @@ def resolve_programs(path_env: str, roots: Iterable[Path]) -> Programs:
         bwrap=find_program("bwrap", path_env, untrusted),
         git=find_program("git", path_env, untrusted),
         python=launcher_python(path_env, untrusted),
+        nsenter=find_program("nsenter", path_env, untrusted),
     )
 
 

@@ -30,6 +30,7 @@ from caretz.sandbox.policy import (
     home_from_env,
 )
 from caretz.sandbox.runner import Sandbox, open_sandbox
+from caretz.sandbox.runtime import SessionRuntime, sessions_parent
 from caretz.trusted import Programs, installation_inside, resolve_programs
 
 
@@ -86,10 +87,12 @@ def open_session_sandbox(
     cwd: Path,
     env: Mapping[str, str],
     check: SandboxCheck | None = None,
+    runtime: SessionRuntime | None = None,
 ) -> tuple[Sandbox, SandboxCheck]:
     """The session's sandbox, after checking for real which backend works here (`check`
     replaces that probe). Where the mode cannot be enforced (no bubblewrap and no
-    Landlock, or not Linux) it is a ConfigError naming both ways out."""
+    Landlock, or not Linux) it is a ConfigError naming both ways out. `runtime` keeps
+    the session's /tmp, network namespace and cwd (a sandbox rebuilt mid-session)."""
     policy = sandbox_policy(settings, cwd, env)
     programs = check.programs if check is not None and check.programs else None
     programs = programs or session_programs(policy, env)
@@ -102,11 +105,27 @@ def open_session_sandbox(
         policy = _with_read_only(
             policy, nested_control_paths(policy.writable_roots, programs.git.path)
         )
+    section = settings.sandbox
+    sockets = [_socket_path(entry, policy) for entry in section.allow_unix_sockets]
     try:
-        sandbox = open_sandbox(policy, check, shell_env_filter(settings))
+        sandbox = open_sandbox(
+            policy,
+            check,
+            shell_env_filter(settings),
+            unix_sockets=sockets,
+            ssh_agent=section.allow_ssh_agent,
+            runtime=runtime or SessionRuntime(sessions_parent(settings.data_dir)),
+        )
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None
-    return dataclasses.replace(sandbox, python=programs.python.path), check
+    nsenter = programs.nsenter.path if sandbox.nsenter_path else None
+    return dataclasses.replace(sandbox, python=programs.python.path, nsenter_path=nsenter), check
+
+
+def _socket_path(entry: str, policy: SandboxPolicy) -> Path:
+    text = str(policy.home) + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+    path = Path(text)
+    return path if path.is_absolute() else policy.cwd / path
 
 
 def _refuse_unprotected(policy: SandboxPolicy, check: SandboxCheck, programs: Programs) -> None:

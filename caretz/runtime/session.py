@@ -91,6 +91,8 @@ class Session:
             self.mcp.close()
         if self.checkpoints is not None:
             self.checkpoints.close()
+        if self.sandbox is not None:
+            self.sandbox.close()  # its /tmp and network namespace, once no job runs
         self.log.close()
 
     def end_hooks(self, reason: str) -> None:

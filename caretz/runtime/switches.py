@@ -140,7 +140,8 @@ def _rewire(
     rules = profile_rules(settings)
     sandbox, check = session.sandbox, session.sandbox_check
     if new_sandbox:
-        sandbox, check = open_session_sandbox(settings, session.workspace, env)
+        runtime = sandbox.runtime if sandbox is not None else None  # /tmp, namespace, cwd
+        sandbox, check = open_session_sandbox(settings, session.workspace, env, runtime=runtime)
     config, parts = wire_agent(
         settings,
         env,

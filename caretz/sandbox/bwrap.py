@@ -4,7 +4,9 @@ The view a command gets:
   /                 read-only (every mount below it too)
   /dev, /proc       a minimal /dev; a /proc of the command's own PID namespace, with
                     /proc/sys read-only (a root-owned sysctl is otherwise writable by uid 0)
-  /tmp              a private, empty tmpfs, gone when the command ends
+  /tmp              the session's own directory (sandbox/runtime.py), shared by its
+                    commands and removed when the session ends; a private tmpfs where
+                    the caller gives none
   writable roots    bound read-write (read-only in read-only mode)
   .git/hooks, .git/config, .caretz in each root   read-only; `.git` pinned as a mount
                     point so it cannot be renamed and replaced
@@ -25,18 +27,23 @@ no_new_privs, so setuid programs gain nothing.
 
 Network: `--unshare-net` gives a namespace with only its own loopback, so a server on
 the host's 127.0.0.1 is unreachable (connection refused) and so are abstract Unix
-sockets. With network allowed the command shares the host's network namespace.
+sockets. A session's commands share one such namespace: the caller starts bwrap inside
+it (`SessionView.shared_net`) and no `--unshare-net` is given. With network allowed the
+command shares the host's network namespace. `--seccomp FD` loads the filter that
+refuses new Unix sockets (sandbox/seccomp.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from caretz.sandbox.policy import (
     SandboxMode,
     SandboxPolicy,
     depth,
+    is_within,
     root_protection,
 )
 
@@ -59,29 +66,54 @@ ISOLATION: tuple[str, ...] = (
     "ALL",
 )
 
+
+@dataclass(frozen=True)
+class SessionView:
+    """What the session adds to a command's sandbox (sandbox/runtime.py)."""
+
+    tmp: Path | None = None  # the host directory bound as /tmp; None: a private tmpfs
+    shared_net: bool = False  # started inside the session's network namespace
+    seccomp_fd: int | None = None  # an fd holding the seccomp program
+    sockets: tuple[Path, ...] = ()  # named Unix sockets bound in, hidden parents or not
+
+
 # At one path, the later kind wins; across paths, the deeper path is mounted last.
 _ORDER = {"root": 0, "pin": 1, "read-only": 2, "cover": 3, "hide": 4}
 
 
-def bwrap_argv(policy: SandboxPolicy, argv: Sequence[str], bwrap: str = "bwrap") -> list[str]:
-    """The command line that runs `argv` inside the policy's sandbox."""
+def bwrap_argv(
+    policy: SandboxPolicy,
+    argv: Sequence[str],
+    bwrap: str = "bwrap",
+    view: SessionView | None = None,
+    cwd: Path | None = None,
+) -> list[str]:
+    """The command line that runs `argv` inside the policy's sandbox, in `cwd` (a root
+    or a directory below one; the working directory by default)."""
     if policy.mode is SandboxMode.OFF:
         raise ValueError("the sandbox is off; run the command directly")
     if not argv:
         raise ValueError("no command to run")
+    view = view or SessionView()
     args = [bwrap, *BASE_MOUNTS]
+    if view.tmp is not None:
+        args[-2:] = ["--bind", str(view.tmp), "/tmp"]  # in place of BASE_MOUNTS' tmpfs
     remount: list[Path] = []
     for kind, path in _mounts(policy):
         args += _mount_args(kind, path, policy)
         if kind == "cover" or (kind == "hide" and path.is_dir()):
             remount.append(path)
+    for socket in view.sockets:
+        args += ["--bind-try", str(socket), str(socket)]
     # Remounting hidden dirs read-only last lets a writable root inside one be bound first.
     for path in remount:
         args += ["--remount-ro", str(path)]
     args += ISOLATION
-    if not policy.network:
+    if not policy.network and not view.shared_net:
         args.append("--unshare-net")
-    args += ["--chdir", str(policy.cwd), "--", *argv]
+    if view.seccomp_fd is not None:
+        args += ["--seccomp", str(view.seccomp_fd)]
+    args += ["--chdir", str(cwd or policy.cwd), "--", *argv]
     return args
 
 
@@ -97,8 +129,20 @@ def _mounts(policy: SandboxPolicy) -> list[tuple[str, Path]]:
         mounts += [("read-only", p) for p in policy.existing_read_only() if p not in roots]
     # A hidden path the user also named as a root stays visible: the root wins.
     mounts += [("hide", path) for path in policy.existing_hidden() if path not in roots]
+    # The host's /tmp is out of sight (the command's /tmp is the session's or a tmpfs):
+    # a mount there would only add a mount point to it, except inside a root.
+    mounts = [
+        (kind, path)
+        for kind, path in mounts
+        if kind == "root" or not _under_tmp(path) or any(is_within(path, r) for r in roots)
+    ]
     unique = list(dict.fromkeys(mounts))
     return sorted(unique, key=lambda item: (depth(item[1]), _ORDER[item[0]]))
+
+
+def _under_tmp(path: Path) -> bool:
+    text = str(path)
+    return text == "/tmp" or text.startswith("/tmp/")
 
 
 def _mount_args(kind: str, path: Path, policy: SandboxPolicy) -> list[str]:

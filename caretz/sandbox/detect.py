@@ -24,6 +24,11 @@ from caretz.trusted import Programs
 PROBE_TIMEOUT_S = 10.0
 INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"
 OFF_FIX = "run with --sandbox off"
+UNIX_OFF = "Unix sockets: no new ones (seccomp), so no host socket, pathname or abstract"
+UNIX_NAMED = (
+    "; naming sockets (allowUnixSockets, allowSshAgent) lets commands make Unix sockets "
+    "again and binds the named ones in: then every socket they can see is reachable"
+)
 # Without a sandbox every command asks first, and nobody answers in a -p run.
 OFF_NOTE = "(then every command asks first; in -p runs add --permission-mode yolo)"
 
@@ -220,13 +225,16 @@ def _coverage(
     if backend is Backend.BWRAP:
         return [
             writes,
-            "a private /tmp",
+            "a private /tmp, shared by the session's commands",
             "hidden: credential stores, service sockets, caretz's config and data",
             "read-only: .git/hooks, .git/config, .caretz and .claude/commands in writable roots",
-            "network: on" if network else "network: off (the command's own loopback only)",
+            "network: on"
+            if network
+            else "network: off (the session's own loopback, shared by its commands)",
+            *([] if network else [UNIX_OFF + UNIX_NAMED]),
             "processes: own PID namespace; nothing outlives the command or caretz",
             env,
-        ], []
+        ], ["Unix sockets: the host's, where visible (network on)"] if network else []
     return _landlock_coverage(writes, network, abi, env)
 
 
@@ -235,17 +243,23 @@ def _landlock_coverage(
 ) -> tuple[list[str], list[str]]:
     enforced = [
         writes,
-        "a private TMPDIR (/tmp itself is read-only)",
+        "a private TMPDIR, shared by the session's commands (/tmp itself is read-only)",
         "hidden: credential stores, service sockets, caretz's config and data (outside "
         "writable roots; their parent directories cannot be listed)",
-        "processes: everything a command starts is killed when it ends, times out or caretz dies",
+        "processes: everything a command starts is killed when it ends, times out or caretz "
+        "dies; other processes' resource limits cannot be set (seccomp)",
         env,
     ]
     missing = [
         "hidden paths inside writable roots stay readable",
         ".git/hooks, .git/config, .caretz and .claude/commands stay writable inside writable roots",
-        "no PID namespace: commands see other processes; a kill -9 of the launcher leaves orphans",
+        "no PID namespace: commands see other processes",
+        "no shared network namespace: with the network off a job's server cannot listen on TCP",
     ]
+    if not network:
+        enforced.append(UNIX_OFF + " (allowUnixSockets and allowSshAgent need bubblewrap)")
+    else:
+        missing.append("Unix sockets: every pathname socket on the machine (network on)")
     if network:
         enforced.append("network: on")
     elif abi >= 4:

@@ -10,22 +10,23 @@ launcher caretz puts in front of a command (`python -I -S landlock.py FLAGS -- a
 
 1. it makes itself a child subreaper and asks for SIGTERM when caretz dies;
 2. it forks; the child drops every capability, applies the rules (read-only where
-   granted, read-write in the writable roots and a private TMPDIR, TCP bind/connect
-   denied when the network is off, signals to processes outside the sandbox denied)
-   and execs the command;
+   granted, read-write in the writable roots and the session's TMPDIR (`--tmp`), TCP
+   bind/connect denied when the network is off, signals and abstract Unix sockets
+   outside the sandbox denied), loads the seccomp filter it is given (`--seccomp`:
+   no new Unix sockets, sandbox/seccomp.py) and execs the command;
 3. when the command ends, or the launcher gets SIGTERM/SIGHUP/SIGINT (a timeout,
    Ctrl-C, caretz's death), it kills every process left below it (background jobs,
-   `nohup`, `setsid` children all land on it as the subreaper), reaps them, removes
-   the private TMPDIR and exits with the command's status.
+   `nohup`, `setsid` children all land on it as the subreaper), reaps them, and exits
+   with the command's status. If the launcher itself is killed outright, what it
+   started lands on caretz, which is a subreaper too (sandbox/reaper.py).
 
-With `--unconfined` the launcher applies no rules and makes no TMPDIR: it only keeps
-the process hygiene (subreaper, death signal, leftovers killed). caretz starts commands
+With `--unconfined` the launcher applies no rules and no filter: it only keeps the
+process hygiene (subreaper, death signal, leftovers killed). caretz starts commands
 that way when the sandbox is off, or for one command the user let out of it.
 
 What this does not do, unlike bubblewrap: hide paths inside the granted areas, keep
 `.git/hooks` read-only inside a writable root, give the command its own PID namespace
-(it sees other processes, and a kill -9 of the launcher itself leaves orphans), or
-restrict UDP and other non-TCP traffic. The caller (landlock_rules.py) decides which
+(it sees other processes), or restrict UDP and other non-TCP traffic. The caller (landlock_rules.py) decides which
 paths are granted.
 """
 
@@ -48,6 +49,8 @@ PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -212,8 +215,8 @@ def _check(libc: ctypes.CDLL, result: int, what: str) -> int:
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 USAGE = (
-    "usage: landlock.py [--parent PID] [--abi N] [--network] [--unconfined] [--tmp-parent DIR]"
-    " [--read PATH]... [--write PATH]... -- COMMAND [ARGS...]"
+    "usage: landlock.py [--parent PID] [--abi N] [--network] [--unconfined] [--tmp DIR]"
+    " [--seccomp FILE] [--read PATH]... [--write PATH]... -- COMMAND [ARGS...]"
 )
 
 
@@ -222,10 +225,11 @@ class LaunchSpec:
         self.read: list[str] = []
         self.write: list[str] = []
         self.network = False
-        self.unconfined = False  # no rules, no private TMPDIR: process hygiene only
+        self.unconfined = False  # no rules, no filter: process hygiene only
         self.parent = 0
         self.abi: int | None = None
-        self.tmp_parent = os.environ.get("TMPDIR") or "/tmp"
+        self.tmp = ""  # the session's TMPDIR, writable
+        self.seccomp = ""  # a file holding the seccomp program to load
         self.command: list[str] = []
 
 
@@ -251,8 +255,8 @@ def parse_args(args: list[str]) -> LaunchSpec:
             spec.parent = int(value)
         elif flag == "--abi":
             spec.abi = int(value)
-        elif flag == "--tmp-parent":
-            spec.tmp_parent = value
+        elif flag in ("--tmp", "--seccomp"):
+            setattr(spec, flag[2:], value)
         else:
             raise ValueError(f"unknown flag {flag}")
         position += 2
@@ -275,16 +279,13 @@ def main(args: list[str]) -> int:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if spec.parent and os.getppid() != spec.parent:
         return 128 + signal.SIGTERM  # caretz died before the death signal was set
-    tmp = "" if spec.unconfined else _private_dir(spec.tmp_parent)
     try:
-        return _supervise(spec, tmp)
+        return _supervise(spec)
     except _Stop as stop:
         return 128 + stop.signum
     finally:
         _block_signals()
         _kill_descendants()
-        if tmp:
-            _remove_tree(tmp)
 
 
 class _Stop(Exception):
@@ -296,18 +297,18 @@ def _on_signal(signum: int, _frame: object) -> None:
     raise _Stop(signum)
 
 
-def _supervise(spec: LaunchSpec, tmp: str) -> int:
-    env = dict(os.environ, TMPDIR=tmp) if tmp else dict(os.environ)
+def _supervise(spec: LaunchSpec) -> int:
+    env = dict(os.environ, TMPDIR=spec.tmp) if spec.tmp and not spec.unconfined else os.environ
     _block_signals()
     pid = os.fork()
     if pid == 0:
-        _exec_restricted(spec, tmp, env)
+        _exec_restricted(spec, dict(env))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _, status = os.waitpid(pid, 0)
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 
-def _exec_restricted(spec: LaunchSpec, tmp: str, env: dict[str, str]) -> None:
+def _exec_restricted(spec: LaunchSpec, env: dict[str, str]) -> None:
     """In the forked child: never returns; exits 126 rather than run unrestricted."""
     try:
         for signum in STOP_SIGNALS:
@@ -315,8 +316,12 @@ def _exec_restricted(spec: LaunchSpec, tmp: str, env: dict[str, str]) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if not spec.unconfined:
+            program = read_program(spec.seccomp) if spec.seccomp else b""
             drop_capabilities()
-            restrict_self(spec.read, [*spec.write, tmp], spec.network, spec.abi)
+            write = [*spec.write, spec.tmp] if spec.tmp else spec.write
+            restrict_self(spec.read, write, spec.network, spec.abi)
+            if program:
+                load_seccomp(program)
         os.execvpe(spec.command[0], spec.command, env)
     except Exception as error:  # any failure: report it, never run unrestricted
         os.write(2, f"caretz sandbox (Landlock): {spec.command[0]}: {error}\n".encode())
@@ -328,31 +333,26 @@ def _block_signals() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
 
-def _private_dir(parent: str) -> str:
-    while True:
-        path = os.path.join(parent, f"caretz-sandbox-{os.getpid()}-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(path, 0o700)
-            return path
-        except FileExistsError:
-            continue
+def read_program(path: str) -> bytes:
+    """The classic BPF program in `path` (read before the rules hide it)."""
+    with open(path, "rb") as handle:
+        program = handle.read()
+    if not program or len(program) % 8:
+        raise LandlockError(0, f"{path}: not a seccomp program")
+    return program
 
 
-def _remove_tree(top: str) -> None:
-    for directory, dirs, files in os.walk(top, topdown=False):
-        for name in files:
-            _ignore_errors(os.unlink, os.path.join(directory, name))
-        for name in dirs:
-            path = os.path.join(directory, name)
-            _ignore_errors(os.unlink if os.path.islink(path) else os.rmdir, path)
-    _ignore_errors(os.rmdir, top)
+def load_seccomp(program: bytes) -> None:
+    """Load a classic BPF program (no_new_privs is already set)."""
+    filters = ctypes.create_string_buffer(program, len(program))
 
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-def _ignore_errors(action, path: str) -> None:
-    try:  # noqa: SIM105 (contextlib would add start-up time)
-        action(path)
-    except OSError:
-        pass  # best effort: a file the command left read-only must not fail the command
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(filters))
+    libc = _libc()
+    result = libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
+    _check(libc, result, "prctl(PR_SET_SECCOMP)")
 
 
 def _kill_descendants() -> None:

@@ -9,7 +9,7 @@ own: their entries are readable but they cannot be listed, and a file created in
 after the rules were made is unreadable for that command. The rules are computed for
 every command, so that moment is the command's start.
 
-Writes: the writable roots, a private TMPDIR the launcher makes, and the usual
+Writes: the writable roots, the session's TMPDIR (sandbox/runtime.py), and the usual
 devices (/dev/null, /dev/tty, /dev/shm...). Not expressible: read-only paths inside a
 writable root (`.git/hooks`, `.git/config`, `.caretz`) and hidden paths inside one;
 `uncovered` names them so `caretz sandbox check` can say so.
@@ -95,8 +95,11 @@ def launcher_argv(
     argv: Sequence[str],
     python: str | None = None,
     abi: int | None = None,
+    tmp: Path | None = None,
+    seccomp: Path | None = None,
 ) -> list[str]:
-    """`python -I -S landlock.py FLAGS -- argv`: applies the rules in a child, then execs."""
+    """`python -I -S landlock.py FLAGS -- argv`: applies the rules in a child, then execs.
+    `tmp` is the session's TMPDIR (writable), `seccomp` a file with the filter to load."""
     if policy.mode is SandboxMode.OFF:
         raise ValueError("the sandbox is off; run the command directly")
     if not argv:
@@ -105,6 +108,10 @@ def launcher_argv(
     flags = ["--parent", str(os.getpid())]
     if abi is not None:
         flags += ["--abi", str(abi)]
+    if tmp is not None:
+        flags += ["--tmp", str(tmp)]
+    if seccomp is not None:
+        flags += ["--seccomp", str(seccomp)]
     if rules.network:
         flags.append("--network")
     for path in rules.read:

@@ -2,10 +2,21 @@
 
     sandbox = open_sandbox(policy, check_sandbox(policy.mode, policy.network), env_filter)
     launch = sandbox.launch(["bash", "-c", command], os.environ)
-    subprocess.Popen(launch.argv, cwd=launch.cwd, env=launch.env, start_new_session=True, ...)
+    try:
+        subprocess.Popen(launch.argv, cwd=launch.cwd, env=launch.env,
+                         pass_fds=launch.pass_fds, start_new_session=True, ...)
+    finally:
+        launch.close()
+    ...
+    sandbox.close()  # the session's end: its /tmp and network namespace go
 
 The caller keeps its own process-group handling: bwrap (and the Landlock launcher) is
 the group leader, and signalling the group ends the whole sandbox.
+
+A session's commands share its /tmp and, with the network off under bubblewrap, one
+network namespace (sandbox/runtime.py); with the network off they run under the
+seccomp filter that refuses new Unix sockets (sandbox/seccomp.py), unless the user
+named sockets (`allowUnixSockets`, `allowSshAgent`) under bubblewrap, which binds them in.
 
 With the sandbox off, and for one command the user let out of it (`confined=False`),
 the command still gets the filtered environment and starts under the launcher with no
@@ -18,20 +29,27 @@ launcher rely on, fires when the thread that forked the child exits, not the pro
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from caretz.sandbox.bwrap import bwrap_argv
+from caretz.sandbox.bwrap import SessionView, bwrap_argv
 from caretz.sandbox.covers import Covers
 from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock_rules import launcher_argv, unconfined_argv
 from caretz.sandbox.paths import PathGuard
-from caretz.sandbox.policy import SandboxPolicy, root_protection
+from caretz.sandbox.policy import SandboxPolicy, is_within, root_protection
+from caretz.sandbox.runtime import SessionRuntime
+from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 
-SANDBOX_TMPDIR = "/tmp"  # bwrap's private tmpfs
+SANDBOX_TMPDIR = "/tmp"  # bwrap binds the session's directory there
+SSH_AUTH_SOCK = "SSH_AUTH_SOCK"
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,14 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     cwd: Path
+    pass_fds: tuple[int, ...] = ()  # fds the command line names (seccomp, namespaces)
+    opened: tuple[int, ...] = ()  # those opened for this command alone: `close()` them
+
+    def close(self) -> None:
+        """Close this command's own fds once it has started (or failed to)."""
+        for fd in self.opened:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -50,6 +76,11 @@ class Sandbox:
     python: str | None = None  # the interpreter that runs the Landlock launcher
     # The directories bubblewrap creates as mount points, removed once nothing runs.
     covers: Covers = field(default_factory=Covers, compare=False, repr=False)
+    # The session's shared /tmp, network namespace and bash cwd.
+    runtime: SessionRuntime = field(default_factory=SessionRuntime, compare=False, repr=False)
+    unix_sockets: tuple[Path, ...] = ()  # `allowUnixSockets`: reachable with the network off
+    ssh_agent: bool = False  # `allowSshAgent`: SSH_AUTH_SOCK passed and its socket reachable
+    nsenter_path: str | None = None  # joins the session's network namespace
 
     def __post_init__(self) -> None:
         if self.policy.enforced and self.backend is Backend.NONE:
@@ -66,27 +97,59 @@ class Sandbox:
         return PathGuard(self.policy)
 
     def command(self, argv: Sequence[str], confined: bool = True) -> list[str]:
-        """`argv` wrapped so that it runs inside the sandbox; with the sandbox off, or
-        `confined=False`, under the launcher that only keeps the process hygiene."""
-        if not (confined and self.enforced):
-            return unconfined_argv(argv, self.python)
-        if self.backend is Backend.BWRAP:
-            return bwrap_argv(self.policy, argv, self.bwrap_path)
-        return launcher_argv(self.policy, argv, self.python)
+        """`argv` wrapped so that it runs inside the sandbox, to look at: the fds it names
+        are closed again (`launch` keeps them open for starting it)."""
+        launch = self.launch(argv, os.environ, confined)
+        launch.close()
+        return launch.argv
 
     def environment(self, environ: Mapping[str, str], confined: bool = True) -> dict[str, str]:
-        """The filtered environment; TMPDIR points at the sandbox's own /tmp under bwrap."""
+        """The filtered environment; TMPDIR is the session's /tmp; SSH_AUTH_SOCK only
+        when the user allows the agent."""
         env = self.env_filter.for_command(environ)
-        if confined and self.enforced and self.backend is Backend.BWRAP:
-            env["TMPDIR"] = SANDBOX_TMPDIR
+        if not self.ssh_agent:
+            env.pop(SSH_AUTH_SOCK, None)
+        if confined and self.enforced:
+            tmp = self.runtime.tmp_dir()
+            env["TMPDIR"] = SANDBOX_TMPDIR if self.backend is Backend.BWRAP else str(tmp)
         return env
 
     def launch(
-        self, argv: Sequence[str], environ: Mapping[str, str], confined: bool = True
+        self,
+        argv: Sequence[str],
+        environ: Mapping[str, str],
+        confined: bool = True,
+        cwd: Path | None = None,
     ) -> Launch:
-        return Launch(
-            self.command(argv, confined), self.environment(environ, confined), self.policy.cwd
-        )
+        """How to start `argv` in `cwd` (the working directory by default)."""
+        cwd = cwd or self.policy.cwd
+        env = self.environment(environ, confined)
+        if not (confined and self.enforced):
+            return Launch(unconfined_argv(argv, self.python), env, cwd)
+        if self.backend is Backend.LANDLOCK:
+            # Always a filter (prlimit on other processes); Unix sockets with the network off.
+            seccomp = self._filter_file(unix_sockets=self.policy.network)
+            command = launcher_argv(
+                self.policy, argv, self.python, tmp=self.runtime.tmp_dir(), seccomp=seccomp
+            )
+            return Launch(command, env, cwd)
+        return self._bwrap_launch(argv, env, cwd, environ)
+
+    def cwd_report(self, confined: bool = True) -> tuple[str, Path]:
+        """A fresh file for a command's final cwd: (its path inside, its path on the host)."""
+        name = self.runtime.cwd_report()
+        host = self.runtime.tmp_dir() / name
+        if confined and self.enforced and self.backend is Backend.BWRAP:
+            return f"{SANDBOX_TMPDIR}/{name}", host
+        return str(host), host
+
+    def allowed_sockets(self, environ: Mapping[str, str]) -> tuple[Path, ...]:
+        """The named sockets commands may reach (bubblewrap only; Landlock cannot bind)."""
+        sockets = list(self.unix_sockets)
+        agent = environ.get(SSH_AUTH_SOCK, "")
+        if self.ssh_agent and agent.startswith("/"):
+            sockets.append(Path(os.path.realpath(agent)))
+        return tuple(dict.fromkeys(sockets))
 
     def mounts_covers(self, confined: bool = True) -> bool:
         """Whether a command started this way creates cover mount points on the host."""
@@ -100,20 +163,74 @@ class Sandbox:
             for path in root_protection(root).missing_dirs
         ]
 
+    def close(self) -> None:
+        """The session has ended: its /tmp and network namespace go."""
+        self.runtime.close()
+
+    def _bwrap_launch(
+        self, argv: Sequence[str], env: dict[str, str], cwd: Path, environ: Mapping[str, str]
+    ) -> Launch:
+        prefix: list[str] = []
+        held: tuple[int, ...] = ()
+        opened: list[int] = []
+        sockets = self.allowed_sockets(environ)
+        if not self.policy.network:
+            namespace = self.runtime.netns(self.bwrap_path) if self.nsenter_path else None
+            if namespace is not None and self.nsenter_path:
+                prefix, held = namespace.nsenter_argv(self.nsenter_path), namespace.fds
+            if not sockets:
+                opened.append(os.open(self._filter_file(), os.O_RDONLY | os.O_CLOEXEC))
+        view = SessionView(
+            tmp=self.runtime.tmp_dir(),
+            shared_net=bool(prefix),
+            seccomp_fd=opened[0] if opened else None,
+            sockets=sockets if not self.policy.network else (),
+        )
+        command = bwrap_argv(self.policy, argv, self.bwrap_path, view, cwd)
+        return Launch([*prefix, *command], env, cwd, (*held, *opened), tuple(opened))
+
+    def _filter_file(self, unix_sockets: bool = False) -> Path:
+        return self.runtime.filter_file(command_filter(unix_sockets=unix_sockets))
+
 
 def open_sandbox(
     policy: SandboxPolicy,
     check: SandboxCheck,
     env_filter: EnvFilter | None = None,
+    *,
+    unix_sockets: Sequence[Path] = (),
+    ssh_agent: bool = False,
+    runtime: SessionRuntime | None = None,
 ) -> Sandbox:
-    """The session's sandbox; raises SandboxUnavailable (one line) when the mode cannot run."""
+    """The session's sandbox; raises SandboxUnavailable (one line) when the mode cannot run.
+    `runtime` carries a session's /tmp and namespace over to a sandbox with new settings."""
     if policy.enforced and check.backend is Backend.NONE:
         raise SandboxUnavailable(check.problem or "no command sandbox works here")
     backend = check.backend if policy.enforced else Backend.NONE
+    if backend is Backend.LANDLOCK or (backend is Backend.BWRAP and not policy.network):
+        try:
+            command_filter(unix_sockets=policy.network)
+        except SeccompUnsupported as error:
+            message = f"{error}; allow the network or run with --sandbox off"
+            raise SandboxUnavailable(message) from None
     if backend is Backend.LANDLOCK:
         # Without a PID namespace a command could read caretz's /proc/PID/environ.
         from caretz.sandbox.landlock import hide_own_environment
 
         hide_own_environment()
+    runtime = runtime or SessionRuntime()
+    # Other sessions' directories are out of sight (this one's /tmp is bound or granted).
+    parent = runtime.parent
+    if backend is not Backend.NONE and not any(is_within(parent, p) for p in policy.hidden):
+        policy = dataclasses.replace(policy, hidden=(*policy.hidden, parent))
     bwrap = check.bwrap.path if backend is Backend.BWRAP and check.bwrap.path else "bwrap"
-    return Sandbox(policy, backend, env_filter or EnvFilter(), bwrap_path=bwrap)
+    return Sandbox(
+        policy,
+        backend,
+        env_filter or EnvFilter(),
+        bwrap_path=bwrap,
+        runtime=runtime,
+        unix_sockets=tuple(Path(os.path.realpath(p)) for p in unix_sockets),
+        ssh_agent=ssh_agent,
+        nsenter_path=shutil.which("nsenter") if backend is Backend.BWRAP else None,
+    )

@@ -28,6 +28,7 @@ from caretz.tools.base import (
 from caretz.tools.jobs import start_background
 from caretz.tools.output import HeadTailBuffer, PipeReader, keep_head_and_tail
 from caretz.tools.process import Process, end_group, start_shell
+from caretz.tools.workdir import start_dir, take_report, with_report
 
 __all__ = ["BashTool", "HeadTailBuffer", "keep_head_and_tail"]
 
@@ -49,7 +50,9 @@ class BashTool:
             "Run a shell command with `bash -c` in the workspace directory and return its "
             "combined stdout and stderr. A non-zero exit fails the call and ends the output "
             "with `[exit code N]`. There is no stdin and no terminal: use non-interactive "
-            "flags. The command is killed, with all its child processes, after `timeout` "
+            "flags. The working directory carries over to the next command (a `cd` holds); "
+            "variables and other shell state do not. "
+            "The command is killed, with all its child processes, after `timeout` "
             "seconds (default 120, at most 600); nothing it starts outlives it. Commands run "
             "in a sandbox: writes outside the workspace fail, the network may be off, and "
             "API keys are not in the environment. For a process that must keep running (a "
@@ -89,17 +92,24 @@ class BashTool:
             return ToolResult(ok=False, output="[cancelled before the command started]")
         if not Path(ctx.workspace).is_dir():
             return ToolResult(ok=False, output=f"The workspace {ctx.workspace} is not a directory")
+        confined = not escalated(ctx)
+        cwd, reset = start_dir(ctx)
         if args.get("background"):
-            return start_background(command, ctx, confined=not escalated(ctx))
+            return start_background(command, ctx, confined=confined, cwd=cwd)
+        report = ctx.sandbox.cwd_report(confined) if ctx.sandbox is not None else None
+        script = with_report(command, report[0]) if report else command
         started = time.monotonic()
         try:
-            process = start_shell(command, ctx.workspace, ctx.sandbox, confined=not escalated(ctx))
+            process = start_shell(script, ctx.workspace, ctx.sandbox, confined=confined, cwd=cwd)
         except OSError as error:
             return ToolResult(ok=False, output=f"Could not start bash: {error}")
         assert process.stdout is not None
         output = HeadTailBuffer(ctx.output_limit_chars)
+        if reset:
+            output.add(reset + "\n")
         reader = PipeReader(process.stdout, output.add)
         finish = _Finish(process, reader, output, started, self.output_drain_s)
+        finish.report = (ctx, report[1]) if report else None
         try:
             # Inside the try: an interrupt while the reader starts still ends the group.
             reader.start()
@@ -130,12 +140,16 @@ class _Finish:
     ):
         self.process, self.reader, self.output = process, reader, output
         self.started, self.drain_s = started, drain_s
+        self.report: tuple[ToolContext, Path] | None = None  # where the cwd is reported
 
     def result(self, ending: str | None, timeout: float) -> ToolResult:
         self.reader.join(self.drain_s)
         duration = time.monotonic() - self.started
         code = self.process.returncode if ending is None else None
         notes = _notes(code, ending, timeout, duration, self.reader.is_alive())
+        if self.report is not None:
+            moved = take_report(*self.report)
+            notes += [moved] if moved else []
         text = "\n".join(part for part in [self.output.render().rstrip("\n"), *notes] if part)
         return ToolResult(
             ok=ending is None and code == 0,

@@ -19,9 +19,12 @@ from caretz.tools.jobtable import Job, JobError, JobTable
 MAX_WAIT_S = 30.0
 
 
-def start_background(command: str, ctx: ToolContext, *, confined: bool = True) -> ToolResult:
+def start_background(
+    command: str, ctx: ToolContext, *, confined: bool = True, cwd: Path | None = None
+) -> ToolResult:
+    """Start `command` as a job in `cwd` (the workspace by default)."""
     try:
-        job = ctx.jobs.start(command, Path(ctx.workspace), ctx.sandbox, confined=confined)
+        job = ctx.jobs.start(command, Path(ctx.workspace), ctx.sandbox, confined=confined, cwd=cwd)
     except JobError as error:
         return ToolResult(ok=False, output=str(error))
     except OSError as error:

@@ -63,7 +63,13 @@ class JobTable:
         self._lock = threading.Lock()
 
     def start(
-        self, command: str, workspace: Path, sandbox: Sandbox | None, *, confined: bool = True
+        self,
+        command: str,
+        workspace: Path,
+        sandbox: Sandbox | None,
+        *,
+        confined: bool = True,
+        cwd: Path | None = None,
     ) -> Job:
         """Start `command` in the background; raises JobError (too many) or OSError."""
         running = [job.id for job in self.jobs() if job.running]
@@ -72,7 +78,7 @@ class JobTable:
                 f"{len(running)} background jobs are running ({', '.join(running)}); "
                 "stop one with job_stop first"
             )
-        process = start_shell(command, workspace, sandbox, confined=confined)
+        process = start_shell(command, workspace, sandbox, confined=confined, cwd=cwd)
         assert process.stdout is not None
         log = RollingLog()
         PipeReader(process.stdout, log.add, done=log.close).start()

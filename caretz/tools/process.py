@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.sandbox.reaper import become_subreaper
+
 if TYPE_CHECKING:
     from caretz.sandbox.covers import Covers
     from caretz.sandbox.runner import Sandbox
@@ -30,27 +32,36 @@ Process = subprocess.Popen[bytes]
 
 
 def start_shell(
-    command: str, workspace: Path, sandbox: Sandbox | None, *, confined: bool = True
+    command: str,
+    workspace: Path,
+    sandbox: Sandbox | None,
+    *,
+    confined: bool = True,
+    cwd: Path | None = None,
 ) -> Process:
-    """`bash -c command`, its output (stdout and stderr together) on a pipe.
+    """`bash -c command` in `cwd` (the workspace by default), its output (stdout and
+    stderr together) on a pipe.
 
     `confined=False` runs it outside the sandbox (one command the user let out),
     still with the filtered environment and the launcher's process hygiene.
     Raises OSError when it cannot start.
     """
+    become_subreaper()  # what a launcher killed outright leaves comes back to caretz
     argv = ["bash", "-c", command]
     env: dict[str, str] | None = None
-    cwd = workspace
+    cwd = cwd or workspace
+    fds: tuple[int, ...] = ()
     covered = sandbox is not None and sandbox.mounts_covers(confined)
     if covered:
         # Before the command line is built: from here on no cover mount point is removed,
         # so what the command line finds on disk is still there when bubblewrap starts.
         assert sandbox is not None
         sandbox.covers.enter(sandbox.cover_paths())
+    launch = None
     try:
         if sandbox is not None:
-            launch = sandbox.launch(argv, os.environ, confined=confined)
-            argv, env, cwd = launch.argv, launch.env, launch.cwd
+            launch = sandbox.launch(argv, os.environ, confined=confined, cwd=cwd)
+            argv, env, cwd, fds = launch.argv, launch.env, launch.cwd, launch.pass_fds
         process = subprocess.Popen(
             argv,
             cwd=cwd,
@@ -59,11 +70,15 @@ def start_shell(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=fds,
         )
     except BaseException:
         if covered:
             sandbox.covers.leave()  # type: ignore[union-attr]
         raise
+    finally:
+        if launch is not None:
+            launch.close()
     if covered:
         _leave_when_ended(process, sandbox.covers)  # type: ignore[union-attr]
     return process

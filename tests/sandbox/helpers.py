@@ -21,6 +21,7 @@ def run_in(
         launch.argv,
         cwd=launch.cwd,
         env=launch.env,
+        pass_fds=launch.pass_fds,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -32,6 +32,7 @@ def main(spec_json: str, script: str) -> None:
         launch.argv,
         cwd=launch.cwd,
         env=launch.env,
+        pass_fds=launch.pass_fds,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )

@@ -46,10 +46,13 @@ def test_read_only_mode_writes_nowhere(make_policy, landlock_sandbox, work):
     assert not (work / "x").exists()
 
 
-def test_a_private_tmpdir_that_is_removed_afterwards(make_policy, landlock_sandbox):
-    result = run_in(landlock_sandbox(make_policy()), 'echo x > "$TMPDIR/f" && echo "$TMPDIR"')
+def test_the_session_tmpdir_is_shared_and_removed_at_the_end(make_policy, landlock_sandbox):
+    sandbox = landlock_sandbox(make_policy())
+    result = run_in(sandbox, 'echo x > "$TMPDIR/f" && echo "$TMPDIR"')
     tmpdir = Path(result.stdout.strip())
-    assert tmpdir.name.startswith("caretz-sandbox-"), result.stderr
+    assert tmpdir == sandbox.runtime.tmp_dir(), result.stderr
+    assert run_in(sandbox, 'cat "$TMPDIR/f"').stdout == "x\n"  # the next command sees it
+    sandbox.close()
     assert not tmpdir.exists()
 
 
@@ -106,7 +109,7 @@ check = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "not found on P
 sandbox = open_sandbox(policy, check)
 env = dict(os.environ, CARETZ_PID=str(os.getpid()))
 launch = sandbox.launch(["bash", "-c", sys.argv[2]], env)
-subprocess.run(launch.argv, cwd=launch.cwd, env=launch.env)
+subprocess.run(launch.argv, cwd=launch.cwd, env=launch.env, pass_fds=launch.pass_fds)
 """
 
 

@@ -60,7 +60,7 @@ def test_killing_the_process_group_ends_everything(backend, make_policy, request
     marks = [marker() for _ in range(4)]
     launch = sandbox.launch(["bash", "-c", _escapes(marks) + "; sleep 600"], dict(os.environ))
     process = subprocess.Popen(
-        launch.argv, cwd=launch.cwd, env=launch.env, start_new_session=True,
+        launch.argv, cwd=launch.cwd, env=launch.env, start_new_session=True, pass_fds=launch.pass_fds,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -118,7 +118,9 @@ def test_one_command_let_out_of_the_sandbox_keeps_the_filter_and_the_cleanup(
         dict(os.environ, ANTHROPIC_API_KEY="sk-ant-secret"),
         confined=False,
     )
-    done = subprocess.run(launch.argv, cwd=launch.cwd, env=launch.env, capture_output=True)
+    done = subprocess.run(
+        launch.argv, cwd=launch.cwd, env=launch.env, capture_output=True, pass_fds=launch.pass_fds
+    )
     assert done.returncode == 0, done.stderr
     assert outside.read_text() == "\n"  # written outside the roots, without the key
     assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
