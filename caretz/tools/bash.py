@@ -26,7 +26,13 @@ from caretz.tools.base import (
     object_schema,
 )
 from caretz.tools.jobs import start_background
-from caretz.tools.output import HeadTailBuffer, PipeReader, keep_head_and_tail
+from caretz.tools.output import (
+    FullOutput,
+    HeadTailBuffer,
+    ModelTextStream,
+    PipeReader,
+    keep_head_and_tail,
+)
 from caretz.tools.process import Process, end_group, start_shell
 
 __all__ = ["BashTool", "HeadTailBuffer", "keep_head_and_tail"]
@@ -98,8 +104,10 @@ class BashTool:
             return ToolResult(ok=False, output=f"Could not start bash: {error}")
         assert process.stdout is not None
         output = HeadTailBuffer(ctx.output_limit_chars)
-        reader = PipeReader(process.stdout, output.add)
-        finish = _Finish(process, reader, output, started, self.output_drain_s)
+        full = FullOutput(ctx.output_limit_chars)  # the whole of a long output, in a file
+        shaped = ModelTextStream(lambda text: _to_both(text, output, full))
+        reader = PipeReader(process.stdout, shaped.feed)
+        finish = _Finish(process, reader, output, started, self.output_drain_s, (shaped, full))
         try:
             # Inside the try: an interrupt while the reader starts still ends the group.
             reader.start()
@@ -127,16 +135,23 @@ class _Finish:
         output: HeadTailBuffer,
         started: float,
         drain_s: float,
+        shaped: tuple[ModelTextStream, FullOutput] | None = None,
     ):
         self.process, self.reader, self.output = process, reader, output
-        self.started, self.drain_s = started, drain_s
+        self.started, self.drain_s, self.shaped = started, drain_s, shaped
 
     def result(self, ending: str | None, timeout: float) -> ToolResult:
         self.reader.join(self.drain_s)
         duration = time.monotonic() - self.started
         code = self.process.returncode if ending is None else None
         notes = _notes(code, ending, timeout, duration, self.reader.is_alive())
-        text = "\n".join(part for part in [self.output.render().rstrip("\n"), *notes] if part)
+        kept = None
+        if self.shaped is not None:
+            stream, full = self.shaped
+            stream.flush()
+            kept = full.notice()
+        shown = self.output.render(kept).rstrip("\n")
+        text = "\n".join(part for part in [shown, *notes] if part)
         return ToolResult(
             ok=ending is None and code == 0,
             output=text or "(no output)",
@@ -144,6 +159,13 @@ class _Finish:
             duration_s=duration,
             ended_by=ending,
         )
+
+
+def _to_both(text: str, output: HeadTailBuffer, full: FullOutput) -> None:
+    """What the model reads (no terminal escapes, progress lines collapsed), to the result
+    and to the file that keeps a long output whole (tools/output.py)."""
+    output.add(text)
+    full.add(text)
 
 
 def _timeout(args: dict[str, Any], ctx: ToolContext) -> float:
