@@ -44,12 +44,16 @@ def sizes(workspace: Path) -> dict[str, tuple[int, int]]:
         return {"every mode": (len(system), len(specs))}
     from caretz.tools.registry import ToolRegistry, default_tools, withheld_effects
 
-    for mode, sandbox in (("auto", "workspace-write"), ("read-only", "read-only"), ("yolo", "off")):
-        env = environment.describe(workspace, permission_mode=mode, sandbox_mode=sandbox)
+    roots = (workspace,)
+    for mode, backend, writable in (
+        ("auto", "bwrap", roots),
+        ("read-only", "bwrap", ()),
+        ("yolo", "none", roots),
+    ):
+        env = environment(permission_mode=mode, backend=backend, writable=writable)
         system = prompts.system_prompt(workspace, environment=env)
-        registry = ToolRegistry(
-            default_tools(sandboxed=sandbox != "off"), withheld=withheld_effects(mode)
-        )
+        sandboxed = backend != "none"
+        registry = ToolRegistry(default_tools(sandboxed=sandboxed), withheld=withheld_effects(mode))
         found[mode] = (len(system), len(tool_specs_json(registry.specs())))
     return found
 
