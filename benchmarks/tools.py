@@ -11,7 +11,10 @@ Each call is timed in a forked child (its median over --runs), bounded by --boun
 that takes longer is shown as "> N s" and not run again (the tools before ripgrep took
 minutes on these trees). caretz's tools run with the session's sandbox path guard, as in a
 session. Printed per query: caretz, rg and git grep in ms, caretz/rg, and whether caretz is
-within the goal, 1.5 x rg + 30 ms. On the venv project, a result naming `venv/` fails.
+within the goal, 1.5 x rg + 30 ms. glob lists newest first, so its rg is `rg --files
+--sortr modified -g GLOB` (the same list in the same order; git's is `git ls-files`, in
+no such order). On the venv project, a result naming `venv/` fails. The machine's load
+average is printed with the figures: on a busy machine every column grows.
 
     .venv/bin/python benchmarks/tools.py [--runs 5] [--bound-s 60] [--kernel DIR] [--trees DIR]
 """
@@ -83,14 +86,14 @@ def queries(in_repo: bool) -> list[Query]:
             "glob **/*.py",
             "glob",
             {"pattern": "**/*.py"},
-            ["--files", "-g", "/**/*.py", "."],
+            ["--files", "--sortr", "modified", "-g", "*.py", "."],
             [*files, "*.py"] if files else None,
         ),
         Query(
             "glob **/*.c",
             "glob",
             {"pattern": "**/*.c"},
-            ["--files", "-g", "/**/*.c", "."],
+            ["--files", "--sortr", "modified", "-g", "*.c", "."],
             [*files, "*.c"] if files else None,
         ),
     ]
@@ -235,6 +238,7 @@ def main() -> None:
     parser.add_argument("--trees", type=Path, default=DEFAULT_TREES, help="where trees are made")
     parser.add_argument("--only", choices=["kernel", "venv-project"], help="one tree only")
     args = parser.parse_args()
+    print("load average: " + " ".join(f"{load:.1f}" for load in os.getloadavg()))
     met = True
     if args.only != "kernel":
         met &= bench_tree("venv-project", venv_project(args.trees), True, args.runs, args.bound_s)

@@ -70,6 +70,10 @@ class SearchScope:
 
     def allows(self, relative: bytes) -> bool:
         """Whether a path rg returned (relative to rg_cwd, "./" first) may be shown."""
+        if self.drop_hidden and self.target == "." and b"/." in relative:
+            return False
+        if self.glob is None and self.guard is None and self.rules is None:
+            return True
         verdict = self._verdicts.get(relative)
         if verdict is None:
             verdict = self._allows(relative.removeprefix(b"./"))
@@ -77,13 +81,13 @@ class SearchScope:
         return verdict
 
     def _allows(self, below: bytes) -> bool:
-        if self.drop_hidden and self.target == "." and (below[:1] == b"." or b"/." in below):
-            return False
         name = os.fsdecode(below)
         if self.glob is not None:
             subject = name.rpartition("/")[2] if self.glob_on_name else name
             if not self.glob.match(subject):
                 return False
+        if self.guard is None and self.rules is None:
+            return True
         path = self.rg_cwd / name
         if self.guard is not None and not self.guard.readable(path, resolved=True):
             return False
