@@ -9,7 +9,6 @@ sandbox hides is passed to rg as excludes, and only the paths rg returns are che
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,7 @@ class _RgTool:
                 [*rg_args, *scope.rg_args(), "--", scope.target],
                 scope.rg_cwd,
                 timeout_s=self.timeout_s,
-                cancel=ctx.cancel if ctx.cancel is not None else threading.Event(),
+                cancel=ctx.cancel,
                 rg=self.rg,
             )
         except RipgrepMissing as missing:
