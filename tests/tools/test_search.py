@@ -12,7 +12,7 @@ import pytest
 
 from caretz.permissions.paths import glob_to_regex
 from caretz.tools.base import ToolContext
-from caretz.tools.ripgrep import rg_path
+from caretz.tools.ripgrep import RipgrepMissing, rg_path
 from caretz.tools.search import GlobTool, GrepTool
 
 
@@ -52,6 +52,15 @@ def test_rg_comes_from_the_installed_package_not_from_path():
     assert "site-packages" in str(found) or found.parent.name in ("bin", "Scripts")
     version = subprocess.run([found, "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.startswith("ripgrep 15.")
+
+
+def test_without_the_package_a_search_fails_with_one_line():
+    with pytest.raises(RipgrepMissing) as missing:
+        rg_path("caretz-no-such-ripgrep")
+    assert str(missing.value) == (
+        "search needs ripgrep from the caretz-no-such-ripgrep package, which is not installed "
+        "with caretz here: reinstall caretz (or pip install caretz-no-such-ripgrep)"
+    )
 
 
 @pytest.mark.parametrize(
