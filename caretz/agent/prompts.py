@@ -1,8 +1,18 @@
-"""The system prompt: caretz's instructions, the environment, and project instructions."""
+"""The system prompt: caretz's instructions, the environment, and project instructions.
+
+The environment is told as it is: the sandbox and what it blocks, the permission mode and
+how to ask for more, whether anyone is there to answer, the git branch and a short status,
+and what carries over between commands. The facts come in as plain data
+(`SessionEnvironment`, built by the wiring); only the git status is read here, bounded.
+"""
 
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -22,6 +32,97 @@ How to work:
 """
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+GIT_STATUS_TIMEOUT_S = 2.0
+GIT_STATUS_LINES = 5
+BACKEND_NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock"}
+
+
+@dataclass(frozen=True)
+class SessionEnvironment:
+    """What the session's commands and tools meet, as plain data."""
+
+    permission_mode: str = "auto"
+    backend: str = "none"  # the sandbox backend ("bwrap", "landlock"); "none": no sandbox
+    network: bool = False
+    writable: Sequence[Path] = field(default_factory=tuple)  # () in a read-only sandbox
+    headless: bool = True  # -p: nobody is there to answer a question
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.backend != "none"
+
+
+def persistence_line(sandboxed: bool) -> str:
+    """What carries over from one command to the next."""
+    shared = (
+        "one sandbox for the session: background jobs and later commands share one "
+        "network namespace and one private /tmp"
+        if sandboxed
+        else "no sandbox: commands and background jobs share the host's network and /tmp"
+    )
+    return (
+        f"- between commands: {shared}; the working directory carries over between bash "
+        "commands, environment variables and shell state do not"
+    )
+
+
+def sandbox_line(env: SessionEnvironment) -> str:
+    if not env.sandboxed:
+        return "- sandbox: off; commands run on the host with the user's rights and network"
+    writable = ", ".join(str(root) for root in env.writable) or "nothing (read-only)"
+    network = "on" if env.network else "off"
+    return (
+        f"- sandbox: {BACKEND_NAMES.get(env.backend, env.backend)}; network {network}; "
+        f"writable: {writable}; credential stores hidden"
+    )
+
+
+def permission_line(env: SessionEnvironment) -> str:
+    mode = env.permission_mode
+    if mode == "read-only":
+        return "- permissions: read-only mode: no file changes (write and edit are not offered)"
+    if mode == "yolo":
+        return "- permissions: yolo mode: nothing asks first; deny rules still apply"
+    if mode == "ask":
+        what = "every command and file change asks the user first"
+    else:
+        what = "commands and file changes inside the sandbox run without asking"
+    if env.sandboxed:
+        what += "; to run one command outside it, set bash's escalate with the reason"
+    return f"- permissions: {mode} mode: {what}"
+
+
+def run_line(headless: bool) -> str:
+    if headless:
+        return "- run: headless (-p): nobody answers questions, so a call that must ask is refused"
+    return "- run: interactive: the user sees each call and answers approval questions"
+
+
+def git_lines(workspace: Path, timeout_s: float = GIT_STATUS_TIMEOUT_S) -> list[str]:
+    """The branch and up to a few changed paths; nothing outside a git repository, or when
+    git is missing or slow."""
+    try:
+        done = subprocess.run(
+            ["git", "status", "--porcelain=v1", "--branch", "--untracked-files=normal"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
+            timeout=timeout_s,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0 or not done.stdout.startswith("## "):
+        return []
+    head, *changes = done.stdout.splitlines()
+    branch = head[3:].replace("No commits yet on ", "")
+    if not changes:
+        return [f"- git: {branch}; clean"]
+    shown = ", ".join(line.strip() for line in changes[:GIT_STATUS_LINES])
+    more = f" and {len(changes) - GIT_STATUS_LINES} more" if len(changes) > GIT_STATUS_LINES else ""
+    return [f"- git: {branch}; {len(changes)} changed: {shown}{more}"]
 
 
 def project_instructions(workspace: Path) -> list[tuple[Path, str]]:
@@ -48,14 +149,24 @@ def project_instructions(workspace: Path) -> list[tuple[Path, str]]:
     return found
 
 
-def system_prompt(workspace: Path, extra: str | None = None) -> str:
-    parts = [
-        BASE_INSTRUCTIONS,
-        "Environment:\n"
-        f"- working directory: {workspace.resolve()}\n"
-        f"- platform: {platform.system()} {platform.release()}\n"
+def environment_section(workspace: Path, env: SessionEnvironment | None) -> str:
+    lines = [
+        "Environment:",
+        f"- working directory: {workspace.resolve()}",
+        f"- platform: {platform.system()} {platform.release()}",
         f"- date: {date.today().isoformat()}",
     ]
+    if env is not None:
+        lines += git_lines(workspace)
+        lines += [sandbox_line(env), permission_line(env)]
+        lines += [run_line(env.headless), persistence_line(env.sandboxed)]
+    return "\n".join(lines)
+
+
+def system_prompt(
+    workspace: Path, extra: str | None = None, environment: SessionEnvironment | None = None
+) -> str:
+    parts = [BASE_INSTRUCTIONS, environment_section(workspace, environment)]
     for path, text in project_instructions(workspace):
         parts.append(f"Project instructions from {path}:\n{text.strip()}")
     if extra:

@@ -95,15 +95,28 @@ def build_tools(
     extra_checks: Sequence[BeforeCall] = (),
     first_checks: Sequence[BeforeCall] = (),
     after_call: Sequence[AfterCall] = (),
+    mode: str | None = None,
+    sandboxed: bool | None = None,
 ) -> ToolRegistry:
     """The built-in tools under the session's permission check (rules and mode, in every
     guard mode; the user's disallowedTools are deny rules in it). `extra_checks` (the
     session's checkpoints) run after it, so a refused call takes no checkpoint;
-    `first_checks` (PreToolUse hooks) before it, so it judges the input they leave."""
+    `first_checks` (PreToolUse hooks) before it, so it judges the input they leave.
+    `mode` and `sandboxed`: the permission mode the tools are offered for and whether
+    commands run sandboxed (default: the permissions' own; a switch builds the tools
+    before it sets the new ones there)."""
     from caretz.tools.permission import PermissionCheck
-    from caretz.tools.registry import ToolRegistry, default_tools
+    from caretz.tools.registry import ToolRegistry, default_tools, withheld_effects
 
-    registry = ToolRegistry(default_tools(), after_call=after_call)
+    # The tools follow the mode: read-only offers none that change files, and without
+    # a sandbox bash's description promises none.
+    sandboxed = permissions.sandboxed if sandboxed is None else sandboxed
+    registry = ToolRegistry(
+        default_tools(sandboxed=sandboxed),
+        after_call=after_call,
+        withheld=withheld_effects(mode or permissions.mode),
+        sandboxed=sandboxed,
+    )
     check = PermissionCheck(permissions, registry.effect_of)
     registry.before_call = (*first_checks, check, *extra_checks)
     return registry

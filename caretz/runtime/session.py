@@ -156,8 +156,9 @@ def wire_agent(
     be built) before anything is built.
     """
     from caretz.pricing import cost_usd
+    from caretz.runtime.environment import session_environment
     from caretz.runtime.hooks import tool_hooks
-    from caretz.runtime.permissions import build_tools
+    from caretz.runtime.permissions import build_tools, commands_sandboxed
 
     check_budget_is_priceable(settings)
     provider = open_provider(settings.model, env)
@@ -168,7 +169,11 @@ def wire_agent(
         model_ref=settings.model.ref,
         system=system
         if system is not None
-        else system_prompt(workspace, settings.profile.system_prompt),
+        else system_prompt(
+            workspace,
+            settings.profile.system_prompt,
+            session_environment(settings, sandbox, permissions),
+        ),
         reasoning=settings.reasoning,
         max_tokens=settings.max_tokens,
         limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
@@ -178,7 +183,14 @@ def wire_agent(
         after_call = (git_watch, *after_call)
     parts = AgentParts(
         provider=provider,
-        tools=build_tools(permissions, checks, first_checks, after_call),
+        tools=build_tools(
+            permissions,
+            checks,
+            first_checks,
+            after_call,
+            mode=settings.permission_mode,
+            sandboxed=commands_sandboxed(settings),
+        ),
         tool_ctx=ToolContext(
             workspace,
             bash_timeout_s=settings.bash_timeout_s,

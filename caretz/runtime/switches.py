@@ -95,8 +95,9 @@ def set_guard_mode(session: Session, mode: str) -> None:
 
 
 def set_permission_mode(session: Session, mode: str, env: Mapping[str, str] | None = None) -> None:
-    """Switch to auto, ask, read-only or yolo: the tools are rebuilt for the mode; the guard,
-    the prompt, the rules and the conversation carry on. Raises ConfigError first."""
+    """Switch to auto, ask, read-only or yolo: the tools and the system prompt (which tells
+    the mode and the sandbox) are rebuilt for the mode; the guard, the rules and the
+    conversation carry on. Raises ConfigError first."""
     from caretz.runtime.permissions import with_permission_mode
 
     env = os.environ if env is None else env
@@ -108,7 +109,6 @@ def set_permission_mode(session: Session, mode: str, env: Mapping[str, str] | No
         env,
         judge,
         agent.parts.guard,
-        system=agent.config.system,
         new_sandbox=True,  # read-only and yolo change the sandbox too
     )
     _emit_changed(session, "permission_mode")

@@ -26,7 +26,13 @@ from caretz.tools.base import (
     object_schema,
 )
 from caretz.tools.jobs import start_background
-from caretz.tools.output import HeadTailBuffer, PipeReader, keep_head_and_tail
+from caretz.tools.output import (
+    FullOutput,
+    HeadTailBuffer,
+    ModelTextStream,
+    PipeReader,
+    keep_head_and_tail,
+)
 from caretz.tools.process import Process, end_group, start_shell
 from caretz.tools.workdir import start_dir, take_report, with_report
 
@@ -42,44 +48,63 @@ def escalated(ctx: ToolContext) -> bool:
     return ctx.escalated
 
 
-class BashTool:
-    effect = "shell"  # for the permission check (tools/base.py)
-    spec = ToolSpec(
+_RUNS_SANDBOXED = (
+    "Commands run in a sandbox: writes outside the workspace fail, the network may be off, "
+    "and API keys are not in the environment. "
+)
+_RUNS_UNSANDBOXED = "Commands run without a sandbox, with the user's rights and network. "
+
+
+def bash_spec(sandboxed: bool = True) -> ToolSpec:
+    """The bash tool as the model sees it; without a sandbox (yolo, or `sandbox.mode` off)
+    nothing in it promises one, and there is no `escalate` to ask out of it."""
+    params = {
+        "command": Param("string", "The command to run.", required=True),
+        "timeout": Param("number", "Seconds before the command is killed (at most 600)."),
+        "description": Param("string", "A few words on what the command does, shown to the user."),
+        "background": Param(
+            "boolean", "Run it as a background job and return its id at once (default false)."
+        ),
+    }
+    if sandboxed:
+        params["escalate"] = Param(
+            "string",
+            "Only when the command cannot work inside the sandbox (it needs the network, "
+            "or to write outside the working directory): say why, in a few words. The "
+            "user is asked to approve running this one command outside the sandbox.",
+        )
+    return ToolSpec(
         name="bash",
         description=(
             "Run a shell command with `bash -c` in the workspace directory and return its "
             "combined stdout and stderr. A non-zero exit fails the call and ends the output "
             "with `[exit code N]`. There is no stdin and no terminal: use non-interactive "
             "flags. The working directory carries over to the next command (a `cd` holds); "
-            "variables and other shell state do not. "
-            "The command is killed, with all its child processes, after `timeout` "
-            "seconds (default 120, at most 600); nothing it starts outlives it. Commands run "
-            "in a sandbox: writes outside the workspace fail, the network may be off, and "
-            "API keys are not in the environment. For a process that must keep running (a "
+            "variables and other shell state do not. The command is killed, with all its child processes, after `timeout` "
+            "seconds (default 120, at most 600); nothing it starts outlives it. "
+            f"{_RUNS_SANDBOXED if sandboxed else _RUNS_UNSANDBOXED}"
+            "For a process that must keep running (a "
             "dev server, a watcher), set background: the call returns a job id at once; "
             "read its output with job_output and stop it with job_stop. "
-            "Long output keeps its start and end. "
+            "Long output keeps its start and end, and names a file that keeps all of it. "
             "Use read, edit, grep and glob for files rather than cat, sed, grep or find."
         ),
-        parameters=object_schema(
-            command=Param("string", "The command to run.", required=True),
-            timeout=Param("number", "Seconds before the command is killed (at most 600)."),
-            description=Param("string", "A few words on what the command does, shown to the user."),
-            background=Param(
-                "boolean", "Run it as a background job and return its id at once (default false)."
-            ),
-            escalate=Param(
-                "string",
-                "Only when the command cannot work inside the sandbox (it needs the network, "
-                "or to write outside the working directory): say why, in a few words. The "
-                "user is asked to approve running this one command outside the sandbox.",
-            ),
-        ),
+        parameters=object_schema(**params),
     )
 
-    def __init__(self, kill_grace_s: float = 1.0, output_drain_s: float = 0.5):
+
+class BashTool:
+    effect = "shell"  # for the permission check (tools/base.py)
+    spec = bash_spec()
+
+    def __init__(
+        self, kill_grace_s: float = 1.0, output_drain_s: float = 0.5, *, sandboxed: bool = True
+    ):
         # kill_grace_s: time between SIGTERM and SIGKILL for the process group.
         # output_drain_s: after the command exits, how long to wait for output still in flight.
+        # sandboxed: whether the session runs commands in a sandbox (what the spec says).
+        if not sandboxed:
+            self.spec = bash_spec(sandboxed=False)
         self.kill_grace_s = kill_grace_s
         self.output_drain_s = output_drain_s
 
@@ -105,10 +130,12 @@ class BashTool:
             return ToolResult(ok=False, output=f"Could not start bash: {error}")
         assert process.stdout is not None
         output = HeadTailBuffer(ctx.output_limit_chars)
+        full = FullOutput(ctx.output_limit_chars)  # the whole of a long output, in a file
         if reset:
             output.add(reset + "\n")
-        reader = PipeReader(process.stdout, output.add)
-        finish = _Finish(process, reader, output, started, self.output_drain_s)
+        shaped = ModelTextStream(lambda text: _to_both(text, output, full))
+        reader = PipeReader(process.stdout, shaped.feed)
+        finish = _Finish(process, reader, output, started, self.output_drain_s, (shaped, full))
         finish.report = (ctx, report[1]) if report else None
         try:
             # Inside the try: an interrupt while the reader starts still ends the group.
@@ -137,9 +164,10 @@ class _Finish:
         output: HeadTailBuffer,
         started: float,
         drain_s: float,
+        shaped: tuple[ModelTextStream, FullOutput] | None = None,
     ):
         self.process, self.reader, self.output = process, reader, output
-        self.started, self.drain_s = started, drain_s
+        self.started, self.drain_s, self.shaped = started, drain_s, shaped
         self.report: tuple[ToolContext, Path] | None = None  # where the cwd is reported
 
     def result(self, ending: str | None, timeout: float) -> ToolResult:
@@ -150,7 +178,13 @@ class _Finish:
         if self.report is not None:
             moved = take_report(*self.report)
             notes += [moved] if moved else []
-        text = "\n".join(part for part in [self.output.render().rstrip("\n"), *notes] if part)
+        kept = None
+        if self.shaped is not None:
+            stream, full = self.shaped
+            stream.flush()
+            kept = full.notice()
+        shown = self.output.render(kept).rstrip("\n")
+        text = "\n".join(part for part in [shown, *notes] if part)
         return ToolResult(
             ok=ending is None and code == 0,
             output=text or "(no output)",
@@ -158,6 +192,13 @@ class _Finish:
             duration_s=duration,
             ended_by=ending,
         )
+
+
+def _to_both(text: str, output: HeadTailBuffer, full: FullOutput) -> None:
+    """What the model reads (no terminal escapes, progress lines collapsed), to the result
+    and to the file that keeps a long output whole (tools/output.py)."""
+    output.add(text)
+    full.add(text)
 
 
 def _timeout(args: dict[str, Any], ctx: ToolContext) -> float:

@@ -15,6 +15,7 @@ from caretz.messages import ToolSpec
 from caretz.text import one_line
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 from caretz.tools.jobtable import Job, JobError, JobTable
+from caretz.tools.output import model_text
 
 MAX_WAIT_S = 30.0
 
@@ -79,7 +80,8 @@ class JobOutputTool:
         lines = [heading(ctx.jobs, job)]
         if piece.dropped:
             lines.append(f"[{piece.dropped} earlier characters are no longer kept]")
-        lines.append(piece.text.rstrip("\n") if piece.text else "(no new output)")
+        # Offsets count the job's raw output; the text is what a model reads (tools/output.py).
+        lines.append(model_text(piece.text).rstrip("\n") if piece.text else "(no new output)")
         if piece.next_offset < piece.end:
             lines.append(
                 f"[{piece.end - piece.next_offset} more characters; "

@@ -45,9 +45,10 @@ class ToolCrash(Exception):
 AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
 
-def default_tools() -> list[Tool]:
+def default_tools(*, sandboxed: bool = True) -> list[Tool]:
+    """caretz's own tools; `sandboxed`: whether commands run in a sandbox (bash says so)."""
     return [
-        BashTool(),
+        BashTool(sandboxed=sandboxed),
         ReadTool(),
         WriteTool(),
         EditTool(),
@@ -59,6 +60,12 @@ def default_tools() -> list[Tool]:
     ]
 
 
+def withheld_effects(mode: str) -> frozenset[Effect]:
+    """What a permission mode never lets run, so its tools are not offered: read-only
+    mode refuses every file change and everything outside the sandbox."""
+    return frozenset({"edit", "external"}) if mode == "read-only" else frozenset()
+
+
 class ToolRegistry:
     def __init__(
         self,
@@ -66,25 +73,40 @@ class ToolRegistry:
         *,
         before_call: Sequence[BeforeCall] = (),
         after_call: Sequence[AfterCall] = (),
+        withheld: frozenset[Effect] = frozenset(),
+        sandboxed: bool = True,
     ):
         self._tools: dict[str, Tool] = {}
         self.before_call = tuple(before_call)
         self.after_call = tuple(after_call)
+        # Tools whose effect is withheld are not offered to the model (specs()); a call
+        # that names one anyway still meets the permission check, which refuses it.
+        self.withheld = withheld
+        self.sandboxed = sandboxed  # what the default tools say of commands (fresh())
         for tool in tools:
             self.add(tool)
 
     def fresh(self) -> ToolRegistry:
         """The default tools, and the ones added besides them (MCP servers'), under the same
         checks and hooks (a subagent's registry; each agent adds its own `task`)."""
-        tools = default_tools()
+        tools = default_tools(sandboxed=self.sandboxed)
         own = {tool.spec.name for tool in tools} | {"task"}
         added = [tool for name, tool in self._tools.items() if name not in own]
         return ToolRegistry(
-            [*tools, *added], before_call=self.before_call, after_call=self.after_call
+            [*tools, *added],
+            before_call=self.before_call,
+            after_call=self.after_call,
+            withheld=self.withheld,
+            sandboxed=self.sandboxed,
         )
 
     def specs(self) -> list[ToolSpec]:
-        return [tool.spec for tool in self._tools.values()]
+        """The tools offered to the model: all but those whose effect is withheld."""
+        return [
+            tool.spec
+            for name, tool in self._tools.items()
+            if self.effect_of(name) not in self.withheld
+        ]
 
     def names(self) -> list[str]:
         return list(self._tools)

@@ -1,222 +1,348 @@
-"""Search tools: glob (find files by name) and grep (find lines by regex).
+"""Search tools on ripgrep: glob (find files by name) and grep (find lines by regex).
 
-With a sandbox, the search root is checked like any read, and the walk skips what the
-sandbox hides (credential stores, caretz's own dirs, /proc) without saying it exists.
+Both run the rg that ships with caretz (caretz.tools.ripgrep) with rg's own rules for what
+a search skips: .gitignore, .ignore and hidden files, unless `include_ignored`. What the
+sandbox hides is passed to rg as excludes, and only the paths rg returns are checked
+(caretz.tools.search_scope). Results come in a stable order, paged with `head_limit` and
+`offset`, and the last line says the total and where the next page starts.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from caretz.messages import ToolSpec
-from caretz.permissions.paths import glob_to_regex
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
-from caretz.tools.files import BINARY_SNIFF_BYTES, checked_path, display_path, looks_binary
+from caretz.tools.ripgrep import RgRun, RipgrepMissing, run_rg
+from caretz.tools.search_results import (
+    content_line,
+    content_rows,
+    count_rows,
+    display,
+    file_rows,
+    newest_first,
+    paged,
+)
+from caretz.tools.search_scope import ScopeError, SearchScope, search_scope
 
-if TYPE_CHECKING:
-    from caretz.sandbox.paths import PathGuard
+SEARCH_TIMEOUT_S = 30.0
+GREP_DEFAULT_LIMIT = 200
+GLOB_DEFAULT_LIMIT = 100
+MAX_LINE_CHARS = 500
+CONTEXT_MAX = 50
+MODES = ("content", "files_with_matches", "count")
+_TYPE = "caretzglob"  # the rg file type a name glob becomes
+_IGNORED = "files .gitignore/.ignore leave out and hidden files were not searched"
 
-SKIPPED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
-GLOB_MAX_FILES = 200
-GREP_DEFAULT_MAX_RESULTS = 200
-GREP_MAX_LINE_CHARS = 500
+_PAGING = {
+    "head_limit": Param("integer", "Most results to return."),
+    "offset": Param("integer", "Results to skip, to page on (default 0)."),
+    "include_ignored": Param(
+        "boolean", "Also search files .gitignore/.ignore leave out and hidden (dot) files."
+    ),
+}
 
 
-def walk_files(root: Path, guard: PathGuard | None = None) -> Iterator[Path]:
-    """Files under root in sorted order, never descending into SKIPPED_DIRS nor, with a
-    guard, into what it does not let the file tools read. Symlinked dirs are not followed."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        dirnames[:] = sorted(
-            name for name in dirnames if name not in SKIPPED_DIRS and _readable(guard, here / name)
+class _RgTool:
+    """What grep and glob share: the rg binary, the timeout, paging arguments."""
+
+    name = ""
+
+    def __init__(self, timeout_s: float = SEARCH_TIMEOUT_S, rg: Path | None = None):
+        self.timeout_s = timeout_s
+        self.rg = rg  # None: the installed one
+
+    def _search(
+        self, rg_args: list[str], scope: SearchScope, ctx: ToolContext
+    ) -> RgRun | ToolResult:
+        try:
+            ran = run_rg(
+                [*rg_args, *scope.rg_args(), "--", scope.target],
+                scope.rg_cwd,
+                timeout_s=self.timeout_s,
+                cancel=ctx.cancel,
+                rg=self.rg,
+            )
+        except RipgrepMissing as missing:
+            return ToolResult(ok=False, output=str(missing))
+        if ran.ended_by is None and ran.returncode == 2 and not ran.stdout:
+            return ToolResult(ok=False, output=f"{self.name} failed: {_first_lines(ran.stderr)}")
+        return ran
+
+    def _scope(self, ctx: ToolContext, args: dict[str, Any]) -> SearchScope | ToolResult:
+        try:
+            return search_scope(ctx, args.get("path"), self.name, files_only=self.name == "glob")
+        except ScopeError as error:
+            return ToolResult(ok=False, output=str(error))
+
+
+def _paging(args: dict[str, Any], default: int) -> tuple[int, int]:
+    limit, offset = args.get("head_limit", default), args.get("offset", 0)
+    if limit < 1:
+        raise ToolArgumentError(f"head_limit must be 1 or more, got {limit}")
+    if offset < 0:
+        raise ToolArgumentError(f"offset must be 0 or more, got {offset}")
+    return limit, offset
+
+
+def _ignore_args(args: dict[str, Any]) -> list[str]:
+    # .git is never worth searching, and with hidden files on rg would walk it.
+    return ["--no-ignore", "--hidden", "-g", "!.git"] if args.get("include_ignored") else []
+
+
+def _notes(ran: RgRun, timeout_s: float) -> list[str]:
+    notes = []
+    if ran.ended_by == "timeout":
+        notes.append(
+            f"[search timed out after {timeout_s:g} s: the results are incomplete; "
+            "narrow path, glob or pattern]"
         )
-        for name in sorted(filenames):
-            if _readable(guard, here / name):
-                yield here / name
+    elif ran.ended_by == "cancelled":
+        notes.append("[search cancelled: the results are incomplete]")
+    if ran.returncode == 2 and ran.stderr.strip():
+        notes.append(f"[some files could not be searched: {_first_lines(ran.stderr, 1)}]")
+    return notes
 
 
-def _readable(guard: PathGuard | None, path: Path) -> bool:
-    # The walk starts at a resolved root and follows no link, so only a link needs resolving.
-    return guard is None or guard.readable(path, resolved=not path.is_symlink())
+def _whole(stdout: bytes, ran: RgRun, separator: bytes) -> bytes:
+    """A search that was stopped may end mid-row: that row is dropped."""
+    if ran.ended_by is None or stdout.endswith(separator):
+        return stdout
+    return stdout[: stdout.rfind(separator) + 1]
 
 
-def _search_root(ctx: ToolContext, args: dict[str, Any]) -> Path:
-    """The directory or file to search, checked like a read; raises PathRefused."""
-    raw = args.get("path") or os.path.normpath(ctx.workspace)
-    return checked_path(ctx, raw).real
+def _first_lines(text: str, most: int = 6) -> str:
+    lines = [line.removeprefix("rg: ") for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(lines[:most]) or "rg failed"
 
 
-def _guard(ctx: ToolContext) -> PathGuard | None:
-    return ctx.sandbox.paths if ctx.sandbox is not None else None
+def _result(text: str, notes: list[str], scope: SearchScope) -> ToolResult:
+    return ToolResult(ok=True, output="\n".join([scope.noted(text), *notes]).strip())
 
 
-class GlobTool:
+class GlobTool(_RgTool):
     effect = "read"  # for the permission check (tools/base.py)
+    name = "glob"
     spec = ToolSpec(
         name="glob",
         description=(
-            "Find files by name pattern, e.g. `**/*.py` or `src/**/test_*.{py,txt}`. "
-            "`**` matches any number of directories, `*` matches within one directory "
-            "name. Returns workspace-relative paths, most recently modified first, at most "
-            f"{GLOB_MAX_FILES}. Skips {', '.join(sorted(SKIPPED_DIRS))}."
+            "Find files by glob, e.g. `**/*.py` or `src/**/test_*.{ts,tsx}`, matched against "
+            "the path below `path` (`*` stays within one directory). Newest first. Skips what "
+            ".gitignore/.ignore leave out and hidden files unless include_ignored."
         ),
         parameters=object_schema(
-            pattern=Param("string", "Glob pattern, e.g. **/*.py", required=True),
-            path=Param("string", "Directory to search in (default: the workspace)."),
+            pattern=Param("string", "The glob.", required=True),
+            path=Param("string", "Directory to search (default: the workspace)."),
+            **_PAGING,
         ),
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        pattern: str = args["pattern"]
-        if not pattern.strip():
+        pattern: str = args["pattern"].strip()
+        if not pattern:
             raise ToolArgumentError("pattern is empty; give a glob such as **/*.py")
         if pattern.startswith("/"):
             raise ToolArgumentError(
                 "pattern must be relative; put the directory in path and the glob in pattern"
             )
-        root = _search_root(ctx, args)
-        if not root.is_dir():
-            return ToolResult(ok=False, output=f"Not a directory: {display_path(ctx, root)}")
-        matcher = glob_to_regex(pattern.removeprefix("./"))
-        rules = RuleFilter(ctx, "glob")
-        found = [
-            path
-            for path in walk_files(root, _guard(ctx))
-            if matcher.match(path.relative_to(root).as_posix()) and rules.allows(path)
-        ]
-        if not found:
-            where = display_path(ctx, root)
-            return rules.noted(ToolResult(ok=True, output=f"No files match {pattern} in {where}"))
-        found.sort(key=lambda path: (-_mtime(path), str(path)))
-        lines = [display_path(ctx, path) for path in found[:GLOB_MAX_FILES]]
-        if len(found) > GLOB_MAX_FILES:
-            lines.append(
-                f"[{len(found) - GLOB_MAX_FILES} more files not shown; narrow the pattern or path]"
-            )
-        return rules.noted(ToolResult(ok=True, output="\n".join(lines)))
+        limit, offset = _paging(args, GLOB_DEFAULT_LIMIT)
+        scope = self._scope(ctx, args)
+        if isinstance(scope, ToolResult):
+            return scope
+        ran = self._search(
+            ["--files", "--null", *_ignore_args(args), *_glob_args(pattern, scope, args)],
+            scope,
+            ctx,
+        )
+        if isinstance(ran, ToolResult):
+            return ran
+        paths = file_rows(_whole(ran.stdout, ran, b"\0"), scope)
+        notes = _notes(ran, self.timeout_s)
+        if not paths:
+            hint = "" if args.get("include_ignored") else f" ({_IGNORED})"
+            where = scope.shown_prefix.rstrip("/") or "the workspace"
+            return _result(f"No files match {pattern} in {where}{hint}", notes, scope)
+        leading = newest_first(paths, scope, offset + limit)
+        page = paged(
+            leading,
+            scope.shown,
+            offset=offset,
+            limit=limit,
+            budget=ctx.output_limit_chars,
+            unit="files",
+            total=len(paths),
+        )
+        return _result(display(page), notes, scope)
 
 
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:  # a dangling symlink or a file removed mid-walk
-        return 0.0
-
-
-class GrepTool:
+class GrepTool(_RgTool):
     effect = "read"  # for the permission check (tools/base.py)
+    name = "grep"
     spec = ToolSpec(
         name="grep",
         description=(
-            "Search file contents with a Python regular expression. Returns matching lines "
-            "as `path:line: text`. path may be a file or a directory (default: the "
-            "workspace); glob filters file names (e.g. `*.py`, or `src/**/*.ts` to match "
-            "paths). Binary files and "
-            f"{', '.join(sorted(SKIPPED_DIRS))} are skipped. At most max_results lines "
-            f"(default {GREP_DEFAULT_MAX_RESULTS})."
+            "Search file contents with ripgrep (Rust regex; lookaround works). "
+            "output_mode: content (default; `path:line:text`), files_with_matches (newest "
+            "first) or count. Skips binary files, what .gitignore/.ignore leave out and hidden "
+            "files unless include_ignored. Paged: the last line gives the total and next offset."
         ),
         parameters=object_schema(
-            pattern=Param("string", "Python regular expression.", required=True),
-            path=Param("string", "File or directory to search."),
-            glob=Param("string", "Only search files matching this."),
-            case_insensitive=Param("boolean", "Ignore case (default false)."),
-            max_results=Param("integer", "Most lines to return (default 200)."),
+            pattern=Param("string", "The regular expression.", required=True),
+            path=Param("string", "File or directory to search (default: the workspace)."),
+            glob=Param("string", "Only files matching this glob, e.g. *.py or src/**/*.ts."),
+            type=Param("string", "Only files of this rg type, e.g. py, js, rust."),
+            output_mode=Param("string", "content, files_with_matches or count."),
+            **{
+                "-i": Param("boolean", "Ignore case."),
+                "-n": Param("boolean", "Line numbers in content (default true)."),
+                "-A": Param("integer", "Lines of context after each match."),
+                "-B": Param("integer", "Lines of context before each match."),
+                "-C": Param("integer", "Lines of context around each match."),
+            },
+            multiline=Param("boolean", "Let the pattern span lines (. matches newlines)."),
+            **_PAGING,
         ),
     )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        flags = re.IGNORECASE if args.get("case_insensitive") else 0
-        try:
-            regex = re.compile(args["pattern"], flags)
-        except re.error as error:
-            return ToolResult(ok=False, output=f"Invalid regex {args['pattern']!r}: {error}")
-        max_results: int = args.get("max_results", GREP_DEFAULT_MAX_RESULTS)
-        if max_results < 1:
-            raise ToolArgumentError(f"max_results must be 1 or more, got {max_results}")
-        root = _search_root(ctx, args)
-        if not root.exists():
-            return ToolResult(ok=False, output=f"Path not found: {display_path(ctx, root)}")
-        rules = RuleFilter(ctx, "grep")
-        candidates = _grep_candidates(root, args.get("glob"), _guard(ctx))
-        files = (path for path in candidates if rules.allows(path))
-        return rules.noted(_collect_matches(ctx, regex, files, max_results))
+        mode = args.get("output_mode", "content")
+        if mode not in MODES:
+            raise ToolArgumentError(f"output_mode must be one of {', '.join(MODES)}, got {mode!r}")
+        limit, offset = _paging(args, GREP_DEFAULT_LIMIT)
+        scope = self._scope(ctx, args)
+        if isinstance(scope, ToolResult):
+            return scope
+        rg_args = [*_filters(args, scope), *_ignore_args(args), "-e", args["pattern"]]
+        if mode == "files_with_matches":
+            rg_args = ["--files-with-matches", "--null", *rg_args]
+        elif mode == "count":
+            rg_args = ["--count", "--null", "--with-filename", *rg_args]
+        else:
+            rg_args = [*_content_args(args), *rg_args]
+        ran = self._search(rg_args, scope, ctx)
+        if isinstance(ran, ToolResult):
+            return ran
+        separator = b"\0" if mode == "files_with_matches" else b"\n"
+        stdout = _whole(ran.stdout, ran, separator)
+        page = self._page(mode, stdout, scope, args, ctx, limit, offset)
+        if page is None:
+            hint = "" if args.get("include_ignored") else f" ({_IGNORED})"
+            text = f"No matches for {args['pattern']!r}{hint}"
+            return _result(text, _notes(ran, self.timeout_s), scope)
+        return _result(page, _notes(ran, self.timeout_s), scope)
 
-
-class RuleFilter:
-    """The files a search skips because a Read deny or ask rule covers them (counted)."""
-
-    def __init__(self, ctx: ToolContext, tool: str):
-        self.ctx = ctx
-        self.tool = tool
-        rules = ctx.rules
-        self.active = rules is not None and any(
-            rule.behavior != "allow" and rule.covers(tool) for rule in rules.rules
+    def _page(
+        self,
+        mode: str,
+        stdout: bytes,
+        scope: SearchScope,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        limit: int,
+        offset: int,
+    ) -> str | None:
+        budget = ctx.output_limit_chars
+        if mode == "files_with_matches":
+            paths = file_rows(stdout, scope)
+            if not paths:
+                return None
+            leading = newest_first(paths, scope, offset + limit)
+            return display(
+                paged(
+                    leading,
+                    scope.shown,
+                    offset=offset,
+                    limit=limit,
+                    budget=budget,
+                    unit="files",
+                    total=len(paths),
+                )
+            )
+        if mode == "count":
+            counted, matches = count_rows(stdout, scope)
+            if not counted:
+                return None
+            return display(
+                paged(
+                    counted,
+                    lambda row: f"{scope.shown(row[0])}:{row[1]}",
+                    offset=offset,
+                    limit=limit,
+                    budget=budget,
+                    unit="files",
+                    total_note=f", {matches:,} matching lines",
+                )
+            )
+        rows, matches = content_rows(stdout, scope)
+        if not rows:
+            return None
+        numbers = args.get("-n", True)
+        context = len(rows) != matches
+        return display(
+            paged(
+                rows,
+                lambda row: content_line(row, scope, numbers),
+                offset=offset,
+                limit=limit,
+                budget=budget,
+                unit="lines" if context else "matching lines",
+                total_note=f", {matches:,} matching" if context else "",
+            )
         )
-        self.skipped = 0
-
-    def allows(self, path: Path) -> bool:
-        if not self.active or self.ctx.rules is None:
-            return True
-        decision = self.ctx.rules.check_path(self.tool, os.fspath(path), self.ctx.workspace)
-        if decision.outcome in ("deny", "ask"):
-            self.skipped += 1
-            return False
-        return True
-
-    def noted(self, result: ToolResult) -> ToolResult:
-        if self.skipped:
-            files = "file" if self.skipped == 1 else "files"
-            result.output += f"\n[{self.skipped} {files} skipped: the user's Read rules cover them]"
-        return result
 
 
-def _grep_candidates(root: Path, glob: str | None, guard: PathGuard | None) -> Iterator[Path]:
-    if root.is_file():
-        yield root
-        return
-    matcher = glob_to_regex(glob) if glob else None
-    # A glob with a slash matches the path below root; a bare one the file name.
-    whole_path = glob is not None and "/" in glob
-    for path in walk_files(root, guard):
-        subject = path.relative_to(root).as_posix() if whole_path else path.name
-        if matcher is None or matcher.match(subject):
-            yield path
+def _filters(args: dict[str, Any], scope: SearchScope) -> list[str]:
+    filters = ["--engine", "auto"]
+    if args.get("-i"):
+        filters.append("--ignore-case")
+    if args.get("multiline"):
+        filters += ["--multiline", "--multiline-dotall"]
+    if args.get("type"):
+        filters += ["--type", args["type"]]
+        scope.drop_hidden = not args.get("include_ignored")  # see _as_type
+    glob = args.get("glob")
+    if glob:
+        # Two types would match either; a glob with a slash is matched on the path.
+        if args.get("type") or not _name_glob(glob):
+            scope.match_glob(glob, on_name="/" not in glob)
+        else:
+            filters += _as_type(glob, scope, args)
+    return filters
 
 
-def _collect_matches(
-    ctx: ToolContext, regex: re.Pattern[str], files: Iterator[Path], max_results: int
-) -> ToolResult:
-    lines: list[str] = []
-    used = 0
-    for path in files:
-        shown = display_path(ctx, path)
-        for number, text in _matching_lines(path, regex):
-            if len(text) > GREP_MAX_LINE_CHARS:
-                text = text[:GREP_MAX_LINE_CHARS] + " [...]"
-            row = f"{shown}:{number}: {text}"
-            if len(lines) >= max_results or used + len(row) > ctx.output_limit_chars:
-                lines.append(f"[stopped after {len(lines)} matches; narrow the pattern or path]")
-                return ToolResult(ok=True, output="\n".join(lines))
-            lines.append(row)
-            used += len(row) + 1
-    if not lines:
-        return ToolResult(ok=True, output=f"No matches for {regex.pattern!r}")
-    return ToolResult(ok=True, output="\n".join(lines))
+def _glob_args(pattern: str, scope: SearchScope, args: dict[str, Any]) -> list[str]:
+    """rg's arguments for glob's pattern. rg's -g would list ignored files that match, so
+    a pattern on file names becomes an rg type, and the rest is matched on rg's list."""
+    pattern = pattern.removeprefix("./")
+    if pattern in ("**", "**/*"):
+        return []  # every file
+    name = pattern.removeprefix("**/")
+    if not _name_glob(name):
+        scope.match_glob(pattern, on_name=False)
+        return []
+    if name == pattern:  # no directory part: only the top level
+        scope.match_glob(pattern, on_name=False)
+    return _as_type(name, scope, args)
 
 
-def _matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
-    try:
-        with path.open("rb") as handle:
-            if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
-                return
-            handle.seek(0)
-            for number, raw in enumerate(handle, start=1):
-                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if regex.search(text):
-                    yield number, text
-    except OSError:  # unreadable (permissions, a special file): skip like grep -s
-        return
+def _name_glob(glob: str) -> bool:
+    return "/" not in glob and ":" not in glob and glob not in ("*", "**")
+
+
+def _as_type(glob: str, scope: SearchScope, args: dict[str, Any]) -> list[str]:
+    # A type lets a hidden file through even without --hidden: those are dropped after.
+    scope.drop_hidden = not args.get("include_ignored")
+    return ["--type-add", f"{_TYPE}:{glob}", "--type", _TYPE]
+
+
+def _content_args(args: dict[str, Any]) -> list[str]:
+    found = ["--line-number", "--with-filename", "--null", "--no-heading", "--color", "never"]
+    found += ["--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview"]
+    for flag in ("-A", "-B", "-C"):
+        if flag in args:
+            lines = args[flag]
+            if not 0 <= lines <= CONTEXT_MAX:
+                raise ToolArgumentError(f"{flag} must be 0 to {CONTEXT_MAX} lines, got {lines}")
+            found += [flag, str(lines)]
+    return found

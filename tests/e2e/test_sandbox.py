@@ -150,8 +150,9 @@ def test_file_tools_cannot_write_outside_or_read_credentials(
         ("read", {"path": "~/.ssh/id_rsa"}),
         ("write", {"path": "link.txt", "content": "SECRET=stolen\n"}),
         ("edit", {"path": "link.txt", "old_string": "SECRET=1", "new_string": "SECRET=2"}),
-        ("grep", {"pattern": "PRIVATE KEY", "path": str(home)}),
-        ("glob", {"pattern": "**/*", "path": str(home)}),
+        # Dotfiles included: the hidden paths stay out all the same.
+        ("grep", {"pattern": "PRIVATE KEY", "path": str(home), "include_ignored": True}),
+        ("glob", {"pattern": "**/*", "path": str(home), "include_ignored": True}),
     ]
     server.add(calls(*attempts), text("done"))
 

@@ -79,10 +79,13 @@ def test_credential_stores_cannot_be_read_or_found(context, home):
     ctx = context(add_dirs=[str(home)])  # even with the whole home writable
     assert refused(call(ctx, "read", path="~/.ssh/id_rsa"), "hidden by the sandbox")
     assert refused(call(ctx, "write", path="~/.ssh/authorized_keys", content="k"), "hidden")
-    listed = call(ctx, "glob", pattern="**/*", path=str(home))
+    # Dotfiles too (include_ignored): the hidden paths stay out all the same.
+    listed = call(ctx, "glob", pattern="**/*", path=str(home), include_ignored=True)
     assert listed.ok and ".bashrc" in listed.output
     assert ".ssh" not in listed.output and ".aws" not in listed.output
-    found = call(ctx, "grep", pattern="private-key|password|dotfile", path=str(home))
+    found = call(
+        ctx, "grep", pattern="private-key|password|dotfile", path=str(home), include_ignored=True
+    )
     assert "ordinary dotfile" in found.output and SECRET_KEY not in found.output
     assert ".netrc" not in found.output
 
@@ -120,7 +123,7 @@ def test_inside_the_roots_everything_works(ctx, work):
     assert call(ctx, "edit", path="src/app.py", old_string="1", new_string="2").ok
     assert (work / "src" / "app.py").read_text() == "print(2)\n"
     assert "src/app.py" in call(ctx, "glob", pattern="**/*.py").output
-    assert "src/app.py:1: print(2)" in call(ctx, "grep", pattern="print").output
+    assert "src/app.py:1:print(2)" in call(ctx, "grep", pattern="print").output
 
 
 def test_read_only_mode_refuses_every_write(context, work):

@@ -1,0 +1,28 @@
+"""The session's environment as the system prompt tells it (agent/prompts.py's
+`SessionEnvironment`): the sandbox that is really open, the permission mode, and whether
+anybody can answer a question."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from caretz.agent.prompts import SessionEnvironment
+from caretz.tools.asking import NobodyAsks
+
+if TYPE_CHECKING:
+    from caretz.config.settings import Settings
+    from caretz.sandbox.runner import Sandbox
+    from caretz.tools.permission import SessionPermissions
+
+
+def session_environment(
+    settings: Settings, sandbox: Sandbox | None, permissions: SessionPermissions
+) -> SessionEnvironment:
+    enforced = sandbox is not None and sandbox.enforced
+    return SessionEnvironment(
+        permission_mode=settings.permission_mode,
+        backend=sandbox.backend.value if sandbox is not None and enforced else "none",
+        network=bool(sandbox and sandbox.policy.network),
+        writable=sandbox.policy.writable_roots if sandbox is not None else (),
+        headless=isinstance(permissions.asker, NobodyAsks),
+    )

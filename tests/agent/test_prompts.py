@@ -1,0 +1,103 @@
+"""The system prompt tells the environment as it is: sandbox, mode, headless or not, git,
+and what carries over between commands."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from caretz.agent.prompts import SessionEnvironment, git_lines, system_prompt
+
+
+def environment_lines(prompt: str) -> list[str]:
+    section = prompt.split("Environment:\n", 1)[1].split("\n\n", 1)[0]
+    return section.splitlines()
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git(tmp_path, "add", "a.py")
+    git(tmp_path, "commit", "-qm", "first")
+    return tmp_path
+
+
+def test_auto_mode_in_bubblewrap_headless(repo):
+    env = SessionEnvironment("auto", "bwrap", network=False, writable=(repo,), headless=True)
+    lines = environment_lines(system_prompt(repo, environment=env))
+    assert lines[3:] == [
+        "- git: main; clean",
+        f"- sandbox: bubblewrap; network off; writable: {repo}; credential stores hidden",
+        "- permissions: auto mode: commands and file changes inside the sandbox run without "
+        "asking; to run one command outside it, set bash's escalate with the reason",
+        "- run: headless (-p): nobody answers questions, so a call that must ask is refused",
+        "- between commands: one sandbox for the session: background jobs and later commands "
+        "share one network namespace and one private /tmp; the working directory carries "
+        "over between bash commands, environment variables and shell state do not",
+    ]
+
+
+def test_ask_mode_interactive_with_the_network_on(repo):
+    env = SessionEnvironment("ask", "landlock", network=True, writable=(repo,), headless=False)
+    lines = environment_lines(system_prompt(repo, environment=env))
+    assert f"- sandbox: Landlock; network on; writable: {repo}; credential stores hidden" in lines
+    assert (
+        "- permissions: ask mode: every command and file change asks the user first; to run "
+        "one command outside it, set bash's escalate with the reason"
+    ) in lines
+    assert "- run: interactive: the user sees each call and answers approval questions" in lines
+
+
+def test_read_only_mode(repo):
+    env = SessionEnvironment("read-only", "bwrap", writable=())
+    lines = environment_lines(system_prompt(repo, environment=env))
+    assert "- sandbox: bubblewrap; network off; writable: nothing (read-only); " in lines[4]
+    assert "- permissions: read-only mode: no file changes (write and edit are not offered)" in (
+        lines
+    )
+
+
+def test_yolo_promises_no_sandbox(repo):
+    env = SessionEnvironment("yolo", "none", writable=(repo,))
+    prompt = system_prompt(repo, environment=env)
+    lines = environment_lines(prompt)
+    assert "- sandbox: off; commands run on the host with the user's rights and network" in lines
+    assert "- permissions: yolo mode: nothing asks first; deny rules still apply" in lines
+    assert lines[-1].startswith(
+        "- between commands: no sandbox: commands and background jobs share the host's "
+        "network and /tmp; the working directory carries over"
+    )
+    assert "escalate" not in prompt and "private /tmp" not in prompt
+
+
+def test_git_status_is_short(repo):
+    for number in range(8):
+        (repo / f"new{number}.txt").write_text("x\n")
+    (repo / "a.py").write_text("x = 2\n")
+    (line,) = git_lines(repo)
+    assert line.startswith("- git: main; 9 changed: M a.py, ?? new0.txt, ")
+    assert line.endswith(" and 4 more")
+
+
+def test_no_git_no_git_line(tmp_path):
+    assert git_lines(tmp_path) == []
+    env = SessionEnvironment("auto", "bwrap", writable=(tmp_path,))
+    lines = environment_lines(system_prompt(tmp_path, environment=env))
+    assert not any(line.startswith("- git:") for line in lines)
+
+
+def test_a_slow_git_is_not_waited_for(repo):
+    """A timeout of zero seconds: the status is dropped, never waited for."""
+    assert git_lines(repo, timeout_s=0) == []
