@@ -52,14 +52,20 @@ class SessionEnvironment:
         return self.backend != "none"
 
 
-def persistence_line(sandboxed: bool) -> str:
-    """What carries over from one command to the next."""
-    shared = (
-        "one sandbox for the session: background jobs and later commands share one "
-        "network namespace and one private /tmp"
-        if sandboxed
-        else "no sandbox: commands and background jobs share the host's network and /tmp"
-    )
+def persistence_line(env: SessionEnvironment) -> str:
+    """What carries over from one command to the next (caretz/sandbox/runtime.py)."""
+    if not env.sandboxed:
+        shared = "no sandbox: commands and background jobs share the host's network and /tmp"
+    elif env.backend == "landlock":
+        shared = (
+            "one sandbox for the session: later commands share one private temporary "
+            "directory ($TMPDIR; /tmp itself is read-only)"
+        )
+    else:
+        shared = (
+            "one sandbox for the session: background jobs and later commands share one "
+            "network namespace (a server a job starts answers on localhost) and one private /tmp"
+        )
     return (
         f"- between commands: {shared}; the working directory carries over between bash "
         "commands, environment variables and shell state do not"
@@ -70,7 +76,7 @@ def sandbox_line(env: SessionEnvironment) -> str:
     if not env.sandboxed:
         return "- sandbox: off; commands run on the host with the user's rights and network"
     writable = ", ".join(str(root) for root in env.writable) or "nothing (read-only)"
-    network = "on" if env.network else "off"
+    network = "on" if env.network else "off (no Unix sockets either)"
     return (
         f"- sandbox: {BACKEND_NAMES.get(env.backend, env.backend)}; network {network}; "
         f"writable: {writable}; credential stores hidden"
@@ -159,7 +165,7 @@ def environment_section(workspace: Path, env: SessionEnvironment | None) -> str:
     if env is not None:
         lines += git_lines(workspace)
         lines += [sandbox_line(env), permission_line(env)]
-        lines += [run_line(env.headless), persistence_line(env.sandboxed)]
+        lines += [run_line(env.headless), persistence_line(env)]
     return "\n".join(lines)
 
 

@@ -39,14 +39,23 @@ def test_auto_mode_in_bubblewrap_headless(repo):
     lines = environment_lines(system_prompt(repo, environment=env))
     assert lines[3:] == [
         "- git: main; clean",
-        f"- sandbox: bubblewrap; network off; writable: {repo}; credential stores hidden",
+        f"- sandbox: bubblewrap; network off (no Unix sockets either); writable: {repo}; "
+        "credential stores hidden",
         "- permissions: auto mode: commands and file changes inside the sandbox run without "
         "asking; to run one command outside it, set bash's escalate with the reason",
         "- run: headless (-p): nobody answers questions, so a call that must ask is refused",
         "- between commands: one sandbox for the session: background jobs and later commands "
-        "share one network namespace and one private /tmp; the working directory carries "
-        "over between bash commands, environment variables and shell state do not",
+        "share one network namespace (a server a job starts answers on localhost) and one "
+        "private /tmp; the working directory carries over between bash commands, environment "
+        "variables and shell state do not",
     ]
+
+
+def test_landlock_says_what_carries_over_there(tmp_path):
+    env = SessionEnvironment("auto", "landlock", network=False, writable=(tmp_path,))
+    line = environment_lines(system_prompt(tmp_path, environment=env))[-1]
+    assert "one private temporary directory ($TMPDIR; /tmp itself is read-only)" in line
+    assert "network namespace" not in line
 
 
 def test_ask_mode_interactive_with_the_network_on(repo):
@@ -63,7 +72,10 @@ def test_ask_mode_interactive_with_the_network_on(repo):
 def test_read_only_mode(repo):
     env = SessionEnvironment("read-only", "bwrap", writable=())
     lines = environment_lines(system_prompt(repo, environment=env))
-    assert "- sandbox: bubblewrap; network off; writable: nothing (read-only); " in lines[4]
+    assert (
+        "- sandbox: bubblewrap; network off (no Unix sockets either); writable: nothing "
+        in lines[4]
+    )
     assert "- permissions: read-only mode: no file changes (write and edit are not offered)" in (
         lines
     )

@@ -35,7 +35,10 @@ def test_auto_mode_tells_the_sandbox_the_mode_git_and_what_persists(caretz, serv
 
     system = request.system
     assert "- git: trunk; 1 changed: ?? notes.txt" in system
-    assert f"- sandbox: bubblewrap; network off; writable: {workspace.resolve()}" in system
+    assert (
+        f"- sandbox: bubblewrap; network off (no Unix sockets either); writable: {workspace.resolve()}"
+        in system
+    )
     assert "- permissions: auto mode:" in system and "escalate" in system
     assert "- run: headless (-p): nobody answers questions" in system
     assert "one network namespace and one private /tmp" in system
