@@ -41,7 +41,10 @@ def test_auto_mode_tells_the_sandbox_the_mode_git_and_what_persists(caretz, serv
     )
     assert "- permissions: auto mode:" in system and "escalate" in system
     assert "- run: headless (-p): nobody answers questions" in system
-    assert "one network namespace and one private /tmp" in system
+    assert (
+        "one network namespace (a server a job starts answers on localhost) and one private /tmp"
+        in system
+    )
     assert "the working directory carries over between bash commands" in system
     assert {"bash", "read", "write", "edit", "glob", "grep"} <= set(request.tool_names)
 
