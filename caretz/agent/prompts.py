@@ -46,6 +46,7 @@ class SessionEnvironment:
     network: bool = False
     writable: Sequence[Path] = field(default_factory=tuple)  # () in a read-only sandbox
     headless: bool = True  # -p: nobody is there to answer a question
+    git: str | None = None  # the trusted git (caretz/trusted.py); None: no git lines
 
     @property
     def sandboxed(self) -> bool:
@@ -104,12 +105,14 @@ def run_line(headless: bool) -> str:
     return "- run: interactive: the user sees each call and answers approval questions"
 
 
-def git_lines(workspace: Path, timeout_s: float = GIT_STATUS_TIMEOUT_S) -> list[str]:
+def git_lines(workspace: Path, git: str, timeout_s: float = GIT_STATUS_TIMEOUT_S) -> list[str]:
     """The branch and up to a few changed paths; nothing outside a git repository, or when
-    git is missing or slow."""
+    git is missing or slow. `git` is the trusted one: a git planted on PATH never runs, and
+    the project's fsmonitor setting (a command to run) is ignored."""
     try:
         done = subprocess.run(
-            ["git", "status", "--porcelain=v1", "--branch", "--untracked-files=normal"],
+            [git, "-c", "core.fsmonitor=false", "status", "--porcelain=v1", "--branch"]
+            + ["--untracked-files=normal"],
             cwd=workspace,
             capture_output=True,
             text=True,
@@ -163,7 +166,7 @@ def environment_section(workspace: Path, env: SessionEnvironment | None) -> str:
         f"- date: {date.today().isoformat()}",
     ]
     if env is not None:
-        lines += git_lines(workspace)
+        lines += git_lines(workspace, env.git) if env.git else []
         lines += [sandbox_line(env), permission_line(env)]
         lines += [run_line(env.headless), persistence_line(env)]
     return "\n".join(lines)

@@ -119,7 +119,12 @@ def open_session_sandbox(
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None
     nsenter = programs.nsenter.path if sandbox.nsenter_path else None
-    return dataclasses.replace(sandbox, python=programs.python.path, nsenter_path=nsenter), check
+    trusted = {
+        "python": programs.python.path,
+        "nsenter_path": nsenter,
+        "git_path": programs.git.path,
+    }
+    return dataclasses.replace(sandbox, **trusted), check
 
 
 def _socket_path(entry: str, policy: SandboxPolicy) -> Path:

@@ -25,4 +25,5 @@ def session_environment(
         network=bool(sandbox and sandbox.policy.network),
         writable=sandbox.policy.writable_roots if sandbox is not None else (),
         headless=isinstance(permissions.asker, NobodyAsks),
+        git=sandbox.git_path if sandbox is not None else None,
     )

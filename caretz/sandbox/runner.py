@@ -81,6 +81,7 @@ class Sandbox:
     unix_sockets: tuple[Path, ...] = ()  # `allowUnixSockets`: reachable with the network off
     ssh_agent: bool = False  # `allowSshAgent`: SSH_AUTH_SOCK passed and its socket reachable
     nsenter_path: str | None = None  # joins the session's network namespace
+    git_path: str | None = None  # the trusted git (caretz/trusted.py), for caretz's own reads
 
     def __post_init__(self) -> None:
         if self.policy.enforced and self.backend is Backend.NONE:

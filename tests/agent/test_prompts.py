@@ -3,12 +3,15 @@ and what carries over between commands."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from caretz.agent.prompts import SessionEnvironment, git_lines, system_prompt
+
+GIT = shutil.which("git") or "git"
 
 
 def environment_lines(prompt: str) -> list[str]:
@@ -35,7 +38,9 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_auto_mode_in_bubblewrap_headless(repo):
-    env = SessionEnvironment("auto", "bwrap", network=False, writable=(repo,), headless=True)
+    env = SessionEnvironment(
+        "auto", "bwrap", network=False, writable=(repo,), headless=True, git=GIT
+    )
     lines = environment_lines(system_prompt(repo, environment=env))
     assert lines[3:] == [
         "- git: main; clean",
@@ -70,7 +75,7 @@ def test_ask_mode_interactive_with_the_network_on(repo):
 
 
 def test_read_only_mode(repo):
-    env = SessionEnvironment("read-only", "bwrap", writable=())
+    env = SessionEnvironment("read-only", "bwrap", writable=(), git=GIT)
     lines = environment_lines(system_prompt(repo, environment=env))
     assert (
         "- sandbox: bubblewrap; network off (no Unix sockets either); writable: nothing "
@@ -98,13 +103,13 @@ def test_git_status_is_short(repo):
     for number in range(8):
         (repo / f"new{number}.txt").write_text("x\n")
     (repo / "a.py").write_text("x = 2\n")
-    (line,) = git_lines(repo)
+    (line,) = git_lines(repo, GIT)
     assert line.startswith("- git: main; 9 changed: M a.py, ?? new0.txt, ")
     assert line.endswith(" and 4 more")
 
 
 def test_no_git_no_git_line(tmp_path):
-    assert git_lines(tmp_path) == []
+    assert git_lines(tmp_path, GIT) == []
     env = SessionEnvironment("auto", "bwrap", writable=(tmp_path,))
     lines = environment_lines(system_prompt(tmp_path, environment=env))
     assert not any(line.startswith("- git:") for line in lines)
@@ -112,4 +117,11 @@ def test_no_git_no_git_line(tmp_path):
 
 def test_a_slow_git_is_not_waited_for(repo):
     """A timeout of zero seconds: the status is dropped, never waited for."""
-    assert git_lines(repo, timeout_s=0) == []
+    assert git_lines(repo, GIT, timeout_s=0) == []
+
+
+def test_without_a_trusted_git_there_is_no_git_line(repo):
+    """No trusted git found (one planted on PATH is never run): nothing about git."""
+    env = SessionEnvironment("auto", "bwrap", writable=(repo,), git=None)
+    lines = environment_lines(system_prompt(repo, environment=env))
+    assert not any(line.startswith("- git:") for line in lines)
