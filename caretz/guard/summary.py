@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from caretz.guard.model import Firing, ToolObservation, TurnContext
 from caretz.guard.normalize import error_line, tool_label
-from caretz.guard.record import TurnRecord, call_label
+from caretz.guard.record import MAX_DISTINCT, CallOutcomes, TurnRecord, call_label
 from caretz.plan import plan_lines, plan_progress
 from caretz.secrets import redact
 from caretz.text import one_line, plural, shorten
@@ -211,8 +211,23 @@ def _repeated_calls_section(record: TurnRecord) -> str:
         return ""
     lines = ["## Calls repeated with the same arguments"]
     for key, count in repeated:
-        lines.append(f"- {count}× {record.call_labels.get(key, '(call)')}")
+        line = f"- {count}× {record.call_labels.get(key, '(call)')}"
+        outcomes = record.call_outcomes.get(key)
+        if outcomes is not None:
+            line += f": {_outcomes_text(outcomes)}"
+        lines.append(line)
     return "\n".join(lines)
+
+
+def _outcomes_text(outcomes: CallOutcomes) -> str:
+    """Waiting (the same successful output) told apart from retrying and from progress."""
+    if outcomes.distinct == 1 and outcomes.ok:
+        return f"the same call returned the same successful output {outcomes.same} times"
+    if outcomes.distinct == 1:
+        return f"it failed with the same output {outcomes.same} times"
+    more = "+" if outcomes.distinct >= MAX_DISTINCT else ""
+    latest = f", the latest {outcomes.same} in a row" if outcomes.same > 1 else ""
+    return f"its output changed between calls ({outcomes.distinct}{more} different outputs{latest})"
 
 
 def edited_section(record: TurnRecord) -> str:
