@@ -107,6 +107,59 @@ def converging_test_cycle() -> Scenario:
                     steps, files_changed=changed)  # fmt: skip
 
 
+def slow_cycle() -> Scenario:
+    """Rounds of different commands (re-run, view, edit, re-run otherwise), each
+    ending in one underlying failure that every command shows its own way."""
+    error = "KeyError: 'DATABASE_URL'"
+    steps: list[tuple[str, dict[str, Any], str, bool]] = []
+    changed: dict[int, tuple[str, ...]] = {}
+    runs = [
+        ("pytest tests/test_db.py", _pytest_failure("test_connect", error)),
+        ("python reproduce.py", f'Traceback (most recent call last):\n  File "reproduce.py", '
+                                f'line 3, in <module>\n    connect()\n{error}\n'),
+        ("pytest -q --tb=no tests/test_db.py",
+         f"FAILED tests/test_db.py::test_connect - {error}\n1 failed in 0.05s\n"),
+    ]  # fmt: skip
+    for n in range(8):
+        command, out = runs[n % 3]
+        steps.append(("bash", {"command": command}, out, True))
+        steps.append(("read", {"path": "src/db.py"}, "def connect():\n    url = ENV[KEY]\n", False))
+        changed[len(steps)] = ("src/db.py",)
+        steps.append(("edit", {"path": "src/db.py", "old": f"try {n}", "new": f"try {n + 1}"},
+                      "edited src/db.py", False))  # fmt: skip
+    return Scenario("stuck: a slow cycle of different commands, one failure", "stuck", steps,
+                    files_changed=changed)  # fmt: skip
+
+
+def drift_fresh_names() -> Scenario:
+    """Each round writes a new scratch script that reproduces the same thing."""
+    steps: list[tuple[str, dict[str, Any], str, bool]] = [
+        ("read", {"path": "src/db.py"}, "def connect():\n    url = ENV[KEY]\n", False),
+    ]
+    for n in range(1, 11):
+        name = f"test_x{n}.py"
+        steps.append(("write", {"path": name, "content": f"# try {n}\nfrom src.db import connect\n"},
+                      f"wrote {name}", False))  # fmt: skip
+        steps.append(("bash", {"command": f"python {name}"},
+                      f"{name}: connect() returned None\n", False))  # fmt: skip
+    return Scenario("stuck: drift, the same reproduction under fresh names", "stuck", steps)
+
+
+def effort_without_change() -> Scenario:
+    """Views, searches and listings of the same few places, in no fixed order."""
+    places = [
+        ("read", {"path": "src/db.py"}, "def connect():\n    url = ENV[KEY]\n"),
+        ("grep", {"pattern": "DATABASE_URL"}, "src/db.py:2: KEY = 'DATABASE_URL'\n"),
+        ("bash", {"command": "ls src"}, "db.py\napp.py\n"),
+        ("read", {"path": "src/app.py"}, "from db import connect\n"),
+        ("bash", {"command": "git status"}, "nothing to commit, working tree clean\n"),
+    ]
+    order = [0, 1, 2, 3, 4, 1, 0, 3, 2, 4, 0, 2, 1, 4, 3, 1, 2, 0, 4, 3, 2, 1, 3, 0, 4, 0, 1, 2]
+    steps = [(places[i][0], places[i][1], places[i][2], False) for i in order]
+    return Scenario("stuck: effort that changes nothing (the same 5 places, 28 calls)", "stuck",
+                    steps)  # fmt: skip
+
+
 def text_loop() -> Scenario:
     paragraph = "I will check the configuration again to see why the test still fails. "
     return Scenario("stuck: an answer repeating one paragraph", "stuck", text=paragraph * 40)
@@ -115,6 +168,9 @@ def text_loop() -> Scenario:
 SCENARIOS: list[Callable[[], Scenario]] = [
     stuck_identical,
     stuck_varied,
+    slow_cycle,
+    drift_fresh_names,
+    effort_without_change,
     text_loop,
     productive_distinct,
     polling,
@@ -220,6 +276,7 @@ def scenario_table(config: Any = None) -> str:
         "judge says not stuck",
         "judge calls (not stuck)",
         "no judge answers",
+        "first ask without rounds and no-progress",
     ]
     lines = [_row(header), _row(["---"] * len(header))]
     for make in SCENARIOS:
@@ -227,6 +284,7 @@ def scenario_table(config: Any = None) -> str:
         stuck = play(scenario, "stuck", config)
         fine = play(scenario, "not stuck", config)
         none = play(scenario, "none", config)
+        before = play(scenario, "not stuck", _without_progress_checks(config)).first_ask
         calls = str(len(scenario.steps)) if scenario.steps else "(text)"
         first = fine.first_ask
         lines.append(
@@ -239,10 +297,24 @@ def scenario_table(config: Any = None) -> str:
                     _cell(fine),
                     str(fine.judge_calls),
                     _cell(none),
+                    "never" if before is None else f"@{before}",
                 ]
             )
         )
     return "\n".join(lines)
+
+
+def _without_progress_checks(config: Any) -> Any:
+    from caretz.guard.config import LoopGuardConfig
+
+    config = config or LoopGuardConfig(mode="active")
+    detectors = config.detectors.model_copy(
+        update={
+            "rounds": config.detectors.rounds.model_copy(update={"enabled": False}),
+            "no_progress": config.detectors.no_progress.model_copy(update={"enabled": False}),
+        }
+    )
+    return config.model_copy(update={"detectors": detectors})
 
 
 def _row(cells: Sequence[str]) -> str:
