@@ -36,6 +36,8 @@ _DETECTOR_SENTENCES = {
     "reasoning": "The reasoning kept going round in circles: {what}.",
     "same-answer": "The turn keeps ending with the same answer: {what}.",
     "tool-budget": "This turn has used a great many tool calls: {what}.",
+    "rounds": "Round after round of calls ends the same way: {what}.",
+    "no-progress": "The turn has stopped making progress: {what}.",
 }
 
 

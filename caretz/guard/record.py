@@ -23,6 +23,7 @@ from caretz.guard.normalize import (
     normalize_output,
     tool_label,
 )
+from caretz.guard.progress import ProgressTracker
 from caretz.messages import Message, Usage
 from caretz.plan import PLAN_TOOL, Plan, read_plan
 from caretz.text import one_line, shorten
@@ -129,6 +130,7 @@ class TurnRecord:
     files_touched: dict[str, None] = field(default_factory=dict)  # ordered set, newest last
     files_edited: dict[str, int] = field(default_factory=dict)  # edits per file, newest last
     plan: Plan = ()  # the agent's plan: as the turn started, then its latest `todo` list
+    progress: ProgressTracker = field(default_factory=ProgressTracker)
 
     @classmethod
     def start(cls, ctx: TurnContext, clock: Callable[[], float]) -> TurnRecord:
@@ -137,6 +139,7 @@ class TurnRecord:
     # -- recording ----------------------------------------------------------------
     def add_call(self, obs: ToolObservation) -> None:
         self.calls += 1
+        self.progress.observe(obs)
         self.per_tool[obs.tool] += 1
         self.last_calls.append(obs)
         self._count_call(obs)

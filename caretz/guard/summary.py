@@ -68,6 +68,7 @@ def build_summary(record: TurnRecord, fired: Sequence[Firing] = ()) -> str:
         plan_section(record),
         messages_section(record),
         _verdicts_section(record),
+        progress_section(record),
         last_calls_section(record),
         failures_section(record),
         _repeated_calls_section(record),
@@ -163,6 +164,31 @@ def _verdicts_section(record: TurnRecord) -> str:
                 f"{state} ({entry.verdict.confidence:.2f}): {shorten(entry.verdict.reason, 200)}"
             )
         lines.append(f"- {where}, {shorten(entry.headline, 160)}: {outcome}")
+    return "\n".join(lines)
+
+
+def progress_section(record: TurnRecord) -> str:
+    """Signs of progress: task files changed, new outputs, scratch files left behind."""
+    progress = record.progress
+    if not progress.calls:
+        return ""
+    lines = [
+        "## Signs of progress",
+        f"{progress.progressed} of {plural(progress.calls, 'call')} changed a task file or "
+        f"returned something new; the last {plural(progress.since_progress, 'call')} did "
+        "neither.",
+        f"New outputs in the last {len(progress.recent_new)} calls: {progress.recent_new_outputs}.",
+    ]
+    if progress.task_files:
+        changed = list(progress.task_files.items())[-SHOWN_FILES:]
+        shown = ", ".join(f"{shorten(path, 80)} ({count}×)" for path, count in changed)
+        lines.append(f"Task files changed: {shown}.")
+    else:
+        lines.append("Task files changed: none.")
+    unused = progress.unused_scratch()
+    if unused:
+        shown = ", ".join(shorten(name, 60) for name in unused[-SHOWN_FILES:])
+        lines.append(f"Scratch files created this turn and used at most once: {shown}.")
     return "\n".join(lines)
 
 

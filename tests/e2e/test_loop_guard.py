@@ -481,3 +481,89 @@ def test_without_an_answering_judge_a_poll_is_stopped_by_the_stop_level_and_says
     assert "so the loop check acted on its own" in stopped["notice"]
     assert "so the loop check acted on its own" in run.stderr
     assert "→ redirecting (no judge answered: error" in run.stderr
+
+
+# ---------------------------------------------------------------- slow cycles and drift
+
+DB_ERROR = "KeyError: 'DATABASE_URL'"
+
+
+@pytest.fixture
+def db_project(workspace):
+    (workspace / "src").mkdir()
+    (workspace / "src" / "db.py").write_text("import os\nURL = os.environ['DATABASE_URL']\n")
+    (workspace / "reproduce.py").write_text("import src.db\n")
+    return workspace
+
+
+def judged_triggers(caretz, run) -> list[str]:
+    return [e["trigger"] for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
+
+
+def test_rounds_of_different_commands_ending_in_one_failure_ask_the_judge(
+    caretz, server, db_project
+):
+    # Each round runs the same failure a different way, then edits something unrelated.
+    runs = [
+        "python reproduce.py 2>&1 | tail -1; exit 1",
+        f'echo "FAILED tests/test_db.py::test_connect - {DB_ERROR}"; exit 1',
+        "python -c 'import src.db'",
+    ]
+    for n, command in enumerate(runs):
+        server.add(tool("bash", command=command))
+        server.add(tool("write", path=f"notes{n}.txt", content=f"attempt {n}\n"))
+    server.add(text("The database URL is never set; I need it from you."))
+    server.add(verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", "make the db tests pass", *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    assert f"[loop-guard] judging: rounds: 3 rounds ended in the same failure: {DB_ERROR}" in (
+        run.stderr
+    )
+    assert judged_triggers(caretz, run) == ["rounds"]
+    agent = server.requests_for("claude-test")
+    assert is_note(agent[5].messages[-1])
+    assert "Round after round of calls ends the same way" in str(agent[5].messages[-1])
+
+
+def test_the_same_reproduction_under_fresh_names_asks_the_judge(caretz, server, db_project):
+    server.add(tool("read", path="src/db.py"))
+    for n in range(1, 6):
+        server.add(
+            tool("write", path=f"test_x{n}.py", content="print('connect() returned None')\n")
+        )
+        server.add(tool("bash", command=f"python test_x{n}.py"))
+    server.add(text("It still returns None."))
+    server.add(verdict(NOT_STUCK), model=JUDGE)
+
+    run = caretz("-p", "find out why connect() returns None", *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    assert "[loop-guard] judging: no-progress: 8 calls in a row changed no task file" in run.stderr
+    assert judged_triggers(caretz, run) == ["no-progress"]
+    summary = server.requests_for(JUDGE)[0].messages[0]["content"]
+    assert "Task files changed: none." in summary
+    assert "Scratch files created this turn and used at most once: test_x1.py" in summary
+
+
+def test_effort_that_changes_nothing_asks_the_judge_before_check_every(caretz, server, db_project):
+    places = [
+        ("read", {"path": "src/db.py"}),
+        ("bash", {"command": "ls src"}),
+        ("read", {"path": "reproduce.py"}),
+        ("bash", {"command": "grep -rn DATABASE_URL src"}),
+    ]
+    order = [0, 1, 2, 3, 1, 0, 3, 2, 0, 2, 1, 3, 2]
+    for i in order:
+        name, args = places[i]
+        server.add(tool(name, **args))
+    server.add(text("I looked everywhere."))
+    server.add(verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", "make the db tests pass", *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    (judged,) = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
+    assert judged["trigger"] == "no-progress" and judged["step"] == 11  # the 12th call
+    assert "## Signs of progress" in judged["summary"]
