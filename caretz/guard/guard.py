@@ -143,19 +143,19 @@ class LoopGuard:
         progress = record.successes > 0
         firings = self._fired(d.end_turn(final_text, progress) for d in self._detectors)
         stop = next((f for f in firings if self._acts_alone(f)), None)
+        alone = stop is not None and not stop.immediate  # no judge could be asked
         judged = self._to_judge(firings)
-        alone = False
+        verdict = False
         if stop is None and judged:
             judgement = self._ask_judge(judged, final=True)
             if judgement.action != "continue":
-                stop = judged[0]
+                stop, verdict = judged[0], True
             elif self._judge_missing(judged, judgement):
                 stop, alone = self._stop_levels(judged)[0], True
         if stop is None:
             return CONTINUE
         notice = end_turn_notice(stop, no_judge=self._no_judge_reason() if alone else None)
-        judged_stop = stop.severity == "judge" or (stop.severity == "stop" and not alone)
-        return self._apply(Stop(notice), stop, judged=judged_stop and not stop.immediate)
+        return self._apply(Stop(notice), stop, judged=verdict)
 
     # -- events from the turn loop -----------------------------------------------------
     def before_tool(self, call: ToolCall) -> Continue | Block:

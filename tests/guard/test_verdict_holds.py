@@ -130,3 +130,28 @@ def test_the_summary_tells_waiting_from_retrying():
     assert "4× Bash ./status.sh: the same call returned the same successful output 4 times" in (
         summary
     )
+
+
+def test_the_same_answer_stops_on_its_own_only_when_no_judge_answers():
+    from tests.guard.test_guard import Scripted
+
+    events = Events()
+    judge = ScriptedJudge(TIMEOUT, TIMEOUT)
+    guard = LoopGuard(
+        LoopGuardConfig(mode="active"),
+        judge,
+        events.emit,
+        clock=Clock(),
+        detectors=[Scripted("same-answer", "stop", hook="end_turn", at=(0, 1, 2))],
+    )
+    decisions = []
+    for _ in range(3):
+        guard.begin_turn(TurnContext(task=TASK, model_ref="test/model", from_user=False))
+        decisions.append(guard.end_turn("I could not finish."))
+    # One timeout: the judge may still answer. The second makes it unreachable, so
+    # the stop acts alone; the third turn's stop is not even asked about.
+    assert decisions[0] == Continue()
+    assert isinstance(decisions[1], Stop) and isinstance(decisions[2], Stop)
+    assert "No judge could answer (timeout after 15s)" in decisions[2].notice
+    assert len(judge.summaries) == 2
+    assert [e["no_judge"] for e in events.of("LoopGuard.Stopped")] == ["timeout after 15s"] * 2
