@@ -1,10 +1,12 @@
 """Loop-guard benchmark: caretz's guard and the peers' rules on the labelled corpus.
 
-    .venv/bin/python benchmarks/corpus_eval.py [CORPUS.jsonl] [--out DIR]
+    .venv/bin/python benchmarks/corpus_eval.py [CORPUS.jsonl ...] [--out DIR]
         [--update-doc docs/benchmarks.md]
 
-CORPUS defaults to ../shared/corpus/trajectories.jsonl next to the repository.
-Prints markdown tables (the summary, then per-trajectory details) and, when
+CORPUS defaults to both files of ../shared/corpus/ next to the repository
+(trajectories.jsonl, trajectories-2.jsonl), each scored on its own. Prints
+markdown tables per file (the summary, then per-trajectory details), then the
+scripted scenarios (benchmarks/guard_scenarios.py), and, when
 matplotlib is installed (the `bench` extra), writes a plot of detection step
 against labelled step into benchmarks/out/.
 
@@ -27,7 +29,13 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "trajectories.jsonl"
+# ../shared/corpus next to the repository (or next to the folder of worktrees).
+_SHARED = next(
+    (root / "shared" / "corpus" for root in REPO.parents if (root / "shared" / "corpus").is_dir()),
+    REPO.parent / "shared" / "corpus",
+)
+DEFAULT_CORPUS = _SHARED / "trajectories.jsonl"
+DEFAULT_CORPORA = [DEFAULT_CORPUS, _SHARED / "trajectories-2.jsonl"]
 DEFAULT_OUT = REPO / "benchmarks" / "out"
 CHARS_PER_TOKEN = 4  # the corpus has no token counts: tokens ≈ characters / 4
 
@@ -88,7 +96,20 @@ class Row:
 # ---------------------------------------------------------------- methods
 
 
-def guard_run(trajectories: Sequence[Any], name: str, note: str, **overrides: Any) -> MethodRun:
+class UnreachableJudge:
+    """A judge that never answers: the guard's deterministic checks act alone."""
+
+    model = "unreachable"
+
+    def __call__(self, summary: str, timeout_s: float) -> Any:
+        from caretz.guard.model import JudgeResult
+
+        return JudgeResult.no_verdict(self.model, 0.0, "unreachable")
+
+
+def guard_run(
+    trajectories: Sequence[Any], name: str, note: str, judge: Any = None, **overrides: Any
+) -> MethodRun:
     from caretz.eval.replay import replay
     from caretz.guard.config import LoopGuardConfig
 
@@ -96,7 +117,7 @@ def guard_run(trajectories: Sequence[Any], name: str, note: str, **overrides: An
     marks: dict[str, list[Mark]] = {}
     judge_calls: dict[str, int] = {}
     for trajectory in trajectories:
-        result = replay(trajectory, config)
+        result = replay(trajectory, config, judge)
         marks[trajectory.id] = [Mark(f.step, f.severity, f.trigger) for f in result.firings]
         judge_calls[trajectory.id] = result.judge_calls
     return MethodRun(name, note, marks, judge_calls, detect_on="any")
@@ -174,7 +195,7 @@ def summary_table(rows: list[Row], trajectories: Sequence[Any]) -> str:
     header = [
         "method",
         f"stuck: caught in stuck stretch (of {len(stuck)})",
-        "steps after label (median)",
+        "steps after label (median; sum)",
         "stuck: first firing before label",
         "stuck: stopped before label",
         f"stuck calls saved by a stop in the loop (of {_stuck_calls(stuck)}; obs. tokens ≈)",
@@ -214,7 +235,7 @@ def _summary_cells(row: Row, productive: Sequence[Any], low: Sequence[Any]) -> l
     run = row.method
     scores = list(row.stuck.values())
     delays = [s.detection.step - s.span.first for s in scores if s.detection]
-    median = f"{statistics.median(delays):g}" if delays else "–"
+    median = f"{statistics.median(delays):g}; {sum(delays)}" if delays else "–"
     saved_calls = sum(s.saved_calls for s in scores)
     saved_tokens = sum(s.saved_chars for s in scores) // CHARS_PER_TOKEN
     fired = [t for t in productive if run.marks[t.id]]
@@ -372,7 +393,11 @@ def evaluate(trajectories: Sequence[Any]) -> list[Row]:
     guard = guard_run(trajectories, "caretz guard", "defaults; every trigger asks the judge")
     runs = [
         guard,
-        hard_only(guard, "caretz guard: stop/block only", "deterministic detectors acting alone"),
+        hard_only(
+            guard_run(trajectories, "no judge", "", judge=UnreachableJudge()),
+            "caretz guard: stop/block only",
+            "deterministic detectors acting alone (no judge answers)",
+        ),
         guard_run(trajectories, "caretz guard, checkEvery 0", "no periodic check", check_every=0),
         *baseline_runs(trajectories),
     ]
@@ -395,6 +420,8 @@ def report(rows: list[Row], trajectories: Sequence[Any], corpus: Path) -> str:
     today = datetime.date.today().isoformat()
     return "\n".join(
         [
+            f"### `{corpus.name}`",
+            "",
             f"Generated {today} by `.venv/bin/python benchmarks/corpus_eval.py` "
             f"on `{corpus.name}` ({len(trajectories)} trajectories).",
             "",
@@ -402,16 +429,32 @@ def report(rows: list[Row], trajectories: Sequence[Any], corpus: Path) -> str:
             "",
             totals_line(rows, trajectories),
             "",
-            "### Stuck trajectories: first counted firing in the stuck stretch",
+            f"#### `{corpus.name}`: stuck trajectories, first counted firing in the stuck stretch",
             "",
             "`@N (+D) rule`: first counted firing at step N, D steps after the labelled start; "
             "`early @N`: a firing before the label; **missed**: nothing counted inside the stretch.",
             "",
             stuck_detail(rows, trajectories),
             "",
-            "### Productive trajectories: firings, and the first stop/block",
+            f"#### `{corpus.name}`: productive trajectories, firings, and the first stop/block",
             "",
             productive_detail(rows, trajectories),
+        ]
+    )
+
+
+def scenarios_report() -> str:
+    from benchmarks.guard_scenarios import scenario_table
+
+    return "\n".join(
+        [
+            "### Scripted scenarios (`benchmarks/guard_scenarios.py`)",
+            "",
+            "Calls (1-based) until the guard first asks its judge, and where an active guard "
+            "sends its note and ends the turn with a judge that always says stuck, one that "
+            "always says not stuck, and one that never answers.",
+            "",
+            scenario_table(),
         ]
     )
 
@@ -429,7 +472,9 @@ def update_doc(path: Path, text: str) -> None:
 
 def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument(
+        "corpus", nargs="*", type=Path, help="corpus files (default: both shared files)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the plot goes")
     parser.add_argument(
         "--update-doc",
@@ -442,15 +487,21 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
         sys.path.insert(0, str(REPO))
     from caretz.eval.replay import TrajectoryError, load_trajectories
 
-    try:
-        trajectories = load_trajectories(args.corpus)
-    except TrajectoryError as exc:
-        echo(f"error: {exc}")
-        return 2
-    rows = evaluate(trajectories)
-    text = report(rows, trajectories, args.corpus)
-    echo(text)
-    echo("\n" + write_plot(rows, trajectories, args.out))
+    corpora = args.corpus or [c for c in DEFAULT_CORPORA if c.is_file()] or [DEFAULT_CORPUS]
+    texts = []
+    for corpus in corpora:
+        try:
+            trajectories = load_trajectories(corpus)
+        except TrajectoryError as exc:
+            echo(f"error: {exc}")
+            return 2
+        rows = evaluate(trajectories)
+        texts.append(report(rows, trajectories, corpus))
+        echo(texts[-1])
+        echo("\n" + write_plot(rows, trajectories, args.out / corpus.stem) + "\n")
+    texts.append(scenarios_report())
+    echo(texts[-1])
+    text = "\n\n".join(texts)
     if args.update_doc:
         try:
             update_doc(args.update_doc, text)

@@ -38,7 +38,13 @@ class IdenticalCallDetector(Detector):
 
     caveman's retry-loop breaker stops a streak of identical calls, the anti-looping
     guardrail counts "3+ in 5 turns", Goa warns and interrupts streaks and counts
-    totals; here the streak asks the judge first and acts alone only much later.
+    totals; here the streak asks the judge first, its stop level asks it again,
+    and only without a judge does the stop level act alone.
+
+    A "not stuck" verdict holds the call and its result (a poll that keeps saying
+    "pending"): it asks again only once the pattern reaches `interruptStreak`
+    occurrences, then each time it doubles, so a long poll costs a few judge calls.
+    A new result ends the hold.
     """
 
     name = "identical-call"
@@ -56,6 +62,9 @@ class IdenticalCallDetector(Detector):
         # Identical calls since counting last restarted (a verdict, a changed result).
         self._since: Counter[str] = Counter()
         self._last_result: dict[str, str] = {}  # signature → its latest result
+        self._occurrences: Counter[str] = Counter()  # key → calls since its result held
+        self._holds: dict[str, int] = {}  # key → the occurrence that may ask again
+        self._in_held_cycle: set[str] = set()  # keys of cycles judged "not stuck"
 
     def begin_turn(self, ctx: TurnContext) -> None:
         self._reset_turn()
@@ -67,17 +76,35 @@ class IdenticalCallDetector(Detector):
         self._recent.clear()
         self._since = Counter()
 
+    def hold(self, firing: Firing) -> None:
+        if firing.detector == AlternationDetector.name and self.config.same_result_only:
+            # A cycle judged "not stuck" (a poll and its sleep): its calls, spread out
+            # in that cycle, are the alternation check's to ask about again.
+            self._in_held_cycle.update(firing.pattern.split(CYCLE_SEPARATOR))
+            return
+        if firing.detector != self.name or not firing.pattern:
+            return
+        seen = self._occurrences[firing.pattern]
+        interrupt = self.config.interrupt_streak
+        self._holds[firing.pattern] = max(2 * seen, interrupt if interrupt > seen else 0)
+
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         signature = call_signature(obs.tool, obs.args)
         key = signature
         if self.config.same_result_only:
             result = _result_key(obs)
             key += "\x00" + result
-            if self._last_result.setdefault(signature, result) != result:
+            previous = self._last_result.setdefault(signature, result)
+            if previous != result:
                 # A call now returns something new (a poll moved on): the world changed,
-                # so repeats spread out before it are no evidence of a loop.
+                # so repeats spread out before it are no evidence of a loop, and what
+                # the judge held about the old result no longer applies.
                 self._recent.clear()
                 self._since = Counter()
+                old = signature + "\x00" + previous
+                self._holds.pop(old, None)
+                self._occurrences.pop(old, None)
+                self._in_held_cycle.discard(old)
             self._last_result[signature] = result
         if key == self._last_key:
             self._streak += 1
@@ -85,27 +112,35 @@ class IdenticalCallDetector(Detector):
             self._last_key, self._streak, self._warn_base, self._stop_base = key, 1, 0, 0
         self._recent.append(key)
         self._since[key] += 1
+        self._occurrences[key] += 1
         firing = self._check(key, signature, obs.index)
+        if firing is not None and self._held(key):
+            return None
         if firing is not None:
             self._fired(key, firing.severity)
         return firing
+
+    def _held(self, key: str) -> bool:
+        until = self._holds.get(key)
+        return until is not None and self._occurrences[key] < until
 
     def _check(self, key: str, signature: str, step: int) -> Firing | None:
         c = self.config
         streak = self._streak
         if c.interrupt_streak and streak - self._stop_base >= c.interrupt_streak:
-            return self._make(signature, streak, "stop", step, "in a row")
+            return self._make(key, signature, streak, "stop", step, "in a row")
         if c.warn_streak and streak - self._warn_base >= c.warn_streak:
-            return self._make(signature, streak, "judge", step, "in a row")
+            return self._make(key, signature, streak, "judge", step, "in a row")
         # Spread-out repeats only: a run in a row is the streak levels' business.
-        if streak > 1:
+        if streak > 1 or key in self._in_held_cycle:
             return None
         in_window = self._recent.count(key)
         if c.window and c.max_in_window and in_window >= c.max_in_window:
-            return self._make(signature, in_window, "judge", step, f"in the last {c.window} calls")
+            where = f"in the last {c.window} calls"
+            return self._make(key, signature, in_window, "judge", step, where)
         total = self._since[key]
         if c.max_total and total >= c.max_total:
-            return self._make(signature, total, "judge", step, "this turn")
+            return self._make(key, signature, total, "judge", step, "this turn")
         return None
 
     def _fired(self, key: str, severity: str) -> None:
@@ -116,14 +151,15 @@ class IdenticalCallDetector(Detector):
         self._since[key] = 0
 
     def _make(
-        self, signature: str, count: int, severity: Severity, step: int, where: str
+        self, key: str, signature: str, count: int, severity: Severity, step: int, where: str
     ) -> Firing:
         same = " with the same result" if self.config.same_result_only else ""
         message = (
             f"The call {one_line(signature, 200)} has run {count} times {where}{same}. "
             "Repeating it will not change anything: use what it returned, or change approach."
         )
-        return fire(self.name, signature, f"{count}× {signature}", severity, step, message)
+        what = f"{count}× {signature}"
+        return fire(self.name, signature, what, severity, step, message, count=count, pattern=key)
 
 
 # ---------------------------------------------------------------- repeated error
@@ -210,7 +246,12 @@ class RepeatedErrorDetector(Detector):
 
 
 class AlternationDetector(Detector):
-    """A,B,A,B… and short cycles replayed with the same results at every position."""
+    """A,B,A,B… and short cycles replayed with the same results at every position.
+
+    A "not stuck" verdict holds the cycle (a poll and its `sleep`): it asks again
+    only once the cycle has replayed as many more rounds as it had, so each
+    question about it comes after twice the rounds of the one before.
+    """
 
     name = "alternation"
 
@@ -224,6 +265,8 @@ class AlternationDetector(Detector):
         self._signatures: deque[str] = deque(maxlen=self.config.max_period)
         # For each period p: how many calls in a row equal the call p places earlier.
         self._matched: dict[int, int] = dict.fromkeys(periods, 0)
+        self._rounds: Counter[str] = Counter()  # cycle → rounds counted at its firings
+        self._holds: dict[str, int] = {}  # cycle → rounds it must replay to ask again
 
     def begin_turn(self, ctx: TurnContext) -> None:
         self._reset_turn()
@@ -231,6 +274,10 @@ class AlternationDetector(Detector):
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
         if firing.detector == self.name:
             self._matched = dict.fromkeys(self._matched, 0)
+
+    def hold(self, firing: Firing) -> None:
+        if firing.detector == self.name and firing.pattern:
+            self._holds[firing.pattern] = self._rounds[firing.pattern]
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         signature = call_signature(obs.tool, obs.args)
@@ -245,11 +292,16 @@ class AlternationDetector(Detector):
         for period, matched in self._matched.items():
             cycle = list(keys)[-period:]
             if matched >= period * (self.config.repeats - 1) and len(set(cycle)) > 1:
+                pattern = _cycle_key(cycle)
+                rounds = matched // period + (0 if pattern in self._rounds else 1)
+                if rounds < self._holds.get(pattern, 0):
+                    return None  # judged "not stuck": wait until it has replayed enough more
+                self._rounds[pattern] += rounds
                 self._matched = dict.fromkeys(self._matched, 0)
-                return self._make(period, obs.index)
+                return self._make(period, obs.index, pattern)
         return None
 
-    def _make(self, period: int, step: int) -> Firing:
+    def _make(self, period: int, step: int, pattern: str) -> Firing:
         calls = list(self._signatures)[-period:]
         cycle = " → ".join(one_line(call, 60) for call in calls)
         times = self.config.repeats
@@ -262,4 +314,16 @@ class AlternationDetector(Detector):
                 f"The same {period} calls have repeated {times} times, each with the same "
                 f"results as before: {cycle}. Nothing changes between the rounds."
             ),
+            count=times,
+            pattern=pattern,
         )
+
+
+CYCLE_SEPARATOR = "\x01"
+
+
+def _cycle_key(cycle: list[str]) -> str:
+    """A cycle named the same whichever of its calls it is seen to start with; its
+    parts are the calls' keys (signature and result), as identical-call keys them."""
+    rotations = [CYCLE_SEPARATOR.join(cycle[i:] + cycle[:i]) for i in range(len(cycle))]
+    return min(rotations)

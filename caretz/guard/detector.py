@@ -49,6 +49,11 @@ class Detector:
         """The judge answered about `firing` (called for every detector, not only the
         one that fired): restart the counts of what the verdict was about."""
 
+    def hold(self, firing: Firing) -> None:
+        """A judge really answered "not stuck" about `firing` (not a timeout or an
+        error): a detector that keeps holds stops asking about that pattern until
+        it changes or grows enough (called for every detector, after `after_verdict`)."""
+
 
 def fire(
     detector: str,
@@ -58,6 +63,9 @@ def fire(
     step: int | None = None,
     message: str = "",
     failure: str = "",
+    count: int = 0,
+    pattern: str = "",
+    immediate: bool = False,
 ) -> Firing:
     """A peer detector's firing; its headline is "<detector>: <what>" on one short line."""
     return Firing(
@@ -68,4 +76,7 @@ def fire(
         step=step,
         message=message,
         failure=failure,
+        count=count,
+        pattern=pattern,
+        immediate=immediate,
     )

@@ -27,6 +27,8 @@ from caretz.guard.calls import AlternationDetector, IdenticalCallDetector, Repea
 from caretz.guard.delegation import DelegationChain, SubagentDetector
 from caretz.guard.detector import Detector
 from caretz.guard.detectors_config import DetectorsConfig
+from caretz.guard.progress import NoProgressDetector
+from caretz.guard.rounds import RoundsDetector
 from caretz.guard.streams import ReasoningDetector, StreamTextDetector
 from caretz.guard.turns import SameAnswerDetector, ToolBudgetDetector, ToolRoundsDetector
 
@@ -45,6 +47,8 @@ def build_detectors(
         (config.identical_call.enabled, IdenticalCallDetector(config.identical_call)),
         (config.repeated_error.enabled, RepeatedErrorDetector(config.repeated_error)),
         (config.alternation.enabled, AlternationDetector(config.alternation)),
+        (config.rounds.enabled, RoundsDetector(config.rounds)),
+        (config.no_progress.enabled, NoProgressDetector(config.no_progress)),
         (config.tool_rounds.enabled, ToolRoundsDetector(config.tool_rounds)),
         (config.stream_text.enabled, StreamTextDetector(config.stream_text)),
         (config.reasoning.enabled, ReasoningDetector(config.reasoning)),

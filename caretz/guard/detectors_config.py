@@ -206,6 +206,22 @@ class ToolBudgetConfig(Section):
         return self
 
 
+class RoundsConfig(Section):
+    enabled: bool = True
+    # Rounds of calls ending in the same failure (its core: the telling line without
+    # the tool or a test id), whatever commands each round used. 3, as repeatThreshold:
+    # two honest tries first. Back-to-back failures of one core count as one round.
+    threshold: int = Field(3, ge=0)
+
+
+class NoProgressConfig(Section):
+    enabled: bool = True
+    # Calls in a row that changed no task file and returned nothing new (no output
+    # and no failure that an earlier call had not returned). Sooner than checkEvery
+    # (20); a productive turn keeps learning something new. 0 turns it off.
+    calls: int = Field(8, ge=0)
+
+
 class AutoResumeConfig(Section):
     # Off, as in Goa: a stopped turn waits for the user unless asked otherwise.
     enabled: bool = False
@@ -223,6 +239,8 @@ class DetectorsConfig(Section):
     reasoning: ReasoningConfig = Field(default_factory=ReasoningConfig)
     same_answer: SameAnswerConfig = Field(default_factory=SameAnswerConfig)
     tool_budget: ToolBudgetConfig = Field(default_factory=ToolBudgetConfig)
+    rounds: RoundsConfig = Field(default_factory=RoundsConfig)
+    no_progress: NoProgressConfig = Field(default_factory=NoProgressConfig)
     auto_resume: AutoResumeConfig = Field(default_factory=AutoResumeConfig)
     # Per-tool deny patterns: {"bash": ["rm -rf", "git push --force"], "write": ["*.env"]}.
     # They apply in every mode, `off` included: they are a safety rule, not a judgement.

@@ -8,7 +8,10 @@ per event at most.
 
 Every decision is first made as if the guard were active: the first stuck
 verdict of a turn redirects the agent with one note and a later one ends the
-turn. `_apply` then applies the mode, in one place: active mode acts and says
+turn. A stop needs a "stuck" verdict: a deterministic check's stop level asks
+the judge like any trigger, and acts on its own only when no judge can answer
+(it failed repeatedly). Only a stream that loops (it cannot wait for a judge)
+and a hard cap the user set (`immediate` firings) act at once. `_apply` then applies the mode, in one place: active mode acts and says
 so with an event; shadow mode has judged, logged and emitted everything, and
 the agent sees no difference.
 """
@@ -139,13 +142,20 @@ class LoopGuard:
             return CONTINUE
         progress = record.successes > 0
         firings = self._fired(d.end_turn(final_text, progress) for d in self._detectors)
-        stop = next((f for f in firings if f.severity == "stop"), None)
-        judged = [f for f in firings if f.severity == "judge"]
-        if stop is None and judged and self._ask_judge(judged, final=True).action != "continue":
-            stop = judged[0]
+        stop = next((f for f in firings if self._acts_alone(f)), None)
+        alone = stop is not None and not stop.immediate  # no judge could be asked
+        judged = self._to_judge(firings)
+        verdict = False
+        if stop is None and judged:
+            judgement = self._ask_judge(judged, final=True)
+            if judgement.action != "continue":
+                stop, verdict = judged[0], True
+            elif self._judge_missing(judged, judgement):
+                stop, alone = self._stop_levels(judged)[0], True
         if stop is None:
             return CONTINUE
-        return self._apply(Stop(end_turn_notice(stop)), stop, judged=stop.severity == "judge")
+        notice = end_turn_notice(stop, no_judge=self._no_judge_reason() if alone else None)
+        return self._apply(Stop(notice), stop, judged=verdict)
 
     # -- events from the turn loop -----------------------------------------------------
     def before_tool(self, call: ToolCall) -> Continue | Block:
@@ -173,7 +183,8 @@ class LoopGuard:
             return self._cut_report([d.on_text(text) for d in self._detectors])
         if not self._watching():
             return CONTINUE
-        return self._respond_in_stream(self._fired(d.on_text(text) for d in self._detectors))
+        firings = self._fired((d.on_text(text) for d in self._detectors), stream=True)
+        return self._respond_in_stream(firings)
 
     def on_thinking(self, text: str) -> Continue | Warn | Cut:
         now = self._clock()
@@ -181,7 +192,7 @@ class LoopGuard:
             return self._cut_report([d.on_thinking(text, now) for d in self._detectors])
         if not self._watching():
             return CONTINUE
-        firings = self._fired(d.on_thinking(text, now) for d in self._detectors)
+        firings = self._fired((d.on_thinking(text, now) for d in self._detectors), stream=True)
         return self._respond_in_stream(firings)
 
     def after_response(self, message: Message, usage: Usage) -> Decision:
@@ -194,12 +205,42 @@ class LoopGuard:
     def _watching(self) -> bool:
         return self.mode != "off" and self._guarded and not self._stopped
 
-    def _fired(self, results: Iterable[Firing | None]) -> list[Firing]:
-        """The firings among detector results, each emitted as LoopGuard.Fired."""
+    def _fired(self, results: Iterable[Firing | None], stream: bool = False) -> list[Firing]:
+        """The firings among detector results, each emitted as LoopGuard.Fired.
+
+        A stop from a stream always acts at once: the stream is marked immediate."""
         firings = [firing for firing in results if firing is not None]
+        if stream:
+            firings = [
+                dataclasses.replace(f, immediate=True) if f.severity == "stop" else f
+                for f in firings
+            ]
         for firing in firings:
             self._emit_fired(firing)
         return firings
+
+    def _acts_alone(self, firing: Firing) -> bool:
+        """A stop that acts without the judge: immediate, or no judge can answer."""
+        return firing.severity == "stop" and (firing.immediate or not self._judge.reachable)
+
+    def _to_judge(self, firings: list[Firing]) -> list[Firing]:
+        """What the judge is asked about: judge-level firings, and stop levels that
+        need a "stuck" verdict before they stop anything (stop levels first)."""
+        stops = [f for f in firings if f.severity == "stop" and not self._acts_alone(f)]
+        return stops + [f for f in firings if f.severity == "judge"]
+
+    @staticmethod
+    def _stop_levels(firings: list[Firing]) -> list[Firing]:
+        return [f for f in firings if f.severity == "stop"]
+
+    def _judge_missing(self, judged: list[Firing], judgement: Judgement) -> bool:
+        """The judge gave no answer about a stop level and is now unreachable."""
+        return (
+            not judgement.answered and not self._judge.reachable and bool(self._stop_levels(judged))
+        )
+
+    def _no_judge_reason(self) -> str:
+        return self._judge.last_error or "no answer"
 
     def _writing_report(self) -> bool:
         """The guard ended the turn, and the tool-less final report is streaming."""
@@ -238,34 +279,39 @@ class LoopGuard:
 
     def _decide(self, firings: list[Firing]) -> tuple[Decision, Firing, bool] | None:
         """What active mode does about `firings`, the firing it names, and whether judged."""
-        stops = [f for f in firings if f.severity == "stop"]
-        judged = [f for f in firings if f.severity == "judge"]
+        alone = [f for f in firings if self._acts_alone(f)]
+        judged = self._to_judge(firings)
         warnings = [f for f in firings if f.severity == "warn"]
-        if stops:
-            return self._strike(stops[0]), stops[0], False
+        if alone:
+            no_judge = None if alone[0].immediate else self._no_judge_reason()
+            return self._strike(alone[0], no_judge), alone[0], False
         if judged:
             judgement = self._ask_judge(judged, final=False)
             if judgement.action == "redirect" and judgement.note is not None:
                 return self._redirect(judgement.note), judged[0], True
             if judgement.action == "stop":
                 return self._stop(judged[0]), judged[0], True
+            if self._judge_missing(judged, judgement):
+                stop = self._stop_levels(judged)[0]
+                return self._strike(stop, self._no_judge_reason()), stop, False
             return None
         if warnings:
             return Warn(warn_message(warnings)), warnings[0], False
         return None
 
-    def _strike(self, firing: Firing) -> Redirect | Stop:
-        """A check that acts at once, like a stuck verdict: redirect first, then stop."""
+    def _strike(self, firing: Firing, no_judge: str | None = None) -> Redirect | Stop:
+        """A check that acts without the judge, like a stuck verdict: redirect first,
+        then stop. `no_judge`: why no judge could answer (the note and notice say so)."""
         if self._redirected:
-            return self._stop(firing)
-        return self._redirect(redirect_note(self._task(), firing, None))
+            return self._stop(firing, no_judge)
+        return self._redirect(redirect_note(self._task(), firing, None, no_judge=no_judge))
 
     def _redirect(self, note: str) -> Redirect:
         self._redirected = True  # the turn's one note is spent, whether or not it is sent
         return Redirect(note)
 
-    def _stop(self, firing: Firing) -> Stop:
-        return Stop(stop_notice(firing), stop_instruction())
+    def _stop(self, firing: Firing, no_judge: str | None = None) -> Stop:
+        return Stop(stop_notice(firing, no_judge=no_judge), stop_instruction())
 
     def _ask_judge(self, judged: list[Firing], final: bool) -> Judgement:
         record = self._record
@@ -273,9 +319,12 @@ class LoopGuard:
         judgement = self._judge.ask(
             judged, record, mode=self.mode, redirect_used=self._redirected, final=final
         )
+        holds = judgement.answered and not judgement.acted_on.stuck
         for detector in self._detectors:
             for firing in judged:
                 detector.after_verdict(firing, judgement.acted_on)
+                if holds:
+                    detector.hold(firing)
         return judgement
 
     def _task(self) -> str:
@@ -313,13 +362,20 @@ class LoopGuard:
         if isinstance(decision, Cut):
             then = self._act(decision.then, firing, judged=judged, resumable=resumable, tool=tool)
             return dataclasses.replace(decision, then=then)
+        # A stop level that acted because no judge could answer says so in its event.
+        alone = not judged and firing.severity == "stop" and not firing.immediate
+        extra = {"no_judge": self._no_judge_reason()} if alone else {}
         if isinstance(decision, Redirect):
-            self._emit_outcome("LoopGuard.Redirected", firing, note=decision.note, judged=judged)
+            self._emit_outcome(
+                "LoopGuard.Redirected", firing, note=decision.note, judged=judged, **extra
+            )
         elif isinstance(decision, Stop):
             self._stopped = True
             if resumable:
                 decision = dataclasses.replace(decision, resume=self._next_resume())
-            self._emit_outcome("LoopGuard.Stopped", firing, notice=decision.notice, judged=judged)
+            self._emit_outcome(
+                "LoopGuard.Stopped", firing, notice=decision.notice, judged=judged, **extra
+            )
         elif isinstance(decision, Warn):
             self._emit_outcome("LoopGuard.Warned", firing, message=decision.message)
         elif isinstance(decision, Block):
@@ -339,8 +395,10 @@ class LoopGuard:
 
     # -- events ------------------------------------------------------------------------------
     def _emit_fired(self, firing: Firing) -> None:
-        if firing.severity == "stop":
+        if firing.severity == "stop" and self._acts_alone(firing):
             action = "stop" if self._redirected else "redirect"
+        elif firing.severity == "stop":
+            action = "judge"  # a stop level asks the judge first
         else:
             action = firing.severity
         self._emit(

@@ -51,6 +51,9 @@ fails each time: a new error is a step forward;
 - batch work over many files, or incremental edits to different parts of one file;
 - reading or searching different paths, or paging through output that changes;
 - retrying with changed arguments that get new results;
+- waiting for something the request or the agent's messages name (a build, a job, \
+a deploy, a server starting): the same call returning the same successful output \
+while it polls is waiting, not looping, as long as the wait serves the request;
 - a long turn doing distinct work that is relevant to the request.
 
 Compare the arguments of the calls (paths, line ranges, old and new text, commands, \
@@ -287,9 +290,14 @@ def describe_failure(error: Exception) -> str:
 
 
 class NoJudge:
-    """For offline replay: never calls a model; every check is "not stuck"."""
+    """For offline replay: never calls a model; every check is "not stuck".
+
+    It stands in for a judge that answers "not stuck": its answers hold what
+    they were about, as a real judge's would, and it never counts as unreachable.
+    """
 
     model = "none"
+    stands_in = True
 
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
         return JudgeResult.no_verdict(self.model, 0.0, "no judge")

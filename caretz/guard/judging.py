@@ -18,12 +18,18 @@ from caretz.guard.summary import TurnRecord, build_summary
 
 Emit = Callable[..., Any]
 
+# After this many judge calls in a row without an answer (timeouts, errors,
+# unreadable replies) the judge counts as unreachable: the stop levels of the
+# deterministic checks then act on their own, until the judge answers again.
+UNREACHABLE_AFTER = 2
+
 
 @dataclass(frozen=True)
 class Judgement:
     action: str  # "continue", "redirect" or "stop": what active mode does
     note: str | None  # the redirect note, when the action is "redirect"
     acted_on: Verdict  # the verdict as the checks are told it ("not stuck" when unsure)
+    answered: bool = True  # a real answer, not a timeout, an error or an unreadable reply
 
 
 class JudgeCaller:
@@ -36,6 +42,15 @@ class JudgeCaller:
         self.config = config
         self._clock = clock
         self._emit = emit
+        # A stand-in (offline replay) answers "not stuck" as a judge would.
+        self._stand_in = bool(getattr(judge, "stands_in", False))
+        self.unanswered_in_a_row = 0
+        self.last_error: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        """Whether a judge can be expected to answer (it has not failed repeatedly)."""
+        return self.unanswered_in_a_row < UNREACHABLE_AFTER
 
     def ask(
         self,
@@ -58,6 +73,12 @@ class JudgeCaller:
         summary = build_summary(record, judged)
         result = self._call(summary)
         verdict = result.verdict if result.error is None else not_stuck(result.verdict.confidence)
+        answered = result.error is None or self._stand_in
+        if answered:
+            self.unanswered_in_a_row, self.last_error = 0, None
+        else:
+            self.unanswered_in_a_row += 1
+            self.last_error = result.error
         record.add_verdict(primary.step, primary.headline, verdict, result.error)
         unsure = verdict.stuck and verdict.confidence < self.config.judge.min_confidence
         acted_on = not_stuck(verdict.confidence) if unsure else verdict
@@ -77,7 +98,7 @@ class JudgeCaller:
             note=note,
             unsure=unsure,
         )
-        return Judgement(action, note, acted_on)
+        return Judgement(action, note, acted_on, answered)
 
     def _call(self, summary: str) -> JudgeResult:
         started = self._clock()

@@ -61,6 +61,13 @@ class Firing:
     # ("Bash: <path>/db_test.go:N: undefined: testDB"); "" otherwise. A verdict on
     # it restarts that failure's count in every check that counts it.
     failure: str = ""
+    # A stop that acts at once, without asking the judge: a hard cap the user set
+    # (tool-budget). Stops from a stream are always immediate; every other stop
+    # asks the judge first whenever one can answer.
+    immediate: bool = False
+    # What a "not stuck" verdict on this firing holds (identical-call: the call and
+    # its result); "" when the firing's detector keeps no holds.
+    pattern: str = ""
 
 
 @dataclass(frozen=True)

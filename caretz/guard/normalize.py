@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from caretz.guard.command_lines import normalize_command
 from caretz.guard.model import ToolObservation
 from caretz.text import one_line, shorten
 
@@ -293,7 +294,9 @@ def _failure_text(output: str) -> str:
     if not line:
         return ""
     others = {_normalize(item.strip()) for item in _ITEM.findall(output)}
-    others.discard(line)
+    # A test runner's summary line for the same failure ("FAILED t.py::test - <line>")
+    # is that failure again, not another one.
+    others = {other for other in others if other != line and not other.endswith(f" {line}")}
     more = f" (+{len(others)} more)" if others else ""
     return shorten(line, _FINGERPRINT_LINE_CHARS) + more
 
@@ -319,6 +322,16 @@ def failure_fingerprint(obs: ToolObservation) -> str:
     return f"{tool_label(obs.tool)}: {text}"
 
 
+_TEST_ID_PREFIX = re.compile(r"^(?:FAILED|ERROR)\s+\S+\s+-\s+")
+
+
+def failure_core(obs: ToolObservation) -> str:
+    """The failure itself, whichever tool or command showed it: the telling line
+    without the tool's name or a test runner's `FAILED <test id> - ` prefix, with
+    the count of other failures kept. "" when the output names no failure."""
+    return _TEST_ID_PREFIX.sub("", _failure_text(obs.output))
+
+
 def _call_text(args: dict[str, Any]) -> str:
     command = args.get("command")
     if isinstance(command, str):
@@ -332,5 +345,11 @@ def encode_args(args: dict[str, Any]) -> str:
 
 
 def call_signature(tool: str, args: dict[str, Any]) -> str:
-    """A call's identity for identical-call checks: tool plus sorted-key compact JSON."""
+    """A call's identity for identical-call checks: tool plus sorted-key compact JSON,
+    with a command line as it runs (`guard/command_lines.py`)."""
+    command = args.get("command")
+    if isinstance(command, str):
+        normalized = normalize_command(command)
+        if normalized != command:
+            args = {**args, "command": normalized}
     return f"{tool}({encode_args(args)})"

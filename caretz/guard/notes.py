@@ -15,6 +15,10 @@ TASK_QUOTE_CHARS = 300
 _PREAMBLE = "[loop guard] Automated message from caretz, not from the user."
 _JUDGED = "A reviewer model checked this turn's tool activity and judged it stuck or off track."
 _DETECTED = "A loop check on this turn's activity found it going in circles."
+_NO_JUDGE = (
+    "No reviewer model could answer ({why}), so a loop check acted on its own: it found "
+    "this turn's activity going in circles."
+)
 _CLOSING = (
     "Stop repeating what isn't working and get back to that request. Before your next "
     "tool call, say in one sentence what you will do differently. This note stays at "
@@ -32,6 +36,8 @@ _DETECTOR_SENTENCES = {
     "reasoning": "The reasoning kept going round in circles: {what}.",
     "same-answer": "The turn keeps ending with the same answer: {what}.",
     "tool-budget": "This turn has used a great many tool calls: {what}.",
+    "rounds": "Round after round of calls ends the same way: {what}.",
+    "no-progress": "The turn has stopped making progress: {what}.",
 }
 
 
@@ -71,8 +77,11 @@ def quote_task(task: str, limit: int = TASK_QUOTE_CHARS) -> str:
     return f'"{one_line(task, limit)}"'
 
 
-def redirect_note(task: str, firing: Firing, verdict: Verdict | None) -> str:
-    """The one note the agent gets when the turn is judged stuck (or a detector acts at once)."""
+def redirect_note(
+    task: str, firing: Firing, verdict: Verdict | None, no_judge: str | None = None
+) -> str:
+    """The one note the agent gets when the turn is judged stuck (or a detector acts at
+    once; `no_judge`: because no judge could answer, and why)."""
     if verdict is not None:
         lines = [f"{_PREAMBLE} {_JUDGED} {trigger_sentence(firing)}"]
         if verdict.reason.strip():
@@ -81,7 +90,8 @@ def redirect_note(task: str, firing: Firing, verdict: Verdict | None) -> str:
             lines.append(f"Try instead: {_sentence(verdict.try_instead)}")
     else:
         what = _sentence(firing.message) if firing.message.strip() else trigger_sentence(firing)
-        lines = [f"{_PREAMBLE} {_DETECTED} {what}"]
+        detected = _NO_JUDGE.format(why=no_judge) if no_judge else _DETECTED
+        lines = [f"{_PREAMBLE} {detected} {what}"]
     lines.append(f"The user's request for this turn: {quote_task(task)}")
     lines.append(_CLOSING)
     return "\n".join(lines)
@@ -98,20 +108,30 @@ def stop_instruction() -> str:
     )
 
 
-def stop_notice(firing: Firing) -> str:
-    """The [loop-guard] notice the user sees when the guard ends a turn."""
+def _without_judge(no_judge: str | None) -> str:
     return (
-        f"[loop-guard] The turn was still stuck after the guard's note ({firing.headline}), "
-        "so the guard ended it. The agent's report of what it changed, what is unfinished "
-        "and what it needs from you follows. Reply to carry on from there."
+        f" No judge could answer ({no_judge}), so the loop check acted on its own."
+        if no_judge
+        else ""
     )
 
 
-def end_turn_notice(firing: Firing) -> str:
+def stop_notice(firing: Firing, no_judge: str | None = None) -> str:
+    """The [loop-guard] notice the user sees when the guard ends a turn (`no_judge`:
+    a loop check ended it on its own because no judge could answer, and why)."""
+    return (
+        f"[loop-guard] The turn was still stuck after the guard's note ({firing.headline}), "
+        f"so the guard ended it.{_without_judge(no_judge)} The agent's report of what it "
+        "changed, what is unfinished and what it needs from you follows. Reply to carry on "
+        "from there."
+    )
+
+
+def end_turn_notice(firing: Firing, no_judge: str | None = None) -> str:
     """The notice when a cross-turn check (the same answer again) stops automatic turns."""
     return (
-        f"[loop-guard] {firing.headline}. The guard will not continue this automatically. "
-        "Reply to carry on from there."
+        f"[loop-guard] {firing.headline}.{_without_judge(no_judge)} The guard will not "
+        "continue this automatically. Reply to carry on from there."
     )
 
 

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caretz.guard.model import ToolObservation, TurnContext, Verdict
-from caretz.guard.normalize import call_signature, error_line, failure_fingerprint, tool_label
+from caretz.guard.normalize import (
+    call_signature,
+    error_line,
+    failure_fingerprint,
+    normalize_output,
+    tool_label,
+)
+from caretz.guard.progress import ProgressTracker
 from caretz.messages import Message, Usage
 from caretz.plan import PLAN_TOOL, Plan, read_plan
 from caretz.text import one_line, shorten
@@ -72,6 +79,27 @@ class FailureExample:
 
 
 @dataclass
+class CallOutcomes:
+    """What one call (tool and arguments) returned each time it ran, normalized."""
+
+    last: bytes  # digest of the latest result (status and normalized output)
+    same: int = 1  # calls in a row, up to the latest, that returned exactly that
+    distinct: int = 1  # different results seen (counted up to MAX_DISTINCT)
+    ok: bool = True  # the latest result was a success
+    seen: set[bytes] = field(default_factory=set)
+
+    def add(self, digest: bytes, ok: bool) -> None:
+        self.same = self.same + 1 if digest == self.last else 1
+        if digest not in self.seen and len(self.seen) < MAX_DISTINCT:
+            self.seen.add(digest)
+            self.distinct = len(self.seen)
+        self.last, self.ok = digest, ok
+
+
+MAX_DISTINCT = 8
+
+
+@dataclass
 class VerdictEntry:
     step: int | None
     headline: str
@@ -98,9 +126,11 @@ class TurnRecord:
     failure_first_step: dict[str, int] = field(default_factory=dict)
     call_counts: TopCounts = field(default_factory=lambda: TopCounts(TOP_REPEATED_CALLS))
     call_labels: dict[bytes, str] = field(default_factory=dict)
+    call_outcomes: dict[bytes, CallOutcomes] = field(default_factory=dict)  # repeated calls
     files_touched: dict[str, None] = field(default_factory=dict)  # ordered set, newest last
     files_edited: dict[str, int] = field(default_factory=dict)  # edits per file, newest last
     plan: Plan = ()  # the agent's plan: as the turn started, then its latest `todo` list
+    progress: ProgressTracker = field(default_factory=ProgressTracker)
 
     @classmethod
     def start(cls, ctx: TurnContext, clock: Callable[[], float]) -> TurnRecord:
@@ -109,6 +139,7 @@ class TurnRecord:
     # -- recording ----------------------------------------------------------------
     def add_call(self, obs: ToolObservation) -> None:
         self.calls += 1
+        self.progress.observe(obs)
         self.per_tool[obs.tool] += 1
         self.last_calls.append(obs)
         self._count_call(obs)
@@ -149,6 +180,19 @@ class TurnRecord:
             # Labels only for the keys on show: memory stays bounded.
             for stale in [k for k in self.call_labels if k not in self.call_counts.top]:
                 del self.call_labels[stale]
+                self.call_outcomes.pop(stale, None)
+        if key in self.call_labels:
+            self._count_outcome(key, obs)
+
+    def _count_outcome(self, key: bytes, obs: ToolObservation) -> None:
+        """Whether a repeated call keeps returning the same thing (waiting, polling)."""
+        digest = _result_digest(obs)
+        outcomes = self.call_outcomes.get(key)
+        if outcomes is None:
+            self.call_outcomes[key] = CallOutcomes(digest, ok=obs.failed is not True,
+                                                   seen={digest})  # fmt: skip
+        else:
+            outcomes.add(digest, obs.failed is not True)
 
     def _count_failure(self, obs: ToolObservation) -> None:
         fingerprint = failure_fingerprint(obs)
@@ -181,6 +225,12 @@ def _paths(args: dict[str, Any]) -> list[str]:
 def _call_key(tool: str, args: dict[str, Any]) -> bytes:
     """The call's signature, hashed: memory stays small however long the arguments."""
     return hashlib.blake2b(call_signature(tool, args).encode(), digest_size=16).digest()
+
+
+def _result_digest(obs: ToolObservation) -> bytes:
+    status = {True: b"failed", False: b"ok", None: b"?"}[obs.failed]
+    text = normalize_output(obs.output).encode()
+    return hashlib.blake2b(status + b"\x00" + text, digest_size=16).digest()
 
 
 def call_label(tool: str, args: dict[str, Any]) -> str:

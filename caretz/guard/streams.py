@@ -144,6 +144,7 @@ class StreamTextDetector(Detector):
                 f"Your answer started repeating the same text ({repeats} times: "
                 f"{one_line(unit, 120)!r}); the stream was stopped. {then}"
             ),
+            immediate=True,
         )
 
 
@@ -226,6 +227,7 @@ class ReasoningDetector(Detector):
                 f"Your reasoning kept repeating the same line ({limit} times): "
                 f"{one_line(line, 120)!r}. Stop deliberating: act on what you know, or answer."
             ),
+            immediate=True,
         )
 
     def _low_diversity(self) -> Firing | None:
@@ -245,6 +247,7 @@ class ReasoningDetector(Detector):
                 f"Your reasoning went round the same {distinct} thoughts for {size} lines. "
                 "Stop deliberating: act on what you know, or answer."
             ),
+            immediate=True,
         )
 
     def _check_stall(self, now: float) -> Firing | None:
@@ -271,4 +274,5 @@ class ReasoningDetector(Detector):
                 f"You have reasoned for {seconds} seconds without answering or calling a "
                 "tool. Act on what you have: make the next call, or answer."
             ),
+            immediate=severity == "stop",
         )

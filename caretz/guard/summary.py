@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from caretz.guard.model import Firing, ToolObservation, TurnContext
 from caretz.guard.normalize import error_line, tool_label
-from caretz.guard.record import TurnRecord, call_label
+from caretz.guard.record import MAX_DISTINCT, CallOutcomes, TurnRecord, call_label
 from caretz.plan import plan_lines, plan_progress
 from caretz.secrets import redact
 from caretz.text import one_line, plural, shorten
@@ -68,6 +68,7 @@ def build_summary(record: TurnRecord, fired: Sequence[Firing] = ()) -> str:
         plan_section(record),
         messages_section(record),
         _verdicts_section(record),
+        progress_section(record),
         last_calls_section(record),
         failures_section(record),
         _repeated_calls_section(record),
@@ -166,6 +167,31 @@ def _verdicts_section(record: TurnRecord) -> str:
     return "\n".join(lines)
 
 
+def progress_section(record: TurnRecord) -> str:
+    """Signs of progress: task files changed, new outputs, scratch files left behind."""
+    progress = record.progress
+    if not progress.calls:
+        return ""
+    lines = [
+        "## Signs of progress",
+        f"{progress.progressed} of {plural(progress.calls, 'call')} changed a task file or "
+        f"returned something new; the last {plural(progress.since_progress, 'call')} did "
+        "neither.",
+        f"New outputs in the last {len(progress.recent_new)} calls: {progress.recent_new_outputs}.",
+    ]
+    if progress.task_files:
+        changed = list(progress.task_files.items())[-SHOWN_FILES:]
+        shown = ", ".join(f"{shorten(path, 80)} ({count}×)" for path, count in changed)
+        lines.append(f"Task files changed: {shown}.")
+    else:
+        lines.append("Task files changed: none.")
+    unused = progress.unused_scratch()
+    if unused:
+        shown = ", ".join(shorten(name, 60) for name in unused[-SHOWN_FILES:])
+        lines.append(f"Scratch files created this turn and used at most once: {shown}.")
+    return "\n".join(lines)
+
+
 def last_calls_section(record: TurnRecord) -> str:
     if not record.last_calls:
         return ""
@@ -211,8 +237,23 @@ def _repeated_calls_section(record: TurnRecord) -> str:
         return ""
     lines = ["## Calls repeated with the same arguments"]
     for key, count in repeated:
-        lines.append(f"- {count}× {record.call_labels.get(key, '(call)')}")
+        line = f"- {count}× {record.call_labels.get(key, '(call)')}"
+        outcomes = record.call_outcomes.get(key)
+        if outcomes is not None:
+            line += f": {_outcomes_text(outcomes)}"
+        lines.append(line)
     return "\n".join(lines)
+
+
+def _outcomes_text(outcomes: CallOutcomes) -> str:
+    """Waiting (the same successful output) told apart from retrying and from progress."""
+    if outcomes.distinct == 1 and outcomes.ok:
+        return f"the same call returned the same successful output {outcomes.same} times"
+    if outcomes.distinct == 1:
+        return f"it failed with the same output {outcomes.same} times"
+    more = "+" if outcomes.distinct >= MAX_DISTINCT else ""
+    latest = f", the latest {outcomes.same} in a row" if outcomes.same > 1 else ""
+    return f"its output changed between calls ({outcomes.distinct}{more} different outputs{latest})"
 
 
 def edited_section(record: TurnRecord) -> str:

@@ -114,6 +114,7 @@ class ToolBudgetDetector(Detector):
                 obs.index,
                 f"This turn has used its budget of {c.stop_at} tool calls. Stop calling "
                 "tools: report what you changed, what is unfinished and what you need.",
+                immediate=True,  # a hard cap: it acts whatever a judge would say
             )
         if c.warn_at and calls == c.warn_at:
             remaining = (

@@ -87,7 +87,10 @@ def _headline(event: dict[str, Any]) -> str:
 def _fired(event: dict[str, Any], detailed: bool) -> list[str]:
     # Judge-level firings show as "judging: …"; in active mode the others show
     # through what the guard did about them (Warned, Blocked, Redirected, Stopped).
-    if event.get("severity", "judge") == "judge" or event.get("applied", True):
+    # A stop level that asks the judge first (action "judge") shows as "judging: …" too.
+    if event.get("severity", "judge") == "judge" or event.get("action") == "judge":
+        return []
+    if event.get("applied", True):
         return []
     arrow = _SHADOW_ARROWS.get(event.get("action", ""), "→ shadow mode, no change")
     return [f"{PREFIX} {_headline(event)} {arrow}"]
@@ -104,7 +107,8 @@ def _blocked(event: dict[str, Any], detailed: bool) -> list[str]:
 def _redirected(event: dict[str, Any], detailed: bool) -> list[str]:
     if event.get("judged"):
         return []  # the Judged line already said "→ redirecting"
-    return [f"{PREFIX} {_headline(event)} → redirecting"]
+    alone = f" (no judge answered: {event['no_judge']})" if event.get("no_judge") else ""
+    return [f"{PREFIX} {_headline(event)} → redirecting{alone}"]
 
 
 def _stopped(event: dict[str, Any], detailed: bool) -> list[str]:

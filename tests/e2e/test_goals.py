@@ -130,8 +130,12 @@ def test_a_worker_repeating_the_same_answer_is_stopped_by_the_guard_and_the_goal
     server.add(*[text("I cannot find the test runner.") for _ in range(3)])
     server.add(*[verdict(False, "no test ran", "find how tests run") for _ in range(3)],
                model=EVALUATOR)  # fmt: skip
+    # The guard's stop needs its judge's "stuck" verdict.
+    stuck = {"stuck": True, "confidence": 0.9, "reason": "same answer", "try_instead": ""}
+    server.add(text(json.dumps(stuck)), model="guard-judge")
 
-    run = caretz("--goal", "the tests pass", *evaluator_flags(), "--loop-guard", "active")
+    run = caretz("--goal", "the tests pass", *evaluator_flags(), "--loop-guard", "active",
+                 "--loop-guard-model", "anthropic/guard-judge")  # fmt: skip
 
     assert run.code == 3, run.stderr
     assert len(server.requests_for(AGENT_MODEL)) == 3

@@ -117,6 +117,7 @@ def test_the_loop_guard_still_counts_the_same_answer_across_stop_continuations(
     nag = "echo 'not yet' >&2; exit 2"
     project_settings(workspace, {"hooks": {"Stop": [hooks_entry(nag)]}})
     server.add(*[text("All done.") for _ in range(4)])
+    server.add(verdict(STUCK), model=JUDGE)  # the stop needs the judge's "stuck"
 
     run = caretz("-p", "do it", *with_judge("active"))
 

@@ -373,3 +373,197 @@ def test_an_unsure_stuck_verdict_changes_nothing(caretz, server, go_project):
     assert not any(is_note(m) for r in server.requests_for("claude-test") for m in r.messages)
     judged = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
     assert judged[0]["action"] == "continue" and judged[0]["unsure"] is True
+
+
+# ---------------------------------------------------------------- a stop needs a "stuck" verdict
+
+# A deploy that is ready on its 30th status check: until then every check prints the
+# same thing and succeeds, as a real poll does.
+STATUS_SCRIPT = """#!/usr/bin/env bash
+n=$(( $(cat .polls 2>/dev/null || echo 0) + 1 )); echo $n > .polls
+if [ "$n" -ge 30 ]; then echo "deploy: done"; else echo "deploy: pending"; fi
+"""
+POLL_TASK = "deploy the service and wait until it is up"
+
+
+@pytest.fixture
+def deploy_project(workspace):
+    script = workspace / "status.sh"
+    script.write_text(STATUS_SCRIPT)
+    script.chmod(0o755)
+    return workspace
+
+
+def test_a_30_step_poll_judged_not_stuck_finishes_with_at_most_3_judge_calls(
+    caretz, server, deploy_project
+):
+    server.add(*[tool("bash", command="./status.sh") for _ in range(30)])
+    server.add(text("The deploy is up."))
+    waiting = {"stuck": False, "confidence": 0.2, "reason": "it waits for the deploy"}
+    server.add(*[verdict(waiting) for _ in range(3)], model=JUDGE)
+
+    run = caretz("-p", POLL_TASK, *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    assert "The deploy is up." in run.stdout
+    judge = server.requests_for(JUDGE)
+    assert 1 <= len(judge) <= 3
+    assert "the same call returned the same successful output" in judge[0].messages[0]["content"]
+    events = caretz.events(run.session_id)
+    assert "LoopGuard.Redirected" not in types(events) and "LoopGuard.Stopped" not in types(events)
+    assert all(e["error"] is None for e in events if e["type"] == "LoopGuard.Judged")
+    assert not any(is_note(m) for r in server.requests_for("claude-test") for m in r.messages)
+
+
+def test_the_same_poll_judged_stuck_is_redirected_then_stopped(caretz, server, deploy_project):
+    server.add(*[tool("bash", command="./status.sh") for _ in range(6)])
+    server.add(text("I kept polling; the deploy is still pending."))
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", POLL_TASK, *with_judge("active"))
+
+    assert run.code == 3, run.stderr
+    agent = server.requests_for("claude-test")
+    assert len(agent) == 7 and agent[6].body["tool_choice"] == {"type": "none"}
+    assert is_note(agent[3].messages[-1])
+    judged = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
+    assert [j["action"] for j in judged] == ["redirect", "stop"]
+    assert "[loop-guard] stuck (0.90) → ending the turn" in run.stderr
+
+
+def test_identical_failing_calls_judged_stuck_stop_as_before(caretz, server, workspace):
+    failing = "echo 'Error: settings.toml not found' >&2; exit 1"
+    server.add(*[tool("bash", command=failing) for _ in range(6)])
+    server.add(text("settings.toml is missing; I need it from you."))
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", "start the app", *with_judge("active"))
+
+    assert run.code == 3, run.stderr
+    assert len(server.requests_for("claude-test")) == 7
+    assert len(server.requests_for(JUDGE)) == 2
+    events = caretz.events(run.session_id)
+    judged = [e for e in events if e["type"] == "LoopGuard.Judged"]
+    assert [j["action"] for j in judged] == ["redirect", "stop"]
+    assert "identical-call: 3×" in " ".join(judged[0]["triggers"])
+
+
+def test_a_text_loop_is_cut_without_any_judge(caretz, server, workspace):
+    paragraph = "I will check the configuration file once more to make sure it is right. "
+    server.add(text(paragraph * 40), text("The configuration is fine."))
+
+    run = caretz("-p", "check the config", "--loop-guard", "active")
+
+    assert run.code == 0, run.stderr
+    assert len(server.requests) == 2  # the agent's two requests; no judge call
+    events = caretz.events(run.session_id)
+    (redirected,) = [e for e in events if e["type"] == "LoopGuard.Redirected"]
+    assert redirected["detector"] == "stream-text" and redirected["judged"] is False
+    assert "no_judge" not in redirected  # a stream acts at once, with or without a judge
+    assert "The configuration is fine." in run.stdout
+
+
+def test_without_an_answering_judge_a_poll_is_stopped_by_the_stop_level_and_says_so(
+    caretz, server, deploy_project
+):
+    caretz.write_config({"profiles": {"general": {"loopGuard": {"judgeTimeout": "1s"}}}})
+    server.add(*[tool("bash", command="./status.sh") for _ in range(16)])
+    server.add(text("Still pending after 16 checks."))
+    for _ in range(6):
+        server.add(Reply(status=400, error_message="judge unavailable"), model=JUDGE)
+
+    run = caretz("-p", POLL_TASK, *with_judge("active"))
+
+    assert run.code == 3, run.stderr
+    events = caretz.events(run.session_id)
+    (stopped,) = [e for e in events if e["type"] == "LoopGuard.Stopped"]
+    assert stopped["detector"] == "identical-call" and stopped["no_judge"].startswith("error")
+    assert "so the loop check acted on its own" in stopped["notice"]
+    assert "so the loop check acted on its own" in run.stderr
+    assert "→ redirecting (no judge answered: error" in run.stderr
+
+
+# ---------------------------------------------------------------- slow cycles and drift
+
+DB_ERROR = "KeyError: 'DATABASE_URL'"
+
+
+@pytest.fixture
+def db_project(workspace):
+    (workspace / "src").mkdir()
+    (workspace / "src" / "db.py").write_text("import os\nURL = os.environ['DATABASE_URL']\n")
+    (workspace / "reproduce.py").write_text("import src.db\n")
+    return workspace
+
+
+def judged_triggers(caretz, run) -> list[str]:
+    return [e["trigger"] for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
+
+
+def test_rounds_of_different_commands_ending_in_one_failure_ask_the_judge(
+    caretz, server, db_project
+):
+    # Each round runs the same failure a different way, then edits something unrelated.
+    runs = [
+        "python reproduce.py 2>&1 | tail -1; exit 1",
+        f'echo "FAILED tests/test_db.py::test_connect - {DB_ERROR}"; exit 1',
+        "python -c 'import src.db'",
+    ]
+    for n, command in enumerate(runs):
+        server.add(tool("bash", command=command))
+        server.add(tool("write", path=f"notes{n}.txt", content=f"attempt {n}\n"))
+    server.add(text("The database URL is never set; I need it from you."))
+    server.add(verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", "make the db tests pass", *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    assert f"[loop-guard] judging: rounds: 3 rounds ended in the same failure: {DB_ERROR}" in (
+        run.stderr
+    )
+    assert judged_triggers(caretz, run) == ["rounds"]
+    agent = server.requests_for("claude-test")
+    assert is_note(agent[5].messages[-1])
+    assert "Round after round of calls ends the same way" in str(agent[5].messages[-1])
+
+
+def test_the_same_reproduction_under_fresh_names_asks_the_judge(caretz, server, db_project):
+    server.add(tool("read", path="src/db.py"))
+    for n in range(1, 6):
+        server.add(
+            tool("write", path=f"test_x{n}.py", content="print('connect() returned None')\n")
+        )
+        server.add(tool("bash", command=f"python test_x{n}.py"))
+    server.add(text("It still returns None."))
+    server.add(verdict(NOT_STUCK), model=JUDGE)
+
+    run = caretz("-p", "find out why connect() returns None", *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    assert "[loop-guard] judging: no-progress: 8 calls in a row changed no task file" in run.stderr
+    assert judged_triggers(caretz, run) == ["no-progress"]
+    summary = server.requests_for(JUDGE)[0].messages[0]["content"]
+    assert "Task files changed: none." in summary
+    assert "Scratch files created this turn and used at most once: test_x1.py" in summary
+
+
+def test_effort_that_changes_nothing_asks_the_judge_before_check_every(caretz, server, db_project):
+    places = [
+        ("read", {"path": "src/db.py"}),
+        ("bash", {"command": "ls src"}),
+        ("read", {"path": "reproduce.py"}),
+        ("bash", {"command": "grep -rn DATABASE_URL src"}),
+    ]
+    order = [0, 1, 2, 3, 1, 0, 3, 2, 0, 2, 1, 3, 2]
+    for i in order:
+        name, args = places[i]
+        server.add(tool(name, **args))
+    server.add(text("I looked everywhere."))
+    server.add(verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", "make the db tests pass", *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    (judged,) = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
+    assert judged["trigger"] == "no-progress" and judged["step"] == 11  # the 12th call
+    assert "## Signs of progress" in judged["summary"]

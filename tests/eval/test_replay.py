@@ -340,10 +340,15 @@ def test_benchmark_scores_a_small_corpus(tmp_path, monkeypatch):
     output = "\n".join(printed)
     # Caught at the labelled step; stopping there saves the one call after it
     # (27 characters of output ≈ 6 tokens); quiet on the productive run.
-    assert "| **caretz guard** | 1 | 0 | 0 | 0 | 1 (6) | 0 | 0 | 0.0 |" in output
+    assert "| **caretz guard** | 1 | 0; 0 | 0 | 0 | 1 (6) | 0 | 0 | 0.0 |" in output
     # The anti-looping guardrail stops the loop at step 5 too, but also the productive run: its
     # test command fails three times, each time with a different error.
-    assert "| **anti-looping-no-budget** | 1 | 0 | 0 | 0 | 1 (6) | 1 | 1 | – |" in output
+    assert "| **anti-looping-no-budget** | 1 | 0; 0 | 0 | 0 | 1 (6) | 1 | 1 | – |" in output
+    # The scripted scenarios sit next to the corpus: the poll and the converging test
+    # cycle never stop with a judge that says "not stuck".
+    assert "### Scripted scenarios" in output
+    poll = next(line for line in output.splitlines() if "a poll that finishes" in line)
+    assert poll.split(" | ")[4] == "never"
     updated = doc.read_text()
     assert "old" not in updated and updated.endswith(f"{corpus_eval.DOC_END}\nafter\n")
     assert "| **caretz guard** | 1 |" in updated

@@ -38,7 +38,8 @@ def test_any_other_turn_gets_its_own_redirect():
 
 def test_the_same_answer_is_counted_across_automated_turns_and_reset_by_the_user():
     config = LoopGuardConfig(mode="active")
-    guard = LoopGuard(config, ScriptedJudge(), Events().emit, clock=Clock())
+    judge = ScriptedJudge(STUCK)
+    guard = LoopGuard(config, judge, Events().emit, clock=Clock())
 
     def answer_turn(ctx: TurnContext) -> object:
         guard.begin_turn(ctx)
@@ -53,6 +54,18 @@ def test_the_same_answer_is_counted_across_automated_turns_and_reset_by_the_user
 
     assert isinstance(stop, Stop)
     assert "same answer 3 turns in a row" in stop.notice
+    assert len(judge.summaries) == 1  # the stop needed the judge's "stuck"
+
+
+def test_the_same_answer_with_a_not_stuck_judge_carries_on():
+    judge = ScriptedJudge()  # "not stuck"
+    guard = LoopGuard(LoopGuardConfig(mode="active"), judge, Events().emit, clock=Clock())
+    decisions = []
+    for ctx in [TurnContext(task=TASK, model_ref="test/model"), CONTINUATION, CONTINUATION]:
+        guard.begin_turn(ctx)
+        decisions.append(guard.end_turn("The tests still fail; I cannot see why."))
+    assert decisions == [Continue()] * 3
+    assert len(judge.summaries) == 1
 
 
 def test_the_judge_sees_the_plan_the_turn_started_with_then_the_latest_one():

@@ -27,6 +27,8 @@ from caretz.guard.detectors_config import (
 )
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.normalize import failure_fingerprint
+from caretz.guard.progress import NoProgressDetector
+from caretz.guard.rounds import RoundsDetector
 from caretz.guard.streams import ReasoningDetector, StreamTextDetector, repeated_tail
 from caretz.guard.turns import SameAnswerDetector, ToolBudgetDetector, ToolRoundsDetector
 from caretz.messages import Message, ToolCall
@@ -647,6 +649,8 @@ DETECTOR_KEYS = {
     "reasoning": ReasoningDetector,
     "sameAnswer": SameAnswerDetector,
     "toolBudget": ToolBudgetDetector,
+    "rounds": RoundsDetector,
+    "noProgress": NoProgressDetector,
 }
 
 

@@ -63,11 +63,19 @@ class Events:
 class Scripted(Detector):
     """Fires `severity` on chosen hooks; records the verdicts it is told about."""
 
-    def __init__(self, name: str, severity: str, hook: str = "after_tool", at: tuple = (0,)):
+    def __init__(
+        self,
+        name: str,
+        severity: str,
+        hook: str = "after_tool",
+        at: tuple = (0,),
+        immediate: bool = False,
+    ):
         self.name = name
         self.severity = severity
         self.hook = hook
         self.at = at
+        self.immediate = immediate
         self.verdicts: list[tuple[str, bool]] = []
         self._calls = 0
 
@@ -85,6 +93,7 @@ class Scripted(Detector):
             self.severity,  # type: ignore[arg-type]
             step,
             f"The {self.name} check saw the same thing again.",
+            immediate=self.immediate,
         )
 
     def before_tool(self, call: ToolCall, index: int) -> Firing | None:
@@ -351,7 +360,7 @@ def test_shadow_mode_judges_and_logs_everything_but_never_changes_a_decision():
         *build_triggers(LoopGuardConfig()),
         Scripted("blocker", "block", hook="before_tool", at=(0, 1)),
         Scripted("warner", "warn", at=(0,)),
-        Scripted("stopper", "stop", at=(4, 8)),
+        Scripted("stopper", "stop", at=(4, 8), immediate=True),
     ]
     judge = ScriptedJudge(STUCK, STUCK, STUCK)
     guard, events = make_guard(judge, mode="shadow", watch=detectors)
@@ -425,9 +434,11 @@ def test_block_firings_refuse_the_call_in_active_mode():
     assert events.of("LoopGuard.Blocked")[0]["detector"] == "subagents"
 
 
-def test_a_stop_firing_acts_at_once_like_a_stuck_verdict():
+def test_an_immediate_stop_firing_acts_at_once_like_a_stuck_verdict():
     judge = ScriptedJudge()
-    guard, events = make_guard(judge, watch=[Scripted("tool-budget", "stop", at=(1, 3))])
+    guard, events = make_guard(
+        judge, watch=[Scripted("tool-budget", "stop", at=(1, 3), immediate=True)]
+    )
     decisions = run(guard, [ok(0), ok(1), ok(2), ok(3)])
     assert judge.summaries == []
     assert isinstance(decisions[1], Redirect)
@@ -530,7 +541,7 @@ def test_mode_off_observes_and_emits_nothing():
 
 def test_a_cross_turn_stop_ends_without_resuming():
     guard, _ = make_guard(
-        ScriptedJudge(),
+        ScriptedJudge(STUCK),
         watch=[Scripted("same-answer", "stop", hook="end_turn")],
         detectors={"auto_resume": {"enabled": True}},
     )
