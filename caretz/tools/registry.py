@@ -16,6 +16,7 @@ After a call ran, the after-call hooks see it with its result.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
@@ -25,7 +26,10 @@ from caretz.permissions.modes import Effect
 from caretz.sandbox.paths import PathRefused
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
-from caretz.tools.files import EditTool, ReadTool, WriteTool
+from caretz.tools.edit_tool import EditTool, MultiEditTool
+from caretz.tools.file_access import FileProblem
+from caretz.tools.file_reads import FileReads
+from caretz.tools.files import ReadTool, WriteTool
 from caretz.tools.jobs import JobOutputTool, JobStopTool
 from caretz.tools.policy import BeforeCall, CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
@@ -46,11 +50,14 @@ AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
 
 def default_tools() -> list[Tool]:
+    """The built-in tools of one agent; its file tools share what it has read."""
+    reads = FileReads()
     return [
         BashTool(),
-        ReadTool(),
-        WriteTool(),
-        EditTool(),
+        ReadTool(reads),
+        WriteTool(reads),
+        EditTool(reads),
+        MultiEditTool(reads),
         GlobTool(),
         GrepTool(),
         TodoTool(),
@@ -183,15 +190,34 @@ class ToolRegistry:
             return tool.run(args, ctx)
         except ToolArgumentError as error:
             return _failed(f"Invalid arguments for {call.name}: {error}")
-        except PathRefused as refusal:
-            # A path outside what the sandbox allows: one line, the call did nothing.
+        except (PathRefused, FileProblem) as refusal:
+            # A path outside what the sandbox allows, or a file the tool cannot use as
+            # asked: one line, the call did nothing.
             return _failed(str(refusal))
+        except OSError as error:
+            # The system refused what the arguments asked (a path that changed under the
+            # call, EINVAL, a name too long): the model's to fix, not a bug in the tool.
+            return _failed(_os_error_text(call.name, error))
+        except ValueError as error:
+            if "null byte" not in str(error):
+                raise ToolCrash(call.name, error) from error
+            return _failed(
+                f"Not run: an argument of {call.name} holds a NUL byte, which no path, "
+                "command or file name can hold; send it without the NUL byte"
+            )
         except Exception as error:
             raise ToolCrash(call.name, error) from error
 
 
 def _failed(output: str) -> ToolResult:
     return ToolResult(ok=False, output=output)
+
+
+def _os_error_text(name: str, error: OSError) -> str:
+    code = errno.errorcode.get(error.errno or 0, "")
+    reason = error.strerror or str(error) or type(error).__name__
+    where = f" ({error.filename})" if error.filename else ""
+    return f"{name} failed: {reason}{f' [{code}]' if code else ''}{where}"
 
 
 _JSON_TYPE_NAMES = {

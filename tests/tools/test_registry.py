@@ -57,6 +57,7 @@ DEFAULT_TOOL_NAMES = [
     "read",
     "write",
     "edit",
+    "multi_edit",
     "glob",
     "grep",
     "todo",
