@@ -148,13 +148,18 @@ async def _all_tools(session: ClientSession) -> list[RemoteTool]:
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         listed = await session.list_tools(params=params)
         tools += [
-            RemoteTool(tool.name, tool.description or "", dict(tool.input_schema))
+            RemoteTool(tool.name, tool.description or "", dict(tool.input_schema), _read_only(tool))
             for tool in listed.tools
         ]
         cursor = listed.next_cursor
         if not cursor:
             break
     return tools
+
+
+def _read_only(tool: Any) -> bool:
+    annotations = getattr(tool, "annotations", None)
+    return bool(annotations is not None and getattr(annotations, "readOnlyHint", False) is True)
 
 
 def describe(error: BaseException) -> str:

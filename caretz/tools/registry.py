@@ -45,6 +45,15 @@ class ToolCrash(Exception):
         self.error = error
 
 
+@dataclasses.dataclass(frozen=True)
+class ReadyCall:
+    """A call that passed every check: the call, context and arguments the checks left."""
+
+    call: ToolCall
+    ctx: ToolContext
+    args: dict[str, Any]
+
+
 # Runs after a call that was not refused, with its result.
 AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
@@ -119,6 +128,17 @@ class ToolRegistry:
 
         Raises ToolCrash only for a bug inside the tool.
         """
+        started = self.start(call, ctx, before_call)
+        if isinstance(started, ToolResult):
+            return started
+        return self.finish(started, self.invoke(started))
+
+    def start(
+        self, call: ToolCall, ctx: ToolContext, before_call: Sequence[BeforeCall] = ()
+    ) -> ReadyCall | ToolResult:
+        """A call's checks (which may ask the user): the call ready to run, or its failed
+        result. `run` is `start`, `invoke`, `finish`; a caller that runs several calls at
+        once starts them one by one, invokes them together and finishes them in order."""
         prepared = self._prepare(call)
         if isinstance(prepared, ToolResult):
             return prepared
@@ -127,13 +147,30 @@ class ToolRegistry:
             call, ctx, args = self._checked(call, ctx, prepared, before_call)
         except CancelToolCall as refusal:
             return _failed(refusal.reason)
+        return ReadyCall(call, ctx, args)
+
+    def invoke(self, ready: ReadyCall) -> ToolResult:
+        """The tool's run (safe in a worker thread for a call `runs_in_parallel` allows)."""
         started = time.monotonic()
-        result = self._invoke(call, args, ctx)
+        result = self._invoke(ready.call, ready.args, ready.ctx)
         if result.duration_s == 0:
             result.duration_s = time.monotonic() - started
-        for hook in self.after_call:
-            hook(call, result, ctx)
         return result
+
+    def finish(self, ready: ReadyCall, result: ToolResult) -> ToolResult:
+        """The after-call hooks, in the caller's thread."""
+        for hook in self.after_call:
+            hook(ready.call, result, ready.ctx)
+        return result
+
+    def runs_in_parallel(self, name: str) -> bool:
+        """Whether calls of `name` may run at the same time as other such calls of one
+        reply: the built-in read-only tools (effect "read": read, grep, glob) and MCP tools
+        their server marks read-only (`readOnlyHint`)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return False
+        return getattr(tool, "effect", None) == "read" or getattr(tool, "read_only", False) is True
 
     def _checked(
         self,
