@@ -158,8 +158,12 @@ async def _all_tools(session: ClientSession) -> list[RemoteTool]:
 
 
 def _read_only(tool: Any) -> bool:
+    """The tool's readOnlyHint (the SDK names it `read_only_hint`; older ones the wire name)."""
     annotations = getattr(tool, "annotations", None)
-    return bool(annotations is not None and getattr(annotations, "readOnlyHint", False) is True)
+    if annotations is None:
+        return False
+    hint = getattr(annotations, "read_only_hint", None)
+    return (hint if hint is not None else getattr(annotations, "readOnlyHint", None)) is True
 
 
 def describe(error: BaseException) -> str:
