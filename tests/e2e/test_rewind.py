@@ -59,6 +59,7 @@ def script_changing_turn(server: ModelServer, project: Path) -> None:
     main = (project / "src/main.py").read_text()
     server.add(
         tool("write", path="src/new.py", content="NEW = True\n"),
+        tool("read", path="src/main.py"),  # read before the edit
         tool("edit", path="src/main.py", old_string=main, new_string="print('edited')\n"),
         tool("bash", command=BASH_CHANGES),
         text("Done: a new module, an edit, and some shell work."),
