@@ -94,7 +94,9 @@ def test_answers_that_change_nothing(repl, server, project):
     assert "'sideways': answer files, conversation or both" in wrong_scope
     assert "nothing was changed" in dismissed
     assert (project / "app.py").read_text() == "v2\n"
-    assert len(repl.session.agent.conversation.messages) == 6  # prompt, read, its result, write, its result, answer
+    assert (
+        len(repl.session.agent.conversation.messages) == 6
+    )  # prompt, read, its result, write, its result, answer
 
 
 def test_a_conflict_is_listed_and_no_keeps_the_users_file(repl, server, project):
