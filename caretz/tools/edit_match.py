@@ -148,14 +148,17 @@ def _closest(text: str, old: str, shown: str) -> str:
     wanted = old.strip("\n").split("\n")
     size = max(1, min(len(wanted), len(lines)))
     best, best_score = 0, 0.0
-    target = "\n".join(wanted)
-    candidates = []
+    # One matcher, old_string indexed once; every window ranked by the cheap bound,
+    # the best few scored in full.
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2("\n".join(wanted))
+    ranked = []
     for start in range(0, max(1, len(lines) - size + 1)):
-        window = "\n".join(lines[start : start + size])
-        matcher = difflib.SequenceMatcher(None, window, target, autojunk=False)
-        candidates.append((matcher.quick_ratio(), start, matcher))
-    candidates.sort(key=lambda item: -item[0])
-    for _, start, matcher in candidates[:20]:
+        matcher.set_seq1("\n".join(lines[start : start + size]))
+        ranked.append((matcher.quick_ratio(), start))
+    ranked.sort(key=lambda item: -item[0])
+    for _, start in ranked[:20]:
+        matcher.set_seq1("\n".join(lines[start : start + size]))
         score = matcher.ratio()
         if score > best_score:
             best, best_score = start, score
