@@ -188,6 +188,10 @@ def _differences(region: list[str], wanted: list[str]) -> str:
         line.translate(_QUOTES) for line in wanted
     ]:
         found.append("quotes only (curly versus straight)")
+    elif [line.translate(_QUOTES) for line in squash] == [
+        re.sub(r"\s+", " ", line).strip().translate(_QUOTES) for line in wanted
+    ]:
+        found.append("whitespace and quotes (spacing or indentation, and curly versus straight)")
     else:
         for number, (have, want) in enumerate(zip(region, wanted, strict=False)):
             if have != want:

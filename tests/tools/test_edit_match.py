@@ -55,7 +55,8 @@ def test_nothing_close_says_so():
     )
 
 
-def test_quotes_only_difference_is_named():
+def test_whitespace_and_quotes_together_are_named():
     with pytest.raises(EditMiss) as miss:
-        apply_edit("a = 'x'\nb = 'y'\n", "a = “x”\nb = 'y'", "z", False, "f.py")
-    assert "What differs: quotes only (curly versus straight)" in str(miss.value)
+        apply_edit("a = 'x'\nb = 'y'\n", "a  =  ‘x’\nb = 'y'", "z", False, "f.py")
+    assert "What differs: whitespace and quotes" in str(miss.value)
+    assert "     1\ta = 'x'" in str(miss.value)
