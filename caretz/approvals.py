@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+MAX_STORE_CHARS = 16 << 20
 
 
 def digest(data: Any) -> str:
@@ -34,18 +37,31 @@ class ApprovalStore:
         return self._read().get(str(project), {}).get(name) == approved_digest
 
     def approve(self, project: Path, digests: Mapping[str, str]) -> None:
+        """Written as a new file renamed over the store, in the data dir's own fd: a symlink
+        planted in the store's place is replaced, never followed."""
         data = self._read()
         data.setdefault(str(project), {}).update(digests)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".approvals-", dir=self.path.parent)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2, sort_keys=True)
-            out.write("\n")
-        os.replace(temporary, self.path)
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        directory = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            temporary = f".approvals-{secrets.token_hex(6)}"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            handle = os.open(temporary, flags, 0o600, dir_fd=directory)
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.rename(temporary, self.path.name, src_dir_fd=directory, dst_dir_fd=directory)
+        finally:
+            os.close(directory)
 
     def _read(self) -> dict[str, dict[str, str]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            # O_NOFOLLOW: a symlink in the store's place approves nothing.
+            handle = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(handle, encoding="utf-8") as source:
+                if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+                    return {}
+                data = json.loads(source.read(MAX_STORE_CHARS))
         except (OSError, ValueError):
             return {}  # none yet, or unreadable: nothing is approved
         return data if isinstance(data, dict) else {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NoReturn
 
 from caretz.agent import output_limit
 from caretz.agent.outcomes import (
@@ -25,6 +26,7 @@ from caretz.agent.outcomes import (
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.signals import interrupted_by
+from caretz.agent.tool_batch import run_parallel
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
@@ -44,8 +46,9 @@ from caretz.providers.base import (
     is_prompt_too_long,
 )
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
+from caretz.tools.parallel import MAX_PARALLEL_CALLS
 from caretz.tools.policy import CancelToolCall, EndTurn
-from caretz.tools.registry import ToolCrash
+from caretz.tools.registry import ReadyCall, ToolCrash
 from caretz.tools.todo import latest_plan
 
 ABORTED = "aborted"
@@ -297,16 +300,52 @@ class Turn:
 
     # -- tools ----------------------------------------------------------------
     def run_tools(self, calls: list[ToolCall]) -> None:
-        for call in calls:
-            if self.stopping is not None:
-                break
-            self.config.limits.check_before_tool_call(self.conversation.totals)
-            result = self.run_tool(call)
-            self.conversation.messages.append(
-                Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
-            )
-            self.observe(call, result)
+        """The reply's calls in order; each run of consecutive read-only calls (read, grep,
+        glob, MCP tools marked read-only) runs at the same time (tools/parallel.py), so a
+        call that edits or runs bash never overlaps another and sees the ones before it."""
+        position = 0
+        while position < len(calls) and self.stopping is None:
+            batch = [calls[position]]
+            while (
+                position + len(batch) < len(calls)
+                and len(batch) < MAX_PARALLEL_CALLS
+                and self.parts.tools.runs_in_parallel(batch[0].name)
+                and self.parts.tools.runs_in_parallel(calls[position + len(batch)].name)
+            ):
+                batch.append(calls[position + len(batch)])
+            position += len(batch)
+            if len(batch) == 1:
+                self.config.limits.check_before_tool_call(self.conversation.totals)
+                self.record(self.tool_calls, batch[0], self.run_tool(batch[0]))
+            else:
+                run_parallel(self, batch)
         answer_dangling_calls(self.conversation.messages, SKIPPED_AFTER_STOP)
+
+    def record(self, index: int, call: ToolCall, result: ToolResult) -> None:
+        self.conversation.messages.append(
+            Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
+        )
+        self.observe(index, call, result)
+
+    def start_tool(self, call: ToolCall) -> tuple[int, ToolCall, ReadyCall | ToolResult]:
+        index = self.tool_calls
+        self.tool_calls += 1
+        self.conversation.totals.tool_calls += 1
+        self.emit("Tool.Called", index=index, call=call.to_dict())
+        try:
+            ready = self.parts.tools.start(call, self.parts.tool_ctx, (self.guard_check,))
+        except EndTurn as end:
+            self.end_by_hook(index, call, end)
+        return index, call, ready
+
+    def end_by_hook(self, index: int, call: ToolCall, end: EndTurn) -> NoReturn:
+        """A hook's `continue: false`, before or after the call ran: the turn ends."""
+        result = end.result or ToolResult(ok=False, output=f"Not run: {end.reason}")
+        self.emit_result(index, call, result)
+        self.conversation.messages.append(
+            Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
+        )
+        raise StoppedByHook(end.reason) from None
 
     def run_tool(self, call: ToolCall) -> ToolResult:
         parts = self.parts
@@ -326,12 +365,7 @@ class Turn:
             self.record_interrupted(index, call, interrupt, parts.clock() - started)
             raise
         except EndTurn as end:  # a hook's `continue: false`, before or after the call ran
-            result = end.result or ToolResult(ok=False, output=f"Not run: {end.reason}")
-            self.emit_result(index, call, result)
-            self.conversation.messages.append(
-                Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
-            )
-            raise StoppedByHook(end.reason) from None
+            self.end_by_hook(index, call, end)
         self.emit_result(index, call, result)
         return result
 
@@ -363,9 +397,9 @@ class Turn:
             diff=result.diff,
         )
 
-    def observe(self, call: ToolCall, result: ToolResult) -> None:
+    def observe(self, index: int, call: ToolCall, result: ToolResult) -> None:
         observation = ToolObservation(
-            index=self.tool_calls - 1,
+            index=index,
             tool=call.name,
             args=call.arguments,
             output=result.output,

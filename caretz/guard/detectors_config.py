@@ -86,7 +86,7 @@ class RepeatedErrorConfig(Section):
     # twice with same error".
     same_edit: int = Field(2, ge=0)
     # Which tools make edits (caretz's own names).
-    edit_tools: list[str] = Field(default_factory=lambda: ["edit", "write"])
+    edit_tools: list[str] = Field(default_factory=lambda: ["edit", "write", "multi_edit"])
 
     @field_validator("consecutive", "same_edit")
     @classmethod

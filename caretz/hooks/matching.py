@@ -21,6 +21,7 @@ CLAUDE_TOOL_NAMES = {
     "read": "Read",
     "write": "Write",
     "edit": "Edit",
+    "multi_edit": "MultiEdit",
     "glob": "Glob",
     "grep": "Grep",
     "task": "Task",

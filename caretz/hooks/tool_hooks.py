@@ -32,7 +32,7 @@ from caretz.tools.base import ToolContext, ToolResult
 from caretz.tools.policy import CancelToolCall, EndTurn, PermissionHint, Proceed
 
 # caretz's file tools name their path `path`; Claude Code's name it `file_path` (absolute).
-_FILE_TOOLS = ("read", "write", "edit")
+_FILE_TOOLS = ("read", "write", "edit", "multi_edit")
 ERROR_CHARS = 10_000  # of a failed call's output, in PostToolUseFailure's `error`
 REWRITE_NOTE = "[caretz] A PreToolUse hook changed this call's input; it ran with: {input}"
 

@@ -148,13 +148,22 @@ async def _all_tools(session: ClientSession) -> list[RemoteTool]:
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         listed = await session.list_tools(params=params)
         tools += [
-            RemoteTool(tool.name, tool.description or "", dict(tool.input_schema))
+            RemoteTool(tool.name, tool.description or "", dict(tool.input_schema), _read_only(tool))
             for tool in listed.tools
         ]
         cursor = listed.next_cursor
         if not cursor:
             break
     return tools
+
+
+def _read_only(tool: Any) -> bool:
+    """The tool's readOnlyHint (the SDK names it `read_only_hint`; older ones the wire name)."""
+    annotations = getattr(tool, "annotations", None)
+    if annotations is None:
+        return False
+    hint = getattr(annotations, "read_only_hint", None)
+    return (hint if hint is not None else getattr(annotations, "readOnlyHint", None)) is True
 
 
 def describe(error: BaseException) -> str:

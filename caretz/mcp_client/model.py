@@ -43,6 +43,7 @@ class RemoteTool:
     name: str
     description: str
     input_schema: Mapping[str, Any]
+    read_only: bool = False  # the server's readOnlyHint annotation
 
 
 @dataclass(frozen=True)

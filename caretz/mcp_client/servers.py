@@ -96,7 +96,7 @@ class McpServers:
             names = unique_tool_names(spec.name, [tool.name for tool in attempt.tools])
             tools = [
                 McpTool(names[remote.name], spec.name, remote.name, remote.description,
-                        remote.input_schema, self)
+                        remote.input_schema, self, read_only=remote.read_only)
                 for remote in attempt.tools
             ]  # fmt: skip
             self.tools += tools

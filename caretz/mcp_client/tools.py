@@ -31,8 +31,13 @@ class McpTool:
         description: str,
         schema: Mapping[str, Any],
         caller: ToolCaller,
+        *,
+        read_only: bool = False,
     ):
         self.server = server
+        # The server's readOnlyHint: such calls of one reply may run at the same time
+        # (ToolRegistry.runs_in_parallel). It decides nothing about permissions.
+        self.read_only = read_only
         self.remote = remote  # the server's own name for the tool
         self.caller = caller
         self.spec = ToolSpec(name, _description(server, description), object_schema(schema))

@@ -37,7 +37,14 @@ from caretz.permissions.rules import parse_rule
 from caretz.permissions.settings import PROJECT_SETTINGS, read_project_settings
 from caretz.permissions.shell import parse_command_line
 
-_RULE_NAMES = {"read": "Read", "write": "Edit", "edit": "Edit", "glob": "Glob", "grep": "Grep"}
+_RULE_NAMES = {
+    "read": "Read",
+    "write": "Edit",
+    "edit": "Edit",
+    "multi_edit": "Edit",
+    "glob": "Glob",
+    "grep": "Grep",
+}
 _CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command"})
 _GLOB_CHARS = re.compile(r"([*?\[\]{}\\])")
 
@@ -123,7 +130,7 @@ def _bash_rule(words: tuple[Any, ...], prefix: bool) -> str:
 def _for_call(tool: str, args: Mapping[str, Any], cwd: str | Path, ruleset: RuleSet) -> str:
     name = _RULE_NAMES.get(tool, tool)
     path = args.get("path")
-    if tool not in ("read", "write", "edit", "glob", "grep") or not isinstance(path, str):
+    if tool not in _RULE_NAMES or not isinstance(path, str):
         return name
     absolute = os.path.normpath(os.path.join(os.fspath(cwd), os.path.expanduser(path)))
     family = "Read" if tool in ("read", "glob", "grep") else "Edit"

@@ -29,7 +29,7 @@ Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
 
 READING = frozenset({"read", "glob", "grep"})
-CHANGING = frozenset({"edit", "write"})
+CHANGING = frozenset({"edit", "write", "multi_edit"})
 # Rule tool names → the caretz tools they cover. Claude Code's names, and the loop
 # guard's aliases (terminal, write_file…) that disallowedTools keys may use.
 TOOL_FAMILIES: dict[str, frozenset[str]] = {
@@ -42,6 +42,7 @@ TOOL_FAMILIES: dict[str, frozenset[str]] = {
     "edit": CHANGING,
     "write": CHANGING,
     "multiedit": CHANGING,
+    "multi_edit": CHANGING,
     "notebookedit": CHANGING,
     "edit_file": CHANGING,
     "write_file": CHANGING,

@@ -17,8 +17,9 @@ file tools, in any mode.
 
 What cannot be decided (a symlink loop, a directory that cannot be searched, `~user`)
 is refused. Each refusal is a PathRefused whose message is one line saying what was
-refused and why. Tools should open `checked.real`, the resolved path, so that what was
-checked is what gets written.
+refused and why. Tools open `checked.real`, the resolved path, with
+caretz.sandbox.safe_open, which follows no symlink: a symlink swapped in after the check
+makes the open fail instead of leading elsewhere.
 """
 
 from __future__ import annotations
@@ -157,6 +158,8 @@ class PathGuard:
     def _absolute(self, raw: str) -> Path:
         if not raw.strip():
             raise PathRefused("refused: the path is empty")
+        if "\0" in raw:
+            raise PathRefused(f"refused: the path {raw!r} holds a NUL byte, which no file name can")
         if raw == "~" or raw.startswith("~/"):
             raw = str(self.policy.home) + raw[1:]
         elif raw.startswith("~"):
@@ -207,7 +210,12 @@ def resolve_path(path: Path) -> Path:
         links += 1
         if links > MAX_SYMLINKS:
             raise PathRefused("too many levels of symbolic links")
-        target = Path(os.readlink(candidate))
+        try:
+            target = Path(os.readlink(candidate))
+        except OSError:
+            # Not a symlink any more (EINVAL) or gone: it changed since the lstat; look again.
+            pending.append(part)
+            continue
         if target.is_absolute():
             resolved = Path("/")
         pending.extend(reversed([p for p in target.parts if p != "/"]))

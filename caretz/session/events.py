@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +25,7 @@ class EventLog:
         self._clock = clock
         self._file: IO[str] | None = None
         self._listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._lock = threading.Lock()
 
     def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
         self._listeners.append(listener)
@@ -34,12 +37,14 @@ class EventLog:
     def emit(self, type: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type, "ts": round(self._clock(), 3), **fields}
         if self.path is not None:
-            if self._file is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                cut_torn_tail(self.path)
-                self._file = self.path.open("a", encoding="utf-8")
-            self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
-            self._file.flush()
+            line = json.dumps(event, ensure_ascii=False, default=str) + "\n"
+            with self._lock:  # tools running at the same time may emit
+                if self._file is None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    cut_torn_tail(self.path)
+                    self._file = open_log(self.path, "a")
+                self._file.write(line)
+                self._file.flush()
         for listener in self._listeners:
             listener(event)
         return event
@@ -54,7 +59,7 @@ def cut_torn_tail(path: Path) -> None:
     """Cut a last line that never got its newline (the process was killed mid-write), so
     the next event starts a line of its own instead of being glued to the torn one."""
     try:
-        handle = path.open("rb+")
+        handle = open_log(path, "rb+")
     except FileNotFoundError:
         return
     with handle:
@@ -75,6 +80,18 @@ def cut_torn_tail(path: Path) -> None:
 
 
 _TAIL_CHUNK = 64 * 1024
+
+
+def open_log(path: Path, mode: str) -> IO[Any]:
+    """The log file, never through a symlink (O_NOFOLLOW) and only if it is a regular
+    file: a link planted in its place does not make caretz write elsewhere."""
+    flags = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    flags |= os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode == "a" else os.O_RDWR
+    handle = os.open(path, flags, 0o600)
+    if not stat.S_ISREG(os.fstat(handle).st_mode):
+        os.close(handle)
+        raise IsADirectoryError(f"{path} is not a regular file")
+    return os.fdopen(handle, mode, encoding=None if "b" in mode else "utf-8")
 
 
 def read_events(path: Path) -> Iterator[dict[str, Any]]:

@@ -1,74 +1,46 @@
-"""File tools: read, write and edit files in the workspace.
+"""File tools: read and write files in the workspace (edit and multi_edit: edit_tool.py).
 
-Also home to the path helpers the search tools share: how a path argument is
-resolved against the workspace and checked against the sandbox's roots, how it is
-shown back to the model, and what counts as a binary file.
-
-The sandbox around shell commands does not cover these tools, which run inside
-caretz, so every path goes through the session's PathGuard first (caretz.sandbox.paths):
-a refusal is a failed result of one line, and the tools then open the path the guard
-resolved, so what was checked is what gets read or written.
+The sandbox around shell commands does not cover these tools, which run inside caretz,
+so every path is checked by the session's PathGuard and opened race-free
+(tools/file_access.py): what was checked is what gets read or written. A refusal is a
+failed result of one line. Each agent's tools share one `FileReads`
+(tools/file_reads.py): an existing file is written only once it was read, and not when
+it changed on disk since.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
-import re
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from caretz.messages import ToolSpec
-from caretz.sandbox.paths import CheckedPath
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
+from caretz.tools.file_access import (  # noqa: F401 (the search tools' helpers, re-exported)
+    BINARY_SNIFF_BYTES,
+    FileProblem,
+    checked_path,
+    display_path,
+    encode,
+    load,
+    looks_binary,
+    open_file,
+    reports_file_problems,
+    resolve_path,
+    store,
+)
+from caretz.tools.file_reads import FileReads
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE_CHARS = 2000
-# Git's rule: a NUL byte in the first 8 KB means binary.
-BINARY_SNIFF_BYTES = 8192
-
-
-def resolve_path(ctx: ToolContext, raw: str) -> Path:
-    """A path argument made absolute: relative paths start at the workspace."""
-    if not raw.strip():
-        raise ToolArgumentError("path is empty; give a file path relative to the workspace")
-    path = Path(raw).expanduser()
-    if not path.is_absolute():
-        path = Path(ctx.workspace) / path
-    # normpath folds "a/../b" without resolving symlinks, so shown paths stay the ones asked for.
-    return Path(os.path.normpath(path))
-
-
-def checked_path(ctx: ToolContext, raw: str, *, write: bool = False) -> CheckedPath:
-    """A path argument, checked for reading (or writing) against the sandbox's roots.
-
-    Raises PathRefused (a failed result for the model) when the sandbox does not allow
-    it. Open `.real`, the path with every symlink resolved; show `.path`, as asked.
-    Without a sandbox in the context, the path is only made absolute.
-    """
-    if not raw.strip():
-        raise ToolArgumentError("path is empty; give a file path relative to the workspace")
-    if ctx.sandbox is None:
-        path = resolve_path(ctx, raw)
-        return CheckedPath(raw, path, path)
-    guard = ctx.sandbox.paths
-    return guard.for_write(raw) if write else guard.for_read(raw)
-
-
-def display_path(ctx: ToolContext, path: Path) -> str:
-    """Workspace-relative (POSIX) when inside the workspace, else absolute."""
-    workspace = Path(os.path.normpath(os.path.abspath(ctx.workspace)))
-    for base in dict.fromkeys([workspace, Path(os.path.realpath(workspace))]):
-        try:
-            relative = path.relative_to(base)
-        except ValueError:
-            continue
-        return relative.as_posix() or "."
-    return str(path)
-
-
-def looks_binary(head: bytes) -> bool:
-    return b"\0" in head[:BINARY_SNIFF_BYTES]
+# A read's output stops here even within its line limit (about 32k tokens).
+READ_CHAR_BUDGET = 128_000
+# Past the lines shown, a read counts the file's lines for this many more bytes.
+READ_COUNT_BYTES = 256 << 20
+WRITE_MAX_BYTES = 64 << 20
+_CHUNK = 1 << 20
 
 
 def count_lines(text: str) -> int:
@@ -87,31 +59,12 @@ def unified_diff(before: str, after: str, shown: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _failed(output: str) -> ToolResult:
     return ToolResult(ok=False, output=output)
-
-
-def _os_failure(verb: str, shown: str, error: OSError) -> ToolResult:
-    return _failed(f"Cannot {verb} {shown}: {error.strerror or error}")
-
-
-def _load_text(path: Path, shown: str) -> str | ToolResult:
-    """The file's text (undecodable bytes kept via surrogateescape), or a failed result."""
-    if not path.exists():
-        return _failed(f"File not found: {shown}")
-    if path.is_dir():
-        return _failed(f"{shown} is a directory, not a file; use glob to list its files")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        return _os_failure("read", shown, error)
-    if looks_binary(data):
-        return _failed(f"{shown} looks like a binary file (it contains NUL bytes); not shown")
-    return data.decode("utf-8", errors="surrogateescape")
 
 
 def _positive_int(args: dict[str, Any], name: str, default: int) -> int:
@@ -128,10 +81,9 @@ class ReadTool:
         description=(
             "Read a text file. Lines come numbered like `cat -n` (number, tab, text); "
             "the numbers are not part of the file. Reads up to 2000 lines from `offset` "
-            "(1-based), fewer when the output grows too long; a last line then says "
-            "which offset to read on from. Lines over 2000 "
-            "characters are cut. Paths are relative to the workspace or absolute. "
-            "Read a file before editing it."
+            "(1-based); a last line says which lines of how many were shown and the "
+            "offset to read on from. Lines over 2000 characters are cut. Paths are "
+            "relative to the workspace or absolute. Read a file before editing it."
         ),
         parameters=object_schema(
             path=Param("string", "File to read.", required=True),
@@ -140,52 +92,124 @@ class ReadTool:
         ),
     )
 
+    def __init__(self, reads: FileReads | None = None):
+        self.reads = reads
+
+    @reports_file_problems
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        checked = checked_path(ctx, args["path"])
         offset = _positive_int(args, "offset", 1)
-        limit = _positive_int(args, "limit", READ_DEFAULT_LIMIT)
+        limit = min(_positive_int(args, "limit", READ_DEFAULT_LIMIT), READ_DEFAULT_LIMIT)
+        checked, fd, _ = open_file(ctx, args["path"])
         shown = display_path(ctx, checked.path)
-        loaded = _load_text(checked.real, shown)
-        if isinstance(loaded, ToolResult):
-            return loaded
-        # Shown text marks undecodable bytes with U+FFFD instead of lone surrogates.
-        shown_text = loaded.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        lines = _split_lines(shown_text)
-        if not lines:
+        if fd is None:
+            return _failed(f"File not found: {shown}")
+        try:
+            window = _read_window(fd, offset, limit, max(READ_CHAR_BUDGET, ctx.output_limit_chars))
+        except OSError as error:
+            return _failed(f"Cannot read {shown}: {error.strerror or error}")
+        finally:
+            os.close(fd)
+        if window.binary:
+            return _failed(f"{shown} looks like a binary file (it contains NUL bytes); not shown")
+        if self.reads is not None and window.counted_all:
+            if window.data is not None:
+                self.reads.remember(checked.real, window.data)
+            else:
+                self.reads.remember_digest(checked.real, window.digest)
+        if window.total == 0:
             return ToolResult(ok=True, output=f"({shown} is empty)")
-        if offset > len(lines):
-            return _failed(f"offset {offset} is past the end of {shown} ({len(lines)} lines)")
-        return ToolResult(ok=True, output=_numbered(lines, offset, limit, ctx.output_limit_chars))
+        if not window.rows:
+            return _failed(f"offset {offset} is past the end of {shown} ({window.total} lines)")
+        return ToolResult(ok=True, output="\n".join([*window.rows, *window.tail(offset)]))
 
 
-def _split_lines(text: str) -> list[str]:
-    # Split on "\n" only (not str.splitlines) so numbers agree with editors and grep.
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+@dataclass
+class _Window:
+    rows: list[str]
+    total: int  # lines counted (all of them when counted_all)
+    counted_all: bool
+    cut_by_budget: bool
+    budget: int
+    digest: str
+    data: bytes | None  # the whole file, when small enough to remember its text
+    binary: bool = False
+
+    def tail(self, offset: int) -> list[str]:
+        last = offset + len(self.rows) - 1
+        if last >= self.total and self.counted_all:
+            return [] if offset == 1 else [f"[lines {offset}–{last} of {self.total}; the end]"]
+        of = f"{self.total}" if self.counted_all else f"at least {self.total}"
+        why = f" (the output limit of {self.budget:,} characters)" if self.cut_by_budget else ""
+        return [f"[lines {offset}–{last} of {of}{why}; offset={last + 1} for more]"]
 
 
-def _numbered(lines: list[str], offset: int, limit: int, char_budget: int) -> str:
-    out: list[str] = []
-    used = 0
-    end = min(len(lines), offset - 1 + limit)
-    number = offset
-    while number <= end:
-        line = lines[number - 1]
-        if len(line) > READ_MAX_LINE_CHARS:
-            cut = len(line) - READ_MAX_LINE_CHARS
-            line = f"{line[:READ_MAX_LINE_CHARS]} [... {cut} more characters on this line]"
-        row = f"{number:>6}\t{line}"
-        if out and used + len(row) + 1 > char_budget:
+def _read_window(fd: int, offset: int, limit: int, budget: int) -> _Window:
+    """Lines offset..offset+limit-1 of the file, numbered, within `budget` characters;
+    the file's line count and digest, from one pass over it in bounded memory."""
+    from caretz.tools.file_reads import KEEP_TEXT_BYTES
+
+    digest = hashlib.sha256()
+    kept: list[bytes] | None = []
+    rows: list[str] = []
+    used, number, counted_bytes = 0, 0, 0
+    cut_by_budget, head_checked = False, False
+    line = bytearray()  # the current line (its first bytes, for a line in the window)
+    line_bytes = 0
+    while True:
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
             break
-        out.append(row)
-        used += len(row) + 1
+        if not head_checked:
+            head_checked = True
+            if b"\0" in chunk[:BINARY_SNIFF_BYTES]:
+                return _Window([], 0, False, False, budget, "", None, binary=True)
+        digest.update(chunk)
+        if kept is not None:
+            kept.append(chunk)
+            if sum(map(len, kept)) > KEEP_TEXT_BYTES:
+                kept = None
+        pieces = chunk.split(b"\n")
+        for index, piece in enumerate(pieces):
+            in_window = not cut_by_budget and offset <= number + 1 < offset + limit
+            if in_window and len(line) < READ_MAX_LINE_CHARS * 4:
+                line += piece[: READ_MAX_LINE_CHARS * 4 - len(line)]
+            line_bytes += len(piece)
+            if index == len(pieces) - 1:
+                break  # the line goes on in the next chunk
+            number += 1
+            if in_window:
+                row = _row(number, bytes(line), line_bytes)
+                if rows and used + len(row) + 1 > budget:
+                    cut_by_budget = True
+                else:
+                    rows.append(row)
+                    used += len(row) + 1
+            line.clear()
+            line_bytes = 0
+        if number >= offset + limit or cut_by_budget:
+            counted_bytes += len(chunk)
+            if counted_bytes > READ_COUNT_BYTES:
+                return _Window(rows, number, False, cut_by_budget, budget, "", None)
+    if line_bytes:  # a last line without a newline
         number += 1
-    remaining = len(lines) - (number - 1)
-    if remaining > 0:
-        out.append(f"[{remaining} more lines; use offset={number} to read on]")
-    return "\n".join(out)
+        if not cut_by_budget and offset <= number < offset + limit:
+            row = _row(number, bytes(line), line_bytes)
+            if rows and used + len(row) + 1 > budget:
+                cut_by_budget = True
+            else:
+                rows.append(row)
+    data = b"".join(kept) if kept is not None else None
+    return _Window(rows, number, True, cut_by_budget, budget, digest.hexdigest(), data)
+
+
+def _row(number: int, raw: bytes, size: int) -> str:
+    text = raw.decode("utf-8", "replace").removesuffix("\r")
+    more = len(text) - READ_MAX_LINE_CHARS
+    if size > len(raw):
+        more += size - len(raw)  # bytes never decoded: about as many characters
+    if more > 0:
+        text = f"{text[:READ_MAX_LINE_CHARS]} [... {more} more characters on this line]"
+    return f"{number:>6}\t{text}"
 
 
 class WriteTool:
@@ -194,7 +218,8 @@ class WriteTool:
         name="write",
         description=(
             "Write a whole file: creates it (and missing parent directories) or replaces "
-            "its entire content. To change part of an existing file, use edit instead. "
+            "its entire content. To change part of an existing file, use edit instead; "
+            "an existing file must be read first. "
             "Paths are relative to the workspace or absolute."
         ),
         parameters=object_schema(
@@ -203,119 +228,29 @@ class WriteTool:
         ),
     )
 
+    def __init__(self, reads: FileReads | None = None):
+        self.reads = reads
+
+    @reports_file_problems
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        checked = checked_path(ctx, args["path"], write=True)
-        path = checked.real
         content: str = args["content"]
-        shown = display_path(ctx, checked.path)
-        if path.is_dir():
-            return _failed(f"{shown} is a directory; give a file path")
-        try:
-            before = _previous_text(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _write_bytes(ctx, path, content.encode("utf-8", errors="surrogateescape"))
-        except OSError as error:
-            return _os_failure("write", shown, error)
-        diff = unified_diff(before, content, shown) if before is not None else None
+        data = encode(content)
+        current = load(ctx, args["path"], write=True, max_bytes=WRITE_MAX_BYTES)
+        shown = current.shown
+        if current.data is not None and self.reads is not None:
+            refusal = self.reads.refusal(current.checked.real, shown, current.data, "write")
+            if refusal:
+                return _failed(refusal)
+        store(ctx, current, data)
+        if self.reads is not None:
+            self.reads.remember(current.checked.real, data)
+        before = current.data
+        diff = None
+        if before is not None and not looks_binary(before):
+            diff = unified_diff(before.decode("utf-8", "surrogateescape"), content, shown) or None
         return ToolResult(
             ok=True,
-            output=f"Wrote {_plural(count_lines(content), 'line')} to {shown}",
+            output=f"Wrote {plural(count_lines(content), 'line')} to {shown}",
             files_changed=[shown],
-            diff=diff or None,
+            diff=diff,
         )
-
-
-def _write_bytes(ctx: ToolContext, path: Path, data: bytes) -> None:
-    """Write `data` to `path`. A checked path is already resolved, so a symlink found in
-    its place now was put there since the check: refuse to follow it (ELOOP)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-    if ctx.sandbox is not None:
-        flags |= os.O_NOFOLLOW
-    with os.fdopen(os.open(path, flags, 0o666), "wb") as handle:
-        handle.write(data)
-
-
-def _previous_text(path: Path) -> str | None:
-    if not path.is_file():
-        return None
-    data = path.read_bytes()
-    return None if looks_binary(data) else data.decode("utf-8", errors="surrogateescape")
-
-
-class EditTool:
-    effect = "edit"  # for the permission check (tools/base.py)
-    spec = ToolSpec(
-        name="edit",
-        description=(
-            "Replace exact text in a file. old_string must match the file exactly, "
-            "including indentation and line breaks, and must match exactly once unless "
-            "replace_all is true; if it matches several places, include more surrounding "
-            "lines to make it unique. new_string replaces it (may be empty to delete). "
-            "Read the file first and copy the text without the line-number prefix."
-        ),
-        parameters=object_schema(
-            path=Param("string", "File to edit.", required=True),
-            old_string=Param("string", "Exact text to replace.", required=True),
-            new_string=Param("string", "Replacement text.", required=True),
-            replace_all=Param(
-                "boolean", "Replace every match instead of exactly one (default false)."
-            ),
-        ),
-    )
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        checked = checked_path(ctx, args["path"], write=True)
-        path = checked.real
-        old: str = args["old_string"]
-        new: str = args["new_string"]
-        replace_all: bool = args.get("replace_all", False)
-        if old == new:
-            return _failed("old_string and new_string are the same; nothing to change")
-        if not old:
-            return _failed("old_string is empty; give the exact text to replace")
-        shown = display_path(ctx, checked.path)
-        loaded = _load_text(path, shown)
-        if isinstance(loaded, ToolResult):
-            return loaded
-        text = loaded
-        old, new = _match_line_endings(text, old, new)
-        count = text.count(old)
-        if count == 0:
-            return _failed(f"old_string not found in {shown}{_whitespace_hint(text, old)}")
-        if count > 1 and not replace_all:
-            return _failed(
-                f"old_string matches {count} places in {shown}; "
-                "include more surrounding context or set replace_all"
-            )
-        updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        try:
-            _write_bytes(ctx, path, updated.encode("utf-8", errors="surrogateescape"))
-        except OSError as error:
-            return _os_failure("write", shown, error)
-        return ToolResult(
-            ok=True,
-            output=f"Edited {shown}: {_plural(count, 'replacement')}",
-            files_changed=[shown],
-            diff=unified_diff(text, updated, shown),
-        )
-
-
-def _match_line_endings(text: str, old: str, new: str) -> tuple[str, str]:
-    """In a CRLF file, let "\\n" in the strings stand for the file's "\\r\\n"."""
-    if "\r\n" in text and "\r" not in old and "\n" in old and old not in text:
-        return old.replace("\n", "\r\n"), new.replace("\r\n", "\n").replace("\n", "\r\n")
-    return old, new
-
-
-def _squash_whitespace(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _whitespace_hint(text: str, old: str) -> str:
-    squashed = _squash_whitespace(old)
-    if squashed and squashed in _squash_whitespace(text):
-        return (
-            " (it does match if whitespace is ignored: check indentation, tabs versus "
-            "spaces and line breaks; read the file again and copy the text exactly)"
-        )
-    return ""

@@ -16,6 +16,7 @@ After a call ran, the after-call hooks see it with its result.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
@@ -25,7 +26,10 @@ from caretz.permissions.modes import Effect
 from caretz.sandbox.paths import PathRefused
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
-from caretz.tools.files import EditTool, ReadTool, WriteTool
+from caretz.tools.edit_tool import EditTool, MultiEditTool
+from caretz.tools.file_access import FileProblem
+from caretz.tools.file_reads import FileReads
+from caretz.tools.files import ReadTool, WriteTool
 from caretz.tools.jobs import JobOutputTool, JobStopTool
 from caretz.tools.policy import BeforeCall, CancelToolCall
 from caretz.tools.search import GlobTool, GrepTool
@@ -41,17 +45,29 @@ class ToolCrash(Exception):
         self.error = error
 
 
+@dataclasses.dataclass(frozen=True)
+class ReadyCall:
+    """A call that passed every check: the call, context and arguments the checks left."""
+
+    call: ToolCall
+    ctx: ToolContext
+    args: dict[str, Any]
+
+
 # Runs after a call that was not refused, with its result.
 AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
 
 
 def default_tools(*, sandboxed: bool = True) -> list[Tool]:
-    """caretz's own tools; `sandboxed`: whether commands run in a sandbox (bash says so)."""
+    """The built-in tools of one agent; its file tools share what it has read. `sandboxed`:
+    whether commands run in a sandbox (bash says so)."""
+    reads = FileReads()
     return [
         BashTool(sandboxed=sandboxed),
-        ReadTool(),
-        WriteTool(),
-        EditTool(),
+        ReadTool(reads),
+        WriteTool(reads),
+        EditTool(reads),
+        MultiEditTool(reads),
         GlobTool(),
         GrepTool(),
         TodoTool(),
@@ -134,6 +150,17 @@ class ToolRegistry:
 
         Raises ToolCrash only for a bug inside the tool.
         """
+        started = self.start(call, ctx, before_call)
+        if isinstance(started, ToolResult):
+            return started
+        return self.finish(started, self.invoke(started))
+
+    def start(
+        self, call: ToolCall, ctx: ToolContext, before_call: Sequence[BeforeCall] = ()
+    ) -> ReadyCall | ToolResult:
+        """A call's checks (which may ask the user): the call ready to run, or its failed
+        result. `run` is `start`, `invoke`, `finish`; a caller that runs several calls at
+        once starts them one by one, invokes them together and finishes them in order."""
         prepared = self._prepare(call)
         if isinstance(prepared, ToolResult):
             return prepared
@@ -142,13 +169,30 @@ class ToolRegistry:
             call, ctx, args = self._checked(call, ctx, prepared, before_call)
         except CancelToolCall as refusal:
             return _failed(refusal.reason)
+        return ReadyCall(call, ctx, args)
+
+    def invoke(self, ready: ReadyCall) -> ToolResult:
+        """The tool's run (safe in a worker thread for a call `runs_in_parallel` allows)."""
         started = time.monotonic()
-        result = self._invoke(call, args, ctx)
+        result = self._invoke(ready.call, ready.args, ready.ctx)
         if result.duration_s == 0:
             result.duration_s = time.monotonic() - started
-        for hook in self.after_call:
-            hook(call, result, ctx)
         return result
+
+    def finish(self, ready: ReadyCall, result: ToolResult) -> ToolResult:
+        """The after-call hooks, in the caller's thread."""
+        for hook in self.after_call:
+            hook(ready.call, result, ready.ctx)
+        return result
+
+    def runs_in_parallel(self, name: str) -> bool:
+        """Whether calls of `name` may run at the same time as other such calls of one
+        reply: the built-in read-only tools (effect "read": read, grep, glob) and MCP tools
+        their server marks read-only (`readOnlyHint`)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return False
+        return getattr(tool, "effect", None) == "read" or getattr(tool, "read_only", False) is True
 
     def _checked(
         self,
@@ -205,15 +249,34 @@ class ToolRegistry:
             return tool.run(args, ctx)
         except ToolArgumentError as error:
             return _failed(f"Invalid arguments for {call.name}: {error}")
-        except PathRefused as refusal:
-            # A path outside what the sandbox allows: one line, the call did nothing.
+        except (PathRefused, FileProblem) as refusal:
+            # A path outside what the sandbox allows, or a file the tool cannot use as
+            # asked: one line, the call did nothing.
             return _failed(str(refusal))
+        except OSError as error:
+            # The system refused what the arguments asked (a path that changed under the
+            # call, EINVAL, a name too long): the model's to fix, not a bug in the tool.
+            return _failed(_os_error_text(call.name, error))
+        except ValueError as error:
+            if "null byte" not in str(error):
+                raise ToolCrash(call.name, error) from error
+            return _failed(
+                f"Not run: an argument of {call.name} holds a NUL byte, which no path, "
+                "command or file name can hold; send it without the NUL byte"
+            )
         except Exception as error:
             raise ToolCrash(call.name, error) from error
 
 
 def _failed(output: str) -> ToolResult:
     return ToolResult(ok=False, output=output)
+
+
+def _os_error_text(name: str, error: OSError) -> str:
+    code = errno.errorcode.get(error.errno or 0, "")
+    reason = error.strerror or str(error) or type(error).__name__
+    where = f" ({error.filename})" if error.filename else ""
+    return f"{name} failed: {reason}{f' [{code}]' if code else ''}{where}"
 
 
 _JSON_TYPE_NAMES = {

@@ -65,6 +65,7 @@ def test_a_successful_run_of_a_model_without_a_price_says_so_too(caretz, server)
 def test_detailed_output_adds_edit_diffs_and_failed_command_output(caretz, server, workspace):
     (workspace / "app.py").write_text("def greet():\n    return 'hi'\n")
     script = [
+        tool("read", path="app.py"),
         tool("edit", path="app.py", old_string="'hi'", new_string="'hello'"),
         tool("bash", command="echo first line; echo the real cause >&2; exit 3"),
         text("done"),

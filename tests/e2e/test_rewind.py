@@ -59,6 +59,7 @@ def script_changing_turn(server: ModelServer, project: Path) -> None:
     main = (project / "src/main.py").read_text()
     server.add(
         tool("write", path="src/new.py", content="NEW = True\n"),
+        tool("read", path="src/main.py"),  # read before the edit
         tool("edit", path="src/main.py", old_string=main, new_string="print('edited')\n"),
         tool("bash", command=BASH_CHANGES),
         text("Done: a new module, an edit, and some shell work."),
@@ -119,7 +120,11 @@ def test_a_turn_is_rewound_byte_for_byte_and_the_rewind_can_be_undone(
 
 def test_files_changed_outside_caretz_need_force(caretz: Caretz, server: ModelServer, workspace):
     write(workspace, "app.py", "v1\n")
-    server.add(tool("write", path="app.py", content="v2 by caretz\n"), text("Updated."))
+    server.add(
+        tool("read", path="app.py"),
+        tool("write", path="app.py", content="v2 by caretz\n"),
+        text("Updated."),
+    )
     run = caretz("-p", "update the app")
     assert run.code == 0, run.stderr
     write(workspace, "app.py", "v3 by the user\n")  # after the turn, outside caretz

@@ -21,7 +21,9 @@ def git_binary() -> str:
 
 def test_undo_then_rewind_files_and_conversation(terminal, server, workspace, caretz):
     (workspace / "a.txt").write_text("v1\n")
-    server.add(tool("write", path="a.txt", content="v2\n"), text("Changed a."))
+    server.add(
+        tool("read", path="a.txt"), tool("write", path="a.txt", content="v2\n"), text("Changed a.")
+    )
     server.add(tool("write", path="b.txt", content="b\n"), text("Added b."))
     term = terminal()
     term.type("change a")

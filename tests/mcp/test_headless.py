@@ -127,7 +127,7 @@ def test_a_server_that_crashes_mid_call_is_down_and_the_session_goes_on(
     down = [e for e in caretz.events(run.session_id) if e["type"] == "Mcp.ServerDown"]
     assert "crashing on purpose" in down[0]["reason"]
     shown = caretz("sessions", "show", run.session_id).stdout
-    assert "mcp: server 'trouble' ready: 9 tools" in shown
+    assert "mcp: server 'trouble' ready: 10 tools" in shown
     assert line in shown
     assert wait_gone(int(pid_file.read_text()), 1)
 
@@ -362,3 +362,34 @@ def test_a_pre_tool_use_hook_matches_mcp_tools_and_blocks_one_call(
     assert json.loads(result_text(answered))["timezone"] == "Europe/Paris"
     seen = [json.loads(line) for line in (workspace / "mcp-hook.jsonl").read_text().splitlines()]
     assert [event["tool_name"] for event in seen] == ["mcp__time__get_current_time"] * 2
+
+
+def test_read_only_calls_of_one_reply_run_at_the_same_time(caretz: Caretz, server: ModelServer):
+    """`meet` (readOnlyHint) answers only once both calls are in the server: a barrier.
+    Run one after the other, the first would wait alone. Results come back in order."""
+    caretz.write_config(profile({"trouble": trouble_server()}, allow=["mcp__trouble__meet"]))
+    (caretz.workspace / "a.txt").write_text("first file\n")
+    server.add(
+        calls(
+            ("mcp__trouble__meet", {"parties": 3}),
+            ("read", {"path": "a.txt"}),
+            ("mcp__trouble__meet", {"parties": 3}),
+            ("mcp__trouble__meet", {"parties": 3}),
+        ),
+        text("done"),
+    )
+
+    run = caretz("-p", "meet", "--loop-guard", "off")
+
+    assert run.code == 0, run.stderr
+    events = [e for e in caretz.events(run.session_id) if e["type"].startswith("Tool.")]
+    assert [e["type"] for e in events] == ["Tool.Called"] * 4 + ["Tool.Result"] * 4
+    outputs = [e["output"] for e in events if e["type"] == "Tool.Result"]
+    assert outputs == [
+        "together: 3 calls arrived",
+        "     1\tfirst file",
+        "together: 3 calls arrived",
+        "together: 3 calls arrived",
+    ]
+    sent = [b for b in server.requests[1].messages[-1]["content"] if b.get("type") == "tool_result"]
+    assert [result_text(b) for b in sent] == outputs

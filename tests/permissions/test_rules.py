@@ -9,8 +9,11 @@ import pytest
 from caretz.permissions.policy import RuleSet
 from caretz.permissions.rules import RuleError, parse_rule
 from caretz.permissions.settings import load_rules, rules_from_permissions
+from caretz.tools.edit_tool import MultiEditTool
 
 SOURCE = ".caretz/settings.json"
+
+MULTI_EDIT = MultiEditTool.spec.name  # changes files as edit and write do
 
 
 def ruleset(root: Path, **lists: list[str]) -> RuleSet:
@@ -30,13 +33,13 @@ def bash(rules: RuleSet, command: str, cwd: Path) -> str:
         ("Bash", {"bash"}),
         ("bash", {"bash"}),
         ("Read", {"read", "glob", "grep"}),
-        ("Edit", {"edit", "write"}),
-        ("Write", {"edit", "write"}),
-        ("MultiEdit", {"edit", "write"}),
+        ("Edit", {"edit", "write", MULTI_EDIT}),
+        ("Write", {"edit", "write", MULTI_EDIT}),
+        ("MultiEdit", {"edit", "write", MULTI_EDIT}),
         ("Glob", {"glob"}),
         ("GREP", {"grep"}),
         ("WebFetch", {"webfetch"}),
-        ("Edit(src/**)", {"edit", "write"}),
+        ("Edit(src/**)", {"edit", "write", MULTI_EDIT}),
         ("Read(./.env*)", {"read", "glob", "grep"}),
     ],
 )

@@ -21,7 +21,9 @@ from tests.sandbox.conftest import SECRET_KEY
 
 
 def call(ctx: ToolContext, name: str, **args: object) -> ToolResult:
-    return ToolRegistry(default_tools()).run(ToolCall("call_1", name, dict(args)), ctx)
+    """One agent's call: calls on the same context share one registry (what it has read)."""
+    registry = ctx.__dict__.setdefault("_registry", ToolRegistry(default_tools()))
+    return registry.run(ToolCall("call_1", name, dict(args)), ctx)
 
 
 def refused(result: ToolResult, *words: str) -> bool:
@@ -154,15 +156,48 @@ def test_with_the_sandbox_off_only_caretz_own_files_are_refused(
 
 
 def test_a_symlink_swapped_in_after_the_check_is_not_followed(ctx, work, outside):
-    """The tools open the resolved path without following a final symlink (O_NOFOLLOW)."""
-    from caretz.tools.files import _write_bytes
+    """What was checked is what is opened: a symlink put in its place since is never
+    followed, for the file itself or a directory on the way."""
+    from caretz.sandbox import safe_open
 
+    (outside / "stolen.txt").write_text("secret")
     target = work / "plain.txt"
     target.write_text("x")
     checked = ctx.sandbox.paths.for_write("plain.txt")
     target.unlink()
     target.symlink_to(outside / "stolen.txt")
-    with pytest.raises(OSError):
-        _write_bytes(ctx, checked.real, b"data")
-    assert not (outside / "stolen.txt").exists()
-    assert os.path.islink(target)
+    with pytest.raises(safe_open.PathMoved):
+        safe_open.open_regular(checked.real, ctx.sandbox.paths.policy.roots)
+    safe_open.replace_file(checked.real, b"data", ctx.sandbox.paths.policy.roots)
+    assert (outside / "stolen.txt").read_text() == "secret"  # the link was replaced, not followed
+    assert not os.path.islink(target) and target.read_text() == "data"
+
+    (work / "sub").mkdir()
+    (work / "sub" / "f.txt").write_text("x")
+    checked = ctx.sandbox.paths.for_write("sub/f.txt")
+    (work / "sub" / "f.txt").unlink()
+    (work / "sub").rmdir()
+    (work / "sub").symlink_to(outside)
+    (outside / "f.txt").write_text("outside")
+    with pytest.raises(safe_open.PathMoved):
+        safe_open.open_regular(checked.real, ctx.sandbox.paths.policy.roots)
+    with pytest.raises(safe_open.PathMoved):
+        safe_open.replace_file(checked.real, b"data", ctx.sandbox.paths.policy.roots)
+    assert (outside / "f.txt").read_text() == "outside"
+
+
+@pytest.mark.parametrize("openat2", [True, False])
+def test_the_walk_without_openat2_refuses_the_same_symlinks(work, outside, openat2, monkeypatch):
+    """Kernels before 5.6 take the component-by-component walk; it follows no symlink."""
+    from caretz.sandbox import safe_open
+
+    monkeypatch.setattr(safe_open, "_have_openat2", openat2)
+    (work / "dir").mkdir()
+    (work / "dir" / "f.txt").write_text("inside")
+    (work / "link").symlink_to(outside)
+    fd, _ = safe_open.open_regular(work / "dir" / "f.txt", (work,))
+    assert os.read(fd, 100) == b"inside"
+    os.close(fd)
+    for path in (work / "link" / "f.txt", work / "link"):
+        with pytest.raises(safe_open.PathMoved):
+            safe_open.open_exact(path, os.O_RDONLY, (work,))

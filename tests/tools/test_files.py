@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from caretz.tools.base import ToolArgumentError, ToolContext
-from caretz.tools.files import EditTool, ReadTool, WriteTool
+from caretz.tools.edit_tool import EditTool
+from caretz.tools.files import ReadTool, WriteTool
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_read_range_and_note_for_remaining_lines(ctx, tmp_path):
         "     4\tline 4",
         "     5\tline 5",
         "     6\tline 6",
-        "[4 more lines; use offset=7 to read on]",
+        "[lines 3–6 of 10; offset=7 for more]",
     ]
 
 
@@ -52,17 +53,27 @@ def test_read_default_limit_is_2000_lines(tmp_path):
     result = ReadTool().run({"path": "f.txt"}, ctx)
     lines = result.output.splitlines()
     assert lines[-2] == "  2000\tline 2000"
-    assert lines[-1] == "[5 more lines; use offset=2001 to read on]"
+    assert lines[-1] == "[lines 1–2000 of 2005; offset=2001 for more]"
 
 
-def test_read_stops_at_the_output_limit_and_says_where_to_go_on(tmp_path):
-    ctx = ToolContext(workspace=tmp_path, output_limit_chars=200)
-    (tmp_path / "f.txt").write_text(numbered(100))
+def test_read_shows_2000_ordinary_lines_in_one_call(ctx, tmp_path):
+    """Not a 30k-character cap (about 400 lines): 2000 lines of code-like length."""
+    (tmp_path / "f.py").write_text(
+        "".join(f"    value_{n} = compute(value_{n - 1})\n" for n in range(3000))
+    )
+    lines = ReadTool().run({"path": "f.py"}, ctx).output.splitlines()
+    assert len(lines) == 2001 and lines[-2].startswith("  2000\t")
+    assert lines[-1] == "[lines 1–2000 of 3000; offset=2001 for more]"
+
+
+def test_read_stops_at_its_character_budget_and_says_where_to_go_on(ctx, tmp_path):
+    (tmp_path / "f.txt").write_text(("y" * 150 + "\n") * 2000)
     result = ReadTool().run({"path": "f.txt"}, ctx)
     last_shown = int(result.output.splitlines()[-2].split("\t")[0])
-    assert len(result.output) < 300
-    assert result.output.endswith(
-        f"[{100 - last_shown} more lines; use offset={last_shown + 1} to read on]"
+    assert 700 < last_shown < 1000 and len(result.output) <= 128_200
+    assert result.output.splitlines()[-1] == (
+        f"[lines 1–{last_shown} of 2000 (the output limit of 128,000 characters); "
+        f"offset={last_shown + 1} for more]"
     )
 
 
@@ -190,7 +201,8 @@ def test_edit_zero_matches_fails_and_leaves_file(ctx, tmp_path):
     (tmp_path / "f.py").write_text("x = 1\n")
     result = EditTool().run({"path": "f.py", "old_string": "y = 1", "new_string": "y = 2"}, ctx)
     assert not result.ok
-    assert result.output == "old_string not found in f.py"
+    assert result.output.startswith("old_string not found in f.py. The closest text is lines 1–1")
+    assert "     1\tx = 1" in result.output
     assert (tmp_path / "f.py").read_text() == "x = 1\n"
 
 
@@ -199,7 +211,10 @@ def test_edit_zero_matches_hints_at_whitespace(ctx, tmp_path):
     args = {"path": "f.py", "old_string": "if x:\n    return 1", "new_string": "pass"}
     result = EditTool().run(args, ctx)
     assert not result.ok
-    assert result.output.startswith("old_string not found in f.py (it does match if whitespace")
+    assert result.output.startswith("old_string not found in f.py. The closest text is lines 1–2")
+    assert (
+        "     2\t\treturn 1" in result.output and "What differs: whitespace only" in result.output
+    )
 
 
 def test_edit_many_matches_needs_context_or_replace_all(ctx, tmp_path):
@@ -208,7 +223,8 @@ def test_edit_many_matches_needs_context_or_replace_all(ctx, tmp_path):
     result = EditTool().run(args, ctx)
     assert not result.ok
     assert result.output == (
-        "old_string matches 3 places in f.py; include more surrounding context or set replace_all"
+        "old_string matches 3 places in f.py (starting on lines 1, 2, 3); add more surrounding "
+        "context to make it unique, or set replace_all to change every one"
     )
     assert (tmp_path / "f.py").read_text() == "a = 0\na = 0\na = 0\n"
 

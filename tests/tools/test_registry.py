@@ -57,6 +57,7 @@ DEFAULT_TOOL_NAMES = [
     "read",
     "write",
     "edit",
+    "multi_edit",
     "glob",
     "grep",
     "todo",
@@ -329,3 +330,50 @@ def test_a_grant_does_not_carry_over_to_a_call_a_later_check_puts_in_its_place(c
     ToolRegistry([tool], before_call=[grant, rewrite]).run(call("t", {"text": "x"}), ctx)
 
     assert tool.calls == [{"text": "other"}] and tool.contexts[0].escalated is False
+
+
+class Raising:
+    """A tool that raises what it is given, as a tool meeting the system would."""
+
+    effect = "read"
+    spec = ToolSpec("raising", "raises", {"type": "object", "properties": {}})
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise self.error
+
+
+def test_an_os_error_from_a_call_is_a_failed_result_naming_it(tmp_path: Path):
+    import errno
+
+    error = OSError(errno.EINVAL, "Invalid argument", "notes.txt")
+    result = ToolRegistry([Raising(error)]).run(call("raising"), ToolContext(workspace=tmp_path))
+
+    assert not result.ok
+    assert result.output == "raising failed: Invalid argument [EINVAL] (notes.txt)"
+
+
+def test_a_nul_byte_in_any_argument_is_a_failed_result_and_other_value_errors_are_bugs(
+    tmp_path: Path,
+):
+    ctx = ToolContext(workspace=tmp_path)
+    registry = ToolRegistry(default_tools())
+
+    for name, args in (
+        ("bash", {"command": "echo a\0b"}),
+        ("read", {"path": "a\0b"}),
+        ("write", {"path": "a\0b", "content": "x"}),
+        ("edit", {"path": "a\0b", "old_string": "a", "new_string": "b"}),
+    ):
+        result = registry.run(call(name, args), ctx)
+        assert not result.ok and "NUL byte" in result.output, (name, result.output)
+    with pytest.raises(ToolCrash):
+        ToolRegistry([Raising(ValueError("a bug"))]).run(call("raising"), ctx)
+
+
+def test_read_only_tools_run_in_parallel_and_the_rest_do_not():
+    registry = ToolRegistry(default_tools())
+    parallel = [name for name in registry.names() if registry.runs_in_parallel(name)]
+    assert parallel == ["read", "glob", "grep"]

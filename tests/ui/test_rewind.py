@@ -70,7 +70,9 @@ def chooser(repl: Repl, *answers: str | None) -> RewindChooser:
 
 
 def edit_turn(repl: Repl, server: ModelServer) -> None:
-    server.add(tool("write", path="app.py", content="v2\n"), text("Updated."))
+    server.add(
+        tool("read", path="app.py"), tool("write", path="app.py", content="v2\n"), text("Updated.")
+    )
     repl.run_turn("update the app")
 
 
@@ -92,7 +94,9 @@ def test_answers_that_change_nothing(repl, server, project):
     assert "'sideways': answer files, conversation or both" in wrong_scope
     assert "nothing was changed" in dismissed
     assert (project / "app.py").read_text() == "v2\n"
-    assert len(repl.session.agent.conversation.messages) == 4
+    assert (
+        len(repl.session.agent.conversation.messages) == 6
+    )  # prompt, read, its result, write, its result, answer
 
 
 def test_a_conflict_is_listed_and_no_keeps_the_users_file(repl, server, project):

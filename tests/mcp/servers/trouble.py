@@ -11,6 +11,7 @@ with `--sse` the older SSE transport on 127.0.0.1:PORT/sse.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 server = MCPServer("trouble")
 
@@ -61,6 +63,26 @@ def hang(seconds: float, mark: str = "") -> str:
         Path(mark).write_text("hanging")
     time.sleep(seconds)
     return "finally"
+
+
+# `meet` is a barrier: no call answers until `parties` calls are in the server at once.
+MEET_LIMIT_S = 60.0  # only a call that would otherwise wait for good ends here
+_meeting: dict[str, object] = {"arrived": 0}
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def meet(parties: int) -> str:
+    """Answer once `parties` calls of meet have arrived (read-only)."""
+    event = _meeting.setdefault("event", asyncio.Event())
+    assert isinstance(event, asyncio.Event)
+    _meeting["arrived"] = int(_meeting["arrived"]) + 1  # type: ignore[call-overload]
+    if int(_meeting["arrived"]) >= parties:  # type: ignore[call-overload]
+        event.set()
+    try:
+        await asyncio.wait_for(event.wait(), MEET_LIMIT_S)
+    except TimeoutError:
+        return f"alone: {_meeting['arrived']} of {parties} calls arrived"
+    return f"together: {parties} calls arrived"
 
 
 @server.tool()
