@@ -18,6 +18,27 @@ _SCRUBBED = [
 ]
 
 
+# The slowest tests first: those running a real model, then real MCP servers, then the
+# other end-to-end ones. Under xdist they start at once on every worker and the quick unit
+# tests fill the gaps at the end, so no worker is left with a long tail.
+SLOW_FIRST = (
+    "tests/e2e/test_local_models.py",
+    "tests/eval/test_judge_eval_local.py",
+    "tests/mcp/",
+    "tests/e2e/",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (i for i, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)),
+            len(SLOW_FIRST),
+        )
+
+    items.sort(key=rank)  # stable: each group keeps its order
+
+
 @pytest.fixture(autouse=True)
 def isolated_user_state(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("caretz-home")

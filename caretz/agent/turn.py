@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from caretz.agent.outcomes import (
+    REFUSING_STATUSES,
     Done,
     Interrupted,
     LoopGuardStopped,
+    ProviderRefused,
     RuntimeFailure,
     StoppedByHook,
     TurnEnd,
@@ -220,7 +222,8 @@ class Turn:
                 partial = self.on_stream_event(event, partial)
         except ProviderError as error:
             self.record_provider_error(error)
-            raise RuntimeFailure(str(error)) from error
+            refused = error.status in REFUSING_STATUSES
+            raise (ProviderRefused if refused else RuntimeFailure)(str(error)) from error
         except _StreamCut as cut:
             return cut.response(request.model)
         finally:

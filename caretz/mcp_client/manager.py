@@ -88,7 +88,9 @@ class McpManager:
         attempts = []
         for connection, ready, holder in pending:
             allowed_s = connection.spec.startup_timeout_s or timeout_s
-            concurrent.futures.wait([ready], timeout=max(0.0, started + allowed_s - time.monotonic()))
+            concurrent.futures.wait(
+                [ready], timeout=max(0.0, started + allowed_s - time.monotonic())
+            )
             attempt = self._outcome(connection, ready, holder, allowed_s)
             attempt.duration_s = (connection.settled_at or time.monotonic()) - started
             attempts.append(attempt)

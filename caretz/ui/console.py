@@ -221,6 +221,8 @@ class TextOutput:
         shown = shown or message in self.told
         if message and not shown:
             self.line(f"[bold]{escape(message)}[/]")
+        if summary.get("permission_hint"):
+            self.line(f"[yellow]{escape(summary['permission_hint'])}[/]")
         colour = "green" if summary["exit_code"] == 0 else "red"
         self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))
 

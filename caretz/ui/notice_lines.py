@@ -15,8 +15,8 @@ def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
         from caretz.ui.goal_lines import goal_lines
 
         return [f"[cyan]{escape(text)}[/]" for text in goal_lines(event, detailed)]
-    if kind.startswith("Session.") and (event.get("sandbox") or {}).get("notice"):
-        return [f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}"]
+    if kind.startswith("Session."):
+        return session_notices(event)
     if kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
         from caretz.ui.command_lines import command_line
 
@@ -31,3 +31,15 @@ def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
         text = mcp_line(event, detailed)
         return [f"[yellow]{escape(text)}[/]"] if text else []
     return []
+
+
+def session_notices(event: dict[str, Any]) -> list[str]:
+    lines = []
+    if event.get("other_project"):
+        lines.append(
+            f"[yellow]resuming session {escape(event['session_id'])}, named by its ID, of "
+            f"another folder: {escape(event['other_project'])}[/]"
+        )
+    if (event.get("sandbox") or {}).get("notice"):
+        lines.append(f"[yellow]sandbox:[/] {escape(event['sandbox']['notice'])}")
+    return lines

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from tests.e2e.conftest import Caretz
 
 PROMPT = "›"  # the prompt's mark; nothing else caretz prints uses it
-TIMEOUT_S = 20
+TIMEOUT_S = 120  # a failing wait only: a busy machine may take long to draw a line
 ROWS, COLUMNS = 40, 120
 
 
