@@ -24,6 +24,7 @@ from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
 from caretz.checkpoints.project import project_root
 from caretz.guard.seam import Guard
+from caretz.messages import Usage
 from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
 from caretz.runtime.models import open_provider
@@ -276,6 +277,8 @@ def start_session(
     log.path = events_path
     log.subscribe(listener.on_event)
     agent = Agent(config, parts, conversation)
+    if parts.price(config.model_ref, Usage()) is None:  # unknown from the start, as a turn says
+        conversation.totals.price_unknown()
     install(agent, config, parts, mcp)
     log.emit(
         "Session.Resumed" if resume is not None else "Session.Started",

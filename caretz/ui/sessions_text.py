@@ -64,7 +64,11 @@ def describe_event(event: dict[str, Any]) -> str | None:
     if kind == "Model.Response" and event["message"].get("content"):
         return event["message"]["content"]
     if kind.startswith("LoopGuard."):
-        return "\n".join(render_lines(event, detailed=True)) or None
+        lines = render_lines(event, detailed=True)
+        if kind == "LoopGuard.Stopped":  # its notice is the turn's end line: printed there
+            notice = str(event.get("notice") or "").splitlines()
+            lines = [line for line in lines if line not in notice]
+        return "\n".join(lines) or None
     if kind.startswith("Permission."):
         from caretz.ui.permission_lines import permission_line
 

@@ -373,3 +373,21 @@ def test_an_unsure_stuck_verdict_changes_nothing(caretz, server, go_project):
     assert not any(is_note(m) for r in server.requests_for("claude-test") for m in r.messages)
     judged = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
     assert judged[0]["action"] == "continue" and judged[0]["unsure"] is True
+
+
+def test_replay_with_a_judge_prints_each_verdict_once(caretz, server, go_project):
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)], text("giving up"))
+    run = caretz("-p", "make the tests pass")
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+
+    replay = caretz("guard", "replay", run.session_id, "--judge", f"anthropic/{JUDGE}")
+
+    assert replay.code == 0, replay.stderr
+    firings = [line for line in replay.stdout.splitlines() if line.startswith("  step ")]
+    verdicts = [line for line in replay.stdout.splitlines() if "→ stuck (0.90)" in line]
+    assert len(firings) == 3  # three triggers fired at step 2, and one judge call judged them
+    assert len(server.requests_for(JUDGE)) == 1
+    assert len(verdicts) == 1
+    assert replay.stdout.splitlines().index(verdicts[0]) > replay.stdout.splitlines().index(
+        firings[-1]
+    )
