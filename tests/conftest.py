@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 _SCRUBBED = [
@@ -27,6 +29,14 @@ SLOW_FIRST = (
     "tests/mcp/",
     "tests/e2e/",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background of a shell without job control has SIGINT
+    # ignored, and every caretz it starts would inherit that: the Ctrl-C tests need it
+    # delivered. A handled signal is reset to its default in a child, an ignored one is not.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
