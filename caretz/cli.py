@@ -91,7 +91,7 @@ def main_command(
         str | None, typer.Option("--resume", "-r", help="Carry on session ID.")
     ] = None,
     continue_: Annotated[
-        bool, typer.Option("--continue", "-c", help="Carry on the latest session.")
+        bool, typer.Option("--continue", "-c", help="Carry on this folder's latest session.")
     ] = False,
     permission_mode: Annotated[
         str | None,
@@ -164,6 +164,23 @@ def main_command(
             help="Another writable directory for commands (repeatable).", rich_help_panel=SANDBOX
         ),
     ] = None,
+    allowed_tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-tools",
+            "--allowedTools",
+            help='Allow rules for this run only, e.g. "Bash(git diff:*)" mcp__time '
+            "(repeatable; commas or spaces between rules).",
+        ),
+    ] = None,
+    disallowed_tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--disallowed-tools",
+            "--disallowedTools",
+            help="Deny rules for this run only, in the same forms (repeatable).",
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -189,16 +206,22 @@ def config_show(ctx: typer.Context) -> None:
 
 
 @sessions_app.command("list")
-def sessions_list(ctx: typer.Context) -> None:
-    """Past sessions, oldest first."""
+def sessions_list(
+    ctx: typer.Context,
+    all_folders: Annotated[
+        bool, typer.Option("--all", help="Every folder's sessions, not only this one's.")
+    ] = False,
+    limit: Annotated[int, typer.Option(help="Show the last N (0: all of them).", min=0)] = 20,
+) -> None:
+    """This folder's past sessions, oldest first: ID, age, folder, model, last prompt."""
     from caretz.commands import list_sessions
 
-    raise typer.Exit(list_sessions(ctx.obj))
+    raise typer.Exit(list_sessions(ctx.obj, all_folders, limit))
 
 
 @sessions_app.command("show")
 def sessions_show(ctx: typer.Context, session_id: str) -> None:
-    """A session's turns, tool calls and loop-guard verdicts."""
+    """A session's turns, tool calls and loop-guard verdicts (SESSION_ID: any unique part)."""
     from caretz.commands import show_session
 
     raise typer.Exit(show_session(ctx.obj, session_id))
@@ -208,7 +231,8 @@ def sessions_show(ctx: typer.Context, session_id: str) -> None:
 def rewind(
     ctx: typer.Context,
     session: Annotated[
-        str | None, typer.Argument(help="Session ID or a unique prefix [default: the latest].")
+        str | None,
+        typer.Argument(help="Session ID or a unique part [default: this folder's latest]."),
     ] = None,
     turn: Annotated[int | None, typer.Option(help="Back to before turn N's first change.")] = None,
     checkpoint: Annotated[
@@ -226,12 +250,20 @@ def rewind(
             "--force", help="Overwrite files changed outside caretz since the checkpoint."
         ),
     ] = False,
+    undo: Annotated[
+        bool,
+        typer.Option(
+            "--undo",
+            help="As /undo: undo the rewind just made, else rewind the newest turn that "
+            "changed files.",
+        ),
+    ] = False,
 ) -> None:
     """Restore a session's files, conversation or both to a checkpoint; without
-    --turn or --checkpoint, list its checkpoints."""
+    --turn, --checkpoint or --undo, list its checkpoints."""
     from caretz.commands import rewind_session
 
-    scope = {"files_only": files_only, "conversation_only": conversation_only}
+    scope = {"files_only": files_only, "conversation_only": conversation_only, "undo": undo}
     raise typer.Exit(rewind_session(ctx.obj, session, turn, checkpoint, force=force, **scope))
 
 

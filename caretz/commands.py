@@ -244,12 +244,14 @@ def paused_goal(settings: Settings, resume: str | None) -> Goal | None:
     """The paused goal of the session `resume` names ("latest" for --continue), if any."""
     if resume is None:
         return None
+    from caretz.checkpoints.project import project_root
     from caretz.goal.state import restore_goal
     from caretz.session.events import read_events
     from caretz.session.store import SessionStore
 
     store = SessionStore(settings.data_dir)
-    path = store.events_path(store.latest() if resume == "latest" else resume)
+    latest = resume == "latest"
+    path = store.events_path(store.latest(project_root(Path.cwd())) if latest else resume)
     goal = restore_goal(read_events(path))
     return goal if goal is not None and goal.status == "paused" else None
 
@@ -290,6 +292,11 @@ def result_summary(
         "duration_s": round(duration_s, 3),
         "permission_denials": list(denials),
     }
+    from caretz.tools.permission import allow_hint
+
+    hint = allow_hint(denials)
+    if hint:
+        summary["permission_hint"] = hint
     if goal_run is not None:
         summary.update(
             status=goal_run.goal.status,
@@ -379,7 +386,9 @@ def hooks_command(overrides: Flags, approve: bool, output: str = "text") -> int:
     return approve_hooks(settings) if approve else list_hooks(settings, output)
 
 
-def list_sessions(overrides: Flags) -> int:
+def list_sessions(overrides: Flags, every_folder: bool = False, limit: int = 20) -> int:
+    """This folder's sessions (every folder's with `every_folder`), the last `limit`."""
+    from caretz.checkpoints.project import project_root
     from caretz.config.loading import data_dir
     from caretz.config_base import ConfigError
     from caretz.session.store import SessionStore
@@ -389,10 +398,12 @@ def list_sessions(overrides: Flags) -> int:
         store = SessionStore(data_dir(os.environ))
     except ConfigError as error:
         return fail(str(error))
-    sessions = store.list()
+    project = None if every_folder else project_root(Path.cwd())
+    sessions = store.list(project)
     if not sessions:
-        sys.stdout.write("no sessions yet\n")
-    for info in sessions:
+        where = "" if project is None else f" in {project} (--all lists every folder's)"
+        sys.stdout.write(f"no sessions yet{where}\n")
+    for info in sessions[-limit:] if limit > 0 else sessions:
         sys.stdout.write(list_line(info) + "\n")
     return 0
 
@@ -406,12 +417,13 @@ def rewind_session(
     files_only: bool = False,
     conversation_only: bool = False,
     force: bool = False,
+    undo: bool = False,
 ) -> int:
     """`caretz rewind`: see caretz.ui.rewind_command."""
     from caretz.config_base import ConfigError
     from caretz.ui.rewind_command import RewindArgs, run_rewind
 
-    args = RewindArgs(session, turn, checkpoint, files_only, conversation_only, force)
+    args = RewindArgs(session, turn, checkpoint, files_only, conversation_only, force, undo)
     try:
         settings = load_settings(overrides)
     except ConfigError as error:

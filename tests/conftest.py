@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 _SCRUBBED = [
@@ -16,6 +18,35 @@ _SCRUBBED = [
     "NO_COLOR",
     "FORCE_COLOR",
 ]
+
+
+# The slowest tests first: those running a real model, then real MCP servers, then the
+# other end-to-end ones. Under xdist they start at once on every worker and the quick unit
+# tests fill the gaps at the end, so no worker is left with a long tail.
+SLOW_FIRST = (
+    "tests/e2e/test_local_models.py",
+    "tests/eval/test_judge_eval_local.py",
+    "tests/mcp/",
+    "tests/e2e/",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background of a shell without job control has SIGINT
+    # ignored, and every caretz it starts would inherit that: the Ctrl-C tests need it
+    # delivered. A handled signal is reset to its default in a child, an ignored one is not.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (i for i, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)),
+            len(SLOW_FIRST),
+        )
+
+    items.sort(key=rank)  # stable: each group keeps its order
 
 
 @pytest.fixture(autouse=True)

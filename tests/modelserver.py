@@ -57,6 +57,9 @@ class Reply:
     drop_after_events: int | None = None  # close the connection after N SSE events
     error_after_events: int | None = None  # send the protocol's error event after N events
     delay_s: float = 0.0  # wait before answering
+    # Send the headers and N SSE events, then nothing (no byte, no keep-alive) until the
+    # server stops: a stalled stream, which any idle timeout ends.
+    stall_after_events: int | None = None
     chunk_size: int = 7  # text, thinking and argument JSON go out in pieces this long
     stop_reason: str | None = None  # Anthropic's words; None: tool_use with calls, else end_turn
 
@@ -629,6 +632,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         for count, event in enumerate(events):
+            if count == reply.stall_after_events:
+                self.wfile.flush()
+                self.server.owner._stopping.wait()
+                raise _Dropped
             if count == reply.drop_after_events:
                 raise _Dropped
             if count == reply.error_after_events:

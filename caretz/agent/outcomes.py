@@ -28,6 +28,16 @@ class RuntimeFailure(TurnEnd):
     exit_code = 1
 
 
+class ProviderRefused(RuntimeFailure):
+    """The provider rejected the key (401/403) or does not know the model (404): fixed in
+    the config, like a missing key, so the usage error's exit code."""
+
+    exit_code = 2
+
+
+REFUSING_STATUSES = (401, 403, 404)
+
+
 class LoopGuardStopped(TurnEnd):
     status = "loop_guard"
     exit_code = 3

@@ -77,6 +77,19 @@ class SessionRewind:
             raise UnknownCheckpoint("nothing to undo: no turn in the conversation changed files")
         return turns[-1]
 
+    def undo_target(self) -> tuple[Checkpoint, Scope]:
+        """For /undo: a rewind made since the last turn began is undone, to its own
+        checkpoint and in its own scope (files and conversation exactly as before it);
+        else the newest turn still in the conversation that changed files, both."""
+        for event in reversed(self.events()):
+            if event.get("agent", "main") != "main":
+                continue
+            if event.get("type") == "Turn.Started":
+                break
+            if event.get("type") == RESTORED and event.get("before"):
+                return self.by_id(str(event["before"])), event.get("scope") or "both"
+        return self.last_turn(), "both"
+
     def preview(self, target: Checkpoint) -> RestorePreview:
         """What restoring the files would change, and which of those changed outside caretz."""
         return self.store.preview(target, caretz_paths=self.caretz_paths())

@@ -16,10 +16,12 @@ from typing import NoReturn
 
 from caretz.agent import output_limit
 from caretz.agent.outcomes import (
+    REFUSING_STATUSES,
     Done,
     Interrupted,
     LimitReached,
     LoopGuardStopped,
+    ProviderRefused,
     RuntimeFailure,
     StoppedByHook,
     TurnEnd,
@@ -259,7 +261,8 @@ class Turn:
             if may_overflow and is_prompt_too_long(error):
                 raise _PromptTooLong(error) from None
             self.record_provider_error(error)
-            raise RuntimeFailure(str(error)) from error
+            refused = error.status in REFUSING_STATUSES
+            raise (ProviderRefused if refused else RuntimeFailure)(str(error)) from error
         except _StreamCut as cut:
             return cut.response(request.model)
         finally:

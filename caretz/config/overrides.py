@@ -57,6 +57,8 @@ class Overrides(BaseModel):
     goal_max_turns: GoalTurns | None = None
     sandbox: ModeName | None = None  # the sandbox mode
     add_dir: list[str] | None = None  # more writable roots, added to the profile's addDirs
+    allowed_tools: list[str] | None = None  # allow rules for this run only
+    disallowed_tools: list[str] | None = None  # deny rules for this run only
 
 
 # The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment

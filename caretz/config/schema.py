@@ -184,6 +184,9 @@ class Profile(Section):
     max_tool_calls: ToolCallLimit | None = None  # None: no limit
     max_budget_usd: BudgetUsd | None = None  # None: no limit
     bash_timeout: PositiveDuration = "120s"
+    # A model's stream that sends nothing (no byte, no keep-alive) this long is retried.
+    stream_idle_timeout: PositiveDuration = "90s"
+    max_retries: int = Field(4, ge=0, le=10)  # of a failed model request, with backoff
     output: Output = "text"
     system_prompt: str | None = None  # appended to caretz's own system prompt
     tool_choice: ToolChoice | None = None  # replaces the provider's toolChoice
@@ -203,6 +206,10 @@ class Profile(Section):
     @property
     def bash_timeout_s(self) -> float:
         return parse_duration(self.bash_timeout)
+
+    @property
+    def stream_idle_timeout_s(self) -> float:
+        return parse_duration(self.stream_idle_timeout)
 
 
 class ConfigFile(Section):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,8 @@ class Settings:
     prices: dict[str, Price]  # the file's entries; pricing.price_for adds the built-ins
     judge_source: str  # where the judge model was set, for error messages
     goal_source: str = "goal.judge.model"  # where the goal's evaluator model was set
+    # --allowed-tools / --disallowed-tools: rules for this run only, by flag.
+    run_rules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def model_limits(self) -> ModelLimits:
@@ -175,7 +177,14 @@ def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
         prices=dict(file.prices),
         judge_source=_judge_source(cli, profile_name, path),
         goal_source=_goal_source(cli, profile_name, path),
+        run_rules=_run_rules(cli),
     )
+
+
+def _run_rules(cli: Overrides) -> dict[str, tuple[str, ...]]:
+    """The flags' values as given (runtime/permissions.py reads the rules in them)."""
+    given = {"--allowed-tools": cli.allowed_tools, "--disallowed-tools": cli.disallowed_tools}
+    return {flag: tuple(values) for flag, values in given.items() if values}
 
 
 def _overridden(

@@ -387,10 +387,14 @@ def _render_text(result: ReplayResult) -> list[str]:
     steps = len(trajectory.steps)
     header = f"{trajectory.id}  {steps} step{'' if steps == 1 else 's'}"
     lines = [header + _label_text(trajectory.label)]
-    for firing in result.firings:
+    firings = result.firings
+    for index, firing in enumerate(firings):
         line = f"  step {firing.step:>4}  {firing.trigger:<14} [{firing.severity}] {firing.fingerprint}"
         lines.append(_one_line(line))
-        if firing.verdict is not None:
+        # Firings at one step share one judge call: its verdict follows the last of them.
+        after = firings[index + 1] if index + 1 < len(firings) else None
+        shared = after is not None and (after.step, after.verdict) == (firing.step, firing.verdict)
+        if firing.verdict is not None and not shared:
             lines.append(_one_line(f"             → {_verdict_text(firing.verdict)}"))
     lines.append(_closing_text(result))
     return lines

@@ -29,6 +29,9 @@ class McpServerEntry(Section):
     url: Annotated[str, Field(min_length=1)] | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     disabled: bool = False
+    # This server's own time to be ready, over `mcp.startupTimeout` (Codex CLI's
+    # startup_timeout_sec): a known slow starter gets more, a flaky one less.
+    startup_timeout: PositiveDuration | None = None
 
     @property
     def transport(self) -> Transport:

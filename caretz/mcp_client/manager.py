@@ -73,7 +73,8 @@ class McpManager:
 
     # -- start ---------------------------------------------------------------------------
     def start(self, specs: list[ServerSpec], timeout_s: float) -> list[Attempt]:
-        """Start every server at once; each has until `timeout_s` from now to be ready."""
+        """Start every server at once; each has until its own `startupTimeout` (or
+        `timeout_s`) from now to be ready."""
         from caretz.mcp_client.connection import ServerConnection
 
         started = time.monotonic()
@@ -84,10 +85,13 @@ class McpManager:
             holder = asyncio.run_coroutine_threadsafe(connection.hold(ready), self._loop)
             self._holders.append(holder)
             pending.append((connection, ready, holder))
-        concurrent.futures.wait([ready for _, ready, _ in pending], timeout=timeout_s)
         attempts = []
         for connection, ready, holder in pending:
-            attempt = self._outcome(connection, ready, holder, timeout_s)
+            allowed_s = connection.spec.startup_timeout_s or timeout_s
+            concurrent.futures.wait(
+                [ready], timeout=max(0.0, started + allowed_s - time.monotonic())
+            )
+            attempt = self._outcome(connection, ready, holder, allowed_s)
             attempt.duration_s = (connection.settled_at or time.monotonic()) - started
             attempts.append(attempt)
         return attempts
@@ -102,7 +106,9 @@ class McpManager:
         spec = connection.spec
         if not ready.done():
             holder.cancel()  # the connection winds down (and its process ends) in the loop
-            return Attempt(spec, f"it was not ready within {timeout_s:g} s (mcp.startupTimeout)")
+            own = f"mcpServers.{spec.name}.startupTimeout"
+            setting = own if spec.startup_timeout_s else "mcp.startupTimeout"
+            return Attempt(spec, f"it was not ready within {timeout_s:g} s ({setting})")
         error = ready.exception()
         if error is not None:
             from caretz.mcp_client.connection import describe

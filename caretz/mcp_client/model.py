@@ -30,6 +30,7 @@ class ServerSpec:
     # What it runs or where it connects, as written (before `${VAR}` expansion, so a key
     # passed in an argument is not shown or logged); never its env or headers.
     shown: str = ""
+    startup_timeout_s: float | None = None  # None: mcp.startupTimeout
 
 
 def shown_command(command: str, args: tuple[str, ...] | list[str]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from caretz.config_base import parse_duration
 from caretz.mcp_client.config import McpConfig, McpServerEntry
 from caretz.mcp_client.expand import MissingVariable, expand, expand_all
 from caretz.mcp_client.launch import server_environment
@@ -108,6 +109,7 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
             url=expand(entry.url, env, f"{where}.url"),
             headers=expand_all(entry.headers, env, f"{where}.headers"),
             shown=entry_shown(entry),
+            startup_timeout_s=startup_timeout_s(entry),
         )
     assert entry.command is not None
     args = tuple(expand(arg, env, f"{where}.args[{index}]") for index, arg in enumerate(entry.args))
@@ -120,7 +122,12 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
         env=server_environment(env, expand_all(entry.env, env, f"{where}.env")),
         cwd=cwd,
         shown=entry_shown(entry),
+        startup_timeout_s=startup_timeout_s(entry),
     )
+
+
+def startup_timeout_s(entry: McpServerEntry) -> float | None:
+    return None if entry.startup_timeout is None else parse_duration(entry.startup_timeout)
 
 
 def entry_shown(entry: McpServerEntry) -> str:

@@ -69,7 +69,8 @@ PROTOCOLS: dict[str, Callable[..., Provider]] = {"anthropic": _anthropic, "opena
 
 
 def create_provider(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provider:
-    """A provider for `entry`. Options: base_url, max_retries, sleep, timeout_s, client."""
+    """A provider for `entry`. Options: base_url, max_retries, sleep, timeout_s,
+    idle_timeout_s, explicit_url (default: whether the entry's URL is the user's), client."""
     factory = PROTOCOLS.get(entry.protocol)
     if factory is None:
         known = ", ".join(sorted(PROTOCOLS))
@@ -82,10 +83,17 @@ def create_provider(entry: ProviderEntry, api_key: str | None, **options: Any) -
             f"provider {entry.name!r} runs a local model: start its server with "
             f"LocalServers.attach (caretz.providers.local) first"
         )
+    options.setdefault("explicit_url", is_explicit_url(entry))
     provider = factory(entry, api_key, **options)
     if entry.tool_choice is not None or entry.tool_call_prefix:
         return RequestDefaults(provider, entry)
     return provider
+
+
+def is_explicit_url(entry: ProviderEntry) -> bool:
+    """Whether the entry's URL is one the user gave: not a built-in provider's own."""
+    builtin = BUILTIN_PROVIDERS.get(entry.name)
+    return builtin is None or builtin.base_url != entry.base_url
 
 
 def with_request_defaults(request: ModelRequest, entry: ProviderEntry) -> ModelRequest:

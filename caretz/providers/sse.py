@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from caretz.providers.entry import ProviderEntry
 
 MAX_BACKOFF_S = 30.0
+DEFAULT_IDLE_TIMEOUT_S = 90.0
+QUICK_RETRY_S = 0.5  # before the one retry of a refused connection to a URL the user gave  # streamIdleTimeout: no byte (nor keep-alive) for this long
 # A server asking for a longer pause than this gets a retry after this long instead,
 # so a session never sits silent for minutes.
 MAX_RETRY_AFTER_S = 60.0
@@ -174,6 +176,7 @@ class _Retry:
     status: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     partial: Message | None = None  # what the attempt streamed before it broke off
+    refused: bool = False  # nothing listens at the URL
 
 
 # --- The provider base ----------------------------------------------------------------
@@ -198,6 +201,8 @@ class SSEProvider:
         max_retries: int = 4,
         sleep: Callable[[float], None] = time.sleep,
         timeout_s: float = 600,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        explicit_url: bool = False,
         client: httpx.Client | None = None,
     ):
         self.name = entry.name
@@ -205,11 +210,19 @@ class SSEProvider:
         self.base_url = (base_url or entry.base_url).rstrip("/")
         self.url = self.base_url + self.path
         self.max_retries = max_retries
+        # A URL the user gave (or a loopback one) that refuses the connection is most
+        # likely wrong or its server is not running: one quick retry, not the backoff.
+        self.refusal_is_final = explicit_url or is_loopback(self.base_url)
         self.timeout_s = timeout_s
+        self.idle_timeout_s = min(idle_timeout_s, timeout_s)
         # A key read from a file often ends in a newline that HTTP headers cannot carry.
         self._api_key = api_key.strip() if api_key else api_key
         self._sleep = sleep
-        self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0))
+        # The read timeout is the stream's idle timeout: httpx applies it to every read,
+        # so a server that sends nothing (no byte, no keep-alive) for that long is given up.
+        self._timeout = httpx.Timeout(
+            timeout_s, connect=min(timeout_s, 30.0), read=self.idle_timeout_s
+        )
         self._client = client
         self._owns_client = client is None
 
@@ -239,17 +252,23 @@ class SSEProvider:
             retry = yield from self._attempt(request, body)
             if retry is None:
                 return
-            if retries >= self.max_retries:
-                tried = f"gave up after {retries + 1} attempts: " if retries else ""
-                raise self._error(
-                    f"{self.name}: {tried}{retry.reason}",
-                    status=retry.status,
-                    partial=retry.partial,
-                )
+            quick = retry.refused and self.refusal_is_final
+            if retries >= (min(self.max_retries, 1) if quick else self.max_retries):
+                raise self._give_up(retry, retries + 1)
             retries += 1
-            delay = retry_delay(retries, retry.headers)
+            delay = retry_delay(retries, retry.headers)  # the first retry's: 1 s
             yield Retrying(retries, delay, retry.reason, discarded=retry.partial)
             self._sleep(delay)
+
+    def _give_up(self, retry: _Retry, attempts: int) -> ProviderError:
+        tried = f"gave up after {attempts} attempts: " if attempts > 1 else ""
+        if retry.refused and self.refusal_is_final:  # the URL says it all, not "custom"
+            return self._error(
+                f"{tried}{retry.reason} (is its server running, and the base URL right?)"
+            )
+        return self._error(
+            f"{self.name}: {tried}{retry.reason}", status=retry.status, partial=retry.partial
+        )
 
     def _attempt(
         self, request: ModelRequest, body: dict[str, Any]
@@ -296,7 +315,8 @@ class SSEProvider:
                 reason = f"the reply broke off mid-stream: {reason}"
             if not retryable:
                 raise self._error(f"{self.name}: {reason}", partial=partial) from None
-            return _Retry(reason, headers=headers, partial=partial)
+            refused = isinstance(exc, httpx.ConnectError) and not started
+            return _Retry(reason, headers=headers, partial=partial, refused=refused)
         yield Completed(parser.draft.response(request.model, self.stop_aliases))
         return None
 
@@ -334,6 +354,9 @@ class SSEProvider:
     def _describe(self, exc: Exception) -> tuple[str, bool]:
         if isinstance(exc, StreamFailure):
             return exc.reason, exc.retryable
+        if isinstance(exc, httpx.ReadTimeout) and self.idle_timeout_s < self.timeout_s:
+            idle = self.idle_timeout_s
+            return f"no response from {self.url} within {idle:g}s (streamIdleTimeout)", True
         if isinstance(exc, httpx.TimeoutException):
             return f"no response from {self.url} within {self.timeout_s:g}s", True
         if isinstance(exc, httpx.ConnectError):
@@ -362,6 +385,11 @@ class SSEProvider:
             tls = _tls_context() if self.url.startswith("https:") else False
             self._client = httpx.Client(timeout=self._timeout, verify=tls)
         return self._client
+
+
+def is_loopback(url: str) -> bool:
+    host = (httpx.URL(url).host or "").lower() if "://" in url else ""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 @functools.cache

@@ -62,7 +62,9 @@ def build_evaluator(settings: Settings, env: Mapping[str, str]) -> ModelEvaluato
     reasoning = configured.reasoning
     if reasoning is None and configured.model is None:
         reasoning = settings.loop_guard.judge.reasoning  # the guard's judge evaluates
-    provider = open_provider(model, env)
+    provider = open_provider(
+        model, env, role="the goal's evaluator", choose_with="goal.judge.model"
+    )
     return ModelEvaluator(completion(provider), model.model_id, model.ref, reasoning or "off")
 
 
@@ -72,7 +74,12 @@ def build_judge(settings: Settings, session_model: ResolvedModel, env: Mapping[s
 
     judge_model = resolve_judge_model(settings) or session_model
     reasoning = settings.loop_guard.judge.reasoning or "off"
-    provider = open_provider(judge_model, env)
+    provider = open_provider(
+        judge_model,
+        env,
+        role="the loop guard's judge",
+        choose_with="--loop-guard-model or loopGuard.judge.model",
+    )
     return model_judge(provider, judge_model.model_id, judge_model.ref, reasoning)
 
 

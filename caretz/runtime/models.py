@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from caretz.providers.base import Provider
@@ -12,9 +12,18 @@ if TYPE_CHECKING:
 
 
 def open_provider(
-    model: ResolvedModel, env: Mapping[str, str], servers: LocalServers | None = None
+    model: ResolvedModel,
+    env: Mapping[str, str],
+    servers: LocalServers | None = None,
+    *,
+    role: str = "",
+    choose_with: str = "",
+    **options: Any,
 ) -> Provider:
     """A provider for `model`; a local model's server is started first (once per process).
+    `role` names what the model is for ("the loop guard's judge") in a missing key's
+    message, and `choose_with` where another one is named; `options` go to the provider
+    (create_provider's).
 
     Raises ConfigError when the model cannot be reached that way (a missing key, a
     local model that cannot be loaded).
@@ -31,7 +40,16 @@ def open_provider(
             entry = (servers or shared_servers()).attach(entry, model.model_id)
         except LocalServerError as error:
             raise ConfigError(f"{model.ref}: {error}") from None
-    return create_provider(entry, api_key_for(entry, env))
+    try:
+        key = api_key_for(entry, env)
+    except ConfigError:
+        if not role:
+            raise
+        raise ConfigError(
+            f"{role}, {model.ref}, needs {entry.api_key_env}: set it, or name a model your "
+            f"keys reach with {choose_with}"
+        ) from None
+    return create_provider(entry, key, **options)
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")

@@ -59,9 +59,44 @@ def profile_rules(settings: Settings) -> list[Rule]:
         raise ConfigError(str(error)) from None
     disallowed = settings.loop_guard.detectors.disallowed_tools
     try:
-        return rules + rules_from_disallowed_tools(disallowed, DISALLOWED_SOURCE)
+        rules += rules_from_disallowed_tools(disallowed, DISALLOWED_SOURCE)
     except RuleError as error:
         raise ConfigError(f"{settings.config_path}: {profile}.{error}") from None
+    return rules + run_rules(settings)
+
+
+RUN_RULE_FLAGS = {"--allowed-tools": "allow", "--disallowed-tools": "deny"}
+
+
+def run_rules(settings: Settings) -> list[Rule]:
+    """--allowed-tools and --disallowed-tools: rules for this run only (Claude Code's
+    --allowedTools forms: several in one value, between commas or spaces)."""
+    from caretz.permissions.rules import RuleError
+    from caretz.permissions.settings import rules_from_permissions
+
+    rules: list[Rule] = []
+    for flag, values in settings.run_rules.items():
+        texts = [text for value in values for text in split_rules(value)]
+        try:
+            rules += rules_from_permissions(
+                {RUN_RULE_FLAGS[flag]: texts}, flag, session_tool_names()
+            )
+        except RuleError as error:
+            raise ConfigError(str(error)) from None
+    return rules
+
+
+def split_rules(value: str) -> list[str]:
+    """`Bash(git log:*) Edit,mcp__time` → the three rules; a space or comma inside
+    parentheses belongs to its rule."""
+    rules, current, depth = [], "", 0
+    for char in value:
+        if char in ", " and depth == 0:
+            rules, current = [*rules, current] if current else rules, ""
+            continue
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        current += char
+    return [*rules, current] if current else rules
 
 
 def load_permissions(

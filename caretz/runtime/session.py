@@ -22,12 +22,14 @@ from caretz.agent.limits import UsageLimits
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation, TurnListener
 from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
+from caretz.checkpoints.project import project_root
 from caretz.guard.seam import Guard
+from caretz.messages import Usage
 from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
 from caretz.runtime.models import context_window, open_provider, served_context_window
 from caretz.session.events import EventLog, read_events
-from caretz.session.store import SessionStore, rebuild_history
+from caretz.session.store import SessionStore, in_project, rebuild_history
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
 
@@ -115,17 +117,22 @@ def check_budget_is_priceable(settings: Settings) -> None:
         )
 
 
-def _open_session(store: SessionStore, resume: str | None) -> tuple[str, Path, Conversation]:
-    """A new session folder, or the one to resume with its conversation rebuilt."""
+def _open_session(
+    store: SessionStore, resume: str | None, project: Path
+) -> tuple[str, Path, Conversation, str]:
+    """A new session folder, or the one to resume with its conversation rebuilt; and
+    the folder a resumed session named by ID ran in when it is not of `project`."""
     if resume is None:
         session_id, events_path = store.create()
-        return session_id, events_path, Conversation()
-    events_path = store.events_path(store.latest() if resume == "latest" else resume)
+        return session_id, events_path, Conversation(), ""
+    events_path = store.events_path(store.latest(project) if resume == "latest" else resume)
+    recorded = store.project_of(events_path.parent.name)
+    other = "" if in_project(recorded, project) else recorded[0] or recorded[1]
     history = rebuild_history(list(read_events(events_path)))
     conversation = Conversation(
         history.conversation, history.turns, history.last_request, history.last_answer
     )
-    return events_path.parent.name, events_path, conversation
+    return events_path.parent.name, events_path, conversation, other
 
 
 def wire_agent(
@@ -161,7 +168,12 @@ def wire_agent(
     from caretz.runtime.permissions import build_tools, commands_sandboxed
 
     check_budget_is_priceable(settings)
-    provider = open_provider(settings.model, env)
+    provider = open_provider(
+        settings.model,
+        env,
+        idle_timeout_s=settings.profile.stream_idle_timeout_s,
+        max_retries=settings.profile.max_retries,
+    )
     if guard is None:
         guard = build_guard(settings.loop_guard, log, judge)
     config = AgentConfig(
@@ -283,7 +295,10 @@ def start_session(
         hooks=hooks,
         git_watch=git_watch,
     )
-    session_id, events_path, conversation = _open_session(SessionStore(settings.data_dir), resume)
+    project = project_root(workspace)
+    session_id, events_path, conversation, other_project = _open_session(
+        SessionStore(settings.data_dir), resume, project
+    )
     started_here = mcp is None
     if mcp is None:
         mcp = start_servers(settings, servers, workspace, env)
@@ -292,6 +307,8 @@ def start_session(
     log.path = events_path
     log.subscribe(listener.on_event)
     agent = Agent(config, parts, conversation)
+    if parts.price(config.model_ref, Usage()) is None:  # unknown from the start, as a turn says
+        conversation.totals.price_unknown()
     install(agent, config, parts, mcp)
     log.emit(
         "Session.Resumed" if resume is not None else "Session.Started",
@@ -299,6 +316,8 @@ def start_session(
         model=settings.model.ref,
         profile=settings.profile_name,
         cwd=str(workspace),
+        project=str(project),
+        **({"other_project": other_project} if other_project else {}),
         version=__version__,
         loop_guard=settings.loop_guard.mode,
         permission_mode=permissions.mode,

@@ -36,6 +36,9 @@ class SessionInfo:
     first_prompt: str
     turns: int
     last_status: str
+    folder: str = ""  # where it started
+    last_prompt: str = ""
+    updated: float = 0.0  # when its log was last written
 
 
 @dataclass(frozen=True)
@@ -73,44 +76,93 @@ class SessionStore:
         return session_id, folder / EVENTS_FILE
 
     def events_path(self, session_id: str) -> Path:
+        """The log of the session `session_id` names: its whole ID or any unique part."""
         path = self.root / session_id / EVENTS_FILE
-        if not path.is_file():
-            matches = sorted(self.root.glob(f"{session_id}*/{EVENTS_FILE}"))
-            if len(matches) != 1:
-                raise SessionNotFound(
-                    f"no session {session_id!r} under {self.root} (see `caretz sessions list`)"
-                )
-            path = matches[0]
-        return path
+        if path.is_file():
+            return path
+        matches = [name for name in self.ids() if session_id and session_id in name]
+        if len(matches) > 1:
+            raise SessionNotFound(
+                f"{session_id!r} is part of {len(matches)} session IDs "
+                f"({', '.join(matches[-3:])}{', …' if len(matches) > 3 else ''}): give more of it"
+            )
+        if not matches:
+            raise SessionNotFound(
+                f"no session {session_id!r} under {self.root} (see `caretz sessions list --all`)"
+            )
+        return self.root / matches[0] / EVENTS_FILE
 
-    def latest(self) -> str:
-        ids = self.ids()
-        if not ids:
+    def latest(self, project: Path | None = None) -> str:
+        """The session written last; with `project`, the last of that project's."""
+        ids = self.ids() if project is None else self.ids_of(project)
+        if ids:
+            return ids[-1]
+        if project is None:
             raise SessionNotFound(f"no sessions yet under {self.root}")
-        return ids[-1]
+        raise SessionNotFound(
+            f"no session of this folder ({project}) yet; `caretz sessions list --all` lists "
+            "every folder's, and --resume ID opens one of them"
+        )
 
     def ids(self) -> list[str]:
+        """Every session's ID, the one written last at the end."""
         if not self.root.is_dir():
             return []
         folders = [p for p in self.root.iterdir() if (p / EVENTS_FILE).is_file()]
         return [p.name for p in sorted(folders, key=lambda p: (p / EVENTS_FILE).stat().st_mtime)]
 
-    def list(self) -> list[SessionInfo]:
-        return [self.info(session_id) for session_id in self.ids()]
+    def ids_of(self, project: Path) -> list[str]:
+        """The sessions of `project` (a checkpoint root), the one written last at the end."""
+        return [name for name in self.ids() if in_project(self.project_of(name), project)]
+
+    def project_of(self, session_id: str) -> tuple[str, str]:
+        """(the project recorded when the session started, else "", its folder), read
+        from the log's first lines."""
+        for event in read_events(self.root / session_id / EVENTS_FILE):
+            if event.get("type") == "Session.Started":
+                return str(event.get("project") or ""), str(event.get("cwd") or "")
+        return "", ""
+
+    def list(self, project: Path | None = None) -> list[SessionInfo]:
+        ids = self.ids() if project is None else self.ids_of(project)
+        return [self.info(session_id) for session_id in ids]
 
     def info(self, session_id: str) -> SessionInfo:
         path = self.events_path(session_id)
-        started, model, first_prompt, turns, status = 0.0, "", "", 0, ""
+        started, model, first_prompt, turns, status, folder = 0.0, "", "", 0, "", ""
+        last_prompt = ""
         for event in read_events(path):
             kind = event.get("type")
             if kind == "Session.Started":
                 started, model = event.get("ts", 0.0), event.get("model", "")
+                folder = str(event.get("cwd") or "")
             elif kind == "Turn.Started" and event.get("agent", "main") == "main":
                 turns += 1
-                first_prompt = first_prompt or event.get("prompt", "")
+                last_prompt = event.get("prompt", "")
+                first_prompt = first_prompt or last_prompt
             elif kind == "Turn.Ended" and event.get("agent", "main") == "main":
                 status = event.get("status", "")
-        return SessionInfo(session_id, path.parent, started, model, first_prompt, turns, status)
+        return SessionInfo(
+            path.parent.name,
+            path.parent,
+            started,
+            model,
+            first_prompt,
+            turns,
+            status,
+            folder,
+            last_prompt,
+            path.stat().st_mtime,
+        )
+
+
+def in_project(recorded: tuple[str, str], project: Path) -> bool:
+    """Whether a session (its recorded project and folder) is one of `project`'s. A log
+    from before projects were recorded counts by its folder: the project or inside it."""
+    root, folder = recorded
+    if root:
+        return Path(root) == project
+    return bool(folder) and (Path(folder) == project or project in Path(folder).parents)
 
 
 REWOUND = "Checkpoint.Restored"  # the event of caretz.checkpoints.events.RESTORED

@@ -18,6 +18,7 @@ rule keeps its `LoopGuard.Blocked` event and its wording.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -185,7 +186,10 @@ class SessionPermissions:
         else:
             text = denied_headless(question, _MODE_HINTS.get(verdict.by))
         reason = verdict.reason if not asked else f"the user declined ({verdict.reason})"
-        self.denials.append({"tool": call.name, "input": question.summary, "reason": reason})
+        denial: dict[str, Any] = {"tool": call.name, "input": question.summary, "reason": reason}
+        if not asked and question.saves:  # nobody could answer: a rule would have allowed it
+            denial["allow_rules"] = list(question.saves)
+        self.denials.append(denial)
         raise CancelToolCall(text)
 
     def _question(
@@ -276,6 +280,18 @@ class PermissionCheck:
         args = {key: value for key, value in call.arguments.items() if value is not None}
         workspace = Path(ctx.workspace)
         return self.permissions.check(call, args, effect, workspace, ctx.permission_hint)
+
+
+def allow_hint(denials: Iterable[Mapping[str, Any]]) -> str | None:
+    """How to allow what a headless run denied for want of someone to ask: one line."""
+    rules = list(dict.fromkeys(r for d in denials for r in d.get("allow_rules") or ()))
+    if not rules:
+        return None
+    flags = " ".join(f"--allowed-tools {shlex.quote(rule)}" for rule in rules)
+    return (
+        f"denied for want of someone to ask: allow it for a run with {flags}, or for good "
+        f"under permissions.allow (profiles.json or {PROJECT_SETTINGS})"
+    )
 
 
 def _escalation(args: Mapping[str, Any]) -> str | None:

@@ -158,10 +158,10 @@ class TextOutput:
         elif kind == "Tool.Result":
             self.tool_line(event)
         elif kind.startswith("LoopGuard."):
-            from caretz.ui.guard_lines import render_lines
+            from caretz.ui.guard_lines import headless_line, render_lines
 
             for text in render_lines(event, self.detailed):
-                self.line(f"[magenta]{escape(text)}[/]")
+                self.line(f"[magenta]{escape(headless_line(text))}[/]")
         elif kind == "Provider.Error":
             self.told.add(event["error"])
             self.line(f"[red]provider error:[/] {escape(event['error'])}")
@@ -221,6 +221,8 @@ class TextOutput:
         shown = shown or message in self.told
         if message and not shown:
             self.line(f"[bold]{escape(message)}[/]")
+        if summary.get("permission_hint"):
+            self.line(f"[yellow]{escape(summary['permission_hint'])}[/]")
         colour = "green" if summary["exit_code"] == 0 else "red"
         self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))
 

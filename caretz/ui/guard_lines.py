@@ -11,6 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 PREFIX = "[loop-guard]"
+# The stop notice's last words suit a session that waits for a reply; a headless run has
+# ended by the time it is read, so it says how to carry on instead.
+REPLY_TO_CARRY_ON = "Reply to carry on from there."
+CONTINUE_HEADLESS = 'Carry on from there with: caretz --continue -p "…"'
+
+
+def headless_line(text: str) -> str:
+    return text.replace(REPLY_TO_CARRY_ON, CONTINUE_HEADLESS)
+
 
 _ACTIVE_ARROWS = {"redirect": "→ redirecting", "stop": "→ ending the turn"}
 _SHADOW_ARROWS = {

@@ -20,12 +20,8 @@ def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
         from caretz.ui.goal_lines import goal_lines
 
         return [f"[cyan]{escape(text)}[/]" for text in goal_lines(event, detailed)]
-    if kind.startswith("Session.") and event.get("sandbox"):
-        sandbox = event["sandbox"]
-        lines = [f"[yellow]caretz:[/] {escape(line)}" for line in sandbox.get("notices") or []]
-        if sandbox.get("notice"):
-            lines.append(f"[yellow]sandbox:[/] {escape(sandbox['notice'])}")
-        return lines
+    if kind.startswith("Session."):
+        return session_notices(event)
     if kind == "Sandbox.GitUndone":
         return [f"[yellow]caretz:[/] {escape(line)}" for line in event.get("undone") or []]
     if kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
@@ -75,3 +71,17 @@ def output_limit_line(event: dict[str, Any]) -> str:
     if action == "continued":
         return f"{limit}: asking the model to continue (continuation {event.get('continuation')})"
     return f"{limit} again: the answer is cut off"
+
+
+def session_notices(event: dict[str, Any]) -> list[str]:
+    lines = []
+    if event.get("other_project"):
+        lines.append(
+            f"[yellow]resuming session {escape(event['session_id'])}, named by its ID, of "
+            f"another folder: {escape(event['other_project'])}[/]"
+        )
+    sandbox = event.get("sandbox") or {}
+    lines += [f"[yellow]caretz:[/] {escape(line)}" for line in sandbox.get("notices") or []]
+    if sandbox.get("notice"):
+        lines.append(f"[yellow]sandbox:[/] {escape(sandbox['notice'])}")
+    return lines

@@ -3,8 +3,9 @@
 /rewind lists the session's checkpoints, newest first, and asks which one and
 what to restore (files, conversation or both); `/rewind 3 files` answers both
 questions at once. /undo rewinds the newest turn that changed files, files and
-conversation. Files changed outside caretz that a restore would overwrite are
-listed, and nothing is overwritten until the user says yes.
+conversation; right after a rewind it undoes that rewind exactly (the files and the
+conversation as they were before it). Files changed outside caretz that a restore
+would overwrite are listed, and nothing is overwritten until the user says yes.
 """
 
 from __future__ import annotations
@@ -102,16 +103,17 @@ class RewindChooser:
             self.restore(rewinder, target, scope)
 
     def undo(self) -> None:
-        """`/undo`: the newest turn that changed files, files and conversation."""
+        """`/undo`: a rewind just made, exactly; else the newest turn that changed files,
+        files and conversation."""
         rewinder = self.rewinder()
         if rewinder is None:
             return
         try:
-            target = rewinder.last_turn()
+            target, scope = rewinder.undo_target()
         except UnknownCheckpoint as error:
             self.repl.info(str(error))
             return
-        self.restore(rewinder, target, "both")
+        self.restore(rewinder, target, scope)
 
     # -- steps -----------------------------------------------------------------------------
     def rewinder(self) -> SessionRewind | None:

@@ -3,6 +3,11 @@
     caretz rewind [SESSION]                          lists the session's checkpoints
     caretz rewind [SESSION] --turn N [--files-only | --conversation-only] [--force]
     caretz rewind [SESSION] --checkpoint ID ...      (a rewind's own checkpoint: undoes it)
+    caretz rewind [SESSION] --undo                   as /undo: the rewind just made, exactly
+
+SESSION is an ID or any unique part of one; without it, the latest session of this
+folder's project. Every rewind names the folder whose files it changes, and a session
+of another folder (named by its ID) says so first.
 
 A problem people can fix (an unknown session or turn, files changed outside caretz
 without --force) is one `caretz: …` line and exit code 2; a restore that failed
@@ -46,6 +51,7 @@ class RewindArgs:
     files_only: bool = False
     conversation_only: bool = False
     force: bool = False
+    undo: bool = False
 
     @property
     def scope(self) -> Scope:
@@ -57,8 +63,10 @@ class RewindArgs:
 def run_rewind(settings: Settings, args: RewindArgs) -> int:
     if args.files_only and args.conversation_only:
         return fail("--files-only and --conversation-only exclude each other: give one or neither")
-    if args.turn is not None and args.checkpoint is not None:
-        return fail("give --turn or --checkpoint, not both")
+    if sum((args.turn is not None, args.checkpoint is not None, args.undo)) > 1:
+        return fail("give one of --turn, --checkpoint and --undo")
+    if args.undo and (args.files_only or args.conversation_only):
+        return fail("--undo restores what the rewind or turn it undoes changed: no scope flag")
     try:
         rewinder = open_rewind(settings, args.session)
     except (SessionNotFound, CheckpointError) as error:
@@ -72,8 +80,13 @@ def run_rewind(settings: Settings, args: RewindArgs) -> int:
 def open_rewind(settings: Settings, session: str | None) -> SessionRewind:
     """The rewind of a session: its log, and the checkpoints of the project it ran in."""
     sessions = SessionStore(settings.data_dir)
-    events_path = sessions.events_path(sessions.latest() if session is None else session)
+    here = project_root(Path.cwd())
+    events_path = sessions.events_path(sessions.latest(here) if session is None else session)
     workspace, project = session_places(list(read_events(events_path)))
+    if project != here:
+        sys.stderr.write(
+            f"caretz: session {events_path.parent.name} is of another folder: {project}\n"
+        )
     limits = SnapshotLimits(size_cap=settings.profile.checkpoints.max_file_size_bytes)
     store = CheckpointStore.open(settings.data_dir, project, limits=limits)
     return SessionRewind(store, events_path.parent.name, EventLog(events_path), workspace)
@@ -88,17 +101,18 @@ def session_places(events: list[dict[str, Any]]) -> tuple[Path, Path]:
 
 
 def rewind_or_list(rewinder: SessionRewind, args: RewindArgs) -> int:
-    if args.turn is None and args.checkpoint is None:
+    if args.turn is None and args.checkpoint is None and not args.undo:
         return list_checkpoints(rewinder)
+    scope = args.scope
     try:
-        target = (
-            rewinder.for_turn(args.turn)
-            if args.turn is not None
-            else rewinder.by_id(args.checkpoint or "")
-        )
+        if args.undo:
+            target, scope = rewinder.undo_target()
+        elif args.turn is not None:
+            target = rewinder.for_turn(args.turn)
+        else:
+            target = rewinder.by_id(args.checkpoint or "")
     except UnknownCheckpoint as error:
         return fail(str(error))
-    scope = args.scope
     if scope in FILE_SCOPES and not args.force:
         conflicts = rewinder.preview(target).conflicts
         if conflicts:
@@ -115,7 +129,8 @@ def rewind_or_list(rewinder: SessionRewind, args: RewindArgs) -> int:
         return 1
     except CheckpointError as error:
         return fail(str(error))
-    sys.stdout.write("".join(line + "\n" for line in result_lines(rewinder.session, done)))
+    lines = result_lines(rewinder.session, done, rewinder.store.project)
+    sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
 
 
@@ -141,11 +156,12 @@ def _row(number: int, point: Checkpoint, points: list[Checkpoint]) -> str:
     )
 
 
-def result_lines(session: str, done: Rewound) -> list[str]:
+def result_lines(session: str, done: Rewound, project: Path) -> list[str]:
     lines = []
     if done.files is not None:
         count = len(done.files.changes)
-        lines.append(f"restored {count} file{'s' if count != 1 else ''} {where_to(done.target)}")
+        files = f"{count} file{'s' if count != 1 else ''}"
+        lines.append(f"restored {files} {where_to(done.target)}, in {project}")
         lines += [
             f"{path} was in no checkpoint: moved to {to}" for path, to in done.files.displaced
         ]

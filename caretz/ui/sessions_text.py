@@ -27,11 +27,23 @@ def prompt_preview(info: SessionInfo) -> str:
     return one_line(info.first_prompt, PROMPT_PREVIEW_CHARS)
 
 
-def list_line(info: SessionInfo) -> str:
-    """One session as a line of `caretz sessions list`."""
+def age_text(seconds: float) -> str:
+    """How long ago, in the largest whole unit: `40s ago`, `5m ago`, `3h ago`, `2d ago`."""
+    seconds = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def list_line(info: SessionInfo, now: float | None = None) -> str:
+    """One session as a line of `caretz sessions list`: its ID, how long ago it was last
+    written, its folder, model, turns, how its last turn ended and its last prompt."""
+    now = time.time() if now is None else now
     return (
-        f"{info.id}  {started_text(info)}  {info.model}  {info.turns} turn(s)  "
-        f"{info.last_status or '-'}  {prompt_preview(info)}"
+        f"{info.id}  {age_text(now - info.updated)}  {info.folder or '-'}  {info.model}  "
+        f"{info.turns} turn(s)  {info.last_status or '-'}  "
+        f"{one_line(info.last_prompt or info.first_prompt, PROMPT_PREVIEW_CHARS)}"
     )
 
 
@@ -52,7 +64,11 @@ def describe_event(event: dict[str, Any]) -> str | None:
     if kind == "Model.Response" and event["message"].get("content"):
         return event["message"]["content"]
     if kind.startswith("LoopGuard."):
-        return "\n".join(render_lines(event, detailed=True)) or None
+        lines = render_lines(event, detailed=True)
+        if kind == "LoopGuard.Stopped":  # its notice is the turn's end line: printed there
+            notice = str(event.get("notice") or "").splitlines()
+            lines = [line for line in lines if line not in notice]
+        return "\n".join(lines) or None
     if kind.startswith("Permission."):
         from caretz.ui.permission_lines import permission_line
 

@@ -195,9 +195,13 @@ _ORDER = {"deny": 0, "ask": 1, "allow": 2}
 
 
 def list_sessions(repl: SessionControl, argument: str) -> None:
-    sessions = repl.store().list()
+    """`/sessions`: this folder's; `/sessions all`: every folder's."""
+    from caretz.checkpoints.project import project_root
+
+    every = argument.strip() == "all"
+    sessions = repl.store().list(None if every else project_root(repl.session.workspace))
     if not sessions:
-        repl.info("no sessions yet")
+        repl.info("no sessions yet" + ("" if every else " in this folder (/sessions all)"))
         return
     table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
     for column in ("session", "started", "turns", "model", "first message"):
@@ -216,10 +220,18 @@ def list_sessions(repl: SessionControl, argument: str) -> None:
 
 
 def resume_session(repl: SessionControl, argument: str) -> None:
-    if not argument:
-        repl.error("/resume needs a session ID: /sessions lists them")
+    """`/resume ID`; `/resume` alone: this folder's latest session but this one."""
+    if argument:
+        repl.resume(argument)
         return
-    repl.resume(argument)
+    from caretz.checkpoints.project import project_root
+
+    ids = repl.store().ids_of(project_root(repl.session.workspace))
+    others = [session_id for session_id in ids if session_id != repl.session.id]
+    if not others:
+        repl.error("no other session of this folder: /sessions all lists every folder's")
+        return
+    repl.resume(others[-1])
 
 
 def clear_conversation(repl: SessionControl, argument: str) -> None:
@@ -343,8 +355,14 @@ COMMANDS: list[SlashCommand] = [
         loop_command,
         lambda repl: ("stop",),
     ),
-    SlashCommand("sessions", "", "list past sessions", list_sessions),
-    SlashCommand("resume", "ID", "reopen a past session here", resume_session, session_choices),
+    SlashCommand("sessions", "[all]", "list this folder's past sessions", list_sessions),
+    SlashCommand(
+        "resume",
+        "[ID]",
+        "reopen a past session (this folder's latest)",
+        resume_session,
+        session_choices,
+    ),
     SlashCommand("clear", "", "start a new, empty conversation", clear_conversation),
     SlashCommand("cost", "", "tokens, money and context used so far", show_cost),
     SlashCommand("compact", "", "summarize older turns now to free context", compact_now),

@@ -17,8 +17,16 @@ if TYPE_CHECKING:
     from tests.e2e.conftest import Caretz
 
 PROMPT = "›"  # the prompt's mark; nothing else caretz prints uses it
-TIMEOUT_S = 20
+CURSOR_SHOWN = "\x1b[?25h"
+TIMEOUT_S = 120  # a failing wait only: a busy machine may take long to draw a line
 ROWS, COLUMNS = 40, 120
+
+
+def wrapped(text: str) -> str:
+    """A pattern for `text` wherever the terminal wraps it (a line break for any space): a
+    message holding a path is as long as the test's tmp folder, which differs by worker."""
+    gap = r"(?:\s|\x1b\[[0-9;?]*[A-Za-z])+"  # spaces, line breaks and the styles between
+    return gap.join(re.escape(word) for word in text.split())
 
 
 class Terminal:
@@ -48,7 +56,10 @@ class Terminal:
         return self.child.match
 
     def expect_prompt(self) -> None:
+        """Wait for the prompt, drawn whole: its mark, then the cursor shown again (the
+        last thing prompt_toolkit writes once it reads keys), so nothing typed is lost."""
         self.expect(PROMPT)
+        self.expect(re.escape(CURSOR_SHOWN))
 
     def type(self, line: str) -> None:
         """Type `line` at the prompt (waiting for it first) and press Enter."""

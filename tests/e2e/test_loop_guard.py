@@ -567,3 +567,21 @@ def test_effort_that_changes_nothing_asks_the_judge_before_check_every(caretz, s
     (judged,) = [e for e in caretz.events(run.session_id) if e["type"] == "LoopGuard.Judged"]
     assert judged["trigger"] == "no-progress" and judged["step"] == 11  # the 12th call
     assert "## Signs of progress" in judged["summary"]
+
+
+def test_replay_with_a_judge_prints_each_verdict_once(caretz, server, go_project):
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)], text("giving up"))
+    run = caretz("-p", "make the tests pass")
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+
+    replay = caretz("guard", "replay", run.session_id, "--judge", f"anthropic/{JUDGE}")
+
+    assert replay.code == 0, replay.stderr
+    firings = [line for line in replay.stdout.splitlines() if line.startswith("  step ")]
+    verdicts = [line for line in replay.stdout.splitlines() if "→ stuck (0.90)" in line]
+    assert len(firings) == 3  # three triggers fired at step 2, and one judge call judged them
+    assert len(server.requests_for(JUDGE)) == 1
+    assert len(verdicts) == 1
+    assert replay.stdout.splitlines().index(verdicts[0]) > replay.stdout.splitlines().index(
+        firings[-1]
+    )

@@ -121,6 +121,22 @@ def test_sessions_show_prints_the_guard_notice_with_one_prefix(caretz, server, w
 
     assert "[loop_guard] [loop-guard]" not in shown.stdout
     assert "[loop_guard] The turn was still stuck" in shown.stdout
+    assert shown.stdout.count("The turn was still stuck") == 1  # once, not twice
+
+
+def test_a_headless_stop_says_how_to_carry_on_instead_of_reply(caretz, server, workspace):
+    script = workspace / "gotest.sh"
+    script.write_text(GO_TEST_SCRIPT)
+    script.chmod(0o755)
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(6)], text("my report"))
+    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+
+    run = caretz("-p", "make the tests pass", *with_judge("active"))
+
+    assert run.code == 3, run.stderr
+    assert "Reply to carry on" not in run.stderr
+    [notice] = [line for line in run.stderr.splitlines() if "so the guard ended it" in line]
+    assert notice.endswith('Carry on from there with: caretz --continue -p "…"')
 
 
 def test_help_shows_the_guard_summary_whole_and_no_internal_type_names(caretz):

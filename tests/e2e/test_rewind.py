@@ -265,3 +265,58 @@ def test_a_loop_guard_stop_names_the_command_that_undoes_the_turn(caretz, server
 
     assert rewound.code == 0, rewound.stderr
     assert tree_state(workspace) == before
+
+
+def test_undo_right_after_a_rewind_puts_back_exactly_the_files_and_turns_before_it(
+    caretz, server, workspace
+):
+    write(workspace, "kept.txt", "v1\n")
+    server.add(tool("write", path="kept.txt", content="v2\n"), text("Changed kept."))
+    first = caretz("-p", "change kept")
+    for prompt in ("explain it", "and again", "once more"):  # turns that change no file
+        server.add(text(f"Said: {prompt}."))
+        assert caretz("--continue", "-p", prompt).code == 0
+    server.add(tool("write", path="late.txt", content="late\n"), text("Wrote late."))
+    assert caretz("--continue", "-p", "write late").code == 0
+    rewound = caretz("rewind", "--turn", "1")
+    assert rewound.code == 0, rewound.stderr
+    assert not (workspace / "late.txt").exists()
+    assert (workspace / "kept.txt").read_text() == "v1\n"
+
+    undone = caretz("rewind", "--undo")
+
+    assert undone.code == 0, undone.stderr
+    assert "to the checkpoint taken before the rewind" in undone.stdout
+    assert (workspace / "kept.txt").read_text() == "v2\n"
+    assert (workspace / "late.txt").read_text() == "late\n"
+    server.add(text("All five are here."))
+    assert caretz("--continue", "-p", "what did I ask?").code == 0
+    sent = server.requests[-1].messages
+    prompts = [m["content"] for m in sent if m["role"] == "user" and isinstance(m["content"], str)]
+    assert prompts == [
+        "change kept",
+        "explain it",
+        "and again",
+        "once more",
+        "write late",
+        "what did I ask?",
+    ]
+    restored = [e for e in caretz.events(first.session_id) if e["type"] == "Checkpoint.Restored"]
+    assert [(e["scope"], e["to_turn"]) for e in restored] == [("both", 1), ("both", 5)]
+
+
+def test_undo_without_a_rewind_to_undo_rewinds_the_newest_turn_that_changed_files(
+    caretz, server, workspace
+):
+    server.add(tool("write", path="a.txt", content="a\n"), text("Wrote a."))
+    caretz("-p", "write a")
+    server.add(text("Nothing to change."))
+    caretz("--continue", "-p", "just talk")
+
+    undone = caretz("rewind", "--undo")
+    refused = caretz("rewind", "--undo", "--files-only")
+
+    assert undone.code == 0, undone.stderr
+    assert "restored 1 file to before turn 1" in undone.stdout
+    assert not (workspace / "a.txt").exists()
+    assert refused.code == 2 and refused.stderr.count("\n") == 1

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.checkpoints.helpers import require_git
+from tests.e2e.terminal import wrapped
 from tests.e2e.test_interactive import ACTIVE_GUARD, wait_until
 from tests.modelserver import RecordedRequest, Reply, text, tool
 
@@ -119,3 +120,31 @@ def test_the_project_is_staged_while_the_first_message_is_typed(terminal, caretz
     session_id = term.expect(r"caretz --resume (\S+)").group(1)
 
     assert "Checkpoint.Created" not in [e["type"] for e in caretz.events(session_id)]
+
+
+def test_undo_right_after_a_rewind_undoes_that_rewind_files_and_conversation(
+    terminal, server, workspace, caretz
+):
+    server.add(tool("write", path="a.txt", content="a\n"), text("Wrote a."))
+    server.add(text("Just talk."))
+    term = terminal()
+    term.type("write a")
+    term.expect("Wrote a.")
+    term.type("talk")
+    term.expect("Just talk.")
+    term.type("/rewind 1 both")
+    term.expect("restored 1 file to before turn 1; the conversation is back to before turn 1")
+    assert not (workspace / "a.txt").exists()
+    term.child.sendintr()  # clears the offered prompt
+
+    term.child.send("/undo\r")
+
+    term.expect(wrapped("restored 1 file to the checkpoint taken before the rewind at"))
+    term.expect(wrapped("the conversation is back to the checkpoint taken before the rewind"))
+    assert (workspace / "a.txt").read_text() == "a\n"
+    server.add(text("Both turns are here."))
+    term.child.send("go on\r")
+    term.expect("Both turns are here.")
+    term.ctrl_d()
+    prompts = [m["content"] for m in server.requests[-1].messages if m["role"] == "user"]
+    assert [p for p in prompts if isinstance(p, str)] == ["write a", "talk", "go on"]

@@ -280,7 +280,7 @@ def test_concurrency_has_that_many_judge_calls_in_flight(tmp_path, judge_env):
         judge_server = ScriptedJudgeServer()
         # The first `concurrency` requests wait for each other: with fewer in flight
         # the barrier breaks and those calls fail.
-        judge_server.barrier = threading.Barrier(concurrency, timeout=10)
+        judge_server.barrier = threading.Barrier(concurrency, timeout=60)
         judge_env._responders.clear()
         judge_env.on(judge_server)
         code, out, err = cli(

@@ -32,7 +32,7 @@ def trouble_server(*args: str, env: dict[str, str] | None = None) -> dict[str, A
     return entry
 
 
-def wait_gone(pid: int, within_s: float = 10.0) -> bool:
+def wait_gone(pid: int, within_s: float = 30.0) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if not process_running(pid):

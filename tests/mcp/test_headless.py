@@ -155,15 +155,18 @@ def test_a_server_that_starts_too_slowly_gives_one_warning_and_the_run_goes_on(
     caretz: Caretz, server: ModelServer, tmp_path: Path
 ):
     pid_file = tmp_path / "slow.pid"
-    slow = trouble_server("--start-delay", "60", "--pid-file", str(pid_file))
-    caretz.write_config(profile({"slow": slow, "time": time_server()}, startupTimeout="2s"))
+    never = tmp_path / "never-created"  # the slow server waits for it: it never starts
+    slow = trouble_server("--start-when", str(never), "--pid-file", str(pid_file))
+    slow["startupTimeout"] = "1s"
+    caretz.write_config(profile({"slow": slow, "time": time_server()}, startupTimeout="5m"))
     server.add(text("Hello."))
 
     run = caretz("-p", "hello")
 
     assert run.code == 0, run.stderr
     assert mcp_lines(run.stderr) == [
-        "mcp: server 'slow' did not start: it was not ready within 2 s (mcp.startupTimeout); "
+        "mcp: server 'slow' did not start: it was not ready within 1 s "
+        "(mcpServers.slow.startupTimeout); "
         "going on without it"
     ]
     offered = [spec["name"] for spec in server.requests[0].body["tools"]]
@@ -171,7 +174,7 @@ def test_a_server_that_starts_too_slowly_gives_one_warning_and_the_run_goes_on(
     assert not any(name.startswith("mcp__slow__") for name in offered)
     failed = [e for e in caretz.events(run.session_id) if e["type"] == "Mcp.ServerFailed"]
     assert [e["server"] for e in failed] == ["slow"]
-    assert wait_gone(int(wait_for_file(pid_file)), 1)
+    assert wait_gone(int(wait_for_file(pid_file)))
 
 
 def test_a_project_mcp_json_server_starts_once_approved_with_its_variables_expanded(

@@ -53,7 +53,7 @@ def sleepers(mark: str) -> list[int]:
     return found
 
 
-def wait_for(condition, timeout: float = 10.0) -> bool:
+def wait_for(condition, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

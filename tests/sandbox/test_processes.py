@@ -39,7 +39,7 @@ def test_without_a_sandbox_background_jobs_survive():
         ["bash", "-c", _escapes(marks)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        assert wait_for(lambda: len(_all_sleepers(marks)) == 4, timeout=5)
+        assert wait_for(lambda: len(_all_sleepers(marks)) == 4, timeout=30)
     finally:
         kill_all(_all_sleepers(marks))
 
@@ -50,7 +50,7 @@ def test_background_jobs_end_with_the_command(backend, make_policy, request):
     marks = [marker() for _ in range(4)]
     result = run_in(sandbox, _escapes(marks))
     assert result.stdout.strip() == "started", result.stderr
-    assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+    assert wait_for(lambda: not _all_sleepers(marks), timeout=30), _all_sleepers(marks)
 
 
 @pytest.mark.parametrize("backend", ["bwrap", "landlock"])
@@ -67,7 +67,7 @@ def test_killing_the_process_group_ends_everything(backend, make_policy, request
         assert wait_for(lambda: len(_all_sleepers(marks)) == 4), "the jobs never started"
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=10)
-        assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+        assert wait_for(lambda: not _all_sleepers(marks), timeout=30), _all_sleepers(marks)
     finally:
         kill_all(_all_sleepers(marks))
         process.kill()
@@ -90,7 +90,7 @@ def test_nothing_outlives_caretz(backend, signum, work, home, request):
         assert wait_for(lambda: len(_all_sleepers(marks)) == 4), "the jobs never started"
         caretz.send_signal(signum)
         caretz.wait(timeout=10)
-        assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+        assert wait_for(lambda: not _all_sleepers(marks), timeout=30), _all_sleepers(marks)
     finally:
         kill_all(_all_sleepers(marks))
         caretz.kill()
@@ -104,7 +104,7 @@ def test_with_the_sandbox_off_leftovers_still_end_with_the_command(make_policy):
     result = run_in(sandbox, _escapes(marks) + f"; echo x > {policy.cwd.parent}/free.txt")
     assert result.stdout.strip() == "started", result.stderr
     assert (policy.cwd.parent / "free.txt").exists()  # really unconfined
-    assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+    assert wait_for(lambda: not _all_sleepers(marks), timeout=30), _all_sleepers(marks)
 
 
 def test_one_command_let_out_of_the_sandbox_keeps_the_filter_and_the_cleanup(
@@ -123,4 +123,4 @@ def test_one_command_let_out_of_the_sandbox_keeps_the_filter_and_the_cleanup(
     )
     assert done.returncode == 0, done.stderr
     assert outside.read_text() == "\n"  # written outside the roots, without the key
-    assert wait_for(lambda: not _all_sleepers(marks), timeout=5), _all_sleepers(marks)
+    assert wait_for(lambda: not _all_sleepers(marks), timeout=30), _all_sleepers(marks)

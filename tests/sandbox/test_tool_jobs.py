@@ -35,9 +35,9 @@ def test_stopping_a_job_ends_everything_it_started(mode, make_policy, bwrap_sand
     assert started.ok and "job j1" in started.output
     found = lambda: [pid for mark in marks for pid in sleepers(mark)]  # noqa: E731
     try:
-        assert wait_for(lambda: len(found()) == 3, timeout=5)
+        assert wait_for(lambda: len(found()) == 3, timeout=30)
         assert [job.id for job in ctx.jobs.stop_all()] == ["j1"]
-        assert wait_for(lambda: not found(), timeout=5), found()
+        assert wait_for(lambda: not found(), timeout=30), found()
     finally:
         kill_all(found())
 
@@ -52,6 +52,6 @@ def test_a_command_ended_the_moment_it_started_leaves_nothing(make_policy, bwrap
     try:
         for mark in marks:
             end_group(start_shell(f"sleep {mark}", sandbox.policy.cwd, sandbox), 1.0)
-        assert wait_for(lambda: not any(sleepers(mark) for mark in marks), timeout=5)
+        assert wait_for(lambda: not any(sleepers(mark) for mark in marks), timeout=30)
     finally:
         kill_all([pid for mark in marks for pid in sleepers(mark)])

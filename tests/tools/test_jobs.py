@@ -57,7 +57,7 @@ def test_a_background_job_returns_at_once_and_its_output_is_read_in_pieces(ctx):
 
     assert stopped.ok and stopped.output.startswith("Stopped job j1.")
     assert "job j1 · stopped" in stopped.output
-    assert wait_for(lambda: not sleepers(mark), timeout=5)
+    assert wait_for(lambda: not sleepers(mark), timeout=30)
     after = run(ctx, "job_output", job_id="j1", offset=0)  # still readable
     assert after.output.splitlines()[1:] == ["one", "two"]
 
@@ -65,7 +65,7 @@ def test_a_background_job_returns_at_once_and_its_output_is_read_in_pieces(ctx):
 def test_a_job_that_exits_says_its_code(ctx):
     start(ctx, "echo bye; exit 3")
     output = run(ctx, "job_output", job_id="j1", wait=5)
-    assert wait_for(lambda: not ctx.jobs.get("j1").running, timeout=5)
+    assert wait_for(lambda: not ctx.jobs.get("j1").running, timeout=30)
     assert "exited with code 3" in run(ctx, "job_output", job_id="j1").output
     assert "bye" in output.output
     assert run(ctx, "job_stop", job_id="j1").output.startswith("Job j1 had already ended.")
@@ -97,7 +97,7 @@ def test_the_rolling_log_keeps_its_tail_and_says_what_it_dropped():
 def test_job_output_bounds_what_it_returns(tmp_path):
     ctx = ToolContext(workspace=tmp_path, output_limit_chars=100, jobs=JobTable())
     start(ctx, "seq 1 1000")
-    assert wait_for(lambda: ctx.jobs.get("j1").log.closed, timeout=5)
+    assert wait_for(lambda: ctx.jobs.get("j1").log.closed, timeout=30)
     first = run(ctx, "job_output", job_id="j1")
     assert "read on with offset=100]" in first.output
     assert len(first.output) < 300

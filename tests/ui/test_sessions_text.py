@@ -9,8 +9,10 @@ from caretz.ui.console import call_preview
 from caretz.ui.sessions_text import describe_event, list_line, prompt_preview, started_text
 
 
-def info(first_prompt: str, started: float = 1_700_000_000.0) -> SessionInfo:
-    return SessionInfo("abc123", Path("/tmp/abc123"), started, "openai/m", first_prompt, 2, "done")
+def info(first_prompt: str, started: float = 1_700_000_000.0, **more) -> SessionInfo:
+    return SessionInfo(
+        "abc123", Path("/tmp/abc123"), started, "openai/m", first_prompt, 2, "done", **more
+    )
 
 
 def test_a_long_prompt_is_folded_to_one_line_and_cut_with_an_ellipsis():
@@ -20,11 +22,14 @@ def test_a_long_prompt_is_folded_to_one_line_and_cut_with_an_ellipsis():
     assert len(preview) == 60 and preview.endswith("…") and preview.startswith("fix the tests x")
 
 
-def test_a_list_line_names_the_session_model_turns_status_and_prompt():
-    line = list_line(info("hello"))
+def test_a_list_line_names_the_session_its_age_folder_model_turns_status_and_last_prompt():
+    session = info("hello", folder="/src/app", last_prompt="and now?", updated=1_000.0)
 
-    assert line.startswith("abc123  ") and line.endswith("  openai/m  2 turn(s)  done  hello")
-    assert started_text(info("hello")) in line
+    line = list_line(session, now=1_000.0 + 3 * 3600 + 59)
+
+    assert line == "abc123  3h ago  /src/app  openai/m  2 turn(s)  done  and now?"
+    assert list_line(session, now=1_040.0).startswith("abc123  40s ago  ")
+    assert list_line(session, now=1_000.0 + 2 * 86400).startswith("abc123  2d ago  ")
 
 
 def test_a_session_without_a_start_time_shows_no_date():

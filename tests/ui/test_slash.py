@@ -178,14 +178,14 @@ def test_jobs_lists_background_jobs_and_the_session_end_stops_them(repl, tmp_pat
     mark = marker()
     jobs.start(f"sleep {mark}", tmp_path, sandbox)
     done = jobs.start("exit 3", tmp_path, sandbox)
-    assert wait_for(lambda: not done.running and bool(sleepers(mark)), timeout=10)
+    assert wait_for(lambda: not done.running and bool(sleepers(mark)), timeout=30)
 
     shown = run(repl, "/jobs")
 
     assert "j1" in shown and "running" in shown and f"sleep {mark}" in shown
     assert "j2" in shown and "exited with code 3" in shown
     repl.session.close()
-    assert wait_for(lambda: not sleepers(mark), timeout=5)
+    assert wait_for(lambda: not sleepers(mark), timeout=30)
     assert "j1" in run(repl, "/jobs") and "stopped" in run(repl, "/jobs")
     stopped = [e for e in read_events(repl.session.events_path) if e["type"] == "Jobs.Stopped"]
     assert stopped[0]["jobs"] == ["j1"]

@@ -1,11 +1,13 @@
 """An MCP server for the error cases, written with the SDK's MCPServer: one that crashes
 mid-call, hangs, answers with an error or with far too much, or is slow to start.
 
-    python tests/mcp/servers/trouble.py [--start-delay S] [--http PORT [--sse]] [--pid-file PATH]
+    python tests/mcp/servers/trouble.py [--start-when PATH] [--http PORT [--sse]] [--pid-file PATH]
 
 stdio by default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT/mcp instead, and
 with `--sse` the older SSE transport on 127.0.0.1:PORT/sse.
 `--pid-file` writes the server's pid there once it runs (the tests check it is gone).
+`--start-when PATH` waits, before it serves, until PATH exists (the test decides when, or
+never: a server that does not start in any time, on a machine of any speed).
 """
 
 from __future__ import annotations
@@ -112,14 +114,15 @@ def header(name: str, ctx: Context) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--start-delay", type=float, default=0.0)
+    parser.add_argument("--start-when", type=Path)
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--sse", action="store_true")
     parser.add_argument("--pid-file", type=Path)
     args = parser.parse_args()
     if args.pid_file is not None:
         args.pid_file.write_text(str(os.getpid()))
-    time.sleep(args.start_delay)
+    while args.start_when is not None and not args.start_when.exists():
+        time.sleep(0.05)
     if args.http:
         import uvicorn
 

@@ -1,0 +1,125 @@
+"""How a run fails when the model's endpoint does: a stalled stream, a closed port, a
+rejected key, an unknown model, a missing key. The real CLI against the loopback model
+server (or a port nothing listens on)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from tests.e2e.conftest import Caretz
+from tests.modelserver import ModelServer, Reply, error, text
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def profile(**general: object) -> dict[str, object]:
+    return {"profiles": {"general": general}}
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed again when the block ends: nothing listens
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("provider error:")]
+
+
+def retry_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "retrying" in line]
+
+
+def test_a_stream_that_goes_silent_is_retried_then_fails_in_one_line(
+    caretz: Caretz, server: ModelServer
+):
+    # The server sends part of a reply, then nothing until it stops: any idle timeout
+    # fires, however fast or slow the machine is.
+    caretz.write_config(profile(streamIdleTimeout="1s", maxRetries=1))
+    server.add(Reply(text="never finished", stall_after_events=3), Reply(stall_after_events=0))
+
+    run = caretz("-p", "hello")
+
+    assert run.code == 1
+    assert len(server.requests) == 2  # one retry: the budget of maxRetries
+    assert len(retry_lines(run.stderr)) == 1, run.stderr
+    [line] = error_lines(run.stderr)
+    assert "gave up after 2 attempts" in line
+    assert f"no response from {server.url}/v1/messages within 1s (streamIdleTimeout)" in line
+    errors = [e for e in caretz.events(run.session_id) if e["type"] == "Provider.Error"]
+    assert len(errors) == 1 and "streamIdleTimeout" in errors[0]["error"]
+
+
+def test_a_closed_port_fails_after_one_retry_naming_the_url(caretz: Caretz):
+    url = f"http://127.0.0.1:{closed_port()}"
+
+    run = caretz("-p", "hello", env={"ANTHROPIC_BASE_URL": url})
+
+    assert run.code == 1
+    assert len(retry_lines(run.stderr)) == 1, run.stderr
+    assert f"gave up after 2 attempts: could not connect to {url}/v1/messages" in run.stderr
+    assert "is its server running, and the base URL right?" in run.stderr
+
+
+def test_a_wrong_base_url_names_the_url_and_not_the_word_custom(caretz: Caretz):
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+
+    run = caretz("-p", "hello", "--base-url", url, "--model", "qwen3")
+
+    assert run.code == 1
+    assert len(retry_lines(run.stderr)) == 1, run.stderr
+    assert f"could not connect to {url}/chat/completions" in run.stderr
+    assert "custom" not in run.stderr
+
+
+def test_a_rejected_key_exits_2_in_one_line_naming_its_variable(
+    caretz: Caretz, server: ModelServer
+):
+    server.add(error(401, "invalid x-api-key"))
+
+    run = caretz("-p", "hello")
+
+    assert run.code == 2, run.stderr
+    assert len(server.requests) == 1  # not retried
+    problem = [line for line in run.stderr.splitlines() if "rejected the API key" in line]
+    assert len(problem) == 1 and "check ANTHROPIC_API_KEY" in problem[0]
+
+
+def test_an_unknown_model_exits_2_in_one_line_naming_the_model(caretz: Caretz, server: ModelServer):
+    server.add(error(404, "model: claude-test"))
+
+    run = caretz("-p", "hello")
+
+    assert run.code == 2, run.stderr
+    problem = [line for line in run.stderr.splitlines() if "HTTP 404" in line]
+    assert len(problem) == 1 and "check the model ID 'claude-test'" in problem[0]
+
+
+def test_a_missing_key_of_the_loop_guards_judge_names_the_role_and_the_variable(
+    caretz: Caretz, server: ModelServer
+):
+    caretz.write_config(profile(loopGuard={"mode": "shadow", "judge": {"model": "openai/gpt-x"}}))
+
+    run = caretz("-p", "hello")
+    flagged = caretz("-p", "hello", "--loop-guard-model", "openai/gpt-y")
+
+    assert run.code == 2 and flagged.code == 2
+    assert run.stderr.splitlines() == [
+        "caretz: the loop guard's judge, openai/gpt-x, needs OPENAI_API_KEY: set it, or name a "
+        "model your keys reach with --loop-guard-model or loopGuard.judge.model"
+    ]
+    assert "the loop guard's judge, openai/gpt-y, needs OPENAI_API_KEY" in flagged.stderr
+    assert server.requests == []
+
+
+def test_the_example_profiles_work_with_an_anthropic_key_alone(caretz: Caretz, server: ModelServer):
+    example = json.loads((REPO / "profiles.example.json").read_text())
+    caretz.write_config(example)
+    server.add(text("Hello from the example."))
+
+    run = caretz("-p", "hello", env={"OPENAI_API_KEY": None, "CARETZ_MODEL": None})
+
+    assert run.code == 0, run.stderr
+    assert "Hello from the example." in run.stdout
