@@ -10,7 +10,7 @@ is an event in the session log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -29,6 +29,7 @@ from caretz.agent.outcomes import (
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.signals import interrupted_by
 from caretz.agent.tool_batch import run_parallel
+from caretz.agent.turn_stream import ABORTED, PromptTooLong, StreamCut, close_stream
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
@@ -53,7 +54,6 @@ from caretz.tools.policy import CancelToolCall, EndTurn
 from caretz.tools.registry import ReadyCall, ToolCrash
 from caretz.tools.todo import latest_plan
 
-ABORTED = "aborted"
 SKIPPED_AFTER_STOP = "Not run: the loop guard ended this turn."
 SKIPPED_AFTER_INTERRUPT = "Not run: the user interrupted the turn."
 INTERRUPTED_UNKNOWN = (
@@ -188,7 +188,7 @@ class Turn:
         trailing = self.trailing_messages(final_report)
         try:
             return self.send(trailing, final_report, may_overflow=True)
-        except _PromptTooLong as overflow:
+        except PromptTooLong as overflow:
             # Compacted and smaller: the same request once more, then an error is an error.
             self.emit(
                 "Model.PromptTooLong", error=str(overflow.error), status=overflow.error.status
@@ -259,14 +259,14 @@ class Turn:
                 partial = self.on_stream_event(event, partial)
         except ProviderError as error:
             if may_overflow and is_prompt_too_long(error):
-                raise _PromptTooLong(error) from None
+                raise PromptTooLong(error) from None
             self.record_provider_error(error)
             refused = error.status in REFUSING_STATUSES
             raise (ProviderRefused if refused else RuntimeFailure)(str(error)) from error
-        except _StreamCut as cut:
+        except StreamCut as cut:
             return cut.response(request.model)
         finally:
-            _close(events)
+            close_stream(events)
         raise RuntimeFailure("the model's stream ended without a final response")
 
     def on_stream_event(self, event: object, partial: str) -> str:
@@ -294,7 +294,7 @@ class Turn:
     def check_stream(self, decision: Decision, partial: str) -> None:
         if isinstance(decision, Cut):
             self.act(decision.then)
-            raise _StreamCut(partial, decision.reason)
+            raise StreamCut(partial, decision.reason)
         self.act(decision)
 
     def record_provider_error(self, error: ProviderError) -> None:
@@ -443,30 +443,3 @@ class Turn:
 
     def emit(self, type: str, **fields: object) -> None:
         self.parts.log.emit(type, turn=self.number, agent=self.config.name, **fields)
-
-
-class _PromptTooLong(Exception):
-    """The provider refused the request: the prompt is over the model's window."""
-
-    def __init__(self, error: ProviderError):
-        super().__init__(str(error))
-        self.error = error
-
-
-class _StreamCut(Exception):
-    """The guard cut a looping stream; what streamed so far is kept."""
-
-    def __init__(self, partial: str, reason: str):
-        super().__init__(reason)
-        self.partial = partial
-        self.reason = reason
-
-    def response(self, model: str) -> ModelResponse:
-        text = f"{self.partial}\n[stream stopped by the loop guard: {self.reason}]"
-        return ModelResponse(Message("assistant", text), Usage(), ABORTED, model)
-
-
-def _close(events: Iterator[object]) -> None:
-    close = getattr(events, "close", None)
-    if close is not None:
-        close()
