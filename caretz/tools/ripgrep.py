@@ -64,19 +64,22 @@ def rg_path(package: str = RG_PACKAGE) -> Path:
 
 def run_rg(
     args: list[str],
-    cwd: Path,
+    cwd: Path | str,
     *,
     timeout_s: float,
     cancel: threading.Event,
     rg: Path | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> RgRun:
     """rg with `args` in `cwd`, all its output kept; ended after `timeout_s` or on cancel.
+    `pass_fds` stay open in rg (a pinned directory or file, named as /proc/self/fd/N).
 
     Ctrl-C (KeyboardInterrupt) kills rg before it goes on up.
     """
     process = subprocess.Popen(
         [os.fspath(rg or rg_path()), "--no-config", *args],
         cwd=cwd,
+        pass_fds=pass_fds,
         env={},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

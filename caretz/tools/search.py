@@ -14,6 +14,7 @@ from typing import Any
 
 from caretz.messages import ToolSpec
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
+from caretz.tools.file_access import anchors
 from caretz.tools.ripgrep import RgRun, RipgrepMissing, run_rg
 from caretz.tools.search_results import (
     content_line,
@@ -24,7 +25,7 @@ from caretz.tools.search_results import (
     newest_first,
     paged,
 )
-from caretz.tools.search_scope import ScopeError, SearchScope, search_scope
+from caretz.tools.search_scope import ScopeError, SearchScope, pinned, search_scope
 
 SEARCH_TIMEOUT_S = 30.0
 GREP_DEFAULT_LIMIT = 200
@@ -57,15 +58,19 @@ class _RgTool:
         self, rg_args: list[str], scope: SearchScope, ctx: ToolContext
     ) -> RgRun | ToolResult:
         try:
-            ran = run_rg(
-                [*rg_args, *scope.rg_args(), "--", scope.target],
-                scope.rg_cwd,
-                timeout_s=self.timeout_s,
-                cancel=ctx.cancel,
-                rg=self.rg,
-            )
+            with pinned(scope, anchors(ctx)) as (cwd, target, fds):
+                ran = run_rg(
+                    [*rg_args, *scope.rg_args(), "--", target],
+                    cwd,
+                    timeout_s=self.timeout_s,
+                    cancel=ctx.cancel,
+                    rg=self.rg,
+                    pass_fds=fds,
+                )
         except RipgrepMissing as missing:
             return ToolResult(ok=False, output=str(missing))
+        except ScopeError as error:
+            return ToolResult(ok=False, output=str(error))
         if ran.ended_by is None and ran.returncode == 2 and not ran.stdout:
             return ToolResult(ok=False, output=f"{self.name} failed: {_first_lines(ran.stderr)}")
         return ran

@@ -12,15 +12,18 @@ no symlink, and the root itself was resolved and checked like any read.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.permissions.paths import glob_to_regex
+from caretz.sandbox import safe_open
 from caretz.sandbox.policy import existing_paths, is_within
 from caretz.tools.base import ToolContext
 from caretz.tools.files import checked_path, display_path
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from caretz.sandbox.paths import PathGuard
 
 PROC = Path("/proc")
+PIN_ATTEMPTS = 5
 _GLOB_SPECIALS = "\\*?[]{}!"
 
 
@@ -50,6 +54,8 @@ class SearchScope:
     glob_on_name: bool = False
     # rg lets a hidden file through when a type names it; without include_ignored, dropped.
     drop_hidden: bool = False
+    # The name rg is given for a pinned file (/proc/self/fd/N), shown as `target`.
+    pinned_target: bytes | None = None
     _verdicts: dict[bytes, bool] = field(default_factory=dict)
 
     def match_glob(self, pattern: str, *, on_name: bool) -> None:
@@ -70,6 +76,7 @@ class SearchScope:
 
     def allows(self, relative: bytes) -> bool:
         """Whether a path rg returned (relative to rg_cwd, "./" first) may be shown."""
+        relative = self._unpinned(relative)
         if self.drop_hidden and self.target == "." and b"/." in relative:
             return False
         if self.glob is None and self.guard is None and self.rules is None:
@@ -93,8 +100,13 @@ class SearchScope:
             return False
         return self.rules is None or self.rules.allows(path)
 
+    def _unpinned(self, relative: bytes) -> bytes:
+        if self.pinned_target is not None and relative == self.pinned_target:
+            return os.fsencode(self.target)
+        return relative
+
     def shown(self, relative: bytes) -> str:
-        name = os.fsdecode(relative.removeprefix(b"./"))
+        name = os.fsdecode(self._unpinned(relative).removeprefix(b"./"))
         return f"{self.shown_prefix}{name}"
 
     def noted(self, text: str) -> str:
@@ -177,3 +189,44 @@ class RuleFilter:
             self.skipped += 1
             return False
         return True
+
+
+class PathChanged(ScopeError):
+    """The searched path kept changing (a symlink swapped in) while it was opened."""
+
+
+@contextlib.contextmanager
+def pinned(
+    scope: SearchScope, anchors: tuple[Path, ...]
+) -> Iterator[tuple[str, str, tuple[int, ...]]]:
+    """rg's working directory and target as open fds (/proc/self/fd/N), opened beneath the
+    sandbox's roots without following a symlink: a path swapped for a link after the check
+    cannot send rg elsewhere. Raises PathChanged when that keeps happening."""
+    fds: list[int] = []
+    try:
+        for _ in range(PIN_ATTEMPTS):
+            try:
+                fds.append(
+                    safe_open.open_exact(scope.rg_cwd, safe_open.O_PATH | os.O_DIRECTORY, anchors)
+                )
+                if scope.target != ".":
+                    fd, _ = safe_open.open_regular(scope.rg_cwd / scope.target, anchors)
+                    fds.append(fd)
+                break
+            except (safe_open.PathMoved, safe_open.NotRegular):
+                for fd in fds:
+                    os.close(fd)
+                fds.clear()
+        else:
+            raise PathChanged(
+                f"refused: cannot search {scope.target if scope.target != '.' else scope.rg_cwd} "
+                "safely: its path kept changing while it was opened"
+            )
+        target = scope.target
+        if len(fds) == 2:
+            target = f"/proc/self/fd/{fds[1]}"
+            scope.pinned_target = os.fsencode(target)
+        yield f"/proc/self/fd/{fds[0]}", target, tuple(fds)
+    finally:
+        for fd in fds:
+            os.close(fd)

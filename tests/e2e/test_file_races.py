@@ -155,3 +155,22 @@ def test_writes_of_a_file_swapped_with_a_link_to_the_key_keep_it_out_of_the_diff
         ],
     )
     assert key.read_text() == CANARY + "\n"
+
+
+def test_grep_in_a_directory_swapped_with_a_link_to_the_key_folder(
+    sandboxed, server, workspace, home, swapping
+):
+    """grep runs rg in the directory it checked, held open: a link swapped in after the
+    check cannot send rg into the key folder."""
+    (workspace / "keys").mkdir()
+    (workspace / "keys" / "id_rsa").write_text("decoy OPENSSH\n")
+    swapping("dir", str(workspace / "keys"), str(home / ".ssh"))
+    race(sandboxed, server, lambda i: [("grep", {"pattern": "OPENSSH", "path": "keys"})])
+
+
+def test_grep_of_a_file_swapped_with_a_link_to_the_key(
+    sandboxed, server, workspace, home, swapping
+):
+    key = str(home / ".ssh" / "id_rsa")
+    swapping("file", str(workspace / "notes.txt"), "decoy OPENSSH\n", key)
+    race(sandboxed, server, lambda i: [("grep", {"pattern": "OPENSSH", "path": "notes.txt"})])

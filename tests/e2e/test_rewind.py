@@ -271,8 +271,13 @@ def test_undo_right_after_a_rewind_puts_back_exactly_the_files_and_turns_before_
     caretz, server, workspace
 ):
     write(workspace, "kept.txt", "v1\n")
-    server.add(tool("write", path="kept.txt", content="v2\n"), text("Changed kept."))
+    server.add(
+        tool("read", path="kept.txt"),  # an existing file is read before it is changed
+        tool("write", path="kept.txt", content="v2\n"),
+        text("Changed kept."),
+    )
     first = caretz("-p", "change kept")
+    assert (workspace / "kept.txt").read_text() == "v2\n"
     for prompt in ("explain it", "and again", "once more"):  # turns that change no file
         server.add(text(f"Said: {prompt}."))
         assert caretz("--continue", "-p", prompt).code == 0
