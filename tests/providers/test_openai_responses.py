@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -260,3 +262,19 @@ def test_a_providers_own_entry_decides_its_protocol():
     builtin = resolve_model("openai/gpt-5-codex", BUILTIN_PROVIDERS, None, {})
     assert builtin.entry.protocol == "responses"
     assert isinstance(create_provider(builtin.entry, KEY), ResponsesProvider)
+
+
+def test_the_module_is_imported_only_when_the_protocol_is_used():
+    script = (
+        "import sys\n"
+        "from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider\n"
+        "from caretz.providers.resolve import resolve_model\n"
+        "chat = resolve_model('openai/gpt-5', BUILTIN_PROVIDERS, None, {})\n"
+        "create_provider(chat.entry, 'k')\n"
+        "assert 'caretz.providers.openai_responses' not in sys.modules\n"
+        "codex = resolve_model('openai/gpt-5-codex', BUILTIN_PROVIDERS, None, {})\n"
+        "create_provider(codex.entry, 'k')\n"
+        "assert 'caretz.providers.openai_responses' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
