@@ -62,6 +62,7 @@ class Reply:
     # Responses: a reasoning item with this encrypted_content (and `thinking` as its summary).
     encrypted_reasoning: str = ""
     error_code: str = "server_error"  # Responses: the code of the `error` event
+    error_event: str = "error"  # Responses: "error" or "response.failed" carries it
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -562,7 +563,12 @@ def _sse(protocol: WireProtocol, event: tuple[str, dict[str, Any]] | dict[str, A
     return f"data: {data}\n\n".encode()
 
 
-def _error_event(protocol: WireProtocol, message: str, code: str = "server_error") -> bytes:
+def _error_event(
+    protocol: WireProtocol, message: str, code: str = "server_error", kind: str = "error"
+) -> bytes:
+    if protocol == "responses" and kind == "response.failed":
+        failed = {"status": "failed", "error": {"code": code, "message": message}}
+        return _sse(protocol, (kind, {"type": kind, "response": failed}))
     if protocol == "responses":
         payload = {"type": "error", "code": code, "message": message, "param": None}
         return _sse(protocol, ("error", payload))
@@ -707,7 +713,9 @@ class _Handler(BaseHTTPRequestHandler):
             if count == reply.drop_after_events:
                 raise _Dropped
             if count == reply.error_after_events:
-                self._write_chunk(_error_event(protocol, reply.error_message, reply.error_code))
+                self._write_chunk(
+                    _error_event(protocol, reply.error_message, reply.error_code, reply.error_event)
+                )
                 break
             self._write_chunk(event)
         self.wfile.write(b"0\r\n\r\n")

@@ -109,6 +109,22 @@ def test_an_error_event_is_one_line_and_exit_1(caretz, server):
     assert len(server.requests) == 1  # not a kind worth retrying
 
 
+def test_a_failed_response_with_a_server_error_is_retried(caretz, server):
+    failing = Reply(
+        text="Half",
+        error_after_events=3,
+        error_event="response.failed",
+        headers={"retry-after": "0"},
+    )
+    server.add(failing, text("Whole answer."))
+
+    run = caretz("-p", "hi", env=RESPONSES)
+
+    assert run.code == 0, run.stderr
+    assert "server_error: scripted error" in run.stderr and "retrying in 0s" in run.stderr
+    assert "Whole answer." in run.stdout and len(server.requests) == 2
+
+
 def test_the_loop_guards_report_request_forbids_tools(caretz, server, workspace):
     script = workspace / "gotest.sh"
     script.write_text(GO_TEST_SCRIPT)
