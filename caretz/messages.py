@@ -53,6 +53,9 @@ class Message:
     is_error: bool = False  # role == "tool": the call failed
     thinking: str = ""  # role == "assistant": reasoning text, kept for the log
     thinking_signature: str | None = None  # Anthropic's signature for thinking blocks
+    # role == "assistant": the Responses API's reasoning items (encrypted content and
+    # all), kept as received and sent back as they are; opaque to everything else.
+    reasoning_items: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -66,6 +69,8 @@ class Message:
             data["thinking"] = self.thinking
         if self.thinking_signature:
             data["thinking_signature"] = self.thinking_signature
+        if self.reasoning_items:
+            data["reasoning_items"] = self.reasoning_items
         return data
 
     @classmethod
@@ -78,6 +83,7 @@ class Message:
             is_error=data.get("is_error", False),
             thinking=data.get("thinking", ""),
             thinking_signature=data.get("thinking_signature"),
+            reasoning_items=list(data.get("reasoning_items") or []),
         )
 
 
@@ -87,6 +93,7 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0  # the part of output_tokens spent reasoning, where told
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -94,19 +101,24 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        data = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
         }
+        if self.reasoning_tokens:
+            data["reasoning_tokens"] = self.reasoning_tokens
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(**{k: int(data.get(k, 0)) for k in cls().to_dict()})
+        names = [*cls().to_dict(), "reasoning_tokens"]
+        return cls(**{k: int(data.get(k, 0)) for k in names})
 
 
 def answer_dangling_calls(
@@ -131,7 +143,7 @@ def answer_dangling_calls(
 
 
 Reasoning = Literal["off", "low", "medium", "high"]
-ProtocolName = Literal["anthropic", "openai"]
+ProtocolName = Literal["anthropic", "openai", "responses"]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""A loopback model server that speaks Anthropic Messages and OpenAI Chat Completions.
+"""A loopback model server that speaks Anthropic Messages, OpenAI Chat Completions and
+OpenAI Responses.
 
 It answers with scripted replies, streamed as SSE the way the real APIs stream them,
 and records every request it gets::
@@ -8,8 +9,8 @@ and records every request it gets::
         ...  # point the code under test at server.url (Anthropic) or server.openai_url
         assert server.requests[0].tool_names == ["bash", "read"]
 
-Routes: POST /v1/messages (Anthropic), POST /v1/chat/completions (OpenAI), GET /v1/models,
-GET /health. A request takes the next reply queued for its body's "model", else the next
+Routes: POST /v1/messages (Anthropic), POST /v1/chat/completions (OpenAI), POST
+/v1/responses (OpenAI Responses), GET /v1/models, GET /health. A request takes the next reply queued for its body's "model", else the next
 in the shared queue, else asks the `on(...)` responders; with nothing left it gets HTTP 500
 "model server: no scripted reply left for model X" (with retry-after: 0, so retries are
 instant and the test fails fast).
@@ -39,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
-WireProtocol = Literal["anthropic", "openai"]
+WireProtocol = Literal["anthropic", "openai", "responses"]
 
 
 @dataclass
@@ -62,6 +63,10 @@ class Reply:
     stall_after_events: int | None = None
     chunk_size: int = 7  # text, thinking and argument JSON go out in pieces this long
     stop_reason: str | None = None  # Anthropic's words; None: tool_use with calls, else end_turn
+    # Responses: a reasoning item with this encrypted_content (and `thinking` as its summary).
+    encrypted_reasoning: str = ""
+    error_code: str = "server_error"  # Responses: the code of the `error` event
+    error_event: str = "error"  # Responses: "error" or "response.failed" carries it
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -114,7 +119,14 @@ class RecordedRequest:
 
     @property
     def protocol(self) -> WireProtocol:
+        if self.path.endswith("/responses"):
+            return "responses"
         return "anthropic" if self.path.endswith("/messages") else "openai"
+
+    @property
+    def input(self) -> list[dict[str, Any]]:
+        """A Responses request's input items."""
+        return self.body.get("input", []) if isinstance(self.body, dict) else []
 
     @property
     def model(self) -> str | None:
@@ -127,6 +139,8 @@ class RecordedRequest:
     @property
     def system(self) -> str:
         """The system prompt as text, whichever protocol carried it."""
+        if self.protocol == "responses":
+            return self.body.get("instructions") or ""
         if self.protocol == "openai":
             first = self.messages[0] if self.messages else {}
             is_system = first.get("role") in ("system", "developer")
@@ -479,6 +493,74 @@ def _openai_usage(r: _Rendered) -> dict[str, Any]:
     }
 
 
+def responses_events(r: _Rendered) -> list[tuple[str, dict[str, Any]]]:
+    """A reply as the Responses API streams it: output items, their deltas, then usage."""
+    inp, out, cache_read, _ = r.usage
+    response = {"id": "resp_scripted", "object": "response", "model": r.model, "output": []}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("response.created", {"response": {**response, "status": "in_progress"}})
+    ]
+    for index, (item, deltas) in enumerate(_responses_items(r)):
+        events.append(("response.output_item.added", {"output_index": index, "item": item}))
+        events += [(kind, {"output_index": index, **delta}) for kind, delta in deltas]
+        response["output"].append(done := _finished_item(item, r, index))
+        events.append(("response.output_item.done", {"output_index": index, "item": done}))
+    incomplete = r.stop_reason == "max_tokens"
+    usage = {
+        "input_tokens": inp,
+        "input_tokens_details": {"cached_tokens": cache_read},
+        "output_tokens": out,
+        "output_tokens_details": {"reasoning_tokens": len(r.reply.thinking)},
+        "total_tokens": inp + out,
+    }
+    final = {**response, "status": "incomplete" if incomplete else "completed", "usage": usage}
+    if incomplete:
+        final["incomplete_details"] = {"reason": "max_output_tokens"}
+    events.append(
+        ("response.incomplete" if incomplete else "response.completed", {"response": final})
+    )
+    return [(kind, {"type": kind, **payload}) for kind, payload in events]
+
+
+def _responses_items(r: _Rendered) -> Iterator[tuple[dict[str, Any], list[tuple[str, dict]]]]:
+    reply = r.reply
+    if reply.thinking or reply.encrypted_reasoning:
+        deltas = [
+            ("response.reasoning_summary_text.delta", {"summary_index": 0, "delta": p})
+            for p in r.pieces(reply.thinking)
+        ]
+        yield {"type": "reasoning", "id": "rs_scripted", "summary": []}, deltas
+    if reply.text:
+        deltas = [
+            ("response.output_text.delta", {"content_index": 0, "delta": p})
+            for p in r.pieces(reply.text)
+        ]
+        yield {"type": "message", "id": "msg_scripted", "role": "assistant", "content": []}, deltas
+    for call in r.calls:
+        deltas = [
+            ("response.function_call_arguments.delta", {"delta": p})
+            for p in r.pieces(call.arguments)
+        ]
+        item = {
+            "type": "function_call",
+            "id": f"fc_{call.id}",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": "",
+        }
+        yield item, deltas
+
+
+def _finished_item(item: dict[str, Any], r: _Rendered, index: int) -> dict[str, Any]:
+    if item["type"] == "reasoning":
+        summary = [{"type": "summary_text", "text": r.reply.thinking}] if r.reply.thinking else []
+        return {**item, "summary": summary, "encrypted_content": r.reply.encrypted_reasoning}
+    if item["type"] == "message":
+        return {**item, "content": [{"type": "output_text", "text": r.reply.text}]}
+    call = next(c for c in r.calls if item["call_id"] == c.id)
+    return {**item, "arguments": call.arguments, "status": "completed"}
+
+
 def _loads_or_raw(arguments: str) -> Any:
     try:
         return json.loads(arguments)
@@ -487,14 +569,22 @@ def _loads_or_raw(arguments: str) -> Any:
 
 
 def _sse(protocol: WireProtocol, event: tuple[str, dict[str, Any]] | dict[str, Any] | str) -> bytes:
-    if protocol == "anthropic":
+    if protocol in ("anthropic", "responses"):
         name, payload = event  # type: ignore[misc]
         return f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode()
     data = event if isinstance(event, str) else json.dumps(event)
     return f"data: {data}\n\n".encode()
 
 
-def _error_event(protocol: WireProtocol, message: str) -> bytes:
+def _error_event(
+    protocol: WireProtocol, message: str, code: str = "server_error", kind: str = "error"
+) -> bytes:
+    if protocol == "responses" and kind == "response.failed":
+        failed = {"status": "failed", "error": {"code": code, "message": message}}
+        return _sse(protocol, (kind, {"type": kind, "response": failed}))
+    if protocol == "responses":
+        payload = {"type": "error", "code": code, "message": message, "param": None}
+        return _sse(protocol, ("error", payload))
     if protocol == "anthropic":
         payload = {"type": "error", "error": {"type": "overloaded_error", "message": message}}
         return _sse(protocol, ("error", payload))
@@ -568,7 +658,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         path = self.path.split("?")[0].rstrip("/")
-        if not path.endswith(("/messages", "/chat/completions")):
+        if not path.endswith(("/messages", "/chat/completions", "/responses")):
             self._send_json(
                 404, {"error": {"type": "not_found_error", "message": f"no route {path}"}}
             )
@@ -618,6 +708,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if protocol == "anthropic":
             events = [_sse(protocol, e) for e in anthropic_events(rendered)]
+        elif protocol == "responses":
+            events = [_sse(protocol, e) for e in responses_events(rendered)]
         else:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             events = [_sse(protocol, e) for e in openai_events(rendered, include_usage)]
@@ -639,7 +731,9 @@ class _Handler(BaseHTTPRequestHandler):
             if count == reply.drop_after_events:
                 raise _Dropped
             if count == reply.error_after_events:
-                self._write_chunk(_error_event(protocol, reply.error_message))
+                self._write_chunk(
+                    _error_event(protocol, reply.error_message, reply.error_code, reply.error_event)
+                )
                 break
             self._write_chunk(event)
         self.wfile.write(b"0\r\n\r\n")

@@ -73,8 +73,16 @@ def _from_dir(config_dir: Path | None, name: str) -> str:
     return str(config_dir / path)
 
 
+def _protocol_alias(value: Any) -> Any:
+    return "responses" if value == "openai-responses" else value
+
+
+# "openai-responses" is another spelling of "responses" (OpenAI's Responses API).
+Protocol = Annotated[ProtocolName, BeforeValidator(_protocol_alias)]
+
+
 class ProviderConfig(Section):
-    protocol: ProtocolName | None = None  # required, except with `local` (then "openai")
+    protocol: Protocol | None = None  # required, except with `local` (then "openai")
     base_url: BaseUrl | None = None  # required, except with `local`
     api_key_env: str | None = None  # None: the endpoint needs no key
     base_url_env: str | None = None

@@ -54,6 +54,7 @@ class MessageDraft:
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
     signature: str | None = None
+    reasoning_items: list[dict[str, Any]] = field(default_factory=list)  # Responses API
     calls: dict[int, PendingCall] = field(default_factory=dict)  # by the stream's index
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None  # as the server said it
@@ -83,6 +84,7 @@ class MessageDraft:
             tool_calls=tool_calls,
             thinking="".join(self.thinking),
             thinking_signature=self.signature,
+            reasoning_items=list(self.reasoning_items),
         )
         stop = normalize_stop(self.stop_reason, bool(tool_calls), stop_aliases)
         return ModelResponse(message, self.usage, stop, self.model or fallback_model)

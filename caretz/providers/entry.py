@@ -31,6 +31,9 @@ class ProviderEntry:
     # assistant message), e.g. "<tool_call>\n" for Hermes-style chat templates.
     tool_call_prefix: str | None = None
     local: LocalModel | None = None  # a GGUF model on a llama.cpp server caretz runs
+    # Model ID patterns (fnmatch, lower case) served only through the Responses API:
+    # a matching model on this "openai" entry speaks protocol "responses" instead.
+    responses_models: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

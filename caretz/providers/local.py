@@ -144,7 +144,7 @@ class LocalServers:
         self._check_installed()
         spec = server_spec(entry.local, model_id, self._cwd)
         server = self.ensure(spec, entry.local.load_timeout_s)
-        base_url = server.url + ("/v1" if entry.protocol == "openai" else "")
+        base_url = server.url + ("" if entry.protocol == "anthropic" else "/v1")
         return dataclasses.replace(entry, base_url=base_url, local=None)
 
     def ensure(

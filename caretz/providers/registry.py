@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from fnmatch import fnmatchcase
 from typing import Any
 
 from caretz.messages import Message, ModelRequest
@@ -18,6 +19,19 @@ from caretz.providers.entry import LocalModel, ProviderEntry
 
 # Tool choices that leave the model free not to call a tool.
 UNFORCED_TOOL_CHOICES = (None, "auto", "none")
+
+# OpenAI models offered through the Responses API only (or that lose their reasoning
+# between tool calls without it): the built-in entries speak "responses" to these.
+RESPONSES_MODELS = (
+    "*codex*",
+    "gpt-5*-pro",
+    "gpt-5*-pro-*",
+    "o1-pro*",
+    "o3-pro*",
+    "o3-deep-research*",
+    "o4-mini-deep-research*",
+    "computer-use-preview*",
+)
 
 
 def _local_entry() -> ProviderEntry:
@@ -35,11 +49,16 @@ BUILTIN_PROVIDERS: dict[str, ProviderEntry] = {
             "ANTHROPIC_API_KEY",
             "ANTHROPIC_BASE_URL",
         ),
-        ProviderEntry(
-            "openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"
-        ),
-        ProviderEntry(
-            "chatgpt", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"
+        *(
+            ProviderEntry(
+                name,
+                "openai",
+                "https://api.openai.com/v1",
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                responses_models=RESPONSES_MODELS,
+            )
+            for name in ("openai", "chatgpt")
         ),
         ProviderEntry("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
         ProviderEntry("groq", "openai", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
@@ -64,8 +83,26 @@ def _openai(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provid
     return OpenAIProvider(entry, api_key, **options)
 
 
+def _responses(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provider:
+    from caretz.providers.openai_responses import ResponsesProvider
+
+    return ResponsesProvider(entry, api_key, **options)
+
+
 # The protocol modules are imported on first use, so importing this module stays cheap.
-PROTOCOLS: dict[str, Callable[..., Provider]] = {"anthropic": _anthropic, "openai": _openai}
+PROTOCOLS: dict[str, Callable[..., Provider]] = {
+    "anthropic": _anthropic,
+    "openai": _openai,
+    "responses": _responses,
+}
+
+
+def entry_for_model(entry: ProviderEntry, model_id: str) -> ProviderEntry:
+    """`entry` as it speaks to `model_id`: "responses" where its model table says so."""
+    model = model_id.lower()
+    if entry.protocol == "openai" and any(fnmatchcase(model, p) for p in entry.responses_models):
+        return dataclasses.replace(entry, protocol="responses")
+    return entry
 
 
 def create_provider(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provider:

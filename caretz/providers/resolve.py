@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from caretz.config_base import ConfigError
-from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry
+from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry, entry_for_model
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
 CUSTOM_PROVIDER = "custom"
@@ -56,7 +56,7 @@ def resolve_model(
     entry = _with_env_base_url(entry, env)
     if base_url:  # a URL given for a local provider means: use that server instead
         entry = dataclasses.replace(entry, base_url=base_url, local=None)
-    return ResolvedModel(entry, model_id, ref)
+    return ResolvedModel(entry_for_model(entry, model_id), model_id, ref)
 
 
 def adhoc_entry(base_url: str, env: Mapping[str, str]) -> ProviderEntry:
