@@ -57,6 +57,8 @@ class Programs:
     python: Program
     # joins the session's network namespace (util-linux); None: one namespace a command
     nsenter: Program = Program("nsenter", None)
+    # the shell of a command run outside the sandbox (escalated, or the sandbox off)
+    bash: Program = Program("bash", None)
 
     def notices(self) -> list[str]:
         found = (
@@ -64,6 +66,7 @@ class Programs:
             self.git.notice(),
             self.python.notice(),
             self.nsenter.notice(),
+            self.bash.notice(),
         )
         return [line for line in found if line]
 
@@ -77,6 +80,7 @@ def resolve_programs(path_env: str, roots: Iterable[Path]) -> Programs:
         git=find_program("git", path_env, untrusted),
         python=launcher_python(path_env, untrusted),
         nsenter=find_program("nsenter", path_env, untrusted),
+        bash=find_program("bash", path_env, untrusted),
     )
 
 

@@ -123,6 +123,7 @@ def open_session_sandbox(
         "python": programs.python.path,
         "nsenter_path": nsenter,
         "git_path": programs.git.path,
+        "bash_path": programs.bash.path or "",
     }
     return dataclasses.replace(sandbox, **trusted), check
 

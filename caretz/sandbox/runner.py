@@ -82,6 +82,9 @@ class Sandbox:
     ssh_agent: bool = False  # `allowSshAgent`: SSH_AUTH_SOCK passed and its socket reachable
     nsenter_path: str | None = None  # joins the session's network namespace
     git_path: str | None = None  # the trusted git (caretz/trusted.py), for caretz's own reads
+    # The trusted bash for a command run outside the sandbox; None: not resolved (bash on
+    # PATH), "": none caretz may run (such a command is refused).
+    bash_path: str | None = None
 
     def __post_init__(self) -> None:
         if self.policy.enforced and self.backend is Backend.NONE:

@@ -14,6 +14,7 @@ signal the sandbox relies on fires when the thread that forked the child exits.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import subprocess
@@ -47,7 +48,7 @@ def start_shell(
     Raises OSError when it cannot start.
     """
     become_subreaper()  # what a launcher killed outright leaves comes back to caretz
-    argv = ["bash", "-c", command]
+    argv = [_shell(sandbox, confined), "-c", command]
     env: dict[str, str] | None = None
     cwd = cwd or workspace
     fds: tuple[int, ...] = ()
@@ -82,6 +83,21 @@ def start_shell(
     if covered:
         _leave_when_ended(process, sandbox.covers)  # type: ignore[union-attr]
     return process
+
+
+def _shell(sandbox: Sandbox | None, confined: bool) -> str:
+    """bash inside the sandbox is whatever the sandbox holds (a planted one stays confined);
+    outside it, only the trusted one (caretz/trusted.py) runs, never one on a PATH entry a
+    command could write. Raises OSError (a failed call, one line) when there is none."""
+    if sandbox is None or (confined and sandbox.enforced) or sandbox.bash_path is None:
+        return "bash"
+    if not sandbox.bash_path:
+        raise OSError(
+            errno.ENOENT,
+            "no bash outside the writable roots on PATH: caretz runs no shell a command "
+            "could have planted outside the sandbox",
+        )
+    return sandbox.bash_path
 
 
 def _leave_when_ended(process: Process, covers: Covers) -> None:

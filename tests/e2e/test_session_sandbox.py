@@ -289,7 +289,9 @@ def test_what_a_killed_launcher_leaves_ends_with_caretz(caretz, server):
         assert wait_for(lambda: not sleepers(mark), timeout=30), f"left: {sleepers(mark)}"
     finally:
         kill_all(sleepers(mark))
-    assert "launcher gone" in killed
+    # The launcher was killed: its end is the command's (what the shell printed after the
+    # kill may or may not arrive before the orphan's hold on the pipe stops the read).
+    assert "[exit code -9]" in killed, killed
     assert looked.strip().isdigit(), looked  # the orphan was running while caretz was
 
 

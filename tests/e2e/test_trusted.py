@@ -9,6 +9,7 @@ ran the planted code outside the sandbox. No test may find one.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import site
@@ -319,3 +320,25 @@ def test_a_linked_nested_repository_keeps_its_config(sandboxed, server, workspac
     assert (vendor / ".git" / "config").read_text() == config
     git(workspace, "status")
     assert not marker.exists()
+
+
+def test_a_planted_bash_never_runs_a_command_outside_the_sandbox(
+    caretz, server, workspace, marker, scratch
+):
+    """With the sandbox off (or a command escalated out of it), the shell itself is one of
+    the programs caretz runs on the host: a bash planted in the activated venv is passed
+    over for the trusted one."""
+    venv_bin = workspace / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    subprocess.run(["bash", "-c", fake("bash", marker)], cwd=workspace, check=True)
+    home = scratch / "home"
+    home.mkdir()
+    server.add(tool("bash", command="echo ran-outside"), text("done"))
+    path = f"{venv_bin}{os.pathsep}{os.environ['PATH']}"
+    env = {"PATH": path, "HOME": str(home), "VIRTUAL_ENV": str(workspace / ".venv")}
+
+    run = caretz("-p", "go", "--sandbox", "off", "--permission-mode", "yolo", env=env)
+
+    assert run.code == 0, run.stderr
+    assert "ran-outside" in json.dumps([request.body for request in server.requests])
+    assert not marker.exists(), "the planted bash ran"
