@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import caretz
 from tests.e2e.conftest import Caretz, Run
 from tests.modelserver import text, tool
 
@@ -178,12 +179,13 @@ def test_only_a_planted_git_on_path_means_no_checkpoints_and_one_line(
 
 
 def venv_with_caretz(folder: Path) -> Path:
-    """A virtual environment at `folder` that imports this caretz (through .pth files)."""
+    """A virtual environment at `folder` that imports this caretz and its dependencies,
+    through one .pth file of plain paths (whatever way caretz is installed here)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     (target,) = (folder / "lib").glob("python3*/site-packages")
-    for source in site.getsitepackages():
-        for pth in Path(source).glob("*.pth"):
-            shutil.copy(pth, target / pth.name)
+    checkout = Path(caretz.__file__).resolve().parent.parent
+    paths = [str(checkout), *site.getsitepackages()]
+    (target / "caretz-here.pth").write_text("".join(f"{path}\n" for path in paths))
     return target
 
 
