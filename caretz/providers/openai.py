@@ -33,12 +33,17 @@ STOP_ALIASES = {
 }
 
 
+def bearer_headers(api_key: str | None) -> dict[str, str]:
+    """OpenAI's authorization, shared by Chat Completions and the Responses API."""
+    return {"authorization": f"Bearer {api_key}"} if api_key else {}
+
+
 class OpenAIProvider(SSEProvider):
     path = "/chat/completions"
     stop_aliases = STOP_ALIASES
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
-        return {"authorization": f"Bearer {api_key}"} if api_key else {}
+        return bearer_headers(api_key)
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         # OpenAI's own API wants the newer name; the local servers know only max_tokens.

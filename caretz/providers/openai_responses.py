@@ -16,6 +16,7 @@ from typing import Any
 from caretz.messages import Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.draft import PendingCall
+from caretz.providers.openai import bearer_headers
 from caretz.providers.sse import (
     SSEEvent,
     SSEProvider,
@@ -35,7 +36,7 @@ class ResponsesProvider(SSEProvider):
     stop_aliases = STOP_ALIASES
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
-        return {"authorization": f"Bearer {api_key}"} if api_key else {}
+        return bearer_headers(api_key)
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         return request_body(request)
