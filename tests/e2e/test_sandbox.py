@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ import pytest
 
 from caretz.session.store import OUTCOME_UNKNOWN
 from tests.e2e.conftest import API_KEY, Caretz, Run
+from tests.e2e.sandbox_folders import project_folder, require, scratch_folder
 from tests.modelserver import calls, text, tool
 from tests.sandbox.helpers import kill_all, marker, sleepers, wait_for
 
@@ -35,22 +35,17 @@ SECRET_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- test-material"
 
 @pytest.fixture(autouse=True)
 def bwrap_installed() -> None:
-    assert shutil.which("bwrap"), "bubblewrap is missing: apt install bubblewrap"
+    require("bwrap")
 
 
 @pytest.fixture
 def scratch() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="caretz-e2e-sbx-", dir="/var/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    yield from scratch_folder("caretz-e2e-sbx-")
 
 
 @pytest.fixture
 def workspace(scratch: Path) -> Path:
-    folder = scratch / "project"
-    folder.mkdir()
-    (folder / "README.md").write_text("hello\n")
-    return folder
+    return project_folder(scratch)
 
 
 @pytest.fixture

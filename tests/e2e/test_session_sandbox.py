@@ -16,7 +16,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Caretz, Run
+from tests.e2e.sandbox_folders import project_folder, require, scratch_folder
 from tests.modelserver import text, tool
 from tests.sandbox.helpers import kill_all, marker, sleepers, wait_for
 
@@ -33,21 +33,17 @@ LANDLOCK_PROGRAMS = ("bash", "cat", "ls", "mkdir", "pgrep", "sleep", "kill", "en
 
 @pytest.fixture(autouse=True)
 def bwrap_installed() -> None:
-    assert shutil.which("bwrap"), "bubblewrap is missing: apt install bubblewrap"
+    require("bwrap")
 
 
 @pytest.fixture
 def scratch() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="caretz-e2e-ses-", dir="/var/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    yield from scratch_folder("caretz-e2e-ses-")
 
 
 @pytest.fixture
 def workspace(scratch: Path) -> Path:
-    folder = scratch / "project"
-    folder.mkdir()
-    return folder
+    return project_folder(scratch, readme=False)
 
 
 @pytest.fixture

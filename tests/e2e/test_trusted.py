@@ -15,7 +15,6 @@ import shutil
 import site
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pytest
 
 import caretz
 from tests.e2e.conftest import Caretz, Run
+from tests.e2e.sandbox_folders import project_folder, require, scratch_folder
 from tests.modelserver import text, tool
 
 # What the Landlock runs put on PATH (no bwrap): symlinks to the real programs.
@@ -32,23 +32,17 @@ TOOLS = ("bash", "sh", "cat", "cp", "mkdir", "chmod", "ls", "touch", "git", "env
 
 @pytest.fixture(autouse=True)
 def bwrap_and_git_installed() -> None:
-    assert shutil.which("bwrap"), "bubblewrap is missing: apt install bubblewrap"
-    assert shutil.which("git"), "git is missing: apt install git"
+    require("bwrap", "git")
 
 
 @pytest.fixture
 def scratch() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="caretz-e2e-trust-", dir="/var/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    yield from scratch_folder("caretz-e2e-trust-")
 
 
 @pytest.fixture
 def workspace(scratch: Path) -> Path:
-    folder = scratch / "project"
-    folder.mkdir()
-    (folder / "README.md").write_text("hello\n")
-    return folder
+    return project_folder(scratch)
 
 
 @pytest.fixture
