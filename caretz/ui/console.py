@@ -9,7 +9,7 @@ import json
 import os
 import re
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
@@ -21,6 +21,9 @@ from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import one_line, plural, shorten
 from caretz.ui.checkpoint_lines import CheckpointLines
+
+if TYPE_CHECKING:
+    from caretz.session.records.base import Record
 
 _ARG_PREVIEW = 80
 DIFF_MAX_LINES = 40
@@ -265,8 +268,8 @@ class JsonOutput(QuietListener):
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        self.write(event)
+    def on_event(self, event: Record) -> None:
+        self.write(event.to_dict())
 
     def closing(self, summary: dict[str, Any]) -> None:
         self.write({"type": "result", **summary})

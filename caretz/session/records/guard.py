@@ -1,0 +1,132 @@
+"""The loop guard's records: what fired, what the judge was asked and answered, and what
+the guard did about it (in active mode) or would have done (shadow)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from caretz.session.records.base import Record, optional
+
+JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardFired(Record):
+    TYPE: ClassVar[str] = "LoopGuard.Fired"
+    detector: str = ""
+    fingerprint: str = ""
+    headline: str = ""
+    severity: str = ""
+    step: int | None = None
+    message: str = ""
+    mode: str = ""
+    action: str = ""  # what it leads to: "warn", "block", "judge", "redirect", "stop"
+    applied: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardJudging(Record):
+    TYPE: ClassVar[str] = "LoopGuard.Judging"
+    trigger: str = ""
+    headline: str = ""
+    step: int | None = None
+    also: list[str] = field(default_factory=list)  # the other firings asked about
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardJudged(Record):
+    TYPE: ClassVar[str] = "LoopGuard.Judged"
+    trigger: str = ""
+    headline: str = ""
+    triggers: list[str] = field(default_factory=list)
+    step: int | None = None
+    summary: str = ""  # what the judge saw
+    verdict: JsonDict = field(default_factory=dict)
+    model: str = ""
+    latency_s: float = 0.0
+    usage: JsonDict = field(default_factory=dict)
+    error: str | None = None
+    mode: str = ""
+    action: str = ""  # "continue", "redirect" or "stop"
+    applied: bool = False
+    note: str | None = None  # the redirect note
+    unsure: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardOutcome(Record):
+    """What the guard did about a firing: the fields its outcome records share."""
+
+    detector: str = ""
+    headline: str = ""
+    step: int | None = None
+    mode: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardRedirected(LoopGuardOutcome):
+    TYPE: ClassVar[str] = "LoopGuard.Redirected"
+    note: str = ""
+    judged: bool = False
+    no_judge: str | None = optional()  # why a stop level acted without the judge
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardStopped(LoopGuardOutcome):
+    TYPE: ClassVar[str] = "LoopGuard.Stopped"
+    notice: str = ""
+    judged: bool = False
+    no_judge: str | None = optional()
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardWarned(LoopGuardOutcome):
+    TYPE: ClassVar[str] = "LoopGuard.Warned"
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardCut(LoopGuardOutcome):
+    """A looping stream cut short."""
+
+    TYPE: ClassVar[str] = "LoopGuard.Cut"
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardBlocked(LoopGuardOutcome):
+    """A tool call refused: by the guard (with `step` and `mode`), or by the session's
+    `disallowedTools` (with the `rule` key and the `pattern` it matched, written in
+    another order)."""
+
+    TYPE: ClassVar[str] = "LoopGuard.Blocked"
+    ORDERS: ClassVar[tuple[tuple[str, ...], ...]] = (
+        ("detector", "headline", "tool", "rule", "pattern", "reason"),
+    )
+    reason: str = ""
+    tool: str | None = None
+    rule: str | None = optional()
+    pattern: str | None = optional()
+
+    def omits(self, name: str) -> bool:
+        return self.rule is not None and name in ("step", "mode")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardResuming(Record):
+    """An automatic resume after a loop stop (`autoResume`)."""
+
+    TYPE: ClassVar[str] = "LoopGuard.Resuming"
+    count: int = 0
+    max: int = 0
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardInactive(Record):
+    """The guard does not watch this model (`loopGuard.models`)."""
+
+    TYPE: ClassVar[str] = "LoopGuard.Inactive"
+    model_ref: str = ""
+    models: list[str] = field(default_factory=list)

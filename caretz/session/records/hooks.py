@@ -1,0 +1,64 @@
+"""The user's hooks' records: each run, and what caretz skipped or was stopped by."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from caretz.session.records.base import Record, optional
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookRan(Record):
+    TYPE: ClassVar[str] = "Hook.Ran"
+    event: str = ""  # the hook event: "PreToolUse", "Stop", ...
+    background: bool | None = None  # True for an `async` hook
+    command: str = ""
+    source: str = ""
+    matcher: str | None = None
+    about: str | None = None
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    timed_out: bool = False
+    decision: str | None = None
+    reason: str | None = None
+    warning: str | None = None
+    message: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookPromptBlocked(Record):
+    TYPE: ClassVar[str] = "Hook.PromptBlocked"
+    prompt: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookStopLimit(Record):
+    """A Stop or SubagentStop hook would carry the work on past its limit."""
+
+    TYPE: ClassVar[str] = "Hook.StopLimit"
+    event: str = ""
+    continuations: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookNotApproved(Record):
+    TYPE: ClassVar[str] = "Hook.NotApproved"
+    source: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookSkipped(Record):
+    """Hooks in a file caretz does not run: `events` it has none of, or `types` other
+    than command hooks (as [event, type] pairs)."""
+
+    TYPE: ClassVar[str] = "Hook.Skipped"
+    source: str = ""
+    events: list[str] | None = optional()
+    types: list[Any] | None = optional()
+    text: str = ""

@@ -1,0 +1,112 @@
+"""The turn loop's records: a turn, its model requests and replies, its tool calls.
+
+Each names its turn and agent (`LoopRecord`); `Turn.emit` fills them in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from caretz.session.records.base import LoopRecord, optional
+
+JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnStarted(LoopRecord):
+    TYPE: ClassVar[str] = "Turn.Started"
+    prompt: str = ""
+    model: str = ""
+    from_user: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnEnded(LoopRecord):
+    TYPE: ClassVar[str] = "Turn.Ended"
+    status: str = ""
+    exit_code: int = 0
+    message: str = ""
+    text: str = ""
+    tool_calls: int = 0
+    duration_s: float = 0.0
+    usage: JsonDict = field(default_factory=dict)
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest(LoopRecord):
+    TYPE: ClassVar[str] = "Model.Request"
+    model: str = ""
+    messages: int = 0  # how many the request sent
+    tools: int = 0
+    trailing: list[str] = field(default_factory=list)  # the guard's notes, sent after them
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelResponse(LoopRecord):
+    TYPE: ClassVar[str] = "Model.Response"
+    model: str = ""
+    message: JsonDict = field(default_factory=dict)  # Message.to_dict()
+    usage: JsonDict = field(default_factory=dict)
+    stop_reason: str | None = None
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelOutputLimit(LoopRecord):
+    TYPE: ClassVar[str] = "Model.OutputLimit"
+    action: str = ""  # "continued", "calls_not_run" or "ended"
+    max_tokens: int = 0
+    continuation: int = 0
+    tool_calls: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelPromptTooLong(LoopRecord):
+    TYPE: ClassVar[str] = "Model.PromptTooLong"
+    error: str = ""
+    status: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderRetrying(LoopRecord):
+    TYPE: ClassVar[str] = "Provider.Retrying"
+    attempt: int = 0
+    delay_s: float = 0.0
+    reason: str = ""
+    discarded: JsonDict | None = None  # the partial reply given up, as Message.to_dict()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderError(LoopRecord):
+    TYPE: ClassVar[str] = "Provider.Error"
+    error: str = ""
+    status: int | None = None
+    partial: JsonDict | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCalled(LoopRecord):
+    TYPE: ClassVar[str] = "Tool.Called"
+    index: int = 0
+    call: JsonDict = field(default_factory=dict)  # ToolCall.to_dict()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult(LoopRecord):
+    """A tool call's result: the fields of `tools.base.ToolResult.to_dict()`, the call's
+    ID and name, and the diff an edit made."""
+
+    TYPE: ClassVar[str] = "Tool.Result"
+    index: int = 0
+    call_id: str = ""
+    name: str = ""
+    ok: bool = True
+    output: str = ""
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    files_changed: list[str] | None = optional()
+    ended_by: str | None = optional()
+    diff: str | None = None
