@@ -12,7 +12,10 @@ from typing import Annotated
 
 import typer
 
+from caretz.cli_options import Group
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     help="caretz: a terminal coding agent that stops paying for a turn going in circles.",
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -284,7 +284,7 @@ def _error_tail(log: IO[bytes]) -> str:
 def _wait_for_health(
     url: str, deadline: float, process: subprocess.Popen[bytes], where: str
 ) -> None:
-    import httpx
+    from caretz.providers.http import httpx
 
     while True:
         try:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import functools
 import json
 import socket
-import ssl
 import time
 import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
@@ -21,12 +19,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
-
 from caretz import __version__
 from caretz.messages import Message, ModelRequest
 from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
 from caretz.providers.draft import CLIP_CHARS, MessageDraft
+from caretz.providers.http import httpx, plain_client
 from caretz.text import shorten
 
 if TYPE_CHECKING:
@@ -401,19 +398,10 @@ class SSEProvider:
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            # A plain-HTTP endpoint (a local server) never speaks TLS and redirects
-            # are not followed, so it needs no CA bundle.
-            tls = _tls_context() if self.url.startswith("https:") else False
-            self._client = httpx.Client(timeout=self._timeout, verify=tls)
+            self._client = plain_client(self.url, timeout=self._timeout)
         return self._client
 
 
 def is_loopback(url: str) -> bool:
     host = (httpx.URL(url).host or "").lower() if "://" in url else ""
     return host in ("localhost", "::1") or host.startswith("127.")
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    # Loading the CA bundle takes ~80 ms; the session's provider and the judge's share one.
-    return httpx.create_ssl_context()

@@ -1,0 +1,62 @@
+"""The command's options read as Typer reads them, without building pydantic for each.
+
+Typer (0.2x on) turns every option's value into its Python type through a pydantic
+TypeAdapter it builds the first time the option is processed, given or not: for caretz's
+thirty options that is pydantic's import and thirty adapters on every run, more than the
+rest of `caretz -p` spends before its first request. An option not given, or a string
+given to a `str` option (one `list[str]` option included), needs no conversion; any other
+value goes to Typer's own adapter, so what a command receives and every message about a
+bad value stay Typer's. Typers without that layer (their own click types) are untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+import typer.core
+
+
+class Group(typer.core.TyperGroup):
+    """The top-level command group: its options read without pydantic where they can be."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        for param in self.get_params(ctx):
+            read_plainly(param)
+        return super().parse_args(ctx, args)
+
+
+def read_plainly(param: Any) -> None:
+    """Give `param` the plain reading below, where this Typer builds adapters lazily."""
+    if getattr(param, "_runtime_param", False) is None and hasattr(param, "type_descriptor"):
+        param._runtime_param = PlainValues(param)
+
+
+class PlainValues:
+    """Typer's runtime coercion contract (`coerce`) for one option: None and strings as
+    they are; anything else through the adapter Typer would have built."""
+
+    def __init__(self, param: Any):
+        self._param = param
+        self._typer_s: Any = None
+        self._many = bool(param.multiple or param.nargs == -1)
+        annotation = param.type_descriptor.annotation
+        self._string = annotation is str and not self._many
+        self._strings = annotation == list[str] and self._many
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value is None:
+            return () if self._many else None  # as Typer: an option not given
+        if self._string and isinstance(value, str):
+            return value
+        if self._strings and isinstance(value, list | tuple):
+            if all(isinstance(item, str) for item in value):
+                return list(value)
+        return self._typer().coerce(value, param=param, ctx=ctx)
+
+    def _typer(self) -> Any:
+        if self._typer_s is None:
+            from typer._coercion import build_runtime_param  # pydantic: a value to convert
+
+            self._typer_s = build_runtime_param(self._param.type_descriptor)
+        return self._typer_s
