@@ -67,23 +67,17 @@ class Record:
         """Whether this record's line holds `name` (False for a key its line lacked)."""
         return name not in self._absent
 
-    # Transitional: readers not yet converted to attributes read a record as its dict.
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.to_dict().get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.to_dict()
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
         """The record of one parsed line whose `type` is this class's."""
-        names, _ = _layout(cls)
+        names, optional_names = _layout(cls)
         values = {name: data[name] for name in names if name in data}
         record = cls(**values, ts=data.get("ts"))
-        absent = frozenset(name for name in names if name not in data)
+        absent = frozenset(
+            name
+            for name in names
+            if name not in data and name not in optional_names and not record.omits(name)
+        )
         extra = tuple(
             (key, value) for key, value in data.items() if key not in values and key not in _HEAD
         )

@@ -15,7 +15,12 @@ JsonDict = dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
-class CheckpointCreated(Record):
+class CheckpointRecord(Record):
+    """Any of the checkpoints' records (`Checkpoint.*`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointCreated(CheckpointRecord):
     """A snapshot was taken: before a turn's first change (kind "turn"), or by a rewind
     (kind "rewind"), whose record has no `note`."""
 
@@ -36,7 +41,7 @@ class CheckpointCreated(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CheckpointRestored(Record):
+class CheckpointRestored(CheckpointRecord):
     """A rewind of the files, the conversation, or both. A files rewind records what it
     changed; `before` is the checkpoint that undoes it."""
 
@@ -54,7 +59,7 @@ class CheckpointRestored(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CheckpointFailed(Record):
+class CheckpointFailed(CheckpointRecord):
     """A checkpoint could not be taken or settled; `off`: checkpoints are off for the
     rest of the session."""
 

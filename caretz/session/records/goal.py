@@ -15,7 +15,12 @@ JsonDict = dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
-class GoalSet(Record):
+class GoalRecord(Record):
+    """Any of a goal's records (`Goal.*`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalSet(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Set"
     condition: str = ""
     prompt: str = ""
@@ -24,14 +29,14 @@ class GoalSet(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class GoalResumed(Record):
+class GoalResumed(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Resumed"
     turn: int = 0
     max_turns: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
-class GoalEvaluating(Record):
+class GoalEvaluating(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Evaluating"
     turn: int = 0
     max_turns: int = 0
@@ -39,7 +44,7 @@ class GoalEvaluating(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class GoalEvaluated(Record):
+class GoalEvaluated(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Evaluated"
     turn: int = 0
     max_turns: int = 0
@@ -49,28 +54,28 @@ class GoalEvaluated(Record):
     latency_s: float = 0.0
     usage: JsonDict = field(default_factory=dict)
     cost_usd: float | None = None
-    spend_usd: float = 0.0
+    spend_usd: float | None = None
     files_changed: list[str] = field(default_factory=list)
     summary: str = ""  # what the evaluator saw
 
 
 @dataclass(frozen=True, kw_only=True)
-class GoalPaused(Record):
+class GoalPaused(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Paused"
     turn: int = 0
     max_turns: int = 0
     reason: str = ""
     exit_code: int = 0
     message: str = ""
-    spend_usd: float = 0.0
+    spend_usd: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class GoalEnded(Record):
+class GoalEnded(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Ended"
     status: str = ""
     exit_code: int = 0
     message: str = ""
     turns: int = 0
     max_turns: int = 0
-    spend_usd: float = 0.0
+    spend_usd: float | None = None

@@ -12,21 +12,26 @@ JsonDict = dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopGuardFired(Record):
+class LoopGuardRecord(Record):
+    """Any of the loop guard's records (`LoopGuard.*`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopGuardFired(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Fired"
     detector: str = ""
     fingerprint: str = ""
     headline: str = ""
-    severity: str = ""
+    severity: str = "judge"
     step: int | None = None
     message: str = ""
     mode: str = ""
     action: str = ""  # what it leads to: "warn", "block", "judge", "redirect", "stop"
-    applied: bool = False
+    applied: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopGuardJudging(Record):
+class LoopGuardJudging(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Judging"
     trigger: str = ""
     headline: str = ""
@@ -35,7 +40,7 @@ class LoopGuardJudging(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopGuardJudged(Record):
+class LoopGuardJudged(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Judged"
     trigger: str = ""
     headline: str = ""
@@ -49,13 +54,13 @@ class LoopGuardJudged(Record):
     error: str | None = None
     mode: str = ""
     action: str = ""  # "continue", "redirect" or "stop"
-    applied: bool = False
+    applied: bool = True
     note: str | None = None  # the redirect note
     unsure: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopGuardOutcome(Record):
+class LoopGuardOutcome(LoopGuardRecord):
     """What the guard did about a firing: the fields its outcome records share."""
 
     detector: str = ""
@@ -114,7 +119,7 @@ class LoopGuardBlocked(LoopGuardOutcome):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopGuardResuming(Record):
+class LoopGuardResuming(LoopGuardRecord):
     """An automatic resume after a loop stop (`autoResume`)."""
 
     TYPE: ClassVar[str] = "LoopGuard.Resuming"
@@ -124,7 +129,7 @@ class LoopGuardResuming(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopGuardInactive(Record):
+class LoopGuardInactive(LoopGuardRecord):
     """The guard does not watch this model (`loopGuard.models`)."""
 
     TYPE: ClassVar[str] = "LoopGuard.Inactive"

@@ -9,7 +9,12 @@ from caretz.session.records.base import Record, optional
 
 
 @dataclass(frozen=True, kw_only=True)
-class HookRan(Record):
+class HookRecord(Record):
+    """Any of the hooks' records (`Hook.*`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookRan(HookRecord):
     TYPE: ClassVar[str] = "Hook.Ran"
     event: str = ""  # the hook event: "PreToolUse", "Stop", ...
     background: bool | None = None  # True for an `async` hook
@@ -29,14 +34,14 @@ class HookRan(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HookPromptBlocked(Record):
+class HookPromptBlocked(HookRecord):
     TYPE: ClassVar[str] = "Hook.PromptBlocked"
     prompt: str = ""
     reason: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
-class HookStopLimit(Record):
+class HookStopLimit(HookRecord):
     """A Stop or SubagentStop hook would carry the work on past its limit."""
 
     TYPE: ClassVar[str] = "Hook.StopLimit"
@@ -46,14 +51,14 @@ class HookStopLimit(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HookNotApproved(Record):
+class HookNotApproved(HookRecord):
     TYPE: ClassVar[str] = "Hook.NotApproved"
     source: str = ""
     text: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
-class HookSkipped(Record):
+class HookSkipped(HookRecord):
     """Hooks in a file caretz does not run: `events` it has none of, or `types` other
     than command hooks (as [event, type] pairs)."""
 

@@ -103,7 +103,7 @@ class ToolResult(LoopRecord):
     index: int = 0
     call_id: str = ""
     name: str = ""
-    ok: bool = True
+    ok: bool = False
     output: str = ""
     exit_code: int | None = None
     duration_s: float = 0.0

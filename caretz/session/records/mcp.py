@@ -9,7 +9,12 @@ from caretz.session.records.base import Record
 
 
 @dataclass(frozen=True, kw_only=True)
-class McpServerOpened(Record):
+class McpRecord(Record):
+    """Any of the MCP servers' records (`Mcp.*`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpServerOpened(McpRecord):
     """The fields every server's start record shares."""
 
     server: str = ""
@@ -38,7 +43,7 @@ class McpServerNotStarted(McpServerOpened):
 
 
 @dataclass(frozen=True, kw_only=True)
-class McpServerDown(Record):
+class McpServerDown(McpRecord):
     TYPE: ClassVar[str] = "Mcp.ServerDown"
     server: str = ""
     reason: str = ""

@@ -10,7 +10,12 @@ from caretz.session.records.base import Record
 
 
 @dataclass(frozen=True, kw_only=True)
-class PermissionAsked(Record):
+class PermissionRecord(Record):
+    """Any of the permission check's records (`Permission.*`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionAsked(PermissionRecord):
     TYPE: ClassVar[str] = "Permission.Asked"
     call_id: str = ""
     tool: str = ""
@@ -22,7 +27,7 @@ class PermissionAsked(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PermissionDecided(Record):
+class PermissionDecided(PermissionRecord):
     TYPE: ClassVar[str] = "Permission.Decided"
     call_id: str = ""
     tool: str = ""
@@ -30,7 +35,7 @@ class PermissionDecided(Record):
     reason: str = ""
     rule: str | None = None
     by: str = ""
-    would_ask: bool = True  # False: refused by a rule or the mode, without a question
+    would_ask: bool = False  # False: refused by a rule or the mode, without a question
     asked: bool = False  # False with would_ask: nobody could answer (a headless run)
     answer: str = ""
     note: str | None = None

@@ -109,7 +109,7 @@ class CommandRan(Record):
     tool: str = ""
     input: str = ""
     refused: str | None = None
-    ok: bool = True
+    ok: bool = False
     output: str = ""
     exit_code: int | None = None
     duration_s: float = 0.0
