@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from caretz.agent.agent import Agent
 from caretz.agent.turn import TurnResult
+from caretz.session.records.guard import LoopGuardResuming
 
 
 def run_with_auto_resume(agent: Agent, prompt: str) -> TurnResult:
@@ -18,10 +19,7 @@ def run_with_auto_resume(agent: Agent, prompt: str) -> TurnResult:
     while result.resume is not None:
         resume = result.resume
         agent.parts.log.emit(
-            "LoopGuard.Resuming",
-            count=resume.count,
-            max=resume.max_resumes,
-            message=resume.message,
+            LoopGuardResuming(count=resume.count, max=resume.max_resumes, message=resume.message)
         )
         result = agent.run_turn(resume.message, from_user=False)
     return result
