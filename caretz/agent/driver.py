@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from caretz.agent.agent import Agent
 from caretz.agent.turn import TurnResult
-from caretz.session.records.guard import LoopGuardResuming
 
 
 def run_with_auto_resume(agent: Agent, prompt: str) -> TurnResult:
     """One turn, then the guard's automatic resumes after a loop stop, if configured."""
     result = agent.run_turn(prompt)
     while result.resume is not None:
+        from caretz.session.records.guard import LoopGuardResuming  # loaded by the guard
+
         resume = result.resume
         agent.parts.log.emit(
             LoopGuardResuming(count=resume.count, max=resume.max_resumes, message=resume.message)

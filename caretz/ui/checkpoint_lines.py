@@ -7,13 +7,12 @@ from __future__ import annotations
 from rich.markup import escape
 
 from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, rewind_command
-from caretz.session.records.base import Record
+from caretz.session.records.base import LoopGuardRecord, Record
 from caretz.session.records.checkpoints import (
     CheckpointCreated,
     CheckpointFailed,
     CheckpointRestored,
 )
-from caretz.session.records.guard import LoopGuardStopped
 from caretz.session.records.loop import TurnStarted
 from caretz.ui.guard_lines import PREFIX
 
@@ -40,8 +39,11 @@ class CheckpointLines:
             return [f"[dim]{escape(event.note)}[/]"] if event.note else []
         elif isinstance(event, CheckpointFailed):
             return [f"[yellow]{escape(str(event.message or 'checkpoint failed'))}[/]"]
-        elif isinstance(event, LoopGuardStopped) and self.undo is not None:
-            return [f"[magenta]{escape(self.undo_line())}[/]"]
+        elif isinstance(event, LoopGuardRecord) and self.undo is not None:
+            from caretz.session.records.guard import LoopGuardStopped  # loaded: one was written
+
+            if isinstance(event, LoopGuardStopped):
+                return [f"[magenta]{escape(self.undo_line())}[/]"]
         return []
 
     def undo_line(self) -> str:

@@ -20,8 +20,7 @@ from caretz.agent.parts import QuietListener
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.session.records import loop
-from caretz.session.records.guard import LoopGuardRecord
-from caretz.session.records.permissions import PermissionDecided
+from caretz.session.records.base import LoopGuardRecord, PermissionRecord
 from caretz.text import one_line, plural, shorten
 from caretz.ui.checkpoint_lines import CheckpointLines
 
@@ -171,10 +170,12 @@ class TextOutput:
         elif isinstance(event, loop.ProviderError):
             self.told.add(event.error)
             self.line(f"[red]provider error:[/] {escape(event.error)}")
-        elif isinstance(event, PermissionDecided):
-            from caretz.ui.permission_lines import permission_line
+        elif isinstance(event, PermissionRecord):  # Decided: a line; Asked: none headless
+            from caretz.ui.permission_lines import decided_line
 
-            self.line(f"[yellow]{escape(permission_line(event) or '')}[/]")
+            line = decided_line(event)
+            if line is not None:
+                self.line(f"[yellow]{escape(line)}[/]")
         else:
             from caretz.ui.notice_lines import notice_lines
 

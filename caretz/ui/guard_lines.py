@@ -8,11 +8,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from caretz.session.records import guard as records
-from caretz.session.records.base import Record
+from caretz.session.records.base import LoopGuardRecord, Record
+
+if TYPE_CHECKING:
+    from caretz.session.records import guard as records
 
 PREFIX = "[loop-guard]"
 # The stop notice's last words suit a session that waits for a reply; a headless run has
@@ -36,7 +39,9 @@ _SHADOW_ARROWS = {
 
 def render_lines(event: Record, detailed: bool) -> list[str]:
     """The lines to print for one event; [] for events that need none."""
-    renderer = _RENDERERS.get(type(event))
+    if not isinstance(event, LoopGuardRecord):
+        return []
+    renderer = _renderers().get(type(event))
     return renderer(event, detailed) if renderer else []
 
 
@@ -144,15 +149,20 @@ def _resuming(event: records.LoopGuardResuming, detailed: bool) -> list[str]:
     return [f"{PREFIX} resuming automatically ({event.count} of {event.max})"]
 
 
-_RENDERERS: dict[type[Record], Callable[[Any, bool], list[str]]] = {
-    records.LoopGuardJudging: _judging,
-    records.LoopGuardJudged: _judged,
-    records.LoopGuardFired: _fired,
-    records.LoopGuardWarned: _warned,
-    records.LoopGuardBlocked: _blocked,
-    records.LoopGuardRedirected: _redirected,
-    records.LoopGuardStopped: _stopped,
-    records.LoopGuardCut: _cut,
-    records.LoopGuardInactive: _inactive,
-    records.LoopGuardResuming: _resuming,
-}
+@functools.cache
+def _renderers() -> dict[type[Record], Callable[[Any, bool], list[str]]]:
+    # Loaded on the guard's first event: a run with the guard off never loads its records.
+    from caretz.session.records import guard as records
+
+    return {
+        records.LoopGuardJudging: _judging,
+        records.LoopGuardJudged: _judged,
+        records.LoopGuardFired: _fired,
+        records.LoopGuardWarned: _warned,
+        records.LoopGuardBlocked: _blocked,
+        records.LoopGuardRedirected: _redirected,
+        records.LoopGuardStopped: _stopped,
+        records.LoopGuardCut: _cut,
+        records.LoopGuardInactive: _inactive,
+        records.LoopGuardResuming: _resuming,
+    }

@@ -27,9 +27,8 @@ from rich.text import Text
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.session.records import loop
-from caretz.session.records.base import Record
-from caretz.session.records.goal import GoalEvaluating, GoalRecord
-from caretz.session.records.guard import LoopGuardRecord
+from caretz.session.records.base import GoalRecord, LoopGuardRecord, Record
+from caretz.session.records.goal import GoalEvaluating
 from caretz.session.records.permissions import PermissionDecided
 from caretz.session.records.session import ModelSummary, SessionCompacted
 from caretz.ui.checkpoint_lines import CheckpointLines

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from caretz.session.records.base import Record
-from caretz.session.records.goal import GoalRecord
-from caretz.session.records.hooks import HookRecord
+from caretz.session.records.base import GoalRecord, HookRecord, McpRecord, Record
 from caretz.session.records.loop import ModelOutputLimit
-from caretz.session.records.mcp import McpRecord
 from caretz.session.records.session import (
     CommandRan,
     SandboxGitUndone,

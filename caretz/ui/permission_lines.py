@@ -36,4 +36,9 @@ def permission_line(event: Record) -> str | None:
     return line
 
 
+def decided_line(event: Record) -> str | None:
+    """A Permission.Decided event as one line; None for any other."""
+    return permission_line(event) if isinstance(event, PermissionDecided) else None
+
+
 _ANSWERS = {"yes": "yes, once", "always": "yes, always", "no": "no"}

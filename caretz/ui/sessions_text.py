@@ -8,13 +8,16 @@ import time
 from typing import TYPE_CHECKING
 
 from caretz.session.records import loop, session
-from caretz.session.records.base import Record
-from caretz.session.records.checkpoints import CheckpointRecord
-from caretz.session.records.goal import GoalRecord
-from caretz.session.records.guard import LoopGuardRecord, LoopGuardStopped
-from caretz.session.records.hooks import HookRecord
-from caretz.session.records.mcp import McpRecord
-from caretz.session.records.permissions import PermissionRecord
+from caretz.session.records.base import (
+    CheckpointRecord,
+    GoalRecord,
+    HookRecord,
+    LoopGuardRecord,
+    McpRecord,
+    PermissionRecord,
+    Record,
+)
+from caretz.session.records.guard import LoopGuardStopped
 from caretz.session.records.session import SessionOpened
 from caretz.text import one_line, shorten
 from caretz.ui.guard_lines import PREFIX as GUARD_PREFIX

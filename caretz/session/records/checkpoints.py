@@ -6,20 +6,15 @@ are capped; the counts are exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record, optional
+from caretz.session.records.base import CheckpointRecord, optional, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
-class CheckpointRecord(Record):
-    """Any of the checkpoints' records (`Checkpoint.*`)."""
-
-
-@dataclass(frozen=True, kw_only=True)
+@record
 class CheckpointCreated(CheckpointRecord):
     """A snapshot was taken: before a turn's first change (kind "turn"), or by a rewind
     (kind "rewind"), whose record has no `note`."""
@@ -40,7 +35,7 @@ class CheckpointCreated(CheckpointRecord):
         return name == "note" and self.kind == "rewind"
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class CheckpointRestored(CheckpointRecord):
     """A rewind of the files, the conversation, or both. A files rewind records what it
     changed; `before` is the checkpoint that undoes it."""
@@ -58,7 +53,7 @@ class CheckpointRestored(CheckpointRecord):
     overwritten_conflicts: list[JsonDict] | None = optional()
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class CheckpointFailed(CheckpointRecord):
     """A checkpoint could not be taken or settled; `off`: checkpoints are off for the
     rest of the session."""

@@ -6,20 +6,15 @@ turns, not a loop turn's number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record
+from caretz.session.records.base import GoalRecord, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalRecord(Record):
-    """Any of a goal's records (`Goal.*`)."""
-
-
-@dataclass(frozen=True, kw_only=True)
+@record
 class GoalSet(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Set"
     condition: str = ""
@@ -28,14 +23,14 @@ class GoalSet(GoalRecord):
     evaluator: str = ""  # the evaluator's model ref
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class GoalResumed(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Resumed"
     turn: int = 0
     max_turns: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class GoalEvaluating(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Evaluating"
     turn: int = 0
@@ -43,7 +38,7 @@ class GoalEvaluating(GoalRecord):
     model: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class GoalEvaluated(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Evaluated"
     turn: int = 0
@@ -59,7 +54,7 @@ class GoalEvaluated(GoalRecord):
     summary: str = ""  # what the evaluator saw
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class GoalPaused(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Paused"
     turn: int = 0
@@ -70,7 +65,7 @@ class GoalPaused(GoalRecord):
     spend_usd: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class GoalEnded(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Ended"
     status: str = ""

@@ -3,20 +3,15 @@ the guard did about it (in active mode) or would have done (shadow)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record, optional
+from caretz.session.records.base import LoopGuardRecord, optional, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopGuardRecord(Record):
-    """Any of the loop guard's records (`LoopGuard.*`)."""
-
-
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardFired(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Fired"
     detector: str = ""
@@ -30,7 +25,7 @@ class LoopGuardFired(LoopGuardRecord):
     applied: bool = True
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardJudging(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Judging"
     trigger: str = ""
@@ -39,7 +34,7 @@ class LoopGuardJudging(LoopGuardRecord):
     also: list[str] = field(default_factory=list)  # the other firings asked about
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardJudged(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Judged"
     trigger: str = ""
@@ -59,7 +54,7 @@ class LoopGuardJudged(LoopGuardRecord):
     unsure: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardOutcome(LoopGuardRecord):
     """What the guard did about a firing: the fields its outcome records share."""
 
@@ -69,7 +64,7 @@ class LoopGuardOutcome(LoopGuardRecord):
     mode: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardRedirected(LoopGuardOutcome):
     TYPE: ClassVar[str] = "LoopGuard.Redirected"
     note: str = ""
@@ -77,7 +72,7 @@ class LoopGuardRedirected(LoopGuardOutcome):
     no_judge: str | None = optional()  # why a stop level acted without the judge
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardStopped(LoopGuardOutcome):
     TYPE: ClassVar[str] = "LoopGuard.Stopped"
     notice: str = ""
@@ -85,13 +80,13 @@ class LoopGuardStopped(LoopGuardOutcome):
     no_judge: str | None = optional()
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardWarned(LoopGuardOutcome):
     TYPE: ClassVar[str] = "LoopGuard.Warned"
     message: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardCut(LoopGuardOutcome):
     """A looping stream cut short."""
 
@@ -99,7 +94,7 @@ class LoopGuardCut(LoopGuardOutcome):
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardBlocked(LoopGuardOutcome):
     """A tool call refused: by the guard (with `step` and `mode`), or by the session's
     `disallowedTools` (with the `rule` key and the `pattern` it matched, written in
@@ -118,7 +113,7 @@ class LoopGuardBlocked(LoopGuardOutcome):
         return self.rule is not None and name in ("step", "mode")
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardResuming(LoopGuardRecord):
     """An automatic resume after a loop stop (`autoResume`)."""
 
@@ -128,7 +123,7 @@ class LoopGuardResuming(LoopGuardRecord):
     message: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardInactive(LoopGuardRecord):
     """The guard does not watch this model (`loopGuard.models`)."""
 

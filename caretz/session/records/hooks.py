@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record, optional
+from caretz.session.records.base import HookRecord, optional, record
 
 
-@dataclass(frozen=True, kw_only=True)
-class HookRecord(Record):
-    """Any of the hooks' records (`Hook.*`)."""
-
-
-@dataclass(frozen=True, kw_only=True)
+@record
 class HookRan(HookRecord):
     TYPE: ClassVar[str] = "Hook.Ran"
     event: str = ""  # the hook event: "PreToolUse", "Stop", ...
@@ -33,14 +27,14 @@ class HookRan(HookRecord):
     stderr: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class HookPromptBlocked(HookRecord):
     TYPE: ClassVar[str] = "Hook.PromptBlocked"
     prompt: str = ""
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class HookStopLimit(HookRecord):
     """A Stop or SubagentStop hook would carry the work on past its limit."""
 
@@ -50,14 +44,14 @@ class HookStopLimit(HookRecord):
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class HookNotApproved(HookRecord):
     TYPE: ClassVar[str] = "Hook.NotApproved"
     source: str = ""
     text: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class HookSkipped(HookRecord):
     """Hooks in a file caretz does not run: `events` it has none of, or `types` other
     than command hooks (as [event, type] pairs)."""

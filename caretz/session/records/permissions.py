@@ -3,18 +3,13 @@ was not a plain "allowed" (a rule's or the mode's refusal, an answer)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar
 
-from caretz.session.records.base import Record
+from caretz.session.records.base import PermissionRecord, record
 
 
-@dataclass(frozen=True, kw_only=True)
-class PermissionRecord(Record):
-    """Any of the permission check's records (`Permission.*`)."""
-
-
-@dataclass(frozen=True, kw_only=True)
+@record
 class PermissionAsked(PermissionRecord):
     TYPE: ClassVar[str] = "Permission.Asked"
     call_id: str = ""
@@ -26,7 +21,7 @@ class PermissionAsked(PermissionRecord):
     saves: list[str] = field(default_factory=list)  # the rules "yes, always" would save
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class PermissionDecided(PermissionRecord):
     TYPE: ClassVar[str] = "Permission.Decided"
     call_id: str = ""
