@@ -41,12 +41,8 @@ class EventLog:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
-    def emit(self, record: Record | str, **fields: Any) -> Record:
+    def emit(self, record: Record) -> Record:
         """Stamps `record` with the time, writes its line, tells the listeners."""
-        if isinstance(record, str):  # transitional: a writer not yet converted
-            from caretz.session.records.parse import parse_record
-
-            record = parse_record({"type": record, **fields})
         event = stamped(record, round(self._clock(), 3))
         if self.path is not None:
             line = json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n"

@@ -6,16 +6,16 @@ are capped; the counts are exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record, optional
+from caretz.session.records.base import CheckpointRecord, optional, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
-class CheckpointCreated(Record):
+@record
+class CheckpointCreated(CheckpointRecord):
     """A snapshot was taken: before a turn's first change (kind "turn"), or by a rewind
     (kind "rewind"), whose record has no `note`."""
 
@@ -35,8 +35,8 @@ class CheckpointCreated(Record):
         return name == "note" and self.kind == "rewind"
 
 
-@dataclass(frozen=True, kw_only=True)
-class CheckpointRestored(Record):
+@record
+class CheckpointRestored(CheckpointRecord):
     """A rewind of the files, the conversation, or both. A files rewind records what it
     changed; `before` is the checkpoint that undoes it."""
 
@@ -53,8 +53,8 @@ class CheckpointRestored(Record):
     overwritten_conflicts: list[JsonDict] | None = optional()
 
 
-@dataclass(frozen=True, kw_only=True)
-class CheckpointFailed(Record):
+@record
+class CheckpointFailed(CheckpointRecord):
     """A checkpoint could not be taken or settled; `off`: checkpoints are off for the
     rest of the session."""
 

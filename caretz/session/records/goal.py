@@ -6,16 +6,16 @@ turns, not a loop turn's number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record
+from caretz.session.records.base import GoalRecord, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalSet(Record):
+@record
+class GoalSet(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Set"
     condition: str = ""
     prompt: str = ""
@@ -23,23 +23,23 @@ class GoalSet(Record):
     evaluator: str = ""  # the evaluator's model ref
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalResumed(Record):
+@record
+class GoalResumed(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Resumed"
     turn: int = 0
     max_turns: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalEvaluating(Record):
+@record
+class GoalEvaluating(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Evaluating"
     turn: int = 0
     max_turns: int = 0
     model: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalEvaluated(Record):
+@record
+class GoalEvaluated(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Evaluated"
     turn: int = 0
     max_turns: int = 0
@@ -49,28 +49,28 @@ class GoalEvaluated(Record):
     latency_s: float = 0.0
     usage: JsonDict = field(default_factory=dict)
     cost_usd: float | None = None
-    spend_usd: float = 0.0
+    spend_usd: float | None = None
     files_changed: list[str] = field(default_factory=list)
     summary: str = ""  # what the evaluator saw
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalPaused(Record):
+@record
+class GoalPaused(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Paused"
     turn: int = 0
     max_turns: int = 0
     reason: str = ""
     exit_code: int = 0
     message: str = ""
-    spend_usd: float = 0.0
+    spend_usd: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalEnded(Record):
+@record
+class GoalEnded(GoalRecord):
     TYPE: ClassVar[str] = "Goal.Ended"
     status: str = ""
     exit_code: int = 0
     message: str = ""
     turns: int = 0
     max_turns: int = 0
-    spend_usd: float = 0.0
+    spend_usd: float | None = None

@@ -3,30 +3,30 @@ the guard did about it (in active mode) or would have done (shadow)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record, optional
+from caretz.session.records.base import LoopGuardRecord, optional, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopGuardFired(Record):
+@record
+class LoopGuardFired(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Fired"
     detector: str = ""
     fingerprint: str = ""
     headline: str = ""
-    severity: str = ""
+    severity: str = "judge"
     step: int | None = None
     message: str = ""
     mode: str = ""
     action: str = ""  # what it leads to: "warn", "block", "judge", "redirect", "stop"
-    applied: bool = False
+    applied: bool = True
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopGuardJudging(Record):
+@record
+class LoopGuardJudging(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Judging"
     trigger: str = ""
     headline: str = ""
@@ -34,8 +34,8 @@ class LoopGuardJudging(Record):
     also: list[str] = field(default_factory=list)  # the other firings asked about
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopGuardJudged(Record):
+@record
+class LoopGuardJudged(LoopGuardRecord):
     TYPE: ClassVar[str] = "LoopGuard.Judged"
     trigger: str = ""
     headline: str = ""
@@ -49,13 +49,13 @@ class LoopGuardJudged(Record):
     error: str | None = None
     mode: str = ""
     action: str = ""  # "continue", "redirect" or "stop"
-    applied: bool = False
+    applied: bool = True
     note: str | None = None  # the redirect note
     unsure: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopGuardOutcome(Record):
+@record
+class LoopGuardOutcome(LoopGuardRecord):
     """What the guard did about a firing: the fields its outcome records share."""
 
     detector: str = ""
@@ -64,7 +64,7 @@ class LoopGuardOutcome(Record):
     mode: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardRedirected(LoopGuardOutcome):
     TYPE: ClassVar[str] = "LoopGuard.Redirected"
     note: str = ""
@@ -72,7 +72,7 @@ class LoopGuardRedirected(LoopGuardOutcome):
     no_judge: str | None = optional()  # why a stop level acted without the judge
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardStopped(LoopGuardOutcome):
     TYPE: ClassVar[str] = "LoopGuard.Stopped"
     notice: str = ""
@@ -80,13 +80,13 @@ class LoopGuardStopped(LoopGuardOutcome):
     no_judge: str | None = optional()
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardWarned(LoopGuardOutcome):
     TYPE: ClassVar[str] = "LoopGuard.Warned"
     message: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardCut(LoopGuardOutcome):
     """A looping stream cut short."""
 
@@ -94,7 +94,7 @@ class LoopGuardCut(LoopGuardOutcome):
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class LoopGuardBlocked(LoopGuardOutcome):
     """A tool call refused: by the guard (with `step` and `mode`), or by the session's
     `disallowedTools` (with the `rule` key and the `pattern` it matched, written in
@@ -113,8 +113,8 @@ class LoopGuardBlocked(LoopGuardOutcome):
         return self.rule is not None and name in ("step", "mode")
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopGuardResuming(Record):
+@record
+class LoopGuardResuming(LoopGuardRecord):
     """An automatic resume after a loop stop (`autoResume`)."""
 
     TYPE: ClassVar[str] = "LoopGuard.Resuming"
@@ -123,8 +123,8 @@ class LoopGuardResuming(Record):
     message: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopGuardInactive(Record):
+@record
+class LoopGuardInactive(LoopGuardRecord):
     """The guard does not watch this model (`loopGuard.models`)."""
 
     TYPE: ClassVar[str] = "LoopGuard.Inactive"

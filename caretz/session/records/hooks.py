@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record, optional
+from caretz.session.records.base import HookRecord, optional, record
 
 
-@dataclass(frozen=True, kw_only=True)
-class HookRan(Record):
+@record
+class HookRan(HookRecord):
     TYPE: ClassVar[str] = "Hook.Ran"
     event: str = ""  # the hook event: "PreToolUse", "Stop", ...
     background: bool | None = None  # True for an `async` hook
@@ -28,15 +27,15 @@ class HookRan(Record):
     stderr: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class HookPromptBlocked(Record):
+@record
+class HookPromptBlocked(HookRecord):
     TYPE: ClassVar[str] = "Hook.PromptBlocked"
     prompt: str = ""
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class HookStopLimit(Record):
+@record
+class HookStopLimit(HookRecord):
     """A Stop or SubagentStop hook would carry the work on past its limit."""
 
     TYPE: ClassVar[str] = "Hook.StopLimit"
@@ -45,15 +44,15 @@ class HookStopLimit(Record):
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class HookNotApproved(Record):
+@record
+class HookNotApproved(HookRecord):
     TYPE: ClassVar[str] = "Hook.NotApproved"
     source: str = ""
     text: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class HookSkipped(Record):
+@record
+class HookSkipped(HookRecord):
     """Hooks in a file caretz does not run: `events` it has none of, or `types` other
     than command hooks (as [event, type] pairs)."""
 

@@ -5,15 +5,15 @@ Each names its turn and agent (`LoopRecord`); `Turn.emit` fills them in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import LoopRecord, optional
+from caretz.session.records.base import LoopRecord, optional, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class TurnStarted(LoopRecord):
     TYPE: ClassVar[str] = "Turn.Started"
     prompt: str = ""
@@ -21,7 +21,7 @@ class TurnStarted(LoopRecord):
     from_user: bool = True
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class TurnEnded(LoopRecord):
     TYPE: ClassVar[str] = "Turn.Ended"
     status: str = ""
@@ -34,7 +34,7 @@ class TurnEnded(LoopRecord):
     cost_usd: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ModelRequest(LoopRecord):
     TYPE: ClassVar[str] = "Model.Request"
     model: str = ""
@@ -43,7 +43,7 @@ class ModelRequest(LoopRecord):
     trailing: list[str] = field(default_factory=list)  # the guard's notes, sent after them
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ModelResponse(LoopRecord):
     TYPE: ClassVar[str] = "Model.Response"
     model: str = ""
@@ -54,7 +54,7 @@ class ModelResponse(LoopRecord):
     cost_usd: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ModelOutputLimit(LoopRecord):
     TYPE: ClassVar[str] = "Model.OutputLimit"
     action: str = ""  # "continued", "calls_not_run" or "ended"
@@ -63,14 +63,14 @@ class ModelOutputLimit(LoopRecord):
     tool_calls: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ModelPromptTooLong(LoopRecord):
     TYPE: ClassVar[str] = "Model.PromptTooLong"
     error: str = ""
     status: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ProviderRetrying(LoopRecord):
     TYPE: ClassVar[str] = "Provider.Retrying"
     attempt: int = 0
@@ -79,7 +79,7 @@ class ProviderRetrying(LoopRecord):
     discarded: JsonDict | None = None  # the partial reply given up, as Message.to_dict()
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ProviderError(LoopRecord):
     TYPE: ClassVar[str] = "Provider.Error"
     error: str = ""
@@ -87,14 +87,14 @@ class ProviderError(LoopRecord):
     partial: JsonDict | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ToolCalled(LoopRecord):
     TYPE: ClassVar[str] = "Tool.Called"
     index: int = 0
     call: JsonDict = field(default_factory=dict)  # ToolCall.to_dict()
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ToolResult(LoopRecord):
     """A tool call's result: the fields of `tools.base.ToolResult.to_dict()`, the call's
     ID and name, and the diff an edit made."""
@@ -103,7 +103,7 @@ class ToolResult(LoopRecord):
     index: int = 0
     call_id: str = ""
     name: str = ""
-    ok: bool = True
+    ok: bool = False
     output: str = ""
     exit_code: int | None = None
     duration_s: float = 0.0

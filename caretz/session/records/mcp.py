@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar
 
-from caretz.session.records.base import Record
+from caretz.session.records.base import McpRecord, record
 
 
-@dataclass(frozen=True, kw_only=True)
-class McpServerOpened(Record):
+@record
+class McpServerOpened(McpRecord):
     """The fields every server's start record shares."""
 
     server: str = ""
@@ -17,28 +17,28 @@ class McpServerOpened(Record):
     transport: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class McpServerStarted(McpServerOpened):
     TYPE: ClassVar[str] = "Mcp.ServerStarted"
     tools: list[str] = field(default_factory=list)
     duration_s: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class McpServerFailed(McpServerOpened):
     TYPE: ClassVar[str] = "Mcp.ServerFailed"
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class McpServerNotStarted(McpServerOpened):
     TYPE: ClassVar[str] = "Mcp.ServerNotStarted"
     state: str = ""
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class McpServerDown(Record):
+@record
+class McpServerDown(McpRecord):
     TYPE: ClassVar[str] = "Mcp.ServerDown"
     server: str = ""
     reason: str = ""

@@ -3,14 +3,14 @@ was not a plain "allowed" (a rule's or the mode's refusal, an answer)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar
 
-from caretz.session.records.base import Record
+from caretz.session.records.base import PermissionRecord, record
 
 
-@dataclass(frozen=True, kw_only=True)
-class PermissionAsked(Record):
+@record
+class PermissionAsked(PermissionRecord):
     TYPE: ClassVar[str] = "Permission.Asked"
     call_id: str = ""
     tool: str = ""
@@ -21,8 +21,8 @@ class PermissionAsked(Record):
     saves: list[str] = field(default_factory=list)  # the rules "yes, always" would save
 
 
-@dataclass(frozen=True, kw_only=True)
-class PermissionDecided(Record):
+@record
+class PermissionDecided(PermissionRecord):
     TYPE: ClassVar[str] = "Permission.Decided"
     call_id: str = ""
     tool: str = ""
@@ -30,7 +30,7 @@ class PermissionDecided(Record):
     reason: str = ""
     rule: str | None = None
     by: str = ""
-    would_ask: bool = True  # False: refused by a rule or the mode, without a question
+    would_ask: bool = False  # False: refused by a rule or the mode, without a question
     asked: bool = False  # False with would_ask: nobody could answer (a headless run)
     answer: str = ""
     note: str | None = None

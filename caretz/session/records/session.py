@@ -4,15 +4,15 @@ scheduled run)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from caretz.session.records.base import Record, optional
+from caretz.session.records.base import Record, optional, record
 
 JsonDict = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class SessionOpened(Record):
     """What `Session.Started` and `Session.Resumed` both record."""
 
@@ -28,17 +28,17 @@ class SessionOpened(Record):
     sandbox: JsonDict = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class SessionStarted(SessionOpened):
     TYPE: ClassVar[str] = "Session.Started"
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class SessionResumed(SessionOpened):
     TYPE: ClassVar[str] = "Session.Resumed"
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class SessionChanged(Record):
     """A switch between turns: `/model`, `/profile`, `/loop-guard`, `/permissions`."""
 
@@ -50,7 +50,7 @@ class SessionChanged(Record):
     permission_mode: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class SessionCompacted(Record):
     TYPE: ClassVar[str] = "Session.Compacted"
     agent: str = "main"
@@ -63,7 +63,7 @@ class SessionCompacted(Record):
     conversation: list[JsonDict] = field(default_factory=list)  # Message.to_dict() each
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ModelSummary(Record):
     """The model summarized older steps for a compaction."""
 
@@ -74,19 +74,19 @@ class ModelSummary(Record):
     messages: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class JobsStopped(Record):
     TYPE: ClassVar[str] = "Jobs.Stopped"
     jobs: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class ScheduleRun(Record):
     TYPE: ClassVar[str] = "Schedule.Run"
     job: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class SandboxGitUndone(Record):
     """The git watch put back what a command changed in .git; `tool` is None for the
     session's last check."""
@@ -97,7 +97,7 @@ class SandboxGitUndone(Record):
     undone: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record
 class CommandRan(Record):
     """A custom command's `` !`command` `` line or `@path` file, run before its prompt:
     the call, then the fields of `tools.base.ToolResult.to_dict()`."""
@@ -109,7 +109,7 @@ class CommandRan(Record):
     tool: str = ""
     input: str = ""
     refused: str | None = None
-    ok: bool = True
+    ok: bool = False
     output: str = ""
     exit_code: int | None = None
     duration_s: float = 0.0
