@@ -12,10 +12,12 @@ from pathlib import Path
 from tests.modelserver import ModelServer, RecordedRequest, Reply, text
 
 
-def modules_imported_by_a_run(cwd: Path, env: Mapping[str, str], *flags: str) -> set[str]:
+def modules_imported_by_a_run(
+    cwd: Path, env: Mapping[str, str], *flags: str, prompt: str = "hello"
+) -> set[str]:
     """Every module `caretz -p hello` imports (the model server must have a reply ready)."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "caretz", "-p", "hello", *flags],
+        [sys.executable, "-X", "importtime", "-m", "caretz", "-p", prompt, *flags],
         cwd=cwd,
         env=dict(env),
         capture_output=True,

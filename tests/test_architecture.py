@@ -30,6 +30,7 @@ LEAVES = {
 MAY_IMPORT: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},
     "caretz.usage_error": set(),
+    "caretz.cli_options": set(),  # Typer's options read without pydantic
     "caretz.session": set(),
     "caretz.providers": set(),
     "caretz.pricing": set(),
@@ -85,7 +86,13 @@ MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
 MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.app", "caretz.ui"}
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
-MAY_IMPORT["caretz.cli"] = {"caretz.commands", "caretz.config", "caretz.eval", "caretz.schedule"}
+MAY_IMPORT["caretz.cli"] = {
+    "caretz.cli_options",
+    "caretz.commands",
+    "caretz.config",
+    "caretz.eval",
+    "caretz.schedule",
+}
 MAY_IMPORT["caretz.__main__"] = {"caretz.cli"}
 
 

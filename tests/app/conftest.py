@@ -41,7 +41,7 @@ class Recorder:
         self.events.append(event)
 
     def types(self) -> list[str]:
-        return [event["type"] for event in self.events]
+        return [event.type for event in self.events]
 
 
 @pytest.fixture

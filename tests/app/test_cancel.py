@@ -74,8 +74,8 @@ def in_worker(work: Callable[[], Outcome]) -> tuple[threading.Thread, list[Outco
 
 def assert_interrupted_turn(session: Any, outcome: Outcome) -> None:
     assert (outcome.status, outcome.exit_code) == ("interrupted", 130)
-    ended = [e for e in read_events(session.events_path) if e["type"] == "Turn.Ended"]
-    assert ended and ended[-1]["status"] == "interrupted"
+    ended = [e for e in read_events(session.events_path) if e.type == "Turn.Ended"]
+    assert ended and ended[-1].status == "interrupted"
 
 
 def test_cancel_from_another_thread_kills_the_running_command(open_session, server, workspace):
@@ -89,8 +89,8 @@ def test_cancel_from_another_thread_kills_the_running_command(open_session, serv
 
     assert_interrupted_turn(session, outcome)
     assert processes_running(token) == []
-    result = next(e for e in read_events(session.events_path) if e["type"] == "Tool.Result")
-    assert result["ended_by"] == "interrupted" and not result["ok"]
+    result = next(e for e in read_events(session.events_path) if e.type == "Tool.Result")
+    assert result.ended_by == "interrupted" and not result.ok
     # The session carries on: the next turn runs, and its command is not refused.
     server.add(tool("bash", command="echo again"), text("Again."))
     assert session.submit("again").text == "Again."

@@ -30,11 +30,11 @@ def test_a_tool_turn_runs_the_command_and_answers(open_session, server, workspac
     assert (outcome.status, outcome.exit_code, outcome.text) == ("done", 0, "Wrote it.")
     assert outcome.sent and outcome.goal is None
     assert (workspace / "out.txt").read_text() == "made\n"
-    result = next(e for e in view.events if e["type"] == "Tool.Result")
-    assert result["ok"] and "made" in result["output"]
+    result = next(e for e in view.events if e.type == "Tool.Result")
+    assert result.ok and "made" in result.output
     assert view.text == "Wrote it."
     assert session.totals.tool_calls == 1 and session.totals.requests == 2
-    logged = [e["type"] for e in read_events(session.events_path)]
+    logged = [e.type for e in read_events(session.events_path)]
     assert logged[0] == "Session.Started" and logged.count("Turn.Ended") == 1
 
 
@@ -87,7 +87,7 @@ def test_a_goal_met_on_its_second_turn(open_session, server, workspace):
     assert outcome.goal is not None and outcome.goal["turns"] == 2
     assert session.goal is not None and session.goal.status == "met"
     assert (workspace / "done.txt").read_text() == "ok\n"
-    goal_events = [e["type"] for e in read_events(session.events_path) if e["type"][:5] == "Goal."]
+    goal_events = [e.type for e in read_events(session.events_path) if e.type[:5] == "Goal."]
     assert goal_events[0] == "Goal.Set" and goal_events[-1] == "Goal.Ended"
     assert goal_events.count("Goal.Evaluated") == 2
 
@@ -121,7 +121,7 @@ def test_a_switch_that_fails_changes_nothing(open_session, server):
     assert session.agent.parts.provider is provider
     assert session.agent.config.model_ref == session.settings.model.ref == model
     assert session.settings.loop_guard.mode == "off"
-    changed = [e for e in read_events(session.events_path) if e["type"] == "Session.Changed"]
+    changed = [e for e in read_events(session.events_path) if e.type == "Session.Changed"]
     assert changed == []
 
 
