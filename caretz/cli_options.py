@@ -49,9 +49,9 @@ class PlainValues:
             return () if self._many else None  # as Typer: an option not given
         if self._string and isinstance(value, str):
             return value
-        if self._strings and isinstance(value, list | tuple):
-            if all(isinstance(item, str) for item in value):
-                return list(value)
+        strings = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+        if self._strings and strings:
+            return list(value)
         return self._typer().coerce(value, param=param, ctx=ctx)
 
     def _typer(self) -> Any:
