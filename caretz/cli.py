@@ -189,7 +189,7 @@ def main_command(
     ] = False,
 ) -> None:
     # The options above that override settings reach them by name, from ctx.params.
-    from caretz.config.overrides import given_flags
+    from caretz.config.flags import given_flags
 
     flags = ctx.obj = given_flags(ctx.params)
     if ctx.invoked_subcommand is not None:

@@ -1,29 +1,17 @@
-"""What every section of profiles.json shares, and the error a bad setting raises.
+"""The error a bad setting raises, and durations as profiles.json writes them.
 
-A leaf (it imports only pydantic): the profile schema, the loop guard's sections,
-prices and the provider resolution all build on it without importing each other.
+A leaf without pydantic: everything that reports a configuration problem imports it,
+including the path that reaches the first request without validating anything. The
+sections' shared pydantic base is `caretz.config_section`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict
-from pydantic.alias_generators import to_camel
 
 
 class ConfigError(Exception):
     """A configuration problem, told in one line that names what to fix (the CLI exits 2)."""
-
-
-class Section(BaseModel):
-    """A section of profiles.json: camelCase keys, an unknown key is an error, and a value
-    must be the JSON type it says (strict: `true` is no number, `"200000"` no integer)."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
-    )
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
@@ -38,15 +26,3 @@ def parse_duration(value: str | float | int) -> float:
         raise ValueError(f"{value!r} is not a duration such as '15s', '500ms' or '1m'")
     number, unit = float(match.group(1)), match.group(2) or "s"
     return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
-
-
-def _positive_duration(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError("expected a duration such as '120s', '500ms' or '2m'")
-    if parse_duration(value) <= 0:
-        raise ValueError("must be longer than 0s")
-    return value
-
-
-# A duration longer than zero, kept as written ("120s"); `parse_duration` gives the seconds.
-PositiveDuration = Annotated[str | float, BeforeValidator(_positive_duration)]

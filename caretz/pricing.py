@@ -10,24 +10,29 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
+from typing import Any, NamedTuple
 
-from pydantic import ConfigDict, Field
-
-from caretz.config_base import Section
 from caretz.messages import Usage
 
 _PER_TOKEN = 1 / 1_000_000
 
 
-class Price(Section):
-    """USD per million tokens. Cache prices left out cost the same as input."""
+class Price(NamedTuple):
+    """USD per million tokens. Cache prices left out cost the same as input.
 
-    model_config = ConfigDict(frozen=True)
+    Plain data: profiles.json's `prices` entries are checked by `config.schema.PriceEntry`.
+    """
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_read: float | None = Field(None, ge=0)
-    cache_write: float | None = Field(None, ge=0)
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+    def to_json(self, *, exclude_none: bool = False) -> dict[str, Any]:
+        """As profiles.json writes it: `cacheRead`, `cacheWrite`."""
+        keys = {"input": self.input, "output": self.output}
+        keys |= {"cacheRead": self.cache_read, "cacheWrite": self.cache_write}
+        return {k: v for k, v in keys.items() if v is not None} if exclude_none else keys
 
     @property
     def cache_read_rate(self) -> float:
@@ -38,8 +43,7 @@ class Price(Section):
         return self.input if self.cache_write is None else self.cache_write
 
 
-def _price(input: float, output: float, cache_read: float, cache_write: float) -> Price:
-    return Price(input=input, output=output, cache_read=cache_read, cache_write=cache_write)
+_price = Price
 
 
 def _openai_family(prefix: str) -> dict[str, Price]:

@@ -21,6 +21,7 @@ LEAVES = {
     "caretz.messages",
     "caretz.text",
     "caretz.config_base",
+    "caretz.config_section",  # the sections' pydantic base, apart so ConfigError needs none
     "caretz.secrets",
     "caretz.plan",
     "caretz.approvals",

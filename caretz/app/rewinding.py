@@ -47,7 +47,7 @@ def logged_session(settings: Settings, session: str | None, here: Path) -> Logge
 def open_rewind(settings: Settings, logged: LoggedSession) -> SessionRewind:
     """The rewind of a past session: its log, and its project's checkpoints; raises
     CheckpointError."""
-    limits = SnapshotLimits(size_cap=settings.profile.checkpoints.max_file_size_bytes)
+    limits = SnapshotLimits(size_cap=settings.values.checkpoint_size_cap)
     store = CheckpointStore.open(settings.data_dir, logged.project, limits=limits)
     return SessionRewind(store, logged.id, EventLog(logged.events_path), logged.workspace)
 

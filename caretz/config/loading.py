@@ -1,17 +1,19 @@
-"""Where caretz's files live, and reading profiles.json into a validated ConfigFile."""
+"""Where caretz's files live, and reading profiles.json into a validated ConfigFile.
+
+Reading the JSON needs no pydantic; validating it does, and imports it then.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from caretz.config.errors import describe_validation_error
-from caretz.config.schema import ConfigFile
 from caretz.config_base import ConfigError
+
+if TYPE_CHECKING:
+    from caretz.config.schema import ConfigFile
 
 CONFIG_ENV = "CARETZ_CONFIG"
 DATA_DIR_ENV = "CARETZ_DATA_DIR"
@@ -39,9 +41,16 @@ def data_dir(env: Mapping[str, str]) -> Path:
 
 def load_config_file(path: Path, *, required: bool = False) -> ConfigFile:
     """Read and validate profiles.json; a missing file means defaults unless `required`."""
-    if required and not path.exists():
-        raise ConfigError(f"{path}: no such file (named by --config)")
-    data = read_json_file(path)
+    return validated_config_file(path, read_json_file(path, required=required))
+
+
+def validated_config_file(path: Path, data: Any) -> ConfigFile:
+    """profiles.json's JSON (`data`; None: no file, the defaults) validated."""
+    from pydantic import ValidationError  # a file to validate
+
+    from caretz.config.errors import describe_validation_error
+    from caretz.config.schema import ConfigFile
+
     if data is None:
         return ConfigFile()
     try:
@@ -50,9 +59,12 @@ def load_config_file(path: Path, *, required: bool = False) -> ConfigFile:
         raise ConfigError(f"{path}: {describe_validation_error(ConfigFile, exc)}") from None
 
 
-def read_json_file(path: Path) -> Any:
+def read_json_file(path: Path, *, required: bool = False) -> Any:
     """The JSON in `path`, None when there is no such file or it is empty; a ConfigError
-    naming the file when it cannot be read or is not JSON."""
+    naming the file when it cannot be read or is not JSON, or is `required` (named by
+    --config) and missing."""
+    if required and not path.exists():
+        raise ConfigError(f"{path}: no such file (named by --config)")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -16,7 +16,8 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 from caretz.config.errors import describe_validation_error
 from caretz.config.loading import read_json_file
 from caretz.config.settings import Settings
-from caretz.config_base import ConfigError, Section
+from caretz.config_base import ConfigError
+from caretz.config_section import Section
 from caretz.mcp_client.config import McpServerEntry, named
 from caretz.mcp_client.plan import Configured
 

@@ -1,19 +1,19 @@
 """What the command line and the CARETZ_* variables override, in one validated model.
 
 The flags are declared once, as the command's Typer options; their values arrive
-here by name (`Flags`) and are validated by `Overrides`. The CARETZ_* variables are
-validated by the same model (see `caretz.config.env`).
+here by name (`Flags`, config/flags.py) and are validated by `Overrides`. The CARETZ_*
+variables are validated by the same model (see `caretz.config.env`). A run with nothing
+but plain flags skips this model (config/flags.py's `plain_flags` gives the same values).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from caretz.config.errors import error_message
+from caretz.config.flags import ENV_FIELDS, ENV_VARIABLES, Flags, given_flags
 from caretz.config.schema import (
     BaseUrl,
     BudgetUsd,
@@ -28,9 +28,6 @@ from caretz.guard.model import Mode
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
 from caretz.sandbox.config import ModeName
-
-# Command-line values by Overrides field name, as given; a missing or None value was not given.
-Flags = Mapping[str, Any]
 
 
 class Overrides(BaseModel):
@@ -61,28 +58,7 @@ class Overrides(BaseModel):
     disallowed_tools: list[str] | None = None  # deny rules for this run only
 
 
-# The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment
-# variables"); the rest are flags only. CARETZ_CONFIG is read with the file's path.
-ENV_FIELDS = (
-    "profile",
-    "model",
-    "reasoning",
-    "max_tool_calls",
-    "max_budget_usd",
-    "loop_guard",
-    "permission_mode",
-    "sandbox",
-)
-ENV_VARIABLES = tuple(f"CARETZ_{name.upper()}" for name in ENV_FIELDS)
-
-
-def given_flags(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The overrides among a command's parameters (Typer's `ctx.params`) that were given."""
-    return {
-        name: value
-        for name, value in params.items()
-        if name in Overrides.model_fields and value is not None and value != []
-    }
+__all__ = ["ENV_FIELDS", "ENV_VARIABLES", "Flags", "Overrides", "given_flags", "read_flags"]
 
 
 def read_flags(flags: Flags) -> Overrides:

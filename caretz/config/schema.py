@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
-from caretz.config_base import PositiveDuration, Section, parse_duration
+from caretz.config.flags import check_url
+from caretz.config.values import Output
+from caretz.config_base import parse_duration
+from caretz.config_section import PositiveDuration, Section
 from caretz.goal.config import GoalConfig
 from caretz.guard.config import LoopGuardConfig
 from caretz.hooks.config import HooksConfig
@@ -25,16 +28,7 @@ from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import DEFAULT_MODEL
 from caretz.sandbox.config import SandboxConfig
 
-Output = Literal["text", "json", "detailed"]
-
-
-def _check_url(value: str) -> str:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError(f"{value!r} is not a URL; write it as http://host:port/path")
-    return value.rstrip("/")
-
-
-BaseUrl = Annotated[str, AfterValidator(_check_url)]
+BaseUrl = Annotated[str, AfterValidator(check_url)]
 ModelRef = Annotated[str, Field(min_length=1)]
 ToolCallLimit = Annotated[int, Field(ge=1)]
 BudgetUsd = Annotated[float, Field(gt=0)]
@@ -220,10 +214,22 @@ class Profile(Section):
         return parse_duration(self.stream_idle_timeout)
 
 
+class PriceEntry(Section):
+    """An entry of `prices`: USD per million tokens (`pricing.Price` once read)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)
+
+    def price(self) -> Price:
+        return Price(self.input, self.output, self.cache_read, self.cache_write)
+
+
 class ConfigFile(Section):
     profiles: dict[str, Profile] = Field(default_factory=dict)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
-    prices: dict[str, Price] = Field(default_factory=dict)
+    prices: dict[str, PriceEntry] = Field(default_factory=dict)
 
     @field_validator("providers")
     @classmethod
@@ -232,6 +238,9 @@ class ConfigFile(Section):
             if not name or "/" in name:
                 raise ValueError(f"provider name {name!r} must be non-empty and have no '/'")
         return value
+
+    def price_table(self) -> dict[str, Price]:
+        return {glob: entry.price() for glob, entry in self.prices.items()}
 
     def provider_entries(self, config_dir: Path | None = None) -> dict[str, ProviderEntry]:
         """The file's providers as entries; relative local model paths are from `config_dir`."""

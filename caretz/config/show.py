@@ -46,10 +46,9 @@ def show_settings(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
             name: _show_provider(entry, env) for name, entry in sorted(settings.providers.items())
         },
         "prices": {
-            glob: price.model_dump(mode="json", by_alias=True, exclude_none=True)
-            for glob, price in settings.prices.items()
+            glob: price.to_json(exclude_none=True) for glob, price in settings.prices.items()
         },
-        "modelPrice": model_price.model_dump(mode="json", by_alias=True) if model_price else None,
+        "modelPrice": model_price.to_json() if model_price else None,
     }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from caretz.config_base import PositiveDuration, Section, parse_duration
+from caretz.config_base import parse_duration
+from caretz.config_section import PositiveDuration, Section
 from caretz.messages import Reasoning
 
 DEFAULT_MAX_TURNS = 20

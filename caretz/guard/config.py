@@ -6,7 +6,8 @@ import fnmatch
 
 from pydantic import Field, field_validator
 
-from caretz.config_base import Section, parse_duration
+from caretz.config_base import parse_duration
+from caretz.config_section import Section
 from caretz.guard.detectors_config import DetectorsConfig
 from caretz.guard.model import Mode
 from caretz.messages import Reasoning

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from caretz.config_base import Section
+from caretz.config_section import Section
 
 _KEY = "loopGuard.detectors"
 

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from caretz.config_base import Section
+from caretz.config_section import Section
 
 DEFAULT_TIMEOUT_S = 60.0
 HookEvent = Literal[

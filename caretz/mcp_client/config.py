@@ -12,7 +12,8 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, model_validator
 
-from caretz.config_base import PositiveDuration, Section, parse_duration
+from caretz.config_base import parse_duration
+from caretz.config_section import PositiveDuration, Section
 
 Transport = Literal["stdio", "http", "sse"]
 ProjectServers = Literal["approved", "all", "none"]

@@ -20,10 +20,11 @@ A read-only refusal beats an allow rule: the mode promises no writes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from caretz.permissions.policy import Decision
-from caretz.permissions.rules import Rule
+if TYPE_CHECKING:  # annotations only: the modes are read before any rule is
+    from caretz.permissions.policy import Decision
+    from caretz.permissions.rules import Rule
 
 PermissionMode = Literal["auto", "ask", "read-only", "yolo"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("auto", "ask", "read-only", "yolo")

@@ -40,7 +40,7 @@ def hook_files(settings: Settings, workspace: Path) -> list[HookFile]:
     from caretz.hooks.matching import HookFile
 
     files = []
-    if settings.profile.hooks:
+    if settings.values.hooks:
         where = f"{settings.config_path.name}: profiles.{settings.profile_name}.hooks"
         files.append(HookFile(settings.profile.hooks, where))
     project = project_hooks(workspace, settings.data_dir)

@@ -29,7 +29,7 @@ def configured_servers(settings: Settings, workspace: Path) -> list[Configured]:
     from caretz.permissions.settings import find_project_root
 
     root = find_project_root(workspace)
-    if not settings.profile.mcp_servers and not (root / ".mcp.json").exists():
+    if not settings.values.mcp_servers and not (root / ".mcp.json").exists():
         return []  # the common case, without loading what reads servers
     from caretz.config.mcp_servers import profile_servers, project_servers
 

@@ -52,12 +52,12 @@ def profile_rules(settings: Settings) -> list[Rule]:
 
     profile = f"profiles.{settings.profile_name}"
     where = f"{settings.config_path.name}: {profile}.permissions"
-    lists = settings.profile.permissions.rule_lists()
+    lists = settings.values.rule_lists()
     try:
         rules = rules_from_permissions(lists, where, session_tool_names())
     except RuleError as error:
         raise ConfigError(str(error)) from None
-    disallowed = settings.loop_guard.detectors.disallowed_tools
+    disallowed = settings.values.disallowed()
     try:
         rules += rules_from_disallowed_tools(disallowed, DISALLOWED_SOURCE)
     except RuleError as error:

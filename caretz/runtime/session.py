@@ -23,7 +23,7 @@ from caretz.agent.parts import AgentConfig, AgentParts, Conversation, TurnListen
 from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
 from caretz.checkpoints.project import project_root
-from caretz.guard.seam import Guard
+from caretz.guard.seam import Guard, NullGuard
 from caretz.messages import Usage
 from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
@@ -174,11 +174,13 @@ def wire_agent(
     provider = open_provider(
         settings.model,
         env,
-        idle_timeout_s=settings.profile.stream_idle_timeout_s,
-        max_retries=settings.profile.max_retries,
+        idle_timeout_s=settings.values.stream_idle_timeout_s,
+        max_retries=settings.values.max_retries,
     )
     if guard is None:
-        guard = build_guard(settings.loop_guard, log, judge)
+        # Off, the loopGuard section is not even read (without a file: not built).
+        off = settings.values.guard_mode == "off"
+        guard = NullGuard() if off else build_guard(settings.loop_guard, log, judge)
     config = AgentConfig(
         model_id=settings.model.model_id,
         model_ref=settings.model.ref,
@@ -186,7 +188,7 @@ def wire_agent(
         if system is not None
         else system_prompt(
             workspace,
-            settings.profile.system_prompt,
+            settings.system_prompt,
             session_environment(settings, sandbox, permissions),
         ),
         reasoning=settings.reasoning,
@@ -324,7 +326,7 @@ def start_session(
             project=str(project),
             other_project=other_project or None,
             version=__version__,
-            loop_guard=settings.loop_guard.mode,
+            loop_guard=settings.values.guard_mode,
             permission_mode=permissions.mode,
             sandbox=sandbox_fields(sandbox, check),
         )
@@ -369,13 +371,13 @@ def open_checkpoints(
     """The session's checkpoints (None when the profile switches them off); without
     git (or with none caretz may run, see `programs`) they are off, and say so once the
     session's log is open."""
-    config = settings.profile.checkpoints
-    if not config.enabled:
+    if not settings.values.checkpoints:
         return None
     from caretz.agent.checkpointing import TurnCheckpoints
 
     git = programs.git if programs is not None else None
-    return TurnCheckpoints.opened(settings.data_dir, workspace, config.max_file_size_bytes, git=git)
+    size_cap = settings.values.checkpoint_size_cap
+    return TurnCheckpoints.opened(settings.data_dir, workspace, size_cap, git=git)
 
 
 def checkpoint_checks(checkpoints: TurnCheckpoints | None) -> tuple[BeforeCall, ...]:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
-from caretz.config_base import Section
-
-ModeName = Literal["workspace-write", "read-only", "off"]
+from caretz.config_section import Section
+from caretz.sandbox.policy import ModeName
 
 
 class SandboxConfig(Section):

@@ -19,6 +19,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
+
+# `sandbox.mode` as profiles.json and --sandbox write it.
+ModeName = Literal["workspace-write", "read-only", "off"]
 
 
 class SandboxMode(StrEnum):

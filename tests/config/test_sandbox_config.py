@@ -29,7 +29,7 @@ def settings(flags: dict | None = None, **env: str) -> Settings:
 def test_defaults_are_workspace_write_without_network():
     resolved = settings()
     assert resolved.sandbox_mode is SandboxMode.WORKSPACE_WRITE
-    assert resolved.sandbox.network is False and resolved.sandbox.add_dirs == []
+    assert resolved.sandbox.network is False and resolved.sandbox.add_dirs == ()
     assert resolved.shell_env == []
 
 
@@ -40,7 +40,7 @@ def test_a_flag_beats_the_variable_which_beats_the_profile(tmp_path):
     flags = {"sandbox": "workspace-write", "add_dir": [str(tmp_path), "vendor"]}
     both = settings(flags, CARETZ_SANDBOX="off")
     assert both.sandbox_mode is SandboxMode.WORKSPACE_WRITE
-    assert both.sandbox.add_dirs == ["~/lib", str(tmp_path), "vendor"]
+    assert both.sandbox.add_dirs == ("~/lib", str(tmp_path), "vendor")
     assert both.shell_env == ["GH_TOKEN"]
 
 

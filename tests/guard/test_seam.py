@@ -25,6 +25,7 @@ ALLOWED = (
     "caretz.plan",
     "caretz.tools.policy",
     "caretz.config_base",
+    "caretz.config_section",
     "caretz.secrets",
 )
 # The guard's working parts, which a run with the guard off never needs.

@@ -1,0 +1,126 @@
+"""What a session reads from its profile, as plain values.
+
+The profile (config/schema.py) is the file's schema: pydantic, strict, with an error
+that names the key. A session needs a few dozen of its values, and a run with no profile
+file and no CARETZ_* variable uses only the defaults and its flags, so those values are
+kept here too, plain: `ProfileValues` from a validated profile (`of_profile`), or from
+the defaults and the flags (`with_flags`) without building any model. The defaults below
+are the schema's; tests/config/test_values.py holds the two together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, NamedTuple
+
+from caretz.guard.model import Mode
+from caretz.messages import Reasoning
+from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
+from caretz.sandbox.policy import ModeName
+
+Output = Literal["text", "json", "detailed"]
+RULE_KINDS = ("allow", "ask", "deny")
+
+
+class SandboxValues(NamedTuple):
+    """The profile's `sandbox` section (sandbox/config.py), with --sandbox and --add-dir."""
+
+    mode: ModeName = "workspace-write"
+    network: bool = False
+    add_dirs: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    allow_unix_sockets: tuple[str, ...] = ()
+    allow_ssh_agent: bool = False
+
+
+class ProfileValues(NamedTuple):
+    """The values of a profile a session reads, every override applied."""
+
+    reasoning: Reasoning | None = None
+    max_tokens: int | None = None
+    max_tool_calls: int | None = None
+    max_budget_usd: float | None = None
+    bash_timeout_s: float = 120.0
+    stream_idle_timeout_s: float = 90.0
+    max_retries: int = 4
+    output: Output = "text"
+    system_prompt: str | None = None
+    context_window: int | None = None
+    guard_mode: Mode = "off"
+    # loopGuard.detectors.disallowedTools: (tool, its deny patterns) pairs.
+    disallowed_tools: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    permission_mode: PermissionMode = DEFAULT_MODE
+    permission_rules: tuple[tuple[str, ...], ...] = ((), (), ())  # allow, ask, deny
+    checkpoints: bool = True
+    checkpoint_size_cap: int = 5 * 1024**2  # checkpoints.maxFileSize, in bytes
+    sandbox: SandboxValues = SandboxValues()
+    shell_env: tuple[str, ...] = ()
+    hooks: bool = False  # whether the profile's `hooks` section holds any
+    mcp_servers: bool = False  # whether the profile names MCP servers
+
+    def rule_lists(self) -> dict[str, list[str]]:
+        """The profile's permission rules by kind, as `permissions` writes them."""
+        return {
+            kind: list(rules) for kind, rules in zip(RULE_KINDS, self.permission_rules, strict=True)
+        }
+
+    def disallowed(self) -> dict[str, list[str]]:
+        """loopGuard.detectors.disallowedTools as the profile writes it."""
+        return {tool: list(patterns) for tool, patterns in self.disallowed_tools}
+
+
+def with_flags(flags: Mapping[str, Any]) -> ProfileValues:
+    """The default profile's values with the flags applied (checked already, by
+    config/flags.py's `plain_flags`)."""
+    scalars = ("reasoning", "max_tool_calls", "max_budget_usd", "output")
+    given = {name: flags[name] for name in scalars if flags.get(name) is not None}
+    sandbox = SandboxValues()
+    if flags.get("sandbox"):
+        sandbox = sandbox._replace(mode=flags["sandbox"])
+    if flags.get("add_dir"):
+        sandbox = sandbox._replace(add_dirs=tuple(flags["add_dir"]))
+    return ProfileValues(
+        **given,
+        guard_mode=flags.get("loop_guard") or "off",
+        permission_mode=flags.get("permission_mode") or DEFAULT_MODE,
+        sandbox=sandbox,
+    )
+
+
+def of_profile(profile: Any) -> ProfileValues:
+    """The values of a validated `config.schema.Profile`, overrides applied already."""
+    section, lists = profile.sandbox, profile.permissions.rule_lists()
+    return ProfileValues(
+        reasoning=profile.reasoning,
+        max_tokens=profile.max_tokens,
+        max_tool_calls=profile.max_tool_calls,
+        max_budget_usd=profile.max_budget_usd,
+        bash_timeout_s=profile.bash_timeout_s,
+        stream_idle_timeout_s=profile.stream_idle_timeout_s,
+        max_retries=profile.max_retries,
+        output=profile.output,
+        system_prompt=profile.system_prompt,
+        context_window=profile.context_window,
+        guard_mode=profile.loop_guard.mode,
+        disallowed_tools=tuple(
+            (tool, tuple(patterns))
+            for tool, patterns in profile.loop_guard.detectors.disallowed_tools.items()
+        ),
+        permission_mode=profile.permissions.mode,
+        permission_rules=tuple(tuple(lists[kind]) for kind in RULE_KINDS),
+        checkpoints=profile.checkpoints.enabled,
+        checkpoint_size_cap=profile.checkpoints.max_file_size_bytes,
+        sandbox=SandboxValues(
+            mode=section.mode,
+            network=section.network,
+            add_dirs=tuple(section.add_dirs),
+            hidden=tuple(section.hidden),
+            read_only=tuple(section.read_only),
+            allow_unix_sockets=tuple(section.allow_unix_sockets),
+            allow_ssh_agent=section.allow_ssh_agent,
+        ),
+        shell_env=tuple(profile.shell_env),
+        hooks=bool(profile.hooks),
+        mcp_servers=bool(profile.mcp_servers),
+    )
