@@ -581,9 +581,8 @@ def test_example_file_spells_out_every_loop_guard_key() -> None:
 
 
 def test_docs_describe_every_key() -> None:
-    from caretz.config.schema import ConfigFile, Profile, ProviderConfig
+    from caretz.config.schema import ConfigFile, PriceEntry, Profile, ProviderConfig
     from caretz.mcp_client.config import McpConfig
-    from caretz.config.schema import PriceEntry
     from caretz.sandbox.config import SandboxConfig
 
     text = DOCS.read_text()

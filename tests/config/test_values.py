@@ -35,7 +35,7 @@ PLAIN_RUNS: list[dict[str, Any]] = [
 
 
 def test_the_flag_names_are_the_models_fields() -> None:
-    assert OVERRIDE_NAMES == tuple(Overrides.model_fields)
+    assert tuple(Overrides.model_fields) == OVERRIDE_NAMES
 
 
 def test_the_defaults_are_the_schemas() -> None:
