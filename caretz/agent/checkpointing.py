@@ -7,6 +7,10 @@ registry's before-call checks, so the first call of a turn that may change files
 (subagents' calls included: they share the registry's checks) takes the snapshot
 first. A failure is a `Checkpoint.Failed` warning and the turn goes on; git missing
 or a project too large switches checkpoints off for the session.
+
+The store (git's plumbing, the snapshots, the user's ignore file read by a `git
+config` run) opens when it is first needed, a turn's first change or the background
+staging, not at the session's start: a run's first request never waits for it.
 """
 
 from __future__ import annotations
@@ -16,16 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caretz.checkpoints import (
-    CheckpointError,
-    CheckpointMeta,
-    CheckpointStore,
-    GitNotFound,
-    ProjectTooLarge,
-    SnapshotLimits,
-)
-from caretz.checkpoints.events import created_record
-from caretz.checkpoints.notices import left_out_note
+from caretz.checkpoints.errors import CheckpointError, GitNotFound, ProjectTooLarge
 from caretz.checkpoints.project import project_root
 from caretz.messages import ToolCall
 from caretz.session.records.base import Record
@@ -33,6 +28,7 @@ from caretz.session.records.checkpoints import CheckpointFailed
 from caretz.session.records.loop import TurnEnded, TurnStarted
 
 if TYPE_CHECKING:
+    from caretz.checkpoints.store import CheckpointStore
     from caretz.session.events import EventLog
     from caretz.tools.base import ToolContext
     from caretz.trusted import Program
@@ -70,6 +66,9 @@ def open_store(
     git: Program | None = None,
 ) -> CheckpointStore:
     """The store for the project `workspace` belongs to; raises CheckpointError."""
+    from caretz.checkpoints.snapshot import SnapshotLimits
+    from caretz.checkpoints.store import CheckpointStore
+
     limits = SnapshotLimits(size_cap=max_file_size)
     project = project_root(workspace)
     return CheckpointStore.open(data_dir, project, limits=limits, env=env, git=git)
@@ -83,8 +82,11 @@ class TurnCheckpoints:
         store: CheckpointStore | None,
         off_reason: str | None = None,
         shell_can_write: Callable[[], bool] = lambda: True,
+        opener: Callable[[], CheckpointStore] | None = None,
     ):
-        self.store = store
+        """`store`, or `opener` to open it when it is first needed."""
+        self._store = store
+        self._opener = opener
         self.off_reason = off_reason  # why checkpoints are off, once they are
         self.shell_can_write = shell_can_write
         self.session = ""
@@ -108,16 +110,40 @@ class TurnCheckpoints:
         git: Program | None = None,
     ) -> TurnCheckpoints:
         """Checkpoints for the project of `workspace`, or off with the reason (no git, or
-        none caretz may run); `git` is the session's, resolved at its start."""
+        none caretz may run); `git` is the session's, resolved at its start. The store
+        opens when first needed (a failure then switches checkpoints off and says so)."""
+        from caretz.checkpoints.git import find_git, trusted_git
+
         try:
-            store = open_store(data_dir, workspace, max_file_size, env, git)
+            git = trusted_git(git) if git is not None else find_git(env, (project_root(workspace),))
         except CheckpointError as error:
             return cls(None, str(error), shell_can_write)
-        return cls(store, None, shell_can_write)
+
+        def opener() -> CheckpointStore:
+            return open_store(data_dir, workspace, max_file_size, env, git)
+
+        return cls(None, None, shell_can_write, opener)
+
+    @property
+    def store(self) -> CheckpointStore | None:
+        """The store, opened now if it was not yet (None: checkpoints are off)."""
+        store = self._open()
+        self._report_off("open")  # if it could not be opened
+        return store
+
+    def _open(self) -> CheckpointStore | None:
+        if self._store is None and self._opener is not None and self.off_reason is None:
+            opener, self._opener = self._opener, None
+            try:
+                self._store = opener()
+            except CheckpointError as error:
+                self.off_reason = str(error)
+        return self._store
 
     @property
     def active(self) -> bool:
-        return self.store is not None and self.off_reason is None
+        unopened = self._store is None and self._opener is None
+        return self.off_reason is None and not unopened
 
     def attach(self, session_id: str, log: EventLog) -> None:
         """Follow this session's log; says at once when checkpoints are off."""
@@ -136,9 +162,10 @@ class TurnCheckpoints:
         self._preparing.start()
 
     def _prepare(self) -> None:
-        assert self.store is not None
         try:
-            self.store.prepare()
+            store = self._open()  # the main thread says so if it cannot be opened
+            if store is not None:
+                store.prepare()
         except Exception as error:  # reported from the main thread (see _collect_prepare)
             self._prepare_failure = (
                 error if isinstance(error, CheckpointError) else CheckpointError(str(error))
@@ -152,6 +179,7 @@ class TurnCheckpoints:
             return
         thread.join()
         self._preparing = None
+        self._report_off("open")
         if isinstance(self._prepare_failure, ProjectTooLarge):
             self._failed("prepare", self._prepare_failure)
 
@@ -166,17 +194,21 @@ class TurnCheckpoints:
         self._collect_prepare(wait=True)
         if not self.active:
             return
+        store = self.store
+        if store is None:
+            return
+        from caretz.checkpoints.events import created_record
+        from caretz.checkpoints.model import CheckpointMeta
+        from caretz.checkpoints.notices import left_out_note
+
         self._settle_due = True
         try:
-            assert self.store is not None
-            checkpoint = self.store.checkpoint(
-                CheckpointMeta(self.session, self._turn, self._prompt)
-            )
+            checkpoint = store.checkpoint(CheckpointMeta(self.session, self._turn, self._prompt))
         except Exception as error:
             self._settle_due = False
             self._failed("checkpoint", error)
             return
-        project, note = str(self.store.project), left_out_note(checkpoint)
+        project, note = str(store.project), left_out_note(checkpoint)
         self._emit(created_record(checkpoint, project, note))
 
     def on_event(self, event: Record) -> None:
@@ -192,11 +224,12 @@ class TurnCheckpoints:
         """Records the tree as the turn left it, if the turn took a checkpoint."""
         turn, due = self._turn, self._settle_due
         self._turn, self._taken, self._settle_due = None, False, False
-        if not due or turn is None or not self.active:
+        if not due or turn is None or not self.active or self._store is None:
             return
+        from caretz.checkpoints.model import CheckpointMeta
+
         try:
-            assert self.store is not None
-            self.store.settle(CheckpointMeta(self.session, turn, self._prompt))
+            self._store.settle(CheckpointMeta(self.session, turn, self._prompt))
         except Exception as error:
             self._failed("settle", error)
 

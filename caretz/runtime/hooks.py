@@ -37,10 +37,10 @@ class ProjectHooksSection:
 def hook_files(settings: Settings, workspace: Path) -> list[HookFile]:
     """The hooks of the profile, then of the project (marked whether the user approved
     them); a file without hooks is left out."""
-    from caretz.hooks.matching import HookFile
-
     files = []
     if settings.values.hooks:
+        from caretz.hooks.matching import HookFile  # the hooks' schema: with hooks to read
+
         where = f"{settings.config_path.name}: profiles.{settings.profile_name}.hooks"
         files.append(HookFile(settings.profile.hooks, where))
     project = project_hooks(workspace, settings.data_dir)
@@ -52,12 +52,12 @@ def hook_files(settings: Settings, workspace: Path) -> list[HookFile]:
 def project_hooks(workspace: Path, data_dir: Path) -> HookFile | None:
     """`hooks` in the project's `.caretz/settings.json`, approved or not (by the approvals
     in `data_dir`); raises ConfigError for a bad entry."""
-    from caretz.hooks.approvals import HookApprovals
-    from caretz.hooks.matching import HookFile
-
     section = read_project_hooks(workspace)
     if section is None or not section.config:
         return None
+    from caretz.hooks.approvals import HookApprovals
+    from caretz.hooks.matching import HookFile
+
     approved = HookApprovals(data_dir).approved(section.root, section.data)
     return HookFile(section.config, PROJECT_SOURCE, approved=approved)
 
@@ -65,10 +65,6 @@ def project_hooks(workspace: Path, data_dir: Path) -> HookFile | None:
 def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
     """The project's `hooks` section (None when it has none); raises ConfigError for a
     bad entry."""
-    from pydantic import ValidationError
-
-    from caretz.config.errors import describe_validation_error
-    from caretz.hooks.config import ProjectHooks
     from caretz.permissions.rules import RuleError
     from caretz.permissions.settings import (
         PROJECT_SETTINGS,
@@ -83,6 +79,11 @@ def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
         raise ConfigError(str(error)) from None
     if data is None:
         return None
+    from pydantic import ValidationError  # a section to validate
+
+    from caretz.config.errors import describe_validation_error
+    from caretz.hooks.config import ProjectHooks
+
     try:
         config = ProjectHooks.model_validate({PROJECT_KEY: data}).hooks
     except ValidationError as error:

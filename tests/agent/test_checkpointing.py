@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from caretz.agent.checkpointing import TurnCheckpoints, may_change_files
-from caretz.checkpoints import CheckpointStore, SnapshotLimits
+from caretz.checkpoints import CheckpointStore, GitNotFound, SnapshotLimits
 from caretz.messages import ToolCall
 from caretz.session.events import EventLog, read_events
 from caretz.session.records.loop import TurnEnded, TurnStarted
@@ -169,4 +169,40 @@ def test_without_git_checkpoints_are_off_and_say_so_once(project, tmp_path, log)
 
     assert [e["message"] for e in events_of(log)] == [
         "git not found: checkpoints are off; install git"
+    ]
+
+
+def test_the_store_opens_at_the_first_change_not_at_the_start(project, tmp_path, log):
+    opened: list[CheckpointStore] = []
+
+    def opener() -> CheckpointStore:
+        opened.append(CheckpointStore.open(tmp_path / "data", project))
+        return opened[-1]
+
+    checkpoints = TurnCheckpoints(None, opener=opener)
+    checkpoints.attach("s1", log)
+    ctx = ToolContext(workspace=project)
+    start(log, 1)
+    checkpoints.before_call(call("read", path="a.txt"), ctx)
+    assert opened == [] and checkpoints.active  # a session that only reads never opens it
+
+    checkpoints.before_call(call("write", path="a.txt"), ctx)
+    checkpoints.before_call(call("write", path="b.txt"), ctx)
+    assert len(opened) == 1 and checkpoints.store is opened[0]
+    assert [e["type"] for e in events_of(log)] == ["Checkpoint.Created"]
+
+
+def test_a_store_that_cannot_open_switches_checkpoints_off_and_says_so(project, log):
+    def opener() -> CheckpointStore:
+        raise GitNotFound("git not found")
+
+    checkpoints = TurnCheckpoints(None, opener=opener)
+    checkpoints.attach("s1", log)
+    start(log, 1)
+    checkpoints.before_call(call("write", path="a.txt"), ToolContext(workspace=project))
+    checkpoints.before_call(call("write", path="b.txt"), ToolContext(workspace=project))
+
+    assert not checkpoints.active
+    assert [(e["stage"], e["message"]) for e in events_of(log)] == [
+        ("open", "git not found: checkpoints are off")
     ]
