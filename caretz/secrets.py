@@ -18,6 +18,7 @@ the 68 secrets there, changed 6 of the 55 look-alikes, and took 260 ms to import
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -75,9 +76,15 @@ SECRET_VARIABLES = (
 )  # fmt: skip
 # The shell's own variables whose names only look like secrets.
 SHELL_VARIABLES = frozenset({"PWD", "OLDPWD"})
-_SECRET_VARIABLE = re.compile(
-    "|".join(re.escape(name).replace(r"\*", ".*") for name in SECRET_VARIABLES), re.IGNORECASE
-)
+
+
+@functools.cache
+def _secret_variable() -> re.Pattern[str]:
+    # Compiled when first needed: most runs never check a name (nor a shape, below).
+    names = (re.escape(name).replace(r"\*", ".*") for name in SECRET_VARIABLES)
+    return re.compile("|".join(names), re.IGNORECASE)
+
+
 _WORD_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -88,7 +95,7 @@ def name_words(name: str) -> list[str]:
 
 def is_secret_name(name: str) -> bool:
     """Whether a variable or key of this name holds a secret (see the module docstring)."""
-    if _SECRET_VARIABLE.fullmatch(name):
+    if _secret_variable().fullmatch(name):
         return True
     if name in SHELL_VARIABLES:
         return False
@@ -137,95 +144,105 @@ def _shape(pattern: str, *needs: str, keep: int = 0) -> Shape:
     return Shape(re.compile(pattern, re.DOTALL), needs, keep)
 
 
-SHAPES: list[Shape] = [
-    _shape(r"-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|\Z)",
+@functools.cache
+def shapes() -> list[Shape]:
+    """The shapes, compiled when first needed (about 70 patterns)."""
+    return [_shape(pattern, *needs, keep=keep) for pattern, needs, keep in _SHAPE_TABLE]
+
+
+def _row(pattern: str, *needs: str, keep: int = 0) -> tuple[str, tuple[str, ...], int]:
+    return pattern, needs, keep
+
+
+_SHAPE_TABLE = [
+    _row(r"-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|\Z)",
            "private key"),
-    _shape(r"(://[^\s:/@]*:)[^\s@]+(?=@)", "://", keep=1),  # user:password@host (p/ss too)
-    _shape(r"(https?://)[0-9a-f]{32}(?::[0-9a-f]{32})?(?=@)", "://", keep=1),  # Sentry DSN
-    _shape(r"(hooks\.slack\.com/services/)[A-Za-z0-9/_\-]+", "hooks.slack", keep=1),
-    _shape(r"(discord(?:app)?\.com/api/webhooks/[0-9]+/)[A-Za-z0-9_\-]+", "webhooks", keep=1),
-    _shape(r"([?&]sig=)[A-Za-z0-9%+/=]{10,}", "sig=", keep=1),  # Azure SAS
-    _shape(r"\bsk-ant-[A-Za-z0-9_\-]{8,}", "sk-ant-"),
+    _row(r"(://[^\s:/@]*:)[^\s@]+(?=@)", "://", keep=1),  # user:password@host (p/ss too)
+    _row(r"(https?://)[0-9a-f]{32}(?::[0-9a-f]{32})?(?=@)", "://", keep=1),  # Sentry DSN
+    _row(r"(hooks\.slack\.com/services/)[A-Za-z0-9/_\-]+", "hooks.slack", keep=1),
+    _row(r"(discord(?:app)?\.com/api/webhooks/[0-9]+/)[A-Za-z0-9_\-]+", "webhooks", keep=1),
+    _row(r"([?&]sig=)[A-Za-z0-9%+/=]{10,}", "sig=", keep=1),  # Azure SAS
+    _row(r"\bsk-ant-[A-Za-z0-9_\-]{8,}", "sk-ant-"),
     # Not inside a word: `task-runner-abcdefghijklmnop` is no key.
-    _shape(r"(?<![A-Za-z0-9_\-])sk-(?:proj-|svcacct-|admin-|live_|test_)?[A-Za-z0-9_\-]{16,}",
+    _row(r"(?<![A-Za-z0-9_\-])sk-(?:proj-|svcacct-|admin-|live_|test_)?[A-Za-z0-9_\-]{16,}",
            "sk-"),
-    _shape(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "k_live_", "k_test_"),
-    _shape(r"\bwhsec_[A-Za-z0-9]{16,}", "whsec_"),
-    _shape(r"\bgh[pousr]_[A-Za-z0-9]{16,}", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    _shape(r"github_pat_[A-Za-z0-9_]{20,}", "github_pat_"),
-    _shape(r"\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|ffct|agent|oas|wt)-[A-Za-z0-9_\-]{16,}", "gl"),
-    _shape(r"\bxox[abprse]-[A-Za-z0-9\-]{10,}", "xox"),
-    _shape(r"\bxapp-[0-9]-[A-Za-z0-9\-]{16,}", "xapp-"),
+    _row(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "k_live_", "k_test_"),
+    _row(r"\bwhsec_[A-Za-z0-9]{16,}", "whsec_"),
+    _row(r"\bgh[pousr]_[A-Za-z0-9]{16,}", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    _row(r"github_pat_[A-Za-z0-9_]{20,}", "github_pat_"),
+    _row(r"\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|ffct|agent|oas|wt)-[A-Za-z0-9_\-]{16,}", "gl"),
+    _row(r"\bxox[abprse]-[A-Za-z0-9\-]{10,}", "xox"),
+    _row(r"\bxapp-[0-9]-[A-Za-z0-9\-]{16,}", "xapp-"),
     # An AWS credentials CSV (`AKIA…,<secret>`): the secret half goes with the key id.
-    _shape(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}[ \t]*[,;\t:|][ \t]*[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
+    _row(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}[ \t]*[,;\t:|][ \t]*[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
            "akia", "asia"),
-    _shape(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "akia", "asia"),
-    _shape(r"\bya29\.[0-9A-Za-z_\-]{20,}", "ya29."),  # Google OAuth access token
-    _shape(r"AIza[0-9A-Za-z_\-]{35}", "aiza"),
-    _shape(r"\bhf_[A-Za-z0-9]{30,}", "hf_"),
-    _shape(r"\bnpm_[A-Za-z0-9]{36}", "npm_"),
-    _shape(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", "sg."),
-    _shape(r"\bSK[0-9a-fA-F]{32}\b", "sk"),  # Twilio
-    _shape(r"\bkey-[0-9a-zA-Z]{32}\b", "key-"),  # Mailgun
-    _shape(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp"),
-    _shape(r"\bpypi-AgE[A-Za-z0-9_\-]{40,}", "pypi-"),
-    _shape(r"\bdo[opr]_v1_[a-f0-9]{64}", "_v1_"),
-    _shape(r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", "glsa_"),  # Grafana
-    _shape(r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", "dckr_pat_"),
-    _shape(r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", "hvs.", "hvb.", "hvr."),  # Vault
-    _shape(r"\blin_api_[A-Za-z0-9]{32,}", "lin_api_"),
-    _shape(r"\bATATT[A-Za-z0-9_\-=]{20,}", "atatt"),  # Atlassian
-    _shape(r"\bfigd_[A-Za-z0-9_\-]{30,}", "figd_"),
-    _shape(r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{30,}", "pscale_"),
-    _shape(r"\bsntr[ysu]s?_[A-Za-z0-9_\-=+/]{30,}", "sntr"),  # Sentry auth tokens
-    _shape(r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", "age-secret-key-"),
-    _shape(r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{40,}", "atlasv1"),  # Terraform
-    _shape(r"\bdp\.(?:st|pt|sa|ct|scim|audit)\.[A-Za-z0-9_\-.]{30,}", "dp."),  # Doppler
-    _shape(r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", "sq0"),  # Square
-    _shape(r"\brubygems_[a-f0-9]{48}", "rubygems_"),
-    _shape(r"\bpul-[a-f0-9]{40}", "pul-"),  # Pulumi
-    _shape(r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}", "pmak-"),  # Postman
-    _shape(r"\btskey-[A-Za-z0-9\-]{20,}", "tskey-"),  # Tailscale
-    _shape(r"\b(?:gsk|xai|pplx|nvapi)[_\-][A-Za-z0-9_\-]{32,}", "gsk_", "xai-", "pplx-",
+    _row(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "akia", "asia"),
+    _row(r"\bya29\.[0-9A-Za-z_\-]{20,}", "ya29."),  # Google OAuth access token
+    _row(r"AIza[0-9A-Za-z_\-]{35}", "aiza"),
+    _row(r"\bhf_[A-Za-z0-9]{30,}", "hf_"),
+    _row(r"\bnpm_[A-Za-z0-9]{36}", "npm_"),
+    _row(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", "sg."),
+    _row(r"\bSK[0-9a-fA-F]{32}\b", "sk"),  # Twilio
+    _row(r"\bkey-[0-9a-zA-Z]{32}\b", "key-"),  # Mailgun
+    _row(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp"),
+    _row(r"\bpypi-AgE[A-Za-z0-9_\-]{40,}", "pypi-"),
+    _row(r"\bdo[opr]_v1_[a-f0-9]{64}", "_v1_"),
+    _row(r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", "glsa_"),  # Grafana
+    _row(r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", "dckr_pat_"),
+    _row(r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", "hvs.", "hvb.", "hvr."),  # Vault
+    _row(r"\blin_api_[A-Za-z0-9]{32,}", "lin_api_"),
+    _row(r"\bATATT[A-Za-z0-9_\-=]{20,}", "atatt"),  # Atlassian
+    _row(r"\bfigd_[A-Za-z0-9_\-]{30,}", "figd_"),
+    _row(r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{30,}", "pscale_"),
+    _row(r"\bsntr[ysu]s?_[A-Za-z0-9_\-=+/]{30,}", "sntr"),  # Sentry auth tokens
+    _row(r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", "age-secret-key-"),
+    _row(r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{40,}", "atlasv1"),  # Terraform
+    _row(r"\bdp\.(?:st|pt|sa|ct|scim|audit)\.[A-Za-z0-9_\-.]{30,}", "dp."),  # Doppler
+    _row(r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", "sq0"),  # Square
+    _row(r"\brubygems_[a-f0-9]{48}", "rubygems_"),
+    _row(r"\bpul-[a-f0-9]{40}", "pul-"),  # Pulumi
+    _row(r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}", "pmak-"),  # Postman
+    _row(r"\btskey-[A-Za-z0-9\-]{20,}", "tskey-"),  # Tailscale
+    _row(r"\b(?:gsk|xai|pplx|nvapi)[_\-][A-Za-z0-9_\-]{32,}", "gsk_", "xai-", "pplx-",
            "nvapi-"),  # Groq, xAI, Perplexity, NVIDIA
-    _shape(r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", "lsv2_"),  # LangSmith
-    _shape(r"\bFlyV1 fm[12]_[A-Za-z0-9_\-+/=,]{20,}", "flyv1"),
-    _shape(r"(\b[0-9]{8,10}:)AA[A-Za-z0-9_\-]{30,}", ":aa", keep=1),  # Telegram bot
-    _shape(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "eyj"),
+    _row(r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", "lsv2_"),  # LangSmith
+    _row(r"\bFlyV1 fm[12]_[A-Za-z0-9_\-+/=,]{20,}", "flyv1"),
+    _row(r"(\b[0-9]{8,10}:)AA[A-Za-z0-9_\-]{30,}", ":aa", keep=1),  # Telegram bot
+    _row(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "eyj"),
     # Passwords given on a command line.
-    _shape(r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb)\b[^\n|;&]*?\s-p)(?=[^\s-])\S+",
+    _row(r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb)\b[^\n|;&]*?\s-p)(?=[^\s-])\S+",
            "mysql", "mariadb", keep=1),
-    _shape(r"(\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*)['\"]?[^\s'\"$]+['\"]?", "sshpass", "login",
+    _row(r"(\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*)['\"]?[^\s'\"$]+['\"]?", "sshpass", "login",
            keep=1),
-    _shape(r"(\bhtpasswd\b(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*b[a-zA-Z]*(?:\s+-[a-zA-Z]+)*"
+    _row(r"(\bhtpasswd\b(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*b[a-zA-Z]*(?:\s+-[a-zA-Z]+)*"
            r"(?:\s+(?!-)\S+){1,2}?\s+(?!-)(?:\S+\s+)?)['\"]?[^\s'\"$]+['\"]?(?=\s*(?:$|[\n|;&]))",
            "htpasswd", keep=1),
-    _shape(r"(\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)['\"]?[^\s'\"$]+['\"]?", "redis-cli",
+    _row(r"(\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)['\"]?[^\s'\"$]+['\"]?", "redis-cli",
            keep=1),
-    _shape(r"(\bmongo(?:sh|dump|restore|export|import|stat|top)?\b[^\n|;&]*?\s-p\s*)"
+    _row(r"(\bmongo(?:sh|dump|restore|export|import|stat|top)?\b[^\n|;&]*?\s-p\s*)"
            r"['\"]?[^\s'\"$-][^\s'\"]*['\"]?", "mongo", keep=1),
-    _shape(r"(\bldap[a-z]+\b[^\n|;&]*?\s-w\s*)['\"]?[^\s'\"$]+['\"]?", "ldap", keep=1),
-    _shape(r"(\s-U\s*['\"]?[^\s%'\"]+%)[^\s'\"]+", "%", keep=1),  # smbclient -U user%pass
-    _shape(r"(\b(?:zip|unzip|zipcloak)\b[^\n|;&]*?\s-P\s*)['\"]?[^\s'\"$]+['\"]?", "zip", keep=1),
-    _shape(r"(\b(?:7z|7za|7zr|rar|unrar)\b[^\n|;&]*?\s-p)['\"]?[^\s'\"$]+['\"]?", "7z", "rar",
+    _row(r"(\bldap[a-z]+\b[^\n|;&]*?\s-w\s*)['\"]?[^\s'\"$]+['\"]?", "ldap", keep=1),
+    _row(r"(\s-U\s*['\"]?[^\s%'\"]+%)[^\s'\"]+", "%", keep=1),  # smbclient -U user%pass
+    _row(r"(\b(?:zip|unzip|zipcloak)\b[^\n|;&]*?\s-P\s*)['\"]?[^\s'\"$]+['\"]?", "zip", keep=1),
+    _row(r"(\b(?:7z|7za|7zr|rar|unrar)\b[^\n|;&]*?\s-p)['\"]?[^\s'\"$]+['\"]?", "7z", "rar",
            keep=1),
-    _shape(r"(\b(?:sqlcmd|bcp|osql|isql|sqlplus)\b[^\n|;&]*?\s-P\s*)['\"]?[^\s'\"$]+['\"]?",
+    _row(r"(\b(?:sqlcmd|bcp|osql|isql|sqlplus)\b[^\n|;&]*?\s-P\s*)['\"]?[^\s'\"$]+['\"]?",
            "sqlcmd", "bcp", "osql", "isql", "sqlplus", keep=1),
-    _shape(r"(\bopenssl\b[^\n|;&]*?\s-k\s+)['\"]?[^\s'\"$]+['\"]?", "openssl", keep=1),
-    _shape(r"(\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+)"
+    _row(r"(\bopenssl\b[^\n|;&]*?\s-k\s+)['\"]?[^\s'\"$]+['\"]?", "openssl", keep=1),
+    _row(r"(\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+)"
            r"['\"]?[^\s'\"$]+['\"]?", "pass ", keep=1),  # keytool
-    _shape(r"(\bssh-keygen\b[^\n|;&]*?\s-[NP]\s*)(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"$-]\S*)",
+    _row(r"(\bssh-keygen\b[^\n|;&]*?\s-[NP]\s*)(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"$-]\S*)",
            "ssh-keygen", keep=1),
-    _shape(r"(\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+)\S+", "machine", keep=1),  # .netrc
-    _shape(r"(\bcurl\b[^\n|;&]*?\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:)[^\s'\"]+", "curl", keep=1),
+    _row(r"(\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+)\S+", "machine", keep=1),  # .netrc
+    _row(r"(\bcurl\b[^\n|;&]*?\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:)[^\s'\"]+", "curl", keep=1),
     # --password=…, --http-password …, --db-passwd, --passphrase, --auth-token; not a
     # --password-file or --token-stdin, and not a `$VAR` the shell fills in.
-    _shape(r"(--(?:[a-z]+-)*(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|"
+    _row(r"(--(?:[a-z]+-)*(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|"
            r"client-secret|private-key)[ =])(?!['\"]?\$)['\"]?[^\s'\"]+['\"]?",
            "pass", "--", keep=1),
     # A kubeconfig's client key, a docker config's `"auth": "<base64 user:password>"`.
-    _shape(r"(\bclient-key-data:[ \t]*['\"]?)[A-Za-z0-9+/=]{16,}", "client-key-data", keep=1),
-    _shape(r"(\"auth\"[ \t]*:[ \t]*\")(?=[A-Za-z0-9+/=]*[0-9A-Z+/=])[A-Za-z0-9+/]{12,}={0,2}(?=\")",
+    _row(r"(\bclient-key-data:[ \t]*['\"]?)[A-Za-z0-9+/=]{16,}", "client-key-data", keep=1),
+    _row(r"(\"auth\"[ \t]*:[ \t]*\")(?=[A-Za-z0-9+/=]*[0-9A-Z+/=])[A-Za-z0-9+/]{12,}={0,2}(?=\")",
            '"auth"', keep=1),
 ]  # fmt: skip
 
@@ -249,7 +266,7 @@ def redact(text: str) -> str:
     """`text` with API keys, tokens, passwords and credentials replaced by [redacted]."""
     lowered = text.lower()
     text = _replace_spans(text, _named_spans(text))
-    for shape in SHAPES:
+    for shape in shapes():
         # Gates use the text before the named pass: redacting only removes text.
         if any(needed in lowered for needed in shape.needs):
             keep = shape.keep

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from caretz.checkpoints.project import project_root
 from caretz.session.events import read_events
-from caretz.session.store import SessionStore
 
 if TYPE_CHECKING:
     from caretz.agent.agent import Agent
@@ -37,6 +36,8 @@ def paused_goal(settings: Settings, resume: str | None, workspace: Path) -> Goal
     raises SessionNotFound."""
     if resume is None:
         return None
+    from caretz.session.store import SessionStore  # a session to resume
+
     store = SessionStore(settings.data_dir)
     latest = resume == "latest"
     goal = logged_goal(

@@ -77,7 +77,8 @@ class Session:
         self.view = view
         self.env = env
         self.flags = flags
-        self.goal: Goal | None = logged_goal(self.events_path)  # a resumed session's
+        # A resumed session's paused goal; a new session's log holds none to read.
+        self.goal: Goal | None = logged_goal(self.events_path) if parts.resumed else None
         self._canceller = Canceller()
         self._closed = False
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from caretz.checkpoints.model import Checkpoint, Conflict
 from caretz.text import shorten
+
+if TYPE_CHECKING:
+    from caretz.checkpoints.model import Checkpoint, Conflict
 
 NOTE_LIMIT = 300
 # How `caretz rewind` is told each scope of a rewind.

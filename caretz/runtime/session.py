@@ -76,6 +76,7 @@ class Session:
     hooks: SessionHooks | None = None  # None: no hooks configured
     mcp: McpServers | None = None  # None: no MCP server is configured
     git_watch: GitWatchHook | None = None  # None: no writable root to watch
+    resumed: bool = False  # a past session carried on (its log holds more than this run's)
 
     def close(self, reason: str = "other") -> None:
         """End the session: its SessionEnd hooks, then stop its background jobs and MCP
@@ -362,6 +363,7 @@ def start_session(
         hooks=hooks,
         mcp=mcp,
         git_watch=git_watch,
+        resumed=resume is not None,
     )
 
 

@@ -14,7 +14,6 @@ from typing import IO, TYPE_CHECKING, Any
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.markup import escape
-from rich.syntax import Syntax
 
 from caretz.agent.parts import QuietListener
 from caretz.plan import PLAN_TOOL
@@ -95,6 +94,8 @@ def output_tail(output: str) -> list[str]:
 
 def diff_view(diff: str) -> list[RenderableType]:
     """An edit's diff, coloured where colour is on, cut to DIFF_MAX_LINES."""
+    from rich.syntax import Syntax  # pygments' lexers: only with a diff to show
+
     lines = diff.rstrip("\n").splitlines()
     shown = "\n".join(lines[:DIFF_MAX_LINES])
     view: list[RenderableType] = [
