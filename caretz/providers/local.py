@@ -284,14 +284,14 @@ def _error_tail(log: IO[bytes]) -> str:
 def _wait_for_health(
     url: str, deadline: float, process: subprocess.Popen[bytes], where: str
 ) -> None:
-    from caretz.providers.http import httpx
+    from caretz.providers import wire
 
     while True:
         try:
-            # trust_env=False: a proxy from the environment must not get loopback traffic.
-            if httpx.get(f"{url}/health", timeout=2.0, trust_env=False).status_code == 200:
+            # No proxy: a proxy from the environment must not get loopback traffic.
+            if wire.get(f"{url}/health", 2.0).status_code == 200:
                 return
-        except httpx.TransportError:
+        except wire.WireError:
             pass
         if process.poll() is not None:
             raise LocalServerError(f"the llama.cpp server for {where} exited while loading")

@@ -102,18 +102,17 @@ def reported_context(props: Any) -> int | None:
 def server_context_window(root_url: str, timeout_s: float = 2.0) -> int | None:
     """The context a llama.cpp server at `root_url` was started with (GET /props, then
     /slots); None when it does not say (another kind of server, an error, no answer)."""
-    from caretz.providers.http import httpx, plain_client
+    from caretz.providers import wire
 
-    # trust_env=False: a proxy from the environment must not get loopback traffic.
-    with plain_client(root_url, timeout=timeout_s, trust_env=False) as client:
-        for path in ("/props", "/slots"):
-            try:
-                response = client.get(root_url.rstrip("/") + path)
-                if response.status_code != 200:
-                    continue
-                window = reported_context(response.json())
-            except (httpx.HTTPError, ValueError):
+    for path in ("/props", "/slots"):
+        try:
+            # No proxy: a proxy from the environment must not get loopback traffic.
+            response = wire.get(root_url.rstrip("/") + path, timeout_s)
+            if response.status_code != 200:
                 continue
-            if window is not None:
-                return window
+            window = reported_context(response.json())
+        except (wire.WireError, ValueError):
+            continue
+        if window is not None:
+            return window
     return None

@@ -2,7 +2,7 @@
 
 A protocol module supplies the URL path, the headers, the request body and a parser
 that turns SSE events into stream events, building the reply in a MessageDraft
-(draft.py). `SSEProvider.stream` does the HTTP, the retrying and the error
+(draft.py). `SSEProvider.stream` does the HTTP (wire.py), the retrying and the error
 messages, so both protocols fail and retry the same way.
 """
 
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from caretz import __version__
 from caretz.messages import Message, ModelRequest
+from caretz.providers import wire
 from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
 from caretz.providers.draft import CLIP_CHARS, MessageDraft
-from caretz.providers.http import httpx, plain_client
 from caretz.text import shorten
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def retry_delay(retry_number: int, headers: Mapping[str, str]) -> float:
     return min(2.0 ** (retry_number - 1), MAX_BACKOFF_S)
 
 
-def error_detail(response: httpx.Response) -> str:
+def error_detail(response: wire.Response) -> str:
     """The server's own words about an HTTP error, e.g. "overloaded_error: Overloaded"."""
     try:
         payload = response.json()
@@ -203,7 +203,7 @@ class SSEProvider:
         timeout_s: float = 600,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         explicit_url: bool = False,
-        client: httpx.Client | None = None,
+        client: wire.Client | None = None,
     ):
         self.name = entry.name
         self.entry = entry
@@ -218,11 +218,6 @@ class SSEProvider:
         # A key read from a file often ends in a newline that HTTP headers cannot carry.
         self._api_key = api_key.strip() if api_key else api_key
         self._sleep = sleep
-        # The read timeout is the stream's idle timeout: httpx applies it to every read,
-        # so a server that sends nothing (no byte, no keep-alive) for that long is given up.
-        self._timeout = httpx.Timeout(
-            timeout_s, connect=min(timeout_s, 30.0), read=self.idle_timeout_s
-        )
         self._client = client
         self._owns_client = client is None
         # The sockets this provider's connections run on, for `abort` (httpcore's trace).
@@ -255,12 +250,9 @@ class SSEProvider:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
-    def _trace(self, event: str, info: dict[str, Any]) -> None:
-        """httpcore's trace extension: keeps each new connection's socket."""
-        if event == "connection.connect_tcp.complete" and info.get("return_value"):
-            sock = info["return_value"].get_extra_info("socket")
-            if isinstance(sock, socket.socket):
-                self._sockets.add(sock)
+    def _keep_socket(self, sock: socket.socket) -> None:
+        """Each new connection's socket, for `abort`."""
+        self._sockets.add(sock)
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         body = self.build_body(request) | self.entry.extra_body | request.extra_body
@@ -294,14 +286,9 @@ class SSEProvider:
         started = False
         headers: Mapping[str, str] = {}
         try:
-            with self._http().stream(
-                "POST",
-                self.url,
-                json=body,
-                headers={**self._headers(), **self.request_headers(body)},
-                timeout=self._timeout,
-                extensions={"trace": self._trace},
-            ) as resp:
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+            headers = {**self._headers(), **self.request_headers(body)}
+            with self._http().stream("POST", self.url, data, headers) as resp:
                 if resp.status_code >= 400:
                     return self._http_failure(resp, request.model)
                 headers = resp.headers
@@ -316,15 +303,15 @@ class SSEProvider:
                     raise StreamFailure(
                         "the stream ended before the reply was complete", retryable=True
                     )
-        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+        except wire.BadURL as exc:
             raise self._error(f"{self.name}: bad base URL {self.base_url!r}: {exc}") from None
-        except (httpx.LocalProtocolError, UnicodeEncodeError):
+        except wire.BadHeader:
             # The exception's own text would quote the offending header: the key.
             raise self._error(
                 f"{self.name}: the API key or a configured header holds characters HTTP "
                 f"headers cannot carry; check {self._key_hint()}"
             ) from None
-        except (httpx.TransportError, StreamFailure) as exc:
+        except (wire.WireError, StreamFailure) as exc:
             reason, retryable = self._describe(exc)
             # No tool call of a reply runs before the reply is complete, so a reply that
             # broke off is safe to ask for again; the retry replaces what it streamed.
@@ -333,12 +320,12 @@ class SSEProvider:
                 reason = f"the reply broke off mid-stream: {reason}"
             if not retryable:
                 raise self._error(f"{self.name}: {reason}", partial=partial) from None
-            refused = isinstance(exc, httpx.ConnectError) and not started
+            refused = isinstance(exc, wire.ConnectFailed) and not started
             return _Retry(reason, headers=headers, partial=partial, refused=refused)
         yield Completed(parser.draft.response(request.model, self.stop_aliases))
         return None
 
-    def _http_failure(self, response: httpx.Response, model: str) -> _Retry:
+    def _http_failure(self, response: wire.Response, model: str) -> _Retry:
         response.read()
         status = response.status_code
         detail = error_detail(response)
@@ -358,7 +345,7 @@ class SSEProvider:
             return _Retry(f"HTTP {status} {detail}", status, response.headers)
         raise self._error(f"{self.name}: HTTP {status} {detail}", status=status)
 
-    def _refuse_whole_json(self, response: httpx.Response) -> None:
+    def _refuse_whole_json(self, response: wire.Response) -> None:
         if response.headers.get("content-type", "").startswith("application/json"):
             body = shorten(response.read().decode(errors="replace"), CLIP_CHARS)
             raise self._error(
@@ -372,12 +359,13 @@ class SSEProvider:
     def _describe(self, exc: Exception) -> tuple[str, bool]:
         if isinstance(exc, StreamFailure):
             return exc.reason, exc.retryable
-        if isinstance(exc, httpx.ReadTimeout) and self.idle_timeout_s < self.timeout_s:
+        timed_out = isinstance(exc, wire.TimedOut)
+        if timed_out and exc.reading and self.idle_timeout_s < self.timeout_s:
             idle = self.idle_timeout_s
             return f"no response from {self.url} within {idle:g}s (streamIdleTimeout)", True
-        if isinstance(exc, httpx.TimeoutException):
+        if timed_out:
             return f"no response from {self.url} within {self.timeout_s:g}s", True
-        if isinstance(exc, httpx.ConnectError):
+        if isinstance(exc, wire.ConnectFailed):
             return f"could not connect to {self.url}: {exc}", True
         return f"the connection to {self.url} failed: {str(exc) or type(exc).__name__}", True
 
@@ -391,17 +379,23 @@ class SSEProvider:
     def _headers(self) -> dict[str, str]:
         return {
             "accept": "text/event-stream",
+            "content-type": "application/json",
             "user-agent": f"caretz/{__version__}",
             **self.auth_headers(self._api_key),
             **self.entry.headers,
         }
 
-    def _http(self) -> httpx.Client:
+    def _http(self) -> wire.Client:
         if self._client is None:
-            self._client = plain_client(self.url, timeout=self._timeout)
+            # The read timeout is the stream's idle timeout: it bounds every wait for
+            # bytes, so a server that sends nothing (no byte, no keep-alive) for that long
+            # is given up.
+            self._client = wire.Client(
+                connect_s=min(self.timeout_s, 30.0),
+                read_s=self.idle_timeout_s,
+                on_socket=self._keep_socket,
+            )
         return self._client
 
 
-def is_loopback(url: str) -> bool:
-    host = (httpx.URL(url).host or "").lower() if "://" in url else ""
-    return host in ("localhost", "::1") or host.startswith("127.")
+is_loopback = wire.is_loopback
