@@ -47,6 +47,8 @@ class SessionEnvironment:
     writable: Sequence[Path] = field(default_factory=tuple)  # () in a read-only sandbox
     headless: bool = True  # -p: nobody is there to answer a question
     git: str | None = None  # the trusted git (caretz/trusted.py); None: no git lines
+    # Its status lines when already asked (runtime/probes.py); None: asked while writing.
+    git_status: Sequence[str] | None = None
 
     @property
     def sandboxed(self) -> bool:
@@ -166,7 +168,9 @@ def environment_section(workspace: Path, env: SessionEnvironment | None) -> str:
         f"- date: {date.today().isoformat()}",
     ]
     if env is not None:
-        lines += git_lines(workspace, env.git) if env.git else []
+        if env.git:
+            status = env.git_status
+            lines += list(status) if status is not None else git_lines(workspace, env.git)
         lines += [sandbox_line(env), permission_line(env)]
         lines += [run_line(env.headless), persistence_line(env)]
     return "\n".join(lines)

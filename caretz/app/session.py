@@ -101,12 +101,17 @@ class Session:
         ConfigError or SessionNotFound before anything starts. `asker` answers permission
         questions (None: nobody asks, so they are denied); `mcp_servers` are started
         besides the configured ones; `flags` are re-applied by a profile switch."""
-        from caretz.runtime.session import start_session
+        from caretz.runtime.probes import StartProbes
 
         env = os.environ if env is None else env
+        workspace = workspace or Path.cwd()
+        # Started first: bubblewrap and git run while the session's modules load.
+        probes = StartProbes(settings, workspace, env)
+        from caretz.runtime.session import start_session
+
         parts = start_session(
             settings, view, env, resume=resume, workspace=workspace, asker=asker,
-            extra_servers=mcp_servers,
+            extra_servers=mcp_servers, probes=probes,
         )  # fmt: skip
         return cls(parts, view, env, flags)
 

@@ -4,6 +4,7 @@ anybody can answer a question."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from caretz.agent.prompts import SessionEnvironment
@@ -16,8 +17,12 @@ if TYPE_CHECKING:
 
 
 def session_environment(
-    settings: Settings, sandbox: Sandbox | None, permissions: SessionPermissions
+    settings: Settings,
+    sandbox: Sandbox | None,
+    permissions: SessionPermissions,
+    git_status: Sequence[str] | None = None,
 ) -> SessionEnvironment:
+    """`git_status`: the git lines already asked for (runtime/probes.py)."""
     enforced = sandbox is not None and sandbox.enforced
     return SessionEnvironment(
         permission_mode=settings.permission_mode,
@@ -26,4 +31,5 @@ def session_environment(
         writable=sandbox.policy.writable_roots if sandbox is not None else (),
         headless=isinstance(permissions.asker, NobodyAsks),
         git=sandbox.git_path if sandbox is not None else None,
+        git_status=git_status,
     )

@@ -28,6 +28,7 @@ from caretz.messages import Usage
 from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
 from caretz.runtime.models import context_window, open_provider, served_context_window
+from caretz.runtime.probes import StartProbes
 from caretz.session.events import EventLog, read_events
 from caretz.session.records.base import Record
 from caretz.session.records.session import JobsStopped, SessionResumed, SessionStarted
@@ -155,13 +156,15 @@ def wire_agent(
     jobs: JobTable | None = None,
     hooks: SessionHooks | None = None,
     git_watch: GitWatchHook | None = None,
+    git_status: Sequence[str] | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators for `settings`. `guard` keeps a guard
     already running (None builds one from the settings); `system` keeps a prompt
     already read (None reads it, with AGENTS.md, now); `sandbox` and `jobs` are the
     session's, which its tools run commands in; `checks` (the checkpoints) run after
     the permission check; `hooks` (the user's) before it, after each call and around
-    the main agent's turns; `git_watch` after each call, before the user's hooks.
+    the main agent's turns; `git_watch` after each call, before the user's hooks;
+    `git_status`: the prompt's git lines, already asked for (None: asked now).
 
     Raises ConfigError (no price for a budget, a missing key, a judge that cannot
     be built) before anything is built.
@@ -190,7 +193,7 @@ def wire_agent(
         else system_prompt(
             workspace,
             settings.system_prompt,
-            session_environment(settings, sandbox, permissions),
+            session_environment(settings, sandbox, permissions, git_status),
         ),
         reasoning=settings.reasoning,
         max_tokens=settings.max_tokens,
@@ -252,6 +255,7 @@ def start_session(
     mcp: McpServers | None = None,
     before_start: Callable[[], None] | None = None,
     extra_servers: Sequence[Configured] = (),
+    probes: StartProbes | None = None,
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
@@ -261,7 +265,8 @@ def start_session(
     `asker` puts permission questions to the user (None: nobody can answer);
     `permissions`, `hook_files` and `mcp` carry an interactive session's permissions,
     hooks and servers over to the next one (/clear, /resume); `before_start` runs once
-    nothing can fail any more, before the new session's hooks (the old one's SessionEnd).
+    nothing can fail any more, before the new session's hooks (the old one's SessionEnd);
+    `probes`: the sandbox check and git status, started before this was called.
     """
     from caretz import __version__
     from caretz.config.sandbox import open_session_sandbox, sandbox_fields
@@ -270,6 +275,7 @@ def start_session(
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
+    probes = probes or StartProbes(settings, workspace, env)
     log = EventLog(None)
     if permissions is None:
         from caretz.runtime.permissions import load_permissions
@@ -281,7 +287,7 @@ def start_session(
         hooks.emit = log.emit
     servers = [*configured_servers(settings, workspace), *extra_servers] if mcp is None else []
     judge = SessionJudge(settings, env, settings.model)
-    sandbox, check = open_session_sandbox(settings, workspace, env)
+    sandbox, check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
     git_watch = open_git_watch(sandbox, check, settings.data_dir)
     if git_watch is not None:
         git_watch.emit = log.emit
@@ -301,6 +307,7 @@ def start_session(
         jobs=jobs,
         hooks=hooks,
         git_watch=git_watch,
+        git_status=probes.git_status(),
     )
     project = project_root(workspace)
     session_id, events_path, conversation, other_project = _open_session(
