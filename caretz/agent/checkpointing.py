@@ -80,12 +80,19 @@ class TurnCheckpoints:
         store: CheckpointStore | None,
         off_reason: str | None = None,
         shell_can_write: Callable[[], bool] = lambda: True,
+        *,
+        session: str = "",
+        log: EventLog | None = None,
     ):
+        """`session` and `log`: the session whose log they follow (see `attach`)."""
         self.store = store
         self.off_reason = off_reason  # why checkpoints are off, once they are
         self.shell_can_write = shell_can_write
-        self.session = ""
+        self.session = session
         self._emit: Callable[..., Any] = lambda *args, **fields: None
+        if log is not None:
+            self._emit = log.emit
+            log.subscribe(self.on_event)
         self._turn: int | None = None  # the main turn running now
         self._prompt = ""
         self._taken = False  # this turn asked for its checkpoint
@@ -103,24 +110,33 @@ class TurnCheckpoints:
         shell_can_write: Callable[[], bool] = lambda: True,
         env: Mapping[str, str] | None = None,
         git: Program | None = None,
+        *,
+        session: str = "",
+        log: EventLog | None = None,
     ) -> TurnCheckpoints:
         """Checkpoints for the project of `workspace`, or off with the reason (no git, or
         none caretz may run); `git` is the session's, resolved at its start."""
         try:
             store = open_store(data_dir, workspace, max_file_size, env, git)
         except CheckpointError as error:
-            return cls(None, str(error), shell_can_write)
-        return cls(store, None, shell_can_write)
+            return cls(None, str(error), shell_can_write, session=session, log=log)
+        return cls(store, None, shell_can_write, session=session, log=log)
 
     @property
     def active(self) -> bool:
         return self.store is not None and self.off_reason is None
 
     def attach(self, session_id: str, log: EventLog) -> None:
-        """Follow this session's log; says at once when checkpoints are off."""
+        """Follow the log of a session opened after the checkpoints; says at once when
+        they are off."""
         self.session = session_id
         self._emit = log.emit
         log.subscribe(self.on_event)
+        self.announce()
+
+    def announce(self) -> None:
+        """Say in the log that checkpoints are off, and why, if they are (once the
+        session's start is in it)."""
         self._report_off("open")
 
     def prepare_in_background(self) -> None:

@@ -22,9 +22,9 @@ UNDONE = "Sandbox.GitUndone"
 class GitWatchHook:
     """The registry's after-call hook around a session's `GitWatch`."""
 
-    def __init__(self, watch: GitWatch):
+    def __init__(self, watch: GitWatch, emit: Callable[..., Any]):
         self.watch = watch
-        self.emit: Callable[..., Any] = lambda *args, **fields: None
+        self.emit = emit
 
     def __call__(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> None:
         # A command the user let out of the sandbox may change .git on purpose.
@@ -41,7 +41,7 @@ class GitWatchHook:
 
 
 def open_git_watch(
-    sandbox: Sandbox | None, check: SandboxCheck | None, data_dir: Path
+    sandbox: Sandbox | None, check: SandboxCheck | None, data_dir: Path, emit: Callable[..., Any]
 ) -> GitWatchHook | None:
     """None where commands cannot write a root (read-only) or run as the user (off)."""
     if sandbox is None or not sandbox.enforced or not sandbox.policy.writable_roots:
@@ -54,4 +54,4 @@ def open_git_watch(
         full=sandbox.backend is Backend.LANDLOCK,
     )
     watch.start()
-    return GitWatchHook(watch)
+    return GitWatchHook(watch, emit)
