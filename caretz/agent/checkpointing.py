@@ -83,14 +83,21 @@ class TurnCheckpoints:
         off_reason: str | None = None,
         shell_can_write: Callable[[], bool] = lambda: True,
         opener: Callable[[], CheckpointStore] | None = None,
+        *,
+        session: str = "",
+        log: EventLog | None = None,
     ):
-        """`store`, or `opener` to open it when it is first needed."""
+        """`store`, or `opener` to open it when it is first needed; `session` and `log`:
+        the session whose log they follow (see `attach`)."""
         self._store = store
         self._opener = opener
         self.off_reason = off_reason  # why checkpoints are off, once they are
         self.shell_can_write = shell_can_write
-        self.session = ""
+        self.session = session
         self._emit: Callable[[Record], Any] = lambda record: None
+        if log is not None:
+            self._emit = log.emit
+            log.subscribe(self.on_event)
         self._turn: int | None = None  # the main turn running now
         self._prompt = ""
         self._taken = False  # this turn asked for its checkpoint
@@ -108,6 +115,9 @@ class TurnCheckpoints:
         shell_can_write: Callable[[], bool] = lambda: True,
         env: Mapping[str, str] | None = None,
         git: Program | None = None,
+        *,
+        session: str = "",
+        log: EventLog | None = None,
     ) -> TurnCheckpoints:
         """Checkpoints for the project of `workspace`, or off with the reason (no git, or
         none caretz may run); `git` is the session's, resolved at its start. The store
@@ -117,12 +127,12 @@ class TurnCheckpoints:
         try:
             git = trusted_git(git) if git is not None else find_git(env, (project_root(workspace),))
         except CheckpointError as error:
-            return cls(None, str(error), shell_can_write)
+            return cls(None, str(error), shell_can_write, session=session, log=log)
 
         def opener() -> CheckpointStore:
             return open_store(data_dir, workspace, max_file_size, env, git)
 
-        return cls(None, None, shell_can_write, opener)
+        return cls(None, None, shell_can_write, opener, session=session, log=log)
 
     @property
     def store(self) -> CheckpointStore | None:
@@ -146,10 +156,16 @@ class TurnCheckpoints:
         return self.off_reason is None and not unopened
 
     def attach(self, session_id: str, log: EventLog) -> None:
-        """Follow this session's log; says at once when checkpoints are off."""
+        """Follow the log of a session opened after the checkpoints; says at once when
+        they are off."""
         self.session = session_id
         self._emit = log.emit
         log.subscribe(self.on_event)
+        self.announce()
+
+    def announce(self) -> None:
+        """Say in the log that checkpoints are off, and why, if they are (once the
+        session's start is in it)."""
         self._report_off("open")
 
     def prepare_in_background(self) -> None:

@@ -1,16 +1,27 @@
 """A prepared custom command run on a session: inside its scope (its model, its
 allowed tools), its `!` commands and `@` files first, then its turn and the guard's
-automatic resumes; the session's model and rules after."""
+automatic resumes; the session's model after.
+
+The command's `allowed-tools` travel as a `TurnGrant` on the tool context of its turn
+(and of each `!` and `@` call), never on the session's permissions, which every agent
+and view shares: deny and ask rules still win over them, and no command leaves the
+sandbox on their strength.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from caretz.agent.driver import run_with_auto_resume
+from caretz.app.command_expansion import expand_inline
 from caretz.app.outcome import Outcome, interrupted_outcome, turn_outcome, usage_outcome
+from caretz.app.switching import switch_model
 from caretz.config_base import ConfigError
-from caretz.runtime.command_expansion import expand_inline
-from caretz.runtime.custom_commands import PreparedCommand, command_scope
+from caretz.runtime.custom_commands import PreparedCommand
+from caretz.tools.policy import TurnGrant
 
 if TYPE_CHECKING:
     from caretz.app.session import Session
@@ -21,17 +32,48 @@ def run_command(session: Session, prepared: PreparedCommand) -> Outcome:
     usage error, an interrupt while its `!` commands run sends nothing."""
     name = prepared.command.name
     try:
-        with command_scope(session, prepared, session.env):
+        with command_model(session, prepared):
             try:
                 prompt = expand_inline(session, prepared)
             except KeyboardInterrupt as stop:
                 message = f"/{name} was interrupted (nothing was sent)"
                 return interrupted_outcome(_cause(stop), message, sent=False)
-            return turn_outcome(run_with_auto_resume(session.agent, prompt))
+            with granted(session, TurnGrant(prepared.rules)):
+                return turn_outcome(run_with_auto_resume(session.agent, prompt))
     except ConfigError as error:
         return usage_outcome(str(error))
     finally:
         session.agent.conversation.context.forget()  # measured on the command's model
+
+
+@contextlib.contextmanager
+def command_model(session: Session, prepared: PreparedCommand) -> Iterator[None]:
+    """The command's model for what runs inside (a switch that fails raises ConfigError
+    before anything runs); the session's after."""
+    before = session.agent.config.model_ref
+    command_model = prepared.model
+    if command_model is None or command_model == before:
+        yield
+        return
+    switch_model(session, command_model)
+    try:
+        yield
+    finally:
+        switch_model(session, before)
+
+
+@contextlib.contextmanager
+def granted(session: Session, grant: TurnGrant) -> Iterator[None]:
+    """The agent's tool context carries `grant` for the turn inside."""
+    agent = session.agent
+    parts = agent.parts
+    agent.parts = dataclasses.replace(
+        parts, tool_ctx=dataclasses.replace(parts.tool_ctx, grant=grant)
+    )
+    try:
+        yield
+    finally:
+        agent.parts = parts
 
 
 def _cause(stop: KeyboardInterrupt) -> KeyboardInterrupt:

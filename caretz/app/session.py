@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from caretz.agent.parts import TurnListener
 from caretz.agent.signals import Terminated
+from caretz.app.assembly import Carried, OpenRequest, SessionParts, build, check
 from caretz.app.cancel import Canceller
 from caretz.app.commands import find_command
 from caretz.app.goals import logged_goal, new_goal
@@ -44,9 +45,9 @@ if TYPE_CHECKING:
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
     from caretz.goal.state import Goal
+    from caretz.mcp_client.model import ServerStatus
     from caretz.mcp_client.plan import Configured
     from caretz.runtime.custom_commands import PreparedCommand
-    from caretz.runtime.session import Session as Parts
     from caretz.tools.asking import Asker
 
 
@@ -65,15 +66,20 @@ class Session:
     sandbox, MCP servers) and what front ends ask of it."""
 
     def __init__(
-        self, parts: Parts, view: View, env: Mapping[str, str], flags: Flags | None = None
+        self, parts: SessionParts, view: View, env: Mapping[str, str], flags: Flags | None = None
     ):
+        tools = parts.tools
         self.id, self.events_path, self.log = parts.id, parts.events_path, parts.log
         self.agent, self.settings, self.judge = parts.agent, parts.settings, parts.judge
-        self.workspace, self.permissions = parts.workspace, parts.permissions
-        self.checkpoints, self.jobs, self.hooks = parts.checkpoints, parts.jobs, parts.hooks
-        self.sandbox, self.sandbox_check = parts.sandbox, parts.sandbox_check
-        self.mcp, self.git_watch = parts.mcp, parts.git_watch
-        self._parts = parts
+        self.loop_guard = parts.loop_guard  # None until a guard mode needs one
+        self.workspace, self.permissions, self.jobs = tools.workspace, tools.permissions, tools.jobs
+        self.hooks, self.git_watch, self.checkpoints = (
+            tools.hooks,
+            tools.git_watch,
+            tools.checkpoints,
+        )
+        self.sandbox, self.sandbox_check = tools.sandbox, parts.sandbox_check
+        self.mcp = parts.mcp
         self.view = view
         self.env = env
         self.flags = flags
@@ -101,19 +107,11 @@ class Session:
         ConfigError or SessionNotFound before anything starts. `asker` answers permission
         questions (None: nobody asks, so they are denied); `mcp_servers` are started
         besides the configured ones; `flags` are re-applied by a profile switch."""
-        from caretz.runtime.probes import StartProbes
-
         env = os.environ if env is None else env
-        workspace = workspace or Path.cwd()
-        # Started first: bubblewrap and git run while the session's modules load.
-        probes = StartProbes(settings, workspace, env)
-        from caretz.runtime.session import start_session
-
-        parts = start_session(
-            settings, view, env, resume=resume, workspace=workspace, asker=asker,
-            extra_servers=mcp_servers, probes=probes,
-        )  # fmt: skip
-        return cls(parts, view, env, flags)
+        request = OpenRequest(
+            settings, view, env, workspace or Path.cwd(), resume, asker, tuple(mcp_servers)
+        )
+        return cls(build(check(request)), view, env, flags)
 
     def reopen(self, resume: str | None = None) -> Session:
         """A new, empty session (`resume` None: /clear) or a past one (/resume ID) in
@@ -121,30 +119,59 @@ class Session:
         profile and guard mode in use, the project's rules and hooks as read at the
         start and the MCP servers carry over. Raises ConfigError or SessionNotFound,
         and this session carries on."""
-        from caretz.runtime.session import start_session
-
         reason = "clear" if resume is None else "resume"
-        self._sync_parts()
-        old = self._parts
-        parts = start_session(
-            self.settings, self.view, self.env, resume=resume, workspace=self.workspace,
-            permissions=self.permissions,  # the project's rules as read at the start
-            hook_files=self.hooks.files if self.hooks is not None else (),  # and its hooks
-            mcp=self.mcp,  # the MCP servers keep running
-            before_start=lambda: old.end_hooks(reason),
-        )  # fmt: skip
+        carried = Carried(
+            self.permissions,  # the project's rules as read at the start
+            self.hooks.files if self.hooks is not None else (),  # and its hooks
+            self.mcp,  # the MCP servers keep running
+            end_previous=lambda: self.end_hooks(reason),
+        )
+        request = OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
+        parts = build(check(request, carried), carried)
         self.mcp = None  # the new session has them now
         self.close(reason)
         return Session(parts, self.view, self.env, self.flags)
 
     def close(self, reason: str = "other") -> None:
         """SessionEnd hooks (`reason`: clear, resume, prompt_input_exit, other), then the
-        background jobs, MCP servers, git watch, checkpoints, sandbox and log. Once."""
+        background jobs, MCP servers, git watch, checkpoints, sandbox and log; once (even
+        when Ctrl-C ends the hooks)."""
         if self._closed:
             return
         self._closed = True
-        self._sync_parts()
-        self._parts.close(reason)
+        try:
+            self.end_hooks(reason)
+        finally:
+            self._release()
+
+    def end_hooks(self, reason: str) -> None:
+        """SessionEnd hooks (once), with why the session ends."""
+        if self.hooks is not None:
+            self.hooks.session_ended(reason)
+
+    def _release(self) -> None:
+        stopped = self.jobs.stop_all()
+        if stopped:
+            from caretz.session.records.session import JobsStopped
+
+            self.log.emit(JobsStopped(jobs=[job.id for job in stopped]))
+        if self.git_watch is not None:
+            self.git_watch.close()
+        if self.mcp is not None:
+            self.mcp.close()
+        if self.checkpoints is not None:
+            self.checkpoints.close()
+        if self.sandbox is not None:
+            self.sandbox.close()  # its /tmp and network namespace, once no job runs
+        self.log.close()
+
+    def approve_servers(self, names: Sequence[str]) -> list[ServerStatus]:
+        """`/mcp approve`: approve the project's `.mcp.json` servers named (all for none)
+        and start those waiting for it; their tools join the session now. Raises
+        ConfigError for a name the project's `.mcp.json` does not have."""
+        from caretz.app.mcp_approval import approve_and_start
+
+        return approve_and_start(self, list(names))
 
     # -- work ----------------------------------------------------------------------------
     def submit(self, prompt: str) -> Outcome:
@@ -240,17 +267,14 @@ class Session:
         given = [value is not None for value in (model, profile, guard_mode, permission_mode)]
         if sum(given) != 1:
             raise ValueError(f"switch one of {', '.join(SWITCHES)} at a time")
-        self._sync_parts()
         if model is not None:
-            line = switching.switch_model(self, model)
-        elif profile is not None:
-            line = switching.switch_profile(self, profile)
-        elif guard_mode is not None:
-            line = switching.switch_guard(self, guard_mode)
-        else:
-            assert permission_mode is not None
-            line = switching.switch_permissions(self, permission_mode)
-        return line
+            return switching.model_line(self, model)
+        if profile is not None:
+            return switching.profile_line(self, profile)
+        if guard_mode is not None:
+            return switching.guard_line(self, guard_mode)
+        assert permission_mode is not None
+        return switching.permissions_line(self, permission_mode)
 
     # -- checkpoints -------------------------------------------------------------------
     def rewinder(self) -> SessionRewind:
@@ -324,12 +348,6 @@ class Session:
         from caretz.app.goals import goal_driver
 
         return goal_driver(self.agent, self.settings, self.env, goal)
-
-    def _sync_parts(self) -> None:
-        """The runtime's session sees what a switch or /mcp approve changed here."""
-        parts = self._parts
-        parts.settings, parts.judge, parts.mcp = self.settings, self.judge, self.mcp
-        parts.sandbox, parts.sandbox_check = self.sandbox, self.sandbox_check
 
 
 def start_session(

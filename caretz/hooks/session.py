@@ -51,6 +51,15 @@ def _quiet(record: Record) -> None:
 
 
 @dataclass(frozen=True)
+class HookSession:
+    """The session hooks run for, as their stdin tells them."""
+
+    session_id: str
+    transcript_path: Path  # the session's events.jsonl
+    cwd: Path
+
+
+@dataclass(frozen=True)
 class PromptCheck:
     """What UserPromptSubmit hooks made of a prompt."""
 
@@ -72,6 +81,7 @@ class SessionHooks:
         files: Sequence[HookFile],
         where: HookEnvironment,
         *,
+        session: HookSession | None = None,
         emit: Emit = _quiet,
         permission_mode: Callable[[], str] = lambda: "auto",
         clock: Callable[[], float] = time.monotonic,
@@ -81,9 +91,9 @@ class SessionHooks:
         self.emit = emit
         self.permission_mode = permission_mode
         self.clock = clock
-        self.session_id = ""
-        self.transcript_path = ""
-        self.cwd = str(where.project_dir)
+        self.session_id = session.session_id if session is not None else ""
+        self.transcript_path = str(session.transcript_path) if session is not None else ""
+        self.cwd = str(session.cwd if session is not None else where.project_dir)
         self.max_stop_continuations = MAX_STOP_CONTINUATIONS
         self.pending: list[tuple[str, str]] = []  # SessionStart context for the next prompt
         self.last_judged: LoopGuardJudged | None = None

@@ -33,11 +33,11 @@ def _quiet(record: Record) -> None:
 
 
 class McpServers:
-    def __init__(self, config: McpConfig, log_dir: Path | None = None):
+    def __init__(self, config: McpConfig, log_dir: Path | None = None, emit: Emit = _quiet):
         self.config = config
         self.log_dir = log_dir  # where each stdio server's stderr goes
         self.manager: McpManager | None = None  # made when the first server starts
-        self.emit: Emit = _quiet  # the session log's, once it is open
+        self.emit = emit  # the session log's
         self.tools: list[McpTool] = []
         self._statuses: dict[str, ServerStatus] = {}
         self._down: dict[str, str] = {}
@@ -51,10 +51,11 @@ class McpServers:
         config: McpConfig,
         log_dir: Path | None = None,
         order: list[str] | None = None,
+        emit: Emit = _quiet,
     ) -> McpServers:
         """Start `specs` in parallel, each given `mcp.startupTimeout`; `order` lists the
         servers as configured, as `statuses` shows them."""
-        servers = cls(config, log_dir)
+        servers = cls(config, log_dir, emit)
         servers._statuses = {status.name: status for status in not_started}
         servers._order = list(order or [])
         servers.launch(specs)
@@ -78,6 +79,10 @@ class McpServers:
             if attempt.spec.name not in self._order:
                 self._order.append(attempt.spec.name)
         return self.tools[before:]
+
+    def report_to(self, emit: Emit) -> None:
+        """The servers carry on in another session (/clear, /resume): its log from now on."""
+        self.emit = emit
 
     def knows(self, name: str) -> bool:
         return name in self._statuses

@@ -1,17 +1,15 @@
 """Running a custom slash command on a session: its prompt, its model, its allowed tools.
 
 `prepare` reads everything that can be wrong first (a rule in `allowed-tools` caretz
-cannot read, a model it cannot resolve) as a ConfigError naming the file; the
-`command_scope` around the command's turn then switches to its `model` and back, and
-lets its `allowed-tools` run without asking, as allow rules for that turn only: deny
-and ask rules still win, and no command leaves the sandbox on their strength.
+cannot read, a model it cannot resolve) as a ConfigError naming the file; a session
+then runs it (caretz/app/command_run.py) on its `model`, with its `allowed-tools` as
+allow rules for that turn only: deny and ask rules still win, and no command leaves the
+sandbox on their strength.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +21,6 @@ from caretz.slash_commands.files import Catalog, CustomCommand, command_folders,
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.permissions.rules import Rule
-    from caretz.runtime.session import Session
 
 
 @dataclass(frozen=True)
@@ -47,8 +44,8 @@ def prepare(
 ) -> PreparedCommand:
     """The command ready to run; raises ConfigError for a rule or a model it cannot use."""
     from caretz.permissions.rules import RuleError, parse_rule
+    from caretz.runtime.models import resolve_model_switch
     from caretz.runtime.permissions import session_tool_names
-    from caretz.runtime.switches import resolve_model_switch
 
     source = f"{command.path}: allowed-tools"
     extra = frozenset(session_tool_names())
@@ -74,29 +71,3 @@ def _with_provider(settings: Settings, ref: str) -> str:
     if "/" in ref or provider == CUSTOM_PROVIDER:
         return ref
     return f"{provider}/{ref}"
-
-
-@contextlib.contextmanager
-def command_scope(
-    session: Session, prepared: PreparedCommand, env: Mapping[str, str] | None = None
-) -> Iterator[None]:
-    """The command's model and allowed tools for what runs inside; the session's after.
-    A switch that fails raises ConfigError before anything runs."""
-    from caretz.runtime.switches import switch_model
-
-    env = os.environ if env is None else env
-    before = session.agent.config.model_ref
-    switched = prepared.model is not None and prepared.model != before
-    if switched:
-        assert prepared.model is not None
-        switch_model(session, prepared.model, env)
-    permissions = session.permissions
-    if permissions is not None:
-        permissions.use_turn_rules(prepared.rules)
-    try:
-        yield
-    finally:
-        if permissions is not None:
-            permissions.use_turn_rules(())
-        if switched:
-            switch_model(session, before, env)

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 class GitWatchHook:
     """The registry's after-call hook around a session's `GitWatch`."""
 
-    def __init__(self, watch: GitWatch):
+    def __init__(self, watch: GitWatch, emit: Callable[[Record], Any]):
         self.watch = watch
-        self.emit: Callable[[Record], Any] = lambda record: None
+        self.emit = emit
 
     def __call__(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> None:
         # A command the user let out of the sandbox may change .git on purpose.
@@ -41,7 +41,10 @@ class GitWatchHook:
 
 
 def open_git_watch(
-    sandbox: Sandbox | None, check: SandboxCheck | None, data_dir: Path
+    sandbox: Sandbox | None,
+    check: SandboxCheck | None,
+    data_dir: Path,
+    emit: Callable[[Record], Any],
 ) -> GitWatchHook | None:
     """None where commands cannot write a root (read-only) or run as the user (off)."""
     if sandbox is None or not sandbox.enforced or not sandbox.policy.writable_roots:
@@ -54,4 +57,4 @@ def open_git_watch(
         full=sandbox.backend is Backend.LANDLOCK,
     )
     watch.start()
-    return GitWatchHook(watch)
+    return GitWatchHook(watch, emit)

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.hooks.config import HooksConfig
     from caretz.hooks.matching import HookFile
-    from caretz.hooks.session import SessionHooks
+    from caretz.hooks.session import HookSession, SessionHooks
+    from caretz.session.events import Emit
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall
 
@@ -109,14 +110,12 @@ def approve_project_hooks(settings: Settings, workspace: Path) -> HookFile:
 
 def open_hooks(
     settings: Settings,
-    workspace: Path,
+    files: Sequence[HookFile],
     permissions: SessionPermissions,
-    files: Sequence[HookFile] | None = None,
+    session: HookSession,
+    emit: Emit,
 ) -> SessionHooks | None:
-    """The session's hooks (None when no file has any); `files` carries the hooks read at
-    an earlier start over (/clear, /resume), else they are read now."""
-    if files is None:
-        files = hook_files(settings, workspace)
+    """The session's hooks (None when no file has any), for `session`, into its log."""
     if not files:
         return None
     from caretz.config.sandbox import shell_env_filter
@@ -125,7 +124,9 @@ def open_hooks(
 
     variables = shell_env_filter(settings).apply(os.environ)
     where = HookEnvironment(permissions.project_root, variables)
-    return SessionHooks(files, where, permission_mode=lambda: permissions.mode)
+    return SessionHooks(
+        files, where, session=session, emit=emit, permission_mode=lambda: permissions.mode
+    )
 
 
 def tool_hooks(hooks: SessionHooks | None) -> tuple[tuple[BeforeCall, ...], tuple[AfterCall, ...]]:

@@ -12,14 +12,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from caretz.guard.model import JudgeResult
-from caretz.guard.seam import Guard, NullGuard
 from caretz.runtime.models import open_provider
-from caretz.session.events import EventLog
+from caretz.session.events import Emit
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.goal.evaluator import ModelEvaluator
     from caretz.guard.config import LoopGuardConfig
+    from caretz.guard.guard import LoopGuard
     from caretz.guard.judge import Complete, ModelJudge
     from caretz.guard.model import Judge
     from caretz.messages import ModelRequest, ModelResponse, Reasoning
@@ -122,12 +122,11 @@ class SessionJudge:
         return judge(summary, timeout_s)
 
 
-def build_guard(config: LoopGuardConfig, log: EventLog, judge: SessionJudge) -> Guard:
-    """The session's guard. Off, there is none (and none of its modules is imported);
-    on, its judge is checked at once, so a missing key fails before anything starts."""
-    if config.mode == "off":
-        return NullGuard()
-    from caretz.guard.guard import LoopGuard
+def build_loop_guard(config: LoopGuardConfig, emit: Emit, judge: SessionJudge) -> LoopGuard:
+    """The session's loop guard, built only once its mode is not off (off, the agent runs
+    on NullGuard and none of the guard's modules is imported); its judge is checked at
+    once, so a missing key fails before anything starts."""
+    from caretz.guard.guard import LoopGuard  # the guard's modules, only with a guard
 
     judge.ensure()
-    return LoopGuard(config, judge, log.emit)
+    return LoopGuard(config, judge, emit)

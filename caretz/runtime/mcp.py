@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
-    from caretz.mcp_client.model import ServerStatus
     from caretz.mcp_client.plan import Configured
-    from caretz.mcp_client.servers import McpServers
-    from caretz.runtime.session import Session
+    from caretz.mcp_client.servers import Emit, McpServers
 
 LOG_DIR = "mcp-logs"  # under the data dir: each stdio server's stderr, from its last start
 
@@ -41,8 +39,10 @@ def start_servers(
     configured: list[Configured],
     workspace: Path,
     env: Mapping[str, str] | None = None,
+    emit: Emit | None = None,
 ) -> McpServers | None:
-    """The session's servers, started (None when none is configured)."""
+    """The session's servers, started (None when none is configured); `emit`: into the
+    session's log."""
     if not configured:
         return None
     from caretz.mcp_client.approvals import Approvals
@@ -68,6 +68,7 @@ def start_servers(
         settings.profile.mcp,
         log_dir=settings.data_dir / LOG_DIR,
         order=[server.name for server in configured],
+        **({"emit": emit} if emit is not None else {}),
     )
 
 
@@ -91,31 +92,3 @@ def approve_project_servers(
     chosen = [servers[name] for name in names] if names else list(servers.values())
     Approvals(settings.data_dir).approve(root, {server.name: server.entry for server in chosen})
     return chosen
-
-
-def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
-    """`/mcp approve`: approve the project's servers named (all for none) and start those
-    that wait for it; their tools join the session now. Returns their statuses. Raises
-    ConfigError for a name the project's `.mcp.json` does not have."""
-    from caretz.mcp_client.plan import plan_servers
-    from caretz.mcp_client.servers import McpServers
-
-    settings = session.settings
-    approved = approve_project_servers(settings, session.workspace, names)
-    if session.mcp is None:
-        session.mcp = McpServers(settings.profile.mcp, settings.data_dir / LOG_DIR)
-        session.mcp.emit = session.log.emit
-    mcp = session.mcp
-    waiting = {status.name for status in mcp.statuses() if status.state == "not approved"}
-    chosen = [server for server in approved if server.name in waiting or not mcp.knows(server.name)]
-    running = [s.name for s in mcp.statuses() if s.state in ("ready", "down")]
-    specs, failed = plan_servers(
-        chosen, settings.profile.mcp, approved=lambda server: True, env=os.environ,
-        cwd=str(session.workspace), running=running,
-    )  # fmt: skip
-    mcp.note(failed)
-    for tool in mcp.launch(specs):
-        session.agent.parts.tools.add(tool)
-    started = [server.name for server in chosen]
-    mcp.report(started)
-    return [status for status in mcp.statuses() if status.name in started]

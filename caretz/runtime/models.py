@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from caretz.config.settings import Settings
     from caretz.providers.base import Provider
     from caretz.providers.local import LocalServers
     from caretz.providers.resolve import ResolvedModel
@@ -72,3 +73,17 @@ def served_context_window(provider: Provider) -> int | None:
 def context_window(configured: int, served: int | None) -> int:
     """The window compaction works to: a server's own figure caps the configured one."""
     return min(configured, served) if served else configured
+
+
+def resolve_model_switch(settings: Settings, ref: str, env: Mapping[str, str]) -> ResolvedModel:
+    """`ref` as a session on `settings` would resolve it (a /model switch, a custom
+    command's model); a bare ID stays on the session's ad hoc endpoint."""
+    from caretz.providers.resolve import CUSTOM_PROVIDER, resolve_model
+
+    base_url = None
+    if "/" not in ref:
+        current = settings.model.entry
+        base_url = (
+            current.base_url if current.name == CUSTOM_PROVIDER else settings.profile.base_url
+        )
+    return resolve_model(ref, settings.providers, base_url, env, config_file=settings.config_path)

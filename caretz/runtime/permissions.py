@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from caretz.agent.parts import AgentParts
     from caretz.config.settings import Settings
     from caretz.permissions.rules import Rule
+    from caretz.session.events import Emit
     from caretz.tools.asking import Asker
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall, ToolRegistry
@@ -99,28 +101,44 @@ def split_rules(value: str) -> list[str]:
     return [*rules, current] if current else rules
 
 
-def load_permissions(
-    settings: Settings, workspace: Path, asker: Asker | None = None
-) -> SessionPermissions:
-    """A session's permissions: the mode, the profile's rules, and the project's
-    `.caretz/settings.json` (read now, once). The project is the git root above the
-    working directory, else the working directory. Raises ConfigError for a rule
-    caretz cannot read, naming the file and the rule."""
+@dataclass(frozen=True)
+class PermissionRules:
+    """A session's rules as read when it starts: the profile's (with disallowedTools and
+    the run's flags) and the project's `.caretz/settings.json`, whose root they cover."""
+
+    project_root: Path
+    project: tuple[Rule, ...]
+    profile: tuple[Rule, ...]
+
+
+def read_rules(settings: Settings, workspace: Path) -> PermissionRules:
+    """The rules of a session in `workspace`. The project is the git root above the
+    working directory, else the working directory. Raises ConfigError for a rule caretz
+    cannot read, naming the file and the rule."""
     from caretz.permissions.rules import RuleError
     from caretz.permissions.settings import find_project_root, project_rules
-    from caretz.tools.permission import SessionPermissions
 
     root = find_project_root(workspace)
     try:
         project = project_rules(root, session_tool_names())
     except RuleError as error:
         raise ConfigError(str(error)) from None
+    return PermissionRules(root, tuple(project), tuple(profile_rules(settings)))
+
+
+def session_permissions(
+    settings: Settings, rules: PermissionRules, asker: Asker | None, emit: Emit
+) -> SessionPermissions:
+    """A session's permissions: the mode, the rules as read, who asks, its log."""
+    from caretz.tools.permission import SessionPermissions
+
     return SessionPermissions(
-        root,
-        project_rules=project,
-        profile_rules=profile_rules(settings),
+        rules.project_root,
+        project_rules=rules.project,
+        profile_rules=rules.profile,
         mode=settings.permission_mode,
         asker=asker,
+        emit=emit,
         sandboxed=commands_sandboxed(settings),
     )
 
@@ -146,15 +164,13 @@ def build_tools(
     # The tools follow the mode: read-only offers none that change files, and without
     # a sandbox bash's description promises none.
     sandboxed = permissions.sandboxed if sandboxed is None else sandboxed
-    registry = ToolRegistry(
+    return ToolRegistry(
         default_tools(sandboxed=sandboxed),
+        before_call=(*first_checks, PermissionCheck(permissions), *extra_checks),
         after_call=after_call,
         withheld=withheld_effects(mode or permissions.mode),
         sandboxed=sandboxed,
     )
-    check = PermissionCheck(permissions, registry.effect_of)
-    registry.before_call = (*first_checks, check, *extra_checks)
-    return registry
 
 
 def follow_settings(

@@ -4,5 +4,5 @@
 profiles.json, a project's `.claude/commands/`) and names them (`frontend/test.md` is
 `/frontend:test`); `markdown.py` reads the front matter; `expand.py` fills in
 `$ARGUMENTS` and `$1`…`$9`; `inline.py` finds the `!`command`` spans and `@path`
-words that runtime/command_expansion.py runs and reads. See docs/commands.md.
+words that app/command_expansion.py runs and reads. See docs/commands.md.
 """

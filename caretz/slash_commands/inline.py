@@ -5,7 +5,7 @@ backtick, one or more characters that are not a backtick, a backtick), the form 
 Code runs before it sends the prompt; a backtick span without the `!` is text, and so
 is a `!` anywhere else. `file_mentions` finds each word that starts with `@` (at the
 start of the prompt or after white space), outside those spans. This module only reads
-the text; running and reading what they name is runtime/command_expansion.py's.
+the text; running and reading what they name is app/command_expansion.py's.
 """
 
 from __future__ import annotations

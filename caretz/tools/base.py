@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from caretz.permissions.policy import RuleSet
-    from caretz.tools.policy import PermissionHint
+    from caretz.tools.policy import PermissionHint, TurnGrant
 
 
 @dataclass
@@ -68,6 +68,8 @@ class ToolContext:
     # A PreToolUse hook's "allow" or "ask" for this call, set by the registry on the copy
     # the checks after the hook see (tools/policy.py).
     permission_hint: PermissionHint | None = None
+    # What a custom command lets its own turn's calls do (tools/policy.py's TurnGrant).
+    grant: TurnGrant | None = None
 
 
 class ToolInterrupted(KeyboardInterrupt):

@@ -21,7 +21,7 @@ import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from caretz.messages import ToolCall
 from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide
@@ -41,7 +41,13 @@ from caretz.tools.asking import (
     input_summary,
 )
 from caretz.tools.base import ToolContext
-from caretz.tools.policy import CancelToolCall, PermissionHint, Proceed, disallowed_reason
+from caretz.tools.policy import (
+    CancelToolCall,
+    PermissionHint,
+    Proceed,
+    TurnGrant,
+    disallowed_reason,
+)
 
 Emit = Callable[[Record], Any]
 EffectOf = Callable[[str], "Effect | None"]
@@ -83,26 +89,34 @@ class SessionPermissions:
         self.project_rules = tuple(project_rules)
         self.profile_rules = tuple(profile_rules)
         self.saved: list[Rule] = []
-        self.turn_rules: tuple[Rule, ...] = ()  # a custom command's allowed-tools, for its turn
         self.mode: PermissionMode = mode
         self.asker: Asker = asker or NobodyAsks()
         self.emit = emit
         self.sandboxed = sandboxed
         self.denials: list[dict[str, str]] = []
-        # Why commands no allow rule names ask even in auto mode, for a while (a command
-        # file's `!` commands); None: they run in the sandbox unasked.
-        self.rule_needed: str | None = None
         self.rules = self._ruleset()
+
+    def carried_over(self, emit: Emit) -> SessionPermissions:
+        """These permissions for the next session of an interactive run (/clear, /resume):
+        the rules as read at the start and those saved since, the mode and who asks; its
+        own log, and no denials yet."""
+        following = SessionPermissions(
+            self.project_root,
+            project_rules=self.project_rules,
+            profile_rules=self.profile_rules,
+            mode=self.mode,
+            asker=self.asker,
+            emit=emit,
+            sandboxed=self.sandboxed,
+            home=self.home,
+        )
+        following.saved = list(self.saved)
+        following.rules = following._ruleset()
+        return following
 
     def _ruleset(self) -> RuleSet:
-        rules = (*self.profile_rules, *self.project_rules, *self.saved, *self.turn_rules)
+        rules = (*self.profile_rules, *self.project_rules, *self.saved)
         return RuleSet(rules, self.project_root, self.home)
-
-    def use_turn_rules(self, rules: Iterable[Rule]) -> None:
-        """Allow rules for one turn only (a custom command's `allowed-tools`); () ends them.
-        Deny and ask rules still win over them."""
-        self.turn_rules = tuple(rule for rule in rules if rule.behavior == "allow")
-        self.rules = self._ruleset()
 
     def use_profile_rules(self, rules: Iterable[Rule]) -> None:
         """Another profile's rules (and disallowedTools); the project's stay as read."""
@@ -121,12 +135,18 @@ class SessionPermissions:
         effect: Effect,
         cwd: Path,
         hint: PermissionHint | None = None,
+        grant: TurnGrant | None = None,
     ) -> Proceed | None:
         """None or Proceed (with a grant) when the call may run; raises CancelToolCall.
 
         `hint`: a PreToolUse hook's "allow" (weighed as an allow rule where no rule
-        decided) or "ask" (asks where the call would have run unasked)."""
-        decision = self.rules.check(call.name, args, cwd)
+        decided) or "ask" (asks where the call would have run unasked). `grant`: what a
+        custom command lets the calls of its turn do (allow rules, and why commands no
+        rule allows ask)."""
+        rules = self.rules
+        if grant is not None and grant.rules:
+            rules = rules.with_rules(rule for rule in grant.rules if rule.behavior == "allow")
+        decision = rules.check(call.name, args, cwd)
         if hint is not None and hint.decision == "allow" and decision.outcome == "no-match":
             decision = Decision("allow", f"allowed by {hint.source}")
         escalate = _escalation(args) if effect == "shell" else None
@@ -137,7 +157,7 @@ class SessionPermissions:
             tool=call.name,
             escalate=escalate,
             sandboxed=self.sandboxed,
-            rule_needed=self.rule_needed,
+            rule_needed=grant.rule_needed if grant is not None else None,
         )
         if hint is not None and hint.decision == "ask" and verdict.action == "run":
             reason = f"{hint.source} asks first: {hint.reason or 'no reason given'}"
@@ -145,7 +165,8 @@ class SessionPermissions:
         if verdict.action == "refuse":
             raise CancelToolCall(self._refuse(call, args, verdict))
         if verdict.action == "ask":
-            self._ask(call, verdict, self._question(call, args, verdict, escalate, cwd))
+            question = self._question(call, args, verdict, escalate, cwd, rules)
+            self._ask(call, verdict, question)
         return Proceed(escalated=True) if verdict.escalated else None
 
     def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
@@ -204,13 +225,14 @@ class SessionPermissions:
         verdict: Verdict,
         escalate: str | None,
         cwd: Path,
+        rules: RuleSet,
     ) -> Question:
         saves: tuple[str, ...] = ()
         # An escalation asks every time (a rule cannot approve leaving the sandbox), and
         # so does a hook that asks, so "yes, always" is not offered for either.
         if not escalate and verdict.by != "hook":
             try:
-                proposal = propose_rules(call.name, args, cwd, self.rules)
+                proposal = propose_rules(call.name, args, cwd, rules)
                 saves = tuple(proposal.rules) if proposal.unsavable is None else ()
             except RuleError:  # a tool no rule can name: "always" is not offered
                 saves = ()
@@ -275,17 +297,21 @@ class SessionPermissions:
 class PermissionCheck:
     """The tool registry's before-call check for a session's permissions."""
 
-    def __init__(self, permissions: SessionPermissions, effect_of: EffectOf):
+    def __init__(self, permissions: SessionPermissions, effect_of: EffectOf | None = None):
+        """`effect_of`: what a tool does, by name; None reads it where the registry puts
+        it, on the context its checks see (`ToolContext.effect`)."""
         self.permissions = permissions
         self.effect_of = effect_of
 
     def __call__(self, call: ToolCall, ctx: ToolContext) -> Proceed | None:
-        effect = self.effect_of(call.name)
+        effect = self.effect_of(call.name) if self.effect_of is not None else ctx.effect
         if effect is None or not isinstance(call.arguments, dict):
             return None  # the registry refuses what cannot run; nobody is asked about it
         args = {key: value for key, value in call.arguments.items() if value is not None}
         workspace = Path(ctx.workspace)
-        return self.permissions.check(call, args, effect, workspace, ctx.permission_hint)
+        return self.permissions.check(
+            call, args, cast(Effect, effect), workspace, ctx.permission_hint, ctx.grant
+        )
 
 
 def allow_hint(denials: Iterable[Mapping[str, Any]]) -> str | None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from caretz.messages import ToolCall
 
 if TYPE_CHECKING:
+    from caretz.permissions.rules import Rule
     from caretz.tools.base import ToolContext, ToolResult
 
 # The argument names tools give a file path (caretz's own tools use "path").
@@ -62,6 +63,17 @@ class PermissionHint:
     decision: Literal["allow", "ask"]
     reason: str  # one line, shown in the question or the refusal
     source: str  # who said it, e.g. "the PreToolUse hook `./check.sh`"
+
+
+@dataclass(frozen=True)
+class TurnGrant:
+    """What a custom command lets the calls of its own turn do, carried on their
+    `ToolContext` (never on the session's permissions): its `allowed-tools` as allow rules
+    (deny and ask rules still win; no command leaves the sandbox on their strength), and
+    why commands no allow rule names ask even in auto mode (its `!` lines)."""
+
+    rules: tuple[Rule, ...] = ()
+    rule_needed: str | None = None
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,10 @@ def mcp_slash(repl: SessionControl, argument: str) -> None:
 
 def approve_in_session(repl: SessionControl, names: list[str]) -> None:
     from caretz.config_base import ConfigError
-    from caretz.runtime.mcp import approve_and_start
 
     try:
         with repl.console.status("starting MCP servers…", spinner="dots"):
-            statuses = approve_and_start(repl.session, names)
+            statuses = repl.session.approve_servers(names)
     except ConfigError as error:
         repl.error(str(error))
         return

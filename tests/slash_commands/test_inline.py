@@ -48,7 +48,7 @@ def test_files_follow_the_prompt_in_blocks_naming_them():
 
 
 def test_only_mentions_of_existing_files_are_read(tmp_path):
-    from caretz.runtime.command_expansion import existing_files
+    from caretz.app.command_expansion import existing_files
 
     (tmp_path / "notes.txt").write_text("n")
     (tmp_path / "src").mkdir()

@@ -13,7 +13,7 @@ from caretz.runtime.permissions import build_tools
 from caretz.tools.asking import Answer
 from caretz.tools.base import ToolContext, ToolResult
 from caretz.tools.permission import PermissionCheck, SessionPermissions
-from caretz.tools.policy import PermissionHint, Proceed
+from caretz.tools.policy import PermissionHint, Proceed, TurnGrant
 from caretz.tools.registry import ToolRegistry
 from tests.tools.test_permission import GrantRecorder, ScriptedAsker
 
@@ -50,8 +50,8 @@ def session(
     return permissions, registry
 
 
-def run(registry, root: Path, tool: str, **args: Any) -> ToolResult:
-    return registry.run(ToolCall("c1", tool, args), ToolContext(workspace=root))
+def run(registry, root: Path, tool: str, grant: TurnGrant | None = None, **args: Any) -> ToolResult:
+    return registry.run(ToolCall("c1", tool, args), ToolContext(workspace=root, grant=grant))
 
 
 def test_an_allow_counts_as_an_allow_rule_where_no_rule_decided(tmp_path: Path):
@@ -121,10 +121,9 @@ def test_turn_rules_allow_for_the_turn_only_and_never_past_a_deny_rule(tmp_path:
     permissions, registry = session(tmp_path, None, mode="ask", rules={"deny": ["Bash(rm:*)"]})
     allowed = [parse_rule(text, "allow", "cmd.md") for text in ("Bash(touch:*)", "Bash")]
 
-    permissions.use_turn_rules(allowed)
-    made = run(registry, tmp_path, "bash", command="touch made.txt")
-    removed = run(registry, tmp_path, "bash", command="rm -f made.txt")
-    permissions.use_turn_rules(())
+    grant = TurnGrant(tuple(allowed))
+    made = run(registry, tmp_path, "bash", command="touch made.txt", grant=grant)
+    removed = run(registry, tmp_path, "bash", command="rm -f made.txt", grant=grant)
     after = run(registry, tmp_path, "bash", command="touch again.txt")
 
     assert made.ok and (tmp_path / "made.txt").exists()

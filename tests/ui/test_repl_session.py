@@ -1,4 +1,4 @@
-"""Changing a live session: /model, /profile and /loop-guard (caretz.runtime), for real.
+"""Changing a live session: /model, /profile and /loop-guard (caretz.app.switching), for real.
 
 Real sessions against the loopback model server; nothing is faked.
 """
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from caretz.app.session import start_session
+from caretz.app.switching import apply_settings, set_guard_mode, switch_model
 from caretz.config.settings import resolve_settings
 from caretz.config_base import ConfigError
 from caretz.guard.guard import LoopGuard
 from caretz.guard.seam import NullGuard
-from caretz.runtime.switches import apply_settings, set_guard_mode, switch_model
 from caretz.session.events import read_events
 from tests.agent.test_compaction import Recorder
 from tests.modelserver import ModelServer, text

@@ -3,8 +3,8 @@ prompt is sent, as tool calls through the session's tool registry.
 
 Each `!`…`` is a bash call and each `@path` that names an existing file a read call,
 so everything that guards the model's calls guards these: the permission mode and
-rules (with the command's `allowed-tools` as allow rules, since this runs inside its
-`command_scope`), PreToolUse and PostToolUse hooks, the sandbox and its path checks,
+rules (with the command's `allowed-tools` as allow rules, the `TurnGrant` each call's
+context carries), PreToolUse and PostToolUse hooks, the sandbox and its path checks,
 the timeout and the output caps. A command's output (with `[exit code N]` when it
 fails) takes the place of its `!`…``; each file's contents, numbered as the read tool
 shows them, follow the prompt in a `<file path="…">` block.
@@ -16,11 +16,10 @@ naming the command file, and nothing is sent. Every call is a `Command.Ran` even
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,15 +36,19 @@ from caretz.slash_commands.inline import (
 )
 from caretz.text import one_line
 from caretz.tools.base import ToolInterrupted, ToolResult
-from caretz.tools.policy import EndTurn
+from caretz.tools.policy import EndTurn, TurnGrant
 
 if TYPE_CHECKING:
+    from caretz.app.session import Session
     from caretz.runtime.custom_commands import PreparedCommand
-    from caretz.runtime.session import Session
     from caretz.tools.base import ToolContext
-    from caretz.tools.permission import SessionPermissions
 
 REASON_CHARS = 300
+# A command file's `!` commands run unasked only where an allow rule (its `allowed-tools`,
+# or the user's) allows them, even in `auto` mode, and ask (or, headless, are refused)
+# otherwise: a command file may come with a cloned repository, and Claude Code too runs
+# only the `!` commands its allowed-tools permit.
+RULE_NEEDED = "a command file's ! commands run unasked only where a rule allows them"
 
 
 class CommandRefused(ConfigError):
@@ -61,28 +64,9 @@ def expand_inline(session: Session, prepared: PreparedCommand) -> str:
     if not spans and not mentions:
         return prompt
     calls = _Calls(session, prepared)
-    with _commands_need_a_rule(session.permissions):
-        outputs = [calls.shell(span.command) for span in spans]
+    outputs = [calls.shell(span.command) for span in spans]
     files = [calls.read(path) for path in existing_files(mentions, session.workspace)]
     return with_files(replace_spans(prompt, spans, outputs), files)
-
-
-@contextmanager
-def _commands_need_a_rule(permissions: SessionPermissions | None) -> Iterator[None]:
-    """A command file's `!` commands run unasked only where an allow rule (its
-    `allowed-tools`, or the user's) allows them, even in `auto` mode, and ask (or,
-    headless, are refused) otherwise: a command file may come with a cloned repository,
-    and Claude Code too runs only the `!` commands its allowed-tools permit."""
-    if permissions is None:
-        yield
-        return
-    permissions.rule_needed = (
-        "a command file's ! commands run unasked only where a rule allows them"
-    )
-    try:
-        yield
-    finally:
-        permissions.rule_needed = None
 
 
 def existing_files(mentions: list[FileMention], workspace: Path) -> list[str]:
@@ -147,8 +131,10 @@ class _Calls:
         permissions = session.permissions
         denials = len(permissions.denials) if permissions is not None else 0
         parts = session.agent.parts
+        needed = RULE_NEEDED if tool == "bash" else None
+        ctx = dataclasses.replace(parts.tool_ctx, grant=TurnGrant(self.prepared.rules, needed))
         try:
-            result = parts.tools.run(call, parts.tool_ctx, before_call=(let_through,))
+            result = parts.tools.run(call, ctx, before_call=(let_through,))
         except EndTurn as end:  # a hook's `continue: false`
             result = end.result or ToolResult(ok=False, output=end.reason)
             self.record(call, shown, result, refused=end.reason)

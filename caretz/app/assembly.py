@@ -1,0 +1,283 @@
+"""Opening a session in two steps.
+
+`check` reads and validates everything a session needs (the permission rules, the hooks,
+`.mcp.json`, the sandbox, the model's provider and key, the judge, the session to
+resume): any problem is one ConfigError or SessionNotFound, and nothing has started: no
+session folder, no server, no process left running. `build` then makes the session's
+folder and log and every part with its log and collaborators given at construction,
+starts the MCP servers last, and writes the session's start; nothing is patched after
+it is made.
+
+/clear and /resume open the next session of an interactive run with what it takes over
+(`Carried`): the permissions, the hooks as read at the start, the running MCP servers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from caretz.agent.agent import Agent
+from caretz.agent.parts import Conversation
+from caretz.checkpoints.project import project_root
+from caretz.config.sandbox import open_session_sandbox
+from caretz.guard.seam import NullGuard
+from caretz.messages import Usage
+from caretz.runtime.hooks import hook_files, open_hooks
+from caretz.runtime.judge import SessionJudge, build_loop_guard
+from caretz.runtime.mcp import configured_servers, start_servers
+from caretz.runtime.permissions import PermissionRules, read_rules, session_permissions
+from caretz.runtime.probes import StartProbes
+from caretz.runtime.wiring import (
+    AgentWiring,
+    SessionTools,
+    install,
+    open_checkpoints,
+    session_provider,
+    wire_agent,
+)
+from caretz.session.events import EventLog, read_events
+from caretz.session.store import SessionStore, in_project, rebuild_history
+from caretz.tools.jobtable import JobTable
+
+if TYPE_CHECKING:
+    from caretz.app.session import View
+    from caretz.config.settings import Settings
+    from caretz.guard.guard import LoopGuard
+    from caretz.hooks.matching import HookFile
+    from caretz.hooks.session import SessionHooks
+    from caretz.mcp_client.plan import Configured
+    from caretz.mcp_client.servers import McpServers
+    from caretz.providers.base import Provider
+    from caretz.sandbox.detect import SandboxCheck
+    from caretz.sandbox.runner import Sandbox
+    from caretz.tools.asking import Asker
+    from caretz.tools.permission import SessionPermissions
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """What `Session.open` was asked for."""
+
+    settings: Settings
+    view: View
+    env: Mapping[str, str]
+    workspace: Path
+    resume: str | None = None  # None | "latest" | a session ID
+    asker: Asker | None = None  # None: nobody asks, so questions are denied
+    mcp_servers: tuple[Configured, ...] = ()  # started besides the configured ones
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What the next session of an interactive run takes over from the one before."""
+
+    permissions: SessionPermissions  # the rules as read at the start, those saved since
+    hook_files: tuple[HookFile, ...]  # the hooks as read at the start
+    mcp: McpServers | None  # the running servers (None: read and started again)
+    end_previous: Callable[[], None]  # its SessionEnd hooks, once nothing can fail
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the session's log is: a new session's folder is made by `build`."""
+
+    resumed: bool
+    session_id: str
+    events_path: Path | None  # None: a new session
+    conversation: Conversation
+    project: Path  # the folder its checkpoints cover, as its start records it
+    other_project: str  # a session resumed by ID from another folder: that folder
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Everything a session is built from, read and validated; nothing started."""
+
+    request: OpenRequest
+    rules: PermissionRules | None  # None: the permissions are carried over
+    hook_files: tuple[HookFile, ...]
+    servers: tuple[Configured, ...]  # to start (none when they are carried over)
+    judge: SessionJudge
+    sandbox: Sandbox
+    sandbox_check: SandboxCheck
+    provider: Provider
+    place: Place
+    git_status: list[str] | None = None  # the prompt's git lines (runtime/probes.py)
+
+
+@dataclass(frozen=True)
+class SessionParts:
+    """A session as built: its log, its agent and what the agent's tools run with."""
+
+    id: str
+    events_path: Path
+    log: EventLog
+    agent: Agent
+    settings: Settings
+    judge: SessionJudge
+    loop_guard: LoopGuard | None  # None until a mode other than off needs one
+    tools: SessionTools
+    sandbox_check: SandboxCheck
+    mcp: McpServers | None
+    resumed: bool = False  # a past session carried on
+
+
+# -- step 1: check ---------------------------------------------------------------------------
+
+
+def check(request: OpenRequest, carried: Carried | None = None) -> Checked:
+    """Raises ConfigError or SessionNotFound; starts nothing (but bubblewrap's check and
+    git status, which run while the rest is read)."""
+    settings, workspace, env = request.settings, request.workspace, request.env
+    probes = StartProbes(settings, workspace, env)
+    rules = read_rules(settings, workspace) if carried is None else None
+    files = tuple(hook_files(settings, workspace)) if carried is None else carried.hook_files
+    servers: tuple[Configured, ...] = ()
+    if carried is None or carried.mcp is None:
+        servers = (*configured_servers(settings, workspace), *request.mcp_servers)
+    sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
+    provider = session_provider(settings, env)
+    judge = SessionJudge(settings, env, settings.model)
+    if settings.values.guard_mode != "off":
+        judge.ensure()  # a judge model without its key fails now
+    place = find_place(settings, request.resume, workspace)
+    return Checked(
+        request, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
+        probes.git_status(),
+    )  # fmt: skip
+
+
+def find_place(settings: Settings, resume: str | None, workspace: Path) -> Place:
+    """A new session, or the one to resume with its conversation rebuilt; raises
+    SessionNotFound, or ConfigError for a data folder that is a file."""
+    store = SessionStore(settings.data_dir)
+    project = project_root(workspace)
+    if resume is None:
+        return Place(False, "", None, Conversation(), project, "")
+    events_path = store.events_path(store.latest(project) if resume == "latest" else resume)
+    session_id = events_path.parent.name
+    recorded = store.project_of(session_id)
+    other = "" if in_project(recorded, project) else recorded[0] or recorded[1]
+    history = rebuild_history(list(read_events(events_path)))
+    conversation = Conversation(
+        history.conversation, history.turns, history.last_request, history.last_answer
+    )
+    return Place(True, session_id, events_path, conversation, project, other)
+
+
+# -- step 2: build -----------------------------------------------------------------------------
+
+
+def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
+    """The session, its start in its log; ConfigError only for a folder it cannot make."""
+    request, place = checked.request, checked.place
+    session_id, events_path = place.session_id, place.events_path
+    if events_path is None:
+        session_id, events_path = SessionStore(request.settings.data_dir).create()
+    log = EventLog(events_path)
+    tools = session_tools(checked, carried, session_id, log)
+    loop_guard = guard_for(request.settings, log, checked.judge)
+    wiring = AgentWiring(
+        request.settings, request.env, log, request.view, checked.judge, tools, checked.git_status
+    )
+    config, agent_parts = wire_agent(wiring, checked.provider, loop_guard or NullGuard())
+    mcp = carried.mcp if carried is not None else None
+    if mcp is None:  # last: nothing else can fail now
+        mcp = start_servers(
+            request.settings, list(checked.servers), request.workspace, request.env, log.emit
+        )
+    if carried is not None:
+        carried.end_previous()
+    log.subscribe(request.view.on_event)
+    agent = Agent(config, agent_parts, place.conversation)
+    if agent_parts.price(config.model_ref, Usage()) is None:  # unknown, as a turn says
+        place.conversation.totals.price_unknown()
+    install(agent, config, agent_parts, mcp)
+    parts = SessionParts(
+        session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,
+        tools, checked.sandbox_check, mcp, place.resumed,
+    )  # fmt: skip
+    start(parts, checked, carried)
+    return parts
+
+
+def session_tools(
+    checked: Checked, carried: Carried | None, session_id: str, log: EventLog
+) -> SessionTools:
+    """The session's permissions, hooks, git watch and checkpoints, each into its log."""
+    from caretz.hooks.session import HookSession
+    from caretz.runtime.git_watch import open_git_watch
+
+    request = checked.request
+    settings, workspace = request.settings, request.workspace
+    if carried is not None:
+        permissions = carried.permissions.carried_over(log.emit)
+    else:
+        assert checked.rules is not None  # read by `check` unless carried over
+        permissions = session_permissions(settings, checked.rules, request.asker, log.emit)
+    assert log.path is not None
+    where = HookSession(session_id, log.path, workspace)
+    hooks = open_hooks(settings, checked.hook_files, permissions, where, log.emit)
+    sandbox, sandbox_check = checked.sandbox, checked.sandbox_check
+    git_watch = open_git_watch(sandbox, sandbox_check, settings.data_dir, log.emit)
+    programs = sandbox_check.programs
+    checkpoints = open_checkpoints(settings, workspace, programs, session_id, log)
+    return SessionTools(workspace, permissions, sandbox, JobTable(), hooks, git_watch, checkpoints)
+
+
+def guard_for(settings: Settings, log: EventLog, judge: SessionJudge) -> LoopGuard | None:
+    """The loop guard; none with its mode off (the agent runs on NullGuard, and the
+    loopGuard section is not read: without a profile file, not even built)."""
+    if settings.values.guard_mode == "off":
+        return None
+    return build_loop_guard(settings.loop_guard, log.emit, judge)
+
+
+def start(parts: SessionParts, checked: Checked, carried: Carried | None) -> None:
+    """The session's start in its log, then what follows it: checkpoints that are off
+    say so, the MCP servers report, the hooks follow the log and SessionStart runs."""
+    place, tools = checked.place, parts.tools
+    write_start(parts, place)
+    if tools.checkpoints is not None:
+        tools.checkpoints.announce()
+    if parts.mcp is not None and (carried is None or carried.mcp is None):
+        parts.mcp.report()  # servers carried over reported when they started
+    if parts.mcp is not None and carried is not None:
+        parts.mcp.report_to(parts.log.emit)
+    if tools.hooks is not None:
+        start_hooks(tools.hooks, parts, place.resumed, carried is not None)
+
+
+def write_start(parts: SessionParts, place: Place) -> None:
+    from caretz import __version__
+    from caretz.config.sandbox import sandbox_fields
+    from caretz.session.records.session import SessionResumed, SessionStarted
+
+    settings, tools, log = parts.settings, parts.tools, parts.log
+    assert tools.sandbox is not None  # every session opens one, if only to say it is off
+    opened = SessionResumed if place.resumed else SessionStarted
+    log.emit(
+        opened(
+            session_id=parts.id,
+            model=settings.model.ref,
+            profile=settings.profile_name,
+            cwd=str(tools.workspace),
+            project=str(place.project),
+            other_project=place.other_project or None,
+            version=__version__,
+            loop_guard=settings.values.guard_mode,
+            permission_mode=tools.permissions.mode,
+            sandbox=sandbox_fields(tools.sandbox, parts.sandbox_check),
+        )
+    )
+
+
+def start_hooks(hooks: SessionHooks, parts: SessionParts, resumed: bool, carried: bool) -> None:
+    parts.log.subscribe(hooks.on_event)
+    if not carried:  # read now, not carried over from the session before
+        hooks.announce_skipped()
+    source = "resume" if resumed else "clear" if carried else "startup"
+    hooks.session_started(source, parts.settings.model.ref)

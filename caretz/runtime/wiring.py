@@ -1,0 +1,197 @@
+"""Wiring an agent: settings and a session's parts in, the agent's config and collaborators
+out.
+
+Opening a session (caretz/app/assembly.py) and the /model, /profile and /permissions
+switches (caretz/app/switching.py) build the agent here, so the turn loop itself never
+reads config or environment. Everything arrives whole: the provider and the guard are
+built by the caller (the provider while a session is checked, before anything starts),
+the tool registry with every check it runs, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from caretz.agent.compaction import CompactionPolicy
+from caretz.agent.limits import UsageLimits
+from caretz.agent.parts import AgentConfig, AgentParts, TurnListener
+from caretz.agent.prompts import system_prompt
+from caretz.agent.subagents import TaskTool
+from caretz.config_base import ConfigError
+from caretz.runtime.environment import session_environment
+from caretz.runtime.hooks import tool_hooks
+from caretz.runtime.judge import SessionJudge
+from caretz.runtime.models import context_window, open_provider, served_context_window
+from caretz.runtime.permissions import build_tools, commands_sandboxed
+from caretz.session.events import EventLog
+from caretz.tools.base import ToolContext
+from caretz.tools.jobtable import JobTable
+
+if TYPE_CHECKING:
+    from caretz.agent.agent import Agent
+    from caretz.agent.checkpointing import TurnCheckpoints
+    from caretz.config.settings import Settings
+    from caretz.guard.seam import Guard
+    from caretz.hooks.session import SessionHooks
+    from caretz.mcp_client.servers import McpServers
+    from caretz.providers.base import Provider
+    from caretz.runtime.git_watch import GitWatchHook
+    from caretz.sandbox.runner import Sandbox
+    from caretz.tools.permission import SessionPermissions
+    from caretz.tools.registry import ToolRegistry
+    from caretz.trusted import Programs
+
+
+@dataclass(frozen=True)
+class SessionTools:
+    """What a session's tools run with and the checks around each call: the user's hooks
+    (before the permission check, after each call), the git watch (after each call,
+    first), the checkpoints (after the permission check)."""
+
+    workspace: Path
+    permissions: SessionPermissions
+    sandbox: Sandbox | None = None
+    jobs: JobTable = field(default_factory=JobTable)
+    hooks: SessionHooks | None = None
+    git_watch: GitWatchHook | None = None
+    checkpoints: TurnCheckpoints | None = None
+
+
+@dataclass(frozen=True)
+class AgentWiring:
+    """Everything an agent is built from, but its provider and guard."""
+
+    settings: Settings
+    env: Mapping[str, str]
+    log: EventLog
+    listener: TurnListener
+    judge: SessionJudge
+    tools: SessionTools
+    git_status: Sequence[str] | None = None  # the prompt's git lines (None: asked now)
+
+
+def check_budget_is_priceable(settings: Settings) -> None:
+    from caretz.pricing import price_for
+
+    if settings.max_budget_usd is None:
+        return
+    if price_for(settings.model.ref, settings.prices) is None:
+        raise ConfigError(
+            f"--max-budget-usd needs a price for {settings.model.ref!r}: add one under "
+            f'"prices" in {settings.config_path}'
+        )
+
+
+def session_provider(settings: Settings, env: Mapping[str, str]) -> Provider:
+    """The session's model's provider; raises ConfigError (no price for a budget, a
+    missing key) before anything is sent."""
+    check_budget_is_priceable(settings)
+    return open_provider(
+        settings.model,
+        env,
+        idle_timeout_s=settings.values.stream_idle_timeout_s,
+        max_retries=settings.values.max_retries,
+    )
+
+
+def wire_agent(
+    wiring: AgentWiring, provider: Provider, guard: Guard, system: str | None = None
+) -> tuple[AgentConfig, AgentParts]:
+    """An agent's config and collaborators; `system` keeps a prompt already read (None
+    reads it, with AGENTS.md, now)."""
+    from caretz.pricing import cost_usd
+
+    settings, tools = wiring.settings, wiring.tools
+    if system is None:
+        environment = session_environment(
+            settings, tools.sandbox, tools.permissions, wiring.git_status
+        )
+        system = system_prompt(tools.workspace, settings.system_prompt, environment)
+    parts = AgentParts(
+        provider=provider,
+        tools=session_registry(settings, tools),
+        tool_ctx=tool_context(settings, tools),
+        log=wiring.log,
+        guard=guard,
+        price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
+        listener=wiring.listener,
+        compaction=CompactionPolicy(
+            context_window=context_window(settings.context_window, served_context_window(provider)),
+            reserved_output=settings.max_tokens,
+        ),
+        hooks=tools.hooks,
+    )
+    return agent_config(settings, system), parts
+
+
+def agent_config(settings: Settings, system: str) -> AgentConfig:
+    return AgentConfig(
+        model_id=settings.model.model_id,
+        model_ref=settings.model.ref,
+        system=system,
+        reasoning=settings.reasoning,
+        max_tokens=settings.max_tokens,
+        limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
+    )
+
+
+def session_registry(settings: Settings, tools: SessionTools) -> ToolRegistry:
+    """The built-in tools under every check, in order: the hooks' PreToolUse, the
+    permission check, the checkpoints; after each call the git watch, then PostToolUse."""
+    first_checks, after_call = tool_hooks(tools.hooks)
+    if tools.git_watch is not None:
+        after_call = (tools.git_watch, *after_call)
+    checkpoints = (tools.checkpoints.before_call,) if tools.checkpoints is not None else ()
+    return build_tools(
+        tools.permissions,
+        checkpoints,
+        first_checks,
+        after_call,
+        mode=settings.permission_mode,
+        sandboxed=commands_sandboxed(settings),
+    )
+
+
+def tool_context(settings: Settings, tools: SessionTools) -> ToolContext:
+    return ToolContext(
+        tools.workspace,
+        bash_timeout_s=settings.bash_timeout_s,
+        rules=tools.permissions.rules,
+        sandbox=tools.sandbox,
+        jobs=tools.jobs,
+    )
+
+
+def install(
+    agent: Agent, config: AgentConfig, parts: AgentParts, mcp: McpServers | None = None
+) -> None:
+    """Give `agent` its new config and collaborators (and the MCP servers' tools); its
+    conversation carries on."""
+    parts.tools.add(TaskTool(agent))
+    if mcp is not None:
+        mcp.add_tools(parts.tools)
+    agent.config, agent.parts = config, parts
+
+
+def open_checkpoints(
+    settings: Settings, workspace: Path, programs: Programs | None, session: str, log: EventLog
+) -> TurnCheckpoints | None:
+    """The session's checkpoints, following its log (None when the profile switches them
+    off); without git (or with none caretz may run, see `programs`) they are off, and
+    say so once the session's start is in its log (`announce`)."""
+    if not settings.values.checkpoints:
+        return None
+    from caretz.agent.checkpointing import TurnCheckpoints
+
+    git = programs.git if programs is not None else None
+    return TurnCheckpoints.opened(
+        settings.data_dir,
+        workspace,
+        settings.values.checkpoint_size_cap,
+        git=git,
+        session=session,
+        log=log,
+    )
