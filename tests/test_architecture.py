@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
 import pytest
+
+import caretz
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "code_shape.py"
 MAX_LINES = 450
@@ -164,6 +167,26 @@ def test_the_records_import_nothing_but_each_other(modules):
         if any(not is_record(target) for target in module.imports)
     }
     assert outside == {}
+
+
+def test_event_type_names_are_spelled_only_in_the_records():
+    """Writers and readers use the record classes: no `"Tool.Result"` literal elsewhere,
+    nor a family's prefix (`"LoopGuard."`), so a renamed or new event cannot slip past."""
+    from caretz.session.records.parse import RECORD_TYPES
+
+    families = sorted({name.split(".")[0] for name in RECORD_TYPES})
+    prefixes = "|".join(families)
+    literal = re.compile(rf"""["']([A-Z][A-Za-z]+\.[A-Z][A-Za-z]+|(?:{prefixes})\.)["']""")
+    package = Path(caretz.__file__).parent
+    records = package / "session" / "records"
+    found = {
+        f"{path.relative_to(package)}:{number}: {match.group(0)}"
+        for path in package.rglob("*.py")
+        if records not in path.parents
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for match in literal.finditer(line)
+    }
+    assert found == set()
 
 
 def test_the_checker_sees_imports_inside_functions(shape, tmp_path):

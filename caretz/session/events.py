@@ -114,7 +114,7 @@ def read_events(path: Path) -> Iterator[Record]:
     """Every complete event in a log, as its record (an UnknownRecord for a type this
     caretz does not know); a torn line (a killed process) or one that is not a JSON
     object is skipped."""
-    from caretz.session.records.parse import parse_record  # every family: not on -p's path
+    from caretz.session.records.parse import parse_record  # every family: only to read a log
 
     with path.open(encoding="utf-8") as handle:
         for line in handle:

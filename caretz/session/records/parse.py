@@ -34,10 +34,7 @@ def parse_record(data: dict[str, Any]) -> Record:
     kind = RECORD_TYPES.get(name) if isinstance(name, str) else None
     if kind is None:
         return UnknownRecord(raw=data, ts=_ts(data))
-    try:
-        return kind.from_dict(data)
-    except TypeError:  # a key named like a field of the base (`_absent`): not ours
-        return UnknownRecord(raw=data, ts=_ts(data))
+    return kind.from_dict(data)
 
 
 def _ts(data: dict[str, Any]) -> float | None:
