@@ -151,3 +151,38 @@ def test_opening_with_a_bad_profile_leaves_no_session_folder(env, workspace, con
         Session.open(resolve_settings({}, env), Recorder(), env=env, workspace=workspace)
 
     assert not sessions_folder(env).exists() or list(sessions_folder(env).iterdir()) == []
+
+
+def test_a_commands_allowed_tools_hold_for_its_turn_only(open_session, server, workspace):
+    commands = workspace / ".caretz" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "stamp.md").write_text("---\nallowed-tools: Bash(touch:*)\n---\nStamp it.")
+    server.add(tool("bash", command="touch by-command.txt"), text("Stamped."))
+    server.add(tool("bash", command="touch by-turn.txt"), text("Tried."))
+    session = open_session(permission_mode="ask")  # nobody to ask: what no rule allows is denied
+
+    stamped = session.submit("/stamp")
+    tried = session.submit("now you")
+
+    assert stamped.text == "Stamped." and (workspace / "by-command.txt").exists()
+    assert tried.text == "Tried." and not (workspace / "by-turn.txt").exists()
+    assert [d["tool"] for d in session.permission_denials] == ["bash"]
+    assert session.permissions.rules.rules == ()  # the session's own rules never changed
+
+
+def test_reopen_leaves_this_session_for_a_new_one_in_its_own_log(open_session, server):
+    first = open_session()
+    server.add(text("hello"))
+    first.submit("hi")
+
+    second = first.reopen()
+    server.add(text("fresh"))
+    outcome = second.submit("again")
+
+    assert second.id != first.id and outcome.text == "fresh"
+    assert server.requests[-1].messages[0]["content"] == "again"  # an empty conversation
+    logged = [e["type"] for e in read_events(second.events_path)]
+    assert logged[0] == "Session.Started" and logged.count("Turn.Started") == 1
+    first_log = [e["type"] for e in read_events(first.events_path)]
+    assert first_log.count("Turn.Started") == 1  # the second session writes its own log
+    second.close()
