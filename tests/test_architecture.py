@@ -78,8 +78,10 @@ WIRING = {
     "caretz.usage_error",
 }
 MAY_IMPORT["caretz.runtime"] = WIRING
+# The application layer: what a session does, for every front end; it imports none.
+MAY_IMPORT["caretz.app"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
-MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime"}
+MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
 # The Python API drives the application session; it imports no front end.
 MAY_IMPORT["caretz.api"] = WIRING | {"caretz.app"}
 # Headless input (stdin, stream-json) is a front end: it may use the API and the views.
