@@ -7,7 +7,8 @@ the question offers, `Answer("no", "use the staging database")` refuses with a n
 model reads; the strings "yes", "always" and "no" work too.
 
 Whatever else happens fails closed: a callback that raises or returns something else
-refuses the call, and the run then ends and raises that error (see `Session.run`).
+refuses the call and ends the turn there, and `Session.run` raises that error once the
+session has settled.
 """
 
 from __future__ import annotations
@@ -16,30 +17,29 @@ from collections.abc import Callable
 from typing import Any
 
 from caretz.tools.asking import Answer, Question
+from caretz.tools.policy import EndTurn
 
 PermissionCallback = Callable[[Question], Any]
 _CHOICES = ("yes", "always", "no")
 
 
 class CallbackAsker:
-    """The `Asker` that puts each question to `callback`; the first error it meets is kept
-    in `error` (the call refused) and `on_error` is told, to end the run."""
+    """The `Asker` that puts each question to `callback`. The first error it meets is kept
+    in `error`, and the turn ends at once (as a hook's `continue: false` ends it): no call
+    is refused silently while the run goes on."""
 
     interactive = True
 
-    def __init__(self, callback: PermissionCallback, on_error: Callable[[], None]):
+    def __init__(self, callback: PermissionCallback):
         self.callback = callback
-        self.on_error = on_error
-        self.error: BaseException | None = None
+        self.error: Exception | None = None
 
     def __call__(self, question: Question) -> Answer:
         try:
             return as_answer(self.callback(question))
-        except Exception as error:  # the program's bug: refuse, then end the run with it
-            if self.error is None:
-                self.error = error
-                self.on_error()
-            return Answer("no", "the program answering permission questions failed")
+        except Exception as error:  # the program's bug: refuse, end the turn, raise it later
+            self.error = error
+            raise EndTurn(f"the on_permission callback failed: {error!r}") from error
 
 
 def as_answer(reply: Any) -> Answer:

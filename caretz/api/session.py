@@ -96,7 +96,7 @@ class Session:
             disallowed_tools=disallowed_tools,
         )
         settings = resolve(options, env)
-        asker = CallbackAsker(on_permission, self.cancel) if on_permission is not None else None
+        asker = CallbackAsker(on_permission) if on_permission is not None else None
         self._open(settings, None, env, cwd, resume, asker)
 
     @classmethod
