@@ -9,14 +9,12 @@ nothing is sent.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
 
 if TYPE_CHECKING:
-    from caretz.config.settings import Settings
     from caretz.runtime.custom_commands import PreparedCommand
     from caretz.slash_commands.files import Catalog, CustomCommand
     from caretz.ui.repl import Repl
@@ -92,30 +90,3 @@ def help_rows(catalog: Catalog) -> list[tuple[str, str]]:
         summary = command.description or "(no description)"
         rows.append((usage, f"{summary} [dim]({command.label})[/]"))
     return rows
-
-
-def headless_command(
-    settings: Settings,
-    workspace: Path,
-    parsed: tuple[str, str],
-    reserved: Iterable[str],
-    env: Mapping[str, str],
-) -> PreparedCommand:
-    """The custom command a `-p "/name args"` prompt names (`parsed`: name and arguments);
-    raises ConfigError for a built-in or unknown name, or a command that cannot run."""
-    from caretz.runtime.custom_commands import catalog_for, prepare
-
-    name, arguments = parsed
-    reserved = list(reserved)
-    if name in reserved:
-        raise ConfigError(
-            f"/{name} is a command of the interactive session and does not run with -p "
-            "(nothing was sent)"
-        )
-    command = catalog_for(settings, workspace, reserved).get(name)
-    if command is None:
-        raise ConfigError(
-            f"unknown command /{name}: no custom command of that name in .caretz/commands/, "
-            f"{settings.config_path.parent / 'commands'} or .claude/commands/ (nothing was sent)"
-        )
-    return prepare(settings, command, arguments, env)

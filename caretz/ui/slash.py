@@ -18,8 +18,8 @@ from rich.table import Table
 
 from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
-from caretz.ui.hooks_command import hooks_slash
-from caretz.ui.mcp_command import mcp_slash
+from caretz.ui.hooks_slash import hooks_slash
+from caretz.ui.mcp_slash import mcp_slash
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
