@@ -84,14 +84,11 @@ MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
 # The Python API drives the application session; it imports no front end.
 MAY_IMPORT["caretz.api"] = WIRING | {"caretz.app"}
-# Headless input (stdin, stream-json) is a front end: it may use the API and the views.
-MAY_IMPORT["caretz.headless"] = WIRING | {"caretz.runtime", "caretz.app", "caretz.api", "caretz.ui"}
 MAY_IMPORT["caretz.commands"] = WIRING | {
     "caretz.runtime",
     "caretz.ui",
     "caretz.app",
     "caretz.api",
-    "caretz.headless",
 }
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
 MAY_IMPORT["caretz.cli"] = {"caretz.commands", "caretz.config", "caretz.eval", "caretz.schedule"}

@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from caretz.api.events import Event
-from caretz.api.options import Options, resolve
-from caretz.api.permission import CallbackAsker, PermissionCallback
 from caretz.api.relay import Relay
 from caretz.api.result import (
     PermissionDenial,
@@ -33,6 +30,8 @@ from caretz.api.result import (
 from caretz.messages import Usage
 
 if TYPE_CHECKING:
+    from caretz.api.events import Event
+    from caretz.api.permission import PermissionCallback
     from caretz.app.session import Outcome, View
     from caretz.app.session import Session as AppSession
     from caretz.config.settings import Settings
@@ -81,6 +80,9 @@ class Session:
         allowed_tools: Sequence[str] | str | None = None,
         disallowed_tools: Sequence[str] | str | None = None,
     ):
+        from caretz.api.options import Options, resolve
+        from caretz.api.permission import CallbackAsker
+
         options = Options(
             model=model,
             profile=profile,
@@ -253,9 +255,9 @@ class Session:
         )
 
     def _raise_callback_error(self) -> None:
-        asker = self._asker
-        if isinstance(asker, CallbackAsker) and asker.error is not None:
-            error, asker.error = asker.error, None
+        error = getattr(self._asker, "error", None)  # an on_permission callback's
+        if error is not None:
+            self._asker.error = None  # type: ignore[union-attr]  # a CallbackAsker's
             raise error
 
     @property

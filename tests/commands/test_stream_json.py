@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from caretz.commands.stream_json import user_messages
 from caretz.config_base import ConfigError
-from caretz.headless.stream_json import user_messages
 
 
 def line(content: object, **message: object) -> str:

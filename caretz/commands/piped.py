@@ -1,4 +1,5 @@
-"""Standard input for a headless run: text piped to `-p`, or the prompt itself (`-p -`).
+"""Standard input for a headless run: text piped to `-p`, or the prompt itself (`-p -`, or
+no `-p` at all).
 
 `echo log | caretz -p "summarize"` sends the prompt, a blank line, then the piped text in
 a fenced block (a fence longer than any run of backticks in it). At most PIPED_LIMIT
@@ -15,7 +16,10 @@ from __future__ import annotations
 import os
 import re
 import select
+import sys
 from dataclasses import dataclass
+
+from caretz.config_base import ConfigError
 
 PIPED_LIMIT = 256 * 1024  # bytes
 FIRST_BYTE_WAIT_S = 3.0
@@ -33,32 +37,58 @@ class Piped:
     silent: bool = False
 
 
-def stdin_is_terminal(fd: int = 0) -> bool:
-    """True for a terminal, and for a stdin that is not open at all: neither is read."""
-    try:
-        os.fstat(fd)
-    except OSError:
-        return True
-    return os.isatty(fd)
+def prompt_with_stdin(prompt: str | None, fd: int = 0) -> str | None:
+    """The run's prompt with what stdin holds: `-p -` reads the prompt from it, `-p TEXT`
+    has the piped text added, no `-p` takes what is piped (None: nothing). A terminal is
+    never read. Raises ConfigError for `-p -` with nothing to read."""
+    if os.isatty(fd):
+        if prompt == "-":
+            raise ConfigError(
+                "-p - reads the prompt from stdin, but stdin is a terminal: pipe it in "
+                "(caretz -p - < task.md)"
+            )
+        return prompt
+    if prompt is None or prompt == "-":
+        text = piped_prompt(told(read_piped(fd)))
+        if prompt == "-" and not text:
+            raise ConfigError(
+                "-p - read an empty stdin: pipe the prompt in (caretz -p - < task.md)"
+            )
+        return text or None
+    return with_piped_text(prompt, told(read_piped(fd, wait_s=FIRST_BYTE_WAIT_S)))
+
+
+def told(piped: Piped) -> Piped:
+    """`piped`, once stderr says what was left out of it."""
+    for line in (silent_line() if piped.silent else "", cut_line() if piped.cut else ""):
+        if line:
+            sys.stderr.write(f"caretz: {line}\n")
+    return piped
 
 
 def read_piped(fd: int = 0, wait_s: float | None = None, limit: int = PIPED_LIMIT) -> Piped:
-    """Read stdin (never a terminal: call `stdin_is_terminal` first). `wait_s`: how long to
-    wait for a first byte (None: as long as it takes)."""
-    if wait_s is not None:
-        ready, _, _ = select.select([fd], [], [], wait_s)
-        if not ready:
+    """Read stdin, which is no terminal. `wait_s`: how long to wait for a first byte (None:
+    as long as it takes). A stdin that is not open reads as empty."""
+    try:
+        if wait_s is not None and not select.select([fd], [], [], wait_s)[0]:
             return Piped(silent=True)
-    data = bytearray()
-    while len(data) <= limit:
-        chunk = os.read(fd, min(_CHUNK, limit + 1 - len(data)))
-        if not chunk:
-            break
-        data += chunk
+        data = _read_up_to(fd, limit + 1)
+    except (OSError, ValueError):  # no stdin at all (its descriptor closed)
+        return Piped()
     cut = len(data) > limit
     if cut:
         data = _cut_at_line(bytes(data[:limit]))
     return Piped(bytes(data).decode("utf-8", errors="replace"), cut=cut)
+
+
+def _read_up_to(fd: int, size: int) -> bytearray:
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, min(_CHUNK, size - len(data)))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def _cut_at_line(data: bytes) -> bytes:

@@ -7,14 +7,17 @@ import os
 import pty
 import threading
 
-from caretz.headless.stdin import (
+import pytest
+
+from caretz.commands.piped import (
     PIPED_LIMIT,
     Piped,
     piped_prompt,
+    prompt_with_stdin,
     read_piped,
-    stdin_is_terminal,
     with_piped_text,
 )
+from caretz.config_base import ConfigError
 
 
 def piped(data: bytes, wait_s: float | None = 5.0) -> Piped:
@@ -87,13 +90,41 @@ def test_a_prompt_read_from_stdin_is_its_text_stripped():
     assert piped_prompt(Piped("do it\n", cut=True)).startswith("do it\n\n(stdin was cut")
 
 
-def test_a_terminal_and_a_closed_stdin_are_never_read():
+def test_a_terminal_is_never_read():
     leader, follower = pty.openpty()
-    read_end, write_end = os.pipe()
     try:
-        assert stdin_is_terminal(follower)
-        assert not stdin_is_terminal(read_end)
+        os.write(leader, b"typed ahead\n")  # waiting input a read would take
+        assert prompt_with_stdin("summarize", follower) == "summarize"
+        assert prompt_with_stdin(None, follower) is None
+        with pytest.raises(ConfigError, match="-p - reads the prompt from stdin, but stdin is"):
+            prompt_with_stdin("-", follower)
     finally:
-        for fd in (leader, follower, read_end, write_end):
-            os.close(fd)
-    assert stdin_is_terminal(read_end)  # closed now
+        os.close(leader)
+        os.close(follower)
+
+
+def with_stdin(data: bytes, prompt: str | None) -> str | None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, data)
+    os.close(write_end)
+    try:
+        return prompt_with_stdin(prompt, read_end)
+    finally:
+        os.close(read_end)
+
+
+def test_the_prompt_with_what_stdin_holds():
+    assert with_stdin(b"log line\n", "summarize") == "summarize\n\n```\nlog line\n```"
+    assert with_stdin(b"", "summarize") == "summarize"
+    assert with_stdin(b"  fix it\n", "-") == "fix it"
+    assert with_stdin(b"fix it\n", None) == "fix it"
+    assert with_stdin(b"", None) is None
+    with pytest.raises(ConfigError, match="-p - read an empty stdin"):
+        with_stdin(b" \n", "-")
+
+
+def test_a_closed_stdin_reads_as_empty():
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    os.close(write_end)
+    assert read_piped(read_end) == Piped() and read_piped(read_end, wait_s=0.05) == Piped()
