@@ -1,10 +1,9 @@
-"""Custom slash commands in the interactive session and in `caretz -p "/name args"`.
+"""Custom slash commands in the interactive session.
 
 The interactive session reads the command folders again at most every few seconds (a
-file added while it runs shows up in /help and completion); a command runs as a typed
-message would, inside its scope (its model, its allowed tools). A `-p` prompt that is a
-slash command runs the custom command of that name; any other `/name` is an error, and
-nothing is sent.
+file added while it runs shows up in /help and completion); a command typed is prepared
+here (a problem with it is one red line) and run by the prompt loop through the app's
+Session, as a typed message would be, inside its scope (its model, its allowed tools).
 """
 
 from __future__ import annotations
@@ -15,9 +14,7 @@ from typing import TYPE_CHECKING
 from caretz.config_base import ConfigError
 
 if TYPE_CHECKING:
-    from caretz.runtime.custom_commands import PreparedCommand
     from caretz.slash_commands.files import Catalog, CustomCommand
-    from caretz.ui.repl import Repl
     from caretz.ui.session_control import SessionControl
 
 REFRESH_S = 2.0  # how old a read of the command folders may be
@@ -44,42 +41,6 @@ def queue_command(repl: SessionControl, command: CustomCommand, arguments: str) 
         repl.queued_command = prepare(repl.session.settings, command, arguments, repl.env)
     except ConfigError as error:
         repl.error(f"{error} (nothing was sent)")
-
-
-def run_prepared(repl: Repl, prepared: PreparedCommand) -> None:
-    """The command's turn, on its model and with its allowed tools, then back; its `!`
-    commands and `@` files first, under the same scope."""
-    from caretz.agent.signals import Terminated
-    from caretz.runtime.command_expansion import expand_inline
-    from caretz.runtime.custom_commands import command_scope
-
-    name, model = prepared.command.name, prepared.model
-    try:
-        with command_scope(repl.session, prepared, repl.env):
-            if model is not None and prepared.rules:
-                repl.info(f"/{name} runs on {model}, with {_tools(prepared)} allowed")
-            elif model is not None:
-                repl.info(f"/{name} runs on {model}")
-            elif prepared.rules:
-                repl.info(f"/{name} runs with {_tools(prepared)} allowed")
-            prompt = expand_inline(repl.session, prepared)
-            repl.run_turn(prompt)
-    except ConfigError as error:
-        repl.error(str(error))
-    except KeyboardInterrupt as stop:  # Ctrl-C while a `!` command ran
-        if isinstance(_cause(stop), Terminated):
-            raise _cause(stop) from None
-        repl.error(f"/{name} was interrupted (nothing was sent)")
-    repl.meter.forget()
-
-
-def _cause(stop: KeyboardInterrupt) -> BaseException:
-    """What ended a `!` command: SIGTERM or SIGHUP (Terminated) end the session too."""
-    return getattr(stop, "cause", None) or stop
-
-
-def _tools(prepared: PreparedCommand) -> str:
-    return ", ".join(rule.text for rule in prepared.rules)
 
 
 def help_rows(catalog: Catalog) -> list[tuple[str, str]]:
