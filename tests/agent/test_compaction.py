@@ -24,9 +24,9 @@ from caretz.agent.compaction import (
     estimate_tokens,
     head_and_tail,
 )
+from caretz.app.session import Session, start_session
 from caretz.config.settings import resolve_settings
 from caretz.messages import Message, ToolCall
-from caretz.app.session import Session, start_session
 from caretz.session.events import read_events
 from caretz.session.store import rebuild_history
 from caretz.ui.live import LiveView

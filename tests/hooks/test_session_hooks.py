@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 
 from caretz.agent.compaction import CompactionPolicy
-from caretz.config.settings import resolve_settings
 from caretz.app.session import Session, start_session
+from caretz.config.settings import resolve_settings
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from caretz.config.settings import resolve_settings
 from caretz.app.session import start_session
+from caretz.config.settings import resolve_settings
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl
 from caretz.ui.rewind import RewindChooser

@@ -12,10 +12,10 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from rich.console import Console
 
+from caretz.app.session import start_session
 from caretz.config.settings import resolve_settings
 from caretz.guard.guard import LoopGuard
 from caretz.guard.seam import NullGuard
-from caretz.app.session import start_session
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl
