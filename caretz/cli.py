@@ -66,8 +66,23 @@ def _version(value: bool) -> None:
 def main_command(
     ctx: typer.Context,
     prompt: Annotated[
-        str | None, typer.Option("-p", "--prompt", help="Run one turn headless and exit.")
+        str | None,
+        typer.Option(
+            "-p",
+            "--prompt",
+            help="Run headless and exit. Text piped on stdin is added to the prompt (a "
+            "blank line, then the text in a fenced block; at most 256 KiB, and an open "
+            'pipe gets 3 s to start); "-p -" reads the prompt itself from stdin.',
+        ),
     ] = None,
+    input_format: Annotated[
+        str,
+        typer.Option(
+            help="text, or stream-json: user messages as JSON lines on stdin "
+            '({"type": "user", "message": {"role": "user", "content": ...}}), each '
+            "answered in one session as --output json events (no -p).",
+        ),
+    ] = "text",
     model: Annotated[
         str | None, typer.Option(help="provider/model, or a bare ID with --base-url.")
     ] = None,
@@ -197,7 +212,17 @@ def main_command(
     session = "latest" if continue_ else resume
     from caretz.commands.run import run_cli
 
-    raise typer.Exit(run_cli(flags, prompt, session, goal=goal, env_file=env_file, job=job))
+    raise typer.Exit(
+        run_cli(
+            flags,
+            prompt,
+            session,
+            goal=goal,
+            env_file=env_file,
+            job=job,
+            input_format=input_format,
+        )
+    )
 
 
 @config_app.command("show")
@@ -414,8 +439,12 @@ def _click_exception() -> type[Exception]:
 
 
 def wants_json(argv: list[str]) -> bool:
-    """Whether the command line asks a run for `--output json`, read before it is parsed."""
+    """Whether the command line asks a run for JSON answers (`--output json`, or
+    `--input-format stream-json`), read before it is parsed."""
     if argv and argv[0] in ("sessions", "config", "guard", "mcp", "hooks"):
         return False  # a subcommand, not a run: it has no result object
-    pairs = zip(argv, [*argv[1:], ""], strict=True)
-    return "--output=json" in argv or any(a == "--output" and b == "json" for a, b in pairs)
+    pairs = list(zip(argv, [*argv[1:], ""], strict=True))
+    for flag, value in (("--output", "json"), ("--input-format", "stream-json")):
+        if f"{flag}={value}" in argv or (flag, value) in pairs:
+            return True
+    return False

@@ -88,7 +88,14 @@ MAY_IMPORT["caretz.runtime"] = WIRING
 MAY_IMPORT["caretz.app"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
-MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.app", "caretz.ui"}
+# The Python API drives the application session; it imports no front end.
+MAY_IMPORT["caretz.api"] = WIRING | {"caretz.app"}
+MAY_IMPORT["caretz.commands"] = WIRING | {
+    "caretz.runtime",
+    "caretz.ui",
+    "caretz.app",
+    "caretz.api",
+}
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
 MAY_IMPORT["caretz.cli"] = {
     "caretz.cli_options",

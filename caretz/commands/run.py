@@ -9,13 +9,14 @@ opens, so no model is called and no session is left behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from caretz.commands.loading import load_settings
 from caretz.config_base import ConfigError
@@ -36,14 +37,12 @@ def run_cli(
     goal: str | None = None,
     env_file: Path | None = None,
     job: str | None = None,
+    input_format: str = "text",
 ) -> int:
-    json_output = overrides.get("output") == "json"
-    if prompt is not None and not prompt.strip():
-        return fail_run('-p needs a prompt: it was empty (write -p "what to do")', json_output)
-    if goal is not None and not goal.strip():
-        return fail_run(
-            '--goal needs a condition, e.g. --goal "the tests in tests/ pass"', json_output
-        )
+    json_output = overrides.get("output") == "json" or input_format == "stream-json"
+    problem = usage_problem(overrides, prompt, goal, input_format)
+    if problem:
+        return fail_run(problem, json_output)
     try:
         if env_file is not None:
             from caretz.config.env_file import apply_env_file
@@ -56,16 +55,45 @@ def run_cli(
             resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
         return fail_run(str(error), json_output)
+    if input_format == "stream-json":
+        from caretz.commands.stream_json import run_stream_json
+
+        return run_stream_json(settings, resume)
     if prompt is None and goal is None and sys.stdin.isatty():
         from caretz.ui.repl import run_repl  # the interactive session: prompt_toolkit
 
         return run_repl(settings, resume, overrides)
-    if prompt is None and goal is None:
+    if prompt is not None or goal is None:
+        from caretz.commands.piped import prompt_with_stdin
+
+        try:
+            prompt = prompt_with_stdin(prompt)
+        except ConfigError as error:
+            return fail_run(str(error), json_output)
         # Without a prompt, a resumed session's paused goal carries on by itself.
-        prompt = sys.stdin.read().strip() or None
-        if prompt is None and resume is None:
+        if prompt is None and goal is None and resume is None:
             return fail_run('no prompt: pass -p "..." or pipe one on stdin', json_output)
     return run_headless(settings, prompt, resume, goal=goal, job=job)
+
+
+def usage_problem(
+    overrides: Flags, prompt: str | None, goal: str | None, input_format: str
+) -> str | None:
+    """What is wrong with the run's command line before anything is read, if anything."""
+    if input_format not in INPUT_FORMATS:
+        return f"--input-format {input_format!r}: use text or stream-json"
+    if input_format == "stream-json":
+        from caretz.commands.stream_json import stream_json_problem
+
+        return stream_json_problem(overrides, prompt, goal)
+    if prompt is not None and not prompt.strip():
+        return '-p needs a prompt: it was empty (write -p "what to do", or -p - to read stdin)'
+    if goal is not None and not goal.strip():
+        return '--goal needs a condition, e.g. --goal "the tests in tests/ pass"'
+    return None
+
+
+INPUT_FORMATS = ("text", "stream-json")
 
 
 def fail_run(message: str, json_output: bool) -> int:
@@ -78,22 +106,10 @@ def fail_run(message: str, json_output: bool) -> int:
 
 def write_usage_result(message: str) -> None:
     """The result object of a run refused before it started (exit 2), for `--output json`."""
-    from caretz.messages import Usage
-    from caretz.usage_error import USAGE_ERROR
+    from caretz.api.result import refused_before_start
 
-    result = {
-        "type": "result",
-        "session_id": None,
-        "status": "usage_error",
-        "exit_code": USAGE_ERROR,
-        "message": message,
-        "text": "",
-        "tool_calls": 0,
-        "usage": Usage().to_dict(),
-        "cost_usd": None,
-        "duration_s": 0.0,
-    }
-    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.write(json.dumps({"type": "result", **refused_before_start(message).to_dict()}))
+    sys.stdout.write("\n")
     sys.stdout.flush()
 
 
@@ -117,9 +133,9 @@ def run_headless(
     job: str | None = None,
 ) -> int:
     """One turn (or a custom command), or a goal's turns: a new `goal`, or the resumed
-    session's paused one."""
+    session's paused one; through the Python API, whose result is the run's."""
     from caretz.agent.signals import signals_interrupt
-    from caretz.app.session import Session
+    from caretz.api.session import Session as ApiSession
     from caretz.session.records.session import ScheduleRun
     from caretz.session.store import SessionNotFound
 
@@ -127,23 +143,23 @@ def run_headless(
     started = time.monotonic()
     try:
         work = plan_work(settings, prompt, resume, goal)
-        session = Session.open(settings, output, resume=resume)
+        session = ApiSession.from_settings(settings, view=output, resume=resume)
     except (ConfigError, SessionNotFound) as error:
         return fail_run(str(error), settings.output == "json")
     if settings.permission_mode == "yolo":
         yolo_banner()
     if job is not None:
-        session.log.emit(ScheduleRun(job=job))
+        session.app.log.emit(ScheduleRun(job=job))
     try:
         with signals_interrupt():
-            outcome = work(session)
-        if outcome.status == "usage_error":
-            fail(outcome.message)
+            result = session.run_work(work)
+        if result.status == "usage_error":
+            fail(result.message)
     finally:
         session.close()
-    summary = result_summary(session, outcome, time.monotonic() - started)
-    output.closing(summary)
-    return summary["exit_code"]
+    result = dataclasses.replace(result, duration_s=time.monotonic() - started)
+    output.closing(result.to_dict())
+    return result.exit_code
 
 
 def plan_work(settings: Settings, prompt: str | None, resume: str | None, goal: str | None) -> Work:
@@ -174,28 +190,3 @@ def yolo_banner() -> None:
     from caretz.ui.permission_lines import YOLO_BANNER
 
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]{YOLO_BANNER}[/]")
-
-
-def result_summary(session: Session, outcome: Outcome, duration_s: float) -> dict[str, Any]:
-    """The run's result: `--output json`'s last object, the text view's closing line."""
-    from caretz.tools.permission import allow_hint
-
-    totals, denials = session.totals, session.permission_denials
-    summary: dict[str, Any] = {
-        "session_id": session.id,
-        "status": outcome.status,
-        "exit_code": outcome.exit_code,
-        "message": outcome.message,
-        "text": outcome.text,
-        "tool_calls": totals.tool_calls,
-        "usage": totals.usage.to_dict(),
-        "cost_usd": totals.cost_usd,
-        "duration_s": round(duration_s, 3),
-        "permission_denials": list(denials),
-    }
-    hint = allow_hint(denials)
-    if hint:
-        summary["permission_hint"] = hint
-    if outcome.goal is not None:
-        summary["goal"] = outcome.goal
-    return summary

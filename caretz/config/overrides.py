@@ -8,6 +8,7 @@ but plain flags skips this model (config/flags.py's `plain_flags` gives the same
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -61,11 +62,17 @@ class Overrides(BaseModel):
 __all__ = ["ENV_FIELDS", "ENV_VARIABLES", "Flags", "Overrides", "given_flags", "read_flags"]
 
 
-def read_flags(flags: Flags) -> Overrides:
-    """The flags, validated. A bad one is one line naming it: `--reasoning 'max': …`."""
+def flag_spelling(name: str, value: Any) -> str:
+    """How an error names a flag's value: `--reasoning 'max'`."""
+    return f"--{name.replace('_', '-')} {value!r}"
+
+
+def read_flags(flags: Flags, spelling: Callable[[str, Any], str] = flag_spelling) -> Overrides:
+    """The flags, validated. A bad one is one line naming it: `--reasoning 'max': …`
+    (`spelling` names it otherwise: the Python API says `reasoning='max'`)."""
     try:
         return Overrides.model_validate(dict(flags))
     except ValidationError as exc:
         item = exc.errors()[0]
-        flag = "--" + str(item["loc"][0]).replace("_", "-")
-        raise ConfigError(f"{flag} {item['input']!r}: {error_message(Overrides, item)}") from None
+        named = spelling(str(item["loc"][0]), item["input"])
+        raise ConfigError(f"{named}: {error_message(Overrides, item)}") from None

@@ -97,7 +97,16 @@ def test_the_variables_read_are_the_documented_ones_below_their_flags() -> None:
 def test_every_overriding_option_of_the_command_is_a_field_of_the_model() -> None:
     command = typer.main.get_command(app)
     options = {param.name for param in command.params}
-    not_settings = {"prompt", "resume", "continue_", "version", "goal", "env_file", "job"}
+    not_settings = {
+        "prompt",
+        "input_format",
+        "resume",
+        "continue_",
+        "version",
+        "goal",
+        "env_file",
+        "job",
+    }
     assert options - not_settings == set(Overrides.model_fields)
 
 

@@ -1,0 +1,220 @@
+"""What `Session.stream()` yields: small frozen records, one per kind of thing that happens.
+
+The session's own events reach the API as dicts (`{"type": "Tool.Result", "ts": …, …}`,
+as events.jsonl stores them); this module is the only place that reads them, one
+function per event type, so the API's records stay the same whatever the session's
+events become.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from caretz.api.result import GuardVerdict
+
+if TYPE_CHECKING:
+    from caretz.api.result import RunResult
+    from caretz.providers.base import Retrying as ProviderRetrying
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the agent's answer, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning, where the model shows it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The agent calls a tool (`agent`: "main", or the subagent's name)."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    agent: str = "main"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool call's result, as the model reads it."""
+
+    call_id: str
+    name: str
+    ok: bool
+    output: str
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    ended_by: str | None = (
+        None  # "timeout", "interrupted", …: how a command that did not finish ended
+    )
+    agent: str = "main"
+
+
+@dataclass(frozen=True)
+class GuardNotice:
+    """The loop guard fired, asked its judge, redirected, warned, blocked, stopped or cut
+    a turn (`kind`, from the event type: "fired", "judged", "redirected", "stopped",
+    "warned", "blocked", "cut", "resuming", …). `text` is what it says: the note sent to
+    the model, the stop's notice, the warning or the reason; `data` the whole event."""
+
+    kind: str
+    detector: str | None
+    headline: str | None
+    text: str
+    mode: str | None
+    data: Mapping[str, Any] = field(repr=False, default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    """A call that needed approval was allowed or refused: by `on_permission`, or without
+    a question, by a rule or the mode."""
+
+    call_id: str
+    tool: str
+    input: str  # what the call is about, on one line
+    allowed: bool
+    reason: str
+    by: str | None  # what decided that it needs approval: "rule", "mode", "hook", …
+    asked: bool = False  # True: `on_permission` answered it
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A request failed and is sent again after `delay_s`; `discarded`: a reply that broke
+    off mid-stream, whose streamed text the retry replaces."""
+
+    attempt: int
+    delay_s: float
+    reason: str
+    discarded: bool = False
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    """Any other event of the session's log (`type` as events.jsonl names it: "Turn.Started",
+    "Model.Response", "Checkpoint.Created", …), its fields as they are stored."""
+
+    type: str
+    data: Mapping[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The run ended: always the last event of `stream()`."""
+
+    result: RunResult
+
+
+Event = (
+    TextDelta
+    | ThinkingDelta
+    | ToolCall
+    | ToolResult
+    | GuardNotice
+    | PermissionDecision
+    | Retrying
+    | SessionEvent
+    | Finished
+)
+
+# The guard's event fields that carry what it says, by event type.
+_GUARD_TEXT = ("note", "notice", "message", "reason")
+
+
+def from_session_event(event: Mapping[str, Any]) -> Event:
+    """The API's record for one of the session's events."""
+    kind = event["type"]
+    reader = _READERS.get(kind)
+    if reader is not None:
+        return reader(event)
+    if kind.startswith("LoopGuard."):
+        return _guard_notice(event)
+    return SessionEvent(kind, dict(event))
+
+
+def guard_verdict(event: Mapping[str, Any]) -> GuardVerdict | None:
+    """The judge's verdict a `LoopGuard.Judged` event records (None for any other event)."""
+    if event["type"] != "LoopGuard.Judged":
+        return None
+    verdict = event.get("verdict") or {}
+    return GuardVerdict(
+        trigger=event.get("trigger") or "",
+        headline=event.get("headline") or "",
+        stuck=bool(verdict.get("stuck")),
+        confidence=float(verdict.get("confidence") or 0.0),
+        reason=verdict.get("reason") or "",
+        try_instead=verdict.get("try_instead") or "",
+        action=event.get("action") or "continue",
+        applied=bool(event.get("applied")),
+        model=event.get("model"),
+        error=event.get("error"),
+    )
+
+
+def retrying(event: ProviderRetrying) -> Retrying:
+    """The API's record of a provider's retry (a view's `on_retry`)."""
+    return Retrying(event.attempt, event.delay_s, event.reason, event.discarded is not None)
+
+
+def _tool_call(event: Mapping[str, Any]) -> ToolCall:
+    call = event["call"]
+    return ToolCall(
+        id=call["id"],
+        name=call["name"],
+        arguments=call.get("arguments") or {},
+        agent=event.get("agent") or "main",
+    )
+
+
+def _tool_result(event: Mapping[str, Any]) -> ToolResult:
+    return ToolResult(
+        call_id=event["call_id"],
+        name=event["name"],
+        ok=event["ok"],
+        output=event.get("output") or "",
+        exit_code=event.get("exit_code"),
+        duration_s=event.get("duration_s") or 0.0,
+        ended_by=event.get("ended_by"),
+        agent=event.get("agent") or "main",
+    )
+
+
+def _permission(event: Mapping[str, Any]) -> PermissionDecision:
+    return PermissionDecision(
+        call_id=event.get("call_id") or "",
+        tool=event.get("tool") or "",
+        input=event.get("input") or "",
+        allowed=event.get("answer") in ("yes", "always"),
+        reason=event.get("reason") or "",
+        by=event.get("by"),
+        asked=bool(event.get("asked")),
+    )
+
+
+def _guard_notice(event: Mapping[str, Any]) -> GuardNotice:
+    said = next((event[name] for name in _GUARD_TEXT if event.get(name)), "")
+    return GuardNotice(
+        kind=event["type"].removeprefix("LoopGuard.").lower(),
+        detector=event.get("detector") or event.get("trigger"),
+        headline=event.get("headline"),
+        text=str(said),
+        mode=event.get("mode"),
+        data=dict(event),
+    )
+
+
+_READERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
+    "Tool.Called": _tool_call,
+    "Tool.Result": _tool_result,
+    "Permission.Decided": _permission,
+}

@@ -1,0 +1,69 @@
+"""The view the API gives the application session: every delta and event goes on to the
+front end's own view (the CLI's, if any) and, while `stream()` runs, to its queue as the
+API's records; the judge's verdicts are kept for the run's result.
+
+The records' module is loaded only when a record is made: the CLI's `-p` makes none
+beyond a verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from caretz.api.events import Event
+    from caretz.api.result import GuardVerdict
+    from caretz.app.session import View
+    from caretz.providers.base import Retrying
+
+
+class Relay:
+    def __init__(self, view: View | None = None):
+        self.view = view
+        self.sink: Callable[[Event], None] | None = None  # set while stream() runs
+        self.verdicts: list[GuardVerdict] = []
+
+    def on_response_start(self) -> None:
+        if self.view is not None:
+            self.view.on_response_start()
+
+    def on_text(self, text: str) -> None:
+        if self.view is not None:
+            self.view.on_text(text)
+        if self.sink is not None:
+            from caretz.api.events import TextDelta
+
+            self.sink(TextDelta(text))
+
+    def on_thinking(self, text: str) -> None:
+        if self.view is not None:
+            self.view.on_thinking(text)
+        if self.sink is not None:
+            from caretz.api.events import ThinkingDelta
+
+            self.sink(ThinkingDelta(text))
+
+    def on_retry(self, event: Retrying) -> None:
+        if self.view is not None:
+            self.view.on_retry(event)
+        if self.sink is not None:
+            from caretz.api.events import retrying
+
+            self.sink(retrying(event))
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if self.view is not None:
+            self.view.on_event(event)
+        sink = self.sink
+        if sink is None and event["type"] != JUDGED:
+            return
+        from caretz.api.events import from_session_event, guard_verdict
+
+        verdict = guard_verdict(event)
+        if verdict is not None:
+            self.verdicts.append(verdict)
+        if sink is not None:
+            sink(from_session_event(event))
+
+
+JUDGED = "LoopGuard.Judged"  # the one event the relay reads without a stream (its verdict)

@@ -1,0 +1,129 @@
+"""What a run returns: `RunResult`, with the permission denials and the judge's verdicts.
+
+`RunResult.to_dict()` is the result object `caretz -p --output json` prints last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from caretz.messages import Usage
+
+
+@dataclass(frozen=True)
+class PermissionDenial:
+    """A tool call that was refused because it needed approval: what it was, why, and
+    (when nobody could be asked) the allow rules that would have let it run."""
+
+    tool: str
+    input: str
+    reason: str
+    allow_rules: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, denial: Mapping[str, Any]) -> PermissionDenial:
+        """From the session's record of it (`SessionPermissions.denials`)."""
+        rules = tuple(denial.get("allow_rules") or ())
+        return cls(denial["tool"], denial["input"], denial["reason"], rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"tool": self.tool, "input": self.input, "reason": self.reason}
+        if self.allow_rules:
+            data["allow_rules"] = list(self.allow_rules)
+        return data
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    """One answer of the loop guard's judge: whether the turn looked stuck, and what the
+    guard did about it (`action`: continue, redirect or stop; `applied`: False in shadow
+    mode, or when the guard carried on)."""
+
+    trigger: str
+    headline: str
+    stuck: bool
+    confidence: float
+    reason: str
+    try_instead: str
+    action: str
+    applied: bool
+    model: str | None = None
+    error: str | None = None  # the judge did not answer (a timeout, an unreadable reply)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended (`status` and `exit_code` as the README's exit codes table says:
+    done 0, error 1, usage_error 2, loop_guard 3, limit 4, hook 6, interrupted 130, …), the
+    agent's final answer, and what the run used: tokens, cost (None when the model has no
+    known price), tool calls, the calls refused for want of approval, the judge's
+    verdicts. The usage and counts are this run's, not the session's."""
+
+    session_id: str | None
+    status: str
+    exit_code: int
+    message: str  # why it ended, for people ("" when done)
+    text: str  # the agent's final answer (its report after a loop-guard stop)
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    tool_calls: int = 0
+    duration_s: float = 0.0
+    permission_denials: tuple[PermissionDenial, ...] = ()
+    permission_hint: str | None = None  # how to allow what was denied, in one line
+    guard_verdicts: tuple[GuardVerdict, ...] = ()
+    goal: Mapping[str, Any] | None = None  # a goal's state, for a run that pursued one
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `--output json` result object (its `"type": "result"` aside)."""
+        data: dict[str, Any] = {
+            "session_id": self.session_id,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "message": self.message,
+            "text": self.text,
+            "tool_calls": self.tool_calls,
+            "usage": self.usage.to_dict(),
+            "cost_usd": self.cost_usd,
+            "duration_s": round(self.duration_s, 3),
+            "permission_denials": [denial.to_dict() for denial in self.permission_denials],
+            "guard_verdicts": [verdict.to_dict() for verdict in self.guard_verdicts],
+        }
+        if self.permission_hint:
+            data["permission_hint"] = self.permission_hint
+        if self.goal is not None:
+            data["goal"] = dict(self.goal)
+        return data
+
+
+def refused_before_start(message: str) -> RunResult:
+    """The result of a run refused before it started (exit 2): no session, nothing used."""
+    from caretz.usage_error import USAGE_ERROR
+
+    return RunResult(None, "usage_error", USAGE_ERROR, message, "")
+
+
+def usage_since(before: Usage, after: Usage) -> Usage:
+    """The tokens used between two readings of a session's running total."""
+    return Usage(
+        after.input_tokens - before.input_tokens,
+        after.output_tokens - before.output_tokens,
+        after.cache_read_tokens - before.cache_read_tokens,
+        after.cache_write_tokens - before.cache_write_tokens,
+        after.reasoning_tokens - before.reasoning_tokens,
+    )
+
+
+def cost_since(before: float | None, after: float | None) -> float | None:
+    """The cost between two readings of a running total (None: a price was unknown)."""
+    if before is None or after is None:
+        return None
+    return round(after - before, 10)
