@@ -82,7 +82,15 @@ MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.ui"}
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
-MAY_IMPORT["caretz.cli"] = {"caretz.commands", "caretz.config", "caretz.eval", "caretz.schedule"}
+# The ACP agent drives the application layer (caretz.app) and reads what it may read.
+MAY_IMPORT["caretz.acp"] = WIRING | {"caretz.runtime", "caretz.app"}
+MAY_IMPORT["caretz.cli"] = {
+    "caretz.acp",
+    "caretz.commands",
+    "caretz.config",
+    "caretz.eval",
+    "caretz.schedule",
+}
 MAY_IMPORT["caretz.__main__"] = {"caretz.cli"}
 
 
