@@ -1,0 +1,96 @@
+"""`caretz acp` before and around the turn: its settings and key, what a prompt may carry,
+and that nothing of it reaches a `caretz -p` run."""
+
+from __future__ import annotations
+
+from acp import RequestError, text_block
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    TextResourceContents,
+)
+
+from tests.e2e.acp_editor import Editor, caretz_acp, run
+from tests.importtime import modules_imported_by_a_run
+from tests.modelserver import text
+
+
+def test_files_the_editor_attaches_reach_the_model_with_the_unsaved_buffer(
+    caretz, server, workspace
+):
+    (workspace / "app.py").write_text("on disk\n")
+    server.add(text("Seen."))
+    app = str(workspace / "app.py")
+    editor = Editor(buffers={app: "unsaved edit in the editor\n"})
+    prompt = [
+        text_block("compare"),
+        ResourceContentBlock(type="resource_link", uri=f"file://{app}", name="app.py"),
+        text_block("with"),
+        EmbeddedResourceContentBlock(
+            type="resource",
+            resource=TextResourceContents(uri=f"file://{workspace}/spec.md", text="the spec\n"),
+        ),
+    ]
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, editor) as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            return (await conn.prompt(session_id=new.session_id, prompt=prompt)).stop_reason
+
+    assert run(scenario()) == "end_turn"
+    assert editor.reads == [app]
+    sent = server.requests[0].messages[-1]["content"]
+    sent = sent if isinstance(sent, str) else sent[0]["text"]
+    assert sent.startswith("compare @app.py with @spec.md\n\n")
+    assert '<file path="app.py">\nunsaved edit in the editor\n</file>' in sent
+    assert '<file path="spec.md">\nthe spec\n</file>' in sent
+    assert "on disk" not in sent
+
+
+def test_without_a_key_the_editor_is_told_which_variable_to_set(caretz, server, workspace):
+    editor = Editor()
+
+    async def scenario() -> None:
+        async with caretz_acp(caretz, editor, env={"ANTHROPIC_API_KEY": None}) as (conn, ready):
+            (method,) = ready.auth_methods
+            assert method.type == "env_var"
+            assert [var.name for var in method.vars] == ["ANTHROPIC_API_KEY"]
+            try:
+                await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            except RequestError as error:
+                assert error.code == -32000
+                assert "set ANTHROPIC_API_KEY" in str(error)
+            else:
+                raise AssertionError("a session opened without a key")
+
+    run(scenario())
+    assert not (caretz.data_dir / "sessions").exists()  # nothing started
+    assert server.requests == []
+
+
+def test_a_prompt_to_a_session_never_opened_is_refused_in_one_line(caretz, server, workspace):
+    async def scenario() -> None:
+        async with caretz_acp(caretz, Editor()) as (conn, _):
+            try:
+                await conn.prompt(session_id="nope", prompt=[text_block("hi")])
+            except RequestError as error:
+                assert str(error) == "no open session 'nope': create or load it first"
+            else:
+                raise AssertionError("a prompt ran without a session")
+
+    run(scenario())
+
+
+def test_a_bad_root_flag_is_one_line_and_exit_2_before_any_protocol(caretz):
+    done = caretz("--permission-mode", "sometimes", "acp")
+    assert done.code == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "--permission-mode 'sometimes'" in done.stderr
+
+
+def test_a_headless_run_never_imports_the_acp_sdk(caretz, server):
+    server.add(text("hello"))
+    loaded = modules_imported_by_a_run(caretz.workspace, caretz.environment())
+    assert "caretz" in loaded
+    assert not {name for name in loaded if name == "acp" or name.startswith(("acp.", "caretz.acp"))}
