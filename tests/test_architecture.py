@@ -78,9 +78,11 @@ WIRING = {
     "caretz.usage_error",
 }
 MAY_IMPORT["caretz.runtime"] = WIRING
+# The application layer: what a session does, for every front end; it imports none.
+MAY_IMPORT["caretz.app"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
-MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime"}
-MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.ui"}
+MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
+MAY_IMPORT["caretz.commands"] = WIRING | {"caretz.runtime", "caretz.app", "caretz.ui"}
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
 # The ACP agent drives the application layer (caretz.app) and reads what it may read.
 MAY_IMPORT["caretz.acp"] = WIRING | {"caretz.runtime", "caretz.app"}

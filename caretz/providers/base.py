@@ -55,6 +55,14 @@ class Provider(Protocol):
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]: ...
 
 
+def abort(provider: Provider) -> None:
+    """End `provider`'s request in flight from another thread, where it can: the HTTP
+    providers shut their connections down (`SSEProvider.abort`); others do nothing."""
+    aborting = getattr(provider, "abort", None)
+    if callable(aborting):
+        aborting()
+
+
 class ProviderError(Exception):
     """A provider failed in a way retrying will not fix (or retries ran out)."""
 

@@ -8,11 +8,14 @@ messages, so both protocols fail and retry the same way.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import json
+import socket
 import ssl
 import time
+import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -225,6 +228,8 @@ class SSEProvider:
         )
         self._client = client
         self._owns_client = client is None
+        # The sockets this provider's connections run on, for `abort` (httpcore's trace).
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 
     # Protocol hooks.
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
@@ -244,6 +249,21 @@ class SSEProvider:
         if self._owns_client and self._client is not None:
             self._client.close()
             self._client = None
+
+    def abort(self) -> None:
+        """From any thread: shut down this provider's connections, which ends a read
+        blocked on one (a stalled stream, a reply not yet begun) at once; the thread
+        reading it sees a broken connection. The next request opens a new one."""
+        for sock in list(self._sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's trace extension: keeps each new connection's socket."""
+        if event == "connection.connect_tcp.complete" and info.get("return_value"):
+            sock = info["return_value"].get_extra_info("socket")
+            if isinstance(sock, socket.socket):
+                self._sockets.add(sock)
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         body = self.build_body(request) | self.entry.extra_body | request.extra_body
@@ -283,6 +303,7 @@ class SSEProvider:
                 json=body,
                 headers={**self._headers(), **self.request_headers(body)},
                 timeout=self._timeout,
+                extensions={"trace": self._trace},
             ) as resp:
                 if resp.status_code >= 400:
                     return self._http_failure(resp, request.model)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.hooks.matching import HookFile
     from caretz.hooks.session import SessionHooks
+    from caretz.mcp_client.plan import Configured
     from caretz.mcp_client.servers import McpServers
     from caretz.runtime.git_watch import GitWatchHook
     from caretz.sandbox.detect import SandboxCheck
@@ -245,6 +246,7 @@ def start_session(
     hook_files: Sequence[HookFile] | None = None,
     mcp: McpServers | None = None,
     before_start: Callable[[], None] | None = None,
+    extra_servers: Sequence[Configured] = (),
 ) -> Session:
     """Open (or resume) a session folder and build its agent.
 
@@ -272,7 +274,7 @@ def start_session(
     hooks = open_hooks(settings, workspace, permissions, hook_files)
     if hooks is not None:
         hooks.emit = log.emit
-    servers = configured_servers(settings, workspace) if mcp is None else []
+    servers = [*configured_servers(settings, workspace), *extra_servers] if mcp is None else []
     judge = SessionJudge(settings, env, settings.model)
     sandbox, check = open_session_sandbox(settings, workspace, env)
     git_watch = open_git_watch(sandbox, check, settings.data_dir)

@@ -207,3 +207,10 @@ def test_custom_commands_complete_after_the_built_ins_and_win_over_a_prefix(repl
     assert server.requests[0].messages[-1]["content"] == "Compare a b."
     help_text = run(repl, "/help")
     assert "custom commands" in help_text and "/frontend:test NAME" in help_text
+
+
+def test_the_names_custom_commands_may_not_take_are_the_sessions_commands():
+    from caretz.slash_commands.names import RESERVED_NAMES
+    from caretz.ui.slash import builtin_names
+
+    assert sorted(RESERVED_NAMES) == sorted(builtin_names())

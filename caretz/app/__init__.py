@@ -1,0 +1,1 @@
+"""The application layer: `caretz.app.session.Session`, which every front end drives."""

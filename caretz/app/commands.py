@@ -1,0 +1,62 @@
+"""Custom commands as a session runs them: a `/name args` prompt found in the catalog and
+prepared (its rules and model checked), before anything is sent.
+
+Every front end finds a command here: `-p "/name"` before its session opens (so a bad
+name leaves nothing behind), the REPL and `Session.submit` on a running session. A
+`/name` that is one of the interactive session's own commands, or no command at all,
+is a ConfigError; nothing is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from caretz.config_base import ConfigError
+from caretz.runtime.custom_commands import PreparedCommand, catalog_for, prepare
+from caretz.slash_commands.names import RESERVED_NAMES, parse
+
+if TYPE_CHECKING:
+    from caretz.config.settings import Settings
+
+
+def find_command(
+    settings: Settings, workspace: Path, prompt: str, env: Mapping[str, str]
+) -> PreparedCommand | None:
+    """The custom command a `/name args` prompt runs (None: an ordinary prompt); raises
+    ConfigError for a `/name` that is no custom command, or one that cannot run."""
+    parsed = parse(prompt.strip())
+    if parsed is None:
+        return None
+    return named_command(settings, workspace, parsed, RESERVED_NAMES, env)
+
+
+def named_command(
+    settings: Settings,
+    workspace: Path,
+    parsed: tuple[str, str],
+    reserved: Iterable[str],
+    env: Mapping[str, str],
+) -> PreparedCommand:
+    """The custom command `parsed` (name, arguments) names, prepared; raises ConfigError
+    for a built-in or unknown name, or a command that cannot run."""
+    name, arguments = parsed
+    reserved = list(reserved)
+    if name in reserved:
+        raise ConfigError(
+            f"/{name} is a command of the interactive session and does not run with -p "
+            "(nothing was sent)"
+        )
+    command = catalog_for(settings, workspace, reserved).get(name)
+    if command is None:
+        raise ConfigError(
+            f"unknown command /{name}: no custom command of that name in .caretz/commands/, "
+            f"{settings.config_path.parent / 'commands'} or .claude/commands/ (nothing was sent)"
+        )
+    return prepare(settings, command, arguments, env)
+
+
+def allowed_tools(prepared: PreparedCommand) -> str:
+    """The command's `allowed-tools`, as written: `Bash(git log:*), Read`."""
+    return ", ".join(rule.text for rule in prepared.rules)

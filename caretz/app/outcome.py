@@ -1,0 +1,65 @@
+"""How a piece of a session's work ended, for every front end: one `Outcome`, with the
+README's exit code.
+
+A turn's `TurnResult`, a goal's `GoalRun`, a problem people can fix (a `/name` that is
+no custom command, a model a command file names that cannot be switched to) and an
+interrupt outside the turn loop all become one of these, so the REPL, `-p`, ACP and the
+Python API read the same four fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from caretz.agent.signals import interrupted_by
+from caretz.usage_error import USAGE_ERROR
+
+if TYPE_CHECKING:
+    from caretz.agent.goal_driver import GoalRun
+    from caretz.agent.turn import TurnResult
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """`status`: done, interrupted, loop_guard, limit, error, hook, usage_error, and a
+    goal's own (met, impossible, max_turns, paused…); `exit_code`: 0, 1, 2, 3, 4, 5, 6,
+    130, 129 or 143; `message`: one line for people ("" when done); `text`: the agent's
+    final answer (or the guard's report); `goal`: the goal as its events hold it;
+    `sent`: False when the work ended before anything was sent to the model (a usage
+    error, an interrupt while a custom command's `!` commands ran)."""
+
+    status: str
+    exit_code: int
+    message: str = ""
+    text: str = ""
+    goal: dict[str, Any] | None = None
+    sent: bool = True
+
+    @property
+    def interrupted(self) -> bool:
+        return self.status == "interrupted"
+
+
+def turn_outcome(result: TurnResult) -> Outcome:
+    return Outcome(result.status, result.exit_code, result.message, result.text)
+
+
+def goal_outcome(run: GoalRun) -> Outcome:
+    """A goal's run: its status and exit code are the goal's (met 0, paused with the
+    turn's code, impossible 5…), the text the last turn's answer."""
+    text = run.result.text if run.result is not None else ""
+    return Outcome(run.goal.status, run.exit_code, run.message, text, run.goal.to_dict())
+
+
+def usage_outcome(message: str) -> Outcome:
+    """A problem people can fix, found once the session was open; nothing was sent."""
+    return Outcome("usage_error", USAGE_ERROR, message, sent=False)
+
+
+def interrupted_outcome(
+    interrupt: KeyboardInterrupt, message: str = "", *, sent: bool = True
+) -> Outcome:
+    """Ctrl-C, SIGTERM / SIGHUP or `Session.cancel` outside the turn loop's own handling."""
+    end = interrupted_by(interrupt)
+    return Outcome(end.status, end.exit_code, message or end.message, sent=sent)

@@ -1,0 +1,305 @@
+"""The application layer: one `Session` that every front end drives.
+
+The REPL, `caretz -p`, `caretz acp`, the Python API and stream-json are views over it:
+they turn input into the calls below and render what comes out (streamed deltas and
+session events through their `View`, an `Outcome` when a piece of work ends). What a
+session does (a turn with the guard's automatic resumes, a custom command on its model
+and with its allowed tools, a goal's turns, compaction, switching the model, profile,
+guard or permission mode, rewinding, cancelling) is written once, here.
+
+Work runs synchronously in the caller's thread; `cancel` ends it from any thread the
+way Ctrl-C does (caretz/app/cancel.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from caretz.agent.parts import TurnListener
+from caretz.agent.signals import Terminated
+from caretz.app.cancel import Canceller
+from caretz.app.commands import find_command
+from caretz.app.goals import logged_goal, new_goal
+from caretz.app.outcome import (
+    Outcome,
+    goal_outcome,
+    interrupted_outcome,
+    turn_outcome,
+    usage_outcome,
+)
+from caretz.config_base import ConfigError
+from caretz.providers.base import abort
+
+if TYPE_CHECKING:
+    from caretz.agent.compaction import Compaction, Reason
+    from caretz.agent.goal_driver import GoalDriver
+    from caretz.agent.limits import RunTotals
+    from caretz.agent.rewind import Rewound, SessionRewind
+    from caretz.agent.turn import TurnResult
+    from caretz.checkpoints import Checkpoint
+    from caretz.checkpoints.events import Scope
+    from caretz.config.overrides import Flags
+    from caretz.config.settings import Settings
+    from caretz.goal.state import Goal
+    from caretz.mcp_client.plan import Configured
+    from caretz.runtime.custom_commands import PreparedCommand
+    from caretz.runtime.session import Session as Parts
+    from caretz.tools.asking import Asker
+
+
+class View(TurnListener, Protocol):
+    """What a front end gives the session: streamed deltas (`on_text`, `on_thinking`,
+    `on_retry`, `on_response_start`) and every session event."""
+
+    def on_event(self, event: dict[str, Any]) -> None: ...
+
+
+SWITCHES = ("model", "profile", "guard_mode", "permission_mode")
+
+
+class Session:
+    """A running session: its parts (agent, log, permissions, hooks, checkpoints,
+    sandbox, MCP servers) and what front ends ask of it."""
+
+    def __init__(
+        self, parts: Parts, view: View, env: Mapping[str, str], flags: Flags | None = None
+    ):
+        self.id, self.events_path, self.log = parts.id, parts.events_path, parts.log
+        self.agent, self.settings, self.judge = parts.agent, parts.settings, parts.judge
+        self.workspace, self.permissions = parts.workspace, parts.permissions
+        self.checkpoints, self.jobs, self.hooks = parts.checkpoints, parts.jobs, parts.hooks
+        self.sandbox, self.sandbox_check = parts.sandbox, parts.sandbox_check
+        self.mcp, self.git_watch = parts.mcp, parts.git_watch
+        self._parts = parts
+        self.view = view
+        self.env = env
+        self.flags = flags
+        self.goal: Goal | None = logged_goal(self.events_path)  # a resumed session's
+        self._canceller = Canceller()
+        self._closed = False
+
+    # -- opening and closing -----------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        view: View,
+        *,
+        env: Mapping[str, str] | None = None,
+        workspace: Path | None = None,
+        resume: str | None = None,
+        asker: Asker | None = None,
+        mcp_servers: Sequence[Configured] = (),
+        flags: Flags | None = None,
+    ) -> Session:
+        """Open a new session (or resume one: "latest" or an ID). Everything that can be
+        wrong (the profile, model, keys, judge, rules, hooks, `.mcp.json`, sandbox) is a
+        ConfigError or SessionNotFound before anything starts. `asker` answers permission
+        questions (None: nobody asks, so they are denied); `mcp_servers` are started
+        besides the configured ones; `flags` are re-applied by a profile switch."""
+        from caretz.runtime.session import start_session
+
+        env = os.environ if env is None else env
+        parts = start_session(
+            settings, view, env, resume=resume, workspace=workspace, asker=asker,
+            extra_servers=mcp_servers,
+        )  # fmt: skip
+        return cls(parts, view, env, flags)
+
+    def close(self, reason: str = "other") -> None:
+        """SessionEnd hooks (`reason`: clear, resume, prompt_input_exit, other), then the
+        background jobs, MCP servers, git watch, checkpoints, sandbox and log. Once."""
+        if self._closed:
+            return
+        self._closed = True
+        self._sync_parts()
+        self._parts.close(reason)
+
+    # -- work ----------------------------------------------------------------------------
+    def submit(self, prompt: str) -> Outcome:
+        """A `/name args` custom command, or one turn plus the loop guard's automatic
+        resumes. A `/name` that is no custom command is a usage error; nothing is sent."""
+        try:
+            command = find_command(self.settings, self.workspace, prompt, self.env)
+        except ConfigError as error:
+            return usage_outcome(str(error))
+        if command is not None:
+            return self.run_command(command)
+        return self._work(lambda: turn_outcome(self._turns(prompt)))
+
+    def run_command(self, prepared: PreparedCommand) -> Outcome:
+        """A prepared custom command: its `!` commands and `@` files, then its turn, on
+        its model and with its allowed tools; the session's after."""
+        return self._work(lambda: self._command(prepared))
+
+    def start_goal(self, condition: str, prompt: str | None = None) -> Outcome:
+        """Set a goal and work until the evaluator finds it met (or it ends or pauses);
+        `prompt` starts the work (default: the condition)."""
+        try:
+            driver = self._goal_driver(new_goal(self.settings, condition, prompt))
+        except ConfigError as error:
+            return usage_outcome(f"{error} (the goal was not started)")
+        self.goal = driver.goal
+        return self._work(lambda: goal_outcome(driver.start(driver.goal.prompt)))
+
+    def resume_goal(self, prompt: str | None = None) -> Outcome:
+        """Carry the paused goal on, with `prompt` or an automated message."""
+        goal = self.goal
+        if goal is None or goal.status != "paused":
+            return usage_outcome("no paused goal to resume: /goal CONDITION sets one")
+        try:
+            driver = self._goal_driver(goal)
+        except ConfigError as error:
+            return usage_outcome(f"{error} (the goal was not resumed)")
+        return self._work(lambda: goal_outcome(driver.resume(prompt)))
+
+    def pause_goal(self, why: str) -> None:
+        from caretz.agent.goal_driver import pause_goal  # the goal's modules, with a goal
+
+        if self.goal is not None:
+            pause_goal(self.log, self.goal, why)
+
+    def clear_goal(self) -> None:
+        from caretz.agent.goal_driver import end_goal  # the goal's modules, with a goal
+
+        if self.goal is not None:
+            end_goal(self.log, self.goal, "cleared", 0, "goal cleared")
+        self.goal = None
+
+    def compact(self, reason: Reason = "manual") -> Compaction | None:
+        """Compact the conversation now (None: nothing to compact yet)."""
+        agent = self.agent
+        policy = agent.parts.compaction
+        if policy is None:
+            return None
+        tokens = self.context_tokens()
+        with self._canceller.running():  # a cancel raises KeyboardInterrupt here
+            return agent.compact(policy, tokens_before=tokens, reason=reason)
+
+    def cancel(self) -> None:
+        """From any thread: end the running work as Ctrl-C does (the running command's
+        process group ended, open tool calls answered, `Turn.Ended` written, the outcome
+        "interrupted"; a compaction raises KeyboardInterrupt). Nothing happens when the
+        session is idle."""
+        self._canceller.cancel(wake=lambda: abort(self.agent.parts.provider))
+
+    @property
+    def busy(self) -> bool:
+        return self._canceller.busy
+
+    # -- switches ------------------------------------------------------------------------
+    def switch(
+        self,
+        *,
+        model: str | None = None,
+        profile: str | None = None,
+        guard_mode: str | None = None,
+        permission_mode: str | None = None,
+    ) -> str:
+        """Switch one thing: the model, the profile, the loop guard's mode or the
+        permission mode. Everything is built first, so a ConfigError changes nothing.
+        Returns one line saying what changed."""
+        from caretz.app import switching
+
+        given = [value is not None for value in (model, profile, guard_mode, permission_mode)]
+        if sum(given) != 1:
+            raise ValueError(f"switch one of {', '.join(SWITCHES)} at a time")
+        self._sync_parts()
+        if model is not None:
+            line = switching.switch_model(self, model)
+        elif profile is not None:
+            line = switching.switch_profile(self, profile)
+        elif guard_mode is not None:
+            line = switching.switch_guard(self, guard_mode)
+        else:
+            assert permission_mode is not None
+            line = switching.switch_permissions(self, permission_mode)
+        return line
+
+    # -- checkpoints -------------------------------------------------------------------
+    def rewinder(self) -> SessionRewind:
+        """The session's checkpoints (listing, previews, targets); raises CheckpointsOff
+        (a ConfigError) when it takes none."""
+        from caretz.app.rewinding import rewinder
+
+        return rewinder(self)
+
+    def rewind(
+        self, target: Checkpoint, scope: Scope = "both", *, allowed: Sequence[str] = ()
+    ) -> Rewound:
+        """Files, conversation or both back to `target`; files changed outside caretz
+        since are overwritten only where `allowed` names them (else RestoreConflict)."""
+        from caretz.app.rewinding import rewind
+
+        return rewind(self, target, scope, allowed)
+
+    def undo_rewind(self, *, allowed: Sequence[str] = ()) -> Rewound:
+        """The rewind just made, exactly; else the newest turn that changed files, its
+        files and conversation. Raises UnknownCheckpoint when there is nothing to undo."""
+        from caretz.app.rewinding import undo
+
+        return undo(self, allowed)
+
+    # -- what it has used ------------------------------------------------------------------
+    @property
+    def totals(self) -> RunTotals:
+        """usage, cost_usd (None: unknown), requests, tool_calls."""
+        return self.agent.conversation.totals
+
+    @property
+    def permission_denials(self) -> list[dict[str, str]]:
+        return self.permissions.denials if self.permissions is not None else []
+
+    def context_tokens(self) -> int:
+        """The conversation's size now, by the agent's own meter."""
+        agent = self.agent
+        return agent.conversation.context.estimate(agent.config.system, agent.conversation.messages)
+
+    # -- inside ----------------------------------------------------------------------------
+    def _work(self, work: Callable[[], Outcome]) -> Outcome:
+        """Run `work` in this thread, cancellable; the conversation is compacted first
+        when it nears the model's window (the policy the agent applies before each request)."""
+        try:
+            with self._canceller.running():
+                self.agent.compact_if_due()
+                return work()
+        except Terminated as ended:
+            return interrupted_outcome(ended)
+        except KeyboardInterrupt as stop:
+            return interrupted_outcome(stop)
+
+    def _turns(self, prompt: str) -> TurnResult:
+        from caretz.agent.driver import run_with_auto_resume
+
+        return run_with_auto_resume(self.agent, prompt)
+
+    def _command(self, prepared: PreparedCommand) -> Outcome:
+        from caretz.app.command_run import run_command
+
+        return run_command(self, prepared)
+
+    def _goal_driver(self, goal: Goal) -> GoalDriver:
+        from caretz.app.goals import goal_driver
+
+        return goal_driver(self.agent, self.settings, self.env, goal)
+
+    def _sync_parts(self) -> None:
+        """The runtime's session sees what a switch or /mcp approve changed here."""
+        parts = self._parts
+        parts.settings, parts.judge, parts.mcp = self.settings, self.judge, self.mcp
+        parts.sandbox, parts.sandbox_check = self.sandbox, self.sandbox_check
+
+
+def start_session(
+    settings: Settings,
+    view: View,
+    env: Mapping[str, str] | None = None,
+    resume: str | None = None,
+    workspace: Path | None = None,
+    asker: Asker | None = None,
+) -> Session:
+    """`Session.open` with positional arguments, as tests and embedding code call it."""
+    return Session.open(settings, view, env=env, resume=resume, workspace=workspace, asker=asker)

@@ -1,0 +1,179 @@
+"""`Session.cancel` from another thread ends the running work as Ctrl-C does: with the
+work in the main thread (SIGINT to it) and in a worker thread (an interrupt raised
+there, the provider's connection shut to wake a stalled read)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from caretz.app.outcome import Outcome
+from caretz.session.events import read_events
+from tests.modelserver import RecordedRequest, Reply, text, tool
+
+WAIT_S = 30.0  # the longest any wait here may take before the test fails
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Poll until `condition` holds (a file appears, a process is gone); fail after WAIT_S."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def processes_running(token: str) -> list[int]:
+    """Live processes whose command line holds `token` (zombies are gone for good)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def waiting_command(workspace: Path) -> tuple[str, str]:
+    """A command that marks it started, then waits for a file that never comes; and the
+    token its command line carries."""
+    token = f"caretz-wait-{uuid.uuid4().hex[:8]}"
+    command = f": {token}; touch started; while [ ! -e never ]; do sleep 0.05; done"
+    return command, token
+
+
+def cancel_when(session: Any, ready: Callable[[], bool]) -> threading.Thread:
+    """A thread that cancels `session`'s work once `ready` holds."""
+
+    def cancel() -> None:
+        wait_for(ready, "the work to reach its wait")
+        session.cancel()
+
+    thread = threading.Thread(target=cancel, daemon=True)
+    thread.start()
+    return thread
+
+
+def in_worker(work: Callable[[], Outcome]) -> tuple[threading.Thread, list[Outcome]]:
+    done: list[Outcome] = []
+    thread = threading.Thread(target=lambda: done.append(work()), daemon=True)
+    thread.start()
+    return thread, done
+
+
+def assert_interrupted_turn(session: Any, outcome: Outcome) -> None:
+    assert (outcome.status, outcome.exit_code) == ("interrupted", 130)
+    ended = [e for e in read_events(session.events_path) if e["type"] == "Turn.Ended"]
+    assert ended and ended[-1]["status"] == "interrupted"
+
+
+def test_cancel_from_another_thread_kills_the_running_command(open_session, server, workspace):
+    command, token = waiting_command(workspace)
+    server.add(tool("bash", command=command))
+    session = open_session()
+
+    canceller = cancel_when(session, lambda: (workspace / "started").exists())
+    outcome = session.submit("wait for it")  # in the main thread: the SIGINT path
+    canceller.join(WAIT_S)
+
+    assert_interrupted_turn(session, outcome)
+    assert processes_running(token) == []
+    result = next(e for e in read_events(session.events_path) if e["type"] == "Tool.Result")
+    assert result["ended_by"] == "interrupted" and not result["ok"]
+    # The session carries on: the next turn runs, and its command is not refused.
+    server.add(tool("bash", command="echo again"), text("Again."))
+    assert session.submit("again").text == "Again."
+
+
+def test_cancel_of_work_in_a_worker_thread_kills_the_running_command(
+    open_session, server, workspace
+):
+    command, token = waiting_command(workspace)
+    server.add(tool("bash", command=command))
+    session = open_session()
+
+    worker, done = in_worker(lambda: session.submit("wait for it"))
+    wait_for(lambda: (workspace / "started").exists(), "the command to start")
+    session.cancel()
+    worker.join(WAIT_S)
+
+    assert not worker.is_alive()
+    assert_interrupted_turn(session, done[0])
+    assert processes_running(token) == []
+
+
+def held_reply(server: Any) -> tuple[threading.Event, threading.Event]:
+    """The server answers the next request only once `release` is set; `reached` is set
+    when that request arrived."""
+    reached, release = threading.Event(), threading.Event()
+
+    def responder(request: RecordedRequest) -> Reply | None:
+        reached.set()
+        release.wait(2 * WAIT_S)  # longer than a test waits for the work to end
+        return text("too late")
+
+    server.on(responder)
+    return reached, release
+
+
+def test_cancel_from_another_thread_while_the_stream_is_stalled(open_session, server):
+    reached, release = held_reply(server)
+    session = open_session()
+
+    canceller = cancel_when(session, reached.is_set)
+    outcome = session.submit("hello")  # in the main thread
+    canceller.join(WAIT_S)
+    release.set()
+
+    assert_interrupted_turn(session, outcome)
+    assert len(server.requests) == 1  # not asked again
+
+
+def test_cancel_of_a_worker_blocked_on_a_stalled_stream(open_session, server):
+    reached, release = held_reply(server)
+    session = open_session()
+
+    worker, done = in_worker(lambda: session.submit("hello"))
+    wait_for(reached.is_set, "the request to reach the server")
+    session.cancel()
+    worker.join(WAIT_S)
+    release.set()
+
+    assert not worker.is_alive()  # the read blocked on the silent socket was woken
+    assert_interrupted_turn(session, done[0])
+    assert len(server.requests) == 1
+
+
+def test_cancel_when_idle_does_nothing(open_session, server):
+    session = open_session()
+    session.cancel()
+    server.add(text("fine"))
+    assert session.submit("hi").text == "fine"
+
+
+@pytest.mark.parametrize("where", ["main", "worker"])
+def test_a_cancel_after_the_work_ended_raises_nothing_in_its_thread(open_session, server, where):
+    """The interrupt is raised in the work's thread only while the work runs."""
+    session = open_session()
+    server.add(text("quick"))
+    if where == "main":
+        outcome = session.submit("hi")
+    else:
+        worker, done = in_worker(lambda: session.submit("hi"))
+        worker.join(WAIT_S)
+        outcome = done[0]
+    session.cancel()  # idle again: nothing is raised anywhere
+    for _ in range(1000):  # a pending interrupt would land in this loop
+        pass
+    assert outcome.text == "quick"
