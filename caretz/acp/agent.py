@@ -151,9 +151,8 @@ class CaretzAgent:
             raise refused(f"cwd {cwd!r}: not an absolute path to a folder")
         session = AcpSession(asyncio.get_running_loop(), self.client, workspace)
         try:
-            await session.open(
-                self.settings, self.env, resume=resume, mcp_servers=editor_servers(servers)
-            )
+            extra = editor_servers(servers, self.settings.profile.mcp_servers)
+            await session.open(self.settings, self.env, resume=resume, mcp_servers=extra)
         except (ConfigError, SessionNotFound) as error:
             raise refused(str(error)) from None
         self.sessions[session.id] = session

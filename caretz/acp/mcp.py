@@ -7,7 +7,8 @@ approval a project's `.mcp.json` needs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
@@ -18,13 +19,20 @@ from caretz.mcp_client.config import McpServerEntry
 from caretz.mcp_client.plan import Configured
 
 SOURCE = "the editor (session/new)"
+log = logging.getLogger(__name__)
 
 
-def editor_servers(servers: Sequence[Any] | None) -> list[Configured]:
-    """Raises ConfigError naming a server caretz cannot run (an ACP-transport one, or an
-    entry its checks refuse)."""
+def editor_servers(
+    servers: Sequence[Any] | None, profile_names: Collection[str] = ()
+) -> list[Configured]:
+    """The editor's servers but those the profile names too (the profile's entry is
+    used). Raises ConfigError naming a server caretz cannot run (an ACP-transport one, or
+    an entry its checks refuse)."""
     configured = []
     for server in servers or ():
+        if server.name in profile_names:
+            log.warning("MCP server %r: the profile's entry is used, not the editor's", server.name)
+            continue
         try:
             configured.append(Configured(server.name, entry(server), SOURCE))
         except ValidationError as error:

@@ -104,7 +104,7 @@ class AcpSession:
         """End the running prompt's work (no-op when idle); an open question is no."""
         if not self.running or self.session is None:
             return
-        self.cancelled = True
+        self.cancelled = self.view.cancelling = True
         self.session.cancel()
         self.questions.withdraw()
 
@@ -136,7 +136,7 @@ class AcpSession:
         if self.cancelled:  # cancelled before the work started: the session was idle
             from caretz.app.session import Outcome
 
-            return Outcome("interrupted", 130, "cancelled before it started", "", None)
+            return Outcome("interrupted", 130, "cancelled before it started", sent=False)
         return session.submit(text)
 
     def _ask(

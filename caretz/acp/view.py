@@ -37,6 +37,7 @@ class AcpView:
         self.signs = TurnSigns()
         self.asked_call: CallStarted | None = None
         self.streamed = False  # text of the reply being streamed has gone out
+        self.cancelling = False  # session/cancel came during this prompt
 
     # -- the session's View ----------------------------------------------------------
     def on_response_start(self) -> None:
@@ -64,11 +65,18 @@ class AcpView:
     # -- what the stop reason and the permission question need ------------------------
     def begin_prompt(self) -> None:
         self.signs = TurnSigns()
+        self.cancelling = False
 
     def note(self, event: Event) -> None:
         kind = events.kind(event)
         if kind == "Permission.Asked":
             self.asked_call = self.translator.calls.get(events.permission_asked(event))
+        elif kind == "Permission.Decided" and self.cancelling:
+            if events.permission_decided(event).asked:
+                # The cancel's interrupt reached the question, which takes it as "no" (as
+                # Ctrl-C at the terminal's prompt is) and carries on; the editor cancelled
+                # the prompt, so the work ends here, on Ctrl-C's path.
+                raise KeyboardInterrupt("cancelled while a question was open")
         elif kind == "Model.Response" and events.agent_of(event) == events.MAIN_AGENT:
             self.signs.refused = events.model_response(event).stop_reason == "refusal"
         elif kind == "Model.OutputLimit" and events.agent_of(event) == events.MAIN_AGENT:

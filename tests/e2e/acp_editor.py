@@ -37,6 +37,7 @@ from acp.schema import (
 
 from tests.e2e.conftest import Caretz
 
+HOLD = "hold"
 POLL_S = 0.02
 WAIT_S = 90  # for anything the agent should do: generous, so busy CI machines pass
 
@@ -52,7 +53,7 @@ class Question:
 class Editor:
     """The client side: what caretz sent, and the editor's scripted answers."""
 
-    answers: list[str | None] = field(default_factory=list)
+    answers: list[str | None] = field(default_factory=list)  # HOLD: never answered
     buffers: dict[str, str] = field(default_factory=dict)  # open files, by absolute path
     updates: list[Any] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
@@ -75,6 +76,8 @@ class Editor:
         self.questions.append(Question(tool_call, options, len(self.updates)))
         self.arrived.set()
         choice = self.answers.pop(0) if self.answers else None
+        if choice == HOLD:
+            await asyncio.Event().wait()  # an editor that never answers; closing ends it
         if choice is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(

@@ -3,12 +3,13 @@ the editor switches it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from acp import RequestError, text_block
 from acp.schema import CurrentModeUpdate
 
-from tests.e2e.acp_editor import Editor, caretz_acp, run, texts
+from tests.e2e.acp_editor import HOLD, Editor, caretz_acp, run, texts
 from tests.e2e.sandbox_folders import require
 from tests.modelserver import text, tool
 
@@ -90,3 +91,30 @@ def test_the_editor_switches_the_permission_mode_and_the_next_turn_follows_it(
     assert refused.status == "failed" and "read-only" in texts(refused.content)
     assert (workspace / "notes.md").read_text() == "old\n"
     assert editor.questions == []  # refused by the mode: nothing to ask
+
+
+def test_a_cancel_while_a_question_is_open_ends_the_work_without_running_the_call(
+    caretz, server, workspace
+):
+    require("bwrap")
+    server.add(tool("bash", command=WRITE), text("never asked for"))
+    editor = Editor(answers=[HOLD])
+
+    async def scenario() -> tuple[str, str]:
+        async with caretz_acp(caretz, editor, "--permission-mode", "ask") as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            asking = conn.prompt(session_id=new.session_id, prompt=[text_block("write")])
+            prompting = asyncio.ensure_future(asking)
+            await editor.until(lambda: bool(editor.questions))
+            await conn.cancel(session_id=new.session_id)
+            return new.session_id, (await prompting).stop_reason
+
+    session_id, stop = run(scenario())
+
+    assert stop == "cancelled"
+    assert not (workspace / "out.txt").exists()
+    assert len(server.requests) == 1  # the work ended: the model was not asked again
+    (call,) = editor.started("execute")
+    assert editor.finished(call.tool_call_id).status == "failed"
+    events = caretz.events(session_id)
+    assert [e["status"] for e in events if e["type"] == "Turn.Ended"] == ["interrupted"]
