@@ -3,16 +3,20 @@ and that nothing of it reaches a `caretz -p` run."""
 
 from __future__ import annotations
 
+import sys
+
 from acp import RequestError, text_block
 from acp.schema import (
     EmbeddedResourceContentBlock,
+    McpServerStdio,
     ResourceContentBlock,
     TextResourceContents,
 )
 
-from tests.e2e.acp_editor import Editor, caretz_acp, run
+from tests.e2e.acp_editor import Editor, caretz_acp, run, texts
+from tests.e2e.sandbox_folders import require
 from tests.importtime import modules_imported_by_a_run
-from tests.modelserver import text
+from tests.modelserver import text, tool
 
 
 def test_files_the_editor_attaches_reach_the_model_with_the_unsaved_buffer(
@@ -94,3 +98,49 @@ def test_a_headless_run_never_imports_the_acp_sdk(caretz, server):
     loaded = modules_imported_by_a_run(caretz.workspace, caretz.environment())
     assert "caretz" in loaded
     assert not {name for name in loaded if name == "acp" or name.startswith(("acp.", "caretz.acp"))}
+
+
+def test_when_the_editor_closes_the_connection_the_session_closes_and_stops_its_jobs(
+    caretz, server, workspace
+):
+    require("bwrap")
+    server.add(tool("bash", command="sleep 600", background=True), text("Started it."))
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, Editor()) as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=[text_block("serve")])
+            return new.session_id
+
+    session_id = run(scenario())  # leaving it closes caretz's stdin
+
+    events = caretz.events(session_id)
+    (stopped,) = [e for e in events if e["type"] == "Jobs.Stopped"]
+    assert len(stopped["jobs"]) == 1
+
+
+def test_an_mcp_server_the_editor_passes_starts_with_the_session_and_its_calls_ask(
+    caretz, server, workspace
+):
+    server.add(tool("mcp__time__get_current_time", timezone="Europe/Paris"), text("Evening."))
+    editor = Editor(answers=["allow-once"])
+    time = McpServerStdio(
+        name="time",
+        command=sys.executable,
+        args=["-m", "mcp_server_time", "--local-timezone", "UTC"],
+        env=[],
+    )
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, editor) as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[time])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("time?")])
+            return answer.stop_reason
+
+    assert run(scenario()) == "end_turn"
+    assert "mcp__time__convert_time" in server.requests[0].tool_names
+    (question,) = editor.questions  # it runs outside the sandbox: caretz asks in auto mode
+    (call,) = editor.started()
+    assert question.tool_call.tool_call_id == call.tool_call_id
+    result = editor.finished(call.tool_call_id)
+    assert result.status == "completed" and "Europe/Paris" in texts(result.content)
