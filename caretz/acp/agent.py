@@ -18,6 +18,7 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     ClientCapabilities,
+    ConfigOptionUpdate,
     CurrentModeUpdate,
     Implementation,
     InitializeResponse,
@@ -53,7 +54,6 @@ class CaretzAgent:
         self.client: Any = None
         self.capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
-        self.choices: dict[str, Choices] = {}
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -88,7 +88,7 @@ class CaretzAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         session = await self._open(cwd, None, mcp_servers)
-        choices = self.choices[session.id]
+        choices = self._choices(session)
         return NewSessionResponse(
             session_id=session.id,
             modes=options.modes(choices),
@@ -100,7 +100,7 @@ class CaretzAgent:
     ) -> LoadSessionResponse:
         session = await self._open(cwd, session_id, mcp_servers)
         await session.replay()
-        choices = self.choices[session.id]
+        choices = self._choices(session)
         return LoadSessionResponse(
             modes=options.modes(choices), config_options=options.config_options(choices)
         )
@@ -127,15 +127,19 @@ class CaretzAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
         await self._switch(session_id, options.PERMISSION_MODE, mode_id)
+        choices = self._choices(self._session(session_id))
+        update = ConfigOptionUpdate(
+            session_update="config_option_update", config_options=options.config_options(choices)
+        )
+        await self.client.session_update(session_id=session_id, update=update)
         return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
         await self._switch(session_id, config_id, str(value))
-        return SetSessionConfigOptionResponse(
-            config_options=options.config_options(self.choices[session_id])
-        )
+        choices = self._choices(self._session(session_id))
+        return SetSessionConfigOptionResponse(config_options=options.config_options(choices))
 
     async def close(self) -> None:
         """The connection ended: close every session (SessionEnd hooks, jobs, servers)."""
@@ -149,6 +153,8 @@ class CaretzAgent:
         workspace = Path(cwd)
         if not workspace.is_absolute() or not workspace.is_dir():
             raise refused(f"cwd {cwd!r}: not an absolute path to a folder")
+        if resume is not None and resume in self.sessions:  # loaded again: one writer per log
+            await self.sessions.pop(resume).close()
         session = AcpSession(asyncio.get_running_loop(), self.client, workspace)
         try:
             extra = editor_servers(servers, self.settings.profile.mcp_servers)
@@ -156,13 +162,6 @@ class CaretzAgent:
         except (ConfigError, SessionNotFound) as error:
             raise refused(str(error)) from None
         self.sessions[session.id] = session
-        settings = self.settings
-        self.choices[session.id] = Choices(
-            model=settings.model.ref,
-            permission_mode=settings.permission_mode,
-            guard_mode=settings.loop_guard.mode,
-            models=options.model_choices(settings.model.ref, self.profile_models),
-        )
         return session
 
     async def _switch(self, session_id: str, option: str, value: str) -> None:
@@ -177,10 +176,19 @@ class CaretzAgent:
             await session.switch(**change)
         except ConfigError as error:
             raise refused(str(error)) from None
-        self.choices[session_id] = self.choices[session_id].with_value(option, value)
         if option == options.PERMISSION_MODE:
             update = CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value)
             await self.client.session_update(session_id=session_id, update=update)
+
+    def _choices(self, session: AcpSession) -> Choices:
+        """The session's model and modes as they are now (a switch changes its settings)."""
+        settings = session.live.settings
+        return Choices(
+            model=settings.model.ref,
+            permission_mode=settings.permission_mode,
+            guard_mode=settings.loop_guard.mode,
+            models=options.model_choices(settings.model.ref, self.profile_models),
+        )
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)

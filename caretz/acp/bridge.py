@@ -48,7 +48,7 @@ class Outbox:
         async def mark() -> None:
             done.set_result(None)
 
-        self.queue.put_nowait(mark)
+        self.then(mark)  # the same way as the posts, so it queues behind every one of them
         await done
 
     async def close(self) -> None:

@@ -8,7 +8,7 @@ ACP 0.12's SDK has no `session/set_model`; a model is a config option of categor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from acp.schema import (
     SessionConfigOptionSelect,
@@ -41,13 +41,6 @@ class Choices:
     permission_mode: str
     guard_mode: str
     models: tuple[str, ...] = ()
-
-    def with_value(self, option: str, value: str) -> Choices:
-        if option == MODEL:
-            return replace(self, model=value, models=tuple(dict.fromkeys((value, *self.models))))
-        if option == PERMISSION_MODE:
-            return replace(self, permission_mode=value)
-        return replace(self, guard_mode=value)
 
 
 def switch_arguments(option: str, value: str) -> dict[str, str]:

@@ -83,12 +83,13 @@ class AcpSession:
         """Send the session's history as updates (session/load), before the answer."""
         session = self.live
         for update in await self.call(replay, session.events_path, self.view.translator):
-            await self._send(update)
+            self.outbox.post(update)
+        await self.outbox.flush()
 
     async def prompt(self, text: str) -> StopReason:
         session = self.live
         if self.running:
-            raise RequestError.invalid_request({"message": "a prompt is already running"})
+            raise RequestError(-32600, "a prompt is already running in this session")
         self.running, self.cancelled = True, False
         self.view.begin_prompt()
         try:

@@ -7,7 +7,7 @@ import asyncio
 import json
 
 from acp import RequestError, text_block
-from acp.schema import CurrentModeUpdate
+from acp.schema import ConfigOptionUpdate, CurrentModeUpdate
 
 from tests.e2e.acp_editor import HOLD, Editor, caretz_acp, run, texts
 from tests.e2e.sandbox_folders import require
@@ -73,6 +73,15 @@ def test_the_editor_switches_the_permission_mode_and_the_next_turn_follows_it(
             assert options["model"].category == "model"
             await conn.set_session_mode(session_id=new.session_id, mode_id="read-only")
             await conn.prompt(session_id=new.session_id, prompt=[text_block("write notes")])
+            guard = await conn.set_config_option(
+                config_id="loop_guard", session_id=new.session_id, value="shadow"
+            )
+            now = {o.id: o.current_value for o in guard.config_options}
+            assert now == {
+                "model": "anthropic/claude-test",
+                "mode": "read-only",
+                "loop_guard": "shadow",
+            }
             try:
                 await conn.set_config_option(
                     config_id="model", session_id=new.session_id, value="nowhere/model-x"
@@ -86,6 +95,8 @@ def test_the_editor_switches_the_permission_mode_and_the_next_turn_follows_it(
 
     (mode,) = editor.of(CurrentModeUpdate)
     assert mode.current_mode_id == "read-only"
+    (listed,) = editor.of(ConfigOptionUpdate)  # for editors that show config options
+    assert {o.id: o.current_value for o in listed.config_options}["mode"] == "read-only"
     (write,) = editor.started("edit")
     refused = editor.finished(write.tool_call_id)
     assert refused.status == "failed" and "read-only" in texts(refused.content)
