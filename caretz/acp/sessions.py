@@ -20,6 +20,7 @@ from acp import RequestError
 from acp.schema import PermissionOption, RequestPermissionResponse, StopReason, ToolCallUpdate
 
 from caretz.acp.bridge import Outbox, Questions
+from caretz.acp.commands import available_commands
 from caretz.acp.notices import from_caretz
 from caretz.acp.permissions import EditorAsker
 from caretz.acp.replay import replay
@@ -78,6 +79,9 @@ class AcpSession:
         )
         self.id = self.session.id
         self.outbox.start()
+        # Posted, so it goes out after the answer that tells the editor the session's ID.
+        config_dir = settings.config_path.parent
+        self.outbox.post(await self.call(available_commands, self.workspace, config_dir))
 
     async def replay(self) -> None:
         """Send the session's history as updates (session/load), before the answer."""

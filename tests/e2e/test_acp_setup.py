@@ -7,6 +7,7 @@ import sys
 
 from acp import RequestError, text_block
 from acp.schema import (
+    AvailableCommandsUpdate,
     EmbeddedResourceContentBlock,
     McpServerStdio,
     ResourceContentBlock,
@@ -144,3 +145,32 @@ def test_an_mcp_server_the_editor_passes_starts_with_the_session_and_its_calls_a
     assert question.tool_call.tool_call_id == call.tool_call_id
     result = editor.finished(call.tool_call_id)
     assert result.status == "completed" and "Europe/Paris" in texts(result.content)
+
+
+def test_the_project_s_custom_commands_are_offered_and_a_slash_prompt_runs_one(
+    caretz, server, workspace
+):
+    commands = workspace / ".caretz" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        "---\ndescription: Review a pull request\nargument-hint: PR-NUMBER\n---\n"
+        "Review pull request $1 and list what you would change.\n"
+    )
+    server.add(text("Looks fine."))
+    editor = Editor()
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, editor) as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            await editor.until(lambda: bool(editor.of(AvailableCommandsUpdate)))
+            answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("/review 42")])
+            return answer.stop_reason
+
+    assert run(scenario()) == "end_turn"
+    (offered,) = editor.of(AvailableCommandsUpdate)
+    (review,) = offered.available_commands
+    assert (review.name, review.description) == ("review", "Review a pull request")
+    assert review.input.root.hint == "PR-NUMBER"
+    sent = server.requests[0].messages[-1]["content"]
+    sent = sent if isinstance(sent, str) else sent[0]["text"]
+    assert sent.startswith("Review pull request 42 and list what you would change.")
