@@ -98,6 +98,9 @@ class AcpSession:
         self.view.begin_prompt()
         try:
             outcome = await self.call(self._submit, session, text)
+        except asyncio.CancelledError:  # the request was dropped (the editor went away)
+            self.cancel()
+            raise
         finally:
             self.running = False
         if outcome.status in _SAID and outcome.message:

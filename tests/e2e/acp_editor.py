@@ -58,6 +58,7 @@ class Editor:
     updates: list[Any] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
+    process: Any = None  # the agent's process, once started
 
     def __post_init__(self) -> None:
         self.arrived = asyncio.Event()
@@ -161,7 +162,8 @@ async def caretz_acp(
             env=caretz.environment(env),  # type: ignore[arg-type]
             cwd=caretz.workspace,
             transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 30.0},
-        ) as (conn, _process):
+        ) as (conn, process):
+            editor.process = process
             capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=bool(editor.buffers))
             )

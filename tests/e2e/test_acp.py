@@ -198,3 +198,27 @@ STUCK = {
     "reason": "testDB is declared in a file with a build tag the test run doesn't set.",
     "try_instead": "run go test with -tags integration.",
 }
+
+
+def test_an_editor_that_hangs_up_mid_command_ends_the_work_and_caretz_exits(
+    caretz, server, workspace
+):
+    require("bwrap")
+    server.add(tool("bash", command="touch started && sleep 600"))
+    editor = Editor()
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, editor) as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            waiting = conn.prompt(session_id=new.session_id, prompt=[text_block("wait")])
+            asyncio.ensure_future(waiting)
+            await editor.until(lambda: (workspace / "started").exists())
+            return new.session_id  # leaving closes caretz's stdin, the prompt unanswered
+
+    session_id = run(scenario())
+
+    assert editor.process.returncode == 0  # it exited by itself, not terminated
+    events = caretz.events(session_id)
+    assert [e["status"] for e in events if e["type"] == "Turn.Ended"] == ["interrupted"]
+    (result,) = [e for e in events if e["type"] == "Tool.Result"]
+    assert result["ended_by"] in ("cancelled", "interrupted")
