@@ -8,7 +8,7 @@ change in how events are carried touches this module only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 Event = Mapping[str, Any]
@@ -36,7 +36,6 @@ class CallFinished:
     diff: str | None
     exit_code: int | None
     ended_by: str | None
-    files_changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,6 @@ class Reply:
     thinking: str
     stop_reason: str
     agent: str
-    tool_calls: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
 
 
 def kind(event: Event) -> str:
@@ -87,7 +85,6 @@ def tool_result(event: Event) -> CallFinished:
         diff=event.get("diff") or None,
         exit_code=event.get("exit_code"),
         ended_by=event.get("ended_by"),
-        files_changed=tuple(event.get("files_changed") or ()),
     )
 
 
@@ -128,7 +125,6 @@ def model_response(event: Event) -> Reply:
         thinking=str(message.get("thinking") or ""),
         stop_reason=str(event.get("stop_reason") or ""),
         agent=agent_of(event),
-        tool_calls=tuple(message.get("tool_calls") or ()),
     )
 
 
