@@ -192,7 +192,7 @@ def main_command(
     if ctx.invoked_subcommand is not None:
         return
     session = "latest" if continue_ else resume
-    from caretz.commands import run_cli
+    from caretz.commands.run import run_cli
 
     raise typer.Exit(run_cli(flags, prompt, session, goal=goal, env_file=env_file, job=job))
 
@@ -200,7 +200,7 @@ def main_command(
 @config_app.command("show")
 def config_show(ctx: typer.Context) -> None:
     """Print the resolved settings as JSON (API keys are never shown)."""
-    from caretz.commands import show_config
+    from caretz.commands.config import show_config
 
     raise typer.Exit(show_config(ctx.obj))
 
@@ -214,7 +214,7 @@ def sessions_list(
     limit: Annotated[int, typer.Option(help="Show the last N (0: all of them).", min=0)] = 20,
 ) -> None:
     """This folder's past sessions, oldest first: ID, age, folder, model, last prompt."""
-    from caretz.commands import list_sessions
+    from caretz.commands.sessions import list_sessions
 
     raise typer.Exit(list_sessions(ctx.obj, all_folders, limit))
 
@@ -222,7 +222,7 @@ def sessions_list(
 @sessions_app.command("show")
 def sessions_show(ctx: typer.Context, session_id: str) -> None:
     """A session's turns, tool calls and loop-guard verdicts (SESSION_ID: any unique part)."""
-    from caretz.commands import show_session
+    from caretz.commands.sessions import show_session
 
     raise typer.Exit(show_session(ctx.obj, session_id))
 
@@ -261,7 +261,7 @@ def rewind(
 ) -> None:
     """Restore a session's files, conversation or both to a checkpoint; without
     --turn, --checkpoint or --undo, list its checkpoints."""
-    from caretz.commands import rewind_session
+    from caretz.commands.rewind import rewind_session
 
     scope = {"files_only": files_only, "conversation_only": conversation_only, "undo": undo}
     raise typer.Exit(rewind_session(ctx.obj, session, turn, checkpoint, force=force, **scope))
@@ -326,7 +326,7 @@ def sandbox_check(
     output: Annotated[str, typer.Option(help="text or json.")] = "text",
 ) -> None:
     """What sandbox works here and what it enforces; exit 1 when none does."""
-    from caretz.commands import check_sandbox_command
+    from caretz.commands.sandbox import check_sandbox_command
 
     raise typer.Exit(check_sandbox_command(ctx.obj, output))
 
@@ -338,7 +338,7 @@ def mcp_list(
 ) -> None:
     """Start the servers, list each with its status and tools, stop them; exit 1 when one
     fails to start."""
-    from caretz.commands import list_mcp_servers
+    from caretz.commands.mcp import list_mcp_servers
 
     raise typer.Exit(list_mcp_servers(ctx.obj, output))
 
@@ -352,7 +352,7 @@ def mcp_approve(
 ) -> None:
     """Let servers of this project's .mcp.json start with each session (they run outside
     the sandbox)."""
-    from caretz.commands import approve_mcp_servers
+    from caretz.commands.mcp import approve_mcp_servers
 
     raise typer.Exit(approve_mcp_servers(ctx.obj, names or []))
 
@@ -364,7 +364,7 @@ def hooks_list(
 ) -> None:
     """The hooks that apply here, the profile's and the project's, with the project's
     approval."""
-    from caretz.commands import hooks_command
+    from caretz.commands.hooks import hooks_command
 
     raise typer.Exit(hooks_command(ctx.obj, approve=False, output=output))
 
@@ -373,7 +373,7 @@ def hooks_list(
 def hooks_approve(ctx: typer.Context) -> None:
     """Let the hooks of this project's .caretz/settings.json run (they run outside the
     sandbox), as they are now: any change to them needs approval again."""
-    from caretz.commands import hooks_command
+    from caretz.commands.hooks import hooks_command
 
     raise typer.Exit(hooks_command(ctx.obj, approve=True))
 
@@ -404,7 +404,7 @@ def main() -> None:
     except _click_exception() as error:  # a bad flag or argument: exit 2
         error.show()
         if wants_json(sys.argv[1:]):
-            from caretz.commands import write_usage_result
+            from caretz.commands.run import write_usage_result
 
             write_usage_result(error.format_message())
         code = error.exit_code

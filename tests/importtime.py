@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def modules_imported_by_a_run(cwd: Path, env: Mapping[str, str], *flags: str) -> set[str]:
+def modules_imported_by_a_run(
+    cwd: Path, env: Mapping[str, str], *flags: str, prompt: str = "hello"
+) -> set[str]:
     """Every module `caretz -p hello` imports (the model server must have a reply ready)."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "caretz", "-p", "hello", *flags],
+        [sys.executable, "-X", "importtime", "-m", "caretz", "-p", prompt, *flags],
         cwd=cwd,
         env=dict(env),
         capture_output=True,

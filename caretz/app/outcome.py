@@ -27,7 +27,8 @@ class Outcome:
     130, 129 or 143; `message`: one line for people ("" when done); `text`: the agent's
     final answer (or the guard's report); `goal`: the goal as its events hold it;
     `sent`: False when the work ended before anything was sent to the model (a usage
-    error, an interrupt while a custom command's `!` commands ran)."""
+    error, an interrupt while a custom command's `!` commands ran); `last_turn`: for a
+    goal, how its last turn ended (None: no turn ran)."""
 
     status: str
     exit_code: int
@@ -35,6 +36,7 @@ class Outcome:
     text: str = ""
     goal: dict[str, Any] | None = None
     sent: bool = True
+    last_turn: Outcome | None = None
 
     @property
     def interrupted(self) -> bool:
@@ -48,8 +50,10 @@ def turn_outcome(result: TurnResult) -> Outcome:
 def goal_outcome(run: GoalRun) -> Outcome:
     """A goal's run: its status and exit code are the goal's (met 0, paused with the
     turn's code, impossible 5…), the text the last turn's answer."""
-    text = run.result.text if run.result is not None else ""
-    return Outcome(run.goal.status, run.exit_code, run.message, text, run.goal.to_dict())
+    last = turn_outcome(run.result) if run.result is not None else None
+    text = last.text if last is not None else ""
+    goal = run.goal.to_dict()
+    return Outcome(run.goal.status, run.exit_code, run.message, text, goal, last_turn=last)
 
 
 def usage_outcome(message: str) -> Outcome:

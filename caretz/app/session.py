@@ -109,6 +109,28 @@ class Session:
         )  # fmt: skip
         return cls(parts, view, env, flags)
 
+    def reopen(self, resume: str | None = None) -> Session:
+        """A new, empty session (`resume` None: /clear) or a past one (/resume ID) in
+        place of this one, which is closed once the new one could open. The model,
+        profile and guard mode in use, the project's rules and hooks as read at the
+        start and the MCP servers carry over. Raises ConfigError or SessionNotFound,
+        and this session carries on."""
+        from caretz.runtime.session import start_session
+
+        reason = "clear" if resume is None else "resume"
+        self._sync_parts()
+        old = self._parts
+        parts = start_session(
+            self.settings, self.view, self.env, resume=resume, workspace=self.workspace,
+            permissions=self.permissions,  # the project's rules as read at the start
+            hook_files=self.hooks.files if self.hooks is not None else (),  # and its hooks
+            mcp=self.mcp,  # the MCP servers keep running
+            before_start=lambda: old.end_hooks(reason),
+        )  # fmt: skip
+        self.mcp = None  # the new session has them now
+        self.close(reason)
+        return Session(parts, self.view, self.env, self.flags)
+
     def close(self, reason: str = "other") -> None:
         """SessionEnd hooks (`reason`: clear, resume, prompt_input_exit, other), then the
         background jobs, MCP servers, git watch, checkpoints, sandbox and log. Once."""
@@ -128,6 +150,11 @@ class Session:
             return usage_outcome(str(error))
         if command is not None:
             return self.run_command(command)
+        return self.turn(prompt)
+
+    def turn(self, prompt: str) -> Outcome:
+        """One turn on `prompt` as written (never a command), plus the loop guard's
+        automatic resumes."""
         return self._work(lambda: turn_outcome(self._turns(prompt)))
 
     def run_command(self, prepared: PreparedCommand) -> Outcome:
@@ -252,6 +279,12 @@ class Session:
     @property
     def permission_denials(self) -> list[dict[str, str]]:
         return self.permissions.denials if self.permissions is not None else []
+
+    @property
+    def context_window(self) -> int:
+        """The window the conversation is kept within (the agent's compaction policy)."""
+        policy = self.agent.parts.compaction
+        return policy.context_window if policy is not None else self.settings.context_window
 
     def context_tokens(self) -> int:
         """The conversation's size now, by the agent's own meter."""

@@ -14,7 +14,6 @@ from caretz.text import one_line
 
 if TYPE_CHECKING:
     from caretz.goal.state import Goal, GoalVerdict
-    from caretz.runtime.session import Session
     from caretz.ui.session_control import SessionControl
 
 GOAL_WORDS = ("pause", "resume", "clear")
@@ -31,16 +30,6 @@ class ResumeGoal:
 
 
 GoalWork = StartGoal | ResumeGoal
-
-
-def session_goal(session: Session) -> Goal | None:
-    """The goal `session`'s log holds (a resumed session's paused goal), if any."""
-    from caretz.goal.state import restore_goal
-    from caretz.session.events import read_events
-
-    if not session.events_path.is_file():
-        return None
-    return restore_goal(read_events(session.events_path))
 
 
 def goal_command(repl: SessionControl, argument: str) -> None:
@@ -63,24 +52,19 @@ def goal_command(repl: SessionControl, argument: str) -> None:
 
 
 def pause(repl: SessionControl, goal: Goal | None) -> None:
-    from caretz.agent.goal_driver import pause_goal
-
     if goal is None or not goal.is_open:
         repl.error("no goal to pause: /goal CONDITION sets one")
     elif goal.status == "paused":
         repl.info("the goal is already paused: /goal resume carries on")
     else:
-        pause_goal(repl.session.log, goal, "paused with /goal pause")
+        repl.session.pause_goal("paused with /goal pause")
 
 
 def clear(repl: SessionControl, goal: Goal | None) -> None:
-    from caretz.agent.goal_driver import end_goal
-
     if goal is None or not goal.is_open:
         repl.info("no goal to clear")
         return
-    end_goal(repl.session.log, goal, "cleared", 0, "goal cleared")
-    repl.goal = None
+    repl.session.clear_goal()
 
 
 def show_goal(repl: SessionControl) -> None:

@@ -1,5 +1,6 @@
 """The `[hook]` lines: a hook that blocked, warned or ended the turn, one line each, as
-the terminal views and `caretz sessions show` print them.
+the terminal views and `caretz sessions show` print them; and the hooks a session has, as
+`caretz hooks list` and /hooks list them.
 
 [hook] PreToolUse `./no-push.sh` blocked a bash call: pushing is not allowed from here
 [hook] PostToolUse `./lint.sh` exited with 1: lint.sh: line 3: ruff: command not found
@@ -8,9 +9,12 @@ the terminal views and `caretz sessions show` print them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.text import one_line
+
+if TYPE_CHECKING:
+    from caretz.hooks.matching import HookFile
 
 PREFIX = "[hook]"
 COMMAND_CHARS = 60
@@ -85,3 +89,41 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"\n> {prompt}\n[not sent: a UserPromptSubmit hook blocked it]"
     lines = hook_lines(event, detailed=True)
     return "\n".join(text for _, text in lines) or None
+
+
+# -- the hooks a session has (`caretz hooks list`, /hooks) ----------------------------------
+
+LISTED_COMMAND_CHARS = 120
+APPROVED = "approved"
+NOT_APPROVED = "not approved: they do not run until you approve them with caretz hooks approve"
+
+
+def hook_file_lines(files: list[HookFile]) -> list[str]:
+    """A heading a file (with the project's approval), then its hooks, indented."""
+    from caretz.hooks.matching import command_hooks
+
+    if not files:
+        return ["no hooks here (profiles.json `hooks`, .caretz/settings.json `hooks`)"]
+    lines = []
+    for file in files:
+        lines.append(f"{file.source}{_status(file)}")
+        hooks = command_hooks(file)
+        lines += [f"  {hook_line(event, hook.matcher, hook.line)}" for event, hook in hooks]
+        if not hooks:
+            lines.append("  no command hooks caretz runs")
+    return lines
+
+
+def hook_line(event: str, matcher: str, command: str) -> str:
+    """`PreToolUse [Bash] `./check.sh``: the event, its matcher when it has one, the command."""
+    scope = f" [{matcher}]" if matcher.strip() not in ("", "*") else ""
+    return f"{event}{scope} `{one_line(command, LISTED_COMMAND_CHARS)}`"
+
+
+def _status(file: HookFile) -> str:
+    """The project's approval; the profile's hooks are the user's own and need none."""
+    from caretz.runtime.hooks import PROJECT_SOURCE
+
+    if file.source != PROJECT_SOURCE:
+        return ""
+    return f" ({APPROVED if file.approved else NOT_APPROVED})"

@@ -4,9 +4,11 @@ A prompt_toolkit prompt (history kept in the data dir, slash-command completion,
 multi-line input) in front of the same Agent the headless run uses. Ctrl-C while
 a turn runs stops it: the turn loop turns the interrupt into an "interrupted"
 turn, the running command's process group is killed, and the conversation is
-kept, so the next message carries on. Between turns the conversation is compacted
-when it nears the model's context window. A goal's turns (/goal) and a loop's
-runs (/loop, on an idle prompt) go through the same live view as a typed message.
+kept, so the next message carries on. What each piece of work does is the app's
+Session's (a turn, a custom command, a goal's turns, compaction before them); this
+module reads the line, shows the work in the live view and says how it went. A goal's
+turns (/goal) and a loop's runs (/loop, on an idle prompt) go through the same live
+view as a typed message.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from rich.markup import escape
 
 from caretz.agent.limits import RunTotals
 from caretz.agent.signals import Terminated, interruption, signals_interrupt
+from caretz.app.commands import allowed_tools
+from caretz.app.outcome import Outcome
 from caretz.messages import Usage
 from caretz.text import plural
 from caretz.ui.asking import TerminalAsker
@@ -32,10 +36,9 @@ from caretz.ui.session_control import SessionControl
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
-    from caretz.agent.goal_driver import GoalDriver
-    from caretz.agent.turn import TurnResult
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
+    from caretz.runtime.custom_commands import PreparedCommand
 
 HISTORY_FILE = "prompt-history"
 
@@ -62,8 +65,8 @@ def run_repl(
     console: Console | None = None,
 ) -> int:
     """Run the interactive session until the user leaves; returns the exit code."""
+    from caretz.app.session import Session
     from caretz.config_base import ConfigError
-    from caretz.runtime.session import start_session
     from caretz.session.store import SessionNotFound
     from caretz.usage_error import fail
 
@@ -72,9 +75,10 @@ def run_repl(
     view = LiveView(console, detailed=settings.output == "detailed")
     asker = TerminalAsker(console, view)
     try:
-        session = start_session(
-            settings, view, env, resume=resume, workspace=workspace, asker=asker
-        )
+        session = Session.open(
+            settings, view, env=env, resume=resume, workspace=workspace, asker=asker,
+            flags=overrides,
+        )  # fmt: skip
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     if session.checkpoints is not None:
@@ -181,10 +185,8 @@ class Repl(SessionControl):
         )
 
     # -- turns ---------------------------------------------------------------------------
-    def run_turn(self, prompt: str) -> TurnResult | None:
-        from caretz.agent.driver import run_with_auto_resume
-
-        return self.run_guarded(lambda: run_with_auto_resume(self.session.agent, prompt))
+    def run_turn(self, prompt: str) -> Outcome:
+        return self.run_guarded(lambda: self.session.turn(prompt))
 
     def run_queued(self) -> None:
         """Run what a slash command queued: a custom command, a goal to start or resume."""
@@ -192,38 +194,23 @@ class Repl(SessionControl):
 
         command, self.queued_command = self.queued_command, None
         if command is not None:
-            from caretz.ui.custom_commands import run_prepared
-
-            run_prepared(self, command)
+            self.run_command(command)
         work, self.queued = self.queued, None
-        if work is None:
-            return
-        condition = work.condition if isinstance(work, StartGoal) else None
-        driver = self.goal_driver(condition)
-        if driver is None:
-            return
-        run = (lambda: driver.start(condition)) if condition is not None else driver.resume
-        self.run_guarded(lambda: run().result)
+        if isinstance(work, StartGoal):
+            self.run_guarded(lambda: self.session.start_goal(work.condition))
+        elif work is not None:
+            self.run_guarded(self.session.resume_goal)
 
-    def goal_driver(self, condition: str | None) -> GoalDriver | None:
-        """A driver for a new goal (`condition`) or the paused one; None (said why) when
-        its evaluator cannot be built."""
-        from caretz.agent.goal_driver import GoalDriver
-        from caretz.config_base import ConfigError
-        from caretz.goal.state import Goal
-        from caretz.runtime.judge import build_evaluator
-
-        settings = self.session.settings
-        try:
-            evaluator = build_evaluator(settings, self.env)
-        except ConfigError as error:
-            self.error(f"{error} (the goal was not started)")
-            return None
-        if condition is not None:
-            self.goal = Goal(condition, settings.goal.max_turns, condition)
-        assert self.goal is not None
-        timeout = settings.goal.judge_timeout_s
-        return GoalDriver(self.session.agent, self.goal, evaluator, timeout)
+    def run_command(self, prepared: PreparedCommand) -> None:
+        """A custom command's turn, on its model and with its allowed tools, then back."""
+        name, model = prepared.command.name, prepared.model
+        if model is not None and prepared.rules:
+            self.info(f"/{name} runs on {model}, with {allowed_tools(prepared)} allowed")
+        elif model is not None:
+            self.info(f"/{name} runs on {model}")
+        elif prepared.rules:
+            self.info(f"/{name} runs with {allowed_tools(prepared)} allowed")
+        self.run_guarded(lambda: self.session.run_command(prepared))
 
     def run_due_loop(self) -> None:
         loop = self.loops.due()
@@ -239,29 +226,33 @@ class Repl(SessionControl):
         finally:
             self.loops.ran(loop, started)
 
-    def run_guarded(self, work: Callable[[], TurnResult | None]) -> TurnResult | None:
-        """Run `work` (a turn, or a goal's turns) in the live view, then say how it went."""
-        self.auto_compact()
+    def run_guarded(self, work: Callable[[], Outcome]) -> Outcome:
+        """Run `work` (a turn, a command, a goal's turns) in the live view, then say how it
+        went; work that sent nothing says why in one line."""
         agent = self.session.agent
         before = dataclasses.replace(agent.conversation.totals)
         started = self.clock()
-        result = None
+        outcome = Outcome("interrupted", 130)  # Ctrl-C outside the session's own handling
         self.view.begin_turn()
         try:
             with keys_not_echoed():
-                result = work()
+                outcome = work()
         except Terminated:
             raise
         except KeyboardInterrupt:
-            pass  # Ctrl-C landed outside the turn loop's own handling
+            pass
         finally:
-            self.view.end_turn(result.status if result is not None else "interrupted")
-        self.turn_summary(result, before, self.clock() - started)
-        if result is not None and result.status == "interrupted" and result.exit_code != 130:
-            raise interruption(result.exit_code)  # SIGTERM / SIGHUP ended the turn: leave
-        return result
+            self.view.end_turn(_turn_of(outcome).status)
+        if outcome.sent:
+            self.turn_summary(_turn_of(outcome), before, self.clock() - started)
+        else:
+            self.error(outcome.message)
+        turn = _turn_of(outcome)
+        if turn.status == "interrupted" and turn.exit_code != 130:
+            raise interruption(turn.exit_code)  # SIGTERM / SIGHUP ended the turn: leave
+        return outcome
 
-    def turn_summary(self, result: TurnResult | None, before: RunTotals, seconds: float) -> None:
+    def turn_summary(self, result: Outcome, before: RunTotals, seconds: float) -> None:
         totals = self.session.agent.conversation.totals
         used = _usage_since(totals.usage, before.usage)
         parts = [f"{used.input_tokens + used.cache_read_tokens:,} in / {used.output_tokens:,} out"]
@@ -270,13 +261,13 @@ class Repl(SessionControl):
         if totals.cost_usd is not None and before.cost_usd is not None:
             parts.append(f"${totals.cost_usd - before.cost_usd:.4f}")
         parts.append(f"{seconds:.1f}s")
-        status = result.status if result is not None else "interrupted"
+        status = result.status
         colour, label, hint = _STATUS_LOOK.get(status, ("red", status, ""))
         # An interrupt needs no words; the guard's notice and a provider error were shown
         # as they happened.
-        told = result is not None and result.message in self.view.told
+        told = result.message in self.view.told
         shown = ("limit", "error", "hook")
-        if result is not None and result.message and status in shown and not told:
+        if result.message and status in shown and not told:
             self.console.print(f"[{colour}]{escape(result.message)}[/]", highlight=False)
         line = f"[{colour}]●[/] [dim]{label} · {escape(' · '.join(parts))}[/]"
         self.console.print(line + (f" [dim]— {hint}[/]" if hint else ""), highlight=False)
@@ -320,6 +311,14 @@ _STATUS_LOOK = {
     "error": ("red", "error", "the conversation is kept; try again or /model to switch"),
     "hook": ("yellow", "stopped by a hook", ""),
 }
+
+
+def _turn_of(outcome: Outcome) -> Outcome:
+    """How the turn the summary line is about ended: a goal's last turn (none ran: an
+    interrupt before it), else the work's own."""
+    if outcome.goal is None:
+        return outcome
+    return outcome.last_turn or Outcome("interrupted", 130)
 
 
 def _usage_since(now: Usage, before: Usage) -> Usage:

@@ -27,6 +27,7 @@ from caretz.checkpoints import (
 )
 from caretz.checkpoints.events import Scope
 from caretz.checkpoints.notices import conflict_lines
+from caretz.config_base import ConfigError
 
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
@@ -117,15 +118,11 @@ class RewindChooser:
 
     # -- steps -----------------------------------------------------------------------------
     def rewinder(self) -> SessionRewind | None:
-        session = self.repl.session
-        checkpoints = session.checkpoints
-        if checkpoints is None:
-            self.repl.error("checkpoints are off in this profile (checkpoints.enabled)")
+        try:
+            return self.repl.session.rewinder()
+        except ConfigError as error:  # checkpoints are off
+            self.repl.error(str(error))
             return None
-        if checkpoints.store is None or not checkpoints.active:
-            self.repl.error(f"checkpoints are off: {checkpoints.off_reason}")
-            return None
-        return SessionRewind(checkpoints.store, session.id, session.log, session.workspace)
 
     def show(self, points: Sequence[Checkpoint]) -> None:
         table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
@@ -174,7 +171,7 @@ class RewindChooser:
                 return
             allowed = [conflict.path for conflict in conflicts]
         try:
-            done = rewinder.rewind(target, scope, allowed=allowed)
+            done = self.repl.session.rewind(target, scope, allowed=allowed)
         except RestoreConflict as error:
             self.repl.error(f"{error}; nothing was changed")
             return
@@ -194,7 +191,8 @@ class RewindChooser:
         return False
 
     def apply(self, done: Rewound) -> None:
-        """The live conversation follows the log; the turn's prompt is offered again."""
+        """Says what the rewind did (the live conversation followed the log); the turn's
+        prompt is offered again."""
         parts = []
         if done.files is not None:
             count = len(done.files.changes)
@@ -204,11 +202,6 @@ class RewindChooser:
             for path, moved_to in done.files.displaced:
                 self.repl.info(f"{path} was not in any checkpoint: moved to {moved_to}")
         if done.history is not None:
-            conversation = self.repl.session.agent.conversation
-            conversation.messages = list(done.history.conversation)
-            conversation.last_request = done.history.last_request
-            conversation.last_answer = done.history.last_answer
-            conversation.context.forget()
             parts.append(f"the conversation is back {where_to(done.target)}")
         if done.prompt:
             self.repl.draft = done.prompt

@@ -1,7 +1,8 @@
 """The interactive session's state and what slash commands do to it: switch the
 model, profile, guard or permission mode, move to another session, compact, report costs.
 
-`Repl` (caretz.ui.repl) adds the prompt loop on top; slash commands only need this.
+What each of these does to the session is `caretz.app.session.Session`'s; this says how
+it went. `Repl` (caretz.ui.repl) adds the prompt loop on top; slash commands only need this.
 """
 
 from __future__ import annotations
@@ -13,21 +14,18 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
-from caretz.agent.compaction import (
-    CompactionPolicy,
-    ContextMeter,
-    Reason,
-    needs_compaction,
-)
+from caretz.agent.compaction import ContextMeter, Reason
 from caretz.agent.signals import Terminated
-from caretz.ui.goal_commands import GoalWork, session_goal
+from caretz.config_base import ConfigError
+from caretz.ui.goal_commands import GoalWork
 from caretz.ui.live import LiveView, WrappingMarkdown
 from caretz.ui.loops import LoopSchedule
 
 if TYPE_CHECKING:
+    from caretz.app.session import Session
     from caretz.config.overrides import Flags
+    from caretz.goal.state import Goal
     from caretz.runtime.custom_commands import PreparedCommand
-    from caretz.runtime.session import Session
     from caretz.session.store import SessionStore
     from caretz.slash_commands.files import Catalog
 
@@ -57,31 +55,22 @@ class SessionControl:
         self.clock = clock
         self.running = True
         self.session = session
-        self.goal = session_goal(session)  # a resumed session's paused goal comes back
         self.queued: GoalWork | None = None  # what /goal asked for; the prompt loop runs it
         self.loops = LoopSchedule(clock)
 
+    @property
+    def goal(self) -> Goal | None:
+        """The session's goal (a resumed session's paused one comes back)."""
+        return self.session.goal
+
     # -- compaction ----------------------------------------------------------------------
-    def policy(self) -> CompactionPolicy:
-        policy = self.session.agent.parts.compaction  # the window the session works to
-        return policy or CompactionPolicy(context_window=self.session.settings.context_window)
-
     def context_tokens(self) -> int:
-        agent = self.session.agent
-        return self.meter.estimate(agent.config.system, agent.conversation.messages)
+        return self.session.context_tokens()
 
-    def auto_compact(self) -> None:
-        tokens = self.context_tokens()
-        if needs_compaction(tokens, self.policy()):
-            self.compact(reason="auto", tokens=tokens)
-
-    def compact(self, reason: Reason = "manual", tokens: int | None = None) -> None:
-        tokens = self.context_tokens() if tokens is None else tokens
+    def compact(self, reason: Reason = "manual") -> None:
         with self.console.status("compacting the conversation…", spinner="dots"):
             try:
-                result = self.session.agent.compact(
-                    self.policy(), tokens_before=tokens, reason=reason
-                )
+                result = self.session.compact(reason=reason)
             except Terminated:
                 raise
             except KeyboardInterrupt:
@@ -99,59 +88,34 @@ class SessionControl:
 
     # -- session changes (slash commands) ---------------------------------------------------
     def switch_model(self, ref: str) -> None:
-        from caretz.config_base import ConfigError
-        from caretz.runtime.switches import switch_model
-
         try:
-            model = switch_model(self.session, ref, self.env)
+            self.info(self.session.switch(model=ref))
         except ConfigError as error:
             self.error(f"{error} (still on {self.session.agent.config.model_ref})")
-            return
-        self.meter.forget()
-        self.info(f"model: {model}; the conversation carries on")
 
     def switch_profile(self, name: str) -> None:
-        from caretz.config.settings import resolve_settings
-        from caretz.config_base import ConfigError
-        from caretz.runtime.switches import apply_settings
-
-        path = self.session.settings.config_path
-        base = self.overrides or {"config": path if path.is_file() else None}
         try:
-            settings = resolve_settings({**base, "profile": name}, self.env)
-            apply_settings(self.session, settings, self.env)
+            line = self.session.switch(profile=name)
         except ConfigError as error:
             self.error(f"{error} (still on profile {self.session.settings.profile_name})")
             return
-        self.view.detailed = settings.output == "detailed"
-        self.meter.forget()
-        mode = self.session.agent.parts.guard.mode
-        self.info(f"profile: {name} · model {settings.model.ref} · loop guard {mode}")
+        self.view.detailed = self.session.settings.output == "detailed"
+        self.info(line)
 
     def set_guard_mode(self, mode: str) -> None:
-        from caretz.config_base import ConfigError
-        from caretz.runtime.switches import set_guard_mode
-
         try:
-            set_guard_mode(self.session, mode)
+            self.info(self.session.switch(guard_mode=mode))
         except ConfigError as error:
             self.error(f"{error} (the loop guard is unchanged)")
-            return
-        judge = self.session.judge
-        by = f", judged by {judge.model_ref}" if judge is not None and mode != "off" else ""
-        self.info(f"loop guard: {mode}{by}")
 
     def set_permission_mode(self, mode: str) -> None:
-        from caretz.config_base import ConfigError
-        from caretz.runtime.switches import set_permission_mode
-
         try:
-            set_permission_mode(self.session, mode, self.env)
+            line = self.session.switch(permission_mode=mode)
         except ConfigError as error:
             mode = self.session.settings.permission_mode
             self.error(f"{error} (permissions unchanged: {mode})")
             return
-        self.info(f"permissions: {self.session.settings.permission_mode}")
+        self.info(line)
         self.yolo_banner()
 
     def yolo_banner(self) -> None:
@@ -186,34 +150,16 @@ class SessionControl:
     def replace_session(self, resume: str | None) -> bool:
         """Leave this session for a new one (or a past one); the model, profile and
         guard mode in use carry over."""
-        from caretz.config_base import ConfigError
-        from caretz.runtime.session import start_session
         from caretz.session.store import SessionNotFound
 
         old = self.session
-        reason = "clear" if resume is None else "resume"
         try:
-            session = start_session(
-                old.settings,
-                self.view,
-                self.env,
-                resume=resume,
-                workspace=old.workspace,
-                permissions=old.permissions,  # the project's rules as read at the start
-                hook_files=old.hooks.files if old.hooks is not None else (),  # and its hooks
-                mcp=old.mcp,  # the MCP servers keep running
-                before_start=lambda: old.end_hooks(reason),
-            )
+            self.session = old.reopen(resume)
         except (ConfigError, SessionNotFound) as error:
             self.error(str(error))
             return False
-        old.mcp = None  # the new session has them now
-        old.close(reason)
         self.info(f"left session {old.id} (reopen it with /resume {old.id})")
-        self.session = session
-        self.goal = session_goal(session)
-        self.meter.forget()
-        self.info(f"session {session.id}")
+        self.info(f"session {self.session.id}")
         return True
 
     # -- reports -------------------------------------------------------------------------
@@ -234,7 +180,7 @@ class SessionControl:
             lines.append('cost: unknown (a model without a price; add one under "prices")')
         if price_for(agent.config.model_ref, self.session.settings.prices) is None:
             lines.append(f"no price known for {agent.config.model_ref}")
-        window = self.policy().context_window
+        window = self.session.context_window
         lines.append(f"context: ~{self.context_tokens():,} of {window:,} tokens")
         for line in lines:
             self.info(line)

@@ -1,7 +1,7 @@
 """Slash commands of the interactive session, and their completion.
 
 A line that starts with `/` and a command name is a command; it never reaches
-the model, except a custom command's prompt (ui/custom_commands.py). A line such as
+the model, except a custom command's prompt (ui/custom_commands.py, app/commands.py). A line such as
 `/etc/hosts is wrong` (a path: a second slash in the first word) is an ordinary message.
 """
 
@@ -16,10 +16,11 @@ from prompt_toolkit.document import Document
 from rich.markup import escape
 from rich.table import Table
 
+from caretz.slash_commands.names import parse
 from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
-from caretz.ui.hooks_command import hooks_slash
-from caretz.ui.mcp_command import mcp_slash
+from caretz.ui.hooks_slash import hooks_slash
+from caretz.ui.mcp_slash import mcp_slash
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
@@ -54,16 +55,6 @@ class SlashCommand:
     @property
     def usage(self) -> str:
         return f"/{self.name} {self.args}".rstrip()
-
-
-def parse(text: str) -> tuple[str, str] | None:
-    """("model", "openai/gpt-5") for "/model openai/gpt-5"; None when it is no command."""
-    if not text.startswith("/"):
-        return None
-    head, _, rest = text[1:].strip().partition(" ")
-    if not head or "/" in head:
-        return None
-    return head.lower(), rest.strip()
 
 
 def dispatch(repl: SessionControl, text: str) -> bool:

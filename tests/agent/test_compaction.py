@@ -26,7 +26,7 @@ from caretz.agent.compaction import (
 )
 from caretz.config.settings import resolve_settings
 from caretz.messages import Message, ToolCall
-from caretz.runtime.session import Session, start_session
+from caretz.app.session import Session, start_session
 from caretz.session.events import read_events
 from caretz.session.store import rebuild_history
 from caretz.ui.live import LiveView

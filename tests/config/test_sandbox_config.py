@@ -119,7 +119,7 @@ def test_landlock_is_the_fallback_and_says_so(tmp_path):
 
 
 def test_sandbox_check_exits_1_where_nothing_works(capsys):
-    from caretz.commands import check_sandbox_command
+    from caretz.commands.sandbox import check_sandbox_command
 
     nothing = check_sandbox(SandboxMode.WORKSPACE_WRITE, bwrap=MISSING, landlock_abi=0)
     assert check_sandbox_command({}, "text", nothing) == 1

@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.conftest import types
 from tests.e2e.hook_scripts import project_settings
+from tests.importtime import modules_imported_by_a_run
 from tests.modelserver import RecordedRequest, calls, text
 
 REVIEW = """---
@@ -62,6 +63,18 @@ def test_a_command_with_arguments_runs_headless(caretz, server, commands):
     )
     started = [e for e in caretz.events(run.session_id) if e["type"] == "Turn.Started"]
     assert started[0]["prompt"].startswith("Review pull request 42")
+
+
+def test_a_headless_command_never_loads_the_interactive_session(caretz, server, commands):
+    write_command(commands, "review", REVIEW)
+    server.add(text("Reviewed."))
+
+    loaded = modules_imported_by_a_run(caretz.workspace, caretz.environment(), prompt="/review 1")
+
+    assert "caretz.app.session" in loaded and len(server.requests) == 1
+    interactive = {"caretz.ui.repl", "caretz.ui.slash", "caretz.ui.session_control"}
+    assert not loaded & interactive
+    assert not {name for name in loaded if name.split(".")[0] == "prompt_toolkit"}
 
 
 def test_subfolders_give_namespaced_names_and_claude_code_folders_are_read(

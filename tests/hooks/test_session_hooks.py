@@ -12,7 +12,7 @@ from rich.console import Console
 
 from caretz.agent.compaction import CompactionPolicy
 from caretz.config.settings import resolve_settings
-from caretz.runtime.session import Session, start_session
+from caretz.app.session import Session, start_session
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from caretz.config.settings import resolve_settings
 from caretz.messages import ToolCall
-from caretz.runtime.session import start_session
+from caretz.app.session import start_session
 from caretz.session.events import read_events
 from caretz.tools.asking import Answer, Question
 from caretz.ui.asking import TerminalAsker, parse_answer

@@ -15,7 +15,7 @@ from caretz.config.settings import resolve_settings
 from caretz.config_base import ConfigError
 from caretz.guard.guard import LoopGuard
 from caretz.guard.seam import NullGuard
-from caretz.runtime.session import start_session
+from caretz.app.session import start_session
 from caretz.runtime.switches import apply_settings, set_guard_mode, switch_model
 from caretz.session.events import read_events
 from tests.agent.test_compaction import Recorder

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from caretz.config.settings import resolve_settings
-from caretz.runtime.session import start_session
+from caretz.app.session import start_session
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl
 from caretz.ui.rewind import RewindChooser

@@ -15,7 +15,7 @@ from rich.console import Console
 from caretz.config.settings import resolve_settings
 from caretz.guard.guard import LoopGuard
 from caretz.guard.seam import NullGuard
-from caretz.runtime.session import start_session
+from caretz.app.session import start_session
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl

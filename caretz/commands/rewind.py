@@ -16,30 +16,25 @@ half-way (and put every file back) exits 1.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from caretz.agent.rewind import FILE_SCOPES, Rewound, SessionRewind
-from caretz.checkpoints import (
-    CheckpointError,
-    CheckpointStore,
-    RestoreFailed,
-    SnapshotLimits,
-    UnknownCheckpoint,
-)
-from caretz.checkpoints.events import CREATED, Scope
+from caretz.app.rewinding import logged_session, open_rewind
+from caretz.checkpoints import CheckpointError, RestoreFailed, UnknownCheckpoint
+from caretz.checkpoints.events import Scope
 from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, conflict_lines
 from caretz.checkpoints.project import project_root
-from caretz.session.events import EventLog, read_events
-from caretz.session.store import SessionNotFound, SessionStore
+from caretz.commands.loading import with_settings
+from caretz.session.store import SessionNotFound
 from caretz.ui.rewind import describe, when, where_to
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.checkpoints import Checkpoint
+    from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
 
 
@@ -60,6 +55,21 @@ class RewindArgs:
         return "conversation" if self.conversation_only else "both"
 
 
+def rewind_session(
+    overrides: Flags,
+    session: str | None,
+    turn: int | None,
+    checkpoint: str | None,
+    *,
+    files_only: bool = False,
+    conversation_only: bool = False,
+    force: bool = False,
+    undo: bool = False,
+) -> int:
+    args = RewindArgs(session, turn, checkpoint, files_only, conversation_only, force, undo)
+    return with_settings(overrides, lambda settings: run_rewind(settings, args))
+
+
 def run_rewind(settings: Settings, args: RewindArgs) -> int:
     if args.files_only and args.conversation_only:
         return fail("--files-only and --conversation-only exclude each other: give one or neither")
@@ -67,37 +77,20 @@ def run_rewind(settings: Settings, args: RewindArgs) -> int:
         return fail("give one of --turn, --checkpoint and --undo")
     if args.undo and (args.files_only or args.conversation_only):
         return fail("--undo restores what the rewind or turn it undoes changed: no scope flag")
+    here = project_root(Path.cwd())
     try:
-        rewinder = open_rewind(settings, args.session)
+        logged = logged_session(settings, args.session, here)
+        if logged.project != here:
+            sys.stderr.write(
+                f"caretz: session {logged.id} is of another folder: {logged.project}\n"
+            )
+        rewinder = open_rewind(settings, logged)
     except (SessionNotFound, CheckpointError) as error:
         return fail(str(error))
     try:
         return rewind_or_list(rewinder, args)
     finally:
         rewinder.log.close()
-
-
-def open_rewind(settings: Settings, session: str | None) -> SessionRewind:
-    """The rewind of a session: its log, and the checkpoints of the project it ran in."""
-    sessions = SessionStore(settings.data_dir)
-    here = project_root(Path.cwd())
-    events_path = sessions.events_path(sessions.latest(here) if session is None else session)
-    workspace, project = session_places(list(read_events(events_path)))
-    if project != here:
-        sys.stderr.write(
-            f"caretz: session {events_path.parent.name} is of another folder: {project}\n"
-        )
-    limits = SnapshotLimits(size_cap=settings.profile.checkpoints.max_file_size_bytes)
-    store = CheckpointStore.open(settings.data_dir, project, limits=limits)
-    return SessionRewind(store, events_path.parent.name, EventLog(events_path), workspace)
-
-
-def session_places(events: list[dict[str, Any]]) -> tuple[Path, Path]:
-    """(the session's working folder, the project its checkpoints cover), from its log."""
-    starts = [e for e in events if e.get("type") in ("Session.Started", "Session.Resumed")]
-    workspace = Path(starts[-1]["cwd"]) if starts else Path(os.getcwd())
-    recorded = [e["project"] for e in events if e.get("type") == CREATED and e.get("project")]
-    return workspace, Path(recorded[-1]) if recorded else project_root(workspace)
 
 
 def rewind_or_list(rewinder: SessionRewind, args: RewindArgs) -> int:

@@ -1,0 +1,30 @@
+"""The settings a command runs with: profiles.json, the `CARETZ_*` variables and its flags."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from caretz.config_base import ConfigError
+from caretz.usage_error import fail
+
+if TYPE_CHECKING:
+    from caretz.config.overrides import Flags
+    from caretz.config.settings import Settings
+
+
+def load_settings(overrides: Flags) -> Settings:
+    from caretz.config.settings import resolve_settings  # pydantic, only once a command runs
+
+    return resolve_settings(overrides, os.environ)
+
+
+def with_settings(overrides: Flags, command: Callable[[Settings], int]) -> int:
+    """`command` run with the resolved settings; settings that cannot be read are one line
+    and exit 2."""
+    try:
+        settings = load_settings(overrides)
+    except ConfigError as error:
+        return fail(str(error))
+    return command(settings)

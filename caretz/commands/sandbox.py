@@ -1,0 +1,47 @@
+"""`caretz sandbox check`: which sandbox works here and what it enforces."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from caretz.commands.loading import load_settings
+from caretz.config_base import ConfigError
+from caretz.usage_error import fail
+
+if TYPE_CHECKING:
+    from caretz.config.overrides import Flags
+    from caretz.sandbox.detect import SandboxCheck
+
+
+def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
+    """0 when a sandbox works here, 1 when none does. `check` replaces probing this
+    machine (what another machine would find)."""
+    from caretz.config.sandbox import installation_problem, sandbox_policy, session_programs
+    from caretz.sandbox.detect import Backend, check_sandbox, render_check
+
+    if output not in ("text", "json"):
+        return fail(f"--output {output!r}: use text or json")
+    try:
+        settings = load_settings(overrides)
+        policy = sandbox_policy(settings, Path.cwd(), os.environ)
+    except ConfigError as error:
+        return fail(str(error))
+    if check is None:
+        check = check_sandbox(
+            policy.mode, policy.network, programs=session_programs(policy, os.environ)
+        )
+    roots = [str(root) for root in policy.writable_roots]
+    refused = installation_problem(policy, check)
+    if output == "json":
+        data = {**check.as_dict(), "writable_roots": roots, "installation_problem": refused}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_check(check) + "\n")
+        sys.stdout.write(f"writable: {', '.join(roots) or 'nothing'}\n")
+        if refused:
+            sys.stdout.write(f"error: {refused}\n")
+    return 1 if check.backend is Backend.NONE or refused else 0
