@@ -101,7 +101,8 @@ def test_a_prompt_streams_thinking_text_the_plan_a_diff_and_a_command_then_load_
     (replayed_edit,) = again.started("edit")
     assert again.finished(replayed_edit.tool_call_id).content == edited.content
     assert again.plans()[0].entries == plan.entries
-    assert again.updates[0].session_update == "user_message_chunk"  # the prompt comes first
+    replayed = [u.session_update for u in again.updates]
+    assert replayed[:2] == ["available_commands_update", "user_message_chunk"]  # then the prompt
 
 
 def test_a_cancel_mid_command_ends_the_command_and_the_prompt_stops_as_cancelled(
