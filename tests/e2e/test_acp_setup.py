@@ -174,3 +174,23 @@ def test_the_project_s_custom_commands_are_offered_and_a_slash_prompt_runs_one(
     sent = server.requests[0].messages[-1]["content"]
     sent = sent if isinstance(sent, str) else sent[0]["text"]
     assert sent.startswith("Review pull request 42 and list what you would change.")
+
+
+def test_the_key_may_come_from_an_env_file_given_before_acp(caretz, server, workspace):
+    keys = workspace.parent / "keys.env"
+    keys.write_text("ANTHROPIC_API_KEY=sk-ant-from-the-file\n")
+    keys.chmod(0o600)
+    server.add(text("Hello."))
+    flags = ("--env-file", str(keys))
+
+    async def scenario() -> str:
+        env = {"ANTHROPIC_API_KEY": None}
+        async with caretz_acp(caretz, Editor(), *flags, env=env) as (conn, ready):
+            assert ready.auth_methods == []
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            return (
+                await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+            ).stop_reason
+
+    assert run(scenario()) == "end_turn"
+    assert server.requests[0].headers["x-api-key"] == "sk-ant-from-the-file"
