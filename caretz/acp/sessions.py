@@ -103,7 +103,8 @@ class AcpSession:
             raise
         finally:
             self.running = False
-        if outcome.status in _SAID and outcome.message:
+        said_already = self.view.signs.prompt_blocked  # its notice came with its event
+        if outcome.status in _SAID and outcome.message and not said_already:
             self.outbox.post(agent_text(from_caretz([outcome.message])))
         await self.outbox.flush()
         return stop_reason(outcome, self.view.signs, self.cancelled)

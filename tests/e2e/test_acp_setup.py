@@ -15,6 +15,7 @@ from acp.schema import (
 )
 
 from tests.e2e.acp_editor import Editor, caretz_acp, run, texts
+from tests.e2e.hook_scripts import hooks_entry, project_settings, write_hook
 from tests.e2e.sandbox_folders import require
 from tests.importtime import modules_imported_by_a_run
 from tests.modelserver import text, tool
@@ -194,3 +195,29 @@ def test_the_key_may_come_from_an_env_file_given_before_acp(caretz, server, work
 
     assert run(scenario()) == "end_turn"
     assert server.requests[0].headers["x-api-key"] == "sk-ant-from-the-file"
+
+
+BLOCK_DEPLOYS = """
+import json, sys
+if "deploy" in json.load(sys.stdin)["prompt"]:
+    print("no deploys on Fridays", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def test_a_prompt_a_hook_blocks_is_refused_and_said_once(caretz, server, workspace):
+    command = write_hook(workspace, "no_deploys", BLOCK_DEPLOYS)
+    project_settings(workspace, {"hooks": {"UserPromptSubmit": [hooks_entry(command)]}})
+    editor = Editor()
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, editor) as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("deploy")])
+            return answer.stop_reason
+
+    assert run(scenario()) == "refusal"
+    assert server.requests == []
+    said = editor.text()
+    assert said.count("a UserPromptSubmit hook blocked the prompt") == 1
+    assert "no deploys on Fridays" in said
