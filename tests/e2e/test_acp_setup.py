@@ -221,3 +221,20 @@ def test_a_prompt_a_hook_blocks_is_refused_and_said_once(caretz, server, workspa
     said = editor.text()
     assert said.count("a UserPromptSubmit hook blocked the prompt") == 1
     assert "no deploys on Fridays" in said
+
+
+def test_a_limit_that_ends_the_turn_is_max_turn_requests_with_caretz_s_line(
+    caretz, server, workspace
+):
+    (workspace / "a.txt").write_text("a\n")
+    server.add(tool("read", path="a.txt"), tool("read", path="a.txt"))
+    editor = Editor()
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, editor, "--max-tool-calls", "1") as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("read")])
+            return answer.stop_reason
+
+    assert run(scenario()) == "max_turn_requests"
+    assert "**caretz:** tool call limit reached: 1 of --max-tool-calls 1" in editor.text()
