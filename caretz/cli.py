@@ -406,6 +406,16 @@ def hooks_approve(ctx: typer.Context) -> None:
     raise typer.Exit(hooks_command(ctx.obj, approve=True))
 
 
+@app.command("acp")
+def acp_command(ctx: typer.Context) -> None:
+    """Serve an editor over the Agent Client Protocol on stdin/stdout (docs/acp.md); the
+    root options apply, e.g. caretz --permission-mode ask acp."""
+    from caretz.acp.server import run_acp
+
+    root = ctx.parent.params if ctx.parent is not None else {}
+    raise typer.Exit(run_acp(ctx.obj or {}, root.get("env_file")))
+
+
 def _mount_guard() -> None:
     from caretz.eval.cli import guard_app
 
@@ -441,7 +451,7 @@ def _click_exception() -> type[Exception]:
 def wants_json(argv: list[str]) -> bool:
     """Whether the command line asks a run for JSON answers (`--output json`, or
     `--input-format stream-json`), read before it is parsed."""
-    if argv and argv[0] in ("sessions", "config", "guard", "mcp", "hooks"):
+    if argv and argv[0] in ("sessions", "config", "guard", "mcp", "hooks", "acp"):
         return False  # a subcommand, not a run: it has no result object
     pairs = list(zip(argv, [*argv[1:], ""], strict=True))
     for flag, value in (("--output", "json"), ("--input-format", "stream-json")):

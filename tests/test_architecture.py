@@ -97,7 +97,10 @@ MAY_IMPORT["caretz.commands"] = WIRING | {
     "caretz.api",
 }
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
+# The ACP agent drives the application layer (caretz.app) and reads what it may read.
+MAY_IMPORT["caretz.acp"] = WIRING | {"caretz.runtime", "caretz.app"}
 MAY_IMPORT["caretz.cli"] = {
+    "caretz.acp",
     "caretz.cli_options",
     "caretz.commands",
     "caretz.config",

@@ -1,0 +1,85 @@
+"""caretz's permission questions as `session/request_permission`.
+
+Everything caretz would ask at the terminal it asks the editor: allow once, always
+(when caretz can save a rule for it: the option names the rule and the file), or
+reject. The question arrives on the thread that runs the turn; `ask` blocks it until
+the editor answers (or the prompt is cancelled, which answers no).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from acp.schema import (
+    ContentToolCallContent,
+    PermissionOption,
+    RequestPermissionResponse,
+    TextContentBlock,
+    ToolCallUpdate,
+)
+
+from caretz.acp import toolcalls
+from caretz.acp.view import AcpView
+from caretz.tools.asking import Answer, Question
+
+# Sends the request and waits for the answer; None: withdrawn (the prompt was cancelled).
+Ask = Callable[[ToolCallUpdate, list[PermissionOption]], "RequestPermissionResponse | None"]
+
+ALLOW_ONCE = "allow-once"
+ALLOW_ALWAYS = "allow-always"
+REJECT = "reject"
+_ANSWERS = {ALLOW_ONCE: "yes", ALLOW_ALWAYS: "always", REJECT: "no"}
+
+
+def options(question: Question) -> list[PermissionOption]:
+    offered = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
+    if question.saves:
+        rules = ", ".join(question.saves)
+        name = f"Always allow {rules} (saved to {question.settings_file})"
+        offered.append(PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always"))
+    offered.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
+    return offered
+
+
+def why(question: Question) -> str:
+    """Why caretz asks, in the words the terminal uses."""
+    lines = [f"caretz asks before it runs this {question.tool} call: {question.reason}"]
+    if question.rule:
+        lines.append(f"rule: {question.rule}")
+    if question.escalate:
+        lines.append(f"outside the sandbox, because: {question.escalate}")
+    return "\n".join(lines)
+
+
+def answer(response: RequestPermissionResponse | None) -> Answer:
+    """The editor's choice; a cancelled request, or an option caretz did not offer, is no."""
+    outcome = response.outcome if response is not None else None
+    if outcome is None or outcome.outcome != "selected":
+        return Answer("no")
+    return Answer(_ANSWERS.get(outcome.option_id, "no"))  # type: ignore[arg-type]
+
+
+class EditorAsker:
+    """The session's `Asker`: the editor answers."""
+
+    interactive = True
+
+    def __init__(self, view: AcpView, ask: Ask):
+        self.view = view
+        self.ask = ask
+        self.asked = 0
+
+    def __call__(self, question: Question) -> Answer:
+        self.asked += 1
+        call = self.view.asked_call
+        call_id = call.call_id if call is not None else f"caretz-question-{self.asked}"
+        text = TextContentBlock(type="text", text=why(question))
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=toolcalls.title(question.tool, question.arguments),
+            kind=toolcalls.tool_kind(question.tool),
+            status="pending",
+            raw_input=dict(question.arguments),
+            content=[ContentToolCallContent(type="content", content=text)],
+        )
+        return answer(self.ask(tool_call, options(question)))
