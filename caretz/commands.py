@@ -55,6 +55,8 @@ def run_cli(
         return fail_run(
             '--goal needs a condition, e.g. --goal "the tests in tests/ pass"', json_output
         )
+    if goal is not None and overrides.get("image"):
+        return fail_run("--image attaches to a prompt; a --goal run takes none", json_output)
     try:
         if env_file is not None:
             from caretz.config.env_file import apply_env_file
@@ -157,11 +159,9 @@ def run_headless(
             if pursuit is not None:
                 goal_run = pursuit.run(session.agent, prompt)
                 result = goal_run.result
-            elif custom is not None:
-                result = run_custom_command(session, custom)
             else:
                 assert prompt is not None
-                result = run_turns(session, prompt)
+                result = run_turns(session, prompt, custom)
     finally:
         session.close()
     summary = result_summary(session, result, time.monotonic() - started, goal_run)
@@ -169,17 +169,34 @@ def run_headless(
     return summary["exit_code"]
 
 
-def run_turns(session: Session, prompt: str) -> TurnResult:
-    """The turn and its automatic resumes; an ending signal between them ends the run too."""
+def run_turns(session: Session, prompt: str, custom: PreparedCommand | None = None) -> TurnResult:
+    """A prompt's turn (a custom command's in its scope: runtime/custom_commands) with its
+    images (--image, a plain prompt's @shot.png) and automatic resumes. An ending signal
+    ends the run too; a refused image, command model or `!` is one line (exit 2)."""
     from caretz.agent.driver import run_with_auto_resume
     from caretz.agent.signals import Terminated, interrupted_by
     from caretz.agent.turn import TurnResult
+    from caretz.config_base import ConfigError
+    from caretz.runtime.attachments import prompt_images
+    from caretz.usage_error import USAGE_ERROR
 
     try:
-        return run_with_auto_resume(session.agent, prompt)
+        if custom is None:
+            images = prompt_images(session.agent.parts.tool_ctx, prompt, session.settings.images)
+            return run_with_auto_resume(session.agent, prompt, images)
+        from caretz.runtime.command_expansion import expand_inline
+        from caretz.runtime.custom_commands import command_scope
+
+        with command_scope(session, custom):  # its @ images come with its @ files
+            images = prompt_images(session.agent.parts.tool_ctx, "", session.settings.images)
+            text, read = expand_inline(session, custom)
+            return run_with_auto_resume(session.agent, text, [*images, *read])
     except Terminated as ended:
         end = interrupted_by(ended)
         return TurnResult(end.status, end.exit_code, end.message, "", 0)
+    except ConfigError as error:
+        fail(str(error))
+        return TurnResult("usage_error", USAGE_ERROR, str(error), "", 0)
 
 
 def custom_command(settings: Settings, prompt: str) -> PreparedCommand | None:
@@ -194,22 +211,6 @@ def custom_command(settings: Settings, prompt: str) -> PreparedCommand | None:
     if parsed is None:
         return None
     return headless_command(settings, Path.cwd(), parsed, builtin_names(), os.environ)
-
-
-def run_custom_command(session: Session, custom: PreparedCommand) -> TurnResult:
-    """The command's turn on its model, with its allowed tools (see runtime/custom_commands)."""
-    from caretz.agent.turn import TurnResult
-    from caretz.config_base import ConfigError
-    from caretz.runtime.command_expansion import expand_inline
-    from caretz.runtime.custom_commands import command_scope
-    from caretz.usage_error import USAGE_ERROR
-
-    try:
-        with command_scope(session, custom):
-            return run_turns(session, expand_inline(session, custom))
-    except ConfigError as error:  # its model could not be switched to, or a `!` was refused
-        fail(str(error))
-        return TurnResult("usage_error", USAGE_ERROR, str(error), "", 0)
 
 
 def yolo_banner() -> None:

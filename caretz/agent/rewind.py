@@ -25,6 +25,7 @@ from caretz.checkpoints import (
 )
 from caretz.checkpoints.events import CREATED, RESTORED, Scope, created_fields, restored_fields
 from caretz.session.events import EventLog, read_events
+from caretz.session.images import ImageFiles
 from caretz.session.store import History, rebuild_history, turn_prompt
 
 FILE_SCOPES: tuple[Scope, ...] = ("files", "both")
@@ -128,4 +129,5 @@ class SessionRewind:
             return Rewound(target, scope, before, result, None, None)
         events = self.events()
         prompt = turn_prompt(events, target.turn) if target.kind == "turn" else None
-        return Rewound(target, scope, before, result, rebuild_history(events), prompt)
+        history = rebuild_history(events, ImageFiles(self.events_path.parent).load)
+        return Rewound(target, scope, before, result, history, prompt)

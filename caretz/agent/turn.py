@@ -10,7 +10,7 @@ is an event in the session log.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -33,6 +33,7 @@ from caretz.agent.turn_stream import ABORTED, PromptTooLong, StreamCut, close_st
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
+    Image,
     Message,
     ModelRequest,
     ModelResponse,
@@ -83,6 +84,7 @@ class Turn:
         number: int,
         prompt: str,
         *,
+        images: Sequence[Image] = (),
         from_user: bool = True,
         continuation: bool = False,
         before_request: Callable[[], None] = lambda: None,
@@ -93,6 +95,7 @@ class Turn:
         self.conversation = conversation
         self.number = number
         self.prompt = prompt
+        self.images = list(images)  # attached to the prompt (--image, @shot.png)
         self.from_user = from_user
         self.continuation = continuation  # a goal's next turn (see TurnContext)
         self.before_request = before_request  # compaction, for long turns
@@ -111,12 +114,15 @@ class Turn:
     def run(self) -> TurnResult:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
-        self.conversation.messages.append(Message("user", self.prompt))
+        self.conversation.messages.append(Message("user", self.prompt, images=self.images))
+        self.parts.log.keep_images(self.images)
+        attached = {"images": [image.ref() for image in self.images]} if self.images else {}
         self.emit(
             "Turn.Started",
             prompt=self.prompt,
             model=self.config.model_ref,
             from_user=self.from_user,
+            **attached,
         )
         self.parts.guard.begin_turn(self.context())
         try:
@@ -261,7 +267,7 @@ class Turn:
             if may_overflow and is_prompt_too_long(error):
                 raise PromptTooLong(error) from None
             self.record_provider_error(error)
-            refused = error.status in REFUSING_STATUSES
+            refused = error.status in REFUSING_STATUSES or error.images_refused
             raise (ProviderRefused if refused else RuntimeFailure)(str(error)) from error
         except StreamCut as cut:
             return cut.response(request.model)
@@ -325,9 +331,7 @@ class Turn:
         answer_dangling_calls(self.conversation.messages, SKIPPED_AFTER_STOP)
 
     def record(self, index: int, call: ToolCall, result: ToolResult) -> None:
-        self.conversation.messages.append(
-            Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
-        )
+        self.conversation.messages.append(result.message(call.id))
         self.observe(index, call, result)
 
     def start_tool(self, call: ToolCall) -> tuple[int, ToolCall, ReadyCall | ToolResult]:
@@ -345,9 +349,7 @@ class Turn:
         """A hook's `continue: false`, before or after the call ran: the turn ends."""
         result = end.result or ToolResult(ok=False, output=f"Not run: {end.reason}")
         self.emit_result(index, call, result)
-        self.conversation.messages.append(
-            Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
-        )
+        self.conversation.messages.append(result.message(call.id))
         raise StoppedByHook(end.reason) from None
 
     def run_tool(self, call: ToolCall) -> ToolResult:
@@ -391,6 +393,7 @@ class Turn:
             raise CancelToolCall(decision.reason)
 
     def emit_result(self, index: int, call: ToolCall, result: ToolResult) -> None:
+        self.parts.log.keep_images(result.images)  # the event names them by digest
         self.emit(
             "Tool.Result",
             index=index,

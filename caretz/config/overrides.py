@@ -59,6 +59,7 @@ class Overrides(BaseModel):
     add_dir: list[str] | None = None  # more writable roots, added to the profile's addDirs
     allowed_tools: list[str] | None = None  # allow rules for this run only
     disallowed_tools: list[str] | None = None  # deny rules for this run only
+    image: list[str] | None = None  # image files attached to the prompt
 
 
 # The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment

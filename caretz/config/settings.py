@@ -54,6 +54,8 @@ class Settings:
     goal_source: str = "goal.judge.model"  # where the goal's evaluator model was set
     # --allowed-tools / --disallowed-tools: rules for this run only, by flag.
     run_rules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # --image: files attached to the prompt (to the first one, in an interactive session).
+    images: tuple[str, ...] = ()
 
     @property
     def model_limits(self) -> ModelLimits:
@@ -178,6 +180,7 @@ def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
         judge_source=_judge_source(cli, profile_name, path),
         goal_source=_goal_source(cli, profile_name, path),
         run_rules=_run_rules(cli),
+        images=tuple(cli.image or ()),
     )
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from caretz.messages import Message, ModelRequest, ToolSpec, Usage
+from caretz.messages import Image, Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
@@ -130,7 +130,7 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
             wire.append({"role": "user", "content": results})
             results = []
         if message.role == "user":
-            wire.append({"role": "user", "content": message.content})
+            wire.append({"role": "user", "content": user_content(message)})
             continue
         blocks = assistant_blocks(message)
         if blocks:  # the API refuses an empty assistant turn
@@ -160,12 +160,30 @@ def assistant_blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
+def user_content(message: Message) -> str | list[dict[str, Any]]:
+    """A prompt's text, or its images then its text (the order Anthropic advises)."""
+    if not message.images:
+        return message.content
+    blocks = [image_block(image) for image in message.images]
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    return blocks
+
+
 def tool_result_block(message: Message) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
-    if message.content:
+    if message.images:
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        block["content"] = [*text, *(image_block(image) for image in message.images)]
+    elif message.content:
         block["content"] = message.content
     block["is_error"] = message.is_error
     return block
+
+
+def image_block(image: Image) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": image.media_type, "data": image.base64()}
+    return {"type": "image", "source": source}
 
 
 def mark_conversation_prefix(wire: list[dict[str, Any]]) -> None:

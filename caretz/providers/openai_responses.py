@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from caretz.messages import Message, ModelRequest, ToolSpec, Usage
+from caretz.messages import Image, Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.draft import PendingCall
 from caretz.providers.openai import bearer_headers
@@ -104,14 +104,27 @@ def wire_input(messages: list[Message]) -> list[dict[str, Any]]:
                 {
                     "type": "function_call_output",
                     "call_id": message.tool_call_id,
-                    "output": message.content,
+                    "output": content(message),
                 }
             )
         elif message.role == "user":
-            items.append({"role": "user", "content": message.content})
+            items.append({"role": "user", "content": content(message)})
         else:
             items.extend(assistant_items(message))
     return items
+
+
+def content(message: Message) -> str | list[dict[str, Any]]:
+    """A prompt's or a tool result's text, or its text and images as input parts (a
+    function_call_output's output takes the same parts as a message)."""
+    if not message.images:
+        return message.content
+    text = [{"type": "input_text", "text": message.content}] if message.content else []
+    return [*text, *(input_image(image) for image in message.images)]
+
+
+def input_image(image: Image) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": image.data_url()}
 
 
 def assistant_items(message: Message) -> list[dict[str, Any]]:

@@ -25,11 +25,12 @@ from caretz.agent.subagents import TaskTool
 from caretz.checkpoints.project import project_root
 from caretz.guard.seam import Guard
 from caretz.messages import Usage
+from caretz.providers.model_limits import images_refusal
 from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
 from caretz.runtime.models import context_window, open_provider, served_context_window
-from caretz.session.events import EventLog, read_events
-from caretz.session.store import SessionStore, in_project, rebuild_history
+from caretz.session.events import EventLog
+from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
 
@@ -128,7 +129,7 @@ def _open_session(
     events_path = store.events_path(store.latest(project) if resume == "latest" else resume)
     recorded = store.project_of(events_path.parent.name)
     other = "" if in_project(recorded, project) else recorded[0] or recorded[1]
-    history = rebuild_history(list(read_events(events_path)))
+    history = read_history(events_path)
     conversation = Conversation(
         history.conversation, history.turns, history.last_request, history.last_answer
     )
@@ -209,6 +210,7 @@ def wire_agent(
             rules=permissions.rules,
             sandbox=sandbox,
             jobs=jobs if jobs is not None else JobTable(),
+            no_images=images_refusal(settings.model.ref),
         ),
         log=log,
         guard=guard,

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from caretz.config_base import ConfigError
-from caretz.messages import Message, ToolCall, answer_dangling_calls
+from caretz.messages import ImageLoader, Message, ToolCall, answer_dangling_calls, restore_images
 from caretz.session.events import read_events
+from caretz.session.images import ImageFiles
 
 EVENTS_FILE = "events.jsonl"
 SESSION_ENDED = "Not run: the session ended first."
@@ -200,7 +201,15 @@ class _Rebuilding:
         )
 
 
-def rebuild_history(events: Iterable[dict[str, Any]]) -> History:
+def read_history(events_path: Path) -> History:
+    """The conversation of the session whose log is `events_path`, its images read back
+    from the session's folder."""
+    return rebuild_history(read_events(events_path), ImageFiles(events_path.parent).load)
+
+
+def rebuild_history(
+    events: Iterable[dict[str, Any]], load_image: ImageLoader | None = None
+) -> History:
     """The main agent's conversation as it stood at the end of the log.
 
     Guard notes were never part of the conversation, so they are not rebuilt;
@@ -210,7 +219,8 @@ def rebuild_history(events: Iterable[dict[str, Any]]) -> History:
     after a compaction. A rewind of the conversation (`Checkpoint.Restored` with
     scope "conversation" or "both") puts it back as it was before the turn rewound
     to, or, for a rewind to a rewind's own checkpoint, as it was when that rewind
-    happened.
+    happened. Images are read back with `load_image`; one that cannot be (or every one,
+    without it) is named in the message's text instead.
     """
     state = _Rebuilding()
     turn_starts: dict[int, _Rebuilding] = {}
@@ -224,25 +234,28 @@ def rebuild_history(events: Iterable[dict[str, Any]]) -> History:
         elif kind == "Turn.Started":
             number = int(event.get("turn") or state.turns + 1)
             turn_starts[number] = state.saved()
-            state.conversation.append(Message("user", event["prompt"]))
+            images, lost = restore_images(event.get("images") or [], load_image)
+            state.conversation.append(Message("user", event["prompt"] + lost, images=images))
             state.turns, state.last_request = state.turns + 1, event["prompt"]
             state.live_turns = (*state.live_turns, number)
         elif kind == "Model.Response":
-            state.conversation.append(Message.from_dict(event["message"]))
+            state.conversation.append(Message.from_dict(event["message"], load_image))
         elif kind == "Tool.Result":
+            images, lost = restore_images(event.get("images") or [], load_image)
             state.conversation.append(
                 Message(
                     "tool",
-                    event.get("output", ""),
+                    event.get("output", "") + lost,
                     tool_call_id=event.get("call_id"),
                     is_error=not event.get("ok", False),
+                    images=images,
                 )
             )
         elif kind == "Turn.Ended":
             state.last_answer = event.get("text", state.last_answer)
         elif kind == "Session.Compacted":
             # The compacted conversation replaces everything rebuilt so far.
-            state.conversation = [Message.from_dict(m) for m in event["conversation"]]
+            state.conversation = [Message.from_dict(m, load_image) for m in event["conversation"]]
         elif kind == REWOUND:
             _rewind(state, event, turn_starts, rewinds)
     return state.history()

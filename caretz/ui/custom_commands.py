@@ -64,8 +64,8 @@ def run_prepared(repl: Repl, prepared: PreparedCommand) -> None:
                 repl.info(f"/{name} runs on {model}")
             elif prepared.rules:
                 repl.info(f"/{name} runs with {_tools(prepared)} allowed")
-            prompt = expand_inline(repl.session, prepared)
-            repl.run_turn(prompt)
+            prompt, images = expand_inline(repl.session, prepared)
+            repl.run_turn(prompt, images)
     except ConfigError as error:
         repl.error(str(error))
     except KeyboardInterrupt as stop:  # Ctrl-C while a `!` command ran

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from rich.markup import escape
 
 from caretz.agent.limits import RunTotals
 from caretz.agent.signals import Terminated, interruption, signals_interrupt
-from caretz.messages import Usage
+from caretz.messages import Image, Usage
 from caretz.text import plural
 from caretz.ui.asking import TerminalAsker
 from caretz.ui.live import LiveView
@@ -100,6 +100,7 @@ class Repl(SessionControl):
     end_reason = "other"  # for SessionEnd hooks
     prompt: PromptSession[Any] | None = None  # built on the first read
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
+    images_attached = False  # --image's files went with the first prompt
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self) -> None:
@@ -181,10 +182,24 @@ class Repl(SessionControl):
         )
 
     # -- turns ---------------------------------------------------------------------------
-    def run_turn(self, prompt: str) -> TurnResult | None:
+    def run_turn(self, prompt: str, read: Sequence[Image] | None = None) -> TurnResult | None:
+        """A prompt's turn with its images: `read` (a custom command's @ files, whose
+        expanded prompt is not searched again), else the typed prompt's @shot.png;
+        --image's go with the first prompt. One that cannot be sent is one line."""
         from caretz.agent.driver import run_with_auto_resume
+        from caretz.config_base import ConfigError
+        from caretz.runtime.attachments import prompt_images
 
-        return self.run_guarded(lambda: run_with_auto_resume(self.session.agent, prompt))
+        paths = () if self.images_attached else self.session.settings.images
+        mentions = prompt if read is None else ""
+        try:
+            images = prompt_images(self.session.agent.parts.tool_ctx, mentions, paths)
+        except ConfigError as error:
+            self.error(str(error))
+            return None
+        self.images_attached = True
+        images += read or []
+        return self.run_guarded(lambda: run_with_auto_resume(self.session.agent, prompt, images))
 
     def run_queued(self) -> None:
         """Run what a slash command queued: a custom command, a goal to start or resume."""
