@@ -110,3 +110,13 @@ def test_what_cannot_be_sent_is_one_line():
     with pytest.raises(ImageProblem, match="cannot be decoded") as problem:
         fit_image(broken, "broken.png")
     assert "\n" not in str(problem.value)
+
+
+def test_a_progressive_jpeg_header_is_read():
+    from PIL import Image
+
+    from tests.pictures import encoded
+
+    data = encoded(Image.new("RGB", (640, 33), (9, 9, 9)), "JPEG", progressive=True)
+    assert b"\xff\xc2" in data  # SOF2: the progressive frame header
+    assert read_header(data) == ImageHeader("image/jpeg", 640, 33)
