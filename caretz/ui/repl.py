@@ -199,6 +199,8 @@ class Repl(SessionControl):
             return None
         self.images_attached = True
         images += read or []
+        if images:
+            self.info("attached " + ", ".join(image.source for image in images))
         return self.run_guarded(lambda: run_with_auto_resume(self.session.agent, prompt, images))
 
     def run_queued(self) -> None:

@@ -282,6 +282,7 @@ def test_the_interactive_session_attaches_images_and_says_why_one_cannot_be(
     term.type("look at @missing.png")
     term.expect(wrapped("cannot attach @missing.png: there is no file missing.png"))
     term.type("what is @shot.png?")  # the flag's image goes with the first prompt sent
+    term.expect("attached flagged.png, shot.png")
     term.expect("A red square.")
     term.type("and again?")
     term.expect("Same one.")
