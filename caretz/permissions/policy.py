@@ -252,10 +252,21 @@ def _call_matches(
             return all(rule.path.matches(c, facts, inside_root_only=True) for c in candidates)
         return any(rule.path.matches(c, facts, inside_root_only=False) for c in candidates)
     if rule.domain is not None:
-        url = args.get("url")
-        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+        host = url_host(args.get("url"))
         return host == rule.domain or host.endswith("." + rule.domain)
     return False
+
+
+def url_host(url: Any) -> str:
+    """The host a URL names, as a domain rule reads it (lower case, no trailing dot, an
+    IPv6 address without brackets); "" for no URL or one that cannot be read."""
+    if not isinstance(url, str):
+        return ""
+    try:
+        host = urlsplit(url.strip()).hostname or ""
+    except ValueError:  # "http://[::1": a bracket left open
+        return ""
+    return host.rstrip(".")
 
 
 def _display(facts: PathFacts) -> str:

@@ -24,6 +24,10 @@ MIN_THINKING_BUDGET = 1024  # the API's floor
 # Lets Claude think between tool calls too, not only at the start of its reply.
 INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 SCHEMA_INSTRUCTION = "Answer with only a JSON object matching this schema: "
+# Anthropic's own web search, run on its servers; its blocks come back in the reply.
+WEB_SEARCH_TOOL = "web_search_20250305"
+# Blocks sent back as they came, never marked as a cache breakpoint.
+UNMARKED_BLOCKS = frozenset({"thinking", "server_tool_use", "web_search_tool_result"})
 
 
 class AnthropicProvider(SSEProvider):
@@ -36,7 +40,7 @@ class AnthropicProvider(SSEProvider):
         return headers
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        return request_body(request)
+        return request_body(request, self.server_search)
 
     def new_parser(self) -> AnthropicParser:
         return AnthropicParser()
@@ -55,7 +59,9 @@ class AnthropicProvider(SSEProvider):
         return {key: ",".join(betas)}
 
 
-def request_body(request: ModelRequest) -> dict[str, Any]:
+def request_body(request: ModelRequest, server_search: int | None = None) -> dict[str, Any]:
+    """The Messages API body; `server_search`: offer Anthropic's web search, at most this
+    many searches per request (only in a request that offers tools: an agent's)."""
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
@@ -67,6 +73,9 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         body["system"] = system
     if request.tools:
         body["tools"] = tool_definitions(request.tools)
+        if server_search:
+            search = {"type": WEB_SEARCH_TOOL, "name": "web_search", "max_uses": server_search}
+            body["tools"].insert(0, search)  # before the cache breakpoint on the last tool
         choice = tool_choice(request.tool_choice)
         if choice:
             body["tool_choice"] = choice
@@ -151,6 +160,7 @@ def assistant_blocks(message: Message) -> list[dict[str, Any]]:
                 "signature": message.thinking_signature,
             }
         )
+    blocks += [dict(block) for block in message.server_blocks]  # the searches, then the text
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -177,7 +187,7 @@ def mark_conversation_prefix(wire: list[dict[str, Any]]) -> None:
     for turn in reversed(wire):
         content = turn["content"]
         if isinstance(content, list):
-            if content and content[-1]["type"] != "thinking":
+            if content and content[-1]["type"] not in UNMARKED_BLOCKS:
                 content[-1]["cache_control"] = {"type": "ephemeral"}
             return
 
@@ -213,6 +223,9 @@ class AnthropicParser(StreamParser):
             yield from self.draft.add_text(block.get("text"))
         elif kind == "thinking":
             yield from self.draft.add_thinking(block.get("thinking"))
+        elif kind == "server_tool_use" or str(kind).endswith("_tool_result"):
+            # The provider's own tool (web search) and its result: kept to send back.
+            self.draft.server_blocks[index] = dict(block)
         elif kind == "tool_use":
             call = PendingCall(block.get("id", ""), block.get("name", ""))
             if isinstance(block.get("input"), dict):
@@ -228,6 +241,8 @@ class AnthropicParser(StreamParser):
             yield from self.draft.add_thinking(delta.get("thinking"))
         elif kind == "signature_delta":
             self.draft.signature = delta.get("signature") or self.draft.signature
+        elif kind == "input_json_delta" and index in self.draft.server_blocks:
+            self.draft.server_inputs.setdefault(index, []).append(delta.get("partial_json", ""))
         elif kind == "input_json_delta":
             call = self.draft.calls.get(index)
             if call is None:
