@@ -10,7 +10,7 @@ search out, since caretz cannot ask about a search the provider runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from caretz.tools.base import Tool
     from caretz.tools.permission import SessionPermissions
     from caretz.web.cache import FetchCache
-    from caretz.web.config import WebSearchConfig
+    from caretz.web.config import WebFetchConfig, WebSearchConfig
+    from caretz.web.fetch import Fetcher
     from caretz.web.search import Backend
 
 SERVER_SEARCH_PROTOCOLS = ("anthropic", "responses")
@@ -43,17 +44,12 @@ def web_setup(
 ) -> WebSetup:
     """The session's web tools and search. Raises ConfigError for a backend whose key is
     missing (only when that backend is the one used)."""
-    from caretz.web.fetch import Fetcher, FetchLimits
     from caretz.web.fetch_tool import WebFetchTool
-    from caretz.web.search_tool import WebSearchTool
 
     tools: list[Tool] = []
     fetch_config = settings.profile.web_fetch
     if fetch_config.enabled:
-        limits = FetchLimits(
-            fetch_config.max_bytes, fetch_config.timeout_s, fetch_config.max_redirects
-        )
-        tools.append(WebFetchTool(Fetcher(limits, lambda: permissions.rules), cache))
+        tools.append(WebFetchTool(fetcher_factory(fetch_config, permissions), cache))
     search = settings.profile.web_search
     server = server_search(settings, permissions)
     if server is not None:
@@ -62,8 +58,26 @@ def web_setup(
     backend = search_backend(search, env, settings.config_path.name)
     if backend is None:
         return WebSetup(tools, None, None, fetch_config.enabled)
+    from caretz.web.search_tool import WebSearchTool
+
     tools.append(WebSearchTool(backend, search.max_results))
     return WebSetup(tools, None, backend.name, fetch_config.enabled)
+
+
+def fetcher_factory(
+    config: WebFetchConfig, permissions: SessionPermissions
+) -> Callable[[], Fetcher]:
+    """Builds the session's fetcher at the first fetch: the rules are read at each fetch
+    (a rule saved since counts), the limits are the profile's."""
+
+    def make() -> Fetcher:
+        from caretz.web.fetch import Fetcher
+        from caretz.web.model import FetchLimits
+
+        limits = FetchLimits(config.max_bytes, config.timeout_s, config.max_redirects)
+        return Fetcher(limits, lambda: permissions.rules)
+
+    return make
 
 
 def server_search(settings: Settings, permissions: SessionPermissions) -> int | None:
@@ -84,10 +98,10 @@ def server_search(settings: Settings, permissions: SessionPermissions) -> int | 
 
 def search_backend(config: WebSearchConfig, env: Mapping[str, str], where: str) -> Backend | None:
     """The configured backend; None without one. Raises ConfigError for a missing key."""
-    from caretz.web.search import BraveBackend, SearxngBackend, TavilyBackend
-
     if config.backend is None:
         return None
+    from caretz.web.search import BraveBackend, SearxngBackend, TavilyBackend
+
     if config.backend == "searxng":
         assert config.url is not None  # the section's validator insists
         return SearxngBackend(config.url, config.timeout_s)

@@ -17,16 +17,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from caretz.permissions.rules import domain_rule
+from caretz.web.model import FetchRefused
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # host, port, seconds → the addresses the host has (raises FetchRefused when it has none).
 Resolver = Callable[[str, int, float], list[Address]]
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
-
-
-class FetchRefused(Exception):
-    """A fetch caretz will not make (or could not make); the message says why, in one line."""
 
 
 def not_public(address: Address) -> str | None:

@@ -10,23 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+
+from caretz.web.model import Page
 
 MAX_PAGES = 64
 MAX_CHARS = 8_000_000  # of all cached text together
-
-
-@dataclass(frozen=True)
-class Page:
-    url: str  # where the content came from, after redirects
-    status: int
-    content_type: str  # the media type, e.g. text/html
-    title: str
-    text: str  # Markdown for HTML, else the text as it came
-    size: int  # bytes read
-    truncated: bool  # the response was longer than webFetch.maxSize
-    redirects: tuple[str, ...] = ()  # the URLs passed on the way
-    exempted: tuple[str, ...] = ()  # hosts an allow rule had to name (not public addresses)
 
 
 class FetchCache:

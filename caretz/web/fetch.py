@@ -12,37 +12,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from caretz.web.address import FetchRefused, Resolver, Vetted, system_resolver, vet
-from caretz.web.cache import Page
+from caretz.web.address import Resolver, Vetted, system_resolver, vet
 from caretz.web.http import ClientFactory, open_response, plain_client, read_body
 from caretz.web.markdown import decode_text, html_to_markdown
+from caretz.web.model import Elsewhere, FetchLimits, FetchRefused, Page
 from caretz.web.rules import RulesSource, named_by_allow_rule, redirect_decision
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"application/json", "application/xml"})
 READABLE = "HTML, plain text, Markdown, CSV, JSON or XML"
-
-
-@dataclass(frozen=True)
-class FetchLimits:
-    max_bytes: int = 5 * 1024 * 1024
-    timeout_s: float = 30.0
-    max_redirects: int = 5
-
-
-@dataclass(frozen=True)
-class Elsewhere:
-    """A redirect to another host that no allow rule covers: not followed."""
-
-    url: str  # the URL that redirected
-    target: str  # where it points
-    status: int
 
 
 def parse_url(text: str) -> httpx.URL:
@@ -97,6 +80,10 @@ class Fetcher:
         self.resolver = resolver
         self.client_factory = client_factory
         self.clock = clock
+
+    def key(self, text: str) -> str:
+        """The URL as the cache knows it (no fragment); raises FetchRefused."""
+        return str(parse_url(text))
 
     def fetch(self, text: str, cwd: Path, cancel: threading.Event) -> Page | Elsewhere:
         """The page at `text` (after redirects on the same host or to allowed ones), or

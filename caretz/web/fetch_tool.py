@@ -8,8 +8,10 @@ resolves to, the redirects) the fetch checks itself (web/fetch.py).
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from caretz.messages import ToolSpec
 from caretz.tools.base import (
@@ -20,11 +22,12 @@ from caretz.tools.base import (
     ToolResult,
     object_schema,
 )
-from caretz.web.address import FetchRefused
-from caretz.web.cache import FetchCache, Page
-from caretz.web.fetch import Elsewhere, Fetcher, parse_url
-from caretz.web.http import FetchCancelled, FetchTimeout
+from caretz.web.cache import FetchCache
+from caretz.web.model import Elsewhere, FetchCancelled, FetchRefused, FetchTimeout, Page
 from caretz.web.rules import named_by_allow_rule
+
+if TYPE_CHECKING:
+    from caretz.web.fetch import Fetcher
 
 DESCRIPTION = (
     "Fetch a web page (http or https) and read it as Markdown; plain text, JSON and XML "
@@ -51,16 +54,27 @@ class WebFetchTool:
         ),
     )
 
-    def __init__(self, fetcher: Fetcher, cache: FetchCache):
-        self.fetcher = fetcher
+    def __init__(self, make_fetcher: Callable[[], Fetcher], cache: FetchCache):
+        # The fetching machinery (addresses, HTTP, HTML) is built at the first fetch, so a
+        # session that fetches nothing never loads it.
+        self.make_fetcher = make_fetcher
         self.cache = cache
+        self._fetcher: Fetcher | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def fetcher(self) -> Fetcher:
+        with self._lock:
+            if self._fetcher is None:
+                self._fetcher = self.make_fetcher()
+            return self._fetcher
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         offset = args.get("offset", 0)
         if offset < 0:
             raise ToolArgumentError("offset must be 0 or more")
         try:
-            key = str(parse_url(args["url"]))
+            key = self.fetcher.key(args["url"])
         except FetchRefused as problem:
             raise ToolArgumentError(str(problem)) from None
         page = self._cached(key)

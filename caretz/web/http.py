@@ -21,20 +21,13 @@ from dataclasses import dataclass
 import httpx
 
 from caretz import __version__
-from caretz.web.address import Address, FetchRefused
+from caretz.web.address import Address
+from caretz.web.model import FetchCancelled, FetchRefused, FetchTimeout
 
 ACCEPT = "text/html, text/markdown;q=0.95, text/*;q=0.9, application/json;q=0.8, */*;q=0.1"
 CONNECT_TIMEOUT_S = 10.0
 # Builds the client for one request (tests hand in one over a transport that records).
 ClientFactory = Callable[[httpx.Timeout, "ssl.SSLContext | bool"], httpx.Client]
-
-
-class FetchTimeout(FetchRefused):
-    """The fetch ran past its time limit."""
-
-
-class FetchCancelled(FetchRefused):
-    """The user interrupted the fetch."""
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ import pytest
 
 from caretz.permissions.policy import RuleSet
 from caretz.permissions.rules import parse_rule
-from caretz.web.address import Address, FetchRefused
-from caretz.web.fetch import Fetcher, FetchLimits
+from caretz.web.address import Address
+from caretz.web.fetch import Fetcher
 from caretz.web.http import plain_client
+from caretz.web.model import FetchLimits, FetchRefused
 from tests.web.server import WebServer
 
 DOCS_PAGE = (Path(__file__).resolve().parents[1] / "data" / "web" / "docs_page.html").read_bytes()

@@ -37,10 +37,21 @@ class Seen:
     host: str  # the Host header
 
 
+@dataclass(frozen=True)
+class Received:
+    """A request in full (for the search backends' tests)."""
+
+    method: str
+    path: str  # with its query
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+
 class WebServer:
     def __init__(self, tls: tuple[Path, Path] | None = None):
         self.routes: dict[str, Route] = {}
         self.seen: list[Seen] = []
+        self.received: list[Received] = []
         self.tls = tls
         self.released = threading.Event()  # set at stop: stalled routes end
         self._httpd: ThreadingHTTPServer | None = None
@@ -81,10 +92,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def do_POST(self) -> None:
+        self.do_GET()
+
     def do_GET(self) -> None:
         web: WebServer = self.server.web  # type: ignore[attr-defined]
         web.seen.append(Seen(self.path, self.headers.get("host", "")))
-        route = web.routes.get(self.path)
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        web.received.append(Received(self.command, self.path, headers, body))
+        route = web.routes.get(self.path.split("?")[0])
         if route is None:
             route = Route(b"no such page", status=404, content_type="text/plain")
         self.send_response(route.status)

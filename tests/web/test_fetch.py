@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from caretz.web.address import FetchRefused
-from caretz.web.cache import Page
-from caretz.web.fetch import Elsewhere, FetchLimits
-from caretz.web.http import FetchCancelled, FetchTimeout
+from caretz.web.model import (
+    Elsewhere,
+    FetchCancelled,
+    FetchLimits,
+    FetchRefused,
+    FetchTimeout,
+    Page,
+)
 from tests.web.conftest import DOCS_PAGE, Names, NoConnection, fetcher, never_cancelled, rules
 from tests.web.server import Route, Seen, WebServer
 

@@ -9,8 +9,9 @@ import pytest
 
 from caretz.permissions.policy import RuleSet
 from caretz.tools.base import ToolArgumentError, ToolContext
-from caretz.web.cache import FetchCache, Page
+from caretz.web.cache import FetchCache
 from caretz.web.fetch_tool import WebFetchTool
+from caretz.web.model import FetchLimits, Page
 from tests.web.conftest import DOCS_PAGE, Names, fetcher, rules
 from tests.web.server import Route
 
@@ -20,7 +21,7 @@ def tool_for(ruleset: RuleSet | list[RuleSet], names: Names | None = None) -> We
     current = ruleset if isinstance(ruleset, list) else [ruleset]
     fetching = fetcher(current[-1], names)
     fetching.rules = lambda: current[-1]
-    return WebFetchTool(fetching, FetchCache())
+    return WebFetchTool(lambda: fetching, FetchCache())
 
 
 def context(tmp_path: Path, budget: int = 30_000) -> ToolContext:
@@ -120,11 +121,9 @@ def test_refusals_and_bad_arguments_are_one_line(web, tmp_path):
 
 
 def test_a_stalled_fetch_ends_at_the_time_limit_as_a_timeout(web, tmp_path):
-    from caretz.web.fetch import FetchLimits
-
     web.routes["/slow"] = Route(b"<p>" + b"x" * 50, stall_after=10)
     allowed = rules(tmp_path, allow=("WebFetch(domain:127.0.0.1)",))
-    tool = WebFetchTool(fetcher(allowed, limits=FetchLimits(timeout_s=0.3)), FetchCache())
+    tool = WebFetchTool(lambda: fetcher(allowed, limits=FetchLimits(timeout_s=0.3)), FetchCache())
 
     result = tool.run({"url": web.url("/slow")}, context(tmp_path))
 
@@ -147,7 +146,7 @@ def test_the_cache_keeps_the_newest_pages_within_its_bounds():
 def test_the_tool_may_run_beside_other_read_only_calls():
     from caretz.tools.registry import ToolRegistry
 
-    tool = WebFetchTool(fetcher(RuleSet([], "/")), FetchCache())
+    tool = WebFetchTool(lambda: fetcher(RuleSet([], "/")), FetchCache())
     registry = ToolRegistry([tool])
     assert registry.runs_in_parallel("web_fetch")
     assert registry.effect_of("web_fetch") == "fetch"
