@@ -10,6 +10,7 @@ nothing runs on the strength of a guess. With no rule for the call the answer is
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -253,8 +254,20 @@ def _call_matches(
         return any(rule.path.matches(c, facts, inside_root_only=False) for c in candidates)
     if rule.domain is not None:
         host = url_host(args.get("url"))
-        return host == rule.domain or host.endswith("." + rule.domain)
+        if host == rule.domain:
+            return True
+        # A name covers its subdomains; an address is only ever itself (0.1 is no parent
+        # of 10.0.0.1).
+        return not _is_address(host) and host.endswith("." + rule.domain)
     return False
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def url_host(url: Any) -> str:

@@ -102,9 +102,10 @@ def system_resolver(host: str, port: int, timeout_s: float) -> list[Address]:
 
 @dataclass(frozen=True)
 class Vetted:
-    """The address to connect to, and whether an allow rule had to name it (not public)."""
+    """The addresses to connect to, in the resolver's order (each one checked), and
+    whether an allow rule had to name one (not public)."""
 
-    address: Address
+    addresses: tuple[Address, ...]
     exempted: bool
 
 
@@ -116,7 +117,7 @@ def vet(
     resolver: Resolver = system_resolver,
     timeout_s: float = 10.0,
 ) -> Vetted:
-    """The address to connect to for `host`; raises FetchRefused.
+    """The addresses to connect to for `host`; raises FetchRefused.
 
     Every address the host resolves to must be public, or named by a rule (`named(host)`
     or `named(address)`): one private answer among public ones refuses the whole host, so
@@ -135,4 +136,4 @@ def vet(
                 f"rule names it: {domain_rule(host)}"
             )
         exempted = True
-    return Vetted(addresses[0], exempted)
+    return Vetted(tuple(addresses), exempted)

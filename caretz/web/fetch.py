@@ -16,10 +16,10 @@ from pathlib import Path
 
 import httpx
 
-from caretz.web.address import Resolver, Vetted, system_resolver, vet
+from caretz.web.address import Address, Resolver, Vetted, system_resolver, vet
 from caretz.web.http import ClientFactory, open_response, plain_client, read_body
 from caretz.web.markdown import decode_text, html_to_markdown
-from caretz.web.model import Elsewhere, FetchLimits, FetchRefused, Page
+from caretz.web.model import Elsewhere, FetchLimits, FetchRefused, FetchUnreachable, Page
 from caretz.web.rules import RulesSource, named_by_allow_rule, redirect_decision
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -96,18 +96,53 @@ class Fetcher:
             vetted = self._vet(url, deadline)
             if vetted.exempted:
                 exempted.append(url.host)
-            with open_response(url, vetted.address, deadline, self.client_factory) as response:
-                location = response.headers.get("location")
-                if response.status_code not in REDIRECTS or not location:
-                    return self._page(response, url, deadline, cancel, passed, exempted)
+            hop = self._hop(url, vetted, deadline, cancel, passed, exempted)
+            if isinstance(hop, Page):
+                return hop
+            status, location = hop
             target = self._redirect_target(url, location)
             if (target.host, target.port) != (url.host, url.port):
-                elsewhere = self._other_host(url, target, response.status_code, cwd)
+                elsewhere = self._other_host(url, target, status, cwd)
                 if elsewhere is not None:
                     return elsewhere
             passed.append(str(url))
             url = target
         raise FetchRefused(f"{text} redirects more than {self.limits.max_redirects} times")
+
+    def _hop(
+        self,
+        url: httpx.URL,
+        vetted: Vetted,
+        deadline: float,
+        cancel: threading.Event,
+        passed: list[str],
+        exempted: list[str],
+    ) -> Page | tuple[int, str]:
+        """One request: the page, or a redirect's status and location. The host's
+        addresses are tried in order while one cannot be reached (an IPv6 address on a
+        machine without an IPv6 route), each of them checked."""
+        *others, last = vetted.addresses
+        for address in others:
+            try:
+                return self._request(url, address, deadline, cancel, passed, exempted)
+            except FetchUnreachable:
+                continue
+        return self._request(url, last, deadline, cancel, passed, exempted)
+
+    def _request(
+        self,
+        url: httpx.URL,
+        address: Address,
+        deadline: float,
+        cancel: threading.Event,
+        passed: list[str],
+        exempted: list[str],
+    ) -> Page | tuple[int, str]:
+        with open_response(url, address, deadline, self.client_factory) as response:
+            location = response.headers.get("location")
+            if response.status_code in REDIRECTS and location:
+                return response.status_code, location
+            return self._page(response, url, deadline, cancel, passed, exempted)
 
     def _vet(self, url: httpx.URL, deadline: float) -> Vetted:
         rules = self.rules()

@@ -22,7 +22,7 @@ import httpx
 
 from caretz import __version__
 from caretz.web.address import Address
-from caretz.web.model import FetchCancelled, FetchRefused, FetchTimeout
+from caretz.web.model import FetchCancelled, FetchRefused, FetchTimeout, FetchUnreachable
 
 ACCEPT = "text/html, text/markdown;q=0.95, text/*;q=0.9, application/json;q=0.8, */*;q=0.1"
 CONNECT_TIMEOUT_S = 10.0
@@ -67,8 +67,12 @@ def open_response(
                 yield response
             finally:
                 response.close()
+    except httpx.ConnectTimeout:
+        raise FetchUnreachable(f"{url}: {address} did not accept a connection in time") from None
     except httpx.TimeoutException:
         raise FetchTimeout(f"{url} did not answer in time (webFetch.timeout)") from None
+    except httpx.ConnectError as error:
+        raise FetchUnreachable(f"{url} could not be reached: {_error_text(error)}") from None
     except httpx.HTTPError as error:
         raise FetchRefused(f"{url} could not be fetched: {_error_text(error)}") from None
     except ssl.SSLError as error:

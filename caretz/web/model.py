@@ -18,6 +18,10 @@ class FetchCancelled(FetchRefused):
     """The user interrupted the fetch."""
 
 
+class FetchUnreachable(FetchRefused):
+    """No connection could be made to one address (another of the host's may answer)."""
+
+
 @dataclass(frozen=True)
 class FetchLimits:
     max_bytes: int = 5 * 1024 * 1024

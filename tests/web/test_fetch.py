@@ -278,7 +278,7 @@ def test_https_names_the_host_in_sni_and_checks_its_certificate(tmp_path, tls_pa
         page = fetch(
             fetcher(allowed, names, client_factory=trusting), secure.url("/", "docs.test"), tmp_path
         )
-        with pytest.raises(FetchRefused, match="could not be fetched"):
+        with pytest.raises(FetchRefused, match="could not be reached: .*CERTIFICATE_VERIFY_FAILED"):
             fetch(
                 fetcher(allowed, names, client_factory=trusting),
                 secure.url("/", "other.test"),
@@ -302,3 +302,19 @@ def tls_pair(tmp_path) -> tuple[Path, Path]:
         check=True, capture_output=True,
     )  # fmt: skip
     return certificate, key
+
+
+def test_an_address_that_cannot_be_reached_gives_way_to_the_host_s_next_one(web, tmp_path):
+    # Nothing listens on 127.0.0.2 (the server is bound to 127.0.0.1): as an IPv6 address
+    # is on a machine without an IPv6 route.
+    web.routes["/"] = Route(b"second address", content_type="text/plain")
+    names = Names({"two.test": ["127.0.0.2", "127.0.0.1"]})
+    allowed = rules(tmp_path, allow=("WebFetch(domain:two.test)",))
+
+    page = fetch(fetcher(allowed, names), web.url("/", "two.test"), tmp_path)
+
+    assert isinstance(page, Page) and page.text == "second address"
+    unreachable = Names({"none.test": ["127.0.0.2"]})
+    with pytest.raises(FetchRefused, match="could not be reached"):
+        fetch(fetcher(rules(tmp_path, allow=("WebFetch(domain:none.test)",)), unreachable),
+              web.url("/", "none.test"), tmp_path)  # fmt: skip

@@ -150,3 +150,14 @@ def test_the_tool_may_run_beside_other_read_only_calls():
     registry = ToolRegistry([tool])
     assert registry.runs_in_parallel("web_fetch")
     assert registry.effect_of("web_fetch") == "fetch"
+
+
+def test_subagents_get_the_same_web_tools_and_cache(tmp_path):
+    from caretz.runtime.permissions import build_tools
+    from caretz.tools.permission import SessionPermissions
+
+    tool = WebFetchTool(lambda: fetcher(RuleSet([], tmp_path)), FetchCache())
+    registry = build_tools(SessionPermissions(tmp_path), extra_tools=[tool])
+    assert registry.fresh().get("web_fetch") is tool
+    read_only = build_tools(SessionPermissions(tmp_path, mode="read-only"), extra_tools=[tool])
+    assert "web_fetch" in [spec.name for spec in read_only.specs()]

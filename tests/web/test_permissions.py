@@ -116,3 +116,17 @@ def test_addresses_that_are_not_public(address):
 @pytest.mark.parametrize("address", ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"])
 def test_public_addresses(address):
     assert not_public(ipaddress.ip_address(address)) is None
+
+
+def test_an_address_rule_covers_that_address_only(tmp_path: Path):
+    rules = RuleSet([parse_rule("WebFetch(domain:0.1)", "allow", "t")], tmp_path)
+    assert rules.check("web_fetch", {"url": "http://10.0.0.1/"}, tmp_path).outcome == "no-match"
+    named = RuleSet([parse_rule("WebFetch(domain:10.0.0.1)", "allow", "t")], tmp_path)
+    assert named.check("web_fetch", {"url": "http://10.0.0.1:8/"}, tmp_path).outcome == "allow"
+
+
+def test_hooks_know_the_web_tools_by_claude_code_s_names():
+    from caretz.hooks.matching import claude_tool_name, matches
+
+    assert claude_tool_name("web_fetch") == "WebFetch"
+    assert matches("WebFetch|WebSearch", "web_search", claude_tool_name("web_search"))
