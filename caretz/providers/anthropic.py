@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
 
-from caretz.messages import Message, ModelRequest, ToolSpec, Usage
-from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
+from caretz.providers.base import Completed, StreamEvent, ToolCallStarted
 from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
     SSEEvent,
@@ -26,6 +27,10 @@ INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 SCHEMA_INSTRUCTION = "Answer with only a JSON object matching this schema: "
 # Anthropic's own web search, run on its servers; its blocks come back in the reply.
 WEB_SEARCH_TOOL = "web_search_20250305"
+# The API paused a reply whose own tool use (server searches) ran long: sent back, it goes
+# on. At most this many times for one reply; then the reply is what came.
+PAUSED = "pause_turn"
+MAX_CONTINUATIONS = 3
 # Blocks sent back as they came, never marked as a cache breakpoint.
 UNMARKED_BLOCKS = frozenset({"thinking", "server_tool_use", "web_search_tool_result"})
 
@@ -42,6 +47,26 @@ class AnthropicProvider(SSEProvider):
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         return request_body(request, self.server_search)
 
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        """The reply; one the API paused (`pause_turn`) is sent back to be continued, and
+        its parts come back as one reply, so the turn loop never sees a paused one."""
+        done: ModelResponse | None = None
+        for _ in range(MAX_CONTINUATIONS + 1):
+            part: ModelResponse | None = None
+            for event in super().stream(request):
+                if isinstance(event, Completed):
+                    part = event.response
+                else:
+                    yield event
+            if part is None:
+                return  # closed early
+            done = part if done is None else joined(done, part)
+            if part.stop_reason != PAUSED:
+                break
+            request = dataclasses.replace(request, messages=[*request.messages, done.message])
+        assert done is not None
+        yield Completed(done)
+
     def new_parser(self) -> AnthropicParser:
         return AnthropicParser()
 
@@ -57,6 +82,22 @@ class AnthropicProvider(SSEProvider):
         if INTERLEAVED_THINKING not in betas:
             betas.append(INTERLEAVED_THINKING)
         return {key: ",".join(betas)}
+
+
+def joined(first: ModelResponse, rest: ModelResponse) -> ModelResponse:
+    """A paused reply and its continuation as one reply (the continuation's calls and stop)."""
+    a, b = first.message, rest.message
+    # One thinking block goes back, and its signature covers its own text only: the first's.
+    thinking = a if a.thinking_signature else b
+    message = Message(
+        "assistant",
+        a.content + b.content,
+        tool_calls=b.tool_calls,
+        thinking=thinking.thinking,
+        thinking_signature=thinking.thinking_signature,
+        server_blocks=[*a.server_blocks, *b.server_blocks],
+    )
+    return ModelResponse(message, first.usage + rest.usage, rest.stop_reason, rest.model)
 
 
 def request_body(request: ModelRequest, server_search: int | None = None) -> dict[str, Any]:

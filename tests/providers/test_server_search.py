@@ -75,3 +75,35 @@ def test_the_blocks_go_back_before_the_text_and_are_never_a_cache_breakpoint():
     ]
     paused = anthropic.wire_messages([Message("user", "hi"), only_search])
     assert all("cache_control" not in block for block in paused[1]["content"])
+
+
+def test_a_paused_reply_is_sent_back_and_its_parts_come_back_as_one():
+    from caretz.providers.anthropic import AnthropicProvider
+    from caretz.providers.base import collect
+    from caretz.providers.registry import BUILTIN_PROVIDERS
+    from tests.modelserver import ModelServer, Reply
+
+    hits = [("https://a.example/", "A")]
+    with ModelServer() as server:
+        server.add(
+            Reply(web_searches=[("first", hits)], text="Searching. ", stop_reason="pause_turn"),
+            Reply(web_searches=[("second", hits)], text="Found it.", usage=(50, 10, 0)),
+        )
+        provider = AnthropicProvider(
+            BUILTIN_PROVIDERS["anthropic"], "sk-ant-test-0123456789", base_url=server.url
+        )
+        response = collect(provider.stream(request(TOOLS)))
+
+    assert response.stop_reason == "end_turn"
+    assert response.message.content == "Searching. Found it."
+    queries = [b["input"]["query"] for b in response.message.server_blocks if "input" in b]
+    assert queries == ["first", "second"]
+    assert response.usage.input_tokens == 150 and response.usage.output_tokens == 30
+    first, second = server.requests
+    paused = second.messages[-1]
+    assert paused["role"] == "assistant"
+    assert [block["type"] for block in paused["content"]] == [
+        "server_tool_use",
+        "web_search_tool_result",
+        "text",
+    ]
