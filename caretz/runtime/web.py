@@ -55,7 +55,8 @@ def web_setup(
     if server is not None:
         by = "the model provider's own search"
         return WebSetup(tools, server, by, fetch_config.enabled)
-    backend = search_backend(search, env, settings.config_path.name)
+    where = f"{settings.config_path}: profiles.{settings.profile_name}.webSearch"
+    backend = search_backend(search, env, where)
     if backend is None:
         return WebSetup(tools, None, None, fetch_config.enabled)
     from caretz.web.search_tool import WebSearchTool
@@ -110,8 +111,8 @@ def search_backend(config: WebSearchConfig, env: Mapping[str, str], where: str) 
     key = env.get(key_env, "").strip()
     if not key:
         raise ConfigError(
-            f"{where}: webSearch.backend {config.backend!r} needs an API key in {key_env}: "
-            "set it, or remove webSearch.backend"
+            f"{where}: backend {config.backend!r} needs an API key in {key_env}: set it, "
+            "or remove the backend"
         )
     options = {"url": config.url} if config.url is not None else {}
     if config.backend == "brave":

@@ -193,6 +193,6 @@ def test_a_backend_without_its_key_is_one_line_naming_the_variable(tmp_path):
     with pytest.raises(ConfigError) as error:
         setup(tmp_path, tavily, "ollama/qwen3")
     assert str(error.value) == (
-        "profiles.json: webSearch.backend 'tavily' needs an API key in MY_TAVILY: set it, or "
-        "remove webSearch.backend"
+        f"{tmp_path / 'profiles.json'}: profiles.general.webSearch: backend 'tavily' needs an "
+        "API key in MY_TAVILY: set it, or remove the backend"
     )
