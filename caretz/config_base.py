@@ -50,3 +50,32 @@ def _positive_duration(value: Any) -> Any:
 
 # A duration longer than zero, kept as written ("120s"); `parse_duration` gives the seconds.
 PositiveDuration = Annotated[str | float, BeforeValidator(_positive_duration)]
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def parse_size(value: str | int) -> int:
+    """'5MB', '500KB', '1GB' or a number of bytes → bytes (KB, MB, GB are powers of 1024)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
+    if isinstance(value, int):
+        return value
+    match = _SIZE.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a size such as '5MB', '500KB' or '1GB'")
+    unit = match.group(2).lower().rstrip("b").rstrip("i")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+
+
+def _positive_size(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
+    if parse_size(value) <= 0:
+        raise ValueError("must be more than 0 bytes")
+    return value
+
+
+# A size above zero, kept as written ("5MB"); `parse_size` gives the bytes.
+PositiveSize = Annotated[str | int, BeforeValidator(_positive_size)]

@@ -102,10 +102,14 @@ class Message:
     thinking: str = ""  # role == "assistant": reasoning text, kept for the log
     thinking_signature: str | None = None  # Anthropic's signature for thinking blocks
     # role == "assistant": the Responses API's reasoning items (encrypted content and
-    # all), kept as received and sent back as they are; opaque to everything else.
+    # all) and its own web_search_call items, in the order received, sent back as they
+    # are; opaque to everything else.
     reasoning_items: list[dict[str, Any]] = field(default_factory=list)
     # role == "user" or "tool": images the model sees with the text.
     images: list[Image] = field(default_factory=list)
+    # role == "assistant": Anthropic's server tool blocks (server_tool_use and
+    # web_search_tool_result: the provider's own search), sent back as they came.
+    server_blocks: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -123,6 +127,8 @@ class Message:
             data["reasoning_items"] = self.reasoning_items
         if self.images:
             data["images"] = [image.ref() for image in self.images]
+        if self.server_blocks:
+            data["server_blocks"] = self.server_blocks
         return data
 
     @classmethod
@@ -140,6 +146,7 @@ class Message:
             thinking_signature=data.get("thinking_signature"),
             reasoning_items=list(data.get("reasoning_items") or []),
             images=images,
+            server_blocks=list(data.get("server_blocks") or []),
         )
 
 

@@ -211,8 +211,12 @@ class SSEProvider:
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         explicit_url: bool = False,
         client: httpx.Client | None = None,
+        server_search: int | None = None,
     ):
         self.name = entry.name
+        # The provider's own web search, at most this many searches a request (None: not
+        # offered); only the protocols that have one read it.
+        self.server_search = server_search
         self.entry = entry
         self.base_url = (base_url or entry.base_url).rstrip("/")
         self.url = self.base_url + self.path

@@ -11,12 +11,16 @@ from caretz.tools.asking import NobodyAsks
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.runtime.web import WebSetup
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.permission import SessionPermissions
 
 
 def session_environment(
-    settings: Settings, sandbox: Sandbox | None, permissions: SessionPermissions
+    settings: Settings,
+    sandbox: Sandbox | None,
+    permissions: SessionPermissions,
+    web: WebSetup | None = None,
 ) -> SessionEnvironment:
     enforced = sandbox is not None and sandbox.enforced
     return SessionEnvironment(
@@ -26,4 +30,6 @@ def session_environment(
         writable=sandbox.policy.writable_roots if sandbox is not None else (),
         headless=isinstance(permissions.asker, NobodyAsks),
         git=sandbox.git_path if sandbox is not None else None,
+        web_fetch=web is not None and web.fetch,
+        web_search=web.search_by if web is not None else None,
     )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.permissions.rules import Rule
     from caretz.tools.asking import Asker
+    from caretz.tools.base import Tool
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall, ToolRegistry
 
@@ -132,6 +133,7 @@ def build_tools(
     after_call: Sequence[AfterCall] = (),
     mode: str | None = None,
     sandboxed: bool | None = None,
+    extra_tools: Sequence[Tool] = (),
 ) -> ToolRegistry:
     """The built-in tools under the session's permission check (rules and mode, in every
     guard mode; the user's disallowedTools are deny rules in it). `extra_checks` (the
@@ -139,7 +141,8 @@ def build_tools(
     `first_checks` (PreToolUse hooks) before it, so it judges the input they leave.
     `mode` and `sandboxed`: the permission mode the tools are offered for and whether
     commands run sandboxed (default: the permissions' own; a switch builds the tools
-    before it sets the new ones there)."""
+    before it sets the new ones there). `extra_tools` (the web tools) join the built-in
+    ones; subagents' registries keep them (`ToolRegistry.fresh`)."""
     from caretz.tools.permission import PermissionCheck
     from caretz.tools.registry import ToolRegistry, default_tools, withheld_effects
 
@@ -152,6 +155,8 @@ def build_tools(
         withheld=withheld_effects(mode or permissions.mode),
         sandboxed=sandboxed,
     )
+    for tool in extra_tools:
+        registry.add(tool)
     check = PermissionCheck(permissions, registry.effect_of)
     registry.before_call = (*first_checks, check, *extra_checks)
     return registry

@@ -33,6 +33,7 @@ from caretz.session.events import EventLog
 from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
+from caretz.web.cache import FetchCache
 
 if TYPE_CHECKING:
     from caretz.agent.checkpointing import TurnCheckpoints
@@ -74,6 +75,7 @@ class Session:
     hooks: SessionHooks | None = None  # None: no hooks configured
     mcp: McpServers | None = None  # None: no MCP server is configured
     git_watch: GitWatchHook | None = None  # None: no writable root to watch
+    web_cache: FetchCache = field(default_factory=FetchCache)  # web_fetch's pages, by URL
 
     def close(self, reason: str = "other") -> None:
         """End the session: its SessionEnd hooks, then stop its background jobs and MCP
@@ -152,13 +154,15 @@ def wire_agent(
     jobs: JobTable | None = None,
     hooks: SessionHooks | None = None,
     git_watch: GitWatchHook | None = None,
+    web_cache: FetchCache | None = None,
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators for `settings`. `guard` keeps a guard
     already running (None builds one from the settings); `system` keeps a prompt
     already read (None reads it, with AGENTS.md, now); `sandbox` and `jobs` are the
     session's, which its tools run commands in; `checks` (the checkpoints) run after
     the permission check; `hooks` (the user's) before it, after each call and around
-    the main agent's turns; `git_watch` after each call, before the user's hooks.
+    the main agent's turns; `git_watch` after each call, before the user's hooks;
+    `web_cache` is the session's fetched pages.
 
     Raises ConfigError (no price for a budget, a missing key, a judge that cannot
     be built) before anything is built.
@@ -167,13 +171,16 @@ def wire_agent(
     from caretz.runtime.environment import session_environment
     from caretz.runtime.hooks import tool_hooks
     from caretz.runtime.permissions import build_tools, commands_sandboxed
+    from caretz.runtime.web import web_setup
 
     check_budget_is_priceable(settings)
+    web = web_setup(settings, env, permissions, web_cache or FetchCache())
     provider = open_provider(
         settings.model,
         env,
         idle_timeout_s=settings.profile.stream_idle_timeout_s,
         max_retries=settings.profile.max_retries,
+        server_search=web.server_search,
     )
     if guard is None:
         guard = build_guard(settings.loop_guard, log, judge)
@@ -185,7 +192,7 @@ def wire_agent(
         else system_prompt(
             workspace,
             settings.profile.system_prompt,
-            session_environment(settings, sandbox, permissions),
+            session_environment(settings, sandbox, permissions, web),
         ),
         reasoning=settings.reasoning,
         max_tokens=settings.max_tokens,
@@ -203,6 +210,7 @@ def wire_agent(
             after_call,
             mode=settings.permission_mode,
             sandboxed=commands_sandboxed(settings),
+            extra_tools=web.tools,
         ),
         tool_ctx=ToolContext(
             workspace,
@@ -280,7 +288,7 @@ def start_session(
     git_watch = open_git_watch(sandbox, check, settings.data_dir)
     if git_watch is not None:
         git_watch.emit = log.emit
-    jobs = JobTable()
+    jobs, web_cache = JobTable(), FetchCache()
     checkpoints = open_checkpoints(settings, workspace, check.programs)
     checks = checkpoint_checks(checkpoints)
     config, parts = wire_agent(
@@ -296,6 +304,7 @@ def start_session(
         jobs=jobs,
         hooks=hooks,
         git_watch=git_watch,
+        web_cache=web_cache,
     )
     project = project_root(workspace)
     session_id, events_path, conversation, other_project = _open_session(
@@ -356,6 +365,7 @@ def start_session(
         hooks=hooks,
         mcp=mcp,
         git_watch=git_watch,
+        web_cache=web_cache,
     )
 
 

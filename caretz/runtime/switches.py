@@ -157,6 +157,7 @@ def _rewire(
         jobs=session.jobs,
         hooks=session.hooks,
         git_watch=session.git_watch,
+        web_cache=session.web_cache,
     )
     parts = follow_settings(permissions, settings, rules, parts)
     install(agent, config, parts, session.mcp)

@@ -53,7 +53,7 @@ class NobodyAsks:
 
 def input_summary(tool: str, arguments: Mapping[str, Any]) -> str:
     """The one argument that says what a call is about, on one line."""
-    for key in ("command", "path", "pattern", "url", "agent", "prompt"):
+    for key in ("command", "path", "pattern", "url", "query", "agent", "prompt"):
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
             return one_line(value, SUMMARY_CHARS)

@@ -100,7 +100,7 @@ class ToolArgumentError(ValueError):
 
 class Tool(Protocol):
     """A tool. It may also say what it does for the permission check, as a class attribute
-    `effect` (caretz.permissions.modes.Effect: read, edit, shell, internal, external);
+    `effect` (caretz.permissions.modes.Effect: read, edit, shell, internal, external, fetch);
     a tool that does not say is treated as running outside the sandbox."""
 
     spec: ToolSpec
