@@ -9,10 +9,10 @@
   too, because the user named them);
 - a preset: `package-registries` (PRESETS below).
 
-`sandbox.hosts` pins a listed name to an address (`{"index.corp": "10.1.2.3"}`): the
-proxy connects there without asking DNS, private addresses included. That is how an
-internal registry, or a test's loopback server, is reached by name; it opens nothing that
-the list does not name, and a name it pins must be in the list.
+`sandbox.hosts` pins a name to an address (`{"index.corp": "10.1.2.3"}`): the proxy
+connects there without asking DNS, private addresses included. That is how an internal
+registry, or a test's loopback server, is reached by name. A pin opens nothing by itself:
+it is used once the list names the host, or the user allows it for the session.
 
 Plain data and pure functions (no sockets): the proxy's checks (sandbox/netgate.py)
 read it, and the profile's schema (sandbox/config.py) validates with it.
@@ -91,26 +91,24 @@ def build_allowlist(
                 suffixes.append(value)
             else:
                 names.add(value)
-    allowlist = NetworkAllowlist(frozenset(names), tuple(dict.fromkeys(suffixes)), (), written)
-    pins = tuple(_pin(name, address, allowlist) for name, address in (pinned or {}).items())
-    return NetworkAllowlist(allowlist.names, allowlist.suffixes, pins, written)
+    pins = tuple(_pin(name, address) for name, address in (pinned or {}).items())
+    return NetworkAllowlist(frozenset(names), tuple(dict.fromkeys(suffixes)), pins, written)
 
 
 def parse_entry(entry: str) -> tuple[str, str]:
     """("name", host), ("address", ip) or ("suffix", domain) for one written entry."""
     text = entry.strip().lower().rstrip(".")
+    if text == "*":
+        raise AllowlistError(f'{entry!r}: for every host, set sandbox.network to "on"')
     if text.startswith("*."):
         domain = text[2:]
-        if not _NAME.fullmatch(domain) or "." not in domain:
-            raise AllowlistError(
-                f"{entry!r}: a wildcard needs a domain of two labels or more, "
-                'such as "*.example.com" (for every host, use "on")'
-            )
+        if not _NAME.fullmatch(domain):
+            raise AllowlistError(f'{entry!r}: a wildcard is "*." and a domain, as "*.example.com"')
         return "suffix", domain
     address = ip_literal(text)
     if address is not None:
         return "address", address
-    if text in ("*", "on", "off", "true", "false") or not _NAME.fullmatch(text):
+    if text in ("on", "off", "true", "false") or not _NAME.fullmatch(text):
         raise AllowlistError(
             f"{entry!r} is not a host name, an address, a wildcard such as "
             f'"*.example.com" or a preset ({", ".join(PRESETS)})'
@@ -139,7 +137,7 @@ def ip_literal(text: str) -> str | None:
         return None
 
 
-def _pin(name: str, address: str, allowlist: NetworkAllowlist) -> tuple[str, str]:
+def _pin(name: str, address: str) -> tuple[str, str]:
     try:
         host = normalize_host(name)
     except AllowlistError as error:
@@ -147,9 +145,4 @@ def _pin(name: str, address: str, allowlist: NetworkAllowlist) -> tuple[str, str
     pinned = ip_literal(address.strip())
     if pinned is None:
         raise AllowlistError(f"sandbox.hosts: {name!r} maps to {address!r}, which is no address")
-    if not allowlist.allows(host):
-        raise AllowlistError(
-            f"sandbox.hosts: {name!r} is not in the sandbox.network list, so pinning it "
-            "opens nothing; add it to the list too"
-        )
     return host, pinned

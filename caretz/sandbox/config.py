@@ -36,7 +36,8 @@ class SandboxConfig(Section):
     # "off" (false), "on" (true: the host's network) or the hosts commands may reach
     # through caretz's proxy.
     network: NetworkSetting = False
-    # A listed name pinned to an address, private ones included (an internal index).
+    # A name pinned to an address, private ones included (an internal index); used once
+    # the list names it or the user allows it for the session.
     hosts: dict[str, str] = Field(default_factory=dict)
     add_dirs: list[str] = Field(default_factory=list)  # more writable roots (`~/` and relative ok)
     hidden: list[str] = Field(default_factory=list)  # added to the built-in hidden list; globs
@@ -46,8 +47,11 @@ class SandboxConfig(Section):
     allow_ssh_agent: bool = False  # pass SSH_AUTH_SOCK and let commands reach the agent
 
     @model_validator(mode="after")
-    def _pins_are_listed(self) -> SandboxConfig:
-        self.allowlist()  # a pin of a name the list does not allow is an error
+    def _pins_are_addresses(self) -> SandboxConfig:
+        if self.hosts:  # a pin that is not a name and an address is an error, whatever network is
+            from caretz.sandbox.allowlist import build_allowlist
+
+            build_allowlist([], self.hosts)
         return self
 
     @property
