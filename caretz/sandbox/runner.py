@@ -50,7 +50,7 @@ from caretz.sandbox.covers import Covers
 from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock_rules import launcher_argv, unconfined_argv
-from caretz.sandbox.netbridge import listener_inside, listener_on_host
+from caretz.sandbox.netlisten import listener_inside, listener_on_host
 from caretz.sandbox.paths import PathGuard
 from caretz.sandbox.policy import SandboxPolicy, is_within, root_protection
 from caretz.sandbox.runtime import SessionRuntime

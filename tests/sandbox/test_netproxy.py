@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from caretz.sandbox.allowlist import build_allowlist
-from caretz.sandbox.netbridge import listener_on_host
 from caretz.sandbox.netgate import NetworkGate
+from caretz.sandbox.netlisten import listener_on_host
 from caretz.sandbox.netproxy import ProxyServer
 from tests.sandbox.netservers import LoopbackServer, loopback_http
 
