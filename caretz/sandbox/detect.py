@@ -136,6 +136,8 @@ def check_sandbox(
     enforced, not_enforced = _coverage(mode, network, backend, landlock_abi)
     if hosts is not None and mode is not SandboxMode.OFF and backend is not Backend.NONE:
         enforced, not_enforced = _with_allowlist(enforced, not_enforced, backend, landlock_abi)
+        if backend is Backend.BWRAP and programs is not None and not programs.nsenter.path:
+            not_enforced.append(NO_NSENTER)
     needed = mode is not SandboxMode.OFF
     problem = (
         _problem(platform, bwrap, landlock_abi) if needed and backend is Backend.NONE else None
@@ -297,6 +299,10 @@ PROXY_ENFORCED = (
     "network: only the allowed hosts, through caretz's HTTP and HTTPS proxy (HTTP_PROXY, "
     "HTTPS_PROXY); a name is checked again after DNS and refused if it resolves to a "
     "private address; refusals are named in the command's output; nothing else gets out"
+)
+NO_NSENTER = (
+    "network: the allowlist needs nsenter (util-linux) where no command can write it; "
+    "without it commands get no network at all"
 )
 PROXY_UNINSPECTED = (
     "network: HTTPS through the proxy is a tunnel, not inspected: whatever a command sends "

@@ -101,7 +101,8 @@ class NetworkGate:
         try:
             name = normalize_host(host)
         except AllowlistError:
-            return self._refuse(Refusal(host[:100], port, "not a host name"))
+            shown = "".join(c if c.isprintable() else "?" for c in host[:100])
+            return self._refuse(Refusal(shown, port, "not a host name"))
         if not 0 < port < 65536:
             return self._refuse(Refusal(name, port, "not a port"))
         with self._lock:

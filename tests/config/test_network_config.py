@@ -15,6 +15,7 @@ from caretz.config_base import ConfigError
 from caretz.sandbox.allowlist import build_allowlist
 from caretz.sandbox.detect import BwrapProbe, check_sandbox, render_check
 from caretz.sandbox.policy import SandboxMode
+from caretz.trusted import Program, Programs
 
 WORKS = BwrapProbe("/usr/bin/bwrap", True, "works")
 MISSING = BwrapProbe(None, False, "not found on PATH")
@@ -103,3 +104,14 @@ def test_the_network_on_has_no_allowlist_to_tell():
     check = check_sandbox(SandboxMode.WORKSPACE_WRITE, True, bwrap=WORKS, allowlist=allowlist)
 
     assert check.allowed_hosts is None and "network on" in render_check(check)
+
+
+def test_the_check_says_the_allowlist_needs_nsenter_under_bubblewrap():
+    allowlist = build_allowlist(["pypi.org"])
+    found = Program("x", "/usr/bin/x")
+    without = Programs(found, found, found, nsenter=Program("nsenter", None))
+    check = check_sandbox(
+        SandboxMode.WORKSPACE_WRITE, False, bwrap=WORKS, allowlist=allowlist, programs=without
+    )
+
+    assert any("the allowlist needs nsenter" in line for line in check.not_enforced)
