@@ -31,7 +31,7 @@ from caretz.sandbox.netgate import Admitted, NetworkGate, Refusal
 HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 10.0
-MAX_CONNECTIONS = 128
+MAX_SOCKETS = 256  # commands' connections and the proxy's own to the hosts, open at once
 CHUNK = 64 * 1024
 HOP_BY_HOP = frozenset(
     {
@@ -65,7 +65,7 @@ class ProxyServer:
 
     def __init__(self, listener: socket.socket, gate: NetworkGate):
         self.listener = listener
-        self.gate = gate  # the running sandbox's (sandbox/runtime.py sets it at each launch)
+        self.gate = gate  # the session's; each launch gives it the running sandbox's allowlist
         self.port: int = listener.getsockname()[1]
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -101,7 +101,7 @@ class ProxyServer:
 
     def _track(self, sock: socket.socket) -> bool:
         with self._lock:
-            if self._closed or len(self._open) >= MAX_CONNECTIONS:
+            if self._closed or len(self._open) >= MAX_SOCKETS:
                 return False
             self._open.add(sock)
             return True

@@ -226,8 +226,12 @@ class Sandbox:
         """The proxy's port inside the session's namespace; None without an allowlist, or
         without a shared namespace to put it in (each command then has its own, empty)."""
         if self.policy.allowlist is not None and not prefix:
-            gate = self.runtime.network_gate()
-            gate.problem = f"the network allowlist needs {self.runtime.net_problem or 'nsenter'}"
+            why = self.runtime.net_problem
+            self.runtime.network_gate().problem = (
+                f"the network allowlist is not in force ({why})"
+                if why
+                else "the network allowlist needs nsenter (util-linux)"
+            )
             return None
         python = self.python or sys.executable
         return self._proxy_port(lambda: listener_inside(prefix, python, held))

@@ -40,13 +40,13 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import socket
 
     from caretz.sandbox.allowlist import NetworkAllowlist
-    from caretz.sandbox.netgate import NetworkGate
+    from caretz.sandbox.netgate import AskToAllow, NetworkGate
     from caretz.sandbox.netproxy import ProxyServer
 
 HOLDER_TIMEOUT_S = 10.0
@@ -105,7 +105,7 @@ class SessionRuntime:
         self.proxy_problem: str | None = None  # why the allowlist's proxy could not start
         # The session log's emit and the question that allows a refused host (None: nobody
         # to ask), given to the network checks when they are made (runtime/network.py).
-        self._network_wiring: tuple[Callable[..., object], Callable[..., Any] | None] | None = None
+        self._network_wiring: tuple[Callable[..., object], AskToAllow | None] | None = None
 
     def tmp_dir(self) -> Path:
         """The host directory that is the session's /tmp (created on first use)."""
@@ -156,7 +156,7 @@ class SessionRuntime:
                     self._gate.emit, self._gate.ask = self._network_wiring
             return self._gate
 
-    def wire_network(self, emit: Callable[..., object], ask: Callable[..., Any] | None) -> None:
+    def wire_network(self, emit: Callable[..., object], ask: AskToAllow | None) -> None:
         """Where the network checks' events go and whom they ask, now or once made."""
         with self._lock:
             self._network_wiring = (emit, ask)

@@ -83,7 +83,7 @@ def test_without_the_shared_namespace_commands_have_no_network(allowing, bwrap_s
         assert result.returncode != 0 and upstream.seen == []
         assert "HTTP_PROXY" not in run_in(opened, "env").stdout
         assert opened.network_lines() == [
-            "[network] the network allowlist needs nsenter; commands have no network"
+            "[network] the network allowlist needs nsenter (util-linux); commands have no network"
         ]
     finally:
         opened.close()
