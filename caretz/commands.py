@@ -323,9 +323,9 @@ def show_config(overrides: Flags) -> int:
 def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
     """`caretz sandbox check`: 0 when a sandbox works here, 1 when none does. `check`
     replaces probing this machine (what another machine would find)."""
-    from caretz.config.sandbox import installation_problem, sandbox_policy, session_programs
+    from caretz.config.sandbox import installation_problem, probe_sandbox, sandbox_policy
     from caretz.config_base import ConfigError
-    from caretz.sandbox.detect import Backend, check_sandbox, render_check
+    from caretz.sandbox.detect import Backend, render_check
 
     if output not in ("text", "json"):
         return fail(f"--output {output!r}: use text or json")
@@ -335,9 +335,7 @@ def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | N
     except ConfigError as error:
         return fail(str(error))
     if check is None:
-        check = check_sandbox(
-            policy.mode, policy.network, programs=session_programs(policy, os.environ)
-        )
+        check = probe_sandbox(policy, os.environ)
     roots = [str(root) for root in policy.writable_roots]
     refused = installation_problem(policy, check)
     if output == "json":

@@ -270,6 +270,7 @@ def start_session(
     from caretz.config.sandbox import open_session_sandbox, sandbox_fields
     from caretz.runtime.git_watch import open_git_watch
     from caretz.runtime.mcp import configured_servers, start_servers
+    from caretz.runtime.network import wire_network
 
     env = os.environ if env is None else env
     workspace = workspace or Path.cwd()
@@ -288,6 +289,7 @@ def start_session(
     git_watch = open_git_watch(sandbox, check, settings.data_dir)
     if git_watch is not None:
         git_watch.emit = log.emit
+    wire_network(sandbox, log.emit, permissions.asker)
     jobs, web_cache = JobTable(), FetchCache()
     checkpoints = open_checkpoints(settings, workspace, check.programs)
     checks = checkpoint_checks(checkpoints)

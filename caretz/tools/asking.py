@@ -28,6 +28,8 @@ class Question:
     escalate: str | None = None  # the model's reason for leaving the sandbox
     saves: tuple[str, ...] = ()  # the rules "yes, always" would save; () when not offered
     settings_file: str = ".caretz/settings.json"  # where they would be saved
+    heading: str | None = None  # None: "caretz asks before it runs <tool>"
+    yes_means: str = "yes, once"  # what `y` does, as the question shows it
 
 
 @dataclass(frozen=True)

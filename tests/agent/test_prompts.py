@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from caretz.agent.prompts import SessionEnvironment, git_lines, system_prompt
+from caretz.agent.prompts import SessionEnvironment, git_lines, sandbox_line, system_prompt
 
 GIT = shutil.which("git") or "git"
 
@@ -144,3 +144,21 @@ def test_the_web_tools_are_told_only_when_there_are_some(tmp_path: Path):
     prompt = system_prompt(tmp_path, environment=headless)
     assert "a domain no rule allows is refused in this headless run" in prompt
     assert "- web search: web_search searches the web (SearXNG at x)" in prompt
+
+
+def test_an_allowlist_names_the_hosts_and_what_landlock_holds(tmp_path):
+    hosts = ("package-registries", "*.github.com")
+    bwrap = SessionEnvironment("auto", "bwrap", writable=(tmp_path,), allowed_hosts=hosts)
+    tcp = SessionEnvironment("auto", "landlock", writable=(tmp_path,), allowed_hosts=hosts)
+    old = SessionEnvironment(
+        "auto", "landlock", writable=(tmp_path,), allowed_hosts=hosts, landlock_tcp=False
+    )
+
+    line = sandbox_line(bwrap)
+    assert line.startswith(
+        "- sandbox: bubblewrap; network only through caretz's HTTP/HTTPS proxy (HTTP_PROXY "
+        "and HTTPS_PROXY are set), to: package-registries, *.github.com; a refused host is "
+        "named in the command's output; no Unix sockets; writable: "
+    )
+    assert "(Landlock: TCP may only connect to the proxy; UDP is not blocked)" in sandbox_line(tcp)
+    assert "only programs that use the proxy are held to it" in sandbox_line(old)
