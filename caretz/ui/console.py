@@ -21,6 +21,7 @@ from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.text import one_line, plural, shorten
 from caretz.ui.checkpoint_lines import CheckpointLines
+from caretz.ui.wrapping import hanging
 
 _ARG_PREVIEW = 80
 DIFF_MAX_LINES = 40
@@ -232,7 +233,7 @@ class TextOutput:
             self.out.flush()
             self.mid_line = False
         self.streamed = ""  # text above a line on stderr stays where it is
-        self.err.print(markup)
+        self.err.print(hanging(self.err, markup))
 
 
 def _file_position(out: IO[str]) -> int | None:

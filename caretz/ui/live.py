@@ -31,6 +31,7 @@ from caretz.ui.markdown import Clock, Lines, MarkdownStream, erase_printed
 from caretz.ui.markdown import WrappingMarkdown as WrappingMarkdown  # imported from here too
 from caretz.ui.notice_lines import notice_lines
 from caretz.ui.permission_lines import permission_line
+from caretz.ui.wrapping import hanging
 
 
 class _Status:
@@ -243,4 +244,4 @@ class LiveView:
             self.live.refresh()
 
     def print(self, markup: str) -> None:
-        self.console.print(markup, highlight=False, soft_wrap=True)
+        self.console.print(hanging(self.console, markup), highlight=False, soft_wrap=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.modelserver import ModelServer, text
+from tests.modelserver import ModelServer, text, tool
 
 ANSWER = (
     "Here is what I found.\n\n"
@@ -36,3 +36,25 @@ def test_markdown_blocks_are_one_blank_line_apart(screen, server: ModelServer):
     blank = [row.strip() == "" for row in rows]
     assert not any(a and b for a, b in zip(blank, blank[1:], strict=False)), "\n".join(rows)
     assert blank.count(True) == 4  # between the five blocks
+
+
+def test_wrapped_lines_start_under_the_text_after_their_mark(screen, server, workspace):
+    long_word = "w" * 90
+    server.add(
+        tool("bash", command=f"echo start {long_word} end; exit 1"),
+        text("It failed."),
+    )
+    term = screen(columns=60)
+
+    term.turn("run it")
+
+    rows = rows_between(term.text, "✗ bash echo start", "It failed.")[:-1]
+    bar = next(n for n, row in enumerate(rows) if row.startswith("  │"))
+    tool_line, output = rows[:bar], rows[bar:]
+    # The tool line's rows after the first start two columns in, under "bash".
+    assert len(tool_line) == 3, rows
+    assert all(row.startswith("  w") for row in tool_line[1:]), rows
+    assert re.fullmatch(r"w+… \(\d+\.\ds, exit 1\)", tool_line[-1].strip()), rows
+    # The command's output keeps its bar on each row it wraps to.
+    assert len(output) == 2 and all(row.startswith("  │ ") for row in output), rows
+    assert "".join(row[4:] for row in output) == f"start {long_word} end"
