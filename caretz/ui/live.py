@@ -18,8 +18,6 @@ from typing import Any
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.markup import escape
-from rich.spinner import Spinner
-from rich.text import Text
 
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
@@ -31,24 +29,8 @@ from caretz.ui.markdown import Clock, Lines, MarkdownStream, erase_printed
 from caretz.ui.markdown import WrappingMarkdown as WrappingMarkdown  # imported from here too
 from caretz.ui.notice_lines import notice_lines
 from caretz.ui.permission_lines import permission_line
+from caretz.ui.progress import Status
 from caretz.ui.wrapping import hanging
-
-
-class _Status:
-    """A spinner with a label and the time it has been running."""
-
-    def __init__(self, label: str, clock: Clock):
-        self.label = label
-        self.clock = clock
-        self.started = clock()
-        self.spinner = Spinner("dots", style="cyan")
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        elapsed = self.clock() - self.started
-        self.spinner.text = Text.assemble(
-            (self.label, "cyan"), (f"  {elapsed:.0f}s · Ctrl-C to stop", "dim")
-        )
-        yield self.spinner
 
 
 class _Region:
@@ -56,7 +38,7 @@ class _Region:
 
     def __init__(self) -> None:
         self.tail: Lines | None = None
-        self.status: _Status | None = None
+        self.status: Status | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.tail is not None:
@@ -236,7 +218,7 @@ class LiveView:
         self.refresh()
 
     def set_status(self, label: str | None) -> None:
-        self.region.status = _Status(label, self.clock) if label else None
+        self.region.status = Status(label, self.clock) if label else None
         self.refresh()
 
     def refresh(self) -> None:
