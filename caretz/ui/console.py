@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 Clock = Callable[[], float]
 
 _ARG_PREVIEW = 80
-DIFF_MAX_LINES = 40
+DIFF_MAX_LINES = 40  # an edit's diff in the live view and `--output detailed`
+SHORT_DIFF_LINES = 12  # and in `-p`'s default view
 FAILED_OUTPUT_LINES = 3
 OUTPUT_LINE_CHARS = 200  # a failed command's output line, shortened to this
 _EXIT_NOTE = re.compile(r"\[exit code -?\d+\]")
@@ -84,27 +85,30 @@ def call_text(call: dict[str, Any]) -> str:
 
 
 def output_tail(output: str) -> list[str]:
-    """The last lines of a failed command's output, as dim markup lines."""
+    """The last lines of a failed command's output, as dim markup lines, under a line
+    that counts the ones left out."""
     lines = [
         line
         for line in output.rstrip().splitlines()
         if line.strip() and not _EXIT_NOTE.fullmatch(line.strip())  # the tool line says the exit
     ]
-    return [
+    left_out = len(lines) - FAILED_OUTPUT_LINES
+    tail = [f"  [dim]│ … {plural(left_out, 'earlier line')}[/]"] if left_out > 0 else []
+    return tail + [
         f"  [dim]│ {escape(shorten(line, OUTPUT_LINE_CHARS))}[/]"
         for line in lines[-FAILED_OUTPUT_LINES:]
     ]
 
 
-def diff_view(diff: str) -> list[RenderableType]:
-    """An edit's diff, coloured where colour is on, cut to DIFF_MAX_LINES."""
+def diff_view(diff: str, most: int = DIFF_MAX_LINES) -> list[RenderableType]:
+    """An edit's diff, coloured where colour is on, cut to its first `most` lines."""
     lines = diff.rstrip("\n").splitlines()
-    shown = "\n".join(lines[:DIFF_MAX_LINES])
+    shown = "\n".join(lines[:most])
     view: list[RenderableType] = [
         Syntax(shown, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
     ]
-    if len(lines) > DIFF_MAX_LINES:
-        view.append(f"  [dim]… {len(lines) - DIFF_MAX_LINES} more diff lines[/]")
+    if len(lines) > most:
+        view.append(f"  [dim]… {len(lines) - most} more diff lines[/]")
     return view
 
 
@@ -196,9 +200,7 @@ class TextOutput:
         self.line(
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
         )
-        if not self.detailed:
-            return
-        if event["ok"] and call["name"] == PLAN_TOOL:
+        if self.detailed and event["ok"] and call["name"] == PLAN_TOOL:
             from caretz.ui.goal_lines import plan_block
 
             for text in plan_block(call.get("arguments") or {}):
@@ -207,7 +209,8 @@ class TextOutput:
             for line in output_tail(event.get("output") or ""):
                 self.line(line)
         if event.get("diff"):
-            for item in diff_view(event["diff"]):
+            shown = DIFF_MAX_LINES if self.detailed else SHORT_DIFF_LINES
+            for item in diff_view(event["diff"], shown):
                 self.err.print(item)
 
     def closing(self, summary: dict[str, Any]) -> None:
