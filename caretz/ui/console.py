@@ -24,6 +24,7 @@ from caretz.providers.base import Retrying
 from caretz.text import one_line, plural, shorten
 from caretz.ui.answer import PlainAnswer, TerminalAnswer
 from caretz.ui.checkpoint_lines import CheckpointLines
+from caretz.ui.job_lines import background_job, job_started_line
 from caretz.ui.wrapping import draws_in_place, hanging
 
 if TYPE_CHECKING:
@@ -193,6 +194,10 @@ class TextOutput:
 
     def tool_line(self, event: dict[str, Any]) -> None:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
+        job = background_job(call, event)
+        if job is not None:
+            self.line(job_started_line(job, call, "stopped when the run ends"))
+            return
         mark = "[green]✓[/]" if event["ok"] else "[red]✗[/]"
         preview = escape(call_text(call))
         note = result_note(event)

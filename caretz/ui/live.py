@@ -25,6 +25,7 @@ from caretz.ui.checkpoint_lines import CheckpointLines
 from caretz.ui.console import call_text, diff_view, output_tail, result_note, retry_line
 from caretz.ui.goal_lines import plan_block
 from caretz.ui.guard_lines import render_lines
+from caretz.ui.job_lines import background_job, job_started_line
 from caretz.ui.markdown import Clock, Lines, MarkdownStream, erase_printed
 from caretz.ui.markdown import WrappingMarkdown as WrappingMarkdown  # imported from here too
 from caretz.ui.notice_lines import notice_lines
@@ -177,6 +178,10 @@ class LiveView:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
         self.running = None
         self.set_status(None)
+        job = background_job(call, event)
+        if job is not None:
+            self.print(job_started_line(job, call, f"/jobs stop {job} stops it"))
+            return
         self.tool_line(call, event["ok"], result_note(event), event.get("duration_s"))
         if not event["ok"]:
             for line in output_tail(event.get("output") or ""):

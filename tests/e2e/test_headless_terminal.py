@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.modelserver import ModelServer, text, tool
+from tests.sandbox.helpers import marker, sleepers, wait_for
 
 SPINNER_FRAMES = re.compile("[\u2800-\u28ff]")  # the braille dots a spinner turns through
 # Cursor movement, erasing, hiding or showing the cursor: what a redrawn line is made of.
@@ -91,3 +92,16 @@ def test_redirected_or_piped_the_answer_is_the_raw_markdown(caretz, server, tmp_
     assert answer.read_text() == ANSWER + "\n"
     server.add(text(ANSWER))
     assert caretz("-p", "report").stdout == ANSWER + "\n"
+
+
+def test_a_background_job_is_marked_with_its_id(caretz, server):
+    mark = marker()
+    server.add(tool("bash", command=f"sleep {mark}", background=True), text("Started."))
+
+    run = caretz("-p", "start the server")
+
+    assert run.code == 0, run.stderr
+    line = f"⧗ background job j1: sleep {mark} (stopped when the run ends)"
+    assert line in run.stderr.splitlines(), run.stderr
+    assert "✓ bash sleep" not in run.stderr
+    assert wait_for(lambda: not sleepers(mark), timeout=30)

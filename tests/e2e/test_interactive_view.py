@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from tests.modelserver import ModelServer, text, tool
+from tests.sandbox.helpers import marker, sleepers, wait_for
 
 ANSWER = (
     "Here is what I found.\n\n"
@@ -58,3 +59,20 @@ def test_wrapped_lines_start_under_the_text_after_their_mark(screen, server, wor
     # The command's output keeps its bar on each row it wraps to.
     assert len(output) == 2 and all(row.startswith("  │ ") for row in output), rows
     assert "".join(row[4:] for row in output) == f"start {long_word} end"
+
+
+def test_a_background_job_is_marked_and_jobs_stop_ends_it(screen, server: ModelServer):
+    mark = marker()
+    server.add(tool("bash", command=f"sleep {mark}", background=True), text("The job runs."))
+    term = screen()
+
+    term.turn("start the server")
+
+    assert f"⧗ background job j1: sleep {mark} (/jobs stop j1 stops it)" in term.text
+    assert "✓ bash sleep" not in term.text
+    assert wait_for(lambda: bool(sleepers(mark)), timeout=30)
+    term.child.send("/jobs stop j1\r")
+    term.expect(f"stopped job j1: sleep {mark}")
+    assert wait_for(lambda: not sleepers(mark), timeout=30)
+    term.type("/jobs")
+    term.expect(r"j1 +stopped")
