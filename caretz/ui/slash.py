@@ -278,8 +278,11 @@ def profile_names(repl: SessionControl) -> list[str]:
 
 
 def model_choices(repl: SessionControl) -> list[str]:
+    """The model in use, the profiles' models, each provider's `name/`, then the models the
+    built-in providers are known to serve."""
     from caretz.config.loading import load_config_file
     from caretz.config_base import ConfigError
+    from caretz.providers.registry import known_model_refs
 
     settings = repl.session.settings
     refs = [settings.model.ref]
@@ -290,6 +293,7 @@ def model_choices(repl: SessionControl) -> list[str]:
     if file is not None:
         refs += [profile.model for profile in file.profiles.values()]
     refs += [f"{name}/" for name in sorted(settings.providers)]
+    refs += [ref for ref in known_model_refs() if ref.split("/", 1)[0] in settings.providers]
     return list(dict.fromkeys(refs))
 
 

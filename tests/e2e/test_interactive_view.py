@@ -61,6 +61,21 @@ def test_wrapped_lines_start_under_the_text_after_their_mark(screen, server, wor
     assert "".join(row[4:] for row in output) == f"start {long_word} end"
 
 
+def test_tab_completes_a_known_model_after_slash_model(screen, server: ModelServer):
+    term = screen()
+
+    term.expect_prompt()
+    term.child.send("/model anthropic/claude-haiku-4")
+    term.expect("claude-haiku-4-5")  # the menu, offered while typing: only then is Tab read
+    term.child.send("\t\r")
+
+    term.expect("model: anthropic/claude-haiku-4-5; the conversation carries on")
+    server.add(text("Hello from haiku."), model="claude-haiku-4-5")
+    term.type("hi")
+    term.expect("Hello from haiku.")
+    assert [request.model for request in server.requests] == ["claude-haiku-4-5"]
+
+
 def test_a_background_job_is_marked_and_jobs_stop_ends_it(screen, server: ModelServer):
     mark = marker()
     server.add(tool("bash", command=f"sleep {mark}", background=True), text("The job runs."))

@@ -95,6 +95,17 @@ def test_completion_of_names_and_arguments(repl):
     assert completions(repl, "plain text") == []
 
 
+def test_model_completion_offers_known_models_the_profiles_and_the_providers(repl):
+    offered = completions(repl, "/model ")
+
+    assert offered[:3] == ["anthropic/claude-main", "anthropic/claude-review", "anthropic/"]
+    assert "openai/" in offered and "ollama/" in offered
+    assert "anthropic/claude-sonnet-4-5" in offered and "openai/gpt-5-mini" in offered
+    assert completions(repl, "/model anthropic/claude-haiku-4") == ["anthropic/claude-haiku-4-5"]
+    assert completions(repl, "/model openai/gpt-4.1-n") == ["openai/gpt-4.1-nano"]
+    assert all(ref.startswith("openai/o") for ref in completions(repl, "/model openai/o"))
+
+
 def test_unknown_commands_are_refused_without_a_model_call(repl, server):
     assert "unknown command /frobnicate" in run(repl, "/frobnicate")
     assert server.requests == []
