@@ -134,11 +134,9 @@ class TextOutput:
         self.told: set[str] = set()  # provider errors printed as they happened
         self.checkpoint_lines = CheckpointLines()
         self.answer = answer_writer(self.out, clock)
-        self.progress: ProgressLine | None = None
-        if draws_in_place(self.err):
-            from caretz.ui.progress import ProgressLine
-
-            self.progress = ProgressLine(self.err, clock)
+        self.clock = clock
+        self.spins = draws_in_place(self.err)  # a spinner while a tool call runs
+        self.progress: ProgressLine | None = None  # built by the first call
 
     # -- streamed deltas (TurnListener) -----------------------------------------
     def on_response_start(self) -> None:
@@ -188,9 +186,14 @@ class TextOutput:
 
     def tool_called(self, call: dict[str, Any]) -> None:
         self.calls[call["id"]] = call
-        if self.progress is not None:
-            self.answer.settle()  # the spinner goes below the answer so far
-            self.progress.started(call["id"], f"{call['name']} {call_text(call)}")
+        if not self.spins:
+            return
+        if self.progress is None:
+            from caretz.ui.progress import ProgressLine  # Rich's spinner, after the first request
+
+            self.progress = ProgressLine(self.err, self.clock)
+        self.answer.settle()  # the spinner goes below the answer so far
+        self.progress.started(call["id"], f"{call['name']} {call_text(call)}")
 
     def tool_line(self, event: dict[str, Any]) -> None:
         call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
