@@ -44,20 +44,24 @@ def hanging(console: Console, markup: str) -> RenderableType:
     if width - indent < 10:  # too narrow to indent usefully
         return markup
     head, body = text.divide([len(marker.group())])
-    if GUTTER in marker.group():  # a command's output: cut where the row ends, not at words
-        rest = Text(marker.group(), "dim")
-        rows = list(body.divide(_row_ends(body.plain, width - indent)))
-    else:
-        rest = Text(" " * indent)
-        rows = list(body.wrap(console, width - indent, overflow="fold"))
+    gutter = GUTTER in marker.group()
+    rest = Text(marker.group(), "dim") if gutter else Text(" " * indent)
     wrapped = Text()
-    for number, row in enumerate(rows):
+    for number, row in enumerate(_rows(console, body, width - indent, gutter)):
         row.rstrip()
-        wrapped.append_text(head if number == 0 else rest)
-        wrapped.append_text(row)
-        if number < len(rows) - 1:
+        if number:
             wrapped.append("\n")
+        wrapped.append_text(rest if number else head)
+        wrapped.append_text(row)
     return wrapped
+
+
+def _rows(console: Console, body: Text, width: int, gutter: bool) -> list[Text]:
+    """`body` in rows of at most `width` cells: a command's output (`gutter`) cut where
+    each row ends, anything else wrapped at words."""
+    if gutter:
+        return list(body.divide(_row_ends(body.plain, width)))
+    return list(body.wrap(console, width, overflow="fold"))
 
 
 def _row_ends(plain: str, width: int) -> list[int]:
