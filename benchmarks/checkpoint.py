@@ -37,6 +37,7 @@ from caretz.agent.checkpointing import TurnCheckpoints  # noqa: E402
 from caretz.checkpoints import CheckpointMeta, CheckpointStore  # noqa: E402
 from caretz.messages import ToolCall  # noqa: E402
 from caretz.session.events import EventLog  # noqa: E402
+from caretz.session.records.loop import TurnEnded, TurnStarted  # noqa: E402
 from caretz.tools.base import ToolContext  # noqa: E402
 
 
@@ -98,11 +99,11 @@ def turn_through_hook(
     hook.attach("bench-hook", log)
     write, ctx = ToolCall("call_1", "write", {"path": "x", "content": ""}), ToolContext(project)
     for turn in range(1, 6):
-        log.emit("Turn.Started", turn=turn, agent="main", prompt="p")
+        log.emit(TurnStarted(turn=turn, agent="main", prompt="p"))
         spent: list[float] = []
         took = timed(lambda: hook.before_call(write, ctx), spent)
         edit(project, 10, 100 + turn)  # the turn's own work, not counted
-        took += timed(lambda t=turn: log.emit("Turn.Ended", turn=t, agent="main"), spent)
+        took += timed(lambda t=turn: log.emit(TurnEnded(turn=t, agent="main")), spent)
         wall.append(took)
         cpu.append(sum(spent))
     log.close()

@@ -214,13 +214,14 @@ def play(scenario: Scenario, answer: str, config: Any = None) -> Outcome:
     from caretz.guard.model import ToolObservation, TurnContext
     from caretz.guard.seam import Cut, Redirect, Stop
     from caretz.messages import ToolCall
+    from caretz.session.records.guard import LoopGuardJudging
 
     outcome = Outcome()
     judge = _Judge(answer)
     position = [0]
 
-    def emit(type: str, **fields: Any) -> None:
-        if type == "LoopGuard.Judging" and outcome.first_ask is None:
+    def emit(record: object) -> None:
+        if isinstance(record, LoopGuardJudging) and outcome.first_ask is None:
             outcome.first_ask = position[0]
 
     config = config or LoopGuardConfig(mode="active")

@@ -134,6 +134,7 @@ def run_headless(
     from caretz.agent.signals import signals_interrupt
     from caretz.config_base import ConfigError
     from caretz.runtime.session import start_session
+    from caretz.session.records.session import ScheduleRun
     from caretz.session.store import SessionNotFound
 
     output = make_output(settings)
@@ -152,7 +153,7 @@ def run_headless(
     if settings.permission_mode == "yolo":
         yolo_banner()
     if job is not None:
-        session.log.emit("Schedule.Run", job=job)
+        session.log.emit(ScheduleRun(job=job))
     goal_run = None
     try:
         with signals_interrupt():

@@ -14,6 +14,7 @@ from caretz.agent.turn import Turn, TurnResult
 from caretz.agent.turn_hooks import TurnHooks
 from caretz.messages import Image, Message
 from caretz.providers.base import collect, reported_prompt_tokens
+from caretz.session.records.session import ModelSummary, SessionCompacted
 
 
 @dataclass
@@ -82,7 +83,9 @@ class Agent:
 
     def prompt_blocked(self, prompt: str, reason: str) -> TurnResult:
         message = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
-        self.parts.log.emit("Hook.PromptBlocked", prompt=prompt, reason=reason)
+        from caretz.session.records.hooks import HookPromptBlocked  # only where hooks run
+
+        self.parts.log.emit(HookPromptBlocked(prompt=prompt, reason=reason))
         return TurnResult(StoppedByHook.status, StoppedByHook.exit_code, message, "", 0)
 
     def run_one_turn(
@@ -159,15 +162,16 @@ class Agent:
         state.messages = result.conversation
         state.context.set(result.tokens_after, result.conversation)
         self.parts.log.emit(
-            "Session.Compacted",
-            agent=self.config.name,
-            reason=reason,
-            trimmed=result.trimmed,
-            summarized=result.summarized,
-            tokens_before=result.tokens_before,
-            tokens_after=result.tokens_after,
-            summary_error=result.summary_error,
-            conversation=[message.to_dict() for message in result.conversation],
+            SessionCompacted(
+                agent=self.config.name,
+                reason=reason,
+                trimmed=result.trimmed,
+                summarized=result.summarized,
+                tokens_before=result.tokens_before,
+                tokens_after=result.tokens_after,
+                summary_error=result.summary_error,
+                conversation=[message.to_dict() for message in result.conversation],
+            )
         )
         return result
 
@@ -179,10 +183,11 @@ class Agent:
         usage = response.usage
         self.conversation.totals.add_response(usage, parts.price(config.model_ref, usage))
         parts.log.emit(
-            "Model.Summary",
-            agent=config.name,
-            model=config.model_ref,
-            usage=usage.to_dict(),
-            messages=len(messages),
+            ModelSummary(
+                agent=config.name,
+                model=config.model_ref,
+                usage=usage.to_dict(),
+                messages=len(messages),
+            )
         )
         return compaction.read_summary(response)

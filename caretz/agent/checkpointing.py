@@ -24,10 +24,13 @@ from caretz.checkpoints import (
     ProjectTooLarge,
     SnapshotLimits,
 )
-from caretz.checkpoints.events import CREATED, FAILED, created_fields
+from caretz.checkpoints.events import created_record
 from caretz.checkpoints.notices import left_out_note
 from caretz.checkpoints.project import project_root
 from caretz.messages import ToolCall
+from caretz.session.records.base import Record
+from caretz.session.records.checkpoints import CheckpointFailed
+from caretz.session.records.loop import TurnEnded, TurnStarted
 
 if TYPE_CHECKING:
     from caretz.session.events import EventLog
@@ -85,7 +88,7 @@ class TurnCheckpoints:
         self.off_reason = off_reason  # why checkpoints are off, once they are
         self.shell_can_write = shell_can_write
         self.session = ""
-        self._emit: Callable[..., Any] = lambda *args, **fields: None
+        self._emit: Callable[[Record], Any] = lambda record: None
         self._turn: int | None = None  # the main turn running now
         self._prompt = ""
         self._taken = False  # this turn asked for its checkpoint
@@ -173,23 +176,16 @@ class TurnCheckpoints:
             self._settle_due = False
             self._failed("checkpoint", error)
             return
-        self._emit(
-            CREATED,
-            **created_fields(checkpoint),
-            note=left_out_note(checkpoint),
-            project=str(self.store.project),
-        )
+        project, note = str(self.store.project), left_out_note(checkpoint)
+        self._emit(created_record(checkpoint, project, note))
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: Record) -> None:
         """Follows the main agent's turns in the session log."""
-        if event.get("agent", "main") != "main":
-            return
-        kind = event.get("type")
-        if kind == "Turn.Started":
+        if isinstance(event, TurnStarted) and event.agent == "main":
             self.end_turn()  # a turn that ended without its Turn.Ended (it crashed)
-            self._turn, self._prompt = int(event.get("turn") or 0), str(event.get("prompt", ""))
+            self._turn, self._prompt = int(event.turn or 0), event.prompt
             self._collect_prepare(wait=False)
-        elif kind == "Turn.Ended":
+        elif isinstance(event, TurnEnded) and event.agent == "main":
             self.end_turn()
 
     def end_turn(self) -> None:
@@ -218,10 +214,10 @@ class TurnCheckpoints:
             message = f"checkpoint: could not record the files as the turn left them: {error}"
         else:
             message = f"checkpoint failed: {error}; the turn goes on"
-        self._emit(FAILED, stage=stage, message=message)
+        self._emit(CheckpointFailed(stage=stage, message=message))
 
     def _report_off(self, stage: str) -> None:
         if self.off_reason is None or self._reported:
             return
         self._reported = True
-        self._emit(FAILED, stage=stage, message=self.off_reason, off=True)
+        self._emit(CheckpointFailed(stage=stage, message=self.off_reason, off=True))

@@ -20,12 +20,11 @@ def run_with_auto_resume(agent: Agent, prompt: str, images: Sequence[Image] = ()
     resumes after a loop stop, if configured."""
     result = agent.run_turn(prompt, images=images)
     while result.resume is not None:
+        from caretz.session.records.guard import LoopGuardResuming  # loaded by the guard
+
         resume = result.resume
         agent.parts.log.emit(
-            "LoopGuard.Resuming",
-            count=resume.count,
-            max=resume.max_resumes,
-            message=resume.message,
+            LoopGuardResuming(count=resume.count, max=resume.max_resumes, message=resume.message)
         )
         result = agent.run_turn(resume.message, from_user=False)
     return result

@@ -32,6 +32,7 @@ from caretz.goal.summary import build_goal_summary
 from caretz.guard.model import TurnContext
 from caretz.guard.record import TurnRecord
 from caretz.session.events import EventLog
+from caretz.session.records import goal as records
 from caretz.tools.todo import latest_plan
 
 _PAUSES = {
@@ -72,11 +73,12 @@ class GoalDriver:
         goal = self.goal
         goal.prompt = prompt
         self.log.emit(
-            "Goal.Set",
-            condition=goal.condition,
-            prompt=prompt,
-            max_turns=goal.max_turns,
-            evaluator=self.evaluator.model_ref,
+            records.GoalSet(
+                condition=goal.condition,
+                prompt=prompt,
+                max_turns=goal.max_turns,
+                evaluator=self.evaluator.model_ref,
+            )
         )
         return self.drive(prompt, from_user=True)
 
@@ -84,7 +86,7 @@ class GoalDriver:
         """A paused goal carries on: with the user's `prompt`, else an automated message."""
         goal = self.goal
         goal.status = "active"
-        self.log.emit("Goal.Resumed", turn=goal.turns, max_turns=goal.max_turns)
+        self.log.emit(records.GoalResumed(turn=goal.turns, max_turns=goal.max_turns))
         if goal.turns >= goal.max_turns:  # paused on its last turn: nothing left to run
             last = goal.last
             reason = (last.error or last.verdict.reason) if last is not None else ""
@@ -143,9 +145,10 @@ class GoalDriver:
         goal.note_files(record.files_edited)
         summary = build_goal_summary(goal, record, answer)
         self.log.emit(
-            "Goal.Evaluating", turn=goal.turns, max_turns=goal.max_turns,
-            model=self.evaluator.model_ref,
-        )  # fmt: skip
+            records.GoalEvaluating(
+                turn=goal.turns, max_turns=goal.max_turns, model=self.evaluator.model_ref
+            )
+        )
         evaluation = self.evaluator(summary, self.timeout_s)
         cost = agent.parts.price(evaluation.model, evaluation.usage)
         if cost is not None:
@@ -153,18 +156,19 @@ class GoalDriver:
             goal.add_spend(cost)
         goal.verdicts.append(TurnVerdict(goal.turns, evaluation.verdict, evaluation.error))
         self.log.emit(
-            "Goal.Evaluated",
-            turn=goal.turns,
-            max_turns=goal.max_turns,
-            verdict=evaluation.verdict.to_dict(),
-            error=evaluation.error,
-            model=evaluation.model,
-            latency_s=round(evaluation.latency_s, 3),
-            usage=evaluation.usage.to_dict(),
-            cost_usd=cost,
-            spend_usd=goal.spend_usd,
-            files_changed=list(goal.files_changed),
-            summary=summary,
+            records.GoalEvaluated(
+                turn=goal.turns,
+                max_turns=goal.max_turns,
+                verdict=evaluation.verdict.to_dict(),
+                error=evaluation.error,
+                model=evaluation.model,
+                latency_s=round(evaluation.latency_s, 3),
+                usage=evaluation.usage.to_dict(),
+                cost_usd=cost,
+                spend_usd=goal.spend_usd,
+                files_changed=list(goal.files_changed),
+                summary=summary,
+            )
         )
         return evaluation
 
@@ -214,13 +218,14 @@ def pause_goal(log: EventLog, goal: Goal, why: str, exit_code: int = 0) -> str:
     goal.status = "paused"
     message = paused_message(goal, why)
     log.emit(
-        "Goal.Paused",
-        turn=goal.turns,
-        max_turns=goal.max_turns,
-        reason=why,
-        exit_code=exit_code,
-        message=message,
-        spend_usd=goal.spend_usd,
+        records.GoalPaused(
+            turn=goal.turns,
+            max_turns=goal.max_turns,
+            reason=why,
+            exit_code=exit_code,
+            message=message,
+            spend_usd=goal.spend_usd,
+        )
     )
     return message
 
@@ -229,11 +234,12 @@ def end_goal(log: EventLog, goal: Goal, status: Status, exit_code: int, message:
     """Record the goal's end (also `/goal clear`)."""
     goal.status = status
     log.emit(
-        "Goal.Ended",
-        status=status,
-        exit_code=exit_code,
-        message=message,
-        turns=goal.turns,
-        max_turns=goal.max_turns,
-        spend_usd=goal.spend_usd,
+        records.GoalEnded(
+            status=status,
+            exit_code=exit_code,
+            message=message,
+            turns=goal.turns,
+            max_turns=goal.max_turns,
+            spend_usd=goal.spend_usd,
+        )
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from caretz.messages import Message
+from caretz.session.records.loop import ModelOutputLimit
 
 Action = Literal["calls_not_run", "continued", "ended"]
 
@@ -83,7 +84,7 @@ def joined(first: Message, more: Message) -> Message:
 
 @dataclass(frozen=True)
 class Outcome:
-    fields: dict[str, object]  # the Model.OutputLimit event's
+    record: ModelOutputLimit
     results: list[Message]  # failed results for the calls that did not run
     ended: str | None  # the turn ends at the limit, saying this
 
@@ -124,14 +125,14 @@ class CutReplies:
             self.continuations += 1
             self.cut = message
             self.note = continue_note(message, self.limit)
-        fields = {
-            "action": action,
-            "max_tokens": self.limit,
-            "continuation": self.continuations,
-            "tool_calls": [call.name for call in message.tool_calls],
-        }
+        record = ModelOutputLimit(
+            action=action,
+            max_tokens=self.limit,
+            continuation=self.continuations,
+            tool_calls=[call.name for call in message.tool_calls],
+        )
         ended = self.ended() if action == "ended" else None
-        return Outcome(fields, results, ended)
+        return Outcome(record, results, ended)
 
     def ended(self) -> str:
         return ENDED.format(limit=self.limit, times=self.continuations + 1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from caretz.checkpoints import (
     Checkpoint,
@@ -23,9 +23,12 @@ from caretz.checkpoints import (
     RestoreResult,
     UnknownCheckpoint,
 )
-from caretz.checkpoints.events import CREATED, RESTORED, Scope, created_fields, restored_fields
+from caretz.checkpoints.events import Scope, created_record, restored_record
 from caretz.session.events import EventLog, read_events
 from caretz.session.images import ImageFiles
+from caretz.session.records.base import Record
+from caretz.session.records.checkpoints import CheckpointRestored
+from caretz.session.records.loop import ToolResult, TurnStarted
 from caretz.session.store import History, rebuild_history, turn_prompt
 
 FILE_SCOPES: tuple[Scope, ...] = ("files", "both")
@@ -56,7 +59,7 @@ class SessionRewind:
         self.events_path = log.path
         self.workspace = workspace
 
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[Record]:
         return list(read_events(self.events_path))
 
     def checkpoints(self) -> list[Checkpoint]:
@@ -83,12 +86,10 @@ class SessionRewind:
         checkpoint and in its own scope (files and conversation exactly as before it);
         else the newest turn still in the conversation that changed files, both."""
         for event in reversed(self.events()):
-            if event.get("agent", "main") != "main":
-                continue
-            if event.get("type") == "Turn.Started":
+            if isinstance(event, TurnStarted) and event.agent == "main":
                 break
-            if event.get("type") == RESTORED and event.get("before"):
-                return self.by_id(str(event["before"])), event.get("scope") or "both"
+            if isinstance(event, CheckpointRestored) and event.before:
+                return self.by_id(str(event.before)), cast(Scope, event.scope or "both")
         return self.last_turn(), "both"
 
     def preview(self, target: Checkpoint) -> RestorePreview:
@@ -99,8 +100,8 @@ class SessionRewind:
         """Files caretz's own tools wrote in this session (absolute), from its log."""
         paths = []
         for event in self.events():
-            if event.get("type") == "Tool.Result":
-                paths += [str(self.workspace / path) for path in event.get("files_changed") or ()]
+            if isinstance(event, ToolResult):
+                paths += [str(self.workspace / path) for path in event.files_changed or ()]
         return paths
 
     def rewind(
@@ -123,8 +124,8 @@ class SessionRewind:
             before = result.before
         else:
             before = self.store.mark_rewind(target, meta)
-        self.log.emit(CREATED, **created_fields(before), project=str(self.store.project))
-        self.log.emit(RESTORED, **restored_fields(scope, target, result, before=before))
+        self.log.emit(created_record(before, str(self.store.project)))
+        self.log.emit(restored_record(scope, target, result, before=before))
         if scope not in CONVERSATION_SCOPES:
             return Rewound(target, scope, before, result, None, None)
         events = self.events()

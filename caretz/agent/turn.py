@@ -10,6 +10,7 @@ is an event in the session log.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -49,6 +50,7 @@ from caretz.providers.base import (
     ThinkingDelta,
     is_prompt_too_long,
 )
+from caretz.session.records import loop as records
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.parallel import MAX_PARALLEL_CALLS
 from caretz.tools.policy import CancelToolCall, EndTurn
@@ -116,13 +118,14 @@ class Turn:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         self.conversation.messages.append(Message("user", self.prompt, images=self.images))
         self.parts.log.keep_images(self.images)
-        attached = {"images": [image.ref() for image in self.images]} if self.images else {}
+        images = [image.ref() for image in self.images] or None
         self.emit(
-            "Turn.Started",
-            prompt=self.prompt,
-            model=self.config.model_ref,
-            from_user=self.from_user,
-            **attached,
+            records.TurnStarted(
+                prompt=self.prompt,
+                model=self.config.model_ref,
+                from_user=self.from_user,
+                images=images,
+            )
         )
         self.parts.guard.begin_turn(self.context())
         try:
@@ -158,7 +161,7 @@ class Turn:
     def on_output_limit(self, message: Message) -> None:
         """The reply ended on max_tokens: never done (see output_limit.py)."""
         outcome = self.cut_replies.on_limit(message)
-        self.emit("Model.OutputLimit", **outcome.fields)
+        self.emit(outcome.record)
         self.conversation.messages += outcome.results
         if outcome.ended is not None:
             self.last_text = message.content  # the cut-off answer, never an older step's
@@ -177,15 +180,16 @@ class Turn:
             end.status, end.exit_code, end.message, self.last_text, self.tool_calls, resume
         )
         self.emit(
-            "Turn.Ended",
-            status=end.status,
-            exit_code=end.exit_code,
-            message=end.message,
-            text=self.last_text,
-            tool_calls=self.tool_calls,
-            duration_s=round(self.parts.clock() - self.started, 3),
-            usage=totals.usage.to_dict(),
-            cost_usd=totals.cost_usd,
+            records.TurnEnded(
+                status=end.status,
+                exit_code=end.exit_code,
+                message=end.message,
+                text=self.last_text,
+                tool_calls=self.tool_calls,
+                duration_s=round(self.parts.clock() - self.started, 3),
+                usage=totals.usage.to_dict(),
+                cost_usd=totals.cost_usd,
+            )
         )
         return result
 
@@ -196,9 +200,8 @@ class Turn:
             return self.send(trailing, final_report, may_overflow=True)
         except PromptTooLong as overflow:
             # Compacted and smaller: the same request once more, then an error is an error.
-            self.emit(
-                "Model.PromptTooLong", error=str(overflow.error), status=overflow.error.status
-            )
+            error = overflow.error
+            self.emit(records.ModelPromptTooLong(error=str(error), status=error.status))
             if not self.after_overflow(str(overflow.error)):
                 self.record_provider_error(overflow.error)
                 raise RuntimeFailure(str(overflow.error)) from None
@@ -221,11 +224,12 @@ class Turn:
             max_tokens=config.max_tokens,
         )
         self.emit(
-            "Model.Request",
-            model=config.model_ref,
-            messages=len(request.messages),
-            tools=len(request.tools),
-            trailing=[m.content for m in trailing],
+            records.ModelRequest(
+                model=config.model_ref,
+                messages=len(request.messages),
+                tools=len(request.tools),
+                trailing=[m.content for m in trailing],
+            )
         )
         started = parts.clock()
         response = self.stream(request, may_overflow)
@@ -234,13 +238,14 @@ class Turn:
         conversation.context.measured(response.usage.to_dict(), conversation.messages)
         conversation.totals.add_response(response.usage, cost)
         self.emit(
-            "Model.Response",
-            model=response.model,
-            message=response.message.to_dict(),
-            usage=response.usage.to_dict(),
-            stop_reason=response.stop_reason,
-            latency_s=round(latency, 3),
-            cost_usd=cost,
+            records.ModelResponse(
+                model=response.model,
+                message=response.message.to_dict(),
+                usage=response.usage.to_dict(),
+                stop_reason=response.stop_reason,
+                latency_s=round(latency, 3),
+                cost_usd=cost,
+            )
         )
         return response
 
@@ -288,11 +293,12 @@ class Turn:
             listener.on_retry(event)
             discarded = event.discarded.to_dict() if event.discarded is not None else None
             self.emit(
-                "Provider.Retrying",
-                attempt=event.attempt,
-                delay_s=event.delay_s,
-                reason=event.reason,
-                discarded=discarded,
+                records.ProviderRetrying(
+                    attempt=event.attempt,
+                    delay_s=event.delay_s,
+                    reason=event.reason,
+                    discarded=discarded,
+                )
             )
             return ""  # the next attempt streams the reply from its start
         return partial
@@ -305,7 +311,7 @@ class Turn:
 
     def record_provider_error(self, error: ProviderError) -> None:
         partial = error.partial.to_dict() if error.partial is not None else None
-        self.emit("Provider.Error", error=str(error), status=error.status, partial=partial)
+        self.emit(records.ProviderError(error=str(error), status=error.status, partial=partial))
 
     # -- tools ----------------------------------------------------------------
     def run_tools(self, calls: list[ToolCall]) -> None:
@@ -338,7 +344,7 @@ class Turn:
         index = self.tool_calls
         self.tool_calls += 1
         self.conversation.totals.tool_calls += 1
-        self.emit("Tool.Called", index=index, call=call.to_dict())
+        self.emit(records.ToolCalled(index=index, call=call.to_dict()))
         try:
             ready = self.parts.tools.start(call, self.parts.tool_ctx, (self.guard_check,))
         except EndTurn as end:
@@ -357,7 +363,7 @@ class Turn:
         index = self.tool_calls
         self.tool_calls += 1
         self.conversation.totals.tool_calls += 1
-        self.emit("Tool.Called", index=index, call=call.to_dict())
+        self.emit(records.ToolCalled(index=index, call=call.to_dict()))
         started = parts.clock()
         try:
             # The registry's own checks (the tool policy) come first, then the guard's.
@@ -394,13 +400,11 @@ class Turn:
 
     def emit_result(self, index: int, call: ToolCall, result: ToolResult) -> None:
         self.parts.log.keep_images(result.images)  # the event names them by digest
+        fields = result.to_dict()
         self.emit(
-            "Tool.Result",
-            index=index,
-            call_id=call.id,
-            name=call.name,
-            **result.to_dict(),
-            diff=result.diff,
+            records.ToolResult(
+                index=index, call_id=call.id, name=call.name, **fields, diff=result.diff
+            )
         )
 
     def observe(self, index: int, call: ToolCall, result: ToolResult) -> None:
@@ -444,5 +448,6 @@ class Turn:
         elif isinstance(decision, Stop) and self.stopping is None:
             self.stopping = decision
 
-    def emit(self, type: str, **fields: object) -> None:
-        self.parts.log.emit(type, turn=self.number, agent=self.config.name, **fields)
+    def emit(self, record: records.LoopRecord) -> None:
+        """Log `record` as this turn's, of this agent."""
+        self.parts.log.emit(dataclasses.replace(record, turn=self.number, agent=self.config.name))

@@ -1,64 +1,61 @@
-"""The fields of the `Checkpoint.Created` and `Checkpoint.Restored` session events.
+"""The `Checkpoint.Created` and `Checkpoint.Restored` records of a checkpoint and a rewind.
 
-The turn loop writes them with `EventLog.emit(type, **fields)`; `sessions show` and
-a resumed session read them back. Paths lists are capped; the counts are exact.
+The turn loop and a rewind write them with `EventLog.emit`; `sessions show` and a resumed
+session read them back. Paths lists are capped; the counts are exact.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from caretz.checkpoints.model import CHANGED_LIMIT, Checkpoint, RestoreResult
+from caretz.session.records.checkpoints import CheckpointCreated, CheckpointRestored
 
-CREATED = "Checkpoint.Created"
-RESTORED = "Checkpoint.Restored"
-FAILED = "Checkpoint.Failed"  # a checkpoint could not be taken: {stage, message}
 Scope = Literal["files", "conversation", "both"]
 
 
-def created_fields(checkpoint: Checkpoint) -> dict[str, Any]:
-    """`Checkpoint.Created`: a snapshot was taken (kind "turn" or "rewind")."""
-    return {
-        "id": checkpoint.id,
-        "session": checkpoint.session,
-        "turn": checkpoint.turn,
-        "kind": checkpoint.kind,
-        "prompt": checkpoint.prompt,
-        "changed": list(checkpoint.changed),
-        "changed_count": checkpoint.changed_count,
-        "left_out": list(checkpoint.left_out),
-    }
+def created_record(
+    checkpoint: Checkpoint, project: str, note: str | None = None
+) -> CheckpointCreated:
+    """A snapshot was taken (kind "turn", with its `note`, or "rewind")."""
+    return CheckpointCreated(
+        id=checkpoint.id,
+        session=checkpoint.session,
+        turn=checkpoint.turn,
+        kind=checkpoint.kind,
+        prompt=checkpoint.prompt,
+        changed=list(checkpoint.changed),
+        changed_count=checkpoint.changed_count,
+        left_out=list(checkpoint.left_out),
+        note=note,
+        project=project,
+    )
 
 
-def restored_fields(
+def restored_record(
     scope: Scope,
     target: Checkpoint,
     result: RestoreResult | None = None,
     paths: list[str] | None = None,
     before: Checkpoint | None = None,
-) -> dict[str, Any]:
-    """`Checkpoint.Restored`: a rewind of the files, the conversation, or both.
+) -> CheckpointRestored:
+    """A rewind of the files, the conversation, or both.
 
     `result` is None for a conversation-only rewind (no file was touched); `before`
     is then the checkpoint that rewind took (`CheckpointStore.mark_rewind`), if any.
     """
-    fields: dict[str, Any] = {
-        "scope": scope,
-        "to": target.id,
-        "to_turn": target.turn,
-        "to_session": target.session,
-        "paths": paths,
-    }
+    where = {"scope": scope, "to": target.id, "to_turn": target.turn, "to_session": target.session}
     if result is None:
-        return fields if before is None else {**fields, "before": before.id}
+        return CheckpointRestored(**where, paths=paths, before=before.id if before else None)
     changes = [{"path": c.path, "status": c.status} for c in result.changes]
-    return {
-        **fields,
-        "before": result.before.id,
-        "changes": changes[:CHANGED_LIMIT],
-        "changes_count": len(changes),
-        "displaced": [{"path": p, "moved_to": to} for p, to in result.displaced],
-        "overwritten_conflicts": [
+    return CheckpointRestored(
+        **where,
+        paths=paths,
+        before=result.before.id,
+        changes=changes[:CHANGED_LIMIT],
+        changes_count=len(changes),
+        displaced=[{"path": p, "moved_to": to} for p, to in result.displaced],
+        overwritten_conflicts=[
             {"path": c.path, "reason": c.reason} for c in result.overwritten_conflicts
         ],
-    }
+    )

@@ -22,14 +22,15 @@ import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from caretz.eval.labels import Labelled
-from caretz.eval.replay import ReplayResult, replay
+from caretz.eval.replay import Replayed, ReplayResult, replay
 from caretz.eval.verdict_cache import VerdictCache, cache_key, worth_keeping
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.model import Judge, JudgeResult, Verdict
 from caretz.messages import Usage
+from caretz.session.records.guard import LoopGuardJudged, LoopGuardRedirected, LoopGuardStopped
 
 CANCELLED = "cancelled"
 _POLL_S = 0.2  # how often the waiting thread looks up, so Ctrl-C is seen at once
@@ -151,37 +152,34 @@ def _calls(result: ReplayResult, sources: Sequence[str]) -> list[JudgedCall]:
     return [_call(event, source) for event, source in zip(result.judged, sources, strict=True)]
 
 
-def _call(event: dict[str, Any], source: str) -> JudgedCall:
-    verdict = event.get("verdict") or {}
+def _call(replayed: Replayed, source: str) -> JudgedCall:
+    event = cast(LoopGuardJudged, replayed.record)
+    verdict = event.verdict or {}
     return JudgedCall(
-        step=_step(event),
-        trigger=str(event.get("trigger") or ""),
-        headline=str(event.get("headline") or ""),
+        step=replayed.at,
+        trigger=str(event.trigger or ""),
+        headline=str(event.headline or ""),
         verdict=Verdict(
             stuck=bool(verdict.get("stuck")),
             confidence=float(verdict.get("confidence") or 0.0),
             reason=str(verdict.get("reason") or ""),
             try_instead=str(verdict.get("try_instead") or ""),
         ),
-        unsure=bool(event.get("unsure")),
-        error=event.get("error"),
-        latency_s=float(event.get("latency_s") or 0.0),
-        usage=Usage.from_dict(event.get("usage") or {}),
+        unsure=bool(event.unsure),
+        error=event.error,
+        latency_s=float(event.latency_s or 0.0),
+        usage=Usage.from_dict(event.usage or {}),
         cached=source != "judge",
     )
 
 
 def _outcome(run: TrajectoryRun, active: ReplayResult) -> None:
-    for event in active.events:
-        if event["type"] == "LoopGuard.Redirected" and run.redirect_step is None:
-            run.redirect_step, run.redirect_by = _step(event), str(event.get("detector"))
-        elif event["type"] == "LoopGuard.Stopped" and run.stop_step is None:
-            run.stop_step, run.stop_by = _step(event), str(event.get("detector"))
-
-
-def _step(event: dict[str, Any]) -> int:
-    step = event.get("step")
-    return step if isinstance(step, int) else int(event.get("replay_step") or 0)
+    for replayed in active.events:
+        event = replayed.record
+        if isinstance(event, LoopGuardRedirected) and run.redirect_step is None:
+            run.redirect_step, run.redirect_by = replayed.at, str(event.detector)
+        elif isinstance(event, LoopGuardStopped) and run.stop_step is None:
+            run.stop_step, run.stop_by = replayed.at, str(event.detector)
 
 
 def judge_all(

@@ -14,6 +14,7 @@ firings show where the guard would have asked a judge.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -26,6 +27,10 @@ from caretz.guard.guard import LoopGuard
 from caretz.guard.judge import NoJudge
 from caretz.guard.model import Judge, Mode, ToolObservation, TurnContext
 from caretz.messages import Message, ToolCall, Usage
+from caretz.session.records.base import LoopRecord, Record
+from caretz.session.records.guard import LoopGuardFired, LoopGuardJudged, LoopGuardJudging
+from caretz.session.records.loop import ModelResponse, ToolCalled, ToolResult, TurnStarted
+from caretz.session.records.parse import parse_record
 
 # Corpus tool names → caretz tool names, where the match is obvious. The corpus
 # name is kept in the arguments under CORPUS_TOOL_KEY.
@@ -97,7 +102,7 @@ def load_trajectories(path: Path) -> list[Trajectory]:
     if "steps" in first:
         return [_corpus_trajectory(path, number, record) for number, record in records]
     if "type" in first:
-        return _session_trajectories(path, [record for _, record in records])
+        return _session_trajectories(path, [parse_record(record) for _, record in records])
     raise TrajectoryError(
         f"{path}:{records[0][0]}: neither a corpus trajectory (no 'steps') "
         "nor a session event (no 'type')"
@@ -167,14 +172,13 @@ class _TurnBuilder:
     final_text: str = ""
 
 
-def _session_trajectories(path: Path, events: list[dict[str, Any]]) -> list[Trajectory]:
+def _session_trajectories(path: Path, events: list[Record]) -> list[Trajectory]:
     session = path.parent.name if path.name == SESSION_LOG_NAME else str(path)
     turns: dict[tuple[str, int], _TurnBuilder] = {}
     for event in events:
-        number = event.get("turn")
-        if not isinstance(number, int):
+        if not isinstance(event, LoopRecord) or not isinstance(event.turn, int):
             continue
-        agent = str(event.get("agent") or "main")
+        number, agent = event.turn, str(event.agent or "main")
         key = (agent, number)
         if key not in turns:
             prefix = "" if agent == "main" else f"{agent}:"
@@ -194,40 +198,39 @@ def _session_trajectories(path: Path, events: list[dict[str, Any]]) -> list[Traj
     ]
 
 
-def _apply_event(turn: _TurnBuilder, event: dict[str, Any]) -> None:
-    kind = event.get("type")
-    if kind == "Turn.Started":
-        turn.task = str(event.get("prompt") or "")
-        turn.model_ref = str(event.get("model") or turn.model_ref)
-    elif kind == "Model.Response":
-        message = Message.from_dict(event.get("message") or {"role": "assistant"})
-        usage = Usage.from_dict(event.get("usage") or {})
+def _apply_event(turn: _TurnBuilder, event: LoopRecord) -> None:
+    if isinstance(event, TurnStarted):
+        turn.task = str(event.prompt or "")
+        turn.model_ref = str(event.model or turn.model_ref)
+    elif isinstance(event, ModelResponse):
+        message = Message.from_dict(event.message or {"role": "assistant"})
+        usage = Usage.from_dict(event.usage or {})
         turn.responses.append(Response(len(turn.steps), message, usage))
         for call in message.tool_calls:
             turn.calls[call.id] = call
         if not message.tool_calls:
             turn.final_text = message.content
-    elif kind == "Tool.Called" and isinstance(event.get("call"), dict):
-        call = ToolCall.from_dict({"id": "", "name": "unknown", **event["call"]})
+    elif isinstance(event, ToolCalled) and isinstance(event.call, dict):
+        call = ToolCall.from_dict({"id": "", "name": "unknown", **event.call})
         turn.calls[call.id] = call
-        turn.calls[f"#{event.get('index')}"] = call
-    elif kind == "Tool.Result":
+        turn.calls[f"#{event.index}"] = call
+    elif isinstance(event, ToolResult):
         turn.steps.append(_session_step(turn, event))
 
 
-def _session_step(turn: _TurnBuilder, event: dict[str, Any]) -> Step:
-    call_id = str(event.get("call_id") or "")
-    call = turn.calls.get(call_id) or turn.calls.get(f"#{event.get('index')}")
-    ok = event.get("ok")
+def _session_step(turn: _TurnBuilder, event: ToolResult) -> Step:
+    call_id = str(event.call_id or "")
+    call = turn.calls.get(call_id) or turn.calls.get(f"#{event.index}")
+    seen = ToolObservation.from_record(event, call)
     return Step(
-        tool=str(event.get("name") or (call.name if call else "unknown")),
-        args=dict(call.arguments) if call else {},
-        output=str(event.get("output") or ""),
-        failed=None if ok is None else not ok,
+        tool=seen.tool,
+        args=seen.args,
+        output=seen.output,
+        failed=seen.failed,
         call_id=call_id,
-        exit_code=event.get("exit_code"),
-        duration_s=float(event.get("duration_s") or 0.0),
-        files_changed=tuple(event.get("files_changed") or ()),
+        exit_code=seen.exit_code,
+        duration_s=seen.duration_s,
+        files_changed=seen.files_changed,
     )
 
 
@@ -256,13 +259,27 @@ class FiringRecord:
         return data
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """A record the guard wrote during a replay, and the step it was at."""
+
+    step: int
+    record: Record
+
+    @property
+    def at(self) -> int:
+        """The step the record names, else the one the replay was at."""
+        step = getattr(self.record, "step", None)
+        return step if isinstance(step, int) else self.step
+
+
 @dataclass
 class ReplayResult:
     trajectory: Trajectory
     firings: list[FiringRecord] = field(default_factory=list)
-    judged: list[dict[str, Any]] = field(default_factory=list)  # LoopGuard.Judged events
+    judged: list[Replayed] = field(default_factory=list)  # the LoopGuard.Judged records
     judge_calls: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)  # every guard event
+    events: list[Replayed] = field(default_factory=list)  # every guard record
 
     @property
     def triggered(self) -> bool:
@@ -370,37 +387,37 @@ class _Recorder:
         self.step = 0
         self._clock = clock
 
-    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
-        event = {"type": type, "ts": self._clock(), "replay_step": self.step, **fields}
-        self.result.events.append(event)
-        if type == "LoopGuard.Fired":
-            self._fired(fields)
-        elif type == "LoopGuard.Judging":
+    def emit(self, record: Record) -> Record:
+        record = dataclasses.replace(record, ts=self._clock())
+        replayed = Replayed(self.step, record)
+        self.result.events.append(replayed)
+        if isinstance(record, LoopGuardFired):
+            self._fired(replayed, record)
+        elif isinstance(record, LoopGuardJudging):
             self.result.judge_calls += 1
-        elif type == "LoopGuard.Judged":
-            self.result.judged.append(event)
-            self._attach_verdict(fields)
-        return event
+        elif isinstance(record, LoopGuardJudged):
+            self.result.judged.append(replayed)
+            self._attach_verdict(record)
+        return record
 
-    def _fired(self, fields: dict[str, Any]) -> None:
-        step = fields.get("step")
+    def _fired(self, replayed: Replayed, fired: LoopGuardFired) -> None:
         self.result.firings.append(
             FiringRecord(
-                step=step if isinstance(step, int) else self.step,
-                trigger=str(fields.get("detector") or "unknown"),
-                fingerprint=str(fields.get("fingerprint") or ""),
-                severity=str(fields.get("severity") or "judge"),
-                headline=str(fields.get("headline") or ""),
+                step=replayed.at,
+                trigger=str(fired.detector or "unknown"),
+                fingerprint=str(fired.fingerprint or ""),
+                severity=str(fired.severity or "judge"),
+                headline=str(fired.headline or ""),
             )
         )
 
-    def _attach_verdict(self, fields: dict[str, Any]) -> None:
+    def _attach_verdict(self, judged: LoopGuardJudged) -> None:
         """One judge call answers for every firing it was asked about."""
-        verdict = fields.get("verdict")
+        verdict = judged.verdict
         if not self.keep_verdicts or not isinstance(verdict, dict):
             return
-        asked = set(fields.get("triggers") or [fields.get("headline")])
+        asked = set(judged.triggers or [judged.headline])
         waiting = [f for f in self.result.firings if f.verdict is None and f.severity == "judge"]
         targets = [f for f in waiting if f.headline in asked] or waiting[-1:]
         for firing in targets:
-            firing.verdict = {**verdict, "model": fields.get("model"), "error": fields.get("error")}
+            firing.verdict = {**verdict, "model": judged.model, "error": judged.error}

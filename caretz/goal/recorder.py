@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.record import TurnRecord
-from caretz.messages import Message, Usage
+from caretz.messages import Message, ToolCall, Usage
 from caretz.plan import Plan
+from caretz.session.records.base import Record
+from caretz.session.records.loop import (
+    LoopRecord,
+    ModelResponse,
+    ToolCalled,
+    ToolResult,
+    TurnStarted,
+)
 
 
 class TurnRecorder:
@@ -31,44 +38,31 @@ class TurnRecorder:
         self.plan = plan  # the agent's plan as a turn starts
         self.clock = clock
         self.record: TurnRecord | None = None
-        self._calls: dict[str, dict[str, Any]] = {}
+        self._calls: dict[str, ToolCall] = {}
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        if event.get("agent", "main") != self.agent:
+    def __call__(self, event: Record) -> None:
+        if not isinstance(event, LoopRecord) or event.agent != self.agent:
             return
-        kind = event.get("type")
-        if kind == "Turn.Started":
+        if isinstance(event, TurnStarted):
             self._start(event)
         elif self.record is None:
             return
-        elif kind == "Tool.Called":
-            call = event["call"]
-            self._calls[call["id"]] = call
-        elif kind == "Tool.Result":
-            self.record.add_call(self._observation(event))
-        elif kind == "Model.Response":
-            message = Message.from_dict(event["message"])
-            self.record.add_response(message, Usage.from_dict(event.get("usage") or {}))
+        elif isinstance(event, ToolCalled):
+            call = ToolCall.from_dict({"id": "", "name": "unknown", **event.call})
+            self._calls[call.id] = call
+        elif isinstance(event, ToolResult):
+            call = self._calls.get(event.call_id)
+            self.record.add_call(ToolObservation.from_record(event, call))
+        elif isinstance(event, ModelResponse):
+            message = Message.from_dict(event.message)
+            self.record.add_response(message, Usage.from_dict(event.usage or {}))
 
-    def _start(self, event: dict[str, Any]) -> None:
+    def _start(self, event: TurnStarted) -> None:
         ctx = TurnContext(
-            task=event.get("prompt", ""),
-            model_ref=event.get("model", ""),
-            from_user=event.get("from_user", True),
+            task=event.prompt,
+            model_ref=event.model,
+            from_user=event.from_user,
             plan=self.plan(),
         )
         self.record = TurnRecord.start(ctx, self.clock)
         self._calls = {}
-
-    def _observation(self, event: dict[str, Any]) -> ToolObservation:
-        call = self._calls.get(event.get("call_id", ""), {})
-        return ToolObservation(
-            index=int(event.get("index", 0)),
-            tool=event.get("name", call.get("name", "?")),
-            args=call.get("arguments") or {},
-            output=event.get("output", ""),
-            failed=not event.get("ok", False),
-            exit_code=event.get("exit_code"),
-            duration_s=float(event.get("duration_s", 0.0)),
-            files_changed=tuple(event.get("files_changed", ())),
-        )

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+from caretz.session.records.base import Record
+from caretz.session.records.goal import GoalEnded, GoalEvaluated, GoalPaused, GoalResumed, GoalSet
 
 Status = Literal["active", "paused", "met", "impossible", "max_turns", "limit", "cleared"]
 OPEN: tuple[Status, ...] = ("active", "paused")
@@ -90,32 +93,31 @@ class Goal:
         }
 
 
-def restore_goal(events: Iterable[dict[str, Any]]) -> Goal | None:
+def restore_goal(events: Iterable[Record]) -> Goal | None:
     """The session's last goal as its events left it; one that was running is paused."""
     goal: Goal | None = None
     for event in events:
-        kind = event.get("type", "")
-        if kind == "Goal.Set":
-            goal = Goal(event["condition"], int(event["max_turns"]), event.get("prompt", ""))
-        elif goal is not None and kind.startswith("Goal."):
-            _apply(goal, kind, event)
+        if isinstance(event, GoalSet):
+            goal = Goal(event.condition, int(event.max_turns), event.prompt)
+        elif goal is not None:
+            _apply(goal, event)
     if goal is not None and goal.status == "active":
         goal.status = "paused"
     return goal
 
 
-def _apply(goal: Goal, kind: str, event: dict[str, Any]) -> None:
-    if kind == "Goal.Evaluated":
-        verdict = GoalVerdict(**event["verdict"])
-        goal.turns = int(event["turn"])
-        goal.verdicts.append(TurnVerdict(goal.turns, verdict, event.get("error")))
-        goal.spend_usd = event.get("spend_usd")
-        goal.note_files(event.get("files_changed", []))
-    elif kind == "Goal.Paused":
+def _apply(goal: Goal, event: Record) -> None:
+    if isinstance(event, GoalEvaluated):
+        verdict = GoalVerdict(**event.verdict)
+        goal.turns = int(event.turn)
+        goal.verdicts.append(TurnVerdict(goal.turns, verdict, event.error))
+        goal.spend_usd = event.spend_usd
+        goal.note_files(event.files_changed or [])
+    elif isinstance(event, GoalPaused):
         goal.status = "paused"
-        goal.turns = int(event.get("turn", goal.turns))
-        goal.spend_usd = event.get("spend_usd", goal.spend_usd)
-    elif kind == "Goal.Resumed":
+        goal.turns = int(event.turn if event.written("turn") else goal.turns)
+        goal.spend_usd = event.spend_usd if event.written("spend_usd") else goal.spend_usd
+    elif isinstance(event, GoalResumed):
         goal.status = "active"
-    elif kind == "Goal.Ended":
-        goal.status = event["status"]
+    elif isinstance(event, GoalEnded):
+        goal.status = cast(Status, event.status)

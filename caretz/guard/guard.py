@@ -50,8 +50,10 @@ from caretz.guard.seam import (
 from caretz.guard.summary import TurnRecord
 from caretz.guard.triggers import build_triggers
 from caretz.messages import Message, ToolCall, Usage
+from caretz.session.records import guard as records
+from caretz.session.records.base import Record
 
-Emit = Callable[..., Any]
+Emit = Callable[[Record], Any]
 D = TypeVar("D", bound=Decision)
 
 # When several checks fire on one streamed delta, the one that acts names the cut.
@@ -133,7 +135,7 @@ class LoopGuard:
         if model_ref in self._inactive_reported:
             return
         self._inactive_reported.add(model_ref)
-        self._emit("LoopGuard.Inactive", model_ref=model_ref, models=self.config.models)
+        self._emit(records.LoopGuardInactive(model_ref=model_ref, models=self.config.models))
 
     def end_turn(self, final_text: str) -> Continue | Stop:
         """Cross-turn checks; Stop means: do not continue automatically."""
@@ -253,7 +255,7 @@ class LoopGuard:
         if stop is None:
             return CONTINUE
         self._emit_fired(stop)
-        self._emit_outcome("LoopGuard.Cut", stop, reason=stop.message or stop.headline)
+        self._emit_outcome(records.LoopGuardCut, stop, reason=stop.message or stop.headline)
         return Cut(stop.message or stop.headline, then=self._stop(stop))
 
     def _respond(self, firings: list[Firing]) -> Decision:
@@ -364,22 +366,30 @@ class LoopGuard:
             return dataclasses.replace(decision, then=then)
         # A stop level that acted because no judge could answer says so in its event.
         alone = not judged and firing.severity == "stop" and not firing.immediate
-        extra = {"no_judge": self._no_judge_reason()} if alone else {}
+        no_judge = self._no_judge_reason() if alone else None
         if isinstance(decision, Redirect):
             self._emit_outcome(
-                "LoopGuard.Redirected", firing, note=decision.note, judged=judged, **extra
+                records.LoopGuardRedirected,
+                firing,
+                note=decision.note,
+                judged=judged,
+                no_judge=no_judge,
             )
         elif isinstance(decision, Stop):
             self._stopped = True
             if resumable:
                 decision = dataclasses.replace(decision, resume=self._next_resume())
             self._emit_outcome(
-                "LoopGuard.Stopped", firing, notice=decision.notice, judged=judged, **extra
+                records.LoopGuardStopped,
+                firing,
+                notice=decision.notice,
+                judged=judged,
+                no_judge=no_judge,
             )
         elif isinstance(decision, Warn):
-            self._emit_outcome("LoopGuard.Warned", firing, message=decision.message)
+            self._emit_outcome(records.LoopGuardWarned, firing, message=decision.message)
         elif isinstance(decision, Block):
-            self._emit_outcome("LoopGuard.Blocked", firing, reason=decision.reason, tool=tool)
+            self._emit_outcome(records.LoopGuardBlocked, firing, reason=decision.reason, tool=tool)
         return decision
 
     def _next_resume(self) -> AutoResume | None:
@@ -402,24 +412,28 @@ class LoopGuard:
         else:
             action = firing.severity
         self._emit(
-            "LoopGuard.Fired",
-            detector=firing.detector,
-            fingerprint=firing.fingerprint,
-            headline=firing.headline,
-            severity=firing.severity,
-            step=firing.step,
-            message=firing.message,
-            mode=self.mode,
-            action=action,
-            applied=self.mode == "active",
+            records.LoopGuardFired(
+                detector=firing.detector,
+                fingerprint=firing.fingerprint,
+                headline=firing.headline,
+                severity=firing.severity,
+                step=firing.step,
+                message=firing.message,
+                mode=self.mode,
+                action=action,
+                applied=self.mode == "active",
+            )
         )
 
-    def _emit_outcome(self, type: str, firing: Firing, **fields: Any) -> None:
+    def _emit_outcome(
+        self, kind: type[records.LoopGuardOutcome], firing: Firing, **fields: Any
+    ) -> None:
         self._emit(
-            type,
-            detector=firing.detector,
-            headline=firing.headline,
-            step=firing.step,
-            mode=self.mode,
-            **fields,
+            kind(
+                detector=firing.detector,
+                headline=firing.headline,
+                step=firing.step,
+                mode=self.mode,
+                **fields,
+            )
         )

@@ -15,8 +15,10 @@ from caretz.guard.config import LoopGuardConfig
 from caretz.guard.model import Firing, Judge, JudgeResult, Mode, Verdict, not_stuck
 from caretz.guard.notes import redirect_note
 from caretz.guard.summary import TurnRecord, build_summary
+from caretz.session.records.base import Record
+from caretz.session.records.guard import LoopGuardJudged, LoopGuardJudging
 
-Emit = Callable[..., Any]
+Emit = Callable[[Record], Any]
 
 # After this many judge calls in a row without an answer (timeouts, errors,
 # unreadable replies) the judge counts as unreachable: the stop levels of the
@@ -64,11 +66,12 @@ class JudgeCaller:
         """Ask about `judged` (one call); `final`: the turn has ended, so stuck means stop."""
         primary = judged[0]
         self._emit(
-            "LoopGuard.Judging",
-            trigger=primary.detector,
-            headline=primary.headline,
-            step=primary.step,
-            also=[f.headline for f in judged[1:]],
+            LoopGuardJudging(
+                trigger=primary.detector,
+                headline=primary.headline,
+                step=primary.step,
+                also=[f.headline for f in judged[1:]],
+            )
         )
         summary = build_summary(record, judged)
         result = self._call(summary)
@@ -90,13 +93,14 @@ class JudgeCaller:
             action = "redirect"
         note = redirect_note(record.ctx.task, primary, verdict) if action == "redirect" else None
         self._emit(
-            "LoopGuard.Judged",
-            **_judged_fields(judged, summary, result, verdict),
-            mode=mode,
-            action=action,
-            applied=mode == "active" and action != "continue",
-            note=note,
-            unsure=unsure,
+            LoopGuardJudged(
+                **_judged_fields(judged, summary, result, verdict),
+                mode=mode,
+                action=action,
+                applied=mode == "active" and action != "continue",
+                note=note,
+                unsure=unsure,
+            )
         )
         return Judgement(action, note, acted_on, answered)
 

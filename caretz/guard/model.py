@@ -6,10 +6,13 @@ The decisions the turn loop acts on live in `guard/seam.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from caretz.messages import Usage
+from caretz.messages import ToolCall, Usage
 from caretz.plan import Plan
+
+if TYPE_CHECKING:
+    from caretz.session.records.loop import ToolResult
 
 Mode = Literal["off", "shadow", "active"]
 
@@ -41,6 +44,21 @@ class ToolObservation:
     exit_code: int | None = None
     duration_s: float = 0.0
     files_changed: tuple[str, ...] = ()
+
+    @classmethod
+    def from_record(cls, result: ToolResult, call: ToolCall | None = None) -> ToolObservation:
+        """What a logged call stands for, from its `Tool.Result` record and its call: how a
+        goal's recorder and a replay see again what the turn handed the guard."""
+        return cls(
+            index=int(result.index or 0),
+            tool=result.name or (call.name if call is not None else "unknown"),
+            args=dict(call.arguments) if call is not None else {},
+            output=str(result.output or ""),
+            failed=not result.ok if result.written("ok") else None,
+            exit_code=result.exit_code,
+            duration_s=float(result.duration_s or 0.0),
+            files_changed=tuple(result.files_changed or ()),
+        )
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,13 @@ from caretz.hooks.config import HookEvent
 from caretz.hooks.matching import ConfiguredHook, HookFile, command_hooks, selected
 from caretz.hooks.output import HookResult, read_result
 from caretz.hooks.runner import CommandRun, HookEnvironment, run_command
+from caretz.session.records import hooks as records
+from caretz.session.records.base import Record
+from caretz.session.records.guard import LoopGuardJudged, LoopGuardStopped
+from caretz.session.records.permissions import PermissionAsked
 from caretz.text import one_line, shorten
 
-Emit = Callable[..., Any]
+Emit = Callable[[Record], Any]
 SHOWN_CHARS = 2000  # of a hook's stdout and stderr, kept in its Hook.Ran event
 # A Stop hook that keeps blocking carries the work on this many times, then the turn ends.
 MAX_STOP_CONTINUATIONS = 3
@@ -42,7 +46,7 @@ NOTIFICATION_TITLE = "caretz"
 PERMISSION_MESSAGE = "caretz needs your permission to use {tool}"
 
 
-def _quiet(*args: Any, **fields: Any) -> None:
+def _quiet(record: Record) -> None:
     pass
 
 
@@ -82,7 +86,7 @@ class SessionHooks:
         self.cwd = str(where.project_dir)
         self.max_stop_continuations = MAX_STOP_CONTINUATIONS
         self.pending: list[tuple[str, str]] = []  # SessionStart context for the next prompt
-        self.last_judged: dict[str, Any] | None = None
+        self.last_judged: LoopGuardJudged | None = None
         self.background = BackgroundHooks(clock)
         self.background_grace_s = END_GRACE_S  # for background hooks when the session ends
         self.ended = False
@@ -161,22 +165,23 @@ class SessionHooks:
         background: bool = False,
     ) -> None:
         self.emit(
-            "Hook.Ran",
-            event=event,
-            background=background or None,
-            command=hook.line,
-            source=hook.source,
-            matcher=hook.matcher,
-            about=about,
-            exit_code=ran.exit_code,
-            duration_s=round(ran.duration_s, 3),
-            timed_out=ran.timed_out,
-            decision=result.decision,
-            reason=shorten(result.reason or result.stop_reason, SHOWN_CHARS) or None,
-            warning=result.warning or None,
-            message=result.message or None,
-            stdout=shorten(ran.stdout.strip(), SHOWN_CHARS),
-            stderr=shorten(ran.stderr.strip(), SHOWN_CHARS),
+            records.HookRan(
+                event=event,
+                background=background or None,
+                command=hook.line,
+                source=hook.source,
+                matcher=hook.matcher,
+                about=about,
+                exit_code=ran.exit_code,
+                duration_s=round(ran.duration_s, 3),
+                timed_out=ran.timed_out,
+                decision=result.decision,
+                reason=shorten(result.reason or result.stop_reason, SHOWN_CHARS) or None,
+                warning=result.warning or None,
+                message=result.message or None,
+                stdout=shorten(ran.stdout.strip(), SHOWN_CHARS),
+                stderr=shorten(ran.stderr.strip(), SHOWN_CHARS),
+            )
         )
 
     # -- the session and its turns ----------------------------------------------------------
@@ -230,7 +235,9 @@ class SessionHooks:
         if not reasons:
             return None
         if continuations >= self.max_stop_continuations:
-            self.emit("Hook.StopLimit", event=event, continuations=continuations, reason=reasons[0])
+            self.emit(
+                records.HookStopLimit(event=event, continuations=continuations, reason=reasons[0])
+            )
             return None
         return STOP_MESSAGE.format(event=event, reason="\n".join(reasons))
 
@@ -257,37 +264,34 @@ class SessionHooks:
             where = file.source.split(":")[0]
             if not file.approved and command_hooks(file):
                 text = NOT_APPROVED.format(where=where)
-                self.emit("Hook.NotApproved", source=file.source, text=text)
+                self.emit(records.HookNotApproved(source=file.source, text=text))
             events = file.config.skipped_events
             if events:
                 text = (
                     f"hooks: caretz does not run {', '.join(events)} hooks ({where}); "
                     "they are skipped"
                 )
-                self.emit("Hook.Skipped", source=file.source, events=list(events), text=text)
+                self.emit(records.HookSkipped(source=file.source, events=list(events), text=text))
             kinds = file.config.skipped_types()
             if kinds:
                 named = ", ".join(f"the {kind} hook of {event}" for event, kind in kinds)
                 are = "is" if len(kinds) == 1 else "are"
                 text = f"hooks: caretz runs only command hooks; {named} {are} skipped ({where})"
-                self.emit("Hook.Skipped", source=file.source, types=kinds, text=text)
+                self.emit(records.HookSkipped(source=file.source, types=kinds, text=text))
 
     # -- events on the log ----------------------------------------------------------------
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: Record) -> None:
         """A session log listener: Notification, LoopGuardJudged and LoopGuardStopped
         hooks."""
-        kind = event.get("type")
-        if kind == "Permission.Asked":
-            self.notify("permission_prompt", PERMISSION_MESSAGE.format(tool=event.get("tool")))
-        elif kind == "LoopGuard.Judged":
+        if isinstance(event, PermissionAsked):
+            self.notify("permission_prompt", PERMISSION_MESSAGE.format(tool=event.tool))
+        elif isinstance(event, LoopGuardJudged):
             self.last_judged = event
-            fields = {key: event.get(key) for key in _JUDGED_FIELDS}
-            list(self.run("LoopGuardJudged", fields, str(event.get("action", ""))))
-        elif kind == "LoopGuard.Stopped":
-            fields = {key: event.get(key) for key in _STOPPED_FIELDS}
-            judged = self.last_judged if event.get("judged") else None
-            fields["verdict"] = judged.get("verdict") if judged is not None else None
-            list(self.run("LoopGuardStopped", fields, str(event.get("detector", ""))))
+            list(self.run("LoopGuardJudged", _judged_fields(event), event.action))
+        elif isinstance(event, LoopGuardStopped):
+            judged = self.last_judged if event.judged else None
+            fields = _stopped_fields(event, judged)
+            list(self.run("LoopGuardStopped", fields, event.detector))
 
     def notify(self, kind: str, message: str) -> None:
         """Notification: caretz waits on the user; the matcher is matched against `kind`."""
@@ -295,10 +299,31 @@ class SessionHooks:
         list(self.run("Notification", fields, kind))
 
 
-_JUDGED_FIELDS = (
-    "trigger", "headline", "verdict", "action", "applied", "mode", "model", "note", "error",
-)  # fmt: skip
-_STOPPED_FIELDS = ("detector", "headline", "notice", "judged", "mode")
+def _judged_fields(event: LoopGuardJudged) -> dict[str, Any]:
+    """What a LoopGuardJudged hook reads of the judge's verdict."""
+    return {
+        "trigger": event.trigger,
+        "headline": event.headline,
+        "verdict": event.verdict,
+        "action": event.action,
+        "applied": event.applied,
+        "mode": event.mode,
+        "model": event.model,
+        "note": event.note,
+        "error": event.error,
+    }
+
+
+def _stopped_fields(event: LoopGuardStopped, judged: LoopGuardJudged | None) -> dict[str, Any]:
+    """What a LoopGuardStopped hook reads: the stop, and the verdict that led to it."""
+    return {
+        "detector": event.detector,
+        "headline": event.headline,
+        "notice": event.notice,
+        "judged": event.judged,
+        "mode": event.mode,
+        "verdict": judged.verdict if judged is not None else None,
+    }
 
 
 def block_text(event: str, hook: ConfiguredHook, reason: str) -> str:

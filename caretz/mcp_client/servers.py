@@ -21,12 +21,14 @@ from caretz.mcp_client.model import ServerSpec, ServerStatus, ToolInfo
 from caretz.mcp_client.names import unique_tool_names
 from caretz.mcp_client.results import over_cap, result_content
 from caretz.mcp_client.tools import McpTool
+from caretz.session.records import mcp as records
+from caretz.session.records.base import Record
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 
-Emit = Callable[..., Any]
+Emit = Callable[[Record], Any]
 
 
-def _quiet(*args: Any, **fields: Any) -> None:
+def _quiet(record: Record) -> None:
     pass
 
 
@@ -125,15 +127,17 @@ class McpServers:
         for status in self._statuses.values():
             if names is not None and status.name not in names:
                 continue
-            fields = {"server": status.name, "source": status.source, "transport": status.transport}
+            where = {"server": status.name, "source": status.source, "transport": status.transport}
             if status.state == "ready":
                 tools = [tool.name for tool in status.tools]
-                self.emit("Mcp.ServerStarted", **fields, tools=tools, duration_s=status.duration_s)
+                self.emit(
+                    records.McpServerStarted(**where, tools=tools, duration_s=status.duration_s)
+                )
             elif status.state == "failed":
-                self.emit("Mcp.ServerFailed", **fields, reason=status.detail)
+                self.emit(records.McpServerFailed(**where, reason=status.detail))
             else:
                 self.emit(
-                    "Mcp.ServerNotStarted", **fields, state=status.state, reason=status.detail
+                    records.McpServerNotStarted(**where, state=status.state, reason=status.detail)
                 )
 
     def add_tools(self, registry: Any) -> None:
@@ -185,7 +189,7 @@ class McpServers:
         last = self.manager.last_stderr_line(server)
         self._down[server] = f"{reason}; its stderr ended with: {last}" if last else reason
         self.manager.mark_down(server, reason)
-        self.emit("Mcp.ServerDown", server=server, reason=self._down[server])
+        self.emit(records.McpServerDown(server=server, reason=self._down[server]))
 
     def _down_result(self, tool: McpTool, reason: str, started: float | None = None) -> ToolResult:
         text = (

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
 from caretz.messages import Image, ToolCall
+from caretz.session.records.session import CommandRan
 from caretz.slash_commands.inline import (
     FileMention,
     file_mentions,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from caretz.tools.base import ToolContext
     from caretz.tools.permission import SessionPermissions
 
-RAN = "Command.Ran"
 REASON_CHARS = 300
 
 
@@ -173,14 +173,15 @@ class _Calls:
 
     def record(self, call: ToolCall, shown: str, result: ToolResult, refused: str | None) -> None:
         self.session.log.emit(
-            RAN,
-            command=f"/{self.prepared.command.name}",
-            file=os.fspath(self.prepared.command.path),
-            call_id=call.id,
-            tool=call.name,
-            input=shown,
-            refused=refused,
-            **result.to_dict(),
+            CommandRan(
+                command=f"/{self.prepared.command.name}",
+                file=os.fspath(self.prepared.command.path),
+                call_id=call.id,
+                tool=call.name,
+                input=shown,
+                refused=refused,
+                **result.to_dict(),
+            )
         )
 
     def refusal(

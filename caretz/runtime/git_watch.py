@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from caretz.sandbox.detect import Backend, SandboxCheck
 from caretz.sandbox.gitwatch import GitWatch
+from caretz.session.records.base import Record
+from caretz.session.records.session import SandboxGitUndone
 
 if TYPE_CHECKING:
     from caretz.messages import ToolCall
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.base import ToolContext, ToolResult
-
-UNDONE = "Sandbox.GitUndone"
 
 
 class GitWatchHook:
@@ -24,20 +24,20 @@ class GitWatchHook:
 
     def __init__(self, watch: GitWatch):
         self.watch = watch
-        self.emit: Callable[..., Any] = lambda *args, **fields: None
+        self.emit: Callable[[Record], Any] = lambda record: None
 
     def __call__(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> None:
         # A command the user let out of the sandbox may change .git on purpose.
         lines = self.watch.check(accept=ctx.escalated)
         if lines:
             result.output = "\n".join([result.output, *(f"[caretz] {line}" for line in lines)])
-            self.emit(UNDONE, tool=call.name, call_id=call.id, undone=lines)
+            self.emit(SandboxGitUndone(tool=call.name, call_id=call.id, undone=lines))
 
     def close(self) -> None:
         """The last check, once the session's background jobs have stopped."""
         lines = self.watch.check()
         if lines:
-            self.emit(UNDONE, tool=None, call_id=None, undone=lines)
+            self.emit(SandboxGitUndone(tool=None, call_id=None, undone=lines))
 
 
 def open_git_watch(

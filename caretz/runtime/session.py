@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from caretz.agent.agent import Agent
 from caretz.agent.compaction import CompactionPolicy
@@ -30,6 +30,8 @@ from caretz.runtime.hooks import open_hooks
 from caretz.runtime.judge import SessionJudge, build_guard
 from caretz.runtime.models import context_window, open_provider, served_context_window
 from caretz.session.events import EventLog
+from caretz.session.records.base import Record
+from caretz.session.records.session import JobsStopped, SessionResumed, SessionStarted
 from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
 class Output(TurnListener, Protocol):
     """A view of the run: streamed deltas plus every session event."""
 
-    def on_event(self, event: dict[str, Any]) -> None: ...
+    def on_event(self, event: Record) -> None: ...
 
 
 @dataclass
@@ -89,7 +91,7 @@ class Session:
     def release(self) -> None:
         stopped = self.jobs.stop_all()
         if stopped:
-            self.log.emit("Jobs.Stopped", jobs=[job.id for job in stopped])
+            self.log.emit(JobsStopped(jobs=[job.id for job in stopped]))
         if self.git_watch is not None:
             self.git_watch.close()
         if self.mcp is not None:
@@ -323,18 +325,20 @@ def start_session(
     if parts.price(config.model_ref, Usage()) is None:  # unknown from the start, as a turn says
         conversation.totals.price_unknown()
     install(agent, config, parts, mcp)
+    opened = SessionResumed if resume is not None else SessionStarted
     log.emit(
-        "Session.Resumed" if resume is not None else "Session.Started",
-        session_id=session_id,
-        model=settings.model.ref,
-        profile=settings.profile_name,
-        cwd=str(workspace),
-        project=str(project),
-        **({"other_project": other_project} if other_project else {}),
-        version=__version__,
-        loop_guard=settings.loop_guard.mode,
-        permission_mode=permissions.mode,
-        sandbox=sandbox_fields(sandbox, check),
+        opened(
+            session_id=session_id,
+            model=settings.model.ref,
+            profile=settings.profile_name,
+            cwd=str(workspace),
+            project=str(project),
+            other_project=other_project or None,
+            version=__version__,
+            loop_guard=settings.loop_guard.mode,
+            permission_mode=permissions.mode,
+            sandbox=sandbox_fields(sandbox, check),
+        )
     )
     if checkpoints is not None:
         checkpoints.attach(session_id, log)

@@ -17,6 +17,7 @@ from caretz.runtime.session import (
     install,
     wire_agent,
 )
+from caretz.session.records.session import SessionChanged
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -167,10 +168,11 @@ def _rewire(
 
 def _emit_changed(session: Session, change: str) -> None:
     session.log.emit(
-        "Session.Changed",
-        change=change,
-        model=session.agent.config.model_ref,
-        profile=session.settings.profile_name,
-        loop_guard=session.agent.parts.guard.mode,
-        permission_mode=session.settings.permission_mode,
+        SessionChanged(
+            change=change,
+            model=session.agent.config.model_ref,
+            profile=session.settings.profile_name,
+            loop_guard=session.agent.parts.guard.mode,
+            permission_mode=session.settings.permission_mode,
+        )
     )

@@ -27,6 +27,7 @@ from caretz.sandbox.allowlist import (
     ip_literal,
     normalize_host,
 )
+from caretz.session.records.session import SandboxNetworkAllowed, SandboxNetworkRefused
 
 # (host, port) → the addresses it resolves to, in the resolver's order.
 Resolver = Callable[[str, int], Sequence[str]]
@@ -157,7 +158,7 @@ class NetworkGate:
         someone to ask (and `ask`), the user's answer on allowing them for the session."""
         refusals = self.take_refusals()
         for refusal in refusals:
-            self.emit("Sandbox.NetworkRefused", **refusal.fields())
+            self.emit(SandboxNetworkRefused(**refusal.fields()))
         lines = [f"[network] {refusal.message()}" for refusal in refusals]
         if self.problem and self.problem != self._problem_told:
             self._problem_told = self.problem
@@ -168,7 +169,7 @@ class NetworkGate:
         allowed = [host for host in self.ask(offered) if host in offered]
         for host in allowed:
             self.grant(host)
-            self.emit("Sandbox.NetworkAllowed", host=host, scope="session")
+            self.emit(SandboxNetworkAllowed(host=host, scope="session"))
         if allowed:
             lines.append(
                 f"[network] the user allowed {', '.join(allowed)} for this session: "

@@ -10,9 +10,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from caretz.session.events import read_events
+from caretz.session.records.base import Record
+from caretz.session.records.goal import GoalEnded, GoalPaused
+from caretz.session.records.loop import TurnEnded
+from caretz.session.records.session import ScheduleRun, SessionStarted
 from caretz.session.store import SessionStore
 
 _HEAD_EVENTS = 4  # Session.Started, then Schedule.Run
@@ -34,20 +37,21 @@ def last_runs(store: SessionStore, job_ids: Iterable[str]) -> dict[str, LastRun]
             break
         path = store.events_path(session_id)
         head = list(itertools.islice(read_events(path), _HEAD_EVENTS))
-        job = next((e.get("job") for e in head if e.get("type") == "Schedule.Run"), None)
+        job = next((e.job for e in head if isinstance(e, ScheduleRun)), None)
         if job in wanted and job not in found:
             found[job] = _run_of(session_id, list(read_events(path)))
     return found
 
 
-def _run_of(session_id: str, events: list[dict[str, Any]]) -> LastRun:
-    started = next((e.get("ts", 0.0) for e in events if e.get("type") == "Session.Started"), 0.0)
+def _run_of(session_id: str, events: list[Record]) -> LastRun:
+    started = next((e.ts or 0.0 for e in events if isinstance(e, SessionStarted)), 0.0)
     exit_code: int | None = None
     status = "running or killed"
     for event in events:
-        kind = event.get("type")
-        main = event.get("agent", "main") == "main"
-        if kind in ("Goal.Ended", "Goal.Paused") or (kind == "Turn.Ended" and main):
-            exit_code = event.get("exit_code")
-            status = event.get("status", "paused" if kind == "Goal.Paused" else "")
+        if isinstance(event, GoalPaused):
+            exit_code, status = event.exit_code, "paused"
+        elif isinstance(event, GoalEnded) or (
+            isinstance(event, TurnEnded) and event.agent == "main"
+        ):
+            exit_code, status = event.exit_code, event.status
     return LastRun(session_id, float(started), exit_code, status)

@@ -1,7 +1,11 @@
-"""The session log: append-only JSONL, one event a line, flushed per event."""
+"""The session log: append-only JSONL, one event a line, flushed per event.
+
+Each event is a record (`caretz/session/records/`); its line is `record.to_dict()`.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -13,34 +17,37 @@ from typing import IO, Any
 
 from caretz.messages import Image
 from caretz.session.images import ImageFiles
+from caretz.session.records.base import Record, UnknownRecord
 
-Emit = Callable[..., dict[str, Any]]
+Emit = Callable[[Record], Any]
+Listener = Callable[[Record], None]
 
 
 class EventLog:
-    """Writes `{"type": ..., "ts": ..., **fields}` lines to events.jsonl.
+    """Writes each record as a `{"type": ..., "ts": ..., **fields}` line to events.jsonl.
 
-    Listeners (the console, `--output json`) see every event as it is written.
+    Listeners (the console, `--output json`) see every record as it is written.
     """
 
     def __init__(self, path: Path | None, clock: Callable[[], float] = time.time):
         self.path = path
         self._clock = clock
         self._file: IO[str] | None = None
-        self._listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._listeners: list[Listener] = []
         self._lock = threading.Lock()
 
-    def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
+    def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
-    def unsubscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
+    def unsubscribe(self, listener: Listener) -> None:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
-    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
-        event = {"type": type, "ts": round(self._clock(), 3), **fields}
+    def emit(self, record: Record) -> Record:
+        """Stamps `record` with the time, writes its line, tells the listeners."""
+        event = stamped(record, round(self._clock(), 3))
         if self.path is not None:
-            line = json.dumps(event, ensure_ascii=False, default=str) + "\n"
+            line = json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n"
             with self._lock:  # tools running at the same time may emit
                 if self._file is None:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,6 +73,14 @@ class EventLog:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def stamped(record: Record, ts: float) -> Record:
+    """`record` at the time `ts` (an UnknownRecord's line carries it too)."""
+    if isinstance(record, UnknownRecord):
+        raw = {key: value for key, value in record.raw.items() if key not in ("type", "ts")}
+        return UnknownRecord(raw={"type": record.type, "ts": ts, **raw}, ts=ts)
+    return dataclasses.replace(record, ts=ts)
 
 
 def cut_torn_tail(path: Path) -> None:
@@ -107,14 +122,20 @@ def open_log(path: Path, mode: str) -> IO[Any]:
     return os.fdopen(handle, mode, encoding=None if "b" in mode else "utf-8")
 
 
-def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Every complete event in a log; a torn line (a killed process) is skipped."""
+def read_events(path: Path) -> Iterator[Record]:
+    """Every complete event in a log, as its record (an UnknownRecord for a type this
+    caretz does not know); a torn line (a killed process) or one that is not a JSON
+    object is skipped."""
+    from caretz.session.records.parse import parse_record  # every family: only to read a log
+
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             line = line.strip()
             if not line:
                 continue
             try:
-                yield json.loads(line)
+                data = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if isinstance(data, dict):
+                yield parse_record(data)

@@ -8,12 +8,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from caretz.config_base import ConfigError
 from caretz.messages import ImageLoader, Message, ToolCall, answer_dangling_calls, restore_images
 from caretz.session.events import read_events
 from caretz.session.images import ImageFiles
+from caretz.session.records.base import LoopRecord, Record
+from caretz.session.records.checkpoints import CheckpointRestored
+from caretz.session.records.loop import (
+    ModelResponse,
+    ToolCalled,
+    ToolResult,
+    TurnEnded,
+    TurnStarted,
+)
+from caretz.session.records.session import SessionCompacted, SessionStarted
 
 EVENTS_FILE = "events.jsonl"
 SESSION_ENDED = "Not run: the session ended first."
@@ -120,8 +129,8 @@ class SessionStore:
         """(the project recorded when the session started, else "", its folder), read
         from the log's first lines."""
         for event in read_events(self.root / session_id / EVENTS_FILE):
-            if event.get("type") == "Session.Started":
-                return str(event.get("project") or ""), str(event.get("cwd") or "")
+            if isinstance(event, SessionStarted):
+                return str(event.project or ""), str(event.cwd or "")
         return "", ""
 
     def list(self, project: Path | None = None) -> list[SessionInfo]:
@@ -133,16 +142,15 @@ class SessionStore:
         started, model, first_prompt, turns, status, folder = 0.0, "", "", 0, "", ""
         last_prompt = ""
         for event in read_events(path):
-            kind = event.get("type")
-            if kind == "Session.Started":
-                started, model = event.get("ts", 0.0), event.get("model", "")
-                folder = str(event.get("cwd") or "")
-            elif kind == "Turn.Started" and event.get("agent", "main") == "main":
+            if isinstance(event, SessionStarted):
+                started, model = event.ts or 0.0, event.model
+                folder = str(event.cwd or "")
+            elif isinstance(event, TurnStarted) and event.agent == "main":
                 turns += 1
-                last_prompt = event.get("prompt", "")
+                last_prompt = event.prompt
                 first_prompt = first_prompt or last_prompt
-            elif kind == "Turn.Ended" and event.get("agent", "main") == "main":
-                status = event.get("status", "")
+            elif isinstance(event, TurnEnded) and event.agent == "main":
+                status = event.status
         return SessionInfo(
             path.parent.name,
             path.parent,
@@ -166,7 +174,6 @@ def in_project(recorded: tuple[str, str], project: Path) -> bool:
     return bool(folder) and (Path(folder) == project or project in Path(folder).parents)
 
 
-REWOUND = "Checkpoint.Restored"  # the event of caretz.checkpoints.events.RESTORED
 _CONVERSATION_SCOPES = ("conversation", "both")
 
 
@@ -207,9 +214,7 @@ def read_history(events_path: Path) -> History:
     return rebuild_history(read_events(events_path), ImageFiles(events_path.parent).load)
 
 
-def rebuild_history(
-    events: Iterable[dict[str, Any]], load_image: ImageLoader | None = None
-) -> History:
+def rebuild_history(events: Iterable[Record], load_image: ImageLoader | None = None) -> History:
     """The main agent's conversation as it stood at the end of the log.
 
     Guard notes were never part of the conversation, so they are not rebuilt;
@@ -226,60 +231,58 @@ def rebuild_history(
     turn_starts: dict[int, _Rebuilding] = {}
     rewinds: dict[str, _Rebuilding] = {}
     for event in events:
-        if event.get("agent", "main") != "main":
+        if isinstance(event, LoopRecord | SessionCompacted) and event.agent != "main":
             continue
-        kind = event.get("type")
-        if kind == "Tool.Called":
-            state.started.add(event.get("call", {}).get("id", ""))
-        elif kind == "Turn.Started":
-            number = int(event.get("turn") or state.turns + 1)
+        if isinstance(event, ToolCalled):
+            state.started.add(event.call.get("id", ""))
+        elif isinstance(event, TurnStarted):
+            number = int(event.turn or state.turns + 1)
             turn_starts[number] = state.saved()
-            images, lost = restore_images(event.get("images") or [], load_image)
-            state.conversation.append(Message("user", event["prompt"] + lost, images=images))
-            state.turns, state.last_request = state.turns + 1, event["prompt"]
+            images, lost = restore_images(event.images or [], load_image)
+            state.conversation.append(Message("user", event.prompt + lost, images=images))
+            state.turns, state.last_request = state.turns + 1, event.prompt
             state.live_turns = (*state.live_turns, number)
-        elif kind == "Model.Response":
-            state.conversation.append(Message.from_dict(event["message"], load_image))
-        elif kind == "Tool.Result":
-            images, lost = restore_images(event.get("images") or [], load_image)
+        elif isinstance(event, ModelResponse):
+            state.conversation.append(Message.from_dict(event.message, load_image))
+        elif isinstance(event, ToolResult):
+            images, lost = restore_images(event.images or [], load_image)
             state.conversation.append(
                 Message(
                     "tool",
-                    event.get("output", "") + lost,
-                    tool_call_id=event.get("call_id"),
-                    is_error=not event.get("ok", False),
+                    event.output + lost,
+                    tool_call_id=event.call_id,
+                    is_error=not event.ok,
                     images=images,
                 )
             )
-        elif kind == "Turn.Ended":
-            state.last_answer = event.get("text", state.last_answer)
-        elif kind == "Session.Compacted":
+        elif isinstance(event, TurnEnded) and event.written("text"):
+            state.last_answer = event.text
+        elif isinstance(event, SessionCompacted):
             # The compacted conversation replaces everything rebuilt so far.
-            state.conversation = [Message.from_dict(m, load_image) for m in event["conversation"]]
-        elif kind == REWOUND:
+            state.conversation = [Message.from_dict(m, load_image) for m in event.conversation]
+        elif isinstance(event, CheckpointRestored):
             _rewind(state, event, turn_starts, rewinds)
     return state.history()
 
 
 def _rewind(
     state: _Rebuilding,
-    event: dict[str, Any],
+    event: CheckpointRestored,
     turn_starts: dict[int, _Rebuilding],
     rewinds: dict[str, _Rebuilding],
 ) -> None:
-    if event.get("before"):
-        rewinds[str(event["before"])] = state.saved()
-    if event.get("scope") not in _CONVERSATION_SCOPES:
+    if event.before:
+        rewinds[str(event.before)] = state.saved()
+    if event.scope not in _CONVERSATION_SCOPES:
         return
-    target = rewinds.get(str(event.get("to"))) or turn_starts.get(int(event.get("to_turn") or 0))
+    target = rewinds.get(str(event.to)) or turn_starts.get(int(event.to_turn or 0))
     if target is not None:
         state.go_back_to(target)
 
 
-def turn_prompt(events: Iterable[dict[str, Any]], turn: int) -> str | None:
+def turn_prompt(events: Iterable[Record], turn: int) -> str | None:
     """The prompt of the main agent's turn `turn`, as it was sent."""
     for event in events:
-        is_main = event.get("type") == "Turn.Started" and event.get("agent", "main") == "main"
-        if is_main and event.get("turn") == turn:
-            return str(event.get("prompt", ""))
+        if isinstance(event, TurnStarted) and event.agent == "main" and event.turn == turn:
+            return event.prompt
     return None

@@ -29,6 +29,8 @@ from caretz.permissions.policy import Decision, RuleSet
 from caretz.permissions.proposals import propose_rules, save_allow_rules
 from caretz.permissions.rules import Rule, RuleError, parse_rule
 from caretz.permissions.settings import PROJECT_SETTINGS, disallowed_origin
+from caretz.session.records.base import Record
+from caretz.session.records.permissions import PermissionAsked, PermissionDecided
 from caretz.tools.asking import (
     Answer,
     Asker,
@@ -41,7 +43,7 @@ from caretz.tools.asking import (
 from caretz.tools.base import ToolContext
 from caretz.tools.policy import CancelToolCall, PermissionHint, Proceed, disallowed_reason
 
-Emit = Callable[..., Any]
+Emit = Callable[[Record], Any]
 EffectOf = Callable[[str], "Effect | None"]
 
 _MODE_HINTS = {
@@ -56,7 +58,7 @@ _MODE_HINTS = {
 }
 
 
-def _quiet(*args: Any, **fields: Any) -> None:
+def _quiet(record: Record) -> None:
     pass
 
 
@@ -153,14 +155,17 @@ class SessionPermissions:
         if origin is not None:
             key, pattern = origin
             text = disallowed_reason(call.name, key, pattern)
+            from caretz.session.records.guard import LoopGuardBlocked  # the guard's family
+
             self.emit(
-                "LoopGuard.Blocked",
-                detector="disallowed-tools",
-                headline=f'disallowed-tools: {call.name} matches "{pattern}"',
-                tool=call.name,
-                rule=key,
-                pattern=pattern,
-                reason=text,
+                LoopGuardBlocked(
+                    detector="disallowed-tools",
+                    headline=f'disallowed-tools: {call.name} matches "{pattern}"',
+                    tool=call.name,
+                    rule=key,
+                    pattern=pattern,
+                    reason=text,
+                )
             )
         else:
             text = _refusal_text(call.name, verdict)
@@ -172,7 +177,7 @@ class SessionPermissions:
         """Put the question (or, with nobody to ask, answer no); raises CancelToolCall on no."""
         asked = self.asker.interactive
         if asked:
-            self.emit("Permission.Asked", call_id=call.id, **_fields(question))
+            self.emit(_asked(call.id, question))
             answer = self._answer(question)
         else:
             answer = Answer("no")
@@ -251,19 +256,20 @@ class SessionPermissions:
     ) -> None:
         rule = verdict.rule
         self.emit(
-            "Permission.Decided",
-            call_id=call.id,
-            tool=call.name,
-            input=summary,
-            reason=verdict.reason,
-            rule=f"{rule.text} ({rule.source})" if rule is not None else None,
-            by=verdict.by,
-            would_ask=would_ask,  # False: refused by a rule or the mode, without a question
-            asked=asked,  # False with would_ask: nobody could answer (a headless run)
-            answer=answer.choice,
-            note=answer.note or None,
-            saved_rules=list(saved),
-            save_error=error,
+            PermissionDecided(
+                call_id=call.id,
+                tool=call.name,
+                input=summary,
+                reason=verdict.reason,
+                rule=f"{rule.text} ({rule.source})" if rule is not None else None,
+                by=verdict.by,
+                would_ask=would_ask,
+                asked=asked,
+                answer=answer.choice,
+                note=answer.note or None,
+                saved_rules=list(saved),
+                save_error=error,
+            )
         )
 
 
@@ -307,15 +313,16 @@ def _refusal_text(tool: str, verdict: Verdict) -> str:
     return text + " Do not retry it or a variant of it. Do the task another way, or ask the user."
 
 
-def _fields(question: Question) -> dict[str, Any]:
-    return {
-        "tool": question.tool,
-        "input": question.summary,
-        "reason": question.reason,
-        "rule": question.rule,
-        "escalate": question.escalate,
-        "saves": list(question.saves),
-    }
+def _asked(call_id: str, question: Question) -> PermissionAsked:
+    return PermissionAsked(
+        call_id=call_id,
+        tool=question.tool,
+        input=question.summary,
+        reason=question.reason,
+        rule=question.rule,
+        escalate=question.escalate,
+        saves=list(question.saves),
+    )
 
 
 def _shown_path(path: Path, cwd: Path) -> str:

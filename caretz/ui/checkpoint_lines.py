@@ -4,12 +4,16 @@ line for each checkpoint and rewind."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.markup import escape
 
-from caretz.checkpoints.events import CREATED, FAILED, RESTORED
 from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, rewind_command
+from caretz.session.records.base import LoopGuardRecord, Record
+from caretz.session.records.checkpoints import (
+    CheckpointCreated,
+    CheckpointFailed,
+    CheckpointRestored,
+)
+from caretz.session.records.loop import TurnStarted
 from caretz.ui.guard_lines import PREFIX
 
 UNDO_LABEL = f"{PREFIX} undo this turn's changes:"
@@ -27,17 +31,19 @@ class CheckpointLines:
         self.interactive = interactive
         self.undo: str | None = None  # the running turn's undo command
 
-    def render(self, event: dict[str, Any]) -> list[str]:
-        kind = event.get("type")
-        if kind == "Turn.Started" and event.get("agent", "main") == "main":
+    def render(self, event: Record) -> list[str]:
+        if isinstance(event, TurnStarted) and event.agent == "main":
             self.undo = None
-        elif kind == CREATED and event.get("kind") == "turn":
-            self.undo = rewind_command(str(event.get("session")), int(event.get("turn") or 0))
-            return [f"[dim]{escape(event['note'])}[/]"] if event.get("note") else []
-        elif kind == FAILED:
-            return [f"[yellow]{escape(str(event.get('message', 'checkpoint failed')))}[/]"]
-        elif kind == "LoopGuard.Stopped" and self.undo is not None:
-            return [f"[magenta]{escape(self.undo_line())}[/]"]
+        elif isinstance(event, CheckpointCreated) and event.kind == "turn":
+            self.undo = rewind_command(str(event.session), int(event.turn or 0))
+            return [f"[dim]{escape(event.note)}[/]"] if event.note else []
+        elif isinstance(event, CheckpointFailed):
+            return [f"[yellow]{escape(str(event.message or 'checkpoint failed'))}[/]"]
+        elif isinstance(event, LoopGuardRecord) and self.undo is not None:
+            from caretz.session.records.guard import LoopGuardStopped  # loaded: one was written
+
+            if isinstance(event, LoopGuardStopped):
+                return [f"[magenta]{escape(self.undo_line())}[/]"]
         return []
 
     def undo_line(self) -> str:
@@ -47,36 +53,35 @@ class CheckpointLines:
         return f"{UNDO_LABEL} {self.undo}"
 
 
-def describe(event: dict[str, Any]) -> str | None:
+def describe(event: Record) -> str | None:
     """A checkpoint event as one line of `caretz sessions show`; None for other events."""
-    kind = event.get("type")
-    if kind == CREATED:
+    if isinstance(event, CheckpointCreated):
         return _created(event)
-    if kind == RESTORED:
+    if isinstance(event, CheckpointRestored):
         return _restored(event)
-    if kind == FAILED:
-        return f"[checkpoints] {event.get('message', '')}"
+    if isinstance(event, CheckpointFailed):
+        return f"[checkpoints] {event.message}"
     return None
 
 
-def _created(event: dict[str, Any]) -> str:
-    short = str(event.get("id", ""))[:12]
-    if event.get("kind") == "rewind":
+def _created(event: CheckpointCreated) -> str:
+    short = str(event.id)[:12]
+    if event.kind == "rewind":
         what = "taken before a rewind (rewinding to it undoes the rewind)"
     else:
-        what = f"before turn {event.get('turn')}'s first change"
-    left_out = event.get("left_out") or []
+        what = f"before turn {event.turn}'s first change"
+    left_out = event.left_out or []
     extra = f"; left out {len(left_out)}: {', '.join(left_out)}" if left_out else ""
     return f"[checkpoint {short}] {what}{extra}"
 
 
-def _restored(event: dict[str, Any]) -> str:
-    scope = SCOPES.get(str(event.get("scope")), str(event.get("scope")))
-    target = f"checkpoint {str(event.get('to', ''))[:12]} (turn {event.get('to_turn')})"
-    changed = event.get("changes_count")
+def _restored(event: CheckpointRestored) -> str:
+    scope = SCOPES.get(str(event.scope), str(event.scope))
+    target = f"checkpoint {str(event.to)[:12]} (turn {event.to_turn})"
+    changed = event.changes_count
     files = f"; {changed} file(s) changed" if changed is not None else ""
-    before = event.get("before")
-    flag = SCOPE_FLAGS.get(str(event.get("scope")), "")
-    session = str(event.get("to_session"))
+    before = event.before
+    flag = SCOPE_FLAGS.get(str(event.scope), "")
+    session = str(event.to_session)
     undo = f"; undo: {checkpoint_command(session, before, flag)}" if before else ""
     return f"[rewound {scope} to {target}]{files}{undo}"

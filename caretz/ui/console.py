@@ -21,6 +21,8 @@ from rich.syntax import Syntax
 from caretz.agent.parts import QuietListener
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
+from caretz.session.records import loop
+from caretz.session.records.base import LoopGuardRecord, PermissionRecord
 from caretz.text import one_line, plural, shorten
 from caretz.ui.answer import PlainAnswer, TerminalAnswer
 from caretz.ui.checkpoint_lines import CheckpointLines
@@ -31,6 +33,10 @@ if TYPE_CHECKING:
     from caretz.ui.progress import ProgressLine
 
 Clock = Callable[[], float]
+
+if TYPE_CHECKING:
+    from caretz.session.records.base import Record
+    from caretz.session.records.session import CommandRan
 
 _ARG_PREVIEW = 80
 DIFF_MAX_LINES = 40  # an edit's diff in the live view and `--output detailed`
@@ -67,14 +73,14 @@ ENDINGS = {
 }
 
 
-def result_note(event: dict[str, Any]) -> str:
+def result_note(event: loop.ToolResult | CommandRan) -> str:
     """What a tool line says after the duration: how a failed call ended, if it did not
     simply exit non-zero; the exit code otherwise."""
-    ended = event.get("ended_by")
+    ended = event.ended_by
     if ended:
         return ENDINGS.get(ended, ended)
-    code = event.get("exit_code")
-    return f"exit {code}" if not event["ok"] and code else ""
+    code = event.exit_code
+    return f"exit {code}" if not event.ok and code else ""
 
 
 def call_text(call: dict[str, Any]) -> str:
@@ -154,28 +160,29 @@ class TextOutput:
         self.line(retry_line(event))
 
     # -- session events -----------------------------------------------------------
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind == "Tool.Called":
-            self.tool_called(event["call"])
-        elif kind == "Tool.Result":
+    def on_event(self, event: Record) -> None:
+        if isinstance(event, loop.ToolCalled):
+            self.tool_called(event.call)
+        elif isinstance(event, loop.ToolResult):
             if self.progress is not None:
-                self.progress.ended(event["call_id"])
+                self.progress.ended(event.call_id)
             self.tool_line(event)
-        elif kind == "Turn.Ended" and event.get("agent", "main") == "main":
+        elif isinstance(event, loop.TurnEnded) and event.agent == "main":
             self.stop_progress()
-        elif kind.startswith("LoopGuard."):
+        elif isinstance(event, LoopGuardRecord):
             from caretz.ui.guard_lines import headless_line, render_lines
 
             for text in render_lines(event, self.detailed):
                 self.line(f"[magenta]{escape(headless_line(text))}[/]")
-        elif kind == "Provider.Error":
-            self.told.add(event["error"])
-            self.line(f"[red]provider error:[/] {escape(event['error'])}")
-        elif kind == "Permission.Decided":
-            from caretz.ui.permission_lines import permission_line
+        elif isinstance(event, loop.ProviderError):
+            self.told.add(event.error)
+            self.line(f"[red]provider error:[/] {escape(event.error)}")
+        elif isinstance(event, PermissionRecord):  # Decided: a line; Asked: none headless
+            from caretz.ui.permission_lines import decided_line
 
-            self.line(f"[yellow]{escape(permission_line(event) or '')}[/]")
+            line = decided_line(event)
+            if line is not None:
+                self.line(f"[yellow]{escape(line)}[/]")
         else:
             from caretz.ui.notice_lines import notice_lines
 
@@ -195,30 +202,30 @@ class TextOutput:
         self.answer.settle()  # the spinner goes below the answer so far
         self.progress.started(call["id"], f"{call['name']} {call_text(call)}")
 
-    def tool_line(self, event: dict[str, Any]) -> None:
-        call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
+    def tool_line(self, event: loop.ToolResult) -> None:
+        call = self.calls.get(event.call_id, {"name": event.name, "arguments": {}})
         job = background_job(call, event)
         if job is not None:
             self.line(job_started_line(job, call, "stopped when the run ends"))
             return
-        mark = "[green]✓[/]" if event["ok"] else "[red]✗[/]"
+        mark = "[green]✓[/]" if event.ok else "[red]✗[/]"
         preview = escape(call_text(call))
         note = result_note(event)
         status = f" {note}" if note else ""
         self.line(
-            f"{mark} [bold]{call['name']}[/] {preview} [dim]({event['duration_s']:.1f}s{status})[/]"
+            f"{mark} [bold]{call['name']}[/] {preview} [dim]({event.duration_s:.1f}s{status})[/]"
         )
-        if self.detailed and event["ok"] and call["name"] == PLAN_TOOL:
+        if self.detailed and event.ok and call["name"] == PLAN_TOOL:
             from caretz.ui.goal_lines import plan_block
 
             for text in plan_block(call.get("arguments") or {}):
                 self.line(f"[dim]{escape(text)}[/]")
-        if not event["ok"]:
-            for line in output_tail(event.get("output") or ""):
+        if not event.ok:
+            for line in output_tail(event.output or ""):
                 self.line(line)
-        if event.get("diff"):
+        if event.diff:
             shown = DIFF_MAX_LINES if self.detailed else SHORT_DIFF_LINES
-            for item in diff_view(event["diff"], shown):
+            for item in diff_view(event.diff, shown):
                 self.err.print(item)
 
     def closing(self, summary: dict[str, Any]) -> None:
@@ -272,8 +279,8 @@ class JsonOutput(QuietListener):
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        self.write(event)
+    def on_event(self, event: Record) -> None:
+        self.write(event.to_dict())
 
     def closing(self, summary: dict[str, Any]) -> None:
         self.write({"type": "result", **summary})

@@ -9,25 +9,26 @@ from __future__ import annotations
 from typing import Any
 
 from caretz.plan import plan_lines, plan_progress, read_plan
+from caretz.session.records import goal as records
+from caretz.session.records.base import Record
 from caretz.text import one_line
 
 _REASON_CHARS = 160
 
 
-def goal_lines(event: dict[str, Any], detailed: bool = False) -> list[str]:
+def goal_lines(event: Record, detailed: bool = False) -> list[str]:
     """The lines for one `Goal.*` event; [] for one that shows nothing."""
-    kind = event.get("type")
-    if kind == "Goal.Set":
+    if isinstance(event, records.GoalSet):
         return [
-            f"[goal] set: {one_line(event['condition'], 200)} "
-            f"(at most {event['max_turns']} turns, checked by {event['evaluator']})"
+            f"[goal] set: {one_line(event.condition, 200)} "
+            f"(at most {event.max_turns} turns, checked by {event.evaluator})"
         ]
-    if kind == "Goal.Evaluated":
+    if isinstance(event, records.GoalEvaluated):
         return _evaluated(event, detailed)
-    if kind == "Goal.Resumed":
-        return [f"[goal] resumed after turn {event['turn']}/{event['max_turns']}"]
-    if kind in ("Goal.Paused", "Goal.Ended"):
-        return [f"[goal] {event['message']}" + _spend(event.get("spend_usd"))]
+    if isinstance(event, records.GoalResumed):
+        return [f"[goal] resumed after turn {event.turn}/{event.max_turns}"]
+    if isinstance(event, records.GoalPaused | records.GoalEnded):
+        return [f"[goal] {event.message}" + _spend(event.spend_usd)]
     return []
 
 
@@ -36,25 +37,25 @@ def progress_line(turn: int, max_turns: int, outcome: str, spend: float | None) 
     return f"[goal] turn {turn}/{max_turns} · {outcome}{_spend(spend)}"
 
 
-def _evaluated(event: dict[str, Any], detailed: bool) -> list[str]:
-    verdict = event["verdict"]
+def _evaluated(event: records.GoalEvaluated, detailed: bool) -> list[str]:
+    verdict = event.verdict
     reason = one_line(verdict.get("reason") or "", _REASON_CHARS)
-    if event.get("error"):
-        outcome = f"no verdict ({event['error']}) → carrying on"
+    if event.error:
+        outcome = f"no verdict ({event.error}) → carrying on"
     elif verdict.get("met"):
         outcome = f"met: {reason}" if reason else "met"
     elif verdict.get("impossible"):
         outcome = f"impossible: {reason}" if reason else "impossible"
     else:
         outcome = f"not met: {reason}" if reason else "not met"
-    lines = [progress_line(event["turn"], event["max_turns"], outcome, event.get("spend_usd"))]
+    lines = [progress_line(event.turn, event.max_turns, outcome, event.spend_usd)]
     next_step = one_line(verdict.get("next_step") or "", _REASON_CHARS)
-    if next_step and not verdict.get("met") and not event.get("error"):
+    if next_step and not verdict.get("met") and not event.error:
         lines.append(f"  next step: {next_step}")
     if detailed:
-        usage = event.get("usage") or {}
+        usage = event.usage or {}
         lines.append(
-            f"  evaluator: {event.get('model')} · {event.get('latency_s', 0):.1f}s · "
+            f"  evaluator: {event.model} · {event.latency_s or 0:.1f}s · "
             f"{usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out tokens"
         )
     return lines

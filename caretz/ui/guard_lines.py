@@ -8,7 +8,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from caretz.session.records.base import LoopGuardRecord, Record
+
+if TYPE_CHECKING:
+    from caretz.session.records import guard as records
 
 PREFIX = "[loop-guard]"
 # The stop notice's last words suit a session that waits for a reply; a headless run has
@@ -30,23 +37,25 @@ _SHADOW_ARROWS = {
 }
 
 
-def render_lines(event: dict[str, Any], detailed: bool) -> list[str]:
+def render_lines(event: Record, detailed: bool) -> list[str]:
     """The lines to print for one event; [] for events that need none."""
-    renderer = _RENDERERS.get(event.get("type", ""))
+    if not isinstance(event, LoopGuardRecord):
+        return []
+    renderer = _renderers().get(type(event))
     return renderer(event, detailed) if renderer else []
 
 
-def _judging(event: dict[str, Any], detailed: bool) -> list[str]:
-    return [f"{PREFIX} judging: {event.get('headline', '')}"]
+def _judging(event: records.LoopGuardJudging, detailed: bool) -> list[str]:
+    return [f"{PREFIX} judging: {event.headline}"]
 
 
-def _judged(event: dict[str, Any], detailed: bool) -> list[str]:
-    verdict = event.get("verdict") or {}
+def _judged(event: records.LoopGuardJudged, detailed: bool) -> list[str]:
+    verdict = event.verdict or {}
     confidence = float(verdict.get("confidence") or 0.0)
-    error = event.get("error")
+    error = event.error
     if error:
         lines = [f"{PREFIX} no verdict ({error}) → carrying on"]
-    elif event.get("unsure"):
+    elif event.unsure:
         threshold = "below judge.minConfidence, carrying on"
         lines = [f"{PREFIX} stuck ({confidence:.2f}) → {threshold}", *_reasons(verdict)]
     elif not verdict.get("stuck"):
@@ -60,9 +69,9 @@ def _judged(event: dict[str, Any], detailed: bool) -> list[str]:
     return lines
 
 
-def _arrow(event: dict[str, Any]) -> str:
-    action = event.get("action", "redirect")
-    if event.get("mode") == "shadow" or not event.get("applied", True):
+def _arrow(event: records.LoopGuardJudged) -> str:
+    action = event.action
+    if event.mode == "shadow" or not event.applied:
         return _SHADOW_ARROWS.get(action, "→ shadow mode, no change")
     return _ACTIVE_ARROWS.get(action, "→ carrying on")
 
@@ -76,82 +85,84 @@ def _reasons(verdict: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _judge_line(event: dict[str, Any]) -> str:
-    usage = event.get("usage") or {}
-    latency = float(event.get("latency_s") or 0.0)
+def _judge_line(event: records.LoopGuardJudged) -> str:
+    usage = event.usage or {}
+    latency = float(event.latency_s or 0.0)
     tokens = (
         f"{int(usage.get('input_tokens', 0)):,} in / {int(usage.get('output_tokens', 0)):,} out"
     )
-    return f"  judge: {event.get('model', '?')} · {latency:.1f}s · {tokens} tokens"
+    return f"  judge: {event.model or '?'} · {latency:.1f}s · {tokens} tokens"
 
 
-def _headline(event: dict[str, Any]) -> str:
-    headline = str(event.get("headline") or "")
-    detector = str(event.get("detector") or "")
+def _headline(event: records.LoopGuardFired | records.LoopGuardOutcome) -> str:
+    headline = str(event.headline or "")
+    detector = str(event.detector or "")
     if detector and not headline.startswith(f"{detector}:"):
         return f"{detector}: {headline}" if headline else detector
     return headline
 
 
-def _fired(event: dict[str, Any], detailed: bool) -> list[str]:
+def _fired(event: records.LoopGuardFired, detailed: bool) -> list[str]:
     # Judge-level firings show as "judging: …"; in active mode the others show
     # through what the guard did about them (Warned, Blocked, Redirected, Stopped).
     # A stop level that asks the judge first (action "judge") shows as "judging: …" too.
-    if event.get("severity", "judge") == "judge" or event.get("action") == "judge":
+    if event.severity == "judge" or event.action == "judge":
         return []
-    if event.get("applied", True):
+    if event.applied:
         return []
-    arrow = _SHADOW_ARROWS.get(event.get("action", ""), "→ shadow mode, no change")
+    arrow = _SHADOW_ARROWS.get(event.action, "→ shadow mode, no change")
     return [f"{PREFIX} {_headline(event)} {arrow}"]
 
 
-def _warned(event: dict[str, Any], detailed: bool) -> list[str]:
+def _warned(event: records.LoopGuardWarned, detailed: bool) -> list[str]:
     return [f"{PREFIX} {_headline(event)} → warning the agent"]
 
 
-def _blocked(event: dict[str, Any], detailed: bool) -> list[str]:
+def _blocked(event: records.LoopGuardBlocked, detailed: bool) -> list[str]:
     return [f"{PREFIX} {_headline(event)} → call refused"]
 
 
-def _redirected(event: dict[str, Any], detailed: bool) -> list[str]:
-    if event.get("judged"):
+def _redirected(event: records.LoopGuardRedirected, detailed: bool) -> list[str]:
+    if event.judged:
         return []  # the Judged line already said "→ redirecting"
-    alone = f" (no judge answered: {event['no_judge']})" if event.get("no_judge") else ""
+    alone = f" (no judge answered: {event.no_judge})" if event.no_judge else ""
     return [f"{PREFIX} {_headline(event)} → redirecting{alone}"]
 
 
-def _stopped(event: dict[str, Any], detailed: bool) -> list[str]:
-    lines = [] if event.get("judged") else [f"{PREFIX} {_headline(event)} → ending the turn"]
-    notice = str(event.get("notice") or f"{PREFIX} the guard ended the turn.")
+def _stopped(event: records.LoopGuardStopped, detailed: bool) -> list[str]:
+    lines = [] if event.judged else [f"{PREFIX} {_headline(event)} → ending the turn"]
+    notice = str(event.notice or f"{PREFIX} the guard ended the turn.")
     return lines + notice.splitlines()
 
 
-def _cut(event: dict[str, Any], detailed: bool) -> list[str]:
+def _cut(event: records.LoopGuardCut, detailed: bool) -> list[str]:
     return [f"{PREFIX} {_headline(event)} → final report cut off"]
 
 
-def _inactive(event: dict[str, Any], detailed: bool) -> list[str]:
+def _inactive(event: records.LoopGuardInactive, detailed: bool) -> list[str]:
     return [
-        f"{PREFIX} not watching {event.get('model_ref', 'this model')}: "
-        "it is not in loopGuard.models"
+        f"{PREFIX} not watching {event.model_ref or 'this model'}: it is not in loopGuard.models"
     ]
 
 
-def _resuming(event: dict[str, Any], detailed: bool) -> list[str]:
-    return [
-        f"{PREFIX} resuming automatically ({event.get('count', '?')} of {event.get('max', '?')})"
-    ]
+def _resuming(event: records.LoopGuardResuming, detailed: bool) -> list[str]:
+    return [f"{PREFIX} resuming automatically ({event.count} of {event.max})"]
 
 
-_RENDERERS = {
-    "LoopGuard.Judging": _judging,
-    "LoopGuard.Judged": _judged,
-    "LoopGuard.Fired": _fired,
-    "LoopGuard.Warned": _warned,
-    "LoopGuard.Blocked": _blocked,
-    "LoopGuard.Redirected": _redirected,
-    "LoopGuard.Stopped": _stopped,
-    "LoopGuard.Cut": _cut,
-    "LoopGuard.Inactive": _inactive,
-    "LoopGuard.Resuming": _resuming,
-}
+@functools.cache
+def _renderers() -> dict[type[Record], Callable[[Any, bool], list[str]]]:
+    # Loaded on the guard's first event: a run with the guard off never loads its records.
+    from caretz.session.records import guard as records
+
+    return {
+        records.LoopGuardJudging: _judging,
+        records.LoopGuardJudged: _judged,
+        records.LoopGuardFired: _fired,
+        records.LoopGuardWarned: _warned,
+        records.LoopGuardBlocked: _blocked,
+        records.LoopGuardRedirected: _redirected,
+        records.LoopGuardStopped: _stopped,
+        records.LoopGuardCut: _cut,
+        records.LoopGuardInactive: _inactive,
+        records.LoopGuardResuming: _resuming,
+    }

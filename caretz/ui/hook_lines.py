@@ -8,8 +8,8 @@ the terminal views and `caretz sessions show` print them.
 
 from __future__ import annotations
 
-from typing import Any
-
+from caretz.session.records import hooks as records
+from caretz.session.records.base import Record
 from caretz.text import one_line
 
 PREFIX = "[hook]"
@@ -18,70 +18,68 @@ REASON_CHARS = 200
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 
-def hook_lines(event: dict[str, Any], detailed: bool) -> list[tuple[str, str]]:
+def hook_lines(event: Record, detailed: bool) -> list[tuple[str, str]]:
     """(colour, text) lines for a Hook.* event; [] for one that needs none (a hook that
     ran and said nothing, unless `detailed`)."""
-    kind = event.get("type")
-    if kind == "Hook.Ran":
+    if isinstance(event, records.HookRan):
         return _ran(event, detailed)
-    if kind == "Hook.StopLimit":
-        reason = one_line(str(event.get("reason") or ""), REASON_CHARS)
-        count = event.get("continuations")
-        which = event.get("event") or "Stop"
+    if isinstance(event, records.HookStopLimit):
+        reason = one_line(str(event.reason or ""), REASON_CHARS)
+        count = event.continuations
+        which = event.event or "Stop"
         text = f"{PREFIX} {which} hooks carried the work on {count} times; the turn ends: {reason}"
         return [("yellow", text)]
-    if kind in ("Hook.Skipped", "Hook.NotApproved"):
-        return [("yellow", str(event.get("text") or ""))]
-    if kind == "Hook.PromptBlocked" and detailed:
-        prompt = one_line(str(event.get("prompt") or ""), REASON_CHARS)
+    if isinstance(event, records.HookSkipped | records.HookNotApproved):
+        return [("yellow", str(event.text or ""))]
+    if isinstance(event, records.HookPromptBlocked) and detailed:
+        prompt = one_line(str(event.prompt or ""), REASON_CHARS)
         return [("yellow", f"{PREFIX} the prompt was not sent: {prompt}")]
     return []
 
 
-def _ran(event: dict[str, Any], detailed: bool) -> list[tuple[str, str]]:
-    name = f"{PREFIX} {event.get('event')} `{one_line(str(event.get('command')), COMMAND_CHARS)}`"
-    decision = event.get("decision")
-    reason = one_line(str(event.get("reason") or ""), REASON_CHARS)
+def _ran(event: records.HookRan, detailed: bool) -> list[tuple[str, str]]:
+    name = f"{PREFIX} {event.event} `{one_line(str(event.command), COMMAND_CHARS)}`"
+    decision = event.decision
+    reason = one_line(str(event.reason or ""), REASON_CHARS)
     lines: list[tuple[str, str]] = []
     if decision == "block":
         lines.append(("red", f"{name} blocked{_about(event)}: {reason}".rstrip(": ")))
     elif decision == "stop":
         lines.append(("red", f"{name} ended the turn: {reason}".rstrip(": ")))
     elif decision == "warning":
-        lines.append(("yellow", f"{name} {event.get('warning')}"))
+        lines.append(("yellow", f"{name} {event.warning}"))
     elif detailed:
         said = f" → {decision}" if decision else ""
-        lines.append(("dim", f"{name} ran ({float(event.get('duration_s') or 0):.1f}s){said}"))
-    if event.get("message"):
-        lines.append(("yellow", f"{PREFIX} {one_line(str(event['message']), REASON_CHARS)}"))
+        lines.append(("dim", f"{name} ran ({float(event.duration_s or 0):.1f}s){said}"))
+    if event.message:
+        lines.append(("yellow", f"{PREFIX} {one_line(str(event.message), REASON_CHARS)}"))
     return lines
 
 
-def _about(event: dict[str, Any]) -> str:
-    about = event.get("about")
-    if not about or event.get("event") not in _TOOL_EVENTS:
+def _about(event: records.HookRan) -> str:
+    about = event.about
+    if not about or event.event not in _TOOL_EVENTS:
         return ""
     return f" a {about} call"
 
 
-def describe(event: dict[str, Any]) -> str | None:
+def describe(event: Record) -> str | None:
     """A Hook.* event for `caretz sessions show` (every run, with its exit code)."""
-    kind = event.get("type")
-    if kind == "Hook.Ran":
-        code = "timed out" if event.get("timed_out") else f"exit {event.get('exit_code')}"
+    if isinstance(event, records.HookRan):
+        code = "timed out" if event.timed_out else f"exit {event.exit_code}"
         line = (
-            f"[hook {event.get('event')}] `{one_line(str(event.get('command')), COMMAND_CHARS)}` "
-            f"{code}, {event.get('duration_s')}s"
+            f"[hook {event.event}] `{one_line(str(event.command), COMMAND_CHARS)}` "
+            f"{code}, {event.duration_s}s"
         )
-        decision = event.get("decision")
-        detail = event.get("reason") or event.get("warning")
+        decision = event.decision
+        detail = event.reason or event.warning
         if decision:
             line += f" → {decision}"
         if detail:
             line += f": {one_line(str(detail), REASON_CHARS)}"
         return line
-    if kind == "Hook.PromptBlocked":
-        prompt = one_line(str(event.get("prompt") or ""), REASON_CHARS)
+    if isinstance(event, records.HookPromptBlocked):
+        prompt = one_line(str(event.prompt or ""), REASON_CHARS)
         return f"\n> {prompt}\n[not sent: a UserPromptSubmit hook blocked it]"
     lines = hook_lines(event, detailed=True)
     return "\n".join(text for _, text in lines) or None

@@ -21,6 +21,11 @@ from rich.markup import escape
 
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
+from caretz.session.records import loop
+from caretz.session.records.base import GoalRecord, LoopGuardRecord, Record
+from caretz.session.records.goal import GoalEvaluating
+from caretz.session.records.permissions import PermissionDecided
+from caretz.session.records.session import ModelSummary, SessionCompacted
 from caretz.ui.checkpoint_lines import CheckpointLines
 from caretz.ui.console import call_text, diff_view, output_tail, result_note, retry_line
 from caretz.ui.goal_lines import plan_block
@@ -131,66 +136,66 @@ class LiveView:
         self.print(retry_line(event))
 
     # -- session events ---------------------------------------------------------------
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if event.get("agent", "main") != "main" and not kind.startswith("LoopGuard."):
+    def on_event(self, event: Record) -> None:
+        of_an_agent = loop.LoopRecord | SessionCompacted | ModelSummary
+        if isinstance(event, of_an_agent) and event.agent != "main":  # a subagent's
             return
-        self.on_session_event(kind, event)
+        self.on_session_event(event)
         for markup in self.checkpoint_lines.render(event):
             self.print(markup)
 
-    def on_session_event(self, kind: str, event: dict[str, Any]) -> None:
-        if kind == "Model.Response":
+    def on_session_event(self, event: Record) -> None:
+        if isinstance(event, loop.ModelResponse):
             self.on_response(event)
-        elif kind == "Tool.Called":
-            call = event["call"]
+        elif isinstance(event, loop.ToolCalled):
+            call = event.call
             self.calls[call["id"]] = call
             self.running = call
             preview = call_text(call)
             self.set_status(f"{call['name']} {preview}")
-        elif kind == "Tool.Result":
+        elif isinstance(event, loop.ToolResult):
             self.on_tool_result(event)
-        elif kind.startswith("LoopGuard."):
+        elif isinstance(event, LoopGuardRecord):
             for line in render_lines(event, self.detailed):
                 self.print(f"[magenta]{escape(line)}[/]")
-        elif kind == "Provider.Error":
-            self.told.add(event["error"])
-            self.print(f"[red]provider error:[/] {escape(event['error'])}")
-        elif kind == "Permission.Decided":
+        elif isinstance(event, loop.ProviderError):
+            self.told.add(event.error)
+            self.print(f"[red]provider error:[/] {escape(event.error)}")
+        elif isinstance(event, PermissionDecided):
             line = permission_line(event) or ""
-            self.print(f"[{'green' if event['answer'] != 'no' else 'yellow'}]{escape(line)}[/]")
-        elif kind == "Goal.Evaluating":
+            self.print(f"[{'green' if event.answer != 'no' else 'yellow'}]{escape(line)}[/]")
+        elif isinstance(event, GoalEvaluating):
             self.set_status("checking the goal")
         else:
-            if kind.startswith("Goal."):
+            if isinstance(event, GoalRecord):
                 self.set_status(None)
             for markup in notice_lines(event, self.detailed):
                 self.print(markup)
 
-    def on_response(self, event: dict[str, Any]) -> None:
-        content = event["message"].get("content") or ""
+    def on_response(self, event: loop.ModelResponse) -> None:
+        content = event.message.get("content") or ""
         if self.stream is None and content.strip():
             self.on_text(content)  # nothing streamed (a provider that sends it whole)
         self.finish_stream()
         self.set_status(None)
 
-    def on_tool_result(self, event: dict[str, Any]) -> None:
-        call = self.calls.get(event["call_id"], {"name": event["name"], "arguments": {}})
+    def on_tool_result(self, event: loop.ToolResult) -> None:
+        call = self.calls.get(event.call_id, {"name": event.name, "arguments": {}})
         self.running = None
         self.set_status(None)
         job = background_job(call, event)
         if job is not None:
             self.print(job_started_line(job, call, f"/jobs stop {job} stops it"))
             return
-        self.tool_line(call, event["ok"], result_note(event), event.get("duration_s"))
-        if not event["ok"]:
-            for line in output_tail(event.get("output") or ""):
+        self.tool_line(call, event.ok, result_note(event), event.duration_s)
+        if not event.ok:
+            for line in output_tail(event.output or ""):
                 self.print(line)
         elif call["name"] == PLAN_TOOL:
             for line in plan_block(call.get("arguments") or {}):
                 self.print(f"[dim]{escape(line)}[/]")
-        if event.get("diff"):
-            for item in diff_view(event["diff"]):
+        if event.diff:
+            for item in diff_view(event.diff):
                 self.console.print(item)
 
     # -- drawing ----------------------------------------------------------------------------

@@ -3,29 +3,29 @@ and `/mcp`."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from caretz.mcp_client.model import ServerStatus
+from caretz.session.records import mcp as records
+from caretz.session.records.base import Record
 from caretz.text import plural, shorten
 
 DESCRIPTION_CHARS = 80
 
 
-def mcp_line(event: dict[str, Any], detailed: bool = False) -> str | None:
+def mcp_line(event: Record, detailed: bool = False) -> str | None:
     """The one line an `Mcp.*` event gets in a run's output, or None."""
-    kind, server = event["type"], event.get("server")
-    if kind == "Mcp.ServerFailed":
-        return f"mcp: server {server!r} did not start: {event['reason']}; going on without it"
-    if kind == "Mcp.ServerDown":
-        return f"mcp: server {server!r} is down: {event['reason']}; its tools fail from now on"
-    if kind == "Mcp.ServerNotStarted" and event.get("state") == "not approved":
+    if isinstance(event, records.McpServerFailed):
+        return f"mcp: server {event.server!r} did not start: {event.reason}; going on without it"
+    if isinstance(event, records.McpServerDown):
+        return f"mcp: server {event.server!r} is down: {event.reason}; its tools fail from now on"
+    if isinstance(event, records.McpServerNotStarted) and event.state == "not approved":
+        server = event.server
         return (
-            f"mcp: server {server!r} of {event['source']} runs outside the sandbox and is not "
+            f"mcp: server {server!r} of {event.source} runs outside the sandbox and is not "
             f"started until you approve it: /mcp approve {server}, or caretz mcp approve {server}"
         )
-    if kind == "Mcp.ServerStarted" and detailed:
-        tools = plural(len(event.get("tools") or []), "tool")
-        return f"mcp: server {server!r} ready: {tools} ({event['duration_s']:.1f} s)"
+    if isinstance(event, records.McpServerStarted) and detailed:
+        tools = plural(len(event.tools or []), "tool")
+        return f"mcp: server {event.server!r} ready: {tools} ({event.duration_s:.1f} s)"
     return None
 
 

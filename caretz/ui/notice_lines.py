@@ -5,34 +5,40 @@ output limit. Rich markup, one string a line."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.markup import escape
 
+from caretz.session.records.base import GoalRecord, HookRecord, McpRecord, Record
+from caretz.session.records.loop import ModelOutputLimit
+from caretz.session.records.session import (
+    CommandRan,
+    SandboxGitUndone,
+    SessionCompacted,
+    SessionOpened,
+)
 
-def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
-    kind: str = event["type"]
-    if kind == "Session.Compacted":
+
+def notice_lines(event: Record, detailed: bool) -> list[str]:
+    if isinstance(event, SessionCompacted):
         return [compaction_line(event)]
-    if kind == "Model.OutputLimit":
+    if isinstance(event, ModelOutputLimit):
         return [f"[yellow]{escape(output_limit_line(event))}[/]"]
-    if kind.startswith("Goal."):
+    if isinstance(event, GoalRecord):
         from caretz.ui.goal_lines import goal_lines
 
         return [f"[cyan]{escape(text)}[/]" for text in goal_lines(event, detailed)]
-    if kind.startswith("Session."):
+    if isinstance(event, SessionOpened):
         return session_notices(event)
-    if kind == "Sandbox.GitUndone":
-        return [f"[yellow]caretz:[/] {escape(line)}" for line in event.get("undone") or []]
-    if kind == "Command.Ran" and not event.get("refused"):  # a refusal is the error line
+    if isinstance(event, SandboxGitUndone):
+        return [f"[yellow]caretz:[/] {escape(line)}" for line in event.undone or []]
+    if isinstance(event, CommandRan) and not event.refused:  # a refusal is the error line
         from caretz.ui.command_lines import command_line
 
         return [f"[dim]{escape(command_line(event))}[/]"]
-    if kind.startswith("Hook."):
+    if isinstance(event, HookRecord):
         from caretz.ui.hook_lines import hook_lines
 
         return [f"[{colour}]{escape(text)}[/]" for colour, text in hook_lines(event, detailed)]
-    if kind.startswith("Mcp."):
+    if isinstance(event, McpRecord):
         from caretz.ui.mcp_lines import mcp_line
 
         text = mcp_line(event, detailed)
@@ -40,18 +46,18 @@ def notice_lines(event: dict[str, Any], detailed: bool) -> list[str]:
     return []
 
 
-def compaction_line(event: dict[str, Any]) -> str:
+def compaction_line(event: SessionCompacted) -> str:
     parts = []
-    if event.get("summarized"):
-        parts.append(f"summarized {event['summarized']} older message(s)")
-    if event.get("trimmed"):
-        parts.append(f"trimmed {event['trimmed']} old tool output(s)")
-    sizes = f"~{_k(event.get('tokens_before', 0))} → ~{_k(event.get('tokens_after', 0))} tokens"
-    overflow = event.get("reason") == "overflow"
+    if event.summarized:
+        parts.append(f"summarized {event.summarized} older message(s)")
+    if event.trimmed:
+        parts.append(f"trimmed {event.trimmed} old tool output(s)")
+    sizes = f"~{_k(event.tokens_before or 0)} → ~{_k(event.tokens_after or 0)} tokens"
+    overflow = event.reason == "overflow"
     why = " (the provider said the prompt is too long)" if overflow else ""
     line = f"[cyan]⟳ compacted the conversation{why}:[/] {', '.join(parts)} [dim]({sizes})[/]"
-    if event.get("summary_error"):
-        line += f"\n[yellow]  no summary: {escape(str(event['summary_error']))}[/]"
+    if event.summary_error:
+        line += f"\n[yellow]  no summary: {escape(str(event.summary_error))}[/]"
     return line
 
 
@@ -59,28 +65,28 @@ def _k(tokens: int) -> str:
     return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
-def output_limit_line(event: dict[str, Any]) -> str:
+def output_limit_line(event: ModelOutputLimit) -> str:
     """A reply cut off at max_tokens: what became of it (agent/output_limit.py)."""
-    limit = f"the reply hit the {event.get('max_tokens', 0):,}-token output limit"
-    action = event.get("action")
+    limit = f"the reply hit the {event.max_tokens or 0:,}-token output limit"
+    action = event.action
     if action == "calls_not_run":
-        names = ", ".join(event.get("tool_calls") or [])
+        names = ", ".join(event.tool_calls or [])
         return (
             f"{limit}: its calls ({names}) were not run; the model was told to write less at once"
         )
     if action == "continued":
-        return f"{limit}: asking the model to continue (continuation {event.get('continuation')})"
+        return f"{limit}: asking the model to continue (continuation {event.continuation})"
     return f"{limit} again: the answer is cut off"
 
 
-def session_notices(event: dict[str, Any]) -> list[str]:
+def session_notices(event: SessionOpened) -> list[str]:
     lines = []
-    if event.get("other_project"):
+    if event.other_project:
         lines.append(
-            f"[yellow]resuming session {escape(event['session_id'])}, named by its ID, of "
-            f"another folder: {escape(event['other_project'])}[/]"
+            f"[yellow]resuming session {escape(event.session_id)}, named by its ID, of "
+            f"another folder: {escape(event.other_project)}[/]"
         )
-    sandbox = event.get("sandbox") or {}
+    sandbox = event.sandbox or {}
     lines += [f"[yellow]caretz:[/] {escape(line)}" for line in sandbox.get("notices") or []]
     if sandbox.get("notice"):
         lines.append(f"[yellow]sandbox:[/] {escape(sandbox['notice'])}")

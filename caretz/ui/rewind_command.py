@@ -20,7 +20,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from caretz.agent.rewind import FILE_SCOPES, Rewound, SessionRewind
 from caretz.checkpoints import (
@@ -30,10 +30,13 @@ from caretz.checkpoints import (
     SnapshotLimits,
     UnknownCheckpoint,
 )
-from caretz.checkpoints.events import CREATED, Scope
+from caretz.checkpoints.events import Scope
 from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, conflict_lines
 from caretz.checkpoints.project import project_root
 from caretz.session.events import EventLog, read_events
+from caretz.session.records.base import Record
+from caretz.session.records.checkpoints import CheckpointCreated
+from caretz.session.records.session import SessionOpened
 from caretz.session.store import SessionNotFound, SessionStore
 from caretz.ui.rewind import describe, when, where_to
 from caretz.usage_error import fail
@@ -92,11 +95,11 @@ def open_rewind(settings: Settings, session: str | None) -> SessionRewind:
     return SessionRewind(store, events_path.parent.name, EventLog(events_path), workspace)
 
 
-def session_places(events: list[dict[str, Any]]) -> tuple[Path, Path]:
+def session_places(events: list[Record]) -> tuple[Path, Path]:
     """(the session's working folder, the project its checkpoints cover), from its log."""
-    starts = [e for e in events if e.get("type") in ("Session.Started", "Session.Resumed")]
-    workspace = Path(starts[-1]["cwd"]) if starts else Path(os.getcwd())
-    recorded = [e["project"] for e in events if e.get("type") == CREATED and e.get("project")]
+    starts = [e for e in events if isinstance(e, SessionOpened)]
+    workspace = Path(starts[-1].cwd) if starts else Path(os.getcwd())
+    recorded = [e.project for e in events if isinstance(e, CheckpointCreated) and e.project]
     return workspace, Path(recorded[-1]) if recorded else project_root(workspace)
 
 

@@ -5,8 +5,20 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from caretz.session.records import loop, session
+from caretz.session.records.base import (
+    CheckpointRecord,
+    GoalRecord,
+    HookRecord,
+    LoopGuardRecord,
+    McpRecord,
+    PermissionRecord,
+    Record,
+)
+from caretz.session.records.guard import LoopGuardStopped
+from caretz.session.records.session import SessionOpened
 from caretz.text import one_line, shorten
 from caretz.ui.guard_lines import PREFIX as GUARD_PREFIX
 from caretz.ui.guard_lines import render_lines
@@ -47,71 +59,73 @@ def list_line(info: SessionInfo, now: float | None = None) -> str:
     )
 
 
-def describe_event(event: dict[str, Any]) -> str | None:
+def describe_event(event: Record) -> str | None:
     """An event of the session log as `caretz sessions show` prints it; None to skip it."""
-    kind = event["type"]
-    if kind in ("Session.Started", "Session.Resumed"):
-        return f"{kind} {event['session_id']} model={event['model']} cwd={event['cwd']}"
-    if kind == "Turn.Started":
-        return f"\n> {event['prompt']}"
-    if kind == "Tool.Called":
-        call = event["call"]
+    if isinstance(event, SessionOpened):
+        return f"{event.type} {event.session_id} model={event.model} cwd={event.cwd}"
+    if isinstance(event, loop.TurnStarted):
+        return f"\n> {event.prompt}"
+    if isinstance(event, loop.ToolCalled):
+        call = event.call
         arguments = call.get("raw_arguments") or json.dumps(call["arguments"], sort_keys=True)
         return f"  {call['name']} {shorten(arguments, ARGUMENTS_PREVIEW_CHARS)}"
-    if kind == "Tool.Result":
-        mark = "ok" if event["ok"] else f"failed (exit {event.get('exit_code')})"
-        return f"    → {mark}, {event['duration_s']}s"
-    if kind == "Model.Response" and event["message"].get("content"):
-        return event["message"]["content"]
-    if kind.startswith("LoopGuard."):
+    if isinstance(event, loop.ToolResult):
+        mark = "ok" if event.ok else f"failed (exit {event.exit_code})"
+        return f"    → {mark}, {event.duration_s}s"
+    if isinstance(event, loop.ModelResponse) and event.message.get("content"):
+        return event.message["content"]
+    if isinstance(event, LoopGuardRecord):
         lines = render_lines(event, detailed=True)
-        if kind == "LoopGuard.Stopped":  # its notice is the turn's end line: printed there
-            notice = str(event.get("notice") or "").splitlines()
+        if isinstance(event, LoopGuardStopped):  # its notice is the turn's end line: printed there
+            notice = str(event.notice or "").splitlines()
             lines = [line for line in lines if line not in notice]
         return "\n".join(lines) or None
-    if kind.startswith("Permission."):
+    return _describe_more(event)
+
+
+def _describe_more(event: Record) -> str | None:
+    """`describe_event` for the records of the session's other parts."""
+    if isinstance(event, PermissionRecord):
         from caretz.ui.permission_lines import permission_line
 
         return permission_line(event)
-    if kind.startswith("Goal."):
+    if isinstance(event, GoalRecord):
         from caretz.ui.goal_lines import goal_lines
 
         return "\n".join(goal_lines(event, detailed=True)) or None
-    if kind.startswith("Mcp."):
+    if isinstance(event, McpRecord):
         from caretz.ui.mcp_lines import mcp_line
 
         return mcp_line(event, detailed=True)
-    if kind == "Sandbox.GitUndone":
-        return "\n".join(f"    [caretz] {line}" for line in event.get("undone") or []) or None
-    if kind == "Schedule.Run":
-        return f"[scheduled run of job {event['job']}]"
-    if kind == "Session.Changed":
+    if isinstance(event, session.SandboxGitUndone):
+        return "\n".join(f"    [caretz] {line}" for line in event.undone or []) or None
+    if isinstance(event, session.ScheduleRun):
+        return f"[scheduled run of job {event.job}]"
+    if isinstance(event, session.SessionChanged):
+        return f"[{event.change} changed] model={event.model} loop-guard={event.loop_guard}"
+    if isinstance(event, session.SessionCompacted):
         return (
-            f"[{event['change']} changed] model={event['model']} loop-guard={event['loop_guard']}"
+            f"[compacted ({event.reason})] {event.tokens_before:,} → "
+            f"{event.tokens_after:,} tokens; {event.trimmed} outputs trimmed, "
+            f"{event.summarized} messages summarized"
         )
-    if kind == "Session.Compacted":
-        return (
-            f"[compacted ({event['reason']})] {event['tokens_before']:,} → "
-            f"{event['tokens_after']:,} tokens; {event['trimmed']} outputs trimmed, "
-            f"{event['summarized']} messages summarized"
-        )
-    if kind == "Model.OutputLimit":
+    if isinstance(event, loop.ModelOutputLimit):
         from caretz.ui.notice_lines import output_limit_line
 
         return f"[output limit] {output_limit_line(event)}"
-    if kind == "Turn.Ended":
+    if isinstance(event, loop.TurnEnded):
         # A loop-guard stop's message is the guard's notice, which has a prefix of its own.
-        message = str(event.get("message") or "").removeprefix(f"{GUARD_PREFIX} ")
-        return f"[{event['status']}] {message}".rstrip()
-    if kind.startswith("Checkpoint."):
+        message = str(event.message or "").removeprefix(f"{GUARD_PREFIX} ")
+        return f"[{event.status}] {message}".rstrip()
+    if isinstance(event, CheckpointRecord):
         from caretz.ui.checkpoint_lines import describe
 
         return describe(event)
-    if kind == "Command.Ran":
+    if isinstance(event, session.CommandRan):
         from caretz.ui.command_lines import command_line
 
         return f"  {command_line(event)}"
-    if kind.startswith("Hook."):
+    if isinstance(event, HookRecord):
         from caretz.ui import hook_lines
 
         return hook_lines.describe(event)

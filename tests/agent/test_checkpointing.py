@@ -11,6 +11,7 @@ from caretz.agent.checkpointing import TurnCheckpoints, may_change_files
 from caretz.checkpoints import CheckpointStore, SnapshotLimits
 from caretz.messages import ToolCall
 from caretz.session.events import EventLog, read_events
+from caretz.session.records.loop import TurnEnded, TurnStarted
 from caretz.tools.base import ToolContext
 from tests.checkpoints.helpers import require_git, write
 
@@ -43,11 +44,11 @@ def events_of(log: EventLog, prefix: str = "Checkpoint.") -> list[dict]:
     assert log.path is not None
     if not log.path.exists():
         return []
-    return [e for e in read_events(log.path) if e["type"].startswith(prefix)]
+    return [e.to_dict() for e in read_events(log.path) if e.type.startswith(prefix)]
 
 
 def start(log: EventLog, turn: int, prompt: str = "do it", agent: str = "main") -> None:
-    log.emit("Turn.Started", turn=turn, agent=agent, prompt=prompt)
+    log.emit(TurnStarted(turn=turn, agent=agent, prompt=prompt))
 
 
 def attached(store: CheckpointStore, log: EventLog, **kwargs) -> TurnCheckpoints:
@@ -84,9 +85,9 @@ def test_one_checkpoint_per_turn_before_its_first_change_and_settled_at_its_end(
     start(log, 1, "a subagent's job", agent="helper")  # a subagent's turn is its parent's
     checkpoints.before_call(call("bash", command="rm b.txt"), ctx)
     (project / "b.txt").unlink()
-    log.emit("Turn.Ended", turn=1, agent="helper", status="done")
+    log.emit(TurnEnded(turn=1, agent="helper", status="done"))
     assert store.list("s1")[0].turn_changed is None  # the main turn still runs
-    log.emit("Turn.Ended", turn=1, agent="main", status="done")
+    log.emit(TurnEnded(turn=1, agent="main", status="done"))
 
     listed = store.list("s1")
     assert [(cp.turn, cp.kind, cp.prompt) for cp in listed] == [(1, "turn", "tidy up")]
@@ -110,7 +111,7 @@ def test_a_project_too_large_is_one_warning_and_the_turns_go_on(project, tmp_pat
     for turn in (1, 2):
         start(log, turn)
         checkpoints.before_call(call("write", path="a.txt"), ctx)
-        log.emit("Turn.Ended", turn=turn, agent="main", status="done")
+        log.emit(TurnEnded(turn=turn, agent="main", status="done"))
 
     failed = events_of(log)
     assert len(failed) == 1 and failed[0]["type"] == "Checkpoint.Failed" and failed[0]["off"]
@@ -145,7 +146,7 @@ def test_a_failed_checkpoint_is_a_warning_and_the_next_turn_tries_again(project,
 
     start(log, 1)
     checkpoints.before_call(call("write", path="a.txt"), ctx)
-    log.emit("Turn.Ended", turn=1, agent="main", status="done")
+    log.emit(TurnEnded(turn=1, agent="main", status="done"))
     blocker.unlink()
     start(log, 2)
     checkpoints.before_call(call("write", path="a.txt"), ctx)

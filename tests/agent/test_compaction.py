@@ -28,6 +28,8 @@ from caretz.config.settings import resolve_settings
 from caretz.messages import Message, ToolCall
 from caretz.runtime.session import Session, start_session
 from caretz.session.events import read_events
+from caretz.session.records.base import Record
+from caretz.session.records.session import SessionCompacted
 from caretz.session.store import rebuild_history
 from caretz.ui.live import LiveView
 from caretz.ui.repl import Repl
@@ -55,8 +57,8 @@ class Recorder:
     def on_response_start(self) -> None:
         pass
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
+    def on_event(self, event: Record) -> None:
+        self.events.append(event.to_dict())
 
 
 @pytest.fixture
@@ -163,7 +165,7 @@ def test_the_compacted_conversation_is_an_event_and_a_resume_rebuilds_it(env, wo
     session.log.close()
 
     events = list(read_events(session.events_path))
-    compacted = [e for e in events if e["type"] == "Session.Compacted"]
+    compacted = [e.to_dict() for e in events if isinstance(e, SessionCompacted)]
     assert len(compacted) == 1 and compacted[0]["reason"] == "manual"
     assert compacted[0]["summarized"] == 4  # turn 1: prompt, call, result, answer
     rebuilt = rebuild_history(events)
@@ -252,12 +254,14 @@ def test_the_session_compacts_by_itself_before_a_turn_near_the_window(
             tool("bash", command=BIG_OUTPUT), text(f"answer {number}", usage=(input_tokens, 20, 0))
         )
         repl.run_turn(f"turn {number}")
-    assert not any(e["type"] == "Session.Compacted" for e in read_events(session.events_path))
+    assert not any(isinstance(e, SessionCompacted) for e in read_events(session.events_path))
     server.add(text("SUMMARY of turn 1"), text("answer 4"))
 
     repl.run_turn("turn 4")
 
-    compacted = [e for e in read_events(session.events_path) if e["type"] == "Session.Compacted"]
+    compacted = [
+        e.to_dict() for e in read_events(session.events_path) if isinstance(e, SessionCompacted)
+    ]
     assert len(compacted) == 1 and compacted[0]["reason"] == "auto"
     screen = console.file.getvalue()
     assert "compacted the conversation" in screen and "answer 4" in screen

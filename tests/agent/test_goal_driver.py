@@ -13,6 +13,7 @@ from caretz.agent.limits import UsageLimits
 from caretz.goal.evaluator import Evaluation, GoalVerdict
 from caretz.goal.state import Goal, restore_goal
 from caretz.messages import Usage
+from caretz.session.records.parse import parse_record
 from tests.agent.test_turn import STUCK, make_agent
 from tests.scripted import ScriptedEvaluator, ScriptedJudge, ScriptedProvider, answer, bash, call
 from tests.scripted import calls as tool_calls
@@ -142,7 +143,7 @@ def test_a_paused_goal_is_restored_from_the_log_and_resumed(tmp_path: Path):
         CONDITION
     )
 
-    restored = restore_goal(events.all)
+    restored = restore_goal(map(parse_record, events.all))
 
     assert restored is not None
     assert (restored.status, restored.turns, restored.condition) == ("paused", 2, CONDITION)
@@ -152,7 +153,7 @@ def test_a_paused_goal_is_restored_from_the_log_and_resumed(tmp_path: Path):
     assert (run.exit_code, run.goal.turns) == (0, 3)
     resumed = provider.requests[-1].messages[-1].content
     assert "The goal was paused and is resumed now; this is turn 3 of at most 20." in resumed
-    assert restore_goal(events.all).status == "met"  # type: ignore[union-attr]
+    assert restore_goal(map(parse_record, events.all)).status == "met"  # type: ignore[union-attr]
 
 
 def test_a_goal_that_was_running_when_the_process_died_comes_back_paused():
@@ -161,7 +162,7 @@ def test_a_goal_that_was_running_when_the_process_died_comes_back_paused():
         {"type": "Goal.Evaluated", "turn": 1, "verdict": NOT_MET.to_dict(), "spend_usd": 0.2},
     ]
 
-    restored = restore_goal(events)
+    restored = restore_goal(map(parse_record, events))
 
     assert restored is not None
     assert (restored.status, restored.turns, restored.spend_usd) == ("paused", 1, 0.2)
@@ -184,7 +185,7 @@ def test_a_goal_paused_on_its_last_turn_ends_when_resumed_without_another(tmp_pa
     GoalDriver(agent, goal(max_turns=1), ScriptedEvaluator(KeyboardInterrupt()), 30.0).start(
         CONDITION
     )
-    paused = restore_goal(events.all)
+    paused = restore_goal(map(parse_record, events.all))
     assert paused is not None and paused.status == "paused"
 
     run = GoalDriver(agent, paused, ScriptedEvaluator(), 30.0).resume()

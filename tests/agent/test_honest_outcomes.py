@@ -15,6 +15,7 @@ from caretz.agent.parts import AgentConfig, AgentParts
 from caretz.agent.turn import SKIPPED_AFTER_INTERRUPT
 from caretz.messages import Message, ToolCall, ToolSpec
 from caretz.session.events import EventLog
+from caretz.session.records.loop import ModelResponse, ToolCalled, TurnStarted
 from caretz.session.store import OUTCOME_UNKNOWN, SESSION_ENDED, rebuild_history
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.bash import BashTool
@@ -68,7 +69,7 @@ def test_ctrl_c_in_a_command_reports_the_time_it_ran_and_its_partial_output(tmp_
 def make_agent(tmp_path: Path, provider: ScriptedProvider) -> tuple[Agent, list[dict]]:
     events: list[dict] = []
     log = EventLog(None)
-    log.subscribe(events.append)
+    log.subscribe(lambda record: events.append(record.to_dict()))
     tools = ToolRegistry([*default_tools(), Stuck()])
     parts = AgentParts(provider, tools, ToolContext(workspace=tmp_path), log)
     return Agent(AgentConfig("model-1", "test/model", "system"), parts), events
@@ -107,9 +108,9 @@ def test_resume_after_a_crash_says_a_started_call_has_an_unknown_outcome():
     )
     asked = Message("assistant", "", tool_calls=[started, never])
     events = [
-        {"type": "Turn.Started", "prompt": "deploy"},
-        {"type": "Model.Response", "message": asked.to_dict()},
-        {"type": "Tool.Called", "index": 0, "call": started.to_dict()},
+        TurnStarted(prompt="deploy"),
+        ModelResponse(message=asked.to_dict()),
+        ToolCalled(index=0, call=started.to_dict()),
         # caretz was killed here: no Tool.Result, no Turn.Ended
     ]
 
@@ -121,7 +122,7 @@ def test_resume_after_a_crash_says_a_started_call_has_an_unknown_outcome():
     assert SESSION_ENDED.startswith("Not run")
 
     # The same holds when the next turn starts after the crash.
-    later = rebuild_history([*events, {"type": "Turn.Started", "prompt": "status?"}])
+    later = rebuild_history([*events, TurnStarted(prompt="status?")])
     assert [m.content for m in later.conversation if m.role == "tool"] == [
         OUTCOME_UNKNOWN,
         SESSION_ENDED,

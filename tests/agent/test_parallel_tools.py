@@ -84,7 +84,7 @@ class Changer:
 def agent_with(tmp_path: Path, meeting: Meeting, provider: ScriptedProvider) -> tuple[Agent, list]:
     events: list[dict[str, Any]] = []
     log = EventLog(None)
-    log.subscribe(events.append)
+    log.subscribe(lambda record: events.append(record.to_dict()))
     parts = AgentParts(
         provider=provider,
         tools=ToolRegistry([Looker(meeting), Changer(meeting)]),

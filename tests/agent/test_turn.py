@@ -67,7 +67,7 @@ def make_agent(
 ) -> tuple[Agent, Events]:
     events = Events()
     log = EventLog(None)
-    log.subscribe(events.all.append)
+    log.subscribe(lambda record: events.all.append(record.to_dict()))
     config = LoopGuardConfig(mode=mode, **guard_settings)
     guard: Guard = NullGuard()
     if mode != "off":

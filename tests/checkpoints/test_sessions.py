@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from caretz.checkpoints import CheckpointStore, SnapshotLimits, UnknownCheckpoint
-from caretz.checkpoints.events import created_fields, restored_fields
+from caretz.checkpoints.events import created_record, restored_record
 from caretz.checkpoints.store import project_folder
 from tests.checkpoints.helpers import meta, write
 
@@ -125,12 +125,12 @@ def test_event_fields_name_what_the_log_needs(plain_project, open_store):
     checkpoint, _ = two_turns(store, plain_project)
     result = store.restore(checkpoint, meta(3))
 
-    created = created_fields(result.before)
-    restored = restored_fields("both", checkpoint, result)
-    conversation_only = restored_fields("conversation", checkpoint)
+    created = created_record(result.before, str(plain_project)).to_dict()
+    restored = restored_record("both", checkpoint, result).to_dict()
+    conversation_only = restored_record("conversation", checkpoint).to_dict()
 
     assert created["kind"] == "rewind" and created["id"] == result.before.id
-    assert created["changed"] == ["README.md"]
+    assert created["changed"] == ["README.md"] and "note" not in created  # a rewind's has none
     assert restored["to"] == checkpoint.id and restored["to_turn"] == 1
     assert restored["before"] == result.before.id
     assert sorted((c["path"], c["status"]) for c in restored["changes"]) == [
@@ -138,6 +138,8 @@ def test_event_fields_name_what_the_log_needs(plain_project, open_store):
         ("hello.txt", "deleted"),
     ]
     assert conversation_only == {
+        "type": "Checkpoint.Restored",
+        "ts": None,
         "scope": "conversation",
         "to": checkpoint.id,
         "to_turn": 1,

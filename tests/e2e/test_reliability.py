@@ -228,7 +228,7 @@ def test_reading_a_log_skips_a_torn_line(tmp_path):
     log = tmp_path / "events.jsonl"
     log.write_text('{"type": "A", "ts": 1}\n{"type": "B", "ts"')
 
-    assert [event["type"] for event in read_events(log)] == ["A"]
+    assert [event.type for event in read_events(log)] == ["A"]
 
 
 def test_cutting_a_torn_tail_longer_than_one_read(tmp_path):

@@ -15,6 +15,8 @@ from caretz.guard.triggers import build_triggers
 from caretz.messages import Message, ToolCall, Usage
 from caretz.providers.registry import BUILTIN_PROVIDERS, create_provider
 from caretz.runtime.judge import model_judge
+from caretz.session.records.base import Record
+from caretz.session.records.parse import parse_record
 from caretz.ui.guard_lines import render_lines
 from tests.modelserver import ModelServer, text
 from tests.scripted import NOT_STUCK, ScriptedJudge
@@ -48,10 +50,10 @@ class Events:
     def __init__(self) -> None:
         self.all: list[dict[str, Any]] = []
 
-    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
-        event = {"type": type, **fields}
-        self.all.append(event)
-        return event
+    def emit(self, record: Record) -> Record:
+        """The guard's emit: keeps each record as its log line's dict."""
+        self.all.append(record.to_dict())
+        return record
 
     def of(self, type: str) -> list[dict[str, Any]]:
         return [e for e in self.all if e["type"] == type]
@@ -179,7 +181,10 @@ def test_third_go_failure_asks_the_judge_and_redirects_with_the_documented_note(
         DOCUMENTED_NOTE,
     )
     assert events.of("LoopGuard.Redirected")[0]["note"] == DOCUMENTED_NOTE
-    assert render_lines(judged, detailed=False)[0] == "[loop-guard] stuck (0.90) → redirecting"
+    assert (
+        render_lines(parse_record(judged), detailed=False)[0]
+        == "[loop-guard] stuck (0.90) → redirecting"
+    )
 
 
 def test_redirect_once_then_stuck_again_ends_the_turn():
@@ -255,7 +260,9 @@ def test_a_timeout_error_or_unreadable_reply_is_not_stuck(answer, error: str):
     assert judged["error"] == error
     assert judged["verdict"]["stuck"] is False
     assert judged["action"] == "continue"
-    assert render_lines(judged, False) == [f"[loop-guard] no verdict ({error}) → carrying on"]
+    assert render_lines(parse_record(judged), False) == [
+        f"[loop-guard] no verdict ({error}) → carrying on"
+    ]
 
 
 def test_a_real_judge_replying_garbage_leaves_the_turn_alone(server: ModelServer):
@@ -385,10 +392,16 @@ def test_shadow_mode_judges_and_logs_everything_but_never_changes_a_decision():
     ):
         assert events.of(kind) == []
     assert (
-        render_lines(judged[0], False)[0] == "[loop-guard] stuck (0.90) → shadow mode, no redirect"
+        render_lines(parse_record(judged[0]), False)[0]
+        == "[loop-guard] stuck (0.90) → shadow mode, no redirect"
     )
-    assert render_lines(judged[1], False)[0] == "[loop-guard] stuck (0.90) → shadow mode, no stop"
-    shadow_lines = [line for e in events.of("LoopGuard.Fired") for line in render_lines(e, False)]
+    assert (
+        render_lines(parse_record(judged[1]), False)[0]
+        == "[loop-guard] stuck (0.90) → shadow mode, no stop"
+    )
+    shadow_lines = [
+        line for e in events.of("LoopGuard.Fired") for line in render_lines(parse_record(e), False)
+    ]
     assert "[loop-guard] blocker: fired on before_tool #0 → shadow mode, no block" in shadow_lines
     assert "[loop-guard] stopper: fired on after_tool #8 → shadow mode, no stop" in shadow_lines
 

@@ -15,9 +15,11 @@ from tests.modelserver import ModelServer, text
 GUARD = Path(caretz.__file__).parent / "guard"
 # What the guard may use besides itself: the shared plain data, text helpers, the agent's
 # plan, the tool policy's argument conventions, the config base, the table of secret shapes
-# (the judge summary's redaction). It reaches a model only through its Judge.
+# (the judge summary's redaction), the session log's records (its events). It reaches a
+# model only through its Judge.
 ALLOWED = (
     "caretz.guard",
+    "caretz.session.records",
     "caretz.messages",
     "caretz.text",
     "caretz.plan",

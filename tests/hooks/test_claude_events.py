@@ -65,7 +65,7 @@ def test_subagent_stop_continuations_are_bounded_like_stop(env, workspace, serve
     assert result.status == "done" and result.text == "Main is done."
     assert len(server.requests) == 5
     events = list(read_events(session.events_path))
-    (limit,) = [e for e in events if e["type"] == "Hook.StopLimit"]
+    (limit,) = [e.to_dict() for e in events if e.type == "Hook.StopLimit"]
     assert limit["event"] == "SubagentStop" and limit["continuations"] == 2
     session.close()
 
@@ -89,6 +89,6 @@ def test_a_background_hook_still_running_when_the_session_ends_is_ended(
     session.close()
 
     assert gone(pid)
-    ran = [e for e in read_events(session.events_path) if e["type"] == "Hook.Ran"]
+    ran = [e.to_dict() for e in read_events(session.events_path) if e.type == "Hook.Ran"]
     assert len(ran) == 1 and ran[0]["background"] is True
     assert ran[0]["event"] == "SessionStart" and ran[0]["decision"] == "warning"

@@ -37,7 +37,7 @@ def open_session(env: dict[str, str], workspace: Path) -> Session:
 
 
 def hook_events(session: Session) -> list[dict]:
-    return [e for e in read_events(session.events_path) if e["type"].startswith("Hook.")]
+    return [e.to_dict() for e in read_events(session.events_path) if e.type.startswith("Hook.")]
 
 
 def test_a_pre_compact_hook_can_block_compaction_for_its_trigger(env, workspace, server):

@@ -47,7 +47,7 @@ class Started:
             cwd=str(self.tmp_path),
         )
         self.servers = McpServers.start(specs, not_started, config, self.tmp_path / "logs")
-        self.servers.emit = lambda type, **fields: self.events.append((type, fields))
+        self.servers.emit = lambda record: self.events.append((record.type, record.to_dict()))
         return self.servers
 
     def call(self, tool_name: str, ctx: ToolContext | None = None, /, **args: Any) -> ToolResult:

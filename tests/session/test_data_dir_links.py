@@ -9,6 +9,7 @@ import pytest
 
 from caretz.approvals import ApprovalStore
 from caretz.session.events import EventLog
+from caretz.session.records.session import SessionStarted
 
 
 def test_a_symlinked_approvals_store_approves_nothing_and_is_replaced_not_followed(tmp_path: Path):
@@ -34,5 +35,5 @@ def test_the_session_log_is_not_written_through_a_symlink(tmp_path: Path):
     log_path.symlink_to(target)
 
     with pytest.raises(OSError):
-        EventLog(log_path).emit("Session.Started")
+        EventLog(log_path).emit(SessionStarted())
     assert target.read_text() == "# mine\n"

@@ -2,35 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from caretz.session.records.base import Record
+from caretz.session.records.checkpoints import CheckpointRestored
+from caretz.session.records.loop import ModelResponse, TurnEnded, TurnStarted
 from caretz.session.store import rebuild_history, turn_prompt
 
 
-def turn(number: int, prompt: str, answer: str, agent: str = "main") -> list[dict[str, Any]]:
+def turn(number: int, prompt: str, answer: str, agent: str = "main") -> list[Record]:
     return [
-        {"type": "Turn.Started", "turn": number, "agent": agent, "prompt": prompt},
-        {
-            "type": "Model.Response",
-            "agent": agent,
-            "message": {"role": "assistant", "content": answer},
-        },
-        {"type": "Turn.Ended", "turn": number, "agent": agent, "text": answer},
+        TurnStarted(turn=number, agent=agent, prompt=prompt),
+        ModelResponse(agent=agent, message={"role": "assistant", "content": answer}),
+        TurnEnded(turn=number, agent=agent, text=answer),
     ]
 
 
-def rewound(scope: str, to: str, to_turn: int, before: str) -> dict[str, Any]:
-    return {
-        "type": "Checkpoint.Restored",
-        "scope": scope,
-        "to": to,
-        "to_turn": to_turn,
-        "to_session": "s1",
-        "before": before,
-    }
+def rewound(scope: str, to: str, to_turn: int, before: str) -> CheckpointRestored:
+    return CheckpointRestored(scope=scope, to=to, to_turn=to_turn, to_session="s1", before=before)
 
 
-def contents(events: list[dict[str, Any]]) -> list[str]:
+def contents(events: list[Record]) -> list[str]:
     return [m.content for m in rebuild_history(events).conversation]
 
 

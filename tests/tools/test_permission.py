@@ -85,7 +85,7 @@ class Session:
             profile_rules=profile,
             mode=mode,  # type: ignore[arg-type]
             asker=asker,
-            emit=lambda type, **fields: self.events.append({"type": type, **fields}),
+            emit=lambda record: self.events.append(record.to_dict()),
             sandboxed=sandboxed,
         )
         if tools is None:

@@ -20,6 +20,7 @@ from caretz.permissions.settings import (
     rules_from_disallowed_tools,
 )
 from caretz.runtime.permissions import build_tools
+from caretz.session.records.base import Record
 from caretz.tools.base import ToolContext
 from caretz.tools.permission import SessionPermissions
 from caretz.tools.registry import ToolRegistry
@@ -33,8 +34,8 @@ def ctx(tmp_path: Path) -> ToolContext:
 
 
 def registry(rules: dict[str, list[str]], events: list[dict[str, Any]], root: Path) -> ToolRegistry:
-    def emit(type: str, **fields: Any) -> None:
-        events.append({"type": type, **fields})
+    def emit(record: Record) -> None:
+        events.append(record.to_dict())
 
     denies = rules_from_disallowed_tools(rules, DISALLOWED_SOURCE)
     return build_tools(SessionPermissions(root, profile_rules=denies, emit=emit))
@@ -62,6 +63,7 @@ def test_a_refused_call_does_not_run_and_says_not_to_retry(ctx: ToolContext):
     assert events == [
         {
             "type": "LoopGuard.Blocked",
+            "ts": None,
             "detector": "disallowed-tools",
             "headline": 'disallowed-tools: bash matches "rm -rf"',
             "tool": "bash",

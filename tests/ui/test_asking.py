@@ -15,6 +15,7 @@ from caretz.config.settings import resolve_settings
 from caretz.messages import ToolCall
 from caretz.runtime.session import start_session
 from caretz.session.events import read_events
+from caretz.session.records.parse import parse_record
 from caretz.tools.asking import Answer, Question
 from caretz.ui.asking import TerminalAsker, parse_answer
 from caretz.ui.live import LiveView
@@ -170,7 +171,9 @@ def test_permissions_mode_switches_the_session_and_yolo_shows_its_banner(repl):
     assert repl.session.settings.permission_mode == "yolo"
     assert repl.session.permissions.mode == "yolo"
     assert repl.session.agent.parts.tools is not tools  # rebuilt for the mode
-    changed = [e for e in read_events(repl.session.events_path) if e["type"] == "Session.Changed"]
+    changed = [
+        e.to_dict() for e in read_events(repl.session.events_path) if e.type == "Session.Changed"
+    ]
     assert changed[-1]["change"] == "permission_mode" and changed[-1]["permission_mode"] == "yolo"
     assert "no rules" not in run(repl, "/permissions")  # the rules carried over
 
@@ -233,8 +236,8 @@ ASKED = {
     ],
 )  # fmt: skip
 def test_each_ask_and_answer_is_one_line_in_sessions_show(event, line):
-    assert permission_line(event) == line
-    assert describe_event(event) == line
+    assert permission_line(parse_record(event)) == line
+    assert describe_event(parse_record(event)) == line
 
 
 def test_a_yolo_session_opens_with_the_red_banner(env, tmp_path):

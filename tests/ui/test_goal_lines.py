@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from caretz.session.records.parse import parse_record
 from caretz.ui.goal_lines import goal_lines, plan_block, plan_preview
 
 
@@ -22,14 +23,16 @@ def evaluated(**fields) -> dict:
 
 
 def test_the_progress_line_as_documented():
-    assert goal_lines(evaluated()) == [
+    assert goal_lines(parse_record(evaluated())) == [
         "[goal] turn 3/20 · not met: 2 tests still fail · $0.41",
         "  next step: fix the fixture",
     ]
 
 
 def test_detailed_adds_the_evaluator_and_no_verdict_says_why():
-    lines = goal_lines(evaluated(error="timeout after 60s", spend_usd=None), detailed=True)
+    lines = goal_lines(
+        parse_record(evaluated(error="timeout after 60s", spend_usd=None)), detailed=True
+    )
 
     assert lines == [
         "[goal] turn 3/20 · no verdict (timeout after 60s) → carrying on",
@@ -39,14 +42,16 @@ def test_detailed_adds_the_evaluator_and_no_verdict_says_why():
 
 def test_set_paused_resumed_and_ended_lines():
     assert goal_lines(
-        {"type": "Goal.Set", "condition": "tests pass", "max_turns": 5, "evaluator": "a/b"}
+        parse_record(
+            {"type": "Goal.Set", "condition": "tests pass", "max_turns": 5, "evaluator": "a/b"}
+        )
     ) == ["[goal] set: tests pass (at most 5 turns, checked by a/b)"]
-    assert goal_lines({"type": "Goal.Resumed", "turn": 2, "max_turns": 5}) == [
+    assert goal_lines(parse_record({"type": "Goal.Resumed", "turn": 2, "max_turns": 5})) == [
         "[goal] resumed after turn 2/5"
     ]
     ended = {"type": "Goal.Ended", "message": "goal met after 2 turns: ok", "spend_usd": 1.5}
-    assert goal_lines(ended) == ["[goal] goal met after 2 turns: ok · $1.50"]
-    assert goal_lines({"type": "Goal.Evaluating"}) == []
+    assert goal_lines(parse_record(ended)) == ["[goal] goal met after 2 turns: ok · $1.50"]
+    assert goal_lines(parse_record({"type": "Goal.Evaluating"})) == []
 
 
 def test_the_plan_under_a_todo_call():

@@ -7,6 +7,7 @@ import itertools
 
 from rich.console import Console
 
+from caretz.session.records.parse import parse_record
 from caretz.ui.live import LiveView
 from caretz.ui.markdown import WrappingMarkdown
 
@@ -61,7 +62,7 @@ def test_streamed_markdown_is_printed_once_and_whole():
 
     for start in range(0, len(ANSWER), 5):
         view.on_text(ANSWER[start : start + 5])
-    view.on_event(response_event(ANSWER))
+    view.on_event(parse_record(response_event(ANSWER)))
     view.end_turn()
 
     printed = "\n".join(line.rstrip() for line in screen(console).splitlines())
@@ -83,7 +84,7 @@ def test_a_growing_table_and_code_block_are_redrawn_until_whole():
 
     for start in range(0, len(answer), 3):
         view.on_text(answer[start : start + 3])
-    view.on_event(response_event(answer))
+    view.on_event(parse_record(response_event(answer)))
     view.end_turn()
 
     printed = "\n".join(line.rstrip() for line in screen(console).splitlines())
@@ -104,7 +105,7 @@ def test_an_answer_that_was_not_streamed_is_still_shown():
     view = LiveView(console)
     view.begin_turn()
 
-    view.on_event(response_event("Sent whole, not in deltas."))
+    view.on_event(parse_record(response_event("Sent whole, not in deltas.")))
     view.end_turn()
 
     assert "Sent whole, not in deltas." in screen(console)
@@ -115,31 +116,35 @@ def test_tool_calls_are_one_line_each_with_status_and_duration():
     view = LiveView(console)
     view.begin_turn()
     call = {"id": "call_1", "name": "bash", "arguments": {"command": "pytest -q"}}
-    view.on_event({"type": "Tool.Called", "call": call})
+    view.on_event(parse_record({"type": "Tool.Called", "call": call}))
     view.on_event(
-        {
-            "type": "Tool.Result",
-            "call_id": "call_1",
-            "name": "bash",
-            "ok": False,
-            "exit_code": 1,
-            "duration_s": 2.34,
-            "output": "collected 3 items\nFAILED test_x.py::test_one\n1 failed, 2 passed",
-        }
+        parse_record(
+            {
+                "type": "Tool.Result",
+                "call_id": "call_1",
+                "name": "bash",
+                "ok": False,
+                "exit_code": 1,
+                "duration_s": 2.34,
+                "output": "collected 3 items\nFAILED test_x.py::test_one\n1 failed, 2 passed",
+            }
+        )
     )
     edit = {"id": "call_2", "name": "edit", "arguments": {"path": "app.py"}}
-    view.on_event({"type": "Tool.Called", "call": edit})
+    view.on_event(parse_record({"type": "Tool.Called", "call": edit}))
     view.on_event(
-        {
-            "type": "Tool.Result",
-            "call_id": "call_2",
-            "name": "edit",
-            "ok": True,
-            "exit_code": None,
-            "duration_s": 0.01,
-            "output": "edited",
-            "diff": "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
-        }
+        parse_record(
+            {
+                "type": "Tool.Result",
+                "call_id": "call_2",
+                "name": "edit",
+                "ok": True,
+                "exit_code": None,
+                "duration_s": 0.01,
+                "output": "edited",
+                "diff": "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+            }
+        )
     )
     view.end_turn()
 
@@ -155,7 +160,7 @@ def test_a_command_cut_off_by_ctrl_c_says_so():
     view = LiveView(console)
     view.begin_turn()
     call = {"id": "call_1", "name": "bash", "arguments": {"command": "sleep 300"}}
-    view.on_event({"type": "Tool.Called", "call": call})
+    view.on_event(parse_record({"type": "Tool.Called", "call": call}))
 
     view.end_turn("interrupted")
 
@@ -166,25 +171,29 @@ def test_loop_guard_events_print_their_lines():
     console = plain_console()
     view = LiveView(console)
     view.on_event(
-        {
-            "type": "LoopGuard.Judged",
-            "verdict": {
-                "stuck": True,
-                "confidence": 0.9,
-                "reason": "the same import error three times",
-                "try_instead": "install the package first",
-            },
-            "mode": "active",
-            "action": "redirect",
-            "applied": True,
-        }
+        parse_record(
+            {
+                "type": "LoopGuard.Judged",
+                "verdict": {
+                    "stuck": True,
+                    "confidence": 0.9,
+                    "reason": "the same import error three times",
+                    "try_instead": "install the package first",
+                },
+                "mode": "active",
+                "action": "redirect",
+                "applied": True,
+            }
+        )
     )
     view.on_event(
-        {
-            "type": "LoopGuard.Stopped",
-            "judged": True,
-            "notice": "[loop-guard] ended the turn: the agent kept failing the same way.",
-        }
+        parse_record(
+            {
+                "type": "LoopGuard.Stopped",
+                "judged": True,
+                "notice": "[loop-guard] ended the turn: the agent kept failing the same way.",
+            }
+        )
     )
 
     text = screen(console)
@@ -196,7 +205,9 @@ def test_loop_guard_events_print_their_lines():
 def test_subagent_events_stay_out_of_the_main_view():
     console = plain_console()
     view = LiveView(console)
-    view.on_event({**response_event("a subagent's private answer"), "agent": "task-1"})
+    view.on_event(
+        parse_record({**response_event("a subagent's private answer"), "agent": "task-1"})
+    )
     assert screen(console) == ""
 
 
@@ -204,13 +215,15 @@ def test_compaction_shows_one_line():
     console = plain_console()
     view = LiveView(console)
     view.on_event(
-        {
-            "type": "Session.Compacted",
-            "trimmed": 3,
-            "summarized": 12,
-            "tokens_before": 170_000,
-            "tokens_after": 41_000,
-        }
+        parse_record(
+            {
+                "type": "Session.Compacted",
+                "trimmed": 3,
+                "summarized": 12,
+                "tokens_before": 170_000,
+                "tokens_after": 41_000,
+            }
+        )
     )
     assert screen(console).strip() == (
         "⟳ compacted the conversation: summarized 12 older message(s), "
@@ -222,8 +235,8 @@ def test_a_reply_cut_off_at_the_output_limit_shows_what_became_of_it():
     console = plain_console()
     view = LiveView(console)
     event = {"type": "Model.OutputLimit", "max_tokens": 32_000, "continuation": 1}
-    view.on_event({**event, "action": "calls_not_run", "tool_calls": ["write"]})
-    view.on_event({**event, "action": "continued", "tool_calls": []})
+    view.on_event(parse_record({**event, "action": "calls_not_run", "tool_calls": ["write"]}))
+    view.on_event(parse_record({**event, "action": "continued", "tool_calls": []}))
     assert screen(console).strip().splitlines() == [
         "the reply hit the 32,000-token output limit: its calls (write) were not run; the "
         "model was told to write less at once",
@@ -249,7 +262,7 @@ def test_a_reply_that_broke_off_is_taken_off_the_screen_before_the_retry():
 
     view.on_retry(Retrying(1, 1.0, "the reply broke off", Message("assistant", "First")))
     view.on_text("The whole answer.")
-    view.on_event(response_event("The whole answer."))
+    view.on_event(parse_record(response_event("The whole answer.")))
     view.end_turn()
 
     emulated = pyte.Screen(72, 24)
@@ -269,7 +282,7 @@ def test_a_wide_table_cell_wraps_instead_of_being_cut():
     view.on_response_start()
 
     view.on_text(answer)
-    view.on_event(response_event(answer))
+    view.on_event(parse_record(response_event(answer)))
     view.end_turn()
 
     printed = screen(console)

@@ -75,7 +75,7 @@ def test_switching_the_model_sends_the_next_turn_to_it(env, config, tmp_path, se
 
     assert [r.model for r in server.requests] == ["claude-main", "claude-other"]
     assert [m["content"] for m in server.requests[1].messages][0] == "first"
-    changed = [e for e in read_events(session.events_path) if e["type"] == "Session.Changed"]
+    changed = [e.to_dict() for e in read_events(session.events_path) if e.type == "Session.Changed"]
     assert changed[-1]["model"] == "anthropic/claude-other" and changed[-1]["change"] == "model"
 
 

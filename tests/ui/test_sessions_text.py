@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from caretz.session.records.parse import parse_record
 from caretz.session.store import SessionInfo
 from caretz.ui.console import call_preview
 from caretz.ui.sessions_text import describe_event, list_line, prompt_preview, started_text
@@ -39,14 +40,15 @@ def test_a_session_without_a_start_time_shows_no_date():
 def test_a_tool_call_shows_its_arguments_cut_to_120_characters():
     event = {"type": "Tool.Called", "call": {"name": "bash", "arguments": {"command": "y" * 500}}}
 
-    line = describe_event(event)
+    line = describe_event(parse_record(event))
 
     assert line is not None and line.startswith('  bash {"command": "yyy')
     assert len(line) == len("  bash ") + 120 and line.endswith("…")
 
 
 def test_events_no_one_reads_are_left_out():
-    assert describe_event({"type": "Model.Request"}) is None
+    assert describe_event(parse_record({"type": "Model.Request"})) is None
+    assert describe_event(parse_record({"type": "Some.FutureEvent", "x": 1})) is None
 
 
 def test_a_call_preview_is_one_line_of_at_most_80_characters():

@@ -130,7 +130,7 @@ def test_clear_starts_a_new_session_and_resume_brings_the_old_one_back(repl, ser
         "remembered",
     ]
     assert "remember the number 42" in said  # the recap of the last exchange
-    kinds = [e["type"] for e in read_events(repl.session.events_path)]
+    kinds = [e.type for e in read_events(repl.session.events_path)]
     assert kinds.count("Session.Resumed") == 1
     assert "no session 'nope'" in run(repl, "/resume nope")
 
@@ -198,7 +198,9 @@ def test_jobs_lists_background_jobs_and_the_session_end_stops_them(repl, tmp_pat
     repl.session.close()
     assert wait_for(lambda: not sleepers(mark), timeout=30)
     assert "j1" in run(repl, "/jobs") and "stopped" in run(repl, "/jobs")
-    stopped = [e for e in read_events(repl.session.events_path) if e["type"] == "Jobs.Stopped"]
+    stopped = [
+        e.to_dict() for e in read_events(repl.session.events_path) if e.type == "Jobs.Stopped"
+    ]
     assert stopped[0]["jobs"] == ["j1"]
 
 

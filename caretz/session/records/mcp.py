@@ -1,0 +1,44 @@
+"""The MCP servers' records: how each started (or did not), and one going down."""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import ClassVar
+
+from caretz.session.records.base import McpRecord, record
+
+
+@record
+class McpServerOpened(McpRecord):
+    """The fields every server's start record shares."""
+
+    server: str = ""
+    source: str = ""
+    transport: str = ""
+
+
+@record
+class McpServerStarted(McpServerOpened):
+    TYPE: ClassVar[str] = "Mcp.ServerStarted"
+    tools: list[str] = field(default_factory=list)
+    duration_s: float | None = None
+
+
+@record
+class McpServerFailed(McpServerOpened):
+    TYPE: ClassVar[str] = "Mcp.ServerFailed"
+    reason: str = ""
+
+
+@record
+class McpServerNotStarted(McpServerOpened):
+    TYPE: ClassVar[str] = "Mcp.ServerNotStarted"
+    state: str = ""
+    reason: str = ""
+
+
+@record
+class McpServerDown(McpRecord):
+    TYPE: ClassVar[str] = "Mcp.ServerDown"
+    server: str = ""
+    reason: str = ""
