@@ -118,15 +118,8 @@ class Turn:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         self.conversation.messages.append(Message("user", self.prompt, images=self.images))
         self.parts.log.keep_images(self.images)
-        images = [image.ref() for image in self.images] or None
-        self.emit(
-            records.TurnStarted(
-                prompt=self.prompt,
-                model=self.config.model_ref,
-                from_user=self.from_user,
-                images=images,
-            )
-        )
+        sent = {"from_user": self.from_user, "images": [i.ref() for i in self.images] or None}
+        self.emit(records.TurnStarted(prompt=self.prompt, model=self.config.model_ref, **sent))
         self.parts.guard.begin_turn(self.context())
         try:
             while True:

@@ -9,6 +9,8 @@ import pytest
 
 from caretz.sandbox.allowlist import build_allowlist
 from caretz.sandbox.netgate import NOT_LISTED, Admitted, NetworkGate, Refusal, is_public
+from caretz.session.records.base import Record
+from caretz.session.records.session import SandboxNetworkRefused
 
 
 def resolver(table: dict[str, list[str]]):
@@ -97,9 +99,9 @@ def test_what_is_no_host_or_port_is_refused():
 
 
 def test_refusals_are_told_once_as_events_and_lines():
-    events: list[tuple[str, dict]] = []
+    events: list[Record] = []
     gate = gate_for(["pypi.org"], {})
-    gate.emit = lambda kind, **fields: events.append((kind, fields))
+    gate.emit = events.append
 
     gate.admit("evil.test", 443)
     gate.admit("evil.test", 443)  # a retry: one line
@@ -109,9 +111,7 @@ def test_refusals_are_told_once_as_events_and_lines():
         "[network] caretz refused a connection to evil.test:443: not in the network "
         'allowlist. To allow it, add "evil.test" to sandbox.network in profiles.json.'
     ]
-    assert events == [
-        ("Sandbox.NetworkRefused", {"host": "evil.test", "port": 443, "reason": NOT_LISTED})
-    ]
+    assert events == [SandboxNetworkRefused(host="evil.test", port=443, reason=NOT_LISTED)]
     assert gate.settle() == []
 
 
@@ -119,7 +119,7 @@ def test_the_user_can_allow_a_refused_host_for_the_session():
     asked: list[Sequence[str]] = []
     events: list[str] = []
     gate = gate_for(["pypi.org"], {"files.test": ["93.184.216.34"]})
-    gate.emit = lambda kind, **fields: events.append(kind)
+    gate.emit = lambda record: events.append(record.type)
 
     def ask(hosts: Sequence[str]) -> list[str]:
         asked.append(list(hosts))

@@ -8,6 +8,8 @@ from pathlib import Path
 from caretz.messages import Image, Message
 from caretz.session.events import EventLog, read_events
 from caretz.session.images import ImageFiles
+from caretz.session.records.loop import ModelResponse, ToolResult, TurnStarted
+from caretz.session.records.session import SessionCompacted
 from caretz.session.store import read_history
 from tests.pictures import png
 
@@ -18,12 +20,12 @@ def logged_session(folder: Path) -> EventLog:
     """A turn whose prompt has an image and whose read returned the same image again."""
     log = EventLog(folder / "events.jsonl")
     log.keep_images([SHOT])
-    log.emit("Turn.Started", turn=1, agent="main", prompt="look", images=[SHOT.ref()])
+    log.emit(TurnStarted(turn=1, agent="main", prompt="look", images=[SHOT.ref()]))
     reply = Message("assistant", "", tool_calls=[])
-    log.emit("Model.Response", agent="main", message=reply.to_dict())
+    log.emit(ModelResponse(agent="main", message=reply.to_dict()))
     log.keep_images([SHOT])
     log.emit(
-        "Tool.Result", agent="main", call_id="call_1", ok=True, output="Image", images=[SHOT.ref()]
+        ToolResult(agent="main", call_id="call_1", ok=True, output="Image", images=[SHOT.ref()])
     )
     log.close()
     return log
@@ -37,8 +39,8 @@ def test_an_image_is_stored_once_and_the_log_names_it_by_digest(tmp_path):
     assert files[0].read_bytes() == SHOT.data
     log = (tmp_path / "events.jsonl").read_text()
     assert SHOT.base64()[:40] not in log  # no bytes in the log
-    started = next(e for e in read_events(tmp_path / "events.jsonl") if e["type"] == "Turn.Started")
-    assert started["images"] == [SHOT.ref()]
+    started = next(e for e in read_events(tmp_path / "events.jsonl") if isinstance(e, TurnStarted))
+    assert started.images == [SHOT.ref()]
 
 
 def test_the_rebuilt_conversation_has_its_images_back(tmp_path):
@@ -69,7 +71,7 @@ def test_a_compacted_conversation_keeps_its_images(tmp_path):
     log = EventLog(tmp_path / "events.jsonl")
     log.keep_images([SHOT])
     kept = [Message("user", "summary"), Message("user", "look", images=[SHOT])]
-    log.emit("Session.Compacted", agent="main", conversation=[m.to_dict() for m in kept])
+    log.emit(SessionCompacted(agent="main", conversation=[m.to_dict() for m in kept]))
     log.close()
 
     _, prompt = read_history(tmp_path / "events.jsonl").conversation

@@ -134,3 +134,4 @@ class CommandRan(Record):
     duration_s: float = 0.0
     files_changed: list[str] | None = optional()
     ended_by: str | None = optional()
+    images: list[dict[str, Any]] | None = optional()  # by digest (EventLog.keep_images)
