@@ -199,6 +199,14 @@ def main_command(
             help="Deny rules for this run only, in the same forms (repeatable).",
         ),
     ] = None,
+    image: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--image",
+            help="Attach an image file (PNG, JPEG, GIF, WebP) to the prompt (repeatable); "
+            "@shot.png in a prompt attaches it too.",
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,

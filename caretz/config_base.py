@@ -26,3 +26,20 @@ def parse_duration(value: str | float | int) -> float:
         raise ValueError(f"{value!r} is not a duration such as '15s', '500ms' or '1m'")
     number, unit = float(match.group(1)), match.group(2) or "s"
     return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def parse_size(value: str | int) -> int:
+    """'5MB', '500KB', '1GB' or a number of bytes → bytes (KB, MB, GB are powers of 1024)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
+    if isinstance(value, int):
+        return value
+    match = _SIZE.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a size such as '5MB', '500KB' or '1GB'")
+    unit = match.group(2).lower().rstrip("b").rstrip("i")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])

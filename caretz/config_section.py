@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from caretz.config_base import parse_duration
+from caretz.config_base import parse_duration, parse_size
 
 
 class Section(BaseModel):
@@ -34,3 +34,15 @@ def _positive_duration(value: Any) -> Any:
 
 # A duration longer than zero, kept as written ("120s"); `parse_duration` gives the seconds.
 PositiveDuration = Annotated[str | float, BeforeValidator(_positive_duration)]
+
+
+def _positive_size(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
+    if parse_size(value) <= 0:
+        raise ValueError("must be more than 0 bytes")
+    return value
+
+
+# A size above zero, kept as written ("5MB"); `parse_size` gives the bytes.
+PositiveSize = Annotated[str | int, BeforeValidator(_positive_size)]

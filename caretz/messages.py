@@ -8,11 +8,59 @@ ever see these.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool"]
+# Anthropic counts an image as about width × height / 750 tokens; OpenAI's tiles come close.
+PIXELS_PER_TOKEN = 750
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image the model sees: its bytes in one of the formats every protocol takes
+    (PNG, JPEG, GIF, WebP), already within the size caps (caretz/tools/image_fit.py)."""
+
+    media_type: str  # image/png, image/jpeg, image/gif or image/webp
+    data: bytes = field(repr=False)
+    width: int = 0
+    height: int = 0
+    source: str = ""  # where it came from (a path, an MCP tool), for people
+
+    @cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+    @property
+    def tokens(self) -> int:
+        """About what it costs in the context window."""
+        return max(self.width * self.height // PIXELS_PER_TOKEN, 1)
+
+    def ref(self) -> dict[str, Any]:
+        """What the session log keeps: everything but the bytes, which it stores once
+        in a file named by their digest (caretz/session/images.py)."""
+        return {
+            "media_type": self.media_type,
+            "sha256": self.sha256,
+            "bytes": len(self.data),
+            "width": self.width,
+            "height": self.height,
+            "source": self.source,
+        }
+
+
+# An image's bytes back from its `ref()`; None when they are gone.
+ImageLoader = Callable[[dict[str, Any]], Image | None]
 
 
 @dataclass
@@ -54,8 +102,14 @@ class Message:
     thinking: str = ""  # role == "assistant": reasoning text, kept for the log
     thinking_signature: str | None = None  # Anthropic's signature for thinking blocks
     # role == "assistant": the Responses API's reasoning items (encrypted content and
-    # all), kept as received and sent back as they are; opaque to everything else.
+    # all) and its own web_search_call items, in the order received, sent back as they
+    # are; opaque to everything else.
     reasoning_items: list[dict[str, Any]] = field(default_factory=list)
+    # role == "user" or "tool": images the model sees with the text.
+    images: list[Image] = field(default_factory=list)
+    # role == "assistant": Anthropic's server tool blocks (server_tool_use and
+    # web_search_tool_result: the provider's own search), sent back as they came.
+    server_blocks: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -71,20 +125,45 @@ class Message:
             data["thinking_signature"] = self.thinking_signature
         if self.reasoning_items:
             data["reasoning_items"] = self.reasoning_items
+        if self.images:
+            data["images"] = [image.ref() for image in self.images]
+        if self.server_blocks:
+            data["server_blocks"] = self.server_blocks
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
+    def from_dict(cls, data: dict[str, Any], load_image: ImageLoader | None = None) -> Message:
+        """The message `to_dict` wrote; its images read back with `load_image` (one that
+        cannot be is named in the text instead)."""
+        images, missing = restore_images(data.get("images") or [], load_image)
         return cls(
             role=data["role"],
-            content=data.get("content", ""),
+            content=data.get("content", "") + missing,
             tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls", [])],
             tool_call_id=data.get("tool_call_id"),
             is_error=data.get("is_error", False),
             thinking=data.get("thinking", ""),
             thinking_signature=data.get("thinking_signature"),
             reasoning_items=list(data.get("reasoning_items") or []),
+            images=images,
+            server_blocks=list(data.get("server_blocks") or []),
         )
+
+
+def restore_images(
+    refs: list[dict[str, Any]], load_image: ImageLoader | None
+) -> tuple[list[Image], str]:
+    """The images `refs` name, and a note for those that could not be read back."""
+    images: list[Image] = []
+    lost: list[str] = []
+    for ref in refs:
+        image = load_image(ref) if load_image is not None else None
+        if image is None:
+            lost.append(str(ref.get("source") or ref.get("sha256", "?")[:12]))
+        else:
+            images.append(image)
+    note = f"\n[image not available any more: {', '.join(lost)}]" if lost else ""
+    return images, note
 
 
 @dataclass

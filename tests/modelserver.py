@@ -40,6 +40,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
+from tests import server_search
+
 WireProtocol = Literal["anthropic", "openai", "responses"]
 
 
@@ -67,6 +69,10 @@ class Reply:
     encrypted_reasoning: str = ""
     error_code: str = "server_error"  # Responses: the code of the `error` event
     error_event: str = "error"  # Responses: "error" or "response.failed" carries it
+    # The provider's own web search, run before the text: (query, [(url, title), …]) each.
+    # Anthropic: server_tool_use and web_search_tool_result blocks; Responses: a
+    # web_search_call item (see server_search.py).
+    web_searches: Sequence[tuple[str, Sequence[tuple[str, str]]]] = ()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -77,6 +83,9 @@ class Reply:
             raise ValueError(f"unknown Reply fields {sorted(unknown)}; known: {sorted(known)}")
         values = dict(data)
         values["tool_calls"] = [_call_pair(call) for call in data.get("tool_calls", [])]
+        values["web_searches"] = [
+            (query, [tuple(hit) for hit in hits]) for query, hits in data.get("web_searches", [])
+        ]
         if "usage" in data:
             values["usage"] = tuple(data["usage"])
         return cls(**values)
@@ -153,7 +162,10 @@ class RecordedRequest:
     @property
     def tool_names(self) -> list[str]:
         tools = self.body.get("tools", []) if isinstance(self.body, dict) else []
-        return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
+        # A provider's own tool may have a type and no name (Responses' web_search).
+        return [
+            t["function"]["name"] if "function" in t else t.get("name") or t["type"] for t in tools
+        ]
 
 
 Responder = Callable[[RecordedRequest], Reply | None]
@@ -369,9 +381,10 @@ def anthropic_events(r: _Rendered) -> list[tuple[str, dict[str, Any]]]:
             )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     end = {"stop_reason": r.stop_reason, "stop_sequence": None}
-    events.append(
-        ("message_delta", {"type": "message_delta", "delta": end, "usage": {"output_tokens": out}})
-    )
+    usage: dict[str, Any] = {"output_tokens": out}
+    if r.reply.web_searches:
+        usage["server_tool_use"] = {"web_search_requests": len(r.reply.web_searches)}
+    events.append(("message_delta", {"type": "message_delta", "delta": end, "usage": usage}))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
@@ -382,6 +395,8 @@ def _anthropic_blocks(r: _Rendered) -> Iterator[tuple[dict[str, Any], list[dict[
         deltas = [{"type": "thinking_delta", "thinking": p} for p in r.pieces(reply.thinking)]
         deltas.append({"type": "signature_delta", "signature": "scripted-signature"})
         yield {"type": "thinking", "thinking": ""}, deltas
+    for number, (query, hits) in enumerate(reply.web_searches, start=1):
+        yield from server_search.anthropic_blocks(f"srvtoolu_{number}", query, hits, r.pieces)
     if reply.text:
         yield (
             {"type": "text", "text": ""},
@@ -530,6 +545,8 @@ def _responses_items(r: _Rendered) -> Iterator[tuple[dict[str, Any], list[tuple[
             for p in r.pieces(reply.thinking)
         ]
         yield {"type": "reasoning", "id": "rs_scripted", "summary": []}, deltas
+    for number, (query, _hits) in enumerate(reply.web_searches, start=1):
+        yield server_search.responses_item(f"ws_{number}", query)
     if reply.text:
         deltas = [
             ("response.output_text.delta", {"content_index": 0, "delta": p})
@@ -557,6 +574,8 @@ def _finished_item(item: dict[str, Any], r: _Rendered, index: int) -> dict[str, 
         return {**item, "summary": summary, "encrypted_content": r.reply.encrypted_reasoning}
     if item["type"] == "message":
         return {**item, "content": [{"type": "output_text", "text": r.reply.text}]}
+    if item["type"] == "web_search_call":
+        return server_search.finished_call(item)
     call = next(c for c in r.calls if item["call_id"] == c.id)
     return {**item, "arguments": call.arguments, "status": "completed"}
 

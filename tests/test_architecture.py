@@ -45,6 +45,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.slash_commands": set(),
     "caretz.hooks": {"caretz.tools"},  # the registry's seam, and ending a process group
     "caretz.mcp_client": {"caretz.tools", "caretz.sandbox"},  # its tools; the launcher
+    "caretz.web": {"caretz.tools", "caretz.permissions"},  # its tools; the domain rules
     "caretz.guard": {"caretz.tools"},  # tools.policy's argument conventions only
     "caretz.goal": {"caretz.guard"},  # the guard's record, summary sections and reply readers
     "caretz.agent": {
@@ -64,6 +65,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "caretz.permissions",
         "caretz.sandbox",
         "caretz.mcp_client",
+        "caretz.web",
     },
 }
 WIRING = {
@@ -82,6 +84,7 @@ WIRING = {
     "caretz.slash_commands",
     "caretz.tools",
     "caretz.usage_error",
+    "caretz.web",
 }
 MAY_IMPORT["caretz.runtime"] = WIRING
 # The application layer: what a session does, for every front end; it imports none.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from caretz.agent import compaction
@@ -12,7 +12,7 @@ from caretz.agent.outcomes import StoppedByHook
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.turn import Turn, TurnResult
 from caretz.agent.turn_hooks import TurnHooks
-from caretz.messages import Message
+from caretz.messages import Image, Message
 from caretz.providers.base import collect, reported_prompt_tokens
 from caretz.session.records.session import ModelSummary, SessionCompacted
 
@@ -24,10 +24,16 @@ class Agent:
     conversation: Conversation = field(default_factory=Conversation)
 
     def run_turn(
-        self, prompt: str, *, from_user: bool = True, continuation: bool = False
+        self,
+        prompt: str,
+        *,
+        images: Sequence[Image] = (),
+        from_user: bool = True,
+        continuation: bool = False,
     ) -> TurnResult:
-        """One turn on the conversation. `continuation`: an automated turn that carries
-        on the same piece of work (a goal's next turn; see `TurnContext`).
+        """One turn on the conversation, with `images` attached to the prompt.
+        `continuation`: an automated turn that carries on the same piece of work (a
+        goal's next turn; see `TurnContext`).
 
         The main agent's hooks see the user's prompt first (it may be blocked, or get
         context added) and the answer that would end the turn (a Stop hook may carry
@@ -36,13 +42,13 @@ class Agent:
             return self.run_subagent_turn(prompt, from_user, continuation)
         hooks = self.hooks
         if hooks is None:
-            return self.run_one_turn(prompt, from_user, continuation)
+            return self.run_one_turn(prompt, from_user, continuation, images)
         if from_user:
             submitted = hooks.prompt_submitted(prompt)
             if submitted.blocked is not None:
                 return self.prompt_blocked(prompt, submitted.blocked)
             prompt = submitted.prompt
-        result = self.run_one_turn(prompt, from_user, continuation)
+        result = self.run_one_turn(prompt, from_user, continuation, images)
         return self.carry_on(result, hooks.stopping)
 
     def run_subagent_turn(self, prompt: str, from_user: bool, continuation: bool) -> TurnResult:
@@ -82,7 +88,9 @@ class Agent:
         self.parts.log.emit(HookPromptBlocked(prompt=prompt, reason=reason))
         return TurnResult(StoppedByHook.status, StoppedByHook.exit_code, message, "", 0)
 
-    def run_one_turn(self, prompt: str, from_user: bool, continuation: bool) -> TurnResult:
+    def run_one_turn(
+        self, prompt: str, from_user: bool, continuation: bool, images: Sequence[Image] = ()
+    ) -> TurnResult:
         state = self.conversation
         state.turns += 1
         turn = Turn(
@@ -91,6 +99,7 @@ class Agent:
             state,
             state.turns,
             prompt,
+            images=images,
             from_user=from_user,
             continuation=continuation,
             before_request=self.compact_if_due,

@@ -51,7 +51,7 @@ def may_change_files(
     if effect is None:
         effect = "read" if call.name in READ_ONLY_TOOLS else None
         effect = "shell" if call.name in SHELL_TOOLS else effect
-    if effect in ("read", "internal"):
+    if effect in ("read", "internal", "fetch"):  # fetch: web_fetch reads the network
         return False
     if effect == "shell":
         return shell_can_write

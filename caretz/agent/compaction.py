@@ -126,6 +126,7 @@ class Compaction:
 
 def message_chars(message: Message) -> int:
     chars = len(message.content) + len(message.thinking)
+    chars += sum(image.tokens for image in message.images) * CHARS_PER_TOKEN
     for call in message.tool_calls:
         chars += len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
     return chars
@@ -182,6 +183,9 @@ def needs_compaction(tokens: int, policy: CompactionPolicy) -> bool:
 # -- trimming ---------------------------------------------------------------------------
 
 
+IMAGES_TRIMMED = "[the image this call returned was trimmed from the context]"
+
+
 def head_and_tail(text: str, keep: int) -> str:
     """`text` cut to about `keep` characters: its start, a marker, its end."""
     if len(text) <= keep + len(TRIM_MARKER) + 16:
@@ -203,8 +207,10 @@ def trim_tool_traffic(
         message = result[index]
         if message.role == "tool":
             content = head_and_tail(message.content, keep)
+            if message.images:  # an old screenshot is read again when needed
+                content += f"\n{IMAGES_TRIMMED}"
             if content != message.content:
-                result[index] = dataclasses.replace(message, content=content)
+                result[index] = dataclasses.replace(message, content=content, images=[])
                 trimmed += 1
         elif message.tool_calls:
             calls, count = _trim_calls(message.tool_calls, keep)

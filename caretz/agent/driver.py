@@ -8,13 +8,17 @@ interactive session both drive their turns through here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from caretz.agent.agent import Agent
 from caretz.agent.turn import TurnResult
+from caretz.messages import Image
 
 
-def run_with_auto_resume(agent: Agent, prompt: str) -> TurnResult:
-    """One turn, then the guard's automatic resumes after a loop stop, if configured."""
-    result = agent.run_turn(prompt)
+def run_with_auto_resume(agent: Agent, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
+    """One turn (with `images` attached to its prompt), then the guard's automatic
+    resumes after a loop stop, if configured."""
+    result = agent.run_turn(prompt, images=images)
     while result.resume is not None:
         from caretz.session.records.guard import LoopGuardResuming  # loaded by the guard
 

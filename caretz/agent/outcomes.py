@@ -29,8 +29,9 @@ class RuntimeFailure(TurnEnd):
 
 
 class ProviderRefused(RuntimeFailure):
-    """The provider rejected the key (401/403) or does not know the model (404): fixed in
-    the config, like a missing key, so the usage error's exit code."""
+    """The provider rejected the key (401/403), does not know the model (404) or said the
+    model takes no images: fixed in the config, like a missing key, so the usage error's
+    exit code."""
 
     exit_code = 2
 

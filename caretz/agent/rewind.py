@@ -25,6 +25,7 @@ from caretz.checkpoints import (
 )
 from caretz.checkpoints.events import Scope, created_record, restored_record
 from caretz.session.events import EventLog, read_events
+from caretz.session.images import ImageFiles
 from caretz.session.records.base import Record
 from caretz.session.records.checkpoints import CheckpointRestored
 from caretz.session.records.loop import ToolResult, TurnStarted
@@ -129,4 +130,5 @@ class SessionRewind:
             return Rewound(target, scope, before, result, None, None)
         events = self.events()
         prompt = turn_prompt(events, target.turn) if target.kind == "turn" else None
-        return Rewound(target, scope, before, result, rebuild_history(events), prompt)
+        history = rebuild_history(events, ImageFiles(self.events_path.parent).load)
+        return Rewound(target, scope, before, result, history, prompt)

@@ -11,7 +11,7 @@ is an event in the session log.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -34,6 +34,7 @@ from caretz.agent.turn_stream import ABORTED, PromptTooLong, StreamCut, close_st
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
+    Image,
     Message,
     ModelRequest,
     ModelResponse,
@@ -85,6 +86,7 @@ class Turn:
         number: int,
         prompt: str,
         *,
+        images: Sequence[Image] = (),
         from_user: bool = True,
         continuation: bool = False,
         before_request: Callable[[], None] = lambda: None,
@@ -95,6 +97,7 @@ class Turn:
         self.conversation = conversation
         self.number = number
         self.prompt = prompt
+        self.images = list(images)  # attached to the prompt (--image, @shot.png)
         self.from_user = from_user
         self.continuation = continuation  # a goal's next turn (see TurnContext)
         self.before_request = before_request  # compaction, for long turns
@@ -113,12 +116,10 @@ class Turn:
     def run(self) -> TurnResult:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
-        self.conversation.messages.append(Message("user", self.prompt))
-        self.emit(
-            records.TurnStarted(
-                prompt=self.prompt, model=self.config.model_ref, from_user=self.from_user
-            )
-        )
+        self.conversation.messages.append(Message("user", self.prompt, images=self.images))
+        self.parts.log.keep_images(self.images)
+        sent = {"from_user": self.from_user, "images": [i.ref() for i in self.images] or None}
+        self.emit(records.TurnStarted(prompt=self.prompt, model=self.config.model_ref, **sent))
         self.parts.guard.begin_turn(self.context())
         try:
             while True:
@@ -264,7 +265,7 @@ class Turn:
             if may_overflow and is_prompt_too_long(error):
                 raise PromptTooLong(error) from None
             self.record_provider_error(error)
-            refused = error.status in REFUSING_STATUSES
+            refused = error.status in REFUSING_STATUSES or error.images_refused
             raise (ProviderRefused if refused else RuntimeFailure)(str(error)) from error
         except StreamCut as cut:
             return cut.response(request.model)
@@ -329,9 +330,7 @@ class Turn:
         answer_dangling_calls(self.conversation.messages, SKIPPED_AFTER_STOP)
 
     def record(self, index: int, call: ToolCall, result: ToolResult) -> None:
-        self.conversation.messages.append(
-            Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
-        )
+        self.conversation.messages.append(result.message(call.id))
         self.observe(index, call, result)
 
     def start_tool(self, call: ToolCall) -> tuple[int, ToolCall, ReadyCall | ToolResult]:
@@ -349,9 +348,7 @@ class Turn:
         """A hook's `continue: false`, before or after the call ran: the turn ends."""
         result = end.result or ToolResult(ok=False, output=f"Not run: {end.reason}")
         self.emit_result(index, call, result)
-        self.conversation.messages.append(
-            Message("tool", result.output, tool_call_id=call.id, is_error=not result.ok)
-        )
+        self.conversation.messages.append(result.message(call.id))
         raise StoppedByHook(end.reason) from None
 
     def run_tool(self, call: ToolCall) -> ToolResult:
@@ -395,6 +392,7 @@ class Turn:
             raise CancelToolCall(decision.reason)
 
     def emit_result(self, index: int, call: ToolCall, result: ToolResult) -> None:
+        self.parts.log.keep_images(result.images)  # the event names them by digest
         fields = result.to_dict()
         self.emit(
             records.ToolResult(

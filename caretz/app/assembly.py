@@ -28,8 +28,10 @@ from caretz.messages import Usage
 from caretz.runtime.hooks import hook_files, open_hooks
 from caretz.runtime.judge import SessionJudge, build_loop_guard
 from caretz.runtime.mcp import configured_servers, start_servers
+from caretz.runtime.network import wire_network
 from caretz.runtime.permissions import PermissionRules, read_rules, session_permissions
 from caretz.runtime.probes import StartProbes
+from caretz.runtime.web import server_search
 from caretz.runtime.wiring import (
     AgentWiring,
     SessionTools,
@@ -38,8 +40,8 @@ from caretz.runtime.wiring import (
     session_provider,
     wire_agent,
 )
-from caretz.session.events import EventLog, read_events
-from caretz.session.store import SessionStore, in_project, rebuild_history
+from caretz.session.events import EventLog
+from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.jobtable import JobTable
 
 if TYPE_CHECKING:
@@ -139,7 +141,7 @@ def check(request: OpenRequest, carried: Carried | None = None) -> Checked:
     if carried is None or carried.mcp is None:
         servers = (*configured_servers(settings, workspace), *request.mcp_servers)
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
-    provider = session_provider(settings, env)
+    provider = session_provider(settings, env, provider_search(settings, rules, carried))
     judge = SessionJudge(settings, env, settings.model)
     if settings.values.guard_mode != "off":
         judge.ensure()  # a judge model without its key fails now
@@ -148,6 +150,21 @@ def check(request: OpenRequest, carried: Carried | None = None) -> Checked:
         request, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
         probes.git_status(),
     )  # fmt: skip
+
+
+def provider_search(
+    settings: Settings, rules: PermissionRules | None, carried: Carried | None
+) -> int | None:
+    """How many of the provider's own web searches a request may make (None: not offered),
+    by the rules as read (or carried over): a WebSearch deny or ask rule leaves it out."""
+    if carried is not None:
+        return server_search(settings, carried.permissions)
+    assert rules is not None
+    return server_search(settings, session_permissions(settings, rules, None, _unlogged))
+
+
+def _unlogged(record: object) -> None:
+    """The log of permissions read only to ask their rules, never to check a call."""
 
 
 def find_place(settings: Settings, resume: str | None, workspace: Path) -> Place:
@@ -161,7 +178,7 @@ def find_place(settings: Settings, resume: str | None, workspace: Path) -> Place
     session_id = events_path.parent.name
     recorded = store.project_of(session_id)
     other = "" if in_project(recorded, project) else recorded[0] or recorded[1]
-    history = rebuild_history(list(read_events(events_path)))
+    history = read_history(events_path)
     conversation = Conversation(
         history.conversation, history.turns, history.last_request, history.last_answer
     )
@@ -223,6 +240,7 @@ def session_tools(
     hooks = open_hooks(settings, checked.hook_files, permissions, where, log.emit)
     sandbox, sandbox_check = checked.sandbox, checked.sandbox_check
     git_watch = open_git_watch(sandbox, sandbox_check, settings.data_dir, log.emit)
+    wire_network(sandbox, log.emit, permissions.asker)  # the proxy's refusals, into the log
     programs = sandbox_check.programs
     checkpoints = open_checkpoints(settings, workspace, programs, session_id, log)
     return SessionTools(workspace, permissions, sandbox, JobTable(), hooks, git_watch, checkpoints)

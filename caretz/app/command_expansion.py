@@ -7,7 +7,8 @@ rules (with the command's `allowed-tools` as allow rules, the `TurnGrant` each c
 context carries), PreToolUse and PostToolUse hooks, the sandbox and its path checks,
 the timeout and the output caps. A command's output (with `[exit code N]` when it
 fails) takes the place of its `!`…``; each file's contents, numbered as the read tool
-shows them, follow the prompt in a `<file path="…">` block.
+shows them, follow the prompt in a `<file path="…">` block (an image file's is the line
+describing it, and the image goes with the prompt).
 
 A call that is refused (a rule, a hook, nobody to ask in a headless run, the user's
 no) or a file that cannot be read stops the whole command: `CommandRefused`, one line
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
-from caretz.messages import ToolCall
+from caretz.messages import Image, ToolCall
 from caretz.session.records.session import CommandRan
 from caretz.slash_commands.inline import (
     FileMention,
@@ -55,18 +56,19 @@ class CommandRefused(ConfigError):
     """A `!` command or `@` file of a custom command that did not run; one line."""
 
 
-def expand_inline(session: Session, prepared: PreparedCommand) -> str:
-    """The command's prompt with its `!` commands' outputs and its `@` files in it;
-    raises CommandRefused when one is refused (what ran before it stays run)."""
+def expand_inline(session: Session, prepared: PreparedCommand) -> tuple[str, list[Image]]:
+    """The command's prompt with its `!` commands' outputs and its `@` files in it, and
+    the images among those files (the read tool's, attached to the prompt); raises
+    CommandRefused when one is refused (what ran before it stays run)."""
     prompt = prepared.prompt
     spans = shell_spans(prompt)
     mentions = file_mentions(prompt)
     if not spans and not mentions:
-        return prompt
+        return prompt, []
     calls = _Calls(session, prepared)
     outputs = [calls.shell(span.command) for span in spans]
     files = [calls.read(path) for path in existing_files(mentions, session.workspace)]
-    return with_files(replace_spans(prompt, spans, outputs), files)
+    return with_files(replace_spans(prompt, spans, outputs), files), calls.images
 
 
 def existing_files(mentions: list[FileMention], workspace: Path) -> list[str]:
@@ -94,6 +96,7 @@ class _Calls:
     prepared: PreparedCommand
     prefix: str = field(default_factory=lambda: f"command-{uuid.uuid4().hex[:8]}")
     numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    images: list[Image] = field(default_factory=list)  # the images its @ files are
 
     def shell(self, command: str) -> str:
         shown = f"!`{command}`"
@@ -113,6 +116,7 @@ class _Calls:
                 f"{self.prepared.command.path}: {shown} cannot be included: {text} "
                 "(nothing was sent)"
             )
+        self.images += result.images
         return path, result.output
 
     def run(

@@ -34,12 +34,13 @@ def run_command(session: Session, prepared: PreparedCommand) -> Outcome:
     try:
         with command_model(session, prepared):
             try:
-                prompt = expand_inline(session, prepared)
+                images = session.attached_images("")  # its @ images come with its @ files
+                prompt, read = expand_inline(session, prepared)
             except KeyboardInterrupt as stop:
                 message = f"/{name} was interrupted (nothing was sent)"
                 return interrupted_outcome(_cause(stop), message, sent=False)
             with granted(session, TurnGrant(prepared.rules)):
-                return turn_outcome(run_with_auto_resume(session.agent, prompt))
+                return turn_outcome(run_with_auto_resume(session.agent, prompt, [*images, *read]))
     except ConfigError as error:
         return usage_outcome(str(error))
     finally:

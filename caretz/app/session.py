@@ -32,6 +32,7 @@ from caretz.app.outcome import (
     usage_outcome,
 )
 from caretz.config_base import ConfigError
+from caretz.messages import Image
 from caretz.providers.base import abort
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class Session:
         self.goal: Goal | None = logged_goal(self.events_path) if parts.resumed else None
         self._canceller = Canceller()
         self._closed = False
+        self._images_attached = False  # --image files go with the session's first prompt
 
     # -- opening and closing -----------------------------------------------------------
     @classmethod
@@ -185,10 +187,26 @@ class Session:
             return self.run_command(command)
         return self.turn(prompt)
 
-    def turn(self, prompt: str) -> Outcome:
-        """One turn on `prompt` as written (never a command), plus the loop guard's
-        automatic resumes."""
-        return self._work(lambda: turn_outcome(self._turns(prompt)))
+    def turn(self, prompt: str, images: Sequence[Image] | None = None) -> Outcome:
+        """One turn on `prompt` as written (never a command), with `images` (None: those it
+        attaches, see `attached_images`), plus the loop guard's automatic resumes. An image
+        that cannot be sent is a usage error; nothing is sent then."""
+        if images is None:
+            try:
+                images = self.attached_images(prompt)
+            except ConfigError as error:
+                return usage_outcome(str(error))
+        return self._work(lambda: turn_outcome(self._turns(prompt, images)))
+
+    def attached_images(self, mentions: str) -> list[Image]:
+        """The images `mentions`' `@shot.png` words and, with the session's first prompt,
+        --image attach; raises ConfigError naming one that cannot be sent."""
+        from caretz.runtime.attachments import prompt_images
+
+        paths = () if self._images_attached else self.settings.images
+        images = prompt_images(self.agent.parts.tool_ctx, mentions, paths)
+        self._images_attached = True
+        return images
 
     def run_command(self, prepared: PreparedCommand) -> Outcome:
         """A prepared custom command: its `!` commands and `@` files, then its turn, on
@@ -334,10 +352,10 @@ class Session:
         except KeyboardInterrupt as stop:
             return interrupted_outcome(stop)
 
-    def _turns(self, prompt: str) -> TurnResult:
+    def _turns(self, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
         from caretz.agent.driver import run_with_auto_resume
 
-        return run_with_auto_resume(self.agent, prompt)
+        return run_with_auto_resume(self.agent, prompt, images)
 
     def _command(self, prepared: PreparedCommand) -> Outcome:
         from caretz.app.command_run import run_command

@@ -46,6 +46,7 @@ OVERRIDE_NAMES = (
     "add_dir",
     "allowed_tools",
     "disallowed_tools",
+    "image",
 )
 
 # The overrides a CARETZ_* variable sets too (docs/configuration.md, "Environment
@@ -171,4 +172,5 @@ _CHECKS = {
     "add_dir": _texts,
     "allowed_tools": _texts,
     "disallowed_tools": _texts,
+    "image": _texts,
 }

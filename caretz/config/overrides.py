@@ -8,8 +8,9 @@ but plain flags skips this model (config/flags.py's `plain_flags` gives the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -57,6 +58,7 @@ class Overrides(BaseModel):
     add_dir: list[str] | None = None  # more writable roots, added to the profile's addDirs
     allowed_tools: list[str] | None = None  # allow rules for this run only
     disallowed_tools: list[str] | None = None  # deny rules for this run only
+    image: list[str] | None = None  # image files attached to the prompt
 
 
 __all__ = ["ENV_FIELDS", "ENV_VARIABLES", "Flags", "Overrides", "given_flags", "read_flags"]

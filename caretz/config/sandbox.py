@@ -50,7 +50,8 @@ def sandbox_policy(settings: Settings, cwd: Path, env: Mapping[str, str]) -> San
             home=home_from_env(env),
             mode=settings.sandbox_mode,
             add_dirs=section.add_dirs,
-            network=section.network,
+            network=section.host_network,
+            allowlist=section.allowlist(),
             caretz_dirs=caretz_paths(settings),
             extra_hidden=section.hidden,
             extra_read_only=section.read_only,
@@ -75,6 +76,14 @@ def session_programs(policy: SandboxPolicy, env: Mapping[str, str]) -> Programs:
     return resolve_programs(env.get("PATH", os.defpath), policy.roots)
 
 
+def probe_sandbox(
+    policy: SandboxPolicy, env: Mapping[str, str], programs: Programs | None = None
+) -> SandboxCheck:
+    """Which backend works here for `policy`, tried for real, and what it enforces."""
+    programs = programs or session_programs(policy, env)
+    return check_sandbox(policy.mode, policy.network, programs=programs, allowlist=policy.allowlist)
+
+
 def shell_env_filter(settings: Settings) -> EnvFilter:
     """No API keys or secrets in a command's environment, the configured providers' key
     variables included whatever their names; `shellEnv` passes the names it lists."""
@@ -97,7 +106,7 @@ def open_session_sandbox(
     programs = check.programs if check is not None and check.programs else None
     programs = programs or session_programs(policy, env)
     if check is None:
-        check = check_sandbox(policy.mode, policy.network, programs=programs)
+        check = probe_sandbox(policy, env, programs)
     elif check.programs is None:
         check = dataclasses.replace(check, programs=programs)
     _refuse_unprotected(policy, check, programs)
@@ -178,10 +187,18 @@ def sandbox_fields(sandbox: Sandbox, check: SandboxCheck) -> dict[str, object]:
         "mode": policy.mode.value,
         "backend": sandbox.backend.value,
         "network": policy.network,
+        **_allowed_hosts(sandbox),
         "roots": [str(root) for root in policy.roots],
         "notice": check.notice,
         "notices": start_notices(sandbox, check),
     }
+
+
+def _allowed_hosts(sandbox: Sandbox) -> dict[str, list[str]]:
+    allowlist = sandbox.policy.allowlist
+    if allowlist is None or not sandbox.enforced:
+        return {}
+    return {"allowed_hosts": list(allowlist.entries)}
 
 
 def start_notices(sandbox: Sandbox, check: SandboxCheck) -> list[str]:

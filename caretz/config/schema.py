@@ -6,7 +6,6 @@ lives with the guard (`caretz.guard.config`), the goal's with the goal (`caretz.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,8 +13,8 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from caretz.config.flags import check_url
 from caretz.config.values import Output
-from caretz.config_base import parse_duration
-from caretz.config_section import PositiveDuration, Section
+from caretz.config_base import parse_duration, parse_size
+from caretz.config_section import PositiveDuration, PositiveSize, Section
 from caretz.goal.config import GoalConfig
 from caretz.guard.config import LoopGuardConfig
 from caretz.hooks.config import HooksConfig
@@ -27,6 +26,7 @@ from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
 from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import DEFAULT_MODEL
 from caretz.sandbox.config import SandboxConfig
+from caretz.web.config import WebFetchConfig, WebSearchConfig
 
 BaseUrl = Annotated[str, AfterValidator(check_url)]
 ModelRef = Annotated[str, Field(min_length=1)]
@@ -137,35 +137,6 @@ class PermissionsConfig(Section):
         return {"allow": self.allow, "ask": self.ask, "deny": self.deny}
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)\s*$", re.IGNORECASE)
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-
-
-def parse_size(value: str | int) -> int:
-    """'5MB', '500KB', '1GB' or a number of bytes → bytes (KB, MB, GB are powers of 1024)."""
-    if isinstance(value, bool):
-        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
-    if isinstance(value, int):
-        return value
-    match = _SIZE.match(value)
-    if not match:
-        raise ValueError(f"{value!r} is not a size such as '5MB', '500KB' or '1GB'")
-    unit = match.group(2).lower().rstrip("b").rstrip("i")
-    return int(float(match.group(1)) * _SIZE_UNITS[unit])
-
-
-def _positive_size(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ValueError("expected a size such as '5MB', '500KB' or a number of bytes")
-    if parse_size(value) <= 0:
-        raise ValueError("must be more than 0 bytes")
-    return value
-
-
-# A size above zero, kept as written ("5MB"); `parse_size` gives the bytes.
-PositiveSize = Annotated[str | int, BeforeValidator(_positive_size)]
-
-
 class CheckpointsConfig(Section):
     """`checkpoints`: snapshots of the project before each turn's first change."""
 
@@ -204,6 +175,8 @@ class Profile(Section):
     )  # variables a command gets despite the filter
     mcp_servers: ServerTable = Field(default_factory=dict)  # as in .mcp.json (docs/mcp.md)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    web_fetch: WebFetchConfig = Field(default_factory=WebFetchConfig)  # docs/web.md
+    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)
 
     @property
     def bash_timeout_s(self) -> float:

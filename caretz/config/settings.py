@@ -65,6 +65,8 @@ class Settings:
     goal_source: str = "goal.judge.model"  # where the goal's evaluator model was set
     # --allowed-tools / --disallowed-tools: rules for this run only, by flag.
     run_rules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # --image: files attached to the prompt (to the first one, in an interactive session).
+    images: tuple[str, ...] = ()
     validated: Profile | None = field(default=None, repr=False, compare=False)
     given: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -230,6 +232,7 @@ def _settings(
         run_rules={flag: tuple(flags[name]) for flag, name in rules.items() if flags.get(name)},
         validated=profile,
         given=dict(flags) if profile is None else {},
+        images=tuple(flags.get("image") or ()),
     )
 
 

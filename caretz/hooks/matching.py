@@ -25,6 +25,8 @@ CLAUDE_TOOL_NAMES = {
     "glob": "Glob",
     "grep": "Grep",
     "task": "Task",
+    "web_fetch": "WebFetch",
+    "web_search": "WebSearch",
 }
 _PLAIN_NAMES = re.compile(r"[A-Za-z0-9_|]+")
 

@@ -19,7 +19,7 @@ from caretz.mcp_client.config import McpConfig
 from caretz.mcp_client.manager import Attempt, CallCancelled, McpManager
 from caretz.mcp_client.model import ServerSpec, ServerStatus, ToolInfo
 from caretz.mcp_client.names import unique_tool_names
-from caretz.mcp_client.results import over_cap, result_text
+from caretz.mcp_client.results import over_cap, result_content
 from caretz.mcp_client.tools import McpTool
 from caretz.session.records import mcp as records
 from caretz.session.records.base import Record
@@ -175,11 +175,16 @@ class McpServers:
         except ServerDown as down:
             self._went_down(server, down.reason)
             return self._down_result(tool, self._down[server], started)
-        text = result_text(list(result.content), result.structured_content)
+        text, images = result_content(list(result.content), result.structured_content, name)
         if len(text) > self.config.max_result_chars:
             return _failed(started, over_cap(name, text, self.config.max_result_chars))
+        if images and ctx.no_images is not None:  # the text says what each one was
+            text, images = f"{text}\n[the images were not sent: {ctx.no_images}]", []
         return ToolResult(
-            ok=not result.is_error, output=text, duration_s=time.monotonic() - started
+            ok=not result.is_error,
+            output=text,
+            duration_s=time.monotonic() - started,
+            images=images,
         )
 
     def _went_down(self, server: str, reason: str) -> None:

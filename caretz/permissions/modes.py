@@ -8,10 +8,10 @@ With no rule for the call, the mode decides:
 
 - `auto` (the default): what the sandbox contains runs without asking; a command the
   model asks to run outside the sandbox (`escalate`), any command while the sandbox is
-  off, and tools that run outside the sandbox ask first;
+  off, and tools that run outside the sandbox or reach the network ask first;
 - `ask`: every command and every file change asks; reads do not;
 - `read-only`: no file changes, nothing outside the sandbox (commands run in the
-  read-only sandbox);
+  read-only sandbox), except reading the web (`fetch`), which asks as in `auto`;
 - `yolo`: nothing asks (and the sandbox is off).
 
 A read-only refusal beats an allow rule: the mode promises no writes.
@@ -36,7 +36,9 @@ DEFAULT_MODE: PermissionMode = "auto"
 # shell     runs a command inside the sandbox (bash)
 # internal  acts only inside caretz (task: its own calls are checked one by one)
 # external  runs outside the sandbox (MCP tools)
-Effect = Literal["read", "edit", "shell", "internal", "external"]
+# fetch     reads from the network outside the sandbox and changes nothing (web_fetch):
+#           asks like `external`, but read-only mode offers it (it obeys the rules there)
+Effect = Literal["read", "edit", "shell", "internal", "external", "fetch"]
 Action = Literal["run", "ask", "refuse"]
 # What made the decision: a rule, the mode, the model's escalation, the sandbox being off,
 # a PreToolUse hook that asks first.
@@ -96,6 +98,8 @@ def decide(
         return Verdict("run", "", "mode", escalated=leaving)
     if effect == "external":
         return Verdict("ask", f"{tool} runs outside the sandbox", "outside")
+    if effect == "fetch":
+        return Verdict("ask", f"{tool} reaches the network outside the sandbox", "outside")
     if effect == "shell":
         return _command(mode, escalate, sandboxed, rule_needed)
     if mode == "ask":

@@ -10,6 +10,7 @@ nothing runs on the strength of a guess. With no rule for the call the answer is
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -252,10 +253,33 @@ def _call_matches(
             return all(rule.path.matches(c, facts, inside_root_only=True) for c in candidates)
         return any(rule.path.matches(c, facts, inside_root_only=False) for c in candidates)
     if rule.domain is not None:
-        url = args.get("url")
-        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
-        return host == rule.domain or host.endswith("." + rule.domain)
+        host = url_host(args.get("url"))
+        if host == rule.domain:
+            return True
+        # A name covers its subdomains; an address is only ever itself (0.1 is no parent
+        # of 10.0.0.1).
+        return not _is_address(host) and host.endswith("." + rule.domain)
     return False
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def url_host(url: Any) -> str:
+    """The host a URL names, as a domain rule reads it (lower case, no trailing dot, an
+    IPv6 address without brackets); "" for no URL or one that cannot be read."""
+    if not isinstance(url, str):
+        return ""
+    try:
+        host = urlsplit(url.strip()).hostname or ""
+    except ValueError:  # "http://[::1": a bracket left open
+        return ""
+    return host.rstrip(".")
 
 
 def _display(facts: PathFacts) -> str:

@@ -11,7 +11,8 @@ The proposal is the narrowest rule that matches the same call next time:
   and interpreters, where the text is the program (`python3 -c "…"` stays exact);
 - for a compound line, one rule per command not yet allowed;
 - for `sudo`, `find -exec` and other commands that run more: their whole line, exactly;
-- for file tools, the one file: `Edit(./src/app.py)`, `Read(~/notes.txt)`.
+- for file tools, the one file: `Edit(./src/app.py)`, `Read(~/notes.txt)`;
+- for web_fetch, the URL's host: `WebFetch(domain:docs.python.org)`.
 
 A prefix rule such as `Bash(git push:*)` would also allow `git push --force`, so it is
 never proposed from `git push`: users who want it write it. When no saved rule could
@@ -32,8 +33,8 @@ from typing import Any
 
 from caretz.permissions.command import Command, Runs
 from caretz.permissions.launch import SHELLS, is_interpreter
-from caretz.permissions.policy import RuleSet, allowing_rule
-from caretz.permissions.rules import parse_rule
+from caretz.permissions.policy import RuleSet, allowing_rule, url_host
+from caretz.permissions.rules import TOOL_FAMILIES, domain_rule, parse_rule
 from caretz.permissions.settings import PROJECT_SETTINGS, read_project_settings
 from caretz.permissions.shell import parse_command_line
 
@@ -44,6 +45,7 @@ _RULE_NAMES = {
     "multi_edit": "Edit",
     "glob": "Glob",
     "grep": "Grep",
+    "web_search": "WebSearch",
 }
 _CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command"})
 _GLOB_CHARS = re.compile(r"([*?\[\]{}\\])")
@@ -62,6 +64,8 @@ def propose_rules(
     command = args.get("command")
     if tool == "bash" and isinstance(command, str):
         proposal = _for_command_line(command, ruleset)
+    elif tool in TOOL_FAMILIES["webfetch"]:
+        proposal = _for_fetch(args)
     else:
         proposal = Proposal((_for_call(tool, args, cwd, ruleset),))
     if proposal.unsavable is not None:
@@ -125,6 +129,14 @@ def _free_text(command: Command, index: int) -> bool:
 def _bash_rule(words: tuple[Any, ...], prefix: bool) -> str:
     body = " ".join(shlex.quote(word.text) for word in words)
     return f"Bash({body}{':*' if prefix else ''})"
+
+
+def _for_fetch(args: Mapping[str, Any]) -> Proposal:
+    """The fetch's host: `WebFetch(domain:docs.python.org)` (it covers its subdomains too)."""
+    host = url_host(args.get("url"))
+    if not host:
+        return Proposal((), "the URL names no host a rule could allow")
+    return Proposal((domain_rule(host),))
 
 
 def _for_call(tool: str, args: Mapping[str, Any], cwd: str | Path, ruleset: RuleSet) -> str:

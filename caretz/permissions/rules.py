@@ -7,7 +7,8 @@ A rule names a tool, and optionally what the call must be about:
   that command with any words after it; a ` * ` word stands for any words;
 - `Read(path)`, `Edit(path)`, `Write(path)`: a gitignore-style path glob (see paths.py);
 - `mcp__server__tool`, `mcp__server__*`, `mcp__server`: tools of an MCP server;
-- `WebFetch(domain:example.com)`.
+- `WebFetch(domain:example.com)`: the web_fetch tool on that host and its subdomains;
+  `WebSearch`: the web_search tool.
 
 `Read` rules cover the tools that read files (read, glob, grep); `Edit` and `Write`
 rules both cover the tools that change files (edit, write): a file one may not write
@@ -50,14 +51,16 @@ TOOL_FAMILIES: dict[str, frozenset[str]] = {
     "glob": frozenset({"glob"}),
     "grep": frozenset({"grep"}),
     "ls": frozenset({"glob"}),
-    "webfetch": frozenset({"webfetch"}),
-    "websearch": frozenset({"websearch"}),
+    "webfetch": frozenset({"web_fetch"}),
+    "web_fetch": frozenset({"web_fetch"}),
+    "websearch": frozenset({"web_search"}),
+    "web_search": frozenset({"web_search"}),
     "task": frozenset({"task"}),
     "todowrite": frozenset({"todowrite"}),
 }
-_PATH_RULES = frozenset(TOOL_FAMILIES) - {"bash", "terminal", "shell", "run_shell_command",
-                                          "glob", "grep", "ls", "webfetch", "websearch", "task",
-                                          "todowrite"}  # fmt: skip
+_NOT_PATH_RULES = {"bash", "terminal", "shell", "run_shell_command", "glob", "grep", "ls",
+                   "webfetch", "web_fetch", "websearch", "web_search", "task", "todowrite"}  # fmt: skip
+_PATH_RULES = frozenset(TOOL_FAMILIES) - _NOT_PATH_RULES
 _RULE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*\*?)\s*(?:\((.*)\))?\s*", re.DOTALL)
 _MCP = re.compile(r"mcp__[A-Za-z0-9_\-]+(?:__(?:[A-Za-z0-9_\-]+|\*))?")
 
@@ -139,14 +142,30 @@ def _with_specifier(
         return Rule(text, behavior, source, tools, command=parse_command_pattern(spec))
     if name in _PATH_RULES:
         return Rule(text, behavior, source, tools, path=PathGlob.parse(spec, behavior == "allow"))
-    if name == "webfetch":
-        domain = spec.strip()
-        if not domain.startswith("domain:") or not domain[7:].strip():
-            raise ValueError("write WebFetch(domain:example.com)")
-        return Rule(text, behavior, source, tools, domain=domain[7:].strip().lower())
+    if tools == TOOL_FAMILIES["webfetch"]:
+        return Rule(text, behavior, source, tools, domain=_domain(spec))
     if name in ("glob", "grep", "ls"):
         raise ValueError(f"{name} rules take no (…) part; a Read(…) rule limits what it sees")
     raise ValueError(f"{name} rules take no (…) part")
+
+
+def domain_rule(host: str) -> str:
+    """The rule that names `host` for web_fetch (an IPv6 address in brackets)."""
+    return f"WebFetch(domain:[{host}])" if ":" in host else f"WebFetch(domain:{host})"
+
+
+def _domain(spec: str) -> str:
+    """`domain:Example.COM.` → `example.com`; `domain:[::1]` → `::1` (as a URL's host reads);
+    `domain:*.example.com` → `example.com` (a domain rule covers its subdomains anyway)."""
+    text = spec.strip()
+    if not text.startswith("domain:"):
+        raise ValueError("write WebFetch(domain:example.com)")
+    domain = text[7:].strip().lower().rstrip(".").removeprefix("*.")
+    if domain.startswith("[") and domain.endswith("]"):
+        domain = domain[1:-1]
+    if not domain or any(char in domain for char in "/?#@ *"):
+        raise ValueError("write WebFetch(domain:example.com): a host name or an address alone")
+    return domain
 
 
 def _problem(text: str, source: str, what: str) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
 
-from caretz.messages import Message, ModelRequest, ToolSpec, Usage
-from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.messages import Image, Message, ModelRequest, ModelResponse, ToolSpec, Usage
+from caretz.providers.base import Completed, StreamEvent, ToolCallStarted
 from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
     SSEEvent,
@@ -24,6 +25,14 @@ MIN_THINKING_BUDGET = 1024  # the API's floor
 # Lets Claude think between tool calls too, not only at the start of its reply.
 INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 SCHEMA_INSTRUCTION = "Answer with only a JSON object matching this schema: "
+# Anthropic's own web search, run on its servers; its blocks come back in the reply.
+WEB_SEARCH_TOOL = "web_search_20250305"
+# The API paused a reply whose own tool use (server searches) ran long: sent back, it goes
+# on. At most this many times for one reply; then the reply is what came.
+PAUSED = "pause_turn"
+MAX_CONTINUATIONS = 3
+# Blocks sent back as they came, never marked as a cache breakpoint.
+UNMARKED_BLOCKS = frozenset({"thinking", "server_tool_use", "web_search_tool_result"})
 
 
 class AnthropicProvider(SSEProvider):
@@ -36,7 +45,27 @@ class AnthropicProvider(SSEProvider):
         return headers
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        return request_body(request)
+        return request_body(request, self.server_search)
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        """The reply; one the API paused (`pause_turn`) is sent back to be continued, and
+        its parts come back as one reply, so the turn loop never sees a paused one."""
+        done: ModelResponse | None = None
+        for _ in range(MAX_CONTINUATIONS + 1):
+            part: ModelResponse | None = None
+            for event in super().stream(request):
+                if isinstance(event, Completed):
+                    part = event.response
+                else:
+                    yield event
+            if part is None:
+                return  # closed early
+            done = part if done is None else joined(done, part)
+            if part.stop_reason != PAUSED:
+                break
+            request = dataclasses.replace(request, messages=[*request.messages, done.message])
+        assert done is not None
+        yield Completed(done)
 
     def new_parser(self) -> AnthropicParser:
         return AnthropicParser()
@@ -55,7 +84,25 @@ class AnthropicProvider(SSEProvider):
         return {key: ",".join(betas)}
 
 
-def request_body(request: ModelRequest) -> dict[str, Any]:
+def joined(first: ModelResponse, rest: ModelResponse) -> ModelResponse:
+    """A paused reply and its continuation as one reply (the continuation's calls and stop)."""
+    a, b = first.message, rest.message
+    # One thinking block goes back, and its signature covers its own text only: the first's.
+    thinking = a if a.thinking_signature else b
+    message = Message(
+        "assistant",
+        a.content + b.content,
+        tool_calls=b.tool_calls,
+        thinking=thinking.thinking,
+        thinking_signature=thinking.thinking_signature,
+        server_blocks=[*a.server_blocks, *b.server_blocks],
+    )
+    return ModelResponse(message, first.usage + rest.usage, rest.stop_reason, rest.model)
+
+
+def request_body(request: ModelRequest, server_search: int | None = None) -> dict[str, Any]:
+    """The Messages API body; `server_search`: offer Anthropic's web search, at most this
+    many searches per request (only in a request that offers tools: an agent's)."""
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
@@ -67,6 +114,9 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         body["system"] = system
     if request.tools:
         body["tools"] = tool_definitions(request.tools)
+        if server_search:
+            search = {"type": WEB_SEARCH_TOOL, "name": "web_search", "max_uses": server_search}
+            body["tools"].insert(0, search)  # before the cache breakpoint on the last tool
         choice = tool_choice(request.tool_choice)
         if choice:
             body["tool_choice"] = choice
@@ -130,7 +180,7 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
             wire.append({"role": "user", "content": results})
             results = []
         if message.role == "user":
-            wire.append({"role": "user", "content": message.content})
+            wire.append({"role": "user", "content": user_content(message)})
             continue
         blocks = assistant_blocks(message)
         if blocks:  # the API refuses an empty assistant turn
@@ -151,6 +201,7 @@ def assistant_blocks(message: Message) -> list[dict[str, Any]]:
                 "signature": message.thinking_signature,
             }
         )
+    blocks += [dict(block) for block in message.server_blocks]  # the searches, then the text
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -160,12 +211,30 @@ def assistant_blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
+def user_content(message: Message) -> str | list[dict[str, Any]]:
+    """A prompt's text, or its images then its text (the order Anthropic advises)."""
+    if not message.images:
+        return message.content
+    blocks = [image_block(image) for image in message.images]
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    return blocks
+
+
 def tool_result_block(message: Message) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
-    if message.content:
+    if message.images:
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        block["content"] = [*text, *(image_block(image) for image in message.images)]
+    elif message.content:
         block["content"] = message.content
     block["is_error"] = message.is_error
     return block
+
+
+def image_block(image: Image) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": image.media_type, "data": image.base64()}
+    return {"type": "image", "source": source}
 
 
 def mark_conversation_prefix(wire: list[dict[str, Any]]) -> None:
@@ -177,7 +246,7 @@ def mark_conversation_prefix(wire: list[dict[str, Any]]) -> None:
     for turn in reversed(wire):
         content = turn["content"]
         if isinstance(content, list):
-            if content and content[-1]["type"] != "thinking":
+            if content and content[-1]["type"] not in UNMARKED_BLOCKS:
                 content[-1]["cache_control"] = {"type": "ephemeral"}
             return
 
@@ -213,6 +282,9 @@ class AnthropicParser(StreamParser):
             yield from self.draft.add_text(block.get("text"))
         elif kind == "thinking":
             yield from self.draft.add_thinking(block.get("thinking"))
+        elif kind == "server_tool_use" or str(kind).endswith("_tool_result"):
+            # The provider's own tool (web search) and its result: kept to send back.
+            self.draft.server_blocks[index] = dict(block)
         elif kind == "tool_use":
             call = PendingCall(block.get("id", ""), block.get("name", ""))
             if isinstance(block.get("input"), dict):
@@ -228,6 +300,8 @@ class AnthropicParser(StreamParser):
             yield from self.draft.add_thinking(delta.get("thinking"))
         elif kind == "signature_delta":
             self.draft.signature = delta.get("signature") or self.draft.signature
+        elif kind == "input_json_delta" and index in self.draft.server_blocks:
+            self.draft.server_inputs.setdefault(index, []).append(delta.get("partial_json", ""))
         elif kind == "input_json_delta":
             call = self.draft.calls.get(index)
             if call is None:

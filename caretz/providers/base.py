@@ -66,11 +66,20 @@ def abort(provider: Provider) -> None:
 class ProviderError(Exception):
     """A provider failed in a way retrying will not fix (or retries ran out)."""
 
-    def __init__(self, message: str, *, status: int | None = None, partial: Message | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        partial: Message | None = None,
+        images_refused: bool = False,
+    ):
         super().__init__(message)
         self.status = status
         # What had streamed before a mid-stream failure, so the log keeps it.
         self.partial = partial
+        # The model does not take images (`refuses_images`): fixed by another model.
+        self.images_refused = images_refused
 
 
 # How providers say a prompt does not fit the model's context window: Anthropic's 400
@@ -83,6 +92,27 @@ _PROMPT_TOO_LONG = re.compile(
     re.IGNORECASE,
 )
 _TOKEN_COUNT = re.compile(r"(\d[\d,]*) (?:input )?tokens", re.IGNORECASE)
+
+
+# How endpoints say a model takes no images: OpenAI's "image_url is only supported by
+# certain models" (and "does not support image input"), llama.cpp's "image input is not
+# supported" (a server started without its mmproj), vLLM's "is not a multimodal model",
+# Ollama's "does not support images", and the like.
+_NO_IMAGES = re.compile(
+    r"image_url is only supported|image input is not supported|not a multimodal model"
+    r"|(does not|doesn't) support (image|vision)|(image|vision)s? (input )?(is |are )?not supported"
+    r"|unsupported content type.{0,20}image|invalid content type.{0,40}image",
+    re.IGNORECASE,
+)
+
+
+def refuses_images(detail: str) -> bool:
+    """Whether an endpoint's error says the model cannot take images."""
+    return bool(_NO_IMAGES.search(detail))
+
+
+def has_images(request: ModelRequest) -> bool:
+    return any(message.images for message in request.messages)
 
 
 def is_prompt_too_long(error: ProviderError) -> bool:

@@ -55,6 +55,10 @@ class MessageDraft:
     thinking: list[str] = field(default_factory=list)
     signature: str | None = None
     reasoning_items: list[dict[str, Any]] = field(default_factory=list)  # Responses API
+    # Anthropic's server tool blocks by the stream's index, and a server_tool_use's
+    # input as it streams.
+    server_blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    server_inputs: dict[int, list[str]] = field(default_factory=dict)
     calls: dict[int, PendingCall] = field(default_factory=dict)  # by the stream's index
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None  # as the server said it
@@ -72,6 +76,12 @@ class MessageDraft:
             self.thinking.append(text)
             yield ThinkingDelta(text)
 
+    def finished_server_blocks(self) -> list[dict[str, Any]]:
+        return [
+            finished_input(block, self.server_inputs.get(index, []))
+            for index, block in sorted(self.server_blocks.items())
+        ]
+
     def partial(self) -> Message:
         """What streamed so far, for the log when the stream breaks."""
         return Message("assistant", "".join(self.text), thinking="".join(self.thinking))
@@ -85,9 +95,18 @@ class MessageDraft:
             thinking="".join(self.thinking),
             thinking_signature=self.signature,
             reasoning_items=list(self.reasoning_items),
+            server_blocks=self.finished_server_blocks(),
         )
         stop = normalize_stop(self.stop_reason, bool(tool_calls), stop_aliases)
         return ModelResponse(message, self.usage, stop, self.model or fallback_model)
+
+
+def finished_input(block: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+    """A server_tool_use block with the input its deltas streamed (as sent when none did)."""
+    arguments, error = parse_arguments("".join(parts))
+    if error is not None or not arguments:
+        return block
+    return {**block, "input": arguments}
 
 
 def normalize_stop(raw: str | None, has_calls: bool, aliases: Mapping[str, str]) -> str:

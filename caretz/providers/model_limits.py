@@ -1,4 +1,5 @@
-"""What a model can hold and write: its context window, its output limit, whether it thinks.
+"""What a model can hold and write: its context window, its output limit, whether it
+thinks, whether it sees images.
 
 A small table of the Anthropic and OpenAI families, matched by pattern against the
 model ID (the part after the last "/", lower-cased, so `anthropic/claude-opus-4-5`,
@@ -32,6 +33,9 @@ class ModelLimits:
     # Which protocol's thinking the model speaks (Anthropic `thinking`, OpenAI
     # `reasoning_effort`); None: it has none caretz turns on by default.
     thinks_on: ProtocolName | None = None
+    # Whether it takes images: False for a family known to be text-only; None: unknown
+    # (the images are sent, and the provider's refusal is the answer).
+    sees_images: bool | None = None
 
     @property
     def default_max_tokens(self) -> int:
@@ -42,14 +46,21 @@ class ModelLimits:
         return DEFAULT_REASONING if self.thinks_on == protocol else "off"
 
 
-def _family(pattern: str, window: int, output: int, thinks: ProtocolName | None) -> ModelLimits:
-    return ModelLimits(pattern, window, output, thinks)
+def _family(
+    pattern: str,
+    window: int,
+    output: int,
+    thinks: ProtocolName | None,
+    sees_images: bool | None = True,
+) -> ModelLimits:
+    return ModelLimits(pattern, window, output, thinks, sees_images)
 
 
 # First match wins: the narrower patterns of a family come before the wider ones.
 TABLE: tuple[ModelLimits, ...] = (
     # Anthropic
     _family("claude-3-haiku*", 200_000, 4_096, None),
+    _family("claude-3-5-haiku*", 200_000, 8_192, None, sees_images=None),  # text at launch
     _family("claude-3-5-*", 200_000, 8_192, None),
     _family("claude-3-opus*", 200_000, 4_096, None),
     _family("claude-3-7-sonnet*", 200_000, 64_000, "anthropic"),
@@ -65,10 +76,14 @@ TABLE: tuple[ModelLimits, ...] = (
     _family("gpt-[5-9]*", 272_000, 128_000, "openai"),
     _family("gpt-4.1*", 1_047_576, 32_768, None),
     _family("gpt-4o*", 128_000, 16_384, None),
+    _family("gpt-3.5*", 16_385, 4_096, None, sees_images=False),
+    _family("o1-mini*", 128_000, 65_536, "openai", sees_images=False),
+    _family("o3-mini*", 200_000, 100_000, "openai", sees_images=False),
     _family("o[134]*", 200_000, 100_000, "openai"),
-    _family("gpt-oss-*", 131_072, 32_768, None),
+    _family("gpt-oss-*", 131_072, 32_768, None, sees_images=False),
 )
 DEFAULT = ModelLimits("default", 128_000, 8_192, None)
+TEXT_ONLY = "caretz's model table knows it as text-only"
 
 
 def model_name(model: str) -> str:
@@ -83,6 +98,13 @@ def limits_for(model: str) -> ModelLimits:
         if glob_matches(name, limits.family):
             return limits
     return DEFAULT
+
+
+def images_refusal(model: str) -> str | None:
+    """Why `model` cannot be sent images, when the table knows it as text-only; else None."""
+    if limits_for(model).sees_images is False:
+        return f"model {model} does not take images ({TEXT_ONLY})"
+    return None
 
 
 def reported_context(props: Any) -> int | None:

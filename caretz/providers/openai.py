@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from caretz.messages import Message, ModelRequest, ToolSpec, Usage
+from caretz.messages import Image, Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
@@ -101,18 +101,56 @@ def tool_choice(choice: str | None) -> str | dict[str, Any] | None:
     return {"type": "function", "function": {"name": choice}}
 
 
+IMAGES_FOLLOW = "[the image this call returned follows in the next user message]"
+
+
 def wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """caretz messages as Chat Completions messages. A tool message carries text only, so
+    the images of a run of tool results follow it in one user message, each named by
+    its call."""
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    shown: list[dict[str, Any]] = []  # the images of the tool results just written
     for message in messages:
         if message.role == "tool":
-            wire.append(
-                {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-            )
-        elif message.role == "assistant":
+            wire.append(tool_message(message))
+            shown += tool_images(message)
+            continue
+        if shown:
+            wire.append({"role": "user", "content": shown})
+            shown = []
+        if message.role == "assistant":
             wire.append(assistant_message(message))
         else:
-            wire.append({"role": "user", "content": message.content})
+            wire.append({"role": "user", "content": user_content(message)})
+    if shown:
+        wire.append({"role": "user", "content": shown})
     return wire
+
+
+def tool_message(message: Message) -> dict[str, Any]:
+    content = message.content
+    if message.images:
+        content = f"{content}\n{IMAGES_FOLLOW}" if content else IMAGES_FOLLOW
+    return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+
+
+def tool_images(message: Message) -> list[dict[str, Any]]:
+    if not message.images:
+        return []
+    label = {"type": "text", "text": f"The image returned by tool call {message.tool_call_id}:"}
+    return [label, *(image_part(image) for image in message.images)]
+
+
+def user_content(message: Message) -> str | list[dict[str, Any]]:
+    """A prompt's text, or its text and images as content parts."""
+    if not message.images:
+        return message.content
+    text = [{"type": "text", "text": message.content}] if message.content else []
+    return [*text, *(image_part(image) for image in message.images)]
+
+
+def image_part(image: Image) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": image.data_url()}}
 
 
 def assistant_message(message: Message) -> dict[str, Any]:

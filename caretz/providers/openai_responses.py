@@ -4,7 +4,9 @@ Nothing is stored on the server (`store: false`): every request carries the whol
 conversation as `input` items. The model's reasoning survives between requests as
 encrypted reasoning items (`include: ["reasoning.encrypted_content"]`), which the
 reply keeps on its Message (`reasoning_items`) and the next request sends back
-exactly as they came. Reasoning summaries stream as thinking.
+exactly as they came; so do the `web_search_call` items of OpenAI's own search (the
+`web_search` tool, offered when the session's settings ask for it). Reasoning summaries
+stream as thinking.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from caretz.messages import Message, ModelRequest, ToolSpec, Usage
+from caretz.messages import Image, Message, ModelRequest, ToolSpec, Usage
 from caretz.providers.base import StreamEvent, ToolCallStarted
 from caretz.providers.draft import PendingCall
 from caretz.providers.openai import bearer_headers
@@ -39,13 +41,15 @@ class ResponsesProvider(SSEProvider):
         return bearer_headers(api_key)
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        return request_body(request)
+        return request_body(request, bool(self.server_search))
 
     def new_parser(self) -> ResponsesParser:
         return ResponsesParser()
 
 
-def request_body(request: ModelRequest) -> dict[str, Any]:
+def request_body(request: ModelRequest, server_search: bool = False) -> dict[str, Any]:
+    """The Responses body; `server_search`: offer OpenAI's own web search (only in a
+    request that offers tools: an agent's)."""
     body: dict[str, Any] = {
         "model": request.model,
         "input": wire_input(request.messages),
@@ -59,6 +63,8 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     # "none" keeps the tools declared: the API honours it, and the cached prefix stays.
     if request.tools:
         body["tools"] = tool_definitions(request.tools)
+        if server_search:
+            body["tools"].insert(0, {"type": "web_search"})
         choice = tool_choice(request.tool_choice)
         if choice is not None:
             body["tool_choice"] = choice
@@ -104,14 +110,27 @@ def wire_input(messages: list[Message]) -> list[dict[str, Any]]:
                 {
                     "type": "function_call_output",
                     "call_id": message.tool_call_id,
-                    "output": message.content,
+                    "output": content(message),
                 }
             )
         elif message.role == "user":
-            items.append({"role": "user", "content": message.content})
+            items.append({"role": "user", "content": content(message)})
         else:
             items.extend(assistant_items(message))
     return items
+
+
+def content(message: Message) -> str | list[dict[str, Any]]:
+    """A prompt's or a tool result's text, or its text and images as input parts (a
+    function_call_output's output takes the same parts as a message)."""
+    if not message.images:
+        return message.content
+    text = [{"type": "input_text", "text": message.content}] if message.content else []
+    return [*text, *(input_image(image) for image in message.images)]
+
+
+def input_image(image: Image) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": image.data_url()}
 
 
 def assistant_items(message: Message) -> list[dict[str, Any]]:
@@ -188,6 +207,9 @@ class ResponsesParser(StreamParser):
             if not self.draft.thinking:  # a server that sent the summary only here
                 texts = [part.get("text") for part in item.get("summary") or []]
                 yield from self.draft.add_thinking("\n\n".join(t for t in texts if t))
+        elif kind == "web_search_call":
+            # OpenAI's own search ran: the item goes back with the reasoning, in order.
+            self.draft.reasoning_items.append(item)
         elif kind == "function_call":
             if index not in self.draft.calls:
                 yield from self._item_added(index, item)

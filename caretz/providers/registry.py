@@ -34,6 +34,44 @@ RESPONSES_MODELS = (
 )
 
 
+# Model IDs the built-in providers are known to serve: what `/model` offers on Tab (any
+# other ID works too). Each one matches a family of model_limits.TABLE.
+KNOWN_MODELS: dict[str, tuple[str, ...]] = {
+    "anthropic": (
+        "claude-opus-4-5",
+        "claude-sonnet-4-5",
+        "claude-haiku-4-5",
+        "claude-opus-4-1",
+        "claude-opus-4-0",
+        "claude-sonnet-4-0",
+        "claude-3-7-sonnet-latest",
+        "claude-3-5-haiku-latest",
+    ),
+    "openai": (
+        "gpt-5.1",
+        "gpt-5.1-codex",
+        "gpt-5.1-codex-max",
+        "gpt-5",
+        "gpt-5-mini",
+        "gpt-5-nano",
+        "gpt-5-codex",
+        "gpt-5-pro",
+        "gpt-4.1",
+        "gpt-4.1-mini",
+        "gpt-4.1-nano",
+        "gpt-4o",
+        "gpt-4o-mini",
+        "o3",
+        "o4-mini",
+    ),
+}
+
+
+def known_model_refs() -> list[str]:
+    """`provider/model` for each of KNOWN_MODELS."""
+    return [f"{name}/{model}" for name, models in KNOWN_MODELS.items() for model in models]
+
+
 def _local_entry() -> ProviderEntry:
     # The port is picked when the server starts; the model ID is the GGUF file's path.
     return ProviderEntry("local", "openai", "http://127.0.0.1:0/v1", local=LocalModel())

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from caretz import __version__
 from caretz.messages import Message, ModelRequest
 from caretz.providers import wire
-from caretz.providers.base import Completed, ProviderError, Retrying, StreamEvent
+from caretz.providers.base import (
+    Completed,
+    ProviderError,
+    Retrying,
+    StreamEvent,
+    has_images,
+    refuses_images,
+)
 from caretz.providers.draft import CLIP_CHARS, MessageDraft
 from caretz.text import shorten
 
@@ -204,8 +211,12 @@ class SSEProvider:
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         explicit_url: bool = False,
         client: wire.Client | None = None,
+        server_search: int | None = None,
     ):
         self.name = entry.name
+        # The provider's own web search, at most this many searches a request (None: not
+        # offered); only the protocols that have one read it.
+        self.server_search = server_search
         self.entry = entry
         self.base_url = (base_url or entry.base_url).rstrip("/")
         self.url = self.base_url + self.path
@@ -290,7 +301,7 @@ class SSEProvider:
             headers = {**self._headers(), **self.request_headers(body)}
             with self._http().stream("POST", self.url, data, headers) as resp:
                 if resp.status_code >= 400:
-                    return self._http_failure(resp, request.model)
+                    return self._http_failure(resp, request.model, has_images(request))
                 headers = resp.headers
                 self._refuse_whole_json(resp)
                 for sse in iter_sse(resp.iter_lines()):
@@ -325,10 +336,17 @@ class SSEProvider:
         yield Completed(parser.draft.response(request.model, self.stop_aliases))
         return None
 
-    def _http_failure(self, response: wire.Response, model: str) -> _Retry:
+    def _http_failure(self, response: wire.Response, model: str, images: bool) -> _Retry:
         response.read()
         status = response.status_code
         detail = error_detail(response)
+        if images and refuses_images(detail):
+            raise self._error(
+                f"model {model!r} does not take images: {self.name} answered HTTP {status} "
+                f"{detail}; switch to a model that sees images, or send none",
+                status=status,
+                images_refused=True,
+            )
         if status in (401, 403):
             raise self._error(
                 f"{self.name} rejected the API key (HTTP {status}): check {self._key_hint()} "
@@ -370,11 +388,16 @@ class SSEProvider:
         return f"the connection to {self.url} failed: {str(exc) or type(exc).__name__}", True
 
     def _error(
-        self, message: str, *, status: int | None = None, partial: Message | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        partial: Message | None = None,
+        images_refused: bool = False,
     ) -> ProviderError:
         if self._api_key and len(self._api_key) >= 4:
             message = message.replace(self._api_key, "***")
-        return ProviderError(message, status=status, partial=partial)
+        return ProviderError(message, status=status, partial=partial, images_refused=images_refused)
 
     def _headers(self) -> dict[str, str]:
         return {

@@ -12,6 +12,7 @@ from caretz.tools.asking import NobodyAsks
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.runtime.web import WebSetup
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.permission import SessionPermissions
 
@@ -21,9 +22,11 @@ def session_environment(
     sandbox: Sandbox | None,
     permissions: SessionPermissions,
     git_status: Sequence[str] | None = None,
+    web: WebSetup | None = None,
 ) -> SessionEnvironment:
     """`git_status`: the git lines already asked for (runtime/probes.py)."""
     enforced = sandbox is not None and sandbox.enforced
+    allowlist = sandbox.policy.allowlist if sandbox is not None and enforced else None
     return SessionEnvironment(
         permission_mode=settings.permission_mode,
         backend=sandbox.backend.value if sandbox is not None and enforced else "none",
@@ -32,4 +35,17 @@ def session_environment(
         headless=isinstance(permissions.asker, NobodyAsks),
         git=sandbox.git_path if sandbox is not None else None,
         git_status=git_status,
+        web_fetch=web is not None and web.fetch,
+        web_search=web.search_by if web is not None else None,
+        allowed_hosts=tuple(allowlist.entries) if allowlist is not None else None,
+        landlock_tcp=_landlock_limits_tcp(sandbox) if allowlist is not None else True,
     )
+
+
+def _landlock_limits_tcp(sandbox: Sandbox | None) -> bool:
+    """Under Landlock, whether the kernel can hold TCP to the proxy's port (ABI 4)."""
+    if sandbox is None or sandbox.backend.value != "landlock":
+        return True
+    from caretz.sandbox.landlock import abi_version
+
+    return abi_version() >= 4

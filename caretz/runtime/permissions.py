@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from caretz.permissions.rules import Rule
     from caretz.session.events import Emit
     from caretz.tools.asking import Asker
+    from caretz.tools.base import Tool
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall, ToolRegistry
 
@@ -150,6 +151,7 @@ def build_tools(
     after_call: Sequence[AfterCall] = (),
     mode: str | None = None,
     sandboxed: bool | None = None,
+    extra_tools: Sequence[Tool] = (),
 ) -> ToolRegistry:
     """The built-in tools under the session's permission check (rules and mode, in every
     guard mode; the user's disallowedTools are deny rules in it). `extra_checks` (the
@@ -157,7 +159,8 @@ def build_tools(
     `first_checks` (PreToolUse hooks) before it, so it judges the input they leave.
     `mode` and `sandboxed`: the permission mode the tools are offered for and whether
     commands run sandboxed (default: the permissions' own; a switch builds the tools
-    before it sets the new ones there)."""
+    before it sets the new ones there). `extra_tools` (the web tools) join the built-in
+    ones; subagents' registries keep them (`ToolRegistry.fresh`)."""
     from caretz.tools.permission import PermissionCheck
     from caretz.tools.registry import ToolRegistry, default_tools, withheld_effects
 
@@ -165,7 +168,7 @@ def build_tools(
     # a sandbox bash's description promises none.
     sandboxed = permissions.sandboxed if sandboxed is None else sandboxed
     return ToolRegistry(
-        default_tools(sandboxed=sandboxed),
+        [*default_tools(sandboxed=sandboxed), *extra_tools],
         before_call=(*first_checks, PermissionCheck(permissions), *extra_checks),
         after_call=after_call,
         withheld=withheld_effects(mode or permissions.mode),

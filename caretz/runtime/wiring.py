@@ -21,6 +21,7 @@ from caretz.agent.parts import AgentConfig, AgentParts, TurnListener
 from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
 from caretz.config_base import ConfigError
+from caretz.providers.model_limits import images_refusal
 from caretz.runtime.environment import session_environment
 from caretz.runtime.hooks import tool_hooks
 from caretz.runtime.judge import SessionJudge
@@ -29,6 +30,7 @@ from caretz.runtime.permissions import build_tools, commands_sandboxed
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
+from caretz.web.cache import FetchCache
 
 if TYPE_CHECKING:
     from caretz.agent.agent import Agent
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from caretz.providers.base import Provider
     from caretz.runtime.git_watch import GitWatchHook
     from caretz.sandbox.runner import Sandbox
+    from caretz.tools.base import Tool
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import ToolRegistry
     from caretz.trusted import Programs
@@ -58,6 +61,7 @@ class SessionTools:
     hooks: SessionHooks | None = None
     git_watch: GitWatchHook | None = None
     checkpoints: TurnCheckpoints | None = None
+    web_cache: FetchCache = field(default_factory=FetchCache)  # web_fetch's pages, by URL
 
 
 @dataclass(frozen=True)
@@ -138,9 +142,12 @@ def agent_config(settings: Settings, system: str) -> AgentConfig:
     )
 
 
-def session_registry(settings: Settings, tools: SessionTools) -> ToolRegistry:
-    """The built-in tools under every check, in order: the hooks' PreToolUse, the
-    permission check, the checkpoints; after each call the git watch, then PostToolUse."""
+def session_registry(
+    settings: Settings, tools: SessionTools, extra_tools: Sequence[Tool] = ()
+) -> ToolRegistry:
+    """The built-in tools (and `extra_tools`: the web tools) under every check, in order:
+    the hooks' PreToolUse, the permission check, the checkpoints; after each call the git
+    watch, then PostToolUse."""
     first_checks, after_call = tool_hooks(tools.hooks)
     if tools.git_watch is not None:
         after_call = (tools.git_watch, *after_call)
@@ -152,6 +159,7 @@ def session_registry(settings: Settings, tools: SessionTools) -> ToolRegistry:
         after_call,
         mode=settings.permission_mode,
         sandboxed=commands_sandboxed(settings),
+        extra_tools=extra_tools,
     )
 
 
@@ -162,6 +170,7 @@ def tool_context(settings: Settings, tools: SessionTools) -> ToolContext:
         rules=tools.permissions.rules,
         sandbox=tools.sandbox,
         jobs=tools.jobs,
+        no_images=images_refusal(settings.model.ref),
     )
 
 

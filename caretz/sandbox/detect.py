@@ -15,11 +15,14 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.sandbox.bwrap import BASE_MOUNTS, ISOLATION
 from caretz.sandbox.policy import DEFAULT_MODE, SandboxMode
 from caretz.trusted import Programs
+
+if TYPE_CHECKING:
+    from caretz.sandbox.allowlist import NetworkAllowlist
 
 PROBE_TIMEOUT_S = 10.0
 INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"
@@ -64,12 +67,24 @@ class SandboxCheck:
     notice: str | None  # a warning to show at start (the Landlock fallback), else None
     # The programs caretz runs itself, found where no command can write (caretz/trusted.py).
     programs: Programs | None = None
+    # With the network off: the allowlist's entries as written; None: no proxy.
+    allowed_hosts: tuple[str, ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.update(mode=self.mode.value, backend=self.backend.value)
         data.update(enforced=list(self.enforced), not_enforced=list(self.not_enforced))
+        if self.allowed_hosts is not None:
+            data["allowed_hosts"] = list(self.allowed_hosts)
         return data
+
+    @property
+    def network_label(self) -> str:
+        if self.network:
+            return "on"
+        if self.allowed_hosts is None:
+            return "off"
+        return f"only {', '.join(self.allowed_hosts) or 'no host'}, through caretz's proxy"
 
 
 def probe_bwrap(path: str | None, missing: str = "not found on PATH") -> BwrapProbe:
@@ -101,9 +116,11 @@ def check_sandbox(
     bwrap: BwrapProbe | None = None,
     landlock_abi: int | None = None,
     programs: Programs | None = None,
+    allowlist: NetworkAllowlist | None = None,
 ) -> SandboxCheck:
     """Probe what is not given (bwrap, the kernel's Landlock ABI) and judge. With
-    `programs`, bwrap is the trusted one found there, else the first on PATH."""
+    `programs`, bwrap is the trusted one found there, else the first on PATH; with
+    `allowlist` (the network off), the hosts caretz's proxy lets through."""
     platform = platform or sys.platform
     linux = platform.startswith("linux")
     if bwrap is None and not linux:
@@ -115,7 +132,12 @@ def check_sandbox(
     if landlock_abi is None:
         landlock_abi = _landlock_abi() if linux else 0
     backend = _choose(linux, bwrap, landlock_abi)
+    hosts = tuple(allowlist.entries) if allowlist is not None and not network else None
     enforced, not_enforced = _coverage(mode, network, backend, landlock_abi)
+    if hosts is not None and mode is not SandboxMode.OFF and backend is not Backend.NONE:
+        enforced, not_enforced = _with_allowlist(enforced, not_enforced, backend, landlock_abi)
+        if backend is Backend.BWRAP and programs is not None and not programs.nsenter.path:
+            not_enforced.append(NO_NSENTER)
     needed = mode is not SandboxMode.OFF
     problem = (
         _problem(platform, bwrap, landlock_abi) if needed and backend is Backend.NONE else None
@@ -133,6 +155,7 @@ def check_sandbox(
         problem=problem,
         notice=notice,
         programs=programs,
+        allowed_hosts=hosts,
     )
 
 
@@ -148,7 +171,7 @@ def render_check(check: SandboxCheck) -> str:
     landlock = f"ABI {check.landlock_abi}" if check.landlock_abi else "not available"
     bwrap_where = f" ({check.bwrap.path})" if check.bwrap.path else ""
     lines = [
-        f"mode: {check.mode.value}, network {'on' if check.network else 'off'}",
+        f"mode: {check.mode.value}, network {check.network_label}",
         f"bubblewrap: {check.bwrap.detail or 'not available'}{bwrap_where}",
         f"Landlock: {landlock}",
         f"commands run with: {_backend_label(check)}",
@@ -270,3 +293,41 @@ def _landlock_coverage(
     if abi < 6:
         missing.append("signals and abstract Unix sockets outside the sandbox (ABI 6)")
     return enforced, missing
+
+
+PROXY_ENFORCED = (
+    "network: only the allowed hosts, through caretz's HTTP and HTTPS proxy (HTTP_PROXY, "
+    "HTTPS_PROXY); a name is checked again after DNS and refused if it resolves to a "
+    "private address; refusals are named in the command's output; nothing else gets out"
+)
+NO_NSENTER = (
+    "network: the allowlist needs nsenter (util-linux) where no command can write it; "
+    "without it commands get no network at all"
+)
+PROXY_UNINSPECTED = (
+    "network: HTTPS through the proxy is a tunnel, not inspected: whatever a command sends "
+    "an allowed host (a CDN's name reaches every site it serves) gets there"
+)
+
+
+def _with_allowlist(
+    enforced: list[str], missing: list[str], backend: Backend, abi: int
+) -> tuple[list[str], list[str]]:
+    """The coverage with the network off and an allowlist: what the proxy adds."""
+    enforced = [line for line in enforced if not line.startswith("network:")]
+    missing = [line for line in missing if not line.startswith("network:")]
+    if backend is Backend.BWRAP:
+        return [*enforced, PROXY_ENFORCED], [*missing, PROXY_UNINSPECTED]
+    if abi < 4:
+        return enforced, [
+            *missing,
+            f"network: not restricted (needs Landlock ABI 4, this kernel has {abi}): only "
+            "programs that use HTTP_PROXY go through the allowlist",
+        ]
+    return [*enforced, PROXY_ENFORCED + "; TCP connect to the proxy's port only"], [
+        *missing,
+        PROXY_UNINSPECTED,
+        "network: the proxy's port is open on every address (Landlock rules name ports), "
+        "UDP and other non-TCP traffic (e.g. DNS) is not blocked, and other programs on "
+        "this machine can use the proxy (it listens on the host's loopback)",
+    ]

@@ -11,7 +11,8 @@ launcher caretz puts in front of a command (`python -I -S landlock.py FLAGS -- a
 1. it makes itself a child subreaper and asks for SIGTERM when caretz dies;
 2. it forks; the child drops every capability, applies the rules (read-only where
    granted, read-write in the writable roots and the session's TMPDIR (`--tmp`), TCP
-   bind/connect denied when the network is off, signals and abstract Unix sockets
+   bind/connect denied when the network is off (but connect to the allowlist's proxy
+   port, `--connect-port`: ABI 4), signals and abstract Unix sockets
    outside the sandbox denied), loads the seccomp filter it is given (`--seccomp`:
    no new Unix sockets, sandbox/seccomp.py) and execs the command;
 3. when the command ends, or the launcher gets SIGTERM/SIGHUP/SIGINT (a timeout,
@@ -45,6 +46,7 @@ SYS_ADD_RULE = 445
 SYS_RESTRICT_SELF = 446
 CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
+RULE_NET_PORT = 2
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
@@ -105,8 +107,15 @@ def read_rights() -> int:
     return EXECUTE | READ_FILE | READ_DIR
 
 
-def restrict_self(read: list[str], write: list[str], network: bool, abi: int | None = None) -> None:
-    """Restrict this thread and its future children; raises LandlockError on any failure."""
+def restrict_self(
+    read: list[str],
+    write: list[str],
+    network: bool,
+    abi: int | None = None,
+    connect_ports: tuple[int, ...] = (),
+) -> None:
+    """Restrict this thread and its future children; raises LandlockError on any failure.
+    With the network off (ABI 4), TCP connect stays allowed to `connect_ports` only."""
     abi = abi_version() if abi is None else abi
     if abi < 1:
         raise LandlockError(0, "Landlock is not available in this kernel")
@@ -127,6 +136,8 @@ def restrict_self(read: list[str], write: list[str], network: bool, abi: int | N
             _add_rule(libc, ruleset, path, read_rights())
         for path in write:
             _add_rule(libc, ruleset, path, fs)
+        for port in connect_ports if net else ():
+            _add_port_rule(libc, ruleset, port)
         _check(libc, libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         _check(
             libc,
@@ -200,6 +211,14 @@ def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
+def _add_port_rule(libc: ctypes.CDLL, ruleset: int, port: int) -> None:
+    rule = struct.pack("=QQ", NET_CONNECT_TCP, port)  # struct landlock_net_port_attr
+    result = libc.syscall(
+        SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_NET_PORT), rule, ctypes.c_uint32(0)
+    )
+    _check(libc, result, f"landlock_add_rule(port {port})")
+
+
 def _is_dir(fd: int) -> bool:
     import stat
 
@@ -216,7 +235,7 @@ def _check(libc: ctypes.CDLL, result: int, what: str) -> int:
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 USAGE = (
     "usage: landlock.py [--parent PID] [--abi N] [--network] [--unconfined] [--tmp DIR]"
-    " [--seccomp FILE] [--read PATH]... [--write PATH]... -- COMMAND [ARGS...]"
+    " [--seccomp FILE] [--connect-port N] [--read PATH]... [--write PATH]... -- COMMAND"
 )
 
 
@@ -230,6 +249,7 @@ class LaunchSpec:
         self.abi: int | None = None
         self.tmp = ""  # the session's TMPDIR, writable
         self.seccomp = ""  # a file holding the seccomp program to load
+        self.connect_ports: tuple[int, ...] = ()  # TCP ports open with the network off
         self.command: list[str] = []
 
 
@@ -255,6 +275,8 @@ def parse_args(args: list[str]) -> LaunchSpec:
             spec.parent = int(value)
         elif flag == "--abi":
             spec.abi = int(value)
+        elif flag == "--connect-port":
+            spec.connect_ports += (int(value),)
         elif flag in ("--tmp", "--seccomp"):
             setattr(spec, flag[2:], value)
         else:
@@ -319,7 +341,7 @@ def _exec_restricted(spec: LaunchSpec, env: dict[str, str]) -> None:
             program = read_program(spec.seccomp) if spec.seccomp else b""
             drop_capabilities()
             write = [*spec.write, spec.tmp] if spec.tmp else spec.write
-            restrict_self(spec.read, write, spec.network, spec.abi)
+            restrict_self(spec.read, write, spec.network, spec.abi, spec.connect_ports)
             if program:
                 load_seccomp(program)
         os.execvpe(spec.command[0], spec.command, env)

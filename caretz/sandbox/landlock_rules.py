@@ -97,9 +97,12 @@ def launcher_argv(
     abi: int | None = None,
     tmp: Path | None = None,
     seccomp: Path | None = None,
+    connect_port: int | None = None,
 ) -> list[str]:
     """`python -I -S landlock.py FLAGS -- argv`: applies the rules in a child, then execs.
-    `tmp` is the session's TMPDIR (writable), `seccomp` a file with the filter to load."""
+    `tmp` is the session's TMPDIR (writable), `seccomp` a file with the filter to load,
+    `connect_port` the one TCP port a command may connect to with the network off (the
+    allowlist's proxy)."""
     if policy.mode is SandboxMode.OFF:
         raise ValueError("the sandbox is off; run the command directly")
     if not argv:
@@ -114,6 +117,8 @@ def launcher_argv(
         flags += ["--seccomp", str(seccomp)]
     if rules.network:
         flags.append("--network")
+    elif connect_port is not None:
+        flags += ["--connect-port", str(connect_port)]
     for path in rules.read:
         flags += ["--read", path]
     for path in rules.write:

@@ -19,7 +19,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from caretz.sandbox.allowlist import NetworkAllowlist
 
 # `sandbox.mode` as profiles.json and --sandbox write it.
 ModeName = Literal["workspace-write", "read-only", "off"]
@@ -123,13 +126,16 @@ class SandboxPolicy:
     mode: SandboxMode
     cwd: Path  # resolved; always the first of `roots`
     roots: tuple[Path, ...]  # the working directory and --add-dir dirs, resolved
-    network: bool
+    network: bool  # the host's network; False: the session's own loopback (and the proxy)
     hidden: tuple[Path, ...]  # absolute; an entry may be a glob pattern
     read_only: tuple[Path, ...]  # the user's extra read-only paths; may be globs
     home: Path
     # caretz's own config file or dir and data dir: hidden when sandboxed, and never
     # written by the file tools in any mode, `off` included.
     caretz_dirs: tuple[Path, ...] = ()
+    # With the network off: the hosts caretz's proxy lets commands reach (sandbox/allowlist.py);
+    # None: no proxy, nothing gets out.
+    allowlist: NetworkAllowlist | None = None
 
     @property
     def enforced(self) -> bool:
@@ -182,6 +188,7 @@ def build_policy(
     extra_hidden: Sequence[str] = (),
     extra_read_only: Sequence[str] = (),
     uid: int | None = None,
+    allowlist: NetworkAllowlist | None = None,
 ) -> SandboxPolicy:
     """The session's policy. Raises PolicyError for a root that is not a directory."""
     root_cwd = _directory(Path(cwd), "the working directory")
@@ -202,6 +209,7 @@ def build_policy(
         read_only=tuple(_unique(read_only)),
         home=Path(home),
         caretz_dirs=tuple(_unique(Path(os.path.abspath(d)) for d in caretz_dirs)),
+        allowlist=None if network else allowlist,
     )
 
 

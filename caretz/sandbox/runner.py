@@ -17,6 +17,11 @@ A session's commands share its /tmp and, with the network off under bubblewrap, 
 network namespace (sandbox/runtime.py); with the network off they run under the
 seccomp filter that refuses new Unix sockets (sandbox/seccomp.py), unless the user
 named sockets (`allowUnixSockets`, `allowSshAgent`) under bubblewrap, which binds them in.
+With a network allowlist the network stays off and commands get HTTP_PROXY and
+HTTPS_PROXY pointing at caretz's proxy (sandbox/netproxy.py), which listens inside the
+session's namespace (under Landlock, on the host's loopback, the only port commands may
+connect to); after each command the bash tool takes the proxy's refusals
+(`network_lines`).
 
 With the sandbox off, and for one command the user let out of it (`confined=False`),
 the command still gets the filtered environment and starts under the launcher with no
@@ -33,23 +38,31 @@ import contextlib
 import dataclasses
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz.sandbox.bwrap import SessionView, bwrap_argv
 from caretz.sandbox.covers import Covers
 from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock_rules import launcher_argv, unconfined_argv
+from caretz.sandbox.netlisten import listener_inside, listener_on_host
 from caretz.sandbox.paths import PathGuard
 from caretz.sandbox.policy import SandboxPolicy, is_within, root_protection
 from caretz.sandbox.runtime import SessionRuntime
 from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 
+if TYPE_CHECKING:
+    import socket
+
 SANDBOX_TMPDIR = "/tmp"  # bwrap binds the session's directory there
 SSH_AUTH_SOCK = "SSH_AUTH_SOCK"
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+NO_PROXY = "localhost,127.0.0.1,::1"  # the session's own servers are reached directly
 
 
 @dataclass(frozen=True)
@@ -133,11 +146,24 @@ class Sandbox:
         if self.backend is Backend.LANDLOCK:
             # Always a filter (prlimit on other processes); Unix sockets with the network off.
             seccomp = self._filter_file(unix_sockets=self.policy.network)
+            port = self._proxy_port(listener_on_host)
             command = launcher_argv(
-                self.policy, argv, self.python, tmp=self.runtime.tmp_dir(), seccomp=seccomp
+                self.policy,
+                argv,
+                self.python,
+                tmp=self.runtime.tmp_dir(),
+                seccomp=seccomp,
+                connect_port=port,
             )
-            return Launch(command, env, cwd)
+            return Launch(command, with_proxy(env, port), cwd)
         return self._bwrap_launch(argv, env, cwd, environ)
+
+    def network_lines(self, ask: bool = True) -> list[str]:
+        """After a command, with a network allowlist: the proxy's refusals as lines for the
+        model (and events), and the user's answer on allowing them (`ask`); else none."""
+        if self.policy.allowlist is None or not self.enforced:
+            return []
+        return self.runtime.network_gate().settle(ask)
 
     def cwd_report(self, confined: bool = True) -> tuple[str, Path]:
         """A fresh file for a command's final cwd: (its path inside, its path on the host)."""
@@ -182,8 +208,11 @@ class Sandbox:
             namespace = self.runtime.netns(self.bwrap_path) if self.nsenter_path else None
             if namespace is not None and self.nsenter_path:
                 prefix, held = namespace.nsenter_argv(self.nsenter_path), namespace.fds
+            env = with_proxy(env, self._bwrap_proxy_port(prefix, held))
             if not sockets:
                 opened.append(os.open(self._filter_file(), os.O_RDONLY | os.O_CLOEXEC))
+        else:
+            self.runtime.stop_proxy()  # a sandbox rebuilt with the host's network closes it
         view = SessionView(
             tmp=self.runtime.tmp_dir(),
             shared_net=bool(prefix),
@@ -193,8 +222,44 @@ class Sandbox:
         command = bwrap_argv(self.policy, argv, self.bwrap_path, view, cwd)
         return Launch([*prefix, *command], env, cwd, (*held, *opened), tuple(opened))
 
+    def _bwrap_proxy_port(self, prefix: list[str], held: tuple[int, ...]) -> int | None:
+        """The proxy's port inside the session's namespace; None without an allowlist, or
+        without a shared namespace to put it in (each command then has its own, empty)."""
+        if self.policy.allowlist is not None and not prefix:
+            why = self.runtime.net_problem
+            self.runtime.network_gate().problem = (
+                f"the network allowlist is not in force ({why})"
+                if why
+                else "the network allowlist needs nsenter (util-linux)"
+            )
+            return None
+        python = self.python or sys.executable
+        return self._proxy_port(lambda: listener_inside(prefix, python, held))
+
+    def _proxy_port(self, listener: Callable[[], socket.socket]) -> int | None:
+        if self.policy.allowlist is None:
+            self.runtime.stop_proxy()  # a sandbox rebuilt without the allowlist closes it
+            return None
+        port = self.runtime.proxy_port(self.policy.allowlist, listener)
+        if port is None:
+            self.runtime.network_gate().problem = self.runtime.proxy_problem
+        return port
+
     def _filter_file(self, unix_sockets: bool = False) -> Path:
         return self.runtime.filter_file(command_filter(unix_sockets=unix_sockets))
+
+
+def with_proxy(env: dict[str, str], port: int | None) -> dict[str, str]:
+    """`env` with the proxy variables (both spellings: curl reads only the lower-case
+    http_proxy) pointing at caretz's proxy on `port`; `env` itself when there is none."""
+    if port is None:
+        return env
+    url = f"http://127.0.0.1:{port}"
+    env = dict(env)
+    for name in PROXY_VARIABLES:
+        env[name] = env[name.lower()] = url
+    env["NO_PROXY"] = env["no_proxy"] = NO_PROXY
+    return env
 
 
 def open_sandbox(

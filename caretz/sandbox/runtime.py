@@ -19,6 +19,10 @@ bubblewrap, its own PID namespace, timeout and cleanup); what is shared is:
   without `--unshare-net`. Holding the namespace by a file, not by a process id, means
   no process can die and leave a reused id that would put a command in another
   namespace. Where the namespace cannot be made, each command gets its own, as before.
+- with a network allowlist, the proxy (sandbox/netproxy.py) and its checks
+  (sandbox/netgate.py: the hosts allowed at the prompt, the refusals not yet told): its
+  listening socket is made inside the shared namespace (sandbox/netbridge.py), or on the
+  host's loopback under Landlock, when the first command needs it, and closed at the end.
 - the working directory between bash commands (`WorkingDir`).
 """
 
@@ -33,9 +37,17 @@ import subprocess
 import tempfile
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import socket
+
+    from caretz.sandbox.allowlist import NetworkAllowlist
+    from caretz.sandbox.netgate import AskToAllow, NetworkGate
+    from caretz.sandbox.netproxy import ProxyServer
 
 HOLDER_TIMEOUT_S = 10.0
 
@@ -87,6 +99,13 @@ class SessionRuntime:
         self._finalizer: weakref.finalize | None = None
         self.workdir: Path | None = None  # the bash commands' cwd; None: the project root
         self._reports = 0
+        self._gate: NetworkGate | None = None
+        self._proxy: ProxyServer | None = None
+        self._proxy_tried = False
+        self.proxy_problem: str | None = None  # why the allowlist's proxy could not start
+        # The session log's emit and the question that allows a refused host (None: nobody
+        # to ask), given to the network checks when they are made (runtime/network.py).
+        self._network_wiring: tuple[Callable[..., object], AskToAllow | None] | None = None
 
     def tmp_dir(self) -> Path:
         """The host directory that is the session's /tmp (created on first use)."""
@@ -124,8 +143,55 @@ class SessionRuntime:
                     self.net_problem = f"no shared network namespace: {error}"
             return self._net
 
+    def network_gate(self) -> NetworkGate:
+        """The session's network checks (made on first use, with an empty allowlist until a
+        command with an allowlist starts), kept across a sandbox rebuilt mid-session."""
+        with self._lock:
+            if self._gate is None:
+                from caretz.sandbox.allowlist import NetworkAllowlist
+                from caretz.sandbox.netgate import NetworkGate
+
+                self._gate = NetworkGate(NetworkAllowlist())
+                if self._network_wiring is not None:
+                    self._gate.emit, self._gate.ask = self._network_wiring
+            return self._gate
+
+    def wire_network(self, emit: Callable[..., object], ask: AskToAllow | None) -> None:
+        """Where the network checks' events go and whom they ask, now or once made."""
+        with self._lock:
+            self._network_wiring = (emit, ask)
+            if self._gate is not None:
+                self._gate.emit, self._gate.ask = emit, ask
+
+    def proxy_port(
+        self, allowlist: NetworkAllowlist, listener: Callable[[], socket.socket]
+    ) -> int | None:
+        """The port of the session's proxy, checking against `allowlist` (the proxy starts
+        on first use, on the socket `listener` makes); None when it cannot start
+        (`proxy_problem` says why): commands then have no network at all."""
+        gate = self.network_gate()
+        with self._lock:
+            gate.allowlist = allowlist
+            if not self._proxy_tried:
+                self._proxy_tried = True
+                from caretz.sandbox.netproxy import ProxyServer
+
+                try:
+                    self._proxy = ProxyServer(listener(), gate).start()
+                except (OSError, subprocess.SubprocessError) as error:
+                    self.proxy_problem = f"the network allowlist's proxy did not start: {error}"
+            return self._proxy.port if self._proxy is not None else None
+
+    def stop_proxy(self) -> None:
+        """No allowlist any more (the sandbox was rebuilt with the network off or on)."""
+        with self._lock:
+            proxy, self._proxy, self._proxy_tried = self._proxy, None, False
+        if proxy is not None:
+            proxy.close()
+
     def close(self) -> None:
         """Close the namespace files and remove the session's directory."""
+        self.stop_proxy()
         with self._lock:
             if self._finalizer is not None:
                 self._finalizer()

@@ -11,10 +11,12 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from caretz.messages import Image
+from caretz.session.images import ImageFiles
 from caretz.session.records.base import Record, UnknownRecord
 
 Emit = Callable[[Record], Any]
@@ -56,6 +58,16 @@ class EventLog:
         for listener in self._listeners:
             listener(event)
         return event
+
+    def keep_images(self, images: Sequence[Image]) -> None:
+        """Store the images an event about to be emitted names by `ref()`, each once, in
+        the session's folder (caretz/session/images.py); nothing without a log file."""
+        if self.path is None or not images:
+            return
+        files = ImageFiles(self.path.parent)
+        with self._lock:
+            for image in images:
+                files.save(image)
 
     def close(self) -> None:
         if self._file is not None:

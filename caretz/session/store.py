@@ -10,8 +10,9 @@ from datetime import datetime
 from pathlib import Path
 
 from caretz.config_base import ConfigError
-from caretz.messages import Message, ToolCall, answer_dangling_calls
+from caretz.messages import ImageLoader, Message, ToolCall, answer_dangling_calls, restore_images
 from caretz.session.events import read_events
+from caretz.session.images import ImageFiles
 from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.checkpoints import CheckpointRestored
 from caretz.session.records.loop import (
@@ -207,7 +208,13 @@ class _Rebuilding:
         )
 
 
-def rebuild_history(events: Iterable[Record]) -> History:
+def read_history(events_path: Path) -> History:
+    """The conversation of the session whose log is `events_path`, its images read back
+    from the session's folder."""
+    return rebuild_history(read_events(events_path), ImageFiles(events_path.parent).load)
+
+
+def rebuild_history(events: Iterable[Record], load_image: ImageLoader | None = None) -> History:
     """The main agent's conversation as it stood at the end of the log.
 
     Guard notes were never part of the conversation, so they are not rebuilt;
@@ -217,7 +224,8 @@ def rebuild_history(events: Iterable[Record]) -> History:
     after a compaction. A rewind of the conversation (`Checkpoint.Restored` with
     scope "conversation" or "both") puts it back as it was before the turn rewound
     to, or, for a rewind to a rewind's own checkpoint, as it was when that rewind
-    happened.
+    happened. Images are read back with `load_image`; one that cannot be (or every one,
+    without it) is named in the message's text instead.
     """
     state = _Rebuilding()
     turn_starts: dict[int, _Rebuilding] = {}
@@ -230,20 +238,28 @@ def rebuild_history(events: Iterable[Record]) -> History:
         elif isinstance(event, TurnStarted):
             number = int(event.turn or state.turns + 1)
             turn_starts[number] = state.saved()
-            state.conversation.append(Message("user", event.prompt))
+            images, lost = restore_images(event.images or [], load_image)
+            state.conversation.append(Message("user", event.prompt + lost, images=images))
             state.turns, state.last_request = state.turns + 1, event.prompt
             state.live_turns = (*state.live_turns, number)
         elif isinstance(event, ModelResponse):
-            state.conversation.append(Message.from_dict(event.message))
+            state.conversation.append(Message.from_dict(event.message, load_image))
         elif isinstance(event, ToolResult):
+            images, lost = restore_images(event.images or [], load_image)
             state.conversation.append(
-                Message("tool", event.output, tool_call_id=event.call_id, is_error=not event.ok)
+                Message(
+                    "tool",
+                    event.output + lost,
+                    tool_call_id=event.call_id,
+                    is_error=not event.ok,
+                    images=images,
+                )
             )
         elif isinstance(event, TurnEnded) and event.written("text"):
             state.last_answer = event.text
         elif isinstance(event, SessionCompacted):
             # The compacted conversation replaces everything rebuilt so far.
-            state.conversation = [Message.from_dict(m) for m in event.conversation]
+            state.conversation = [Message.from_dict(m, load_image) for m in event.conversation]
         elif isinstance(event, CheckpointRestored):
             _rewind(state, event, turn_starts, rewinds)
     return state.history()

@@ -28,6 +28,8 @@ class Question:
     escalate: str | None = None  # the model's reason for leaving the sandbox
     saves: tuple[str, ...] = ()  # the rules "yes, always" would save; () when not offered
     settings_file: str = ".caretz/settings.json"  # where they would be saved
+    heading: str | None = None  # None: "caretz asks before it runs <tool>"
+    yes_means: str = "yes, once"  # what `y` does, as the question shows it
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class NobodyAsks:
 
 def input_summary(tool: str, arguments: Mapping[str, Any]) -> str:
     """The one argument that says what a call is about, on one line."""
-    for key in ("command", "path", "pattern", "url", "agent", "prompt"):
+    for key in ("command", "path", "pattern", "url", "query", "agent", "prompt"):
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
             return one_line(value, SUMMARY_CHARS)

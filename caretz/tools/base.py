@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from caretz.messages import ToolSpec
+from caretz.messages import Image, Message, ToolSpec
 from caretz.tools.jobtable import JobTable
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ class ToolResult:
     diff: str | None = None
     # What ended a command before it finished: "timeout", "interrupted" or "cancelled".
     ended_by: str | None = None
+    # Images the model sees with the output (an image file read, an MCP server's images).
+    images: list[Image] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -42,7 +44,15 @@ class ToolResult:
             data["files_changed"] = self.files_changed
         if self.ended_by:
             data["ended_by"] = self.ended_by
+        if self.images:  # the bytes are stored beside the log (EventLog.keep_images)
+            data["images"] = [image.ref() for image in self.images]
         return data
+
+    def message(self, call_id: str) -> Message:
+        """The conversation's message for this result of the call `call_id`."""
+        return Message(
+            "tool", self.output, tool_call_id=call_id, is_error=not self.ok, images=self.images
+        )
 
 
 @dataclass
@@ -70,6 +80,9 @@ class ToolContext:
     permission_hint: PermissionHint | None = None
     # What a custom command lets its own turn's calls do (tools/policy.py's TurnGrant).
     grant: TurnGrant | None = None
+    # Why the session's model cannot take images ("model X does not take images"), known
+    # from caretz's model table; None: it can, or nobody knows (the provider will say).
+    no_images: str | None = None
 
 
 class ToolInterrupted(KeyboardInterrupt):
@@ -89,7 +102,7 @@ class ToolArgumentError(ValueError):
 
 class Tool(Protocol):
     """A tool. It may also say what it does for the permission check, as a class attribute
-    `effect` (caretz.permissions.modes.Effect: read, edit, shell, internal, external);
+    `effect` (caretz.permissions.modes.Effect: read, edit, shell, internal, external, fetch);
     a tool that does not say is treated as running outside the sandbox."""
 
     spec: ToolSpec

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,8 @@ class BashTool:
         reader = PipeReader(process.stdout, shaped.feed)
         finish = _Finish(process, reader, output, started, self.output_drain_s, (shaped, full))
         finish.report = (ctx, report[1]) if report else None
+        if ctx.sandbox is not None and confined:
+            finish.network = ctx.sandbox.network_lines
         try:
             # Inside the try: an interrupt while the reader starts still ends the group.
             reader.start()
@@ -169,12 +172,17 @@ class _Finish:
         self.process, self.reader, self.output = process, reader, output
         self.started, self.drain_s, self.shaped = started, drain_s, shaped
         self.report: tuple[ToolContext, Path] | None = None  # where the cwd is reported
+        # The network allowlist's refusals while it ran, and the user's answer (asked
+        # unless Ctrl-C ended it); sandbox/netgate.py.
+        self.network: Callable[[bool], list[str]] | None = None
 
     def result(self, ending: str | None, timeout: float) -> ToolResult:
         self.reader.join(self.drain_s)
         duration = time.monotonic() - self.started
         code = self.process.returncode if ending is None else None
         notes = _notes(code, ending, timeout, duration, self.reader.is_alive())
+        if self.network is not None:
+            notes = [*self.network(ending != "interrupted"), *notes]
         if self.report is not None:
             moved = take_report(*self.report)
             notes += [moved] if moved else []

@@ -32,6 +32,7 @@ from caretz.tools.file_access import (  # noqa: F401 (the search tools' helpers,
     store,
 )
 from caretz.tools.file_reads import FileReads
+from caretz.tools.images import fitted_from_fd, image_result, starts_like_image
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE_CHARS = 2000
@@ -83,7 +84,9 @@ class ReadTool:
             "the numbers are not part of the file. Reads up to 2000 lines from `offset` "
             "(1-based); a last line says which lines of how many were shown and the "
             "offset to read on from. Lines over 2000 characters are cut. Paths are "
-            "relative to the workspace or absolute. Read a file before editing it."
+            "relative to the workspace or absolute. Read a file before editing it. "
+            "An image file (PNG, JPEG, GIF, WebP) comes back as the image itself, "
+            "scaled down to at most 1568 pixels a side."
         ),
         parameters=object_schema(
             path=Param("string", "File to read.", required=True),
@@ -99,11 +102,13 @@ class ReadTool:
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         offset = _positive_int(args, "offset", 1)
         limit = min(_positive_int(args, "limit", READ_DEFAULT_LIMIT), READ_DEFAULT_LIMIT)
-        checked, fd, _ = open_file(ctx, args["path"])
+        checked, fd, stat = open_file(ctx, args["path"])
         shown = display_path(ctx, checked.path)
-        if fd is None:
+        if fd is None or stat is None:
             return _failed(f"File not found: {shown}")
         try:
+            if starts_like_image(fd):
+                return image_result(ctx, fitted_from_fd(fd, stat.st_size, shown))
             window = _read_window(fd, offset, limit, max(READ_CHAR_BUDGET, ctx.output_limit_chars))
         except OSError as error:
             return _failed(f"Cannot read {shown}: {error.strerror or error}")

@@ -8,6 +8,7 @@ same sandbox as any command.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from caretz.tools.jobtable import Job, JobError, JobTable
 from caretz.tools.output import model_text
 
 MAX_WAIT_S = 30.0
+_STARTED = re.compile(r"Started background job (\S+): ")  # the first line start_background writes
 
 
 def start_background(
@@ -38,6 +40,13 @@ def start_background(
             "it is stopped when the session ends."
         ),
     )
+
+
+def started_job_id(output: str) -> str | None:
+    """The id of the job a bash call with `background: true` started, read from the result
+    start_background wrote (None when it started none)."""
+    match = _STARTED.match(output)
+    return match.group(1) if match else None
 
 
 JOB_ID = Param("string", 'The job\'s id, e.g. "j1".', required=True)

@@ -54,7 +54,8 @@ EffectOf = Callable[[str], "Effect | None"]
 
 _MODE_HINTS = {
     "escalation": (
-        "set sandbox.network to true in the profile if it only needs the network, or run "
+        "list the hosts it needs in sandbox.network in the profile (or set it to true) if it "
+        "only needs the network, or run "
         "caretz with --permission-mode yolo (no sandbox; nothing asks)"
     ),
     "no-sandbox": "run caretz with the sandbox on (--permission-mode auto)",

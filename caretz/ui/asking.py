@@ -73,14 +73,17 @@ class TerminalAsker:
 
 def question_view(question: Question) -> Group:
     """The call, why it asks, and the keys."""
-    parts: list[Any] = [
-        Text.assemble(("caretz asks before it runs ", "bold yellow"), (question.tool, "bold"))
-    ]
+    heading = (
+        Text(question.heading, "bold yellow")
+        if question.heading
+        else Text.assemble(("caretz asks before it runs ", "bold yellow"), (question.tool, "bold"))
+    )
+    parts: list[Any] = [heading]
     parts.append(Panel(_call_body(question), border_style="yellow", expand=False))
     parts.append(Text.assemble(("why: ", "bold"), question.reason))
     if question.escalate and question.escalate not in question.reason:
         parts.append(Text.assemble(("outside the sandbox: ", "bold"), question.escalate))
-    parts.append(Text.from_markup("  [bold]y[/]  yes, once"))
+    parts.append(Text.from_markup(f"  [bold]y[/]  {escape(question.yes_means)}"))
     if question.saves:
         rules = escape(", ".join(question.saves))
         where = escape(question.settings_file)

@@ -1,17 +1,19 @@
 """Headless output: streamed text on stdout, one line per tool call and guard event on stderr.
 
-Rich decides colour: none when piped or when NO_COLOR is set.
+Rich decides colour: none when piped or when NO_COLOR is set. Drawing in place (the
+answer's Markdown, the spinner, wrapped lines indented under their mark) happens only on
+a real terminal (`wrapping.draws_in_place`); piped or redirected, nothing is redrawn.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
+import time
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
-from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.markup import escape
 
@@ -21,14 +23,23 @@ from caretz.providers.base import Retrying
 from caretz.session.records import loop
 from caretz.session.records.base import LoopGuardRecord, PermissionRecord
 from caretz.text import one_line, plural, shorten
+from caretz.ui.answer import PlainAnswer, TerminalAnswer
 from caretz.ui.checkpoint_lines import CheckpointLines
+from caretz.ui.job_lines import background_job, job_started_line
+from caretz.ui.wrapping import draws_in_place, hanging
+
+if TYPE_CHECKING:
+    from caretz.ui.progress import ProgressLine
+
+Clock = Callable[[], float]
 
 if TYPE_CHECKING:
     from caretz.session.records.base import Record
     from caretz.session.records.session import CommandRan
 
 _ARG_PREVIEW = 80
-DIFF_MAX_LINES = 40
+DIFF_MAX_LINES = 40  # an edit's diff in the live view and `--output detailed`
+SHORT_DIFF_LINES = 12  # and in `-p`'s default view
 FAILED_OUTPUT_LINES = 3
 OUTPUT_LINE_CHARS = 200  # a failed command's output line, shortened to this
 _EXIT_NOTE = re.compile(r"\[exit code -?\d+\]")
@@ -80,89 +91,85 @@ def call_text(call: dict[str, Any]) -> str:
 
 
 def output_tail(output: str) -> list[str]:
-    """The last lines of a failed command's output, as dim markup lines."""
+    """The last lines of a failed command's output, as dim markup lines, under a line
+    that counts the ones left out."""
     lines = [
         line
         for line in output.rstrip().splitlines()
         if line.strip() and not _EXIT_NOTE.fullmatch(line.strip())  # the tool line says the exit
     ]
-    return [
+    left_out = len(lines) - FAILED_OUTPUT_LINES
+    tail = [f"  [dim]│ … {plural(left_out, 'earlier line')}[/]"] if left_out > 0 else []
+    return tail + [
         f"  [dim]│ {escape(shorten(line, OUTPUT_LINE_CHARS))}[/]"
         for line in lines[-FAILED_OUTPUT_LINES:]
     ]
 
 
-def diff_view(diff: str) -> list[RenderableType]:
-    """An edit's diff, coloured where colour is on, cut to DIFF_MAX_LINES."""
+def diff_view(diff: str, most: int = DIFF_MAX_LINES) -> list[RenderableType]:
+    """An edit's diff, coloured where colour is on, cut to its first `most` lines."""
     from rich.syntax import Syntax  # pygments' lexers: only with a diff to show
 
     lines = diff.rstrip("\n").splitlines()
-    shown = "\n".join(lines[:DIFF_MAX_LINES])
+    shown = "\n".join(lines[:most])
     view: list[RenderableType] = [
         Syntax(shown, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
     ]
-    if len(lines) > DIFF_MAX_LINES:
-        view.append(f"  [dim]… {len(lines) - DIFF_MAX_LINES} more diff lines[/]")
+    if len(lines) > most:
+        view.append(f"  [dim]… {len(lines) - most} more diff lines[/]")
     return view
 
 
 class TextOutput:
-    """The human view of a headless run (`--output text` or `detailed`)."""
+    """The human view of a headless run (`--output text` or `detailed`).
+
+    On a terminal the answer is drawn as Markdown and a spinner on stderr says which tool
+    call runs; piped or redirected, stdout is the answer's raw text and stderr plain lines.
+    """
 
     def __init__(
-        self, detailed: bool = False, out: IO[str] | None = None, err: Console | None = None
+        self,
+        detailed: bool = False,
+        out: IO[str] | None = None,
+        err: Console | None = None,
+        clock: Clock = time.monotonic,
     ):
         self.detailed = detailed
         self.out = out or sys.stdout
         self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self.calls: dict[str, dict[str, Any]] = {}
         self.told: set[str] = set()  # provider errors printed as they happened
-        self.mid_line = False
         self.checkpoint_lines = CheckpointLines()
-        self.streamed = ""  # this reply's text on stdout, since the last line on stderr
-        self.start: int | None = None  # where this reply began, when stdout is a file
+        self.answer = answer_writer(self.out, clock)
+        self.clock = clock
+        self.spins = draws_in_place(self.err)  # a spinner while a tool call runs
+        self.progress: ProgressLine | None = None  # built by the first call
 
     # -- streamed deltas (TurnListener) -----------------------------------------
     def on_response_start(self) -> None:
-        self.streamed = ""
-        self.start = _file_position(self.out)
+        self.answer.begin()
 
     def on_text(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
-        self.streamed += text
-        self.mid_line = not text.endswith("\n")
+        self.answer.write(text)
 
     def on_thinking(self, text: str) -> None:
         pass
 
     def on_retry(self, event: Retrying) -> None:
         if event.discarded is not None:
-            self.take_back_streamed()
+            self.answer.take_back()
         self.line(retry_line(event))
-
-    def take_back_streamed(self) -> None:
-        """Remove this reply's streamed text from stdout where stdout allows it: a file is
-        cut back, a terminal erases it; a pipe keeps it (the retry line says why)."""
-        if not self.streamed:
-            return
-        if self.start is not None:
-            self.out.seek(self.start)
-            self.out.truncate()
-        elif self.out.isatty():
-            rows = _rows(self.streamed, _columns(self.out))
-            self.out.write("\r" + "\x1b[1A" * (rows - 1) + "\x1b[J")
-            self.out.flush()
-        else:
-            return
-        self.streamed, self.mid_line = "", False
 
     # -- session events -----------------------------------------------------------
     def on_event(self, event: Record) -> None:
         if isinstance(event, loop.ToolCalled):
-            self.calls[event.call["id"]] = event.call
+            self.tool_called(event.call)
         elif isinstance(event, loop.ToolResult):
+            if self.progress is not None:
+                self.progress.ended(event.call_id)
             self.tool_line(event)
+        elif isinstance(event, loop.TurnEnded) and event.agent == "main":
+            self.stop_progress()
         elif isinstance(event, LoopGuardRecord):
             from caretz.ui.guard_lines import headless_line, render_lines
 
@@ -185,8 +192,23 @@ class TextOutput:
         for markup in self.checkpoint_lines.render(event):
             self.line(markup)
 
+    def tool_called(self, call: dict[str, Any]) -> None:
+        self.calls[call["id"]] = call
+        if not self.spins:
+            return
+        if self.progress is None:
+            from caretz.ui.progress import ProgressLine  # Rich's spinner, after the first request
+
+            self.progress = ProgressLine(self.err, self.clock)
+        self.answer.settle()  # the spinner goes below the answer so far
+        self.progress.started(call["id"], f"{call['name']} {call_text(call)}")
+
     def tool_line(self, event: loop.ToolResult) -> None:
         call = self.calls.get(event.call_id, {"name": event.name, "arguments": {}})
+        job = background_job(call, event)
+        if job is not None:
+            self.line(job_started_line(job, call, "stopped when the run ends"))
+            return
         mark = "[green]✓[/]" if event.ok else "[red]✗[/]"
         preview = escape(call_text(call))
         note = result_note(event)
@@ -194,9 +216,7 @@ class TextOutput:
         self.line(
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event.duration_s:.1f}s{status})[/]"
         )
-        if not self.detailed:
-            return
-        if event.ok and call["name"] == PLAN_TOOL:
+        if self.detailed and event.ok and call["name"] == PLAN_TOOL:
             from caretz.ui.goal_lines import plan_block
 
             for text in plan_block(call.get("arguments") or {}):
@@ -205,10 +225,12 @@ class TextOutput:
             for line in output_tail(event.output or ""):
                 self.line(line)
         if event.diff:
-            for item in diff_view(event.diff):
+            shown = DIFF_MAX_LINES if self.detailed else SHORT_DIFF_LINES
+            for item in diff_view(event.diff, shown):
                 self.err.print(item)
 
     def closing(self, summary: dict[str, Any]) -> None:
+        self.stop_progress()
         usage = summary["usage"]
         cost = summary.get("cost_usd")
         parts = [
@@ -234,36 +256,21 @@ class TextOutput:
         colour = "green" if summary["exit_code"] == 0 else "red"
         self.line(f"[{colour}]●[/] " + escape(" · ".join(parts)))
 
+    def stop_progress(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
     def line(self, markup: str) -> None:
-        if self.mid_line:
-            self.out.write("\n")
-            self.out.flush()
-            self.mid_line = False
-        self.streamed = ""  # text above a line on stderr stays where it is
-        self.err.print(markup)
+        self.answer.settle()  # the answer so far stays above a line on stderr
+        self.err.print(hanging(self.err, markup))
 
 
-def _file_position(out: IO[str]) -> int | None:
-    """Where the next write to `out` goes, when `out` is a regular file (else None)."""
-    try:
-        if not out.seekable():
-            return None
-        out.flush()
-        return out.tell()
-    except (OSError, ValueError):
-        return None
-
-
-def _columns(out: IO[str]) -> int:
-    try:
-        return max(os.get_terminal_size(out.fileno()).columns, 1)
-    except (OSError, ValueError):
-        return 80
-
-
-def _rows(text: str, columns: int) -> int:
-    """How many terminal rows `text` takes from the start of a row (its last row included)."""
-    return sum(max(1, -(-cell_len(line) // columns)) for line in text.split("\n"))
+def answer_writer(out: IO[str], clock: Clock) -> PlainAnswer | TerminalAnswer:
+    """Markdown redrawn in place on a terminal; the raw text anywhere else."""
+    console = Console(file=out, highlight=False)
+    if draws_in_place(console):
+        return TerminalAnswer(console, clock)
+    return PlainAnswer(out)
 
 
 class JsonOutput(QuietListener):

@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from collections.abc import Iterator
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.control import Control, ControlType
 from rich.live import Live
-from rich.markdown import Markdown, MarkdownElement, TableElement
 from rich.markup import escape
-from rich.segment import Segment
-from rich.spinner import Spinner
-from rich.text import Text
 
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
@@ -35,149 +30,21 @@ from caretz.ui.checkpoint_lines import CheckpointLines
 from caretz.ui.console import call_text, diff_view, output_tail, result_note, retry_line
 from caretz.ui.goal_lines import plan_block
 from caretz.ui.guard_lines import render_lines
+from caretz.ui.job_lines import background_job, job_started_line
+from caretz.ui.markdown import Clock, Lines, MarkdownStream, erase_printed
+from caretz.ui.markdown import WrappingMarkdown as WrappingMarkdown  # imported from here too
 from caretz.ui.notice_lines import notice_lines
 from caretz.ui.permission_lines import permission_line
-
-Clock = Callable[[], float]
-
-LIVE_WINDOW_LINES = 8  # streamed lines kept redrawable (a later delta may change them)
-RENDER_INTERVAL_S = 0.08  # re-render streamed Markdown at most this often
-
-
-class _Lines:
-    """Pre-rendered lines, printed as they are."""
-
-    def __init__(self, lines: list[list[Segment]]):
-        self.lines = lines
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in self.lines:
-            yield from line
-            yield Segment.line()
-
-
-class _WrappedTable(TableElement):
-    """A Markdown table whose cells wrap a long word instead of cutting it to "…"."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        rows = [self.header.row] if self.header is not None and self.header.row else []
-        rows += self.body.rows if self.body is not None else []
-        for row in rows:
-            for cell in row.cells:
-                cell.content.overflow = "fold"
-        yield from super().__rich_console__(console, options)
-
-
-class WrappingMarkdown(Markdown):
-    """Markdown as the session draws it: table cells wrap, so every word can be read."""
-
-    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
-        **Markdown.elements,
-        "table_open": _WrappedTable,
-    }
-
-
-class MarkdownStream:
-    """Markdown that grows delta by delta; see the module docstring.
-
-    A line is printed for good once the block it belongs to is complete (a blank
-    line outside a code fence follows it), so a table or a list that is still
-    growing is redrawn until it is whole. A block taller than the screen gives
-    up its top lines early, so the redrawn region always fits.
-    """
-
-    def __init__(self, console: Console, clock: Clock = time.monotonic):
-        self.console = console
-        self.clock = clock
-        self.text = ""
-        self.printed = 0  # lines printed for good
-        self.tail = _Lines([])
-        self._rendered_at: float | None = None
-        self._prefix: tuple[int, int] = (0, 0)  # (length of the complete blocks, their lines)
-
-    def add(self, delta: str) -> None:
-        self.text += delta
-        now = self.clock()
-        if self._rendered_at is None or now - self._rendered_at >= RENDER_INTERVAL_S:
-            self._rendered_at = now
-            self.render(final=False)
-
-    def finish(self) -> None:
-        self.render(final=True)
-
-    def render(self, final: bool) -> None:
-        lines = self._lines(self.text)
-        if final:
-            stable = len(lines)
-        else:
-            room = max(self.console.height - 6, LIVE_WINDOW_LINES)
-            stable = max(self._complete_lines(), len(lines) - room)
-        if stable > self.printed:
-            self.console.print(_Lines(lines[self.printed : stable]))
-            self.printed = stable
-        self.tail = _Lines(lines[self.printed :])
-
-    def _complete_lines(self) -> int:
-        """How many rendered lines belong to blocks no later delta can change."""
-        length = len(complete_blocks(self.text))
-        if length != self._prefix[0]:
-            self._prefix = (length, len(self._lines(self.text[:length])) if length else 0)
-        return self._prefix[1]
-
-    def _lines(self, text: str) -> list[list[Segment]]:
-        options = self.console.options
-        rendered = self.console.render_lines(
-            WrappingMarkdown(text), options, pad=False, new_lines=False
-        )
-        return [_rstrip(line) for line in rendered]
-
-
-def complete_blocks(text: str) -> str:
-    """`text` up to its last blank line outside a code fence: the blocks that are whole."""
-    cut, position, fenced = 0, 0, False
-    for line in text.splitlines(keepends=True):
-        position += len(line)
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced and not line.strip() and line.endswith("\n"):
-            cut = position
-    return text[:cut]
-
-
-def _rstrip(line: list[Segment]) -> list[Segment]:
-    """A rendered line without its trailing padding (coloured backgrounds are kept)."""
-    line = list(line)
-    while line and not line[-1].text.strip() and not (line[-1].style and line[-1].style.bgcolor):
-        line.pop()
-    if line and not (line[-1].style and line[-1].style.bgcolor):
-        last = line[-1]
-        line[-1] = Segment(last.text.rstrip(), last.style, last.control)
-    return line
-
-
-class _Status:
-    """A spinner with a label and the time it has been running."""
-
-    def __init__(self, label: str, clock: Clock):
-        self.label = label
-        self.clock = clock
-        self.started = clock()
-        self.spinner = Spinner("dots", style="cyan")
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        elapsed = self.clock() - self.started
-        self.spinner.text = Text.assemble(
-            (self.label, "cyan"), (f"  {elapsed:.0f}s · Ctrl-C to stop", "dim")
-        )
-        yield self.spinner
+from caretz.ui.progress import Status
+from caretz.ui.wrapping import hanging
 
 
 class _Region:
     """What the redrawn region shows: the streamed tail, then the spinner."""
 
     def __init__(self) -> None:
-        self.tail: _Lines | None = None
-        self.status: _Status | None = None
+        self.tail: Lines | None = None
+        self.status: Status | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.tail is not None:
@@ -316,6 +183,10 @@ class LiveView:
         call = self.calls.get(event.call_id, {"name": event.name, "arguments": {}})
         self.running = None
         self.set_status(None)
+        job = background_job(call, event)
+        if job is not None:
+            self.print(job_started_line(job, call, f"/jobs stop {job} stops it"))
+            return
         self.tool_line(call, event.ok, result_note(event), event.duration_s)
         if not event.ok:
             for line in output_tail(event.output or ""):
@@ -345,9 +216,7 @@ class LiveView:
         printed = stream.printed if stream is not None else 0
         if printed and self.live is not None and self.console.is_terminal:
             self.live.stop()  # clears the redrawn region; the printed lines sit just above it
-            rows = min(printed, self.console.height - 1)
-            up_and_erase = [(ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)]
-            self.console.control(Control(ControlType.CARRIAGE_RETURN, *up_and_erase * rows))
+            erase_printed(self.console, printed)
             self.start_live()
         self.refresh()
 
@@ -359,7 +228,7 @@ class LiveView:
         self.refresh()
 
     def set_status(self, label: str | None) -> None:
-        self.region.status = _Status(label, self.clock) if label else None
+        self.region.status = Status(label, self.clock) if label else None
         self.refresh()
 
     def refresh(self) -> None:
@@ -367,4 +236,4 @@ class LiveView:
             self.live.refresh()
 
     def print(self, markup: str) -> None:
-        self.console.print(markup, highlight=False, soft_wrap=True)
+        self.console.print(hanging(self.console, markup), highlight=False, soft_wrap=True)

@@ -185,8 +185,19 @@ class Repl(SessionControl):
         )
 
     # -- turns ---------------------------------------------------------------------------
-    def run_turn(self, prompt: str) -> Outcome:
-        return self.run_guarded(lambda: self.session.turn(prompt))
+    def run_turn(self, prompt: str) -> Outcome | None:
+        """A typed prompt's turn with the images it attaches (its @shot.png; --image's go
+        with the first prompt); one that cannot be sent is one line, and nothing is sent."""
+        from caretz.config_base import ConfigError
+
+        try:
+            images = self.session.attached_images(prompt)
+        except ConfigError as error:
+            self.error(str(error))
+            return None
+        if images:
+            self.info("attached " + ", ".join(image.source for image in images))
+        return self.run_guarded(lambda: self.session.turn(prompt, images))
 
     def run_queued(self) -> None:
         """Run what a slash command queued: a custom command, a goal to start or resume."""

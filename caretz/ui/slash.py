@@ -20,6 +20,7 @@ from caretz.slash_commands.names import parse
 from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.hooks_slash import hooks_slash
+from caretz.ui.jobs_command import job_choices, jobs_slash
 from caretz.ui.mcp_slash import mcp_slash
 from caretz.ui.sessions_text import prompt_preview, started_text
 
@@ -233,21 +234,6 @@ def show_cost(repl: SessionControl, argument: str) -> None:
     repl.show_cost()
 
 
-def list_jobs(repl: SessionControl, argument: str) -> None:
-    jobs = repl.session.jobs
-    listed = jobs.jobs()
-    if not listed:
-        repl.info("no background jobs in this session (the agent starts them with bash)")
-        return
-    table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
-    for column in ("job", "state", "age", "command"):
-        table.add_column(column, no_wrap=column != "command", overflow="ellipsis")
-    for job in listed:
-        table.add_row(job.id, job.state(), f"{jobs.age_s(job):.0f}s", escape(job.command))
-    repl.console.print(table)
-    repl.info("jobs stop when the session ends")
-
-
 def compact_now(repl: SessionControl, argument: str) -> None:
     repl.compact(reason="manual")
 
@@ -283,8 +269,11 @@ def profile_names(repl: SessionControl) -> list[str]:
 
 
 def model_choices(repl: SessionControl) -> list[str]:
+    """The model in use, the profiles' models, each provider's `name/`, then the models the
+    built-in providers are known to serve."""
     from caretz.config.loading import load_config_file
     from caretz.config_base import ConfigError
+    from caretz.providers.registry import known_model_refs
 
     settings = repl.session.settings
     refs = [settings.model.ref]
@@ -295,6 +284,7 @@ def model_choices(repl: SessionControl) -> list[str]:
     if file is not None:
         refs += [profile.model for profile in file.profiles.values()]
     refs += [f"{name}/" for name in sorted(settings.providers)]
+    refs += [ref for ref in known_model_refs() if ref.split("/", 1)[0] in settings.providers]
     return list(dict.fromkeys(refs))
 
 
@@ -366,7 +356,13 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand(
         "undo", "", "rewind the last turn that changed files, and its conversation", undo_turn
     ),
-    SlashCommand("jobs", "", "background jobs: state, age, command", list_jobs),
+    SlashCommand(
+        "jobs",
+        "[stop ID]",
+        "background jobs: state, age, command; stop ID ends one",
+        jobs_slash,
+        job_choices,
+    ),
     SlashCommand(
         "mcp",
         "[approve [NAME…]]",

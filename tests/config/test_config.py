@@ -584,10 +584,12 @@ def test_docs_describe_every_key() -> None:
     from caretz.config.schema import ConfigFile, PriceEntry, Profile, ProviderConfig
     from caretz.mcp_client.config import McpConfig
     from caretz.sandbox.config import SandboxConfig
+    from caretz.web.config import WebFetchConfig, WebSearchConfig
 
     text = DOCS.read_text()
     wanted = {key.split(".")[-1] for key in _keys(LoopGuardConfig)}
-    for model in (ConfigFile, Profile, ProviderConfig, PriceEntry, SandboxConfig, McpConfig):
+    models = (ConfigFile, Profile, ProviderConfig, PriceEntry, SandboxConfig, McpConfig)
+    for model in (*models, WebFetchConfig, WebSearchConfig):
         wanted |= {key.split(".")[-1] for key in _keys(model) if "." not in key}
     missing = sorted(key for key in wanted if f"`{key}`" not in text)
     assert missing == [], f"document these keys in docs/configuration.md: {missing}"
@@ -652,6 +654,7 @@ def test_documented_defaults_match_the_code() -> None:
     from caretz.guard.config import JudgeConfig
     from caretz.guard.detectors_config import DetectorsConfig
     from caretz.sandbox.config import SandboxConfig
+    from caretz.web.config import WebFetchConfig, WebSearchConfig
 
     text = DOCS.read_text()
     wrong = _check_defaults(Profile, _table_defaults(_section(text, "### Profile keys")))
@@ -659,8 +662,12 @@ def test_documented_defaults_match_the_code() -> None:
     wrong += _check_defaults(LoopGuardConfig, _table_defaults(guard_text))
     judge_text = _section(text, "`judge` keys:", "### From the command line")
     wrong += _check_defaults(JudgeConfig, _table_defaults(judge_text))
-    sandbox_text = _section(text, "## `sandbox`", "## Environment variables")
+    sandbox_text = _section(text, "## `sandbox`", "## `mcp`")
     wrong += _check_defaults(SandboxConfig, _table_defaults(sandbox_text))
+    fetch_text = _section(text, "`webFetch` keys:", "`webSearch` keys:")
+    wrong += _check_defaults(WebFetchConfig, _table_defaults(fetch_text))
+    search_text = _section(text, "`webSearch` keys:", "## Environment variables")
+    wrong += _check_defaults(WebSearchConfig, _table_defaults(search_text))
     for name, field in DetectorsConfig.model_fields.items():
         key = field.alias or name
         section = _section(text, f"#### `{key}`")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.terminal import terminal  # noqa: F401 (the pseudo-terminal fixture)
+from tests.e2e.terminal import COLUMNS, terminal  # noqa: F401 (the pseudo-terminal fixture)
 from tests.modelserver import ModelServer
 
 AGENT_MODEL = "claude-test"
@@ -109,8 +109,10 @@ def screen(caretz):
 
     opened: list[Screen] = []
 
-    def open_screen(*args: str, env: dict[str, str] | None = None) -> Screen:
-        opened.append(Screen(caretz, *args, env=env))
+    def open_screen(
+        *args: str, env: dict[str, str] | None = None, columns: int = COLUMNS
+    ) -> Screen:
+        opened.append(Screen(caretz, *args, env=env, columns=columns))
         return opened[-1]
 
     yield open_screen

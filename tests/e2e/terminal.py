@@ -30,14 +30,24 @@ def wrapped(text: str) -> str:
 
 
 class Terminal:
-    """`python -m caretz` in a pseudo-terminal, ROWS by COLUMNS."""
+    """`python -m caretz` in a pseudo-terminal, ROWS by `columns` (COLUMNS unless told)."""
 
-    def __init__(self, caretz: Caretz, *args: str, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        caretz: Caretz,
+        *args: str,
+        env: dict[str, str] | None = None,
+        columns: int = COLUMNS,
+    ):
         merged = {**caretz.env, **(env or {})}
         merged.update(
             TERM="xterm-256color",
             # Nobody answers prompt_toolkit's cursor-position queries in a test terminal.
             PROMPT_TOOLKIT_NO_CPR="1",
+            # The terminal's own size: pytest-xdist's workers export COLUMNS=80 and LINES=24,
+            # which Rich would believe over the pseudo-terminal's.
+            COLUMNS=str(columns),
+            LINES=str(ROWS),
         )
         self.child = pexpect.spawn(
             sys.executable,
@@ -46,7 +56,7 @@ class Terminal:
             env=merged,
             encoding="utf-8",
             timeout=TIMEOUT_S,
-            dimensions=(ROWS, COLUMNS),
+            dimensions=(ROWS, columns),
         )
         self.transcript: list[str] = []
 
@@ -82,9 +92,15 @@ class Terminal:
 class Screen(Terminal):
     """A Terminal whose output is also drawn on an emulated screen."""
 
-    def __init__(self, caretz: Caretz, *args: str, env: dict[str, str] | None = None):
-        super().__init__(caretz, *args, env=env)
-        self.screen = pyte.Screen(COLUMNS, ROWS)
+    def __init__(
+        self,
+        caretz: Caretz,
+        *args: str,
+        env: dict[str, str] | None = None,
+        columns: int = COLUMNS,
+    ):
+        super().__init__(caretz, *args, env=env, columns=columns)
+        self.screen = pyte.Screen(columns, ROWS)
         self.stream = pyte.Stream(self.screen)
         self.raw = ""  # everything caretz wrote, escape sequences included
 

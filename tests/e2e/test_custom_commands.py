@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.conftest import types
 from tests.e2e.hook_scripts import project_settings
+from tests.e2e.terminal import wrapped
 from tests.importtime import modules_imported_by_a_run
 from tests.modelserver import RecordedRequest, calls, text
 
@@ -169,7 +170,7 @@ def test_custom_commands_in_the_interactive_session(terminal, caretz, server, co
     server.add(text("Back on the session's model."))
 
     term = terminal()
-    term.expect(r"/help is a built-in")
+    term.expect(wrapped("/help is a built-in"))  # the line starts with the file's path
     term.type("/help")
     term.expect("custom commands")
     term.expect(r"/review PR-NUMBER \[FOCUS\]")

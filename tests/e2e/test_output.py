@@ -62,25 +62,49 @@ def test_a_successful_run_of_a_model_without_a_price_says_so_too(caretz, server)
     assert "· 1 tool call ·" in closing and "cost unknown" in closing
 
 
-def test_detailed_output_adds_edit_diffs_and_failed_command_output(caretz, server, workspace):
-    (workspace / "app.py").write_text("def greet():\n    return 'hi'\n")
-    script = [
+OLD_BLOCK = "".join(f"    step_{n} = {n}\n" for n in range(10))
+NEW_BLOCK = OLD_BLOCK.replace(" = ", " = 10 * ")
+
+
+def edit_and_fail(workspace) -> list[Reply]:
+    """A script that edits ten lines (a 24-line diff), then runs a command that prints ten
+    lines and fails."""
+    (workspace / "app.py").write_text("def steps():\n" + OLD_BLOCK)
+    return [
         tool("read", path="app.py"),
-        tool("edit", path="app.py", old_string="'hi'", new_string="'hello'"),
-        tool("bash", command="echo first line; echo the real cause >&2; exit 3"),
+        tool("edit", path="app.py", old_string=OLD_BLOCK, new_string=NEW_BLOCK),
+        tool("bash", command="seq -f 'output line %g' 1 9; echo the real cause >&2; exit 3"),
         text("done"),
     ]
-    server.add(*script)
 
+
+def test_the_default_view_shows_a_short_diff_and_the_failed_commands_last_lines(
+    caretz, server, workspace
+):
+    server.add(*edit_and_fail(workspace))
+
+    plain = caretz("-p", "change it")
+
+    assert plain.code == 0, plain.stderr
+    lines = plain.stderr.splitlines()
+    assert "@@ -1,11 +1,11 @@" in lines and "-    step_0 = 0" in lines
+    assert "-    step_9 = 9" not in lines  # cut after its first 12 lines, and said so
+    assert "  … 12 more diff lines" in lines
+    failed = next(n for n, line in enumerate(lines) if line.startswith("✗ bash seq"))
+    assert lines[failed + 1 : failed + 5] == [
+        "  │ … 7 earlier lines",
+        "  │ output line 8",
+        "  │ output line 9",
+        "  │ the real cause",
+    ]
+
+    server.add(*edit_and_fail(workspace))
     detailed = caretz("-p", "change it", "--output", "detailed")
 
     assert detailed.code == 0, detailed.stderr
-    assert "-    return 'hi'" in detailed.stderr and "+    return 'hello'" in detailed.stderr
-    assert "│ the real cause" in detailed.stderr
-    (workspace / "app.py").write_text("def greet():\n    return 'hi'\n")
-    server.add(*script)
-    plain = caretz("-p", "change it")
-    assert "+    return 'hello'" not in plain.stderr and "│ the real cause" not in plain.stderr
+    assert "+    step_9 = 10 * 9" in detailed.stderr.splitlines()  # the whole diff
+    assert "more diff lines" not in detailed.stderr
+    assert "  │ the real cause" in detailed.stderr.splitlines()
 
 
 def test_a_call_with_arguments_that_are_not_json_shows_what_was_sent(caretz, server):

@@ -127,7 +127,7 @@ def test_a_server_that_crashes_mid_call_is_down_and_the_session_goes_on(
     down = [e for e in caretz.events(run.session_id) if e["type"] == "Mcp.ServerDown"]
     assert "crashing on purpose" in down[0]["reason"]
     shown = caretz("sessions", "show", run.session_id).stdout
-    assert "mcp: server 'trouble' ready: 10 tools" in shown
+    assert "mcp: server 'trouble' ready: 12 tools" in shown
     assert line in shown
     assert wait_gone(int(pid_file.read_text()), 1)
 

@@ -38,7 +38,7 @@ def test_slash_mcp_approve_starts_a_project_server_whose_tools_the_model_then_us
 
     term.expect("not started until you approve it")
     term.type("/mcp approve trouble")
-    term.expect("trouble: approved and started, 10 tools")
+    term.expect("trouble: approved and started, 12 tools")
     term.type("try the trouble server")
     term.expect("It answered.")
     term.ctrl_d()

@@ -84,7 +84,7 @@ def test_the_reference_time_server_lists_its_tools_with_their_schemas(started):
     assert result.ok and json.loads(result.output)["timezone"] == "Asia/Tokyo"
 
 
-def test_text_structured_content_and_images_become_text(started):
+def test_text_and_structured_content_become_text_and_images_images(started):
     started({"trouble": trouble_server()})
 
     assert started.call("mcp__trouble__echo", text="hi").output == "echo: hi"
@@ -92,7 +92,38 @@ def test_text_structured_content_and_images_become_text(started):
     assert weather.ok and json.loads(weather.output) == {"city": "Oslo", "celsius": 21}
     picture = started.call("mcp__trouble__picture")
     assert picture.ok
-    assert picture.output == "a pixel:\n[image: image/png, 69 bytes; not shown]"
+    assert picture.output == "a pixel:\n[image: PNG, 1×1, 69 bytes; attached]"
+    [pixel] = picture.images
+    assert pixel.media_type == "image/png" and (pixel.width, pixel.height) == (1, 1)
+    assert pixel.data.startswith(b"\x89PNG") and pixel.source == "mcp__trouble__picture"
+
+
+def test_a_large_screenshot_is_scaled_down_and_a_bogus_image_is_a_placeholder(started):
+    from tests.pictures import decoded
+
+    started({"trouble": trouble_server()})
+
+    shot = started.call("mcp__trouble__screenshot", width=2560, height=1600)
+    assert shot.ok and "PNG, 2560×1600" in shot.output and "resized to PNG 1568×980" in shot.output
+    assert decoded(shot.images[0].data).size == (1568, 980)
+    bogus = started.call("mcp__trouble__bogus_image")
+    assert bogus.ok and bogus.images == []
+    assert bogus.output == (
+        "[image: image/png, 19 bytes; not shown: not a PNG, JPEG, GIF or WebP image "
+        "(or its header is broken)]"
+    )
+
+
+def test_a_text_only_model_gets_the_text_and_a_line_instead_of_the_images(started, tmp_path):
+    started({"trouble": trouble_server()})
+    ctx = ToolContext(tmp_path, no_images="model openai/o3-mini does not take images")
+
+    picture = started.call("mcp__trouble__picture", ctx)
+
+    assert picture.ok and picture.images == []
+    assert picture.output.endswith(
+        "[the images were not sent: model openai/o3-mini does not take images]"
+    )
 
 
 def test_an_error_result_is_a_failed_tool_result(started):

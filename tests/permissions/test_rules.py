@@ -38,7 +38,7 @@ def bash(rules: RuleSet, command: str, cwd: Path) -> str:
         ("MultiEdit", {"edit", "write", MULTI_EDIT}),
         ("Glob", {"glob"}),
         ("GREP", {"grep"}),
-        ("WebFetch", {"webfetch"}),
+        ("WebFetch", {"web_fetch"}),
         ("Edit(src/**)", {"edit", "write", MULTI_EDIT}),
         ("Read(./.env*)", {"read", "glob", "grep"}),
     ],
@@ -309,10 +309,10 @@ def test_path_decisions_name_the_path_and_the_rule(tmp_path: Path):
 def test_webfetch_domain_rules(tmp_path: Path):
     rules = ruleset(tmp_path, allow=["WebFetch(domain:docs.python.org)"])
     assert (
-        rules.check("webfetch", {"url": "https://docs.python.org/3/"}, tmp_path).outcome == "allow"
+        rules.check("web_fetch", {"url": "https://docs.python.org/3/"}, tmp_path).outcome == "allow"
     )
     assert (
-        rules.check("webfetch", {"url": "https://evil.org/docs.python.org"}, tmp_path).outcome
+        rules.check("web_fetch", {"url": "https://evil.org/docs.python.org"}, tmp_path).outcome
         == "no-match"
     )
 

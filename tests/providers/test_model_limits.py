@@ -109,3 +109,12 @@ def test_other_errors_are_not_prompt_too_long():
         ProviderError("HTTP 400 max_tokens: must be at most 64000", status=400)
     )
     assert not is_prompt_too_long(ProviderError("prompt is too long", status=500))
+
+
+def test_every_model_tab_offers_has_a_family_of_its_own():
+    from caretz.providers.registry import BUILTIN_PROVIDERS, KNOWN_MODELS
+
+    for provider, models in KNOWN_MODELS.items():
+        assert provider in BUILTIN_PROVIDERS
+        for model in models:
+            assert limits_for(model).family != "default", model

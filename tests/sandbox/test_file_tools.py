@@ -201,3 +201,11 @@ def test_the_walk_without_openat2_refuses_the_same_symlinks(work, outside, opena
     for path in (work / "link" / "f.txt", work / "link"):
         with pytest.raises(safe_open.PathMoved):
             safe_open.open_exact(path, os.O_RDONLY, (work,))
+
+
+def test_an_image_under_a_hidden_path_is_refused_like_any_file(ctx, home):
+    from tests.pictures import png
+
+    (home / ".ssh" / "qr.png").write_bytes(png(4, 4))
+    result = call(ctx, "read", path="~/.ssh/qr.png")
+    assert refused(result, "hidden by the sandbox") and result.images == []

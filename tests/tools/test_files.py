@@ -260,3 +260,47 @@ def test_edit_keeps_undecodable_bytes_elsewhere(ctx, tmp_path):
     args = {"path": "f.txt", "old_string": "value = 1", "new_string": "value = 2"}
     assert EditTool().run(args, ctx).ok
     assert (tmp_path / "f.txt").read_bytes() == b"caf\xe9\nvalue = 2\n"
+
+
+# read: images
+
+
+def test_read_returns_an_image_file_as_an_image(ctx, tmp_path):
+    from tests.pictures import png
+
+    data = png(64, 48)
+    (tmp_path / "shot.png").write_bytes(data)
+    result = ReadTool().run({"path": "shot.png", "offset": 5}, ctx)  # offset means nothing here
+    assert result.ok
+    assert result.output == f"Image shot.png (PNG, 64×48, {len(data)} bytes)"
+    [image] = result.images
+    assert (image.media_type, image.data, image.width, image.height) == ("image/png", data, 64, 48)
+    assert result.to_dict()["images"] == [image.ref()]
+
+
+def test_read_scales_a_large_image_down(ctx, tmp_path):
+    from tests.pictures import decoded, picture
+
+    (tmp_path / "photo.jpg").write_bytes(picture(3136, 2000))
+    result = ReadTool().run({"path": "photo.jpg"}, ctx)
+    assert result.ok and "JPEG, 3136×2000" in result.output
+    assert "resized to JPEG 1568×1000" in result.output
+    assert decoded(result.images[0].data).size == (1568, 1000)
+
+
+def test_read_of_an_image_for_a_text_only_model_fails_with_the_reason(tmp_path):
+    from tests.pictures import png
+
+    (tmp_path / "shot.png").write_bytes(png(8, 8))
+    ctx = ToolContext(workspace=tmp_path, no_images="model groq/gpt-oss-120b does not take images")
+    result = ReadTool().run({"path": "shot.png"}, ctx)
+    assert not result.ok and result.images == []
+    assert result.output.startswith("Image shot.png (PNG, 8×8, ")
+    assert result.output.endswith(": not shown: model groq/gpt-oss-120b does not take images")
+
+
+def test_read_of_a_broken_image_is_one_line(ctx, tmp_path):
+    (tmp_path / "cut.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    result = ReadTool().run({"path": "cut.png"}, ctx)
+    assert not result.ok and result.images == []
+    assert result.output == "cut.png: not a PNG, JPEG, GIF or WebP image (or its header is broken)"

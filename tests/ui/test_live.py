@@ -6,10 +6,10 @@ import io
 import itertools
 
 from rich.console import Console
-from rich.markdown import Markdown
 
 from caretz.session.records.parse import parse_record
 from caretz.ui.live import LiveView
+from caretz.ui.markdown import WrappingMarkdown
 
 ANSWER = """\
 I looked at the failing test and found the cause.
@@ -42,7 +42,7 @@ def screen(console: Console) -> str:
 
 def markdown_as_printed(text: str) -> str:
     console = plain_console()
-    console.print(Markdown(text))
+    console.print(WrappingMarkdown(text))
     return "\n".join(line.rstrip() for line in screen(console).splitlines())
 
 
@@ -92,7 +92,7 @@ def test_a_growing_table_and_code_block_are_redrawn_until_whole():
 
 
 def test_complete_blocks_end_at_a_blank_line_outside_code():
-    from caretz.ui.live import complete_blocks
+    from caretz.ui.markdown import complete_blocks
 
     assert complete_blocks("one\n\ntwo") == "one\n\n"
     assert complete_blocks("one\n\n```\ncode\n\nmore") == "one\n\n"

@@ -95,6 +95,17 @@ def test_completion_of_names_and_arguments(repl):
     assert completions(repl, "plain text") == []
 
 
+def test_model_completion_offers_known_models_the_profiles_and_the_providers(repl):
+    offered = completions(repl, "/model ")
+
+    assert offered[:3] == ["anthropic/claude-main", "anthropic/claude-review", "anthropic/"]
+    assert "openai/" in offered and "ollama/" in offered
+    assert "anthropic/claude-sonnet-4-5" in offered and "openai/gpt-5-mini" in offered
+    assert completions(repl, "/model anthropic/claude-haiku-4") == ["anthropic/claude-haiku-4-5"]
+    assert completions(repl, "/model openai/gpt-4.1-n") == ["openai/gpt-4.1-nano"]
+    assert all(ref.startswith("openai/o") for ref in completions(repl, "/model openai/o"))
+
+
 def test_unknown_commands_are_refused_without_a_model_call(repl, server):
     assert "unknown command /frobnicate" in run(repl, "/frobnicate")
     assert server.requests == []
@@ -191,6 +202,28 @@ def test_jobs_lists_background_jobs_and_the_session_end_stops_them(repl, tmp_pat
         e.to_dict() for e in read_events(repl.session.events_path) if e.type == "Jobs.Stopped"
     ]
     assert stopped[0]["jobs"] == ["j1"]
+
+
+def test_jobs_stop_ends_one_job_and_names_what_is_wrong(repl, tmp_path):
+    from tests.sandbox.helpers import marker, sleepers, wait_for
+
+    jobs, sandbox = repl.session.jobs, repl.session.sandbox
+    first, second = marker(), marker()
+    jobs.start(f"sleep {first}", tmp_path, sandbox)
+    jobs.start(f"sleep {second}", tmp_path, sandbox)
+    assert wait_for(lambda: bool(sleepers(first)) and bool(sleepers(second)), timeout=30)
+    assert completions(repl, "/jobs ") == ["stop", "stop j1", "stop j2"]
+
+    said = run(repl, "/jobs stop j1")
+
+    assert f"stopped job j1: sleep {first}" in said
+    assert wait_for(lambda: not sleepers(first), timeout=30)
+    assert sleepers(second)  # the other job runs on
+    assert completions(repl, "/jobs stop") == ["stop", "stop j2"]
+    assert f"job j1 had already ended (stopped): sleep {first}" in run(repl, "/jobs stop j1")
+    assert f"stopped job j2: sleep {second}" in run(repl, "/jobs stop 2")  # "2" is j2
+    assert "no job 'j7': jobs: j1 (stopped), j2 (stopped)" in run(repl, "/jobs stop j7")
+    assert "use /jobs to list the jobs, or /jobs stop ID" in run(repl, "/jobs kill j1")
 
 
 def test_custom_commands_complete_after_the_built_ins_and_win_over_a_prefix(repl, server):

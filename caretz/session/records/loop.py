@@ -19,6 +19,7 @@ class TurnStarted(LoopRecord):
     prompt: str = ""
     model: str = ""
     from_user: bool = True
+    images: list[dict[str, Any]] | None = optional()  # the images sent with it, by digest
 
 
 @record
@@ -109,4 +110,5 @@ class ToolResult(LoopRecord):
     duration_s: float = 0.0
     files_changed: list[str] | None = optional()
     ended_by: str | None = optional()
+    images: list[dict[str, Any]] | None = optional()  # by digest (EventLog.keep_images)
     diff: str | None = None

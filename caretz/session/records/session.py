@@ -98,6 +98,25 @@ class SandboxGitUndone(Record):
 
 
 @record
+class SandboxNetworkRefused(Record):
+    """caretz's network proxy refused a command's connection: the host, its port, why."""
+
+    TYPE: ClassVar[str] = "Sandbox.NetworkRefused"
+    host: str = ""
+    port: int = 0
+    reason: str = ""
+
+
+@record
+class SandboxNetworkAllowed(Record):
+    """The user let commands reach a refused host for the rest of the session."""
+
+    TYPE: ClassVar[str] = "Sandbox.NetworkAllowed"
+    host: str = ""
+    scope: str = "session"
+
+
+@record
 class CommandRan(Record):
     """A custom command's `` !`command` `` line or `@path` file, run before its prompt:
     the call, then the fields of `tools.base.ToolResult.to_dict()`."""
@@ -115,3 +134,4 @@ class CommandRan(Record):
     duration_s: float = 0.0
     files_changed: list[str] | None = optional()
     ended_by: str | None = optional()
+    images: list[dict[str, Any]] | None = optional()  # by digest (EventLog.keep_images)

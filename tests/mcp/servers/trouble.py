@@ -94,6 +94,24 @@ def picture() -> list:
 
 
 @server.tool()
+def screenshot(width: int, height: int) -> list:
+    """A `width` × `height` PNG (made with Pillow), as a browser tool's screenshot."""
+    import io
+
+    from PIL import Image as Picture
+
+    out = io.BytesIO()
+    Picture.new("RGB", (width, height), (30, 90, 200)).save(out, format="PNG")
+    return [f"{width}x{height} screenshot", Image(data=out.getvalue(), format="png")]
+
+
+@server.tool()
+def bogus_image() -> list:
+    """An image block whose bytes are no image."""
+    return [Image(data=b"not an image at all", format="png")]
+
+
+@server.tool()
 def weather(city: str) -> dict:
     """Structured content."""
     return {"city": city, "celsius": 21}

@@ -1,0 +1,120 @@
+"""Wiring the web tools: the profile's `webFetch` and `webSearch` in; the tools, the
+provider's own search (how many searches a request may make) and what the system prompt
+says of them out.
+
+Search is the provider's own where the model's provider has one and the settings allow it
+(`webSearch.server`), else the configured backend's `web_search` tool, else absent (and the
+system prompt does not mention it). A `WebSearch` deny or ask rule leaves the provider's
+search out, since caretz cannot ask about a search the provider runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from caretz.config_base import ConfigError
+
+if TYPE_CHECKING:
+    from caretz.config.settings import Settings
+    from caretz.tools.base import Tool
+    from caretz.tools.permission import SessionPermissions
+    from caretz.web.cache import FetchCache
+    from caretz.web.config import WebFetchConfig, WebSearchConfig
+    from caretz.web.fetch import Fetcher
+    from caretz.web.search import Backend
+
+SERVER_SEARCH_PROTOCOLS = ("anthropic", "responses")
+
+
+@dataclass(frozen=True)
+class WebSetup:
+    tools: list[Tool] = field(default_factory=list)
+    server_search: int | None = None  # searches a request may make; None: not offered
+    search_by: str | None = None  # who answers web_search, for the system prompt
+    fetch: bool = False
+
+
+def web_setup(
+    settings: Settings,
+    env: Mapping[str, str],
+    permissions: SessionPermissions,
+    cache: FetchCache,
+) -> WebSetup:
+    """The session's web tools and search. Raises ConfigError for a backend whose key is
+    missing (only when that backend is the one used)."""
+    from caretz.web.fetch_tool import WebFetchTool
+
+    tools: list[Tool] = []
+    fetch_config = settings.profile.web_fetch
+    if fetch_config.enabled:
+        tools.append(WebFetchTool(fetcher_factory(fetch_config, permissions), cache))
+    search = settings.profile.web_search
+    server = server_search(settings, permissions)
+    if server is not None:
+        by = "the model provider's own search"
+        return WebSetup(tools, server, by, fetch_config.enabled)
+    where = f"{settings.config_path}: profiles.{settings.profile_name}.webSearch"
+    backend = search_backend(search, env, where)
+    if backend is None:
+        return WebSetup(tools, None, None, fetch_config.enabled)
+    from caretz.web.search_tool import WebSearchTool
+
+    tools.append(WebSearchTool(backend, search.max_results))
+    return WebSetup(tools, None, backend.name, fetch_config.enabled)
+
+
+def fetcher_factory(
+    config: WebFetchConfig, permissions: SessionPermissions
+) -> Callable[[], Fetcher]:
+    """Builds the session's fetcher at the first fetch: the rules are read at each fetch
+    (a rule saved since counts), the limits are the profile's."""
+
+    def make() -> Fetcher:
+        from caretz.web.fetch import Fetcher
+        from caretz.web.model import FetchLimits
+
+        limits = FetchLimits(config.max_bytes, config.timeout_s, config.max_redirects)
+        return Fetcher(limits, lambda: permissions.rules)
+
+    return make
+
+
+def server_search(settings: Settings, permissions: SessionPermissions) -> int | None:
+    """How many searches a request may make with the provider's own search; None: off."""
+    from caretz.providers.registry import is_explicit_url
+
+    config = settings.profile.web_search
+    entry = settings.model.entry
+    if config.server is False or entry.protocol not in SERVER_SEARCH_PROTOCOLS:
+        return None
+    if config.server == "auto" and is_explicit_url(entry):
+        return None  # another URL than the provider's own: it may not know the tool
+    decision = permissions.rules.check("web_search", {}, permissions.project_root)
+    if decision.outcome in ("deny", "ask"):
+        return None
+    return config.max_uses
+
+
+def search_backend(config: WebSearchConfig, env: Mapping[str, str], where: str) -> Backend | None:
+    """The configured backend; None without one. Raises ConfigError for a missing key."""
+    if config.backend is None:
+        return None
+    from caretz.web.search import BraveBackend, SearxngBackend, TavilyBackend
+
+    if config.backend == "searxng":
+        assert config.url is not None  # the section's validator insists
+        return SearxngBackend(config.url, config.timeout_s)
+    key_env = config.key_env
+    assert key_env is not None
+    key = env.get(key_env, "").strip()
+    if not key:
+        raise ConfigError(
+            f"{where}: backend {config.backend!r} needs an API key in {key_env}: set it, "
+            "or remove the backend"
+        )
+    options = {"url": config.url} if config.url is not None else {}
+    if config.backend == "brave":
+        return BraveBackend(key, key_env, timeout_s=config.timeout_s, **options)
+    return TavilyBackend(key, key_env, timeout_s=config.timeout_s, **options)

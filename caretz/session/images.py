@@ -1,0 +1,62 @@
+"""A session's images: each stored once, in a file named by its digest, beside the log.
+
+The log's events hold only an image's `ref()` (media type, digest, size, where it came
+from), so events.jsonl stays small however many screenshots a session reads; resuming
+reads the bytes back from `images/<sha256>.<ext>` in the session's folder. A file whose
+bytes no longer match its name (edited, truncated) is not read back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from caretz.messages import Image
+
+FOLDER = "images"
+SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
+
+
+class ImageFiles:
+    """The images of the session whose folder is `folder`."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder / FOLDER
+
+    def path(self, sha256: str, media_type: str) -> Path:
+        return self.folder / f"{sha256}{SUFFIXES.get(media_type, '.bin')}"
+
+    def save(self, image: Image) -> None:
+        """Write the image's bytes unless a file of the same digest is there already."""
+        target = self.path(image.sha256, image.media_type)
+        if target.is_file():
+            return
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Written aside, then renamed: a reader never sees half a file.
+        partial = self.folder / f".{target.name}.{secrets.token_hex(4)}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(partial, flags, 0o600), "wb") as handle:
+            handle.write(image.data)
+        os.replace(partial, target)
+
+    def load(self, ref: dict[str, Any]) -> Image | None:
+        """The image a ref names; None when its file is missing or does not match it."""
+        sha256, media_type = str(ref.get("sha256") or ""), str(ref.get("media_type") or "")
+        if len(sha256) != 64 or media_type not in SUFFIXES:
+            return None
+        try:
+            data = self.path(sha256, media_type).read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != sha256:
+            return None
+        return Image(
+            media_type,
+            data,
+            width=int(ref.get("width") or 0),
+            height=int(ref.get("height") or 0),
+            source=str(ref.get("source") or ""),
+        )
