@@ -11,12 +11,15 @@ are the schema's; tests/config/test_values.py holds the two together.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from caretz.guard.model import Mode
 from caretz.messages import Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.sandbox.policy import ModeName
+
+if TYPE_CHECKING:
+    from caretz.sandbox.allowlist import NetworkAllowlist
 
 Output = Literal["text", "json", "detailed"]
 RULE_KINDS = ("allow", "ask", "deny")
@@ -26,12 +29,26 @@ class SandboxValues(NamedTuple):
     """The profile's `sandbox` section (sandbox/config.py), with --sandbox and --add-dir."""
 
     mode: ModeName = "workspace-write"
-    network: bool = False
+    network: bool | str | tuple[str, ...] = False  # false/true, "off"/"on", or hosts
     add_dirs: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
     allow_unix_sockets: tuple[str, ...] = ()
     allow_ssh_agent: bool = False
+    hosts: tuple[tuple[str, str], ...] = ()  # names pinned to addresses
+
+    @property
+    def host_network(self) -> bool:
+        """Whether commands share the host's network ("on" or true)."""
+        return self.network is True or self.network == "on"
+
+    def allowlist(self) -> NetworkAllowlist | None:
+        """The hosts commands may reach through the proxy; None unless `network` is a list."""
+        if not isinstance(self.network, tuple):
+            return None
+        from caretz.sandbox.allowlist import build_allowlist  # only with a list of hosts
+
+        return build_allowlist(list(self.network), dict(self.hosts))
 
 
 class ProfileValues(NamedTuple):
@@ -113,7 +130,10 @@ def of_profile(profile: Any) -> ProfileValues:
         checkpoint_size_cap=profile.checkpoints.max_file_size_bytes,
         sandbox=SandboxValues(
             mode=section.mode,
-            network=section.network,
+            network=tuple(section.network)
+            if isinstance(section.network, list)
+            else section.network,
+            hosts=tuple(section.hosts.items()),
             add_dirs=tuple(section.add_dirs),
             hidden=tuple(section.hidden),
             read_only=tuple(section.read_only),

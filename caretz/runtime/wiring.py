@@ -27,6 +27,7 @@ from caretz.runtime.hooks import tool_hooks
 from caretz.runtime.judge import SessionJudge
 from caretz.runtime.models import context_window, open_provider, served_context_window
 from caretz.runtime.permissions import build_tools, commands_sandboxed
+from caretz.runtime.web import web_setup
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
@@ -89,15 +90,19 @@ def check_budget_is_priceable(settings: Settings) -> None:
         )
 
 
-def session_provider(settings: Settings, env: Mapping[str, str]) -> Provider:
-    """The session's model's provider; raises ConfigError (no price for a budget, a
-    missing key) before anything is sent."""
+def session_provider(
+    settings: Settings, env: Mapping[str, str], server_search: int | None = None
+) -> Provider:
+    """The session's model's provider (`server_search`: how many of the provider's own
+    web searches a request may make; None: not offered); raises ConfigError (no price for
+    a budget, a missing key) before anything is sent."""
     check_budget_is_priceable(settings)
     return open_provider(
         settings.model,
         env,
         idle_timeout_s=settings.values.stream_idle_timeout_s,
         max_retries=settings.values.max_retries,
+        server_search=server_search,
     )
 
 
@@ -109,14 +114,15 @@ def wire_agent(
     from caretz.pricing import cost_usd
 
     settings, tools = wiring.settings, wiring.tools
+    web = web_setup(settings, wiring.env, tools.permissions, tools.web_cache)
     if system is None:
         environment = session_environment(
-            settings, tools.sandbox, tools.permissions, wiring.git_status
+            settings, tools.sandbox, tools.permissions, wiring.git_status, web
         )
         system = system_prompt(tools.workspace, settings.system_prompt, environment)
     parts = AgentParts(
         provider=provider,
-        tools=session_registry(settings, tools),
+        tools=session_registry(settings, tools, web.tools),
         tool_ctx=tool_context(settings, tools),
         log=wiring.log,
         guard=guard,
