@@ -7,7 +7,14 @@ answer. The loop guard's lines say what the terminal says (docs/loop-guard.md).
 
 from __future__ import annotations
 
-from caretz.acp.events import GuardEvent
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from caretz.session.records.base import LoopGuardRecord, Record
+
+if TYPE_CHECKING:
+    from caretz.session.records import guard as records
 
 LABEL = "caretz loop guard"
 _ACTIVE = {"redirect": "→ redirecting", "stop": "→ ending the turn"}
@@ -36,79 +43,93 @@ def escaped(text: str) -> str:
     return text
 
 
-def guard_notice(event: GuardEvent) -> str:
-    """The notice for a loop-guard event; "" for one that needs none."""
-    lines = _LINES.get(event.kind, _none)(event)
+def guard_notice(event: LoopGuardRecord) -> str:
+    """The notice for a loop-guard record; "" for one that needs none."""
+    lines = _lines().get(type(event), _none)(event)
     return from_caretz(lines, LABEL)
 
 
-def _none(event: GuardEvent) -> list[str]:
+def _none(event: LoopGuardRecord) -> list[str]:
     return []
 
 
-def _judging(event: GuardEvent) -> list[str]:
-    return [f"judging: {event.headline}"]
+def _headline(event: records.LoopGuardOutcome) -> str:
+    """What fired, with its detector in front: "repeat: 3× Bash: ..."."""
+    headline, detector = event.headline or "", event.detector or ""
+    if detector and not headline.startswith(f"{detector}:"):
+        return f"{detector}: {headline}" if headline else detector
+    return headline
 
 
-def _judged(event: GuardEvent) -> list[str]:
-    confidence = f"({event.confidence:.2f})"
+def _judging(event: records.LoopGuardJudging) -> list[str]:
+    return [f"judging: {event.headline or ''}"]
+
+
+def _judged(event: records.LoopGuardJudged) -> list[str]:
+    verdict = event.verdict or {}
+    confidence = f"({float(verdict.get('confidence') or 0.0):.2f})"
     if event.error:
         return [f"no verdict ({event.error}) → carrying on"]
     if event.unsure:
-        return [f"stuck {confidence} → below judge.minConfidence, carrying on", *_reasons(event)]
-    if not event.stuck:
+        return [f"stuck {confidence} → below judge.minConfidence, carrying on", *_reasons(verdict)]
+    if not verdict.get("stuck"):
         return [f"not stuck {confidence} → carrying on"]
-    return [f"stuck {confidence} {_arrow(event)}", *_reasons(event)]
+    return [f"stuck {confidence} {_arrow(event)}", *_reasons(verdict)]
 
 
-def _arrow(event: GuardEvent) -> str:
+def _arrow(event: records.LoopGuardJudged) -> str:
     if event.mode == "shadow" or not event.applied:
         return _SHADOW.get(event.action, "→ shadow mode, no change")
     return _ACTIVE.get(event.action, "→ carrying on")
 
 
-def _reasons(event: GuardEvent) -> list[str]:
+def _reasons(verdict: dict[str, Any]) -> list[str]:
     lines = []
-    if event.reason:
-        lines.append(f"reason: {event.reason}")
-    if event.try_instead:
-        lines.append(f"try instead: {event.try_instead}")
+    if verdict.get("reason"):
+        lines.append(f"reason: {verdict['reason']}")
+    if verdict.get("try_instead"):
+        lines.append(f"try instead: {verdict['try_instead']}")
     return lines
 
 
-def _redirected(event: GuardEvent) -> list[str]:
-    return [] if event.judged else [f"{event.headline} → redirecting"]
+def _redirected(event: records.LoopGuardRedirected) -> list[str]:
+    return [] if event.judged else [f"{_headline(event)} → redirecting"]
 
 
-def _stopped(event: GuardEvent) -> list[str]:
-    lines = [] if event.judged else [f"{event.headline} → ending the turn"]
+def _stopped(event: records.LoopGuardStopped) -> list[str]:
+    lines = [] if event.judged else [f"{_headline(event)} → ending the turn"]
     notice = event.notice or "the guard ended the turn."
     return lines + [line.removeprefix("[loop-guard] ") for line in notice.splitlines()]
 
 
-def _warned(event: GuardEvent) -> list[str]:
-    return [f"{event.headline} → warning the agent"]
+def _warned(event: records.LoopGuardWarned) -> list[str]:
+    return [f"{_headline(event)} → warning the agent"]
 
 
-def _blocked(event: GuardEvent) -> list[str]:
-    return [f"{event.headline} → call refused"]
+def _blocked(event: records.LoopGuardBlocked) -> list[str]:
+    return [f"{_headline(event)} → call refused"]
 
 
-def _cut(event: GuardEvent) -> list[str]:
-    return [f"{event.headline} → final report cut off"]
+def _cut(event: records.LoopGuardCut) -> list[str]:
+    return [f"{_headline(event)} → final report cut off"]
 
 
-def _resuming(event: GuardEvent) -> list[str]:
-    return [f"resuming automatically ({event.count} of {event.maximum})"]
+def _resuming(event: records.LoopGuardResuming) -> list[str]:
+    return [f"resuming automatically ({event.count or 0} of {event.max or 0})"]
 
 
-_LINES = {
-    "Judging": _judging,
-    "Judged": _judged,
-    "Redirected": _redirected,
-    "Stopped": _stopped,
-    "Warned": _warned,
-    "Blocked": _blocked,
-    "Cut": _cut,
-    "Resuming": _resuming,
-}
+@functools.cache
+def _lines() -> dict[type[Record], Callable[[Any], list[str]]]:
+    # Loaded on the guard's first record: a session with the guard off never loads them.
+    from caretz.session.records import guard as records
+
+    return {
+        records.LoopGuardJudging: _judging,
+        records.LoopGuardJudged: _judged,
+        records.LoopGuardRedirected: _redirected,
+        records.LoopGuardStopped: _stopped,
+        records.LoopGuardWarned: _warned,
+        records.LoopGuardBlocked: _blocked,
+        records.LoopGuardCut: _cut,
+        records.LoopGuardResuming: _resuming,
+    }

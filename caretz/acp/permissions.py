@@ -72,7 +72,7 @@ class EditorAsker:
     def __call__(self, question: Question) -> Answer:
         self.asked += 1
         call = self.view.asked_call
-        call_id = call.call_id if call is not None else f"caretz-question-{self.asked}"
+        call_id = call.id if call is not None else f"caretz-question-{self.asked}"
         text = TextContentBlock(type="text", text=why(question))
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from caretz.acp import events
-from caretz.acp.translate import EventTranslator, Update, agent_text, agent_thought, user_text
+from caretz.acp.translate import (
+    EventTranslator,
+    Update,
+    agent_text,
+    agent_thought,
+    by_main_agent,
+    user_text,
+)
 from caretz.session.events import read_events
+from caretz.session.records.base import Record
+from caretz.session.records.loop import ModelResponse, TurnStarted
 
 
 def replay(events_path: Path, translator: EventTranslator) -> list[Update]:
@@ -18,16 +26,15 @@ def replay(events_path: Path, translator: EventTranslator) -> list[Update]:
     return updates
 
 
-def replayed(event: events.Event, translator: EventTranslator) -> list[Update]:
-    kind = events.kind(event)
-    if kind == "Turn.Started":
-        turn = events.turn_started(event)
-        main = turn.agent == events.MAIN_AGENT
-        return [user_text(turn.prompt)] if main and turn.from_user else []
-    if kind == "Model.Response":
-        reply = events.model_response(event)
-        if reply.agent != events.MAIN_AGENT:
+def replayed(event: Record, translator: EventTranslator) -> list[Update]:
+    if isinstance(event, TurnStarted):
+        shown = by_main_agent(event) and event.from_user
+        return [user_text(event.prompt or "")] if shown else []
+    if isinstance(event, ModelResponse):
+        if not by_main_agent(event):
             return []
-        thought = [agent_thought(reply.thinking)] if reply.thinking else []
-        return thought + ([agent_text(reply.text)] if reply.text else [])
+        message = event.message or {}
+        thinking, text = message.get("thinking") or "", message.get("content") or ""
+        thought = [agent_thought(str(thinking))] if thinking else []
+        return thought + ([agent_text(str(text))] if text else [])
     return translator.updates(event)

@@ -19,7 +19,8 @@ from acp.schema import (
     ToolKind,
 )
 
-from caretz.acp.events import CallFinished, CallStarted
+from caretz.messages import ToolCall
+from caretz.session.records.loop import ToolCalled, ToolResult
 from caretz.text import one_line
 from caretz.tools.asking import input_summary
 
@@ -78,19 +79,29 @@ def absolute(path: str, workspace: Path) -> str:
     return os.path.normpath(os.path.join(workspace, os.path.expanduser(path)))
 
 
-def started(call: CallStarted, workspace: Path) -> ToolCallStart:
+def logged_call(event: ToolCalled) -> ToolCall:
+    """The call a log's record names (arguments that are no object count as none)."""
+    arguments = event.call.get("arguments")
+    return ToolCall(
+        id=str(event.call.get("id", "")),
+        name=str(event.call.get("name", "")),
+        arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
+    )
+
+
+def started(call: ToolCall, workspace: Path) -> ToolCallStart:
     return ToolCallStart(
         session_update="tool_call",
-        tool_call_id=call.call_id,
-        title=title(call.tool, call.arguments),
-        kind=tool_kind(call.tool),
+        tool_call_id=call.id,
+        title=title(call.name, call.arguments),
+        kind=tool_kind(call.name),
         status="in_progress",
-        locations=locations(call.tool, call.arguments, workspace) or None,
+        locations=locations(call.name, call.arguments, workspace) or None,
         raw_input=dict(call.arguments),
     )
 
 
-def finished(call: CallStarted | None, result: CallFinished, workspace: Path) -> ToolCallProgress:
+def finished(call: ToolCall | None, result: ToolResult, workspace: Path) -> ToolCallProgress:
     """The call's end: completed or failed, with a diff for a change and the output."""
     arguments = call.arguments if call is not None else {}
     diffs = result_diffs(result, arguments, workspace) if result.ok else []
@@ -112,13 +123,13 @@ def finished(call: CallStarted | None, result: CallFinished, workspace: Path) ->
 
 
 def result_diffs(
-    result: CallFinished, arguments: Mapping[str, Any], workspace: Path
+    result: ToolResult, arguments: Mapping[str, Any], workspace: Path
 ) -> list[FileEditToolCallContent]:
     """An edit's hunks as diffs; a new file's whole text (its write has no diff)."""
     if result.diff:
         return diff_hunks(result.diff, workspace)
     content, path = arguments.get("content"), arguments.get("path")
-    if result.tool == "write" and isinstance(content, str) and isinstance(path, str):
+    if result.name == "write" and isinstance(content, str) and isinstance(path, str):
         return [
             FileEditToolCallContent(type="diff", path=absolute(path, workspace), new_text=content)
         ]
@@ -160,13 +171,13 @@ def diff_hunks(diff: str, workspace: Path) -> list[FileEditToolCallContent]:
     return blocks
 
 
-def _output(result: CallFinished) -> list[Content]:
-    text = result.output
+def _output(result: ToolResult) -> list[Content]:
+    whole = text = result.output or ""
     if not text.strip():
         return []
     if len(text) > OUTPUT_CHARS:
-        text = text[:OUTPUT_CHARS] + f"\n[… {len(result.output) - OUTPUT_CHARS} more characters]"
-    if result.tool == "bash":
+        text = text[:OUTPUT_CHARS] + f"\n[… {len(whole) - OUTPUT_CHARS} more characters]"
+    if result.name == "bash":
         fence = "```"
         while fence in text:
             fence += "`"

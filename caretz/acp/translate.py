@@ -1,6 +1,6 @@
-"""Session events → ACP `session/update`s, for a live turn and for a replayed session.
+"""Session records → ACP `session/update`s, for a live turn and for a replayed session.
 
-The translator keeps what a later event needs from an earlier one (each call's name and
+The translator keeps what a later record needs from an earlier one (each call's name and
 arguments until its result), so it is one per ACP session.
 """
 
@@ -19,9 +19,12 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from caretz.acp import events, notices, toolcalls
-from caretz.acp.events import CallStarted, Event, PermissionDecision
+from caretz.acp import notices, toolcalls
+from caretz.messages import ToolCall
 from caretz.plan import PLAN_TOOL, read_plan
+from caretz.session.records.base import HookRecord, LoopGuardRecord, LoopRecord, Record
+from caretz.session.records.loop import ToolCalled, ToolResult
+from caretz.session.records.permissions import PermissionDecided
 
 Update = (
     AgentMessageChunk
@@ -53,36 +56,34 @@ def user_text(text: str) -> UserMessageChunk:
 
 
 class EventTranslator:
-    """What the editor is told about each event of the session's log."""
+    """What the editor is told about each record of the session's log."""
 
     def __init__(self, workspace: Path):
         self.workspace = workspace
-        self.calls: dict[str, CallStarted] = {}
+        self.calls: dict[str, ToolCall] = {}
 
-    def updates(self, event: Event) -> list[Update]:
-        kind = events.kind(event)
-        if kind == "Tool.Called":
-            return self.call_started(events.tool_called(event))
-        if kind == "Tool.Result":
+    def updates(self, event: Record) -> list[Update]:
+        if isinstance(event, ToolCalled):
+            return self.call_started(toolcalls.logged_call(event))
+        if isinstance(event, ToolResult):
             return self.call_finished(event)
-        if kind == "Permission.Decided":
-            return self.permission_decided(events.permission_decided(event))
-        if kind.startswith("LoopGuard."):
-            text = notices.guard_notice(events.loop_guard(event))
+        if isinstance(event, PermissionDecided):
+            return self.permission_decided(event)
+        if isinstance(event, LoopGuardRecord):
+            text = notices.guard_notice(event)
             return [agent_text(text)] if text else []
-        if kind == "Hook.PromptBlocked":
-            reason = events.prompt_blocked(event)
-            line = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
-            return [agent_text(notices.from_caretz([line]))]
+        if isinstance(event, HookRecord):
+            return hook_notice(event)
         return []
 
-    def call_started(self, call: CallStarted) -> list[Update]:
-        self.calls[call.call_id] = call
+    def call_started(self, call: ToolCall) -> list[Update]:
+        self.calls[call.id] = call
         return [toolcalls.started(call, self.workspace)]
 
-    def permission_decided(self, decision: PermissionDecision) -> list[Update]:
+    def permission_decided(self, decision: PermissionDecided) -> list[Update]:
         """An approved call runs now (the question had shown it as pending)."""
-        if not (decision.asked and decision.allowed and decision.call_id in self.calls):
+        allowed = decision.answer in ("yes", "always")
+        if not (decision.asked and allowed and decision.call_id in self.calls):
             return []
         return [
             ToolCallProgress(
@@ -92,16 +93,38 @@ class EventTranslator:
             )
         ]
 
-    def call_finished(self, event: Event) -> list[Update]:
-        result = events.tool_result(event)
+    def call_finished(self, result: ToolResult) -> list[Update]:
         call = self.calls.pop(result.call_id, None)
         updates: list[Update] = [toolcalls.finished(call, result, self.workspace)]
-        if result.ok and call is not None and call.tool == PLAN_TOOL:
+        if result.ok and call is not None and call.name == PLAN_TOOL:
             updates.append(plan_update(call))
         return updates
 
 
-def plan_update(call: CallStarted) -> AgentPlanUpdate:
+def hook_notice(event: HookRecord) -> list[Update]:
+    """A prompt a UserPromptSubmit hook blocked, said once; no other hook record is shown."""
+    reason = blocked_prompt(event)
+    if reason is None:
+        return []
+    line = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
+    return [agent_text(notices.from_caretz([line]))]
+
+
+def blocked_prompt(event: HookRecord) -> str | None:
+    """The reason a UserPromptSubmit hook gave for blocking the prompt; None for any other
+    hook record."""
+    # Loaded on a hook's first record: a session without hooks never loads their records.
+    from caretz.session.records.hooks import HookPromptBlocked
+
+    return (event.reason or "") if isinstance(event, HookPromptBlocked) else None
+
+
+def by_main_agent(event: LoopRecord) -> bool:
+    """Whether the main agent's turn wrote `event` (not a subagent's)."""
+    return (event.agent or "main") == "main"
+
+
+def plan_update(call: ToolCall) -> AgentPlanUpdate:
     """The plan a `todo` call sent, whole (ACP replaces the client's plan with each one)."""
     try:
         items = read_plan(call.arguments)

@@ -13,17 +13,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from caretz.acp import events
-from caretz.acp.events import CallStarted, Event
 from caretz.acp.notices import from_caretz
-from caretz.acp.translate import EventTranslator, Update, agent_text, agent_thought
+from caretz.acp.translate import (
+    EventTranslator,
+    Update,
+    agent_text,
+    agent_thought,
+    blocked_prompt,
+    by_main_agent,
+)
+from caretz.messages import ToolCall
+from caretz.session.records.base import HookRecord, Record
+from caretz.session.records.loop import ModelOutputLimit, ModelResponse
+from caretz.session.records.permissions import PermissionAsked, PermissionDecided
 
 Post = Callable[[Update], None]
 
 
 @dataclass
 class TurnSigns:
-    """What the events of one prompt's work said about how it ended."""
+    """What the records of one prompt's work said about how it ended."""
 
     refused: bool = False  # the main agent's last reply stopped on "refusal"
     output_limit: bool = False  # the turn ended on a reply cut off at maxTokens
@@ -35,7 +44,7 @@ class AcpView:
         self.post = post
         self.translator = EventTranslator(workspace)
         self.signs = TurnSigns()
-        self.asked_call: CallStarted | None = None
+        self.asked_call: ToolCall | None = None
         self.streamed = False  # text of the reply being streamed has gone out
         self.cancelling = False  # session/cancel came during this prompt
 
@@ -57,7 +66,7 @@ class AcpView:
             self.post(agent_text(from_caretz([line])))
         self.streamed = False
 
-    def on_event(self, event: Event) -> None:
+    def on_event(self, event: Record) -> None:
         self.note(event)
         for update in self.translator.updates(event):
             self.post(update)
@@ -67,19 +76,18 @@ class AcpView:
         self.signs = TurnSigns()
         self.cancelling = False
 
-    def note(self, event: Event) -> None:
-        kind = events.kind(event)
-        if kind == "Permission.Asked":
-            self.asked_call = self.translator.calls.get(events.permission_asked(event))
-        elif kind == "Permission.Decided" and self.cancelling:
-            if events.permission_decided(event).asked:
+    def note(self, event: Record) -> None:
+        if isinstance(event, PermissionAsked):
+            self.asked_call = self.translator.calls.get(event.call_id)
+        elif isinstance(event, PermissionDecided) and self.cancelling:
+            if event.asked:
                 # The cancel's interrupt reached the question, which takes it as "no" (as
                 # Ctrl-C at the terminal's prompt is) and carries on; the editor cancelled
                 # the prompt, so the work ends here, on Ctrl-C's path.
                 raise KeyboardInterrupt("cancelled while a question was open")
-        elif kind == "Model.Response" and events.agent_of(event) == events.MAIN_AGENT:
-            self.signs.refused = events.model_response(event).stop_reason == "refusal"
-        elif kind == "Model.OutputLimit" and events.agent_of(event) == events.MAIN_AGENT:
-            self.signs.output_limit = events.output_limit_ended(event)
-        elif kind == "Hook.PromptBlocked":
+        elif isinstance(event, ModelResponse) and by_main_agent(event):
+            self.signs.refused = event.stop_reason == "refusal"
+        elif isinstance(event, ModelOutputLimit) and by_main_agent(event):
+            self.signs.output_limit = event.action == "ended"
+        elif isinstance(event, HookRecord) and blocked_prompt(event) is not None:
             self.signs.prompt_blocked = True

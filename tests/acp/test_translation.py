@@ -17,7 +17,6 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from caretz.acp import events
 from caretz.acp.mcp import editor_servers
 from caretz.acp.notices import guard_notice
 from caretz.acp.permissions import answer, options
@@ -28,6 +27,8 @@ from caretz.acp.translate import EventTranslator
 from caretz.acp.view import TurnSigns
 from caretz.app.session import Outcome
 from caretz.config_base import ConfigError
+from caretz.session.records.guard import LoopGuardJudged, LoopGuardJudging, LoopGuardWarned
+from caretz.session.records.loop import ToolCalled, ToolResult
 from caretz.tools.asking import Question
 from caretz.tools.files import unified_diff
 
@@ -51,15 +52,11 @@ def test_each_hunk_of_an_edit_is_one_diff_even_with_lines_that_look_like_headers
 def test_a_new_file_shows_its_whole_text_and_a_failed_edit_its_error():
     translator = EventTranslator(WORKSPACE)
     call = {"id": "c1", "name": "write", "arguments": {"path": "new.txt", "content": "hi\n"}}
-    translator.updates({"type": "Tool.Called", "call": call})
-    (update,) = translator.updates(
-        {"type": "Tool.Result", "call_id": "c1", "name": "write", "ok": True, "output": "Wrote"}
-    )
+    translator.updates(ToolCalled(call=call))
+    (update,) = translator.updates(ToolResult(call_id="c1", name="write", ok=True, output="Wrote"))
     (diff,) = update.content
     assert (diff.path, diff.old_text, diff.new_text) == ("/work/project/new.txt", None, "hi\n")
-    failed = events.tool_result(
-        {"call_id": "c2", "name": "edit", "ok": False, "output": "old_string not found"}
-    )
+    failed = ToolResult(call_id="c2", name="edit", ok=False, output="old_string not found")
     shown = finished(None, failed, WORKSPACE)
     assert shown.status == "failed"
     assert shown.content[0].content.text == "old_string not found"
@@ -72,18 +69,16 @@ def test_titles_say_what_a_call_does():
 
 
 def test_a_guard_notice_says_it_is_caretz_and_keeps_angle_brackets_literal():
-    event = {
-        "type": "LoopGuard.Judging",
-        "detector": "repeat",
-        "headline": "3× Bash: <path>/x.go:N: undefined",
-    }
-    notice = guard_notice(events.loop_guard(event))
+    event = LoopGuardJudging(trigger="repeat", headline="repeat: 3× Bash: <path>/x.go:N: undefined")
+    notice = guard_notice(event)
     assert (
         notice
         == "\n\n> **caretz loop guard:** judging: repeat: 3× Bash: \\<path>/x.go:N: undefined\n\n"
     )
-    quiet = {"type": "LoopGuard.Judged", "verdict": {"stuck": False, "confidence": 0.2}}
-    assert "not stuck (0.20) → carrying on" in guard_notice(events.loop_guard(quiet))
+    quiet = LoopGuardJudged(verdict={"stuck": False, "confidence": 0.2})
+    assert "not stuck (0.20) → carrying on" in guard_notice(quiet)
+    warned = LoopGuardWarned(detector="repeat", headline="3× Bash: ls")
+    assert "repeat: 3× Bash: ls → warning the agent" in guard_notice(warned)
 
 
 @pytest.mark.parametrize(
