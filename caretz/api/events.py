@@ -1,18 +1,20 @@
 """What `Session.stream()` yields: small frozen records, one per kind of thing that happens.
 
-The session's own events reach the API as dicts (`{"type": "Tool.Result", "ts": …, …}`,
-as events.jsonl stores them); this module is the only place that reads them, one
-function per event type, so the API's records stay the same whatever the session's
-events become.
+The session's own events reach the API as its log's records (`caretz/session/records/`);
+this module is the only place that reads them, one function per kind, so the API's
+records stay the same whatever the session's records become.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from caretz.api.result import GuardVerdict
+from caretz.session.records import loop
+from caretz.session.records.base import LoopGuardRecord, Record
+from caretz.session.records.permissions import PermissionDecided
 
 if TYPE_CHECKING:
     from caretz.api.result import RunResult
@@ -101,8 +103,8 @@ class Retrying:
 
 @dataclass(frozen=True)
 class SessionEvent:
-    """Any other event of the session's log (`type` as events.jsonl names it: "Turn.Started",
-    "Model.Response", "Checkpoint.Created", …), its fields as they are stored."""
+    """Any other event of the session's log (`type` as events.jsonl names it: Turn.Started,
+    Model.Response, Checkpoint.Created, …), its fields as they are stored."""
 
     type: str
     data: Mapping[str, Any] = field(repr=False)
@@ -127,37 +129,44 @@ Event = (
     | Finished
 )
 
-# The guard's event fields that carry what it says, by event type.
+# The guard's record fields that carry what it says, by record type.
 _GUARD_TEXT = ("note", "notice", "message", "reason")
 
 
-def from_session_event(event: Mapping[str, Any]) -> Event:
-    """The API's record for one of the session's events."""
-    kind = event["type"]
-    reader = _READERS.get(kind)
-    if reader is not None:
-        return reader(event)
-    if kind.startswith("LoopGuard."):
+def from_session_event(event: Record) -> Event:
+    """The API's record for one of the session's records."""
+    if isinstance(event, loop.ToolCalled):
+        return _tool_call(event)
+    if isinstance(event, loop.ToolResult):
+        return _tool_result(event)
+    if isinstance(event, PermissionDecided):
+        return _permission(event)
+    if isinstance(event, LoopGuardRecord):
         return _guard_notice(event)
-    return SessionEvent(kind, dict(event))
+    return SessionEvent(event.type, event.to_dict())
 
 
-def guard_verdict(event: Mapping[str, Any]) -> GuardVerdict | None:
-    """The judge's verdict a `LoopGuard.Judged` event records (None for any other event)."""
-    if event["type"] != "LoopGuard.Judged":
+def guard_verdict(event: Record) -> GuardVerdict | None:
+    """The judge's verdict a `LoopGuard.Judged` record holds (None for any other record)."""
+    if not isinstance(event, LoopGuardRecord):
         return None
-    verdict = event.get("verdict") or {}
+    # Loaded already: the event is one of its records.
+    from caretz.session.records.guard import LoopGuardJudged
+
+    if not isinstance(event, LoopGuardJudged):
+        return None
+    verdict = event.verdict or {}
     return GuardVerdict(
-        trigger=event.get("trigger") or "",
-        headline=event.get("headline") or "",
+        trigger=event.trigger or "",
+        headline=event.headline or "",
         stuck=bool(verdict.get("stuck")),
         confidence=float(verdict.get("confidence") or 0.0),
         reason=verdict.get("reason") or "",
         try_instead=verdict.get("try_instead") or "",
-        action=event.get("action") or "continue",
-        applied=bool(event.get("applied")),
-        model=event.get("model"),
-        error=event.get("error"),
+        action=event.action or "continue",
+        applied=bool(event.applied),
+        model=event.model,
+        error=event.error,
     )
 
 
@@ -166,55 +175,49 @@ def retrying(event: ProviderRetrying) -> Retrying:
     return Retrying(event.attempt, event.delay_s, event.reason, event.discarded is not None)
 
 
-def _tool_call(event: Mapping[str, Any]) -> ToolCall:
-    call = event["call"]
+def _tool_call(event: loop.ToolCalled) -> ToolCall:
+    call = event.call
     return ToolCall(
         id=call["id"],
         name=call["name"],
         arguments=call.get("arguments") or {},
-        agent=event.get("agent") or "main",
+        agent=event.agent or "main",
     )
 
 
-def _tool_result(event: Mapping[str, Any]) -> ToolResult:
+def _tool_result(event: loop.ToolResult) -> ToolResult:
     return ToolResult(
-        call_id=event["call_id"],
-        name=event["name"],
-        ok=event["ok"],
-        output=event.get("output") or "",
-        exit_code=event.get("exit_code"),
-        duration_s=event.get("duration_s") or 0.0,
-        ended_by=event.get("ended_by"),
-        agent=event.get("agent") or "main",
+        call_id=event.call_id,
+        name=event.name,
+        ok=event.ok,
+        output=event.output or "",
+        exit_code=event.exit_code,
+        duration_s=event.duration_s or 0.0,
+        ended_by=event.ended_by,
+        agent=event.agent or "main",
     )
 
 
-def _permission(event: Mapping[str, Any]) -> PermissionDecision:
+def _permission(event: PermissionDecided) -> PermissionDecision:
     return PermissionDecision(
-        call_id=event.get("call_id") or "",
-        tool=event.get("tool") or "",
-        input=event.get("input") or "",
-        allowed=event.get("answer") in ("yes", "always"),
-        reason=event.get("reason") or "",
-        by=event.get("by"),
-        asked=bool(event.get("asked")),
+        call_id=event.call_id or "",
+        tool=event.tool or "",
+        input=event.input or "",
+        allowed=event.answer in ("yes", "always"),
+        reason=event.reason or "",
+        by=event.by,
+        asked=bool(event.asked),
     )
 
 
-def _guard_notice(event: Mapping[str, Any]) -> GuardNotice:
-    said = next((event[name] for name in _GUARD_TEXT if event.get(name)), "")
+def _guard_notice(event: LoopGuardRecord) -> GuardNotice:
+    # The guard's records differ in their fields: each says what it says in one of these.
+    said = next((getattr(event, name) for name in _GUARD_TEXT if getattr(event, name, None)), "")
     return GuardNotice(
-        kind=event["type"].removeprefix("LoopGuard.").lower(),
-        detector=event.get("detector") or event.get("trigger"),
-        headline=event.get("headline"),
+        kind=event.type.partition(".")[2].lower(),
+        detector=getattr(event, "detector", None) or getattr(event, "trigger", None),
+        headline=getattr(event, "headline", None),
         text=str(said),
-        mode=event.get("mode"),
-        data=dict(event),
+        mode=getattr(event, "mode", None),
+        data=event.to_dict(),
     )
-
-
-_READERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
-    "Tool.Called": _tool_call,
-    "Tool.Result": _tool_result,
-    "Permission.Decided": _permission,
-}

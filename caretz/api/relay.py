@@ -8,7 +8,9 @@ beyond a verdict."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from caretz.session.records.base import LoopGuardRecord, Record
 
 if TYPE_CHECKING:
     from caretz.api.events import Event
@@ -51,11 +53,11 @@ class Relay:
 
             self.sink(retrying(event))
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: Record) -> None:
         if self.view is not None:
             self.view.on_event(event)
         sink = self.sink
-        if sink is None and event["type"] != JUDGED:
+        if sink is None and not _is_judged(event):
             return
         from caretz.api.events import from_session_event, guard_verdict
 
@@ -66,4 +68,11 @@ class Relay:
             sink(from_session_event(event))
 
 
-JUDGED = "LoopGuard.Judged"  # the one event the relay reads without a stream (its verdict)
+def _is_judged(event: Record) -> bool:
+    """Whether the event is the judge's verdict: the one the relay reads without a stream."""
+    if not isinstance(event, LoopGuardRecord):
+        return False
+    # Loaded already: the event is one of its records.
+    from caretz.session.records.guard import LoopGuardJudged
+
+    return isinstance(event, LoopGuardJudged)

@@ -13,6 +13,7 @@ from caretz.api.options import Options, resolve
 from caretz.api.permission import CallbackAsker, as_answer
 from caretz.api.result import GuardVerdict, RunResult, refused_before_start
 from caretz.messages import Usage
+from caretz.session.records.parse import parse_record
 from caretz.tools.policy import EndTurn
 
 
@@ -54,7 +55,7 @@ def test_session_events_become_the_apis_records():
         "index": 0,
         "call": {"id": "call_1", "name": "bash", "arguments": {"command": "ls"}},
     }
-    assert from_session_event(called) == ToolCall("call_1", "bash", {"command": "ls"})
+    assert from_session_event(parse_record(called)) == ToolCall("call_1", "bash", {"command": "ls"})
     result = {
         "type": "Tool.Result",
         "call_id": "call_1",
@@ -65,7 +66,9 @@ def test_session_events_become_the_apis_records():
         "duration_s": 0.5,
         "agent": "main",
     }
-    assert from_session_event(result) == ToolResult("call_1", "bash", False, "boom", 2, 0.5)
+    assert from_session_event(parse_record(result)) == ToolResult(
+        "call_1", "bash", False, "boom", 2, 0.5
+    )
     redirected = {
         "type": "LoopGuard.Redirected",
         "detector": "repeat",
@@ -74,16 +77,15 @@ def test_session_events_become_the_apis_records():
         "mode": "active",
         "note": "try the other fixture",
     }
-    notice = from_session_event(redirected)
+    notice = from_session_event(parse_record(redirected))
     assert isinstance(notice, GuardNotice)
     assert (notice.kind, notice.detector, notice.text) == (
         "redirected",
         "repeat",
         "try the other fixture",
     )
-    assert from_session_event({"type": "Turn.Started", "prompt": "x"}) == SessionEvent(
-        "Turn.Started", {"type": "Turn.Started", "prompt": "x"}
-    )
+    started = {"type": "Turn.Started", "ts": 2.0, "turn": 1, "agent": "main", "prompt": "x"}
+    assert from_session_event(parse_record(started)) == SessionEvent("Turn.Started", started)
 
 
 def test_a_judged_event_is_a_verdict():
@@ -97,7 +99,7 @@ def test_a_judged_event_is_a_verdict():
         "model": "anthropic/judge",
         "error": None,
     }
-    assert guard_verdict(judged) == GuardVerdict(
+    assert guard_verdict(parse_record(judged)) == GuardVerdict(
         "checkEvery",
         "20 tool calls",
         True,
@@ -108,7 +110,7 @@ def test_a_judged_event_is_a_verdict():
         True,
         "anthropic/judge",
     )
-    assert guard_verdict({"type": "LoopGuard.Fired"}) is None
+    assert guard_verdict(parse_record({"type": "LoopGuard.Fired"})) is None
 
 
 QUESTION = Question("bash", {"command": "curl x"}, "curl x", "the network is off")

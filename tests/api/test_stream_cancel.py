@@ -12,6 +12,7 @@ import pytest
 
 from caretz.api import Finished, ToolCall
 from caretz.session.events import read_events
+from caretz.session.records.loop import TurnEnded
 from tests.app.test_cancel import (
     WAIT_S,
     held_reply,
@@ -30,8 +31,8 @@ def assert_cancelled(session: Any, token: str | None = None) -> None:
     """No stream thread left, the turn ended as interrupted, its command's processes gone;
     and the session takes the next run."""
     assert stream_threads() == []
-    ended = [e for e in read_events(session.events_path) if e["type"] == "Turn.Ended"]
-    assert ended and (ended[-1]["status"], ended[-1]["exit_code"]) == ("interrupted", 130)
+    ended = [e for e in read_events(session.events_path) if isinstance(e, TurnEnded)]
+    assert ended and (ended[-1].status, ended[-1].exit_code) == ("interrupted", 130)
     if token is not None:
         assert processes_running(token) == []
     assert not session.app.busy
