@@ -20,6 +20,7 @@ import json
 import os
 import re
 import select
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, unquote, urlsplit
@@ -116,8 +117,26 @@ class Client:
         self.read_s = read_s
         self.trust_env = trust_env
         self.on_socket = on_socket  # told each new connection's socket (for an abort)
-        self._conn: http.client.HTTPConnection | None = None
-        self._origin: tuple[str, str, int] | None = None
+        # One kept connection per thread: a provider is shared by threads that send at
+        # once (the judge's evaluation runs, subagents), and a connection carries one
+        # exchange at a time.
+        self._kept = threading.local()
+
+    @property
+    def _conn(self) -> http.client.HTTPConnection | None:
+        return getattr(self._kept, "conn", None)
+
+    @_conn.setter
+    def _conn(self, conn: http.client.HTTPConnection | None) -> None:
+        self._kept.conn = conn
+
+    @property
+    def _origin(self) -> tuple[str, str, int] | None:
+        return getattr(self._kept, "origin", None)
+
+    @_origin.setter
+    def _origin(self, origin: tuple[str, str, int] | None) -> None:
+        self._kept.origin = origin
 
     def close(self) -> None:
         if self._conn is not None:
