@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from caretz.cli_options import Group
+from caretz.cli_options import Group, click_exception, wants_json
 
 app = typer.Typer(
     cls=Group,
@@ -437,7 +437,7 @@ def main() -> None:
     _mount_guard()
     try:
         code = app(standalone_mode=False)
-    except _click_exception() as error:  # a bad flag or argument: exit 2
+    except click_exception() as error:  # a bad flag or argument: exit 2
         error.show()
         if wants_json(sys.argv[1:]):
             from caretz.commands.run import write_usage_result
@@ -448,21 +448,3 @@ def main() -> None:
         typer.echo("Aborted!", err=True)
         code = 1
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _click_exception() -> type[Exception]:
-    """click's ClickException, from whichever click Typer runs on (newer Typers carry their
-    own copy): BadParameter's grandparent, through UsageError."""
-    return typer.BadParameter.__bases__[0].__bases__[0]
-
-
-def wants_json(argv: list[str]) -> bool:
-    """Whether the command line asks a run for JSON answers (`--output json`, or
-    `--input-format stream-json`), read before it is parsed."""
-    if argv and argv[0] in ("sessions", "config", "guard", "mcp", "hooks", "acp"):
-        return False  # a subcommand, not a run: it has no result object
-    pairs = list(zip(argv, [*argv[1:], ""], strict=True))
-    for flag, value in (("--output", "json"), ("--input-format", "stream-json")):
-        if f"{flag}={value}" in argv or (flag, value) in pairs:
-            return True
-    return False

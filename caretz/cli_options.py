@@ -60,3 +60,21 @@ class PlainValues:
 
             self._typer_s = build_runtime_param(self._param.type_descriptor)
         return self._typer_s
+
+
+def click_exception() -> type[Exception]:
+    """click's ClickException, from whichever click Typer runs on (newer Typers carry their
+    own copy): BadParameter's grandparent, through UsageError."""
+    return typer.BadParameter.__bases__[0].__bases__[0]
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks a run for JSON answers (`--output json`, or
+    `--input-format stream-json`), read before it is parsed."""
+    if argv and argv[0] in ("sessions", "config", "guard", "mcp", "hooks", "acp"):
+        return False  # a subcommand, not a run: it has no result object
+    pairs = list(zip(argv, [*argv[1:], ""], strict=True))
+    for flag, value in (("--output", "json"), ("--input-format", "stream-json")):
+        if f"{flag}={value}" in argv or (flag, value) in pairs:
+            return True
+    return False
