@@ -181,8 +181,8 @@ def test_reopen_leaves_this_session_for_a_new_one_in_its_own_log(open_session, s
 
     assert second.id != first.id and outcome.text == "fresh"
     assert server.requests[-1].messages[0]["content"] == "again"  # an empty conversation
-    logged = [e["type"] for e in read_events(second.events_path)]
+    logged = [e.type for e in read_events(second.events_path)]
     assert logged[0] == "Session.Started" and logged.count("Turn.Started") == 1
-    first_log = [e["type"] for e in read_events(first.events_path)]
+    first_log = [e.type for e in read_events(first.events_path)]
     assert first_log.count("Turn.Started") == 1  # the second session writes its own log
     second.close()
