@@ -41,6 +41,33 @@ def wait_gone(pid: int, within_s: float = 30.0) -> bool:
     return False
 
 
+def processes_mentioning(text: str) -> list[int]:
+    """The live processes whose command line holds `text` (zombies left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def wait_none_mentioning(text: str, within_s: float = 30.0) -> bool:
+    """Whether every process whose command line holds `text` is gone within `within_s`:
+    it holds whether the process had got as far as writing anything or not."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not processes_mentioning(text):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def wait_for_file(path: Path, within_s: float = 30.0) -> str:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:

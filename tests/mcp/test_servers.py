@@ -20,7 +20,11 @@ from caretz.mcp_client.config import McpConfig, McpServerEntry
 from caretz.mcp_client.plan import Configured, plan_servers
 from caretz.mcp_client.servers import McpServers
 from caretz.tools.base import ToolContext, ToolResult
-from tests.mcp.conftest import time_server, trouble_server, wait_for_file, wait_gone
+from tests.mcp.conftest import (
+    time_server,
+    trouble_server,
+    wait_none_mentioning,
+)
 
 
 class Started:
@@ -205,9 +209,10 @@ def test_a_slow_server_misses_the_start_timeout_and_the_others_start(started, tm
     slow = started.status("slow")
     assert slow.state == "failed"
     assert slow.detail == "it was not ready within 1 s (mcp.startupTimeout)"
-    pid = int(wait_for_file(pid_file))
     servers.close()
-    assert wait_gone(pid), "the slow server outlived the session's servers"
+    # The server may have been ended before it could write its pid (a busy machine): its
+    # command line names the file it waits for, so look for any process still holding it.
+    assert wait_none_mentioning(str(never)), "the slow server outlived the session's servers"
 
 
 def test_a_missing_command_fails_to_start_in_one_line(started):
