@@ -135,6 +135,7 @@ def test_undo_right_after_a_rewind_undoes_that_rewind_files_and_conversation(
     term.type("/rewind 1 both")
     term.expect("restored 1 file to before turn 1; the conversation is back to before turn 1")
     assert not (workspace / "a.txt").exists()
+    term.expect_prompt()  # drawn whole (keys are read) before Ctrl-C and the next line
     term.child.sendintr()  # clears the offered prompt
 
     term.child.send("/undo\r")
