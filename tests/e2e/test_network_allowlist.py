@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pip as pip_module
 import pytest
 
 from tests.e2e.conftest import Caretz
@@ -105,8 +106,12 @@ def test_pip_downloads_from_an_allowed_loopback_index(caretz, server, upstream, 
     wheel = serve_index(upstream, "tinypkg", "1.0")
     allow(caretz, ["pypi.test"], {"pypi.test": "127.0.0.1"})
     index = f"http://pypi.test:{upstream.port}/simple/"
+    # The sandbox has a /tmp of its own, so a checkout (and its venv) under /tmp is not seen
+    # from inside: pip goes into the project, run by the base interpreter (outside /tmp).
+    shutil.copytree(Path(pip_module.__file__).parent, workspace / "_pip" / "pip")
+    python = Path(sys.base_prefix) / "bin" / "python3"
     pip = (
-        f"{sys.executable} -m pip download --isolated --no-cache-dir --no-deps "
+        f"PYTHONPATH=_pip {python} -m pip download --isolated --no-cache-dir --no-deps "
         f"--disable-pip-version-check --trusted-host pypi.test --index-url {index} "
         "-d downloads tinypkg==1.0"
     )
