@@ -24,7 +24,7 @@ from caretz.checkpoints import (
     ProjectTooLarge,
     SnapshotLimits,
 )
-from caretz.checkpoints.events import CREATED, FAILED, created_fields
+from caretz.checkpoints.events import CREATED, FAILED, SETTLED, created_fields, settled_fields
 from caretz.checkpoints.notices import left_out_note
 from caretz.checkpoints.project import project_root
 from caretz.messages import ToolCall
@@ -209,16 +209,20 @@ class TurnCheckpoints:
             self.end_turn()
 
     def end_turn(self) -> None:
-        """Records the tree as the turn left it, if the turn took a checkpoint."""
+        """Records the tree as the turn left it, if the turn took a checkpoint; a
+        `Checkpoint.Settled` event says which files the turn changed."""
         turn, due = self._turn, self._settle_due
         self._turn, self._taken, self._settle_due = None, False, False
         if not due or turn is None or not self.active:
             return
         try:
             assert self.store is not None
-            self.store.settle(CheckpointMeta(self.session, turn, self._prompt))
+            settled = self.store.settle(CheckpointMeta(self.session, turn, self._prompt))
         except Exception as error:
             self._failed("settle", error)
+            return
+        if settled is not None:
+            self._emit(SETTLED, **settled_fields(settled))
 
     def close(self) -> None:
         """At the session's end: settles a turn left open."""

@@ -1,4 +1,5 @@
-"""The fields of the `Checkpoint.Created` and `Checkpoint.Restored` session events.
+"""The fields of the `Checkpoint.Created`, `Checkpoint.Settled` and `Checkpoint.Restored`
+session events.
 
 The turn loop writes them with `EventLog.emit(type, **fields)`; `sessions show` and
 a resumed session read them back. Paths lists are capped; the counts are exact.
@@ -13,6 +14,7 @@ from caretz.checkpoints.model import CHANGED_LIMIT, Checkpoint, RestoreResult
 CREATED = "Checkpoint.Created"
 RESTORED = "Checkpoint.Restored"
 FAILED = "Checkpoint.Failed"  # a checkpoint could not be taken: {stage, message}
+SETTLED = "Checkpoint.Settled"  # a turn that took a checkpoint ended: what it changed
 Scope = Literal["files", "conversation", "both"]
 
 
@@ -27,6 +29,20 @@ def created_fields(checkpoint: Checkpoint) -> dict[str, Any]:
         "changed": list(checkpoint.changed),
         "changed_count": checkpoint.changed_count,
         "left_out": list(checkpoint.left_out),
+    }
+
+
+def settled_fields(settled: Checkpoint) -> dict[str, Any]:
+    """`Checkpoint.Settled`: the files as a turn that took a checkpoint left them were
+    recorded; `changed` / `changed_count` are the files the turn changed (none: its
+    checkpoint was taken, but nothing differs from it now)."""
+    return {
+        "id": settled.id,
+        "checkpoint": settled.settles,
+        "session": settled.session,
+        "turn": settled.turn,
+        "changed": list(settled.changed),
+        "changed_count": settled.changed_count,
     }
 
 

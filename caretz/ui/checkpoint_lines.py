@@ -1,6 +1,6 @@
 """Terminal lines for checkpoint events: a snapshot's left-out files, a checkpoint
-that failed, the undo line after a loop-guard stop, and `caretz sessions show`'s
-line for each checkpoint and rewind."""
+that failed, the undo line after a loop-guard stop (only when the stopped turn changed
+files), and `caretz sessions show`'s line for each checkpoint and rewind."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from caretz.checkpoints.events import CREATED, FAILED, RESTORED
+from caretz.checkpoints.events import CREATED, FAILED, RESTORED, SETTLED
 from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, rewind_command
 from caretz.ui.guard_lines import PREFIX
 
@@ -19,25 +19,32 @@ SCOPES = {"files": "files", "conversation": "conversation", "both": "files and c
 class CheckpointLines:
     """What a running session's view prints for checkpoint events (Rich markup).
 
-    It remembers the running turn's checkpoint, so that the notice of a loop-guard
-    stop can be followed by the command that undoes what the turn changed.
+    It remembers the running turn's checkpoint and whether the loop guard stopped the
+    turn; when such a turn ends having changed files (its `Checkpoint.Settled` names
+    some), the command that undoes them follows. A turn whose checkpoint was taken (a
+    command that might have written) but that changed nothing gets no undo line.
     """
 
     def __init__(self, interactive: bool = False):
         self.interactive = interactive
         self.undo: str | None = None  # the running turn's undo command
+        self.stopped = False  # the loop guard stopped the running turn
 
     def render(self, event: dict[str, Any]) -> list[str]:
         kind = event.get("type")
         if kind == "Turn.Started" and event.get("agent", "main") == "main":
-            self.undo = None
+            self.undo, self.stopped = None, False
         elif kind == CREATED and event.get("kind") == "turn":
             self.undo = rewind_command(str(event.get("session")), int(event.get("turn") or 0))
             return [f"[dim]{escape(event['note'])}[/]"] if event.get("note") else []
         elif kind == FAILED:
             return [f"[yellow]{escape(str(event.get('message', 'checkpoint failed')))}[/]"]
-        elif kind == "LoopGuard.Stopped" and self.undo is not None:
-            return [f"[magenta]{escape(self.undo_line())}[/]"]
+        elif kind == "LoopGuard.Stopped":
+            self.stopped = True
+        elif kind == SETTLED and self.stopped and self.undo is not None:
+            self.stopped = False
+            if event.get("changed_count"):
+                return [f"[magenta]{escape(self.undo_line())}[/]"]
         return []
 
     def undo_line(self) -> str:
