@@ -31,6 +31,7 @@ from caretz.app.outcome import (
     turn_outcome,
     usage_outcome,
 )
+from caretz.app.shell_mode import PendingRuns, ShellRun, run_shell
 from caretz.config_base import ConfigError
 from caretz.providers.base import abort
 
@@ -84,6 +85,7 @@ class Session:
         self.env = env
         self.flags = flags
         self.goal: Goal | None = logged_goal(self.events_path)  # a resumed session's
+        self.shell_runs = PendingRuns.logged(self.events_path)  # `!command`s for the next turn
         self._canceller = Canceller()
         self._closed = False
 
@@ -184,8 +186,17 @@ class Session:
 
     def turn(self, prompt: str) -> Outcome:
         """One turn on `prompt` as written (never a command), plus the loop guard's
-        automatic resumes."""
-        return self._work(lambda: turn_outcome(self._turns(prompt)))
+        automatic resumes; the `!command`s run since the last turn go first."""
+        return self._work(lambda: turn_outcome(self._turns(self.shell_runs.prompt(prompt))))
+
+    def run_shell(self, command: str, on_output: Callable[[str], None]) -> ShellRun:
+        """`!command`: run it as the user (in the sandbox, unasked), `on_output` called in
+        this thread as its output arrives; the next turn's prompt carries it. Ctrl-C or
+        `cancel` ends it (the run says so); raises OSError when it cannot start."""
+        with self._canceller.running():
+            run = run_shell(command, self.agent.parts.tool_ctx, on_output, self.log.emit)
+        self.shell_runs.add(run)
+        return run
 
     def run_command(self, prepared: PreparedCommand) -> Outcome:
         """A prepared custom command: its `!` commands and `@` files, then its turn, on

@@ -107,6 +107,7 @@ class Repl(SessionControl):
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self) -> None:
+        from caretz.ui.shell_view import run_shell_command
         from caretz.ui.slash import dispatch
 
         while self.running:
@@ -127,7 +128,9 @@ class Repl(SessionControl):
                     continue
                 assert isinstance(text, str)
                 message = text.strip()
-                if message and not dispatch(self, message):
+                if message.startswith("!"):
+                    run_shell_command(self, message[1:].strip())
+                elif message and not dispatch(self, message):
                     self.run_turn(message)
                 self.run_queued()
             except Terminated:
