@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from caretz.agent.limits import RunTotals
     from caretz.agent.rewind import Rewound, SessionRewind
     from caretz.agent.turn import TurnResult
+    from caretz.app.mentions import Attached
     from caretz.checkpoints import Checkpoint
     from caretz.checkpoints.events import Scope
     from caretz.config.overrides import Flags
@@ -188,6 +189,13 @@ class Session:
         """One turn on `prompt` as written (never a command), plus the loop guard's
         automatic resumes; the `!command`s run since the last turn go first."""
         return self._work(lambda: turn_outcome(self._turns(self.shell_runs.prompt(prompt))))
+
+    def attach(self, text: str) -> Attached:
+        """A typed message's `@path` mentions: the files and folders they name attached
+        after it, through the read tool's path checks (caretz/app/mentions.py)."""
+        from caretz.app.mentions import attach_mentions
+
+        return attach_mentions(text, self.agent.parts.tool_ctx)
 
     def run_shell(self, command: str, on_output: Callable[[str], None]) -> ShellRun:
         """`!command`: run it as the user (in the sandbox, unasked), `on_output` called in

@@ -36,6 +36,7 @@ from caretz.ui.session_control import SessionControl
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
+    from caretz.app.mentions import ProjectFiles
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
     from caretz.runtime.custom_commands import PreparedCommand
@@ -103,6 +104,7 @@ class Repl(SessionControl):
     exit_code = 0  # 129 / 143 when SIGHUP / SIGTERM ended the session
     end_reason = "other"  # for SessionEnd hooks
     prompt: PromptSession[Any] | None = None  # built on the first read
+    project_files: ProjectFiles  # what `@` completes, made with the prompt
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
 
     # -- the loop ----------------------------------------------------------------------
@@ -131,7 +133,7 @@ class Repl(SessionControl):
                 if message.startswith("!"):
                     run_shell_command(self, message[1:].strip())
                 elif message and not dispatch(self, message):
-                    self.run_turn(message)
+                    self.send(message)
                 self.run_queued()
             except Terminated:
                 raise
@@ -146,6 +148,7 @@ class Repl(SessionControl):
 
         if self.prompt is None:
             self.prompt = self.build_prompt()
+        self.project_files.forget()  # listed again once this prompt completes a mention
         draft, self.draft = self.draft, ""
         app = self.prompt.app
         try:
@@ -161,11 +164,18 @@ class Repl(SessionControl):
             return CTRL_C
 
     def build_prompt(self) -> PromptSession[Any]:
+        from prompt_toolkit.completion import ThreadedCompleter, merge_completers
+
+        from caretz.app.mentions import ProjectFiles
+        from caretz.ui.mention_input import MentionCompleter
         from caretz.ui.prompt_input import build_prompt_session
         from caretz.ui.slash import SlashCompleter
 
         history = self.session.settings.data_dir / HISTORY_FILE
-        return build_prompt_session(history, SlashCompleter(self), self.toolbar, self.disarm_exit)
+        self.project_files = ProjectFiles(lambda: self.session.agent.parts.tool_ctx)
+        mentions = ThreadedCompleter(MentionCompleter(self.project_files))  # rg off the keys
+        completer = merge_completers([SlashCompleter(self), mentions])
+        return build_prompt_session(history, completer, self.toolbar, self.disarm_exit)
 
     def disarm_exit(self) -> None:
         self.exit_armed = False
@@ -188,6 +198,14 @@ class Repl(SessionControl):
         )
 
     # -- turns ---------------------------------------------------------------------------
+    def send(self, message: str) -> Outcome:
+        """A typed message: its `@path` mentions attached (a line says which), then its turn."""
+        from caretz.ui.mention_input import say_attached
+
+        attached = self.session.attach(message)
+        say_attached(self, attached)
+        return self.run_turn(attached.prompt)
+
     def run_turn(self, prompt: str) -> Outcome:
         return self.run_guarded(lambda: self.session.turn(prompt))
 
