@@ -103,16 +103,20 @@ class Session:
         asker: Asker | None = None,
         mcp_servers: Sequence[Configured] = (),
         flags: Flags | None = None,
+        mcp_background: bool = False,
     ) -> Session:
         """Open a new session (or resume one: "latest" or an ID). Everything that can be
         wrong (the profile, model, keys, judge, rules, hooks, `.mcp.json`, sandbox) is a
         ConfigError or SessionNotFound before anything starts. `asker` answers permission
         questions (None: nobody asks, so they are denied); `mcp_servers` are started
-        besides the configured ones; `flags` are re-applied by a profile switch."""
+        besides the configured ones; `flags` are re-applied by a profile switch.
+        `mcp_background`: open without waiting for the MCP servers, whose tools join when
+        they are ready (`collect_servers`); a call of one still starting waits for it."""
         env = os.environ if env is None else env
         request = OpenRequest(
-            settings, view, env, workspace or Path.cwd(), resume, asker, tuple(mcp_servers)
-        )
+            settings, view, env, workspace or Path.cwd(), resume, asker, tuple(mcp_servers),
+            mcp_background,
+        )  # fmt: skip
         return cls(build(check(request)), view, env, flags)
 
     def reopen(self, resume: str | None = None) -> Session:
@@ -164,6 +168,15 @@ class Session:
         if self.sandbox is not None:
             self.sandbox.close()  # its /tmp and network namespace, once no job runs
         self.log.close()
+
+    def servers_settled(self) -> bool:
+        """Whether an MCP server started in the background has finished starting."""
+        return self.mcp is not None and self.mcp.has_settled()
+
+    def collect_servers(self) -> list[str]:
+        """Take in the MCP servers that finished starting in the background: their tools
+        join the session, their events are written (in this thread). Their names."""
+        return self.mcp.collect() if self.mcp is not None else []
 
     def approve_servers(self, names: Sequence[str]) -> list[ServerStatus]:
         """`/mcp approve`: approve the project's `.mcp.json` servers named (all for none)

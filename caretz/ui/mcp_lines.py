@@ -23,9 +23,18 @@ def mcp_line(event: dict[str, Any], detailed: bool = False) -> str | None:
             f"mcp: server {server!r} of {event['source']} runs outside the sandbox and is not "
             f"started until you approve it: /mcp approve {server}, or caretz mcp approve {server}"
         )
+    if kind == "Mcp.ServerStarted" and event.get("background"):
+        tools = plural(len(event.get("tools") or []), "tool")
+        took = f"{event['duration_s']:.1f} s"
+        return f"mcp: server {server!r} ready ({took}): its {tools} join the conversation"
     if kind == "Mcp.ServerStarted" and detailed:
         tools = plural(len(event.get("tools") or []), "tool")
         return f"mcp: server {server!r} ready: {tools} ({event['duration_s']:.1f} s)"
+    if kind == "Mcp.ServerAwaited":
+        return (
+            f"mcp: {event['tool']} waits for server {server!r} to start "
+            f"(at most {event['timeout_s']:g} s)"
+        )
     return None
 
 

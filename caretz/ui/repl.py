@@ -78,7 +78,7 @@ def run_repl(
     try:
         session = Session.open(
             settings, view, env=env, resume=resume, workspace=workspace, asker=asker,
-            flags=overrides,
+            flags=overrides, mcp_background=True,  # the prompt comes at once
         )  # fmt: skip
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
@@ -144,18 +144,22 @@ class Repl(SessionControl):
     def read(self) -> str | _CtrlC | _LoopDue | None:
         """The next line typed; CTRL_C for Ctrl-C on an empty line; LOOP_DUE when a
         /loop run is due on an idle prompt; None to leave."""
-        from caretz.ui.prompt_input import exit_when_due
+        from caretz.ui.prompt_input import exit_when_due, print_when_due
 
         if self.prompt is None:
             self.prompt = self.build_prompt()
         self.project_files.forget()  # listed again once this prompt completes a mention
         draft, self.draft = self.draft, ""
         app = self.prompt.app
+        session = self.session
+
+        def watch() -> None:
+            exit_when_due(app, lambda: self.loops.due() is not None, LOOP_DUE)
+            # MCP servers that became ready: their lines above the prompt, the line kept
+            print_when_due(app, session.servers_settled, session.collect_servers)
+
         try:
-            return self.prompt.prompt(
-                default=draft,
-                pre_run=lambda: exit_when_due(app, lambda: self.loops.due() is not None, LOOP_DUE),
-            )
+            return self.prompt.prompt(default=draft, pre_run=watch)
         except EOFError:
             return None
         except Terminated:
@@ -305,6 +309,11 @@ class Repl(SessionControl):
             highlight=False,
         )
         self.yolo_banner()
+        mcp = session.mcp
+        starting = [s.name for s in mcp.statuses() if s.state == "starting"] if mcp else []
+        if starting:
+            names = ", ".join(repr(name) for name in starting)
+            self.info(f"mcp: starting {names}; their tools join when ready (/mcp shows them)")
         self.info(
             "/help lists commands · Esc+Enter adds a line · Ctrl-C stops a turn · Ctrl-D exits"
         )
