@@ -107,6 +107,10 @@ def describe_event(event: dict[str, Any]) -> str | None:
         from caretz.ui.checkpoint_lines import describe
 
         return describe(event)
+    if kind.startswith("Shell."):
+        from caretz.ui.shell_view import describe
+
+        return describe(event)
     if kind == "Command.Ran":
         from caretz.ui.command_lines import command_line
 

@@ -4,7 +4,7 @@ is the app's (caretz/app/shell_mode.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
@@ -44,3 +44,13 @@ def run_shell_command(repl: SessionControl, command: str) -> None:
         f"[{colour}]●[/] [dim]{escape(run.status)} · {run.duration_s:.1f}s — {NEXT}[/]",
         highlight=False,
     )
+
+
+def describe(event: dict[str, Any]) -> str | None:
+    """A `!command`'s event as `caretz sessions show` prints it; None for another event."""
+    from caretz.app.shell_mode import SHELL_RAN, ShellRun
+
+    if event.get("type") != SHELL_RAN:
+        return None
+    run = ShellRun.from_event(event)
+    return f"\n! {run.command} ({run.status}, {run.duration_s:.1f}s)"

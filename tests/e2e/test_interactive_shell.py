@@ -45,6 +45,8 @@ def test_a_bang_line_runs_the_command_and_the_next_message_carries_its_output(
     [ran] = [e for e in events if e["type"] == "Shell.Ran"]
     assert (ran["exit_code"], ran["ended_by"]) == (3, None)
     assert "Permission.Asked" not in types(events)
+    shown = caretz("sessions", "show", session_id)
+    assert "! printf" in shown.stdout and "(exit 3, " in shown.stdout
     # Kept in the conversation: a resumed session sends it again.
     server.add(text("Still there."))
     resumed = caretz("--resume", session_id, "-p", "and now?")
