@@ -100,13 +100,14 @@ class Screen(Terminal):
         self.expect(ends)
         self.expect_prompt()
 
-    def wait_for_screen(self, text: str) -> None:
-        """Read on until the screen shows `text`: the prompt redraws only what changed, so a
-        line being edited is never written whole to match in the raw output."""
+    def wait_for_screen(self, text: str, absent: str | None = None) -> None:
+        """Read on until the screen shows `text` (and not `absent`): the prompt redraws only
+        what changed, so a line being edited is never written whole to match in the raw
+        output."""
         deadline = time.monotonic() + TIMEOUT_S
         pending, self.child.buffer = self.child.buffer, ""  # what expect() read past its match
         self.feed(pending)
-        while text not in self.text:
+        while text not in self.text or (absent is not None and absent in self.text):
             if time.monotonic() > deadline:
                 raise AssertionError(f"the screen never showed {text!r}:\n{self.text}")
             try:

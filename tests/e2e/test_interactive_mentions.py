@@ -22,9 +22,11 @@ def test_tab_completes_a_mention_and_sending_attaches_the_file(
 
     term.expect_prompt()
     term.child.send("what does @sr")
-    term.child.send("\t")  # the folder, the common part of what it offers
+    term.wait_for_screen("src/util.py")  # offered as it is typed
+    term.child.send("\t")  # the first: the folder
     term.wait_for_screen(f"{PROMPT} what does @src/")
     term.child.send("ap")
+    term.wait_for_screen("src/app.py", absent="src/util.py")
     term.child.send("\t")
     term.wait_for_screen(f"{PROMPT} what does @src/app.py")
     term.child.send(" do?\r")
