@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.checkpoints.errors import CheckpointError, GitNotFound, ProjectTooLarge
+from caretz.checkpoints.events import settled_record
 from caretz.checkpoints.project import project_root
 from caretz.messages import ToolCall
 from caretz.session.records.base import Record
@@ -237,7 +238,8 @@ class TurnCheckpoints:
             self.end_turn()
 
     def end_turn(self) -> None:
-        """Records the tree as the turn left it, if the turn took a checkpoint."""
+        """Records the tree as the turn left it, if the turn took a checkpoint; a
+        `Checkpoint.Settled` event says which files the turn changed."""
         turn, due = self._turn, self._settle_due
         self._turn, self._taken, self._settle_due = None, False, False
         if not due or turn is None or not self.active or self._store is None:
@@ -245,9 +247,12 @@ class TurnCheckpoints:
         from caretz.checkpoints.model import CheckpointMeta
 
         try:
-            self._store.settle(CheckpointMeta(self.session, turn, self._prompt))
+            settled = self._store.settle(CheckpointMeta(self.session, turn, self._prompt))
         except Exception as error:
             self._failed("settle", error)
+            return
+        if settled is not None:
+            self._emit(settled_record(settled))
 
     def close(self) -> None:
         """At the session's end: settles a turn left open."""

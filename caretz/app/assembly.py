@@ -70,6 +70,7 @@ class OpenRequest:
     resume: str | None = None  # None | "latest" | a session ID
     asker: Asker | None = None  # None: nobody asks, so questions are denied
     mcp_servers: tuple[Configured, ...] = ()  # started besides the configured ones
+    mcp_background: bool = False  # the servers start behind the prompt (the REPL's)
 
 
 @dataclass(frozen=True)
@@ -204,8 +205,9 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     mcp = carried.mcp if carried is not None else None
     if mcp is None:  # last: nothing else can fail now
         mcp = start_servers(
-            request.settings, list(checked.servers), request.workspace, request.env, log.emit
-        )
+            request.settings, list(checked.servers), request.workspace, request.env, log.emit,
+            background=request.mcp_background,
+        )  # fmt: skip
     if carried is not None:
         carried.end_previous()
     log.subscribe(request.view.on_event)

@@ -31,6 +31,7 @@ from caretz.app.outcome import (
     turn_outcome,
     usage_outcome,
 )
+from caretz.app.shell_mode import PendingRuns, ShellRun, run_shell
 from caretz.config_base import ConfigError
 from caretz.messages import Image
 from caretz.providers.base import abort
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from caretz.agent.limits import RunTotals
     from caretz.agent.rewind import Rewound, SessionRewind
     from caretz.agent.turn import TurnResult
+    from caretz.app.mentions import Attached
     from caretz.checkpoints import Checkpoint
     from caretz.checkpoints.events import Scope
     from caretz.config.overrides import Flags
@@ -86,6 +88,8 @@ class Session:
         self.flags = flags
         # A resumed session's paused goal; a new session's log holds none to read.
         self.goal: Goal | None = logged_goal(self.events_path) if parts.resumed else None
+        # `!command`s run since the last turn (a resumed session's are in its log).
+        self.shell_runs = PendingRuns.logged(self.events_path) if parts.resumed else PendingRuns()
         self._canceller = Canceller()
         self._closed = False
         self._images_attached = False  # --image files go with the session's first prompt
@@ -103,16 +107,20 @@ class Session:
         asker: Asker | None = None,
         mcp_servers: Sequence[Configured] = (),
         flags: Flags | None = None,
+        mcp_background: bool = False,
     ) -> Session:
         """Open a new session (or resume one: "latest" or an ID). Everything that can be
         wrong (the profile, model, keys, judge, rules, hooks, `.mcp.json`, sandbox) is a
         ConfigError or SessionNotFound before anything starts. `asker` answers permission
         questions (None: nobody asks, so they are denied); `mcp_servers` are started
-        besides the configured ones; `flags` are re-applied by a profile switch."""
+        besides the configured ones; `flags` are re-applied by a profile switch.
+        `mcp_background`: open without waiting for the MCP servers, whose tools join when
+        they are ready (`collect_servers`); a call of one still starting waits for it."""
         env = os.environ if env is None else env
         request = OpenRequest(
-            settings, view, env, workspace or Path.cwd(), resume, asker, tuple(mcp_servers)
-        )
+            settings, view, env, workspace or Path.cwd(), resume, asker, tuple(mcp_servers),
+            mcp_background,
+        )  # fmt: skip
         return cls(build(check(request)), view, env, flags)
 
     def reopen(self, resume: str | None = None) -> Session:
@@ -167,6 +175,15 @@ class Session:
             self.sandbox.close()  # its /tmp and network namespace, once no job runs
         self.log.close()
 
+    def servers_settled(self) -> bool:
+        """Whether an MCP server started in the background has finished starting."""
+        return self.mcp is not None and self.mcp.has_settled()
+
+    def collect_servers(self) -> list[str]:
+        """Take in the MCP servers that finished starting in the background: their tools
+        join the session, their events are written (in this thread). Their names."""
+        return self.mcp.collect() if self.mcp is not None else []
+
     def approve_servers(self, names: Sequence[str]) -> list[ServerStatus]:
         """`/mcp approve`: approve the project's `.mcp.json` servers named (all for none)
         and start those waiting for it; their tools join the session now. Raises
@@ -189,14 +206,16 @@ class Session:
 
     def turn(self, prompt: str, images: Sequence[Image] | None = None) -> Outcome:
         """One turn on `prompt` as written (never a command), with `images` (None: those it
-        attaches, see `attached_images`), plus the loop guard's automatic resumes. An image
-        that cannot be sent is a usage error; nothing is sent then."""
+        attaches, see `attached_images`), plus the loop guard's automatic resumes; the
+        `!command`s run since the last turn go first. An image that cannot be sent is a
+        usage error; nothing is sent then."""
         if images is None:
             try:
                 images = self.attached_images(prompt)
             except ConfigError as error:
                 return usage_outcome(str(error))
-        return self._work(lambda: turn_outcome(self._turns(prompt, images)))
+        sent = self.shell_runs.prompt(prompt)
+        return self._work(lambda: turn_outcome(self._turns(sent, images)))
 
     def attached_images(self, mentions: str) -> list[Image]:
         """The images `mentions`' `@shot.png` words and, with the session's first prompt,
@@ -207,6 +226,22 @@ class Session:
         images = prompt_images(self.agent.parts.tool_ctx, mentions, paths)
         self._images_attached = True
         return images
+
+    def attach(self, text: str) -> Attached:
+        """A typed message's `@path` mentions: the files and folders they name attached
+        after it, through the read tool's path checks (caretz/app/mentions.py)."""
+        from caretz.app.mentions import attach_mentions
+
+        return attach_mentions(text, self.agent.parts.tool_ctx)
+
+    def run_shell(self, command: str, on_output: Callable[[str], None]) -> ShellRun:
+        """`!command`: run it as the user (in the sandbox, unasked), `on_output` called in
+        this thread as its output arrives; the next turn's prompt carries it. Ctrl-C or
+        `cancel` ends it (the run says so); raises OSError when it cannot start."""
+        with self._canceller.running():
+            run = run_shell(command, self.agent.parts.tool_ctx, on_output, self.log.emit)
+        self.shell_runs.add(run)
+        return run
 
     def run_command(self, prepared: PreparedCommand) -> Outcome:
         """A prepared custom command: its `!` commands and `@` files, then its turn, on

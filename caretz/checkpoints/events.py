@@ -1,4 +1,5 @@
-"""The `Checkpoint.Created` and `Checkpoint.Restored` records of a checkpoint and a rewind.
+"""The `Checkpoint.Created`, `Checkpoint.Settled` and `Checkpoint.Restored` records of a
+checkpoint, a turn's end and a rewind.
 
 The turn loop and a rewind write them with `EventLog.emit`; `sessions show` and a resumed
 session read them back. Paths lists are capped; the counts are exact.
@@ -9,7 +10,11 @@ from __future__ import annotations
 from typing import Literal
 
 from caretz.checkpoints.model import CHANGED_LIMIT, Checkpoint, RestoreResult
-from caretz.session.records.checkpoints import CheckpointCreated, CheckpointRestored
+from caretz.session.records.checkpoints import (
+    CheckpointCreated,
+    CheckpointRestored,
+    CheckpointSettled,
+)
 
 Scope = Literal["files", "conversation", "both"]
 
@@ -29,6 +34,20 @@ def created_record(
         left_out=list(checkpoint.left_out),
         note=note,
         project=project,
+    )
+
+
+def settled_record(settled: Checkpoint) -> CheckpointSettled:
+    """`Checkpoint.Settled`: the files as a turn that took a checkpoint left them were
+    recorded; `changed` / `changed_count` are the files the turn changed (none: its
+    checkpoint was taken, but nothing differs from it now)."""
+    return CheckpointSettled(
+        id=settled.id,
+        checkpoint=settled.settles,
+        session=settled.session,
+        turn=settled.turn,
+        changed=list(settled.changed),
+        changed_count=settled.changed_count,
     )
 
 

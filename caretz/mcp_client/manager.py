@@ -50,6 +50,25 @@ class Attempt:
     duration_s: float = 0.0
 
 
+@dataclass
+class Starting:
+    """A server whose start is under way (`McpManager.begin`)."""
+
+    connection: ServerConnection
+    ready: concurrent.futures.Future[None]
+    holder: concurrent.futures.Future[None]
+    started: float  # time.monotonic()
+    allowed_s: float  # its startupTimeout
+
+    @property
+    def name(self) -> str:
+        return self.connection.spec.name
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.allowed_s
+
+
 class McpManager:
     def __init__(self, log_dir: Path | None = None):
         self.log_dir = log_dir
@@ -75,6 +94,10 @@ class McpManager:
     def start(self, specs: list[ServerSpec], timeout_s: float) -> list[Attempt]:
         """Start every server at once; each has until its own `startupTimeout` (or
         `timeout_s`) from now to be ready."""
+        return [self.settle(starting) for starting in self.begin(specs, timeout_s)]
+
+    def begin(self, specs: list[ServerSpec], timeout_s: float) -> list[Starting]:
+        """Start every server at once, without waiting for any (`settle` waits for one)."""
         from caretz.mcp_client.connection import ServerConnection
 
         started = time.monotonic()
@@ -84,17 +107,18 @@ class McpManager:
             ready: concurrent.futures.Future[None] = concurrent.futures.Future()
             holder = asyncio.run_coroutine_threadsafe(connection.hold(ready), self._loop)
             self._holders.append(holder)
-            pending.append((connection, ready, holder))
-        attempts = []
-        for connection, ready, holder in pending:
-            allowed_s = connection.spec.startup_timeout_s or timeout_s
-            concurrent.futures.wait(
-                [ready], timeout=max(0.0, started + allowed_s - time.monotonic())
-            )
-            attempt = self._outcome(connection, ready, holder, allowed_s)
-            attempt.duration_s = (connection.settled_at or time.monotonic()) - started
-            attempts.append(attempt)
-        return attempts
+            allowed_s = spec.startup_timeout_s or timeout_s
+            pending.append(Starting(connection, ready, holder, started, allowed_s))
+        return pending
+
+    def settle(self, starting: Starting) -> Attempt:
+        """How the server's start went, waiting until it is ready or its time is up."""
+        left = starting.started + starting.allowed_s - time.monotonic()
+        concurrent.futures.wait([starting.ready], timeout=max(0.0, left))
+        connection = starting.connection
+        attempt = self._outcome(connection, starting.ready, starting.holder, starting.allowed_s)
+        attempt.duration_s = (connection.settled_at or time.monotonic()) - starting.started
+        return attempt
 
     def _outcome(
         self,

@@ -9,9 +9,10 @@ from typing import Any, Literal
 
 from caretz.mcp_client.config import Transport
 
-# ready: its tools are in the session; failed: it did not start; down: it stopped during
-# the session; not approved / disabled / off: it was not started, on purpose.
-State = Literal["ready", "failed", "down", "not approved", "disabled", "off"]
+# ready: its tools are in the session; starting: behind the prompt, not ready yet; failed:
+# it did not start; down: it stopped during the session; not approved / disabled / off: it
+# was not started, on purpose.
+State = Literal["ready", "starting", "failed", "down", "not approved", "disabled", "off"]
 
 
 @dataclass(frozen=True)

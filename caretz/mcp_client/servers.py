@@ -10,15 +10,17 @@ on, saying so.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from caretz.mcp_client.background import BackgroundStart
 from caretz.mcp_client.config import McpConfig
 from caretz.mcp_client.manager import Attempt, CallCancelled, McpManager
 from caretz.mcp_client.model import ServerSpec, ServerStatus, ToolInfo
-from caretz.mcp_client.names import unique_tool_names
+from caretz.mcp_client.names import PREFIX, server_part, unique_tool_names
 from caretz.mcp_client.results import over_cap, result_content
 from caretz.mcp_client.tools import McpTool
 from caretz.session.records import mcp as records
@@ -42,6 +44,9 @@ class McpServers:
         self._statuses: dict[str, ServerStatus] = {}
         self._down: dict[str, str] = {}
         self._order: list[str] = []
+        self._lock = threading.RLock()  # the manager's making; collecting servers started
+        self._closed = False
+        self.background: BackgroundStart | None = None  # servers starting behind a prompt
 
     @classmethod
     def start(
@@ -61,12 +66,102 @@ class McpServers:
         servers.launch(specs)
         return servers
 
+    @classmethod
+    def start_in_background(
+        cls,
+        specs: list[ServerSpec],
+        not_started: list[ServerStatus],
+        config: McpConfig,
+        log_dir: Path | None = None,
+        order: list[str] | None = None,
+        emit: Emit = _quiet,
+    ) -> McpServers:
+        """Start `specs` behind the prompt: they are "starting" until `collect` takes
+        them in; a call of a tool of one waits for it (`wait_for`)."""
+        servers = cls(config, log_dir, emit)
+        servers._statuses = {status.name: status for status in not_started}
+        servers._order = list(order or [])
+        for spec in specs:
+            servers._statuses[spec.name] = ServerStatus(
+                spec.name, spec.source, spec.transport, spec.shown, "starting"
+            )
+        if specs:
+            servers.background = BackgroundStart(specs, config.startup_timeout_s, servers._made)
+            servers.background.start()
+        return servers
+
+    def _made(self) -> McpManager | None:
+        """The manager, made on first use (None once the servers are closing)."""
+        with self._lock:
+            if self._closed:
+                return None
+            if self.manager is None:
+                self.manager = McpManager(self.log_dir)
+            return self.manager
+
+    # -- servers that started in the background ----------------------------------------------
+    def has_settled(self) -> bool:
+        """Whether a server started in the background waits to be collected."""
+        return self.background is not None and not self.background.settled.empty()
+
+    def collect(self) -> list[str]:
+        """Take in the servers that finished starting in the background: their tools and
+        statuses, their events (written in the calling thread). Returns their names."""
+        background = self.background
+        if background is None:
+            return []
+        names = []
+        with self._lock:
+            while not background.settled.empty():
+                attempt = background.settled.get()
+                self._add(attempt)
+                names.append(attempt.spec.name)
+        if names:
+            self.report(names, background=True)
+        return names
+
+    def joined(self) -> list[McpTool]:
+        """The tools of every server ready now (a registry's late tools)."""
+        self.collect()
+        return list(self.tools)
+
+    def wait_for(self, tool: str, cancel: threading.Event) -> str | None:
+        """For a call of `tool` that no registry has: when its server is still starting,
+        wait for it (within its startupTimeout; Ctrl-C and `cancel` end the wait). None
+        when there was nothing to wait for or it is ready now; else why the tool is not
+        there (the server did not start)."""
+        server = self._starting_server(tool)
+        if server is None:
+            return None
+        assert self.background is not None
+        timeout = self.background.allowed_s[server]
+        self.emit(records.McpServerAwaited(server=server, tool=tool, timeout_s=timeout))
+        self.background.wait(server, cancel)
+        self.collect()
+        status = self._statuses.get(server)
+        if status is None or status.state == "ready":
+            return None
+        if status.state == "starting":
+            return f"MCP server {server!r} is still starting; try {tool} again in a moment"
+        return f"MCP server {server!r} did not start: {status.detail}; {tool} cannot run"
+
+    def _starting_server(self, tool: str) -> str | None:
+        background = self.background
+        if background is None or not tool.startswith(PREFIX):
+            return None
+        for name in background.done:
+            if tool.startswith(f"{PREFIX}{server_part(name)}__") and background.waiting(name):
+                return name
+        return None
+
     def launch(self, specs: list[ServerSpec]) -> list[McpTool]:
         """Start more servers, in parallel; returns the tools of those that started."""
         if not specs:
             return []
         made = self.manager is None
-        manager = self.manager = self.manager or McpManager(self.log_dir)
+        manager = self._made()
+        if manager is None:
+            return []
         try:
             attempts = manager.start(specs, self.config.startup_timeout_s)
         except BaseException:  # Ctrl-C while they start: none may be left running
@@ -127,17 +222,22 @@ class McpServers:
             shown.append(status)
         return shown
 
-    def report(self, names: list[str] | None = None) -> None:
-        """One event per server (or per server named), once the session log is open."""
-        for status in self._statuses.values():
-            if names is not None and status.name not in names:
+    def report(self, names: list[str] | None = None, background: bool = False) -> None:
+        """One event per server (or per server named), once the session log is open; those
+        still starting report when they are collected (`background`)."""
+        for status in list(self._statuses.values()):
+            if (names is not None and status.name not in names) or status.state == "starting":
                 continue
             where = {"server": status.name, "source": status.source, "transport": status.transport}
             if status.state == "ready":
                 tools = [tool.name for tool in status.tools]
-                self.emit(
-                    records.McpServerStarted(**where, tools=tools, duration_s=status.duration_s)
+                started = records.McpServerStarted(
+                    **where,
+                    tools=tools,
+                    duration_s=status.duration_s,
+                    background=background or None,
                 )
+                self.emit(started)
             elif status.state == "failed":
                 self.emit(records.McpServerFailed(**where, reason=status.detail))
             else:
@@ -146,9 +246,12 @@ class McpServers:
                 )
 
     def add_tools(self, registry: Any) -> None:
-        """Put the servers' tools in a session's tool registry (`ToolRegistry.add`)."""
+        """Put the servers' tools in a session's tool registry (`ToolRegistry.add`); those
+        of servers still starting join it once ready (`ToolRegistry.late`)."""
         for tool in self.tools:
             registry.add(tool)
+        if self.background is not None:
+            registry.late = self
 
     # -- one call ------------------------------------------------------------------------
     def call_tool(self, tool: McpTool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -206,9 +309,13 @@ class McpServers:
         return ToolResult(ok=False, output=text, duration_s=duration)
 
     def close(self) -> None:
-        """End every server (its process too); the servers' tools fail from then on."""
-        if self.manager is not None:
-            self.manager.close()
+        """End every server (its process too), those still starting too; the servers'
+        tools fail from then on."""
+        with self._lock:
+            self._closed = True
+            manager = self.manager
+        if manager is not None:
+            manager.close()
 
 
 ACTED = "the server may have acted on it already"

@@ -40,9 +40,11 @@ def start_servers(
     workspace: Path,
     env: Mapping[str, str] | None = None,
     emit: Emit | None = None,
+    background: bool = False,
 ) -> McpServers | None:
     """The session's servers, started (None when none is configured); `emit`: into the
-    session's log."""
+    session's log. `background`: return at once, the servers starting behind it (the
+    interactive prompt's); else each is ready or has failed on return."""
     if not configured:
         return None
     from caretz.mcp_client.approvals import Approvals
@@ -62,7 +64,8 @@ def start_servers(
         env=env,
         cwd=str(workspace),
     )
-    return McpServers.start(
+    start = McpServers.start_in_background if background else McpServers.start
+    return start(
         specs,
         not_started + shadowed(profile, project),
         settings.profile.mcp,

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from caretz.messages import ToolCall, ToolSpec
 from caretz.permissions.modes import Effect
@@ -56,6 +57,20 @@ class ReadyCall:
 
 # Runs after a call that was not refused, with its result.
 AfterCall = Callable[[ToolCall, ToolResult, ToolContext], None]
+
+
+class LateTools(Protocol):
+    """Tools that join a registry after it was made: those of MCP servers that start
+    behind the interactive prompt."""
+
+    def joined(self) -> Sequence[Tool]:
+        """Every such tool ready now."""
+        ...
+
+    def wait_for(self, name: str, cancel: threading.Event) -> str | None:
+        """For a call of `name` no registry has: wait for the tool when it is still on
+        its way. None: nothing to wait for, or it has joined; else why it is not there."""
+        ...
 
 
 def default_tools(*, sandboxed: bool = True) -> list[Tool]:
@@ -99,6 +114,7 @@ class ToolRegistry:
         # that names one anyway still meets the permission check, which refuses it.
         self.withheld = withheld
         self.sandboxed = sandboxed  # what the default tools say of commands (fresh())
+        self.late: LateTools | None = None  # tools that join once ready (MCP servers')
         for tool in tools:
             self.add(tool)
 
@@ -108,16 +124,20 @@ class ToolRegistry:
         tools = default_tools(sandboxed=self.sandboxed)
         own = {tool.spec.name for tool in tools} | {"task"}
         added = [tool for name, tool in self._tools.items() if name not in own]
-        return ToolRegistry(
+        registry = ToolRegistry(
             [*tools, *added],
             before_call=self.before_call,
             after_call=self.after_call,
             withheld=self.withheld,
             sandboxed=self.sandboxed,
         )
+        registry.late = self.late
+        return registry
 
     def specs(self) -> list[ToolSpec]:
-        """The tools offered to the model: all but those whose effect is withheld."""
+        """The tools offered to the model: all but those whose effect is withheld (late
+        tools that are ready join first)."""
+        self._join()
         return [
             tool.spec
             for name, tool in self._tools.items()
@@ -134,7 +154,23 @@ class ToolRegistry:
         name = tool.spec.name
         if name in self._tools:
             raise ValueError(f"a tool named {name!r} is already registered")
-        self._tools[name] = tool
+        # A new dict, not an insert: another thread may be going through the old one.
+        self._tools = {**self._tools, name: tool}
+
+    def _join(self) -> None:
+        if self.late is not None:
+            for tool in self.late.joined():
+                if tool.spec.name not in self._tools:
+                    self.add(tool)
+
+    def _on_its_way(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+        """A call of a tool that has not joined yet: wait for it; its failed result when
+        it does not come."""
+        if self.late is None or call.name in self._tools:
+            return None
+        problem = self.late.wait_for(call.name, ctx.cancel)
+        self._join()
+        return _failed(problem) if problem and call.name not in self._tools else None
 
     def effect_of(self, name: str) -> Effect | None:
         """What the tool named `name` does (tools/base.py's `effect`); None: no such tool."""
@@ -161,6 +197,9 @@ class ToolRegistry:
         """A call's checks (which may ask the user): the call ready to run, or its failed
         result. `run` is `start`, `invoke`, `finish`; a caller that runs several calls at
         once starts them one by one, invokes them together and finishes them in order."""
+        missing = self._on_its_way(call, ctx)
+        if missing is not None:
+            return missing
         prepared = self._prepare(call)
         if isinstance(prepared, ToolResult):
             return prepared

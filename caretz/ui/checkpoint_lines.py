@@ -1,6 +1,6 @@
 """Terminal lines for checkpoint events: a snapshot's left-out files, a checkpoint
-that failed, the undo line after a loop-guard stop, and `caretz sessions show`'s
-line for each checkpoint and rewind."""
+that failed, the undo line after a loop-guard stop (only when the stopped turn changed
+files), and `caretz sessions show`'s line for each checkpoint and rewind."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from caretz.session.records.checkpoints import (
     CheckpointCreated,
     CheckpointFailed,
     CheckpointRestored,
+    CheckpointSettled,
 )
 from caretz.session.records.loop import TurnStarted
 from caretz.ui.guard_lines import PREFIX
@@ -23,26 +24,32 @@ SCOPES = {"files": "files", "conversation": "conversation", "both": "files and c
 class CheckpointLines:
     """What a running session's view prints for checkpoint events (Rich markup).
 
-    It remembers the running turn's checkpoint, so that the notice of a loop-guard
-    stop can be followed by the command that undoes what the turn changed.
+    It remembers the running turn's checkpoint and whether the loop guard stopped the
+    turn; when such a turn ends having changed files (its `Checkpoint.Settled` names
+    some), the command that undoes them follows. A turn whose checkpoint was taken (a
+    command that might have written) but that changed nothing gets no undo line.
     """
 
     def __init__(self, interactive: bool = False):
         self.interactive = interactive
         self.undo: str | None = None  # the running turn's undo command
+        self.stopped = False  # the loop guard stopped the running turn
 
     def render(self, event: Record) -> list[str]:
         if isinstance(event, TurnStarted) and event.agent == "main":
-            self.undo = None
+            self.undo, self.stopped = None, False
         elif isinstance(event, CheckpointCreated) and event.kind == "turn":
             self.undo = rewind_command(str(event.session), int(event.turn or 0))
             return [f"[dim]{escape(event.note)}[/]"] if event.note else []
         elif isinstance(event, CheckpointFailed):
             return [f"[yellow]{escape(str(event.message or 'checkpoint failed'))}[/]"]
-        elif isinstance(event, LoopGuardRecord) and self.undo is not None:
+        elif isinstance(event, LoopGuardRecord):
             from caretz.session.records.guard import LoopGuardStopped  # loaded: one was written
 
-            if isinstance(event, LoopGuardStopped):
+            self.stopped = self.stopped or isinstance(event, LoopGuardStopped)
+        elif isinstance(event, CheckpointSettled) and self.stopped and self.undo is not None:
+            self.stopped = False
+            if event.changed_count:
                 return [f"[magenta]{escape(self.undo_line())}[/]"]
         return []
 

@@ -23,9 +23,18 @@ def mcp_line(event: Record, detailed: bool = False) -> str | None:
             f"mcp: server {server!r} of {event.source} runs outside the sandbox and is not "
             f"started until you approve it: /mcp approve {server}, or caretz mcp approve {server}"
         )
+    if isinstance(event, records.McpServerStarted) and event.background:
+        tools = plural(len(event.tools or []), "tool")
+        took = f"{event.duration_s or 0.0:.1f} s"
+        return f"mcp: server {event.server!r} ready ({took}): its {tools} join the conversation"
     if isinstance(event, records.McpServerStarted) and detailed:
         tools = plural(len(event.tools or []), "tool")
         return f"mcp: server {event.server!r} ready: {tools} ({event.duration_s:.1f} s)"
+    if isinstance(event, records.McpServerAwaited):
+        return (
+            f"mcp: {event.tool} waits for server {event.server!r} to start "
+            f"(at most {event.timeout_s:g} s)"
+        )
     return None
 
 

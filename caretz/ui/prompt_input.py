@@ -57,6 +57,24 @@ def exit_when_due(
     app.create_background_task(watch())
 
 
+def print_when_due(
+    app: Application[Any], due: Callable[[], bool], show: Callable[[], object], poll_s: float = 0.25
+) -> None:
+    """For the prompt's `pre_run`: once `due()` holds, run `show` (which prints) above
+    the prompt, which is then drawn again with what was being typed."""
+    import asyncio
+
+    from prompt_toolkit.application import run_in_terminal
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(poll_s)
+            if due():
+                await run_in_terminal(show)
+
+    app.create_background_task(watch())
+
+
 def build_prompt_session(
     history_path: Path,
     completer: Completer,

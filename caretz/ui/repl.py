@@ -36,6 +36,7 @@ from caretz.ui.session_control import SessionControl
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
+    from caretz.app.mentions import ProjectFiles
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
     from caretz.runtime.custom_commands import PreparedCommand
@@ -77,7 +78,7 @@ def run_repl(
     try:
         session = Session.open(
             settings, view, env=env, resume=resume, workspace=workspace, asker=asker,
-            flags=overrides,
+            flags=overrides, mcp_background=True,  # the prompt comes at once
         )  # fmt: skip
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
@@ -103,10 +104,12 @@ class Repl(SessionControl):
     exit_code = 0  # 129 / 143 when SIGHUP / SIGTERM ended the session
     end_reason = "other"  # for SessionEnd hooks
     prompt: PromptSession[Any] | None = None  # built on the first read
+    project_files: ProjectFiles  # what `@` completes, made with the prompt
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self) -> None:
+        from caretz.ui.shell_view import run_shell_command
         from caretz.ui.slash import dispatch
 
         while self.running:
@@ -127,8 +130,10 @@ class Repl(SessionControl):
                     continue
                 assert isinstance(text, str)
                 message = text.strip()
-                if message and not dispatch(self, message):
-                    self.run_turn(message)
+                if message.startswith("!"):
+                    run_shell_command(self, message[1:].strip())
+                elif message and not dispatch(self, message):
+                    self.send(message)
                 self.run_queued()
             except Terminated:
                 raise
@@ -139,17 +144,22 @@ class Repl(SessionControl):
     def read(self) -> str | _CtrlC | _LoopDue | None:
         """The next line typed; CTRL_C for Ctrl-C on an empty line; LOOP_DUE when a
         /loop run is due on an idle prompt; None to leave."""
-        from caretz.ui.prompt_input import exit_when_due
+        from caretz.ui.prompt_input import exit_when_due, print_when_due
 
         if self.prompt is None:
             self.prompt = self.build_prompt()
+        self.project_files.forget()  # listed again once this prompt completes a mention
         draft, self.draft = self.draft, ""
         app = self.prompt.app
+        session = self.session
+
+        def watch() -> None:
+            exit_when_due(app, lambda: self.loops.due() is not None, LOOP_DUE)
+            # MCP servers that became ready: their lines above the prompt, the line kept
+            print_when_due(app, session.servers_settled, session.collect_servers)
+
         try:
-            return self.prompt.prompt(
-                default=draft,
-                pre_run=lambda: exit_when_due(app, lambda: self.loops.due() is not None, LOOP_DUE),
-            )
+            return self.prompt.prompt(default=draft, pre_run=watch)
         except EOFError:
             return None
         except Terminated:
@@ -158,11 +168,18 @@ class Repl(SessionControl):
             return CTRL_C
 
     def build_prompt(self) -> PromptSession[Any]:
+        from prompt_toolkit.completion import ThreadedCompleter, merge_completers
+
+        from caretz.app.mentions import ProjectFiles
+        from caretz.ui.mention_input import MentionCompleter
         from caretz.ui.prompt_input import build_prompt_session
         from caretz.ui.slash import SlashCompleter
 
         history = self.session.settings.data_dir / HISTORY_FILE
-        return build_prompt_session(history, SlashCompleter(self), self.toolbar, self.disarm_exit)
+        self.project_files = ProjectFiles(lambda: self.session.agent.parts.tool_ctx)
+        mentions = ThreadedCompleter(MentionCompleter(self.project_files))  # rg off the keys
+        completer = merge_completers([SlashCompleter(self), mentions])
+        return build_prompt_session(history, completer, self.toolbar, self.disarm_exit)
 
     def disarm_exit(self) -> None:
         self.exit_armed = False
@@ -185,6 +202,14 @@ class Repl(SessionControl):
         )
 
     # -- turns ---------------------------------------------------------------------------
+    def send(self, message: str) -> Outcome | None:
+        """A typed message: its `@path` mentions attached (a line says which), then its turn."""
+        from caretz.ui.mention_input import say_attached
+
+        attached = self.session.attach(message)
+        say_attached(self, attached)
+        return self.run_turn(attached.prompt)
+
     def run_turn(self, prompt: str) -> Outcome | None:
         """A typed prompt's turn with the images it attaches (its @shot.png; --image's go
         with the first prompt); one that cannot be sent is one line, and nothing is sent."""
@@ -295,6 +320,11 @@ class Repl(SessionControl):
             highlight=False,
         )
         self.yolo_banner()
+        mcp = session.mcp
+        starting = [s.name for s in mcp.statuses() if s.state == "starting"] if mcp else []
+        if starting:
+            names = ", ".join(repr(name) for name in starting)
+            self.info(f"mcp: starting {names}; their tools join when ready (/mcp shows them)")
         self.info(
             "/help lists commands · Esc+Enter adds a line · Ctrl-C stops a turn · Ctrl-D exits"
         )

@@ -121,6 +121,10 @@ def _describe_more(event: Record) -> str | None:
         from caretz.ui.checkpoint_lines import describe
 
         return describe(event)
+    if isinstance(event, session.ShellRan):
+        from caretz.ui.shell_view import describe
+
+        return describe(event)
     if isinstance(event, session.CommandRan):
         from caretz.ui.command_lines import command_line
 

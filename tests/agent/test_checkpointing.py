@@ -92,14 +92,37 @@ def test_one_checkpoint_per_turn_before_its_first_change_and_settled_at_its_end(
     listed = store.list("s1")
     assert [(cp.turn, cp.kind, cp.prompt) for cp in listed] == [(1, "turn", "tidy up")]
     assert sorted(listed[0].turn_changed or ()) == ["a.txt", "b.txt"]
-    created = events_of(log)
-    assert [(e["type"], e["turn"], e["project"]) for e in created] == [
-        ("Checkpoint.Created", 1, str(project.resolve()))
-    ]
+    created, settled = events_of(log)
+    assert (created["type"], created["turn"], created["project"]) == (
+        "Checkpoint.Created",
+        1,
+        str(project.resolve()),
+    )
+    # The turn's end says which files it changed, for the undo line.
+    assert (settled["type"], settled["turn"], settled["checkpoint"]) == (
+        "Checkpoint.Settled",
+        1,
+        created["id"],
+    )
+    assert sorted(settled["changed"]) == ["a.txt", "b.txt"] and settled["changed_count"] == 2
 
     start(log, 2, "and again")
     checkpoints.before_call(call("edit", path="c.txt"), ctx)
     assert [cp.turn for cp in store.list("s1")] == [1, 2]
+
+
+def test_a_turn_whose_commands_changed_nothing_settles_with_no_change(project, tmp_path, log):
+    store = CheckpointStore.open(tmp_path / "data", project)
+    checkpoints = attached(store, log)
+
+    start(log, 1, "look around")
+    checkpoints.before_call(call("bash", command="ls"), ToolContext(workspace=project))
+    log.emit("Turn.Ended", turn=1, agent="main", status="done")
+
+    created, settled = events_of(log)
+    assert created["type"] == "Checkpoint.Created"  # a command may write: taken first
+    assert settled["type"] == "Checkpoint.Settled"
+    assert (settled["changed"], settled["changed_count"]) == ([], 0)
 
 
 def test_a_project_too_large_is_one_warning_and_the_turns_go_on(project, tmp_path, log):

@@ -122,3 +122,11 @@ def screen(caretz):
 
 def types(events: list[dict[str, Any]]) -> list[str]:
     return [event["type"] for event in events]
+
+
+def turn_end(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's last `Turn.Ended`, which ends its log: only the record of the files as
+    the turn left them (`Checkpoint.Settled`, written once the turn has ended) follows."""
+    index = max(i for i, event in enumerate(events) if event["type"] == "Turn.Ended")
+    assert all(event["type"] == "Checkpoint.Settled" for event in events[index + 1 :])
+    return events[index]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -114,6 +115,23 @@ class Screen(Terminal):
         self.type(line)
         self.expect(ends)
         self.expect_prompt()
+
+    def wait_for_screen(self, text: str, absent: str | None = None) -> None:
+        """Read on until the screen shows `text` (and not `absent`): the prompt redraws only
+        what changed, so a line being edited is never written whole to match in the raw
+        output."""
+        deadline = time.monotonic() + TIMEOUT_S
+        pending, self.child.buffer = self.child.buffer, ""  # what expect() read past its match
+        self.feed(pending)
+        while text not in self.text or (absent is not None and absent in self.text):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {text!r}:\n{self.text}")
+            try:
+                chunk = self.child.read_nonblocking(4096, timeout=1)
+            except pexpect.TIMEOUT:
+                continue
+            self.transcript.append(chunk)
+            self.feed(chunk)
 
     def wait_for_exit(self) -> int:
         """Wait for caretz to exit; its exit code (-1 if a signal killed it)."""

@@ -6,7 +6,7 @@ import json
 import re
 
 from caretz.agent.outcomes import EXIT_CODES
-from tests.e2e.conftest import API_KEY, types
+from tests.e2e.conftest import API_KEY, turn_end, types
 from tests.modelserver import Reply, calls, error, text, tool
 
 
@@ -41,7 +41,7 @@ def test_a_turn_streams_text_runs_bash_and_logs_every_step(caretz, server, works
     assert tool_result["type"] == "tool_result" and "hello" in tool_result["content"]
     events = caretz.events(run.session_id)
     assert types(events)[:2] == ["Session.Started", "Turn.Started"]
-    assert types(events)[-1] == "Turn.Ended"
+    assert turn_end(events)["status"] == "done"
     assert {"Model.Response", "Tool.Called", "Tool.Result"} <= set(types(events))
     response = next(e for e in events if e["type"] == "Model.Response")
     assert response["usage"]["input_tokens"] == 100 and response["latency_s"] >= 0
@@ -164,7 +164,7 @@ def test_provider_error_mid_stream_keeps_the_partial_turn(caretz, server):
     assert "Tool.Result" in types(events)
     failure = next(e for e in events if e["type"] == "Provider.Error")
     assert failure["partial"]["content"].startswith("Now I")
-    assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "error"
+    assert turn_end(events)["status"] == "error"
 
 
 def test_rate_limit_is_retried_after_retry_after(caretz, server):
@@ -328,8 +328,8 @@ def test_ctrl_c_ends_the_turn_kills_the_command_and_keeps_the_log(caretz, server
     assert not _alive(sleep_pid)
     session_id = stderr.rsplit("session ", 1)[1].strip()
     events = caretz.events(session_id)
-    ended = events[-1]
-    assert ended["type"] == "Turn.Ended" and ended["status"] == "interrupted"
+    ended = turn_end(events)
+    assert ended["status"] == "interrupted"
     # The call had started: its result gives the time it ran and its partial output.
     result = next(e for e in events if e["type"] == "Tool.Result")
     assert result["ended_by"] == "interrupted" and result["exit_code"] is None

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from caretz.session.store import rebuild_history
-from tests.e2e.conftest import types
+from tests.e2e.conftest import turn_end, types
 from tests.modelserver import Reply, text, tool
 
 JUDGE = "judge-model"
@@ -105,7 +105,7 @@ def test_stuck_twice_redirects_once_then_ends_the_turn_with_a_report(caretz, ser
     assert judged[0]["verdict"]["stuck"] is True and judged[0]["mode"] == "active"
     assert judged[0]["note"].startswith("[loop guard] Automated message")
     assert {"LoopGuard.Redirected", "LoopGuard.Stopped"} <= set(types(events))
-    assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "loop_guard"
+    assert turn_end(events)["status"] == "loop_guard"
     # The note never enters the stored conversation, so resume is unchanged.
     history = rebuild_history(events)
     assert not any(is_note(m.to_dict()) for m in history.conversation)
@@ -134,8 +134,8 @@ def test_a_final_report_that_loops_is_cut_and_the_run_exits_3(caretz, server, go
     assert marker.startswith("Your answer started repeating")
     (cut,) = [e for e in events if e["type"] == "LoopGuard.Cut"]
     assert cut["detector"] == "stream-text"
-    assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "loop_guard"
-    assert events[-1]["exit_code"] == 3
+    assert turn_end(events)["status"] == "loop_guard"
+    assert turn_end(events)["exit_code"] == 3
 
 
 def test_shadow_mode_judges_and_logs_but_never_changes_the_requests(caretz, server, go_project):

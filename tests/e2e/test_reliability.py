@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import types
+from tests.e2e.conftest import turn_end, types
 from tests.modelserver import Reply, text, tool
 
 PARTIAL = "Partial words that will be lost"
@@ -46,7 +46,7 @@ def test_a_reply_that_breaks_off_is_asked_again_and_the_log_keeps_both(
     responses = [e["message"]["content"] for e in events if e["type"] == "Model.Response"]
     assert responses[-1] == "The whole answer."
     assert "Provider.Error" not in types(events)
-    assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "done"
+    assert turn_end(events)["status"] == "done"
 
 
 def test_in_a_terminal_the_partial_text_is_replaced_on_screen(screen, server):
@@ -76,7 +76,7 @@ def test_a_reply_that_keeps_breaking_off_gives_up_with_exit_1(caretz, server):
     failure = next(e for e in events if e["type"] == "Provider.Error")
     assert "gave up after 5 attempts: the reply broke off mid-stream" in failure["error"]
     assert failure["partial"]["content"] == "Partial"
-    assert events[-1]["type"] == "Turn.Ended" and events[-1]["status"] == "error"
+    assert turn_end(events)["status"] == "error"
     assert len(server.requests) == 5
 
 
@@ -171,7 +171,7 @@ def test_an_ending_signal_kills_the_command_and_writes_turn_ended(
     assert result["type"] == "result" and result["exit_code"] == code
     assert result["status"] == "interrupted" and signal.Signals(signum).name in result["message"]
     events = caretz.events(result["session_id"])
-    assert events[-1]["type"] == "Turn.Ended" and events[-1]["exit_code"] == code
+    assert turn_end(events)["exit_code"] == code
     assert "Tool.Called" in types(events)
 
 

@@ -109,6 +109,35 @@ def test_the_loop_guard_stop_offers_undo(terminal, caretz, server, workspace):
     assert [(e["scope"], e["to_turn"]) for e in restored] == [("both", 1)]
 
 
+def test_a_loop_guard_stop_of_a_turn_that_changed_no_file_offers_no_undo(
+    terminal, caretz, server, workspace
+):
+    (workspace / "a.txt").write_text("a\n")
+    caretz.write_config(ACTIVE_GUARD)
+    stuck = {"stuck": True, "confidence": 0.9, "reason": "it never changes", "try_instead": "ask"}
+
+    def respond(request: RecordedRequest) -> Reply | None:
+        if request.model == "claude-judge":
+            return text(json.dumps(stuck))
+        if (request.body.get("tool_choice") or {}).get("type") == "none":
+            return text("Report: nothing changes.")
+        return tool("bash", command="cat a.txt; false")  # a command: a checkpoint is taken
+
+    server.on(respond)
+    term = terminal()
+
+    term.type("make it pass")
+    term.expect("so the guard ended it")
+    term.expect("ended by the loop guard")
+    session_id = term.ctrl_d()
+
+    assert "undo this turn" not in "".join(term.transcript)
+    events = caretz.events(session_id)
+    [settled] = [e for e in events if e["type"] == "Checkpoint.Settled"]
+    assert settled["changed_count"] == 0
+    assert "Checkpoint.Created" in [e["type"] for e in events]  # taken, yet nothing to undo
+
+
 def test_the_project_is_staged_while_the_first_message_is_typed(terminal, caretz, workspace):
     (workspace / "a.txt").write_text("a\n")
     term = terminal()

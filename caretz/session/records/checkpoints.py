@@ -54,6 +54,20 @@ class CheckpointRestored(CheckpointRecord):
 
 
 @record
+class CheckpointSettled(CheckpointRecord):
+    """A turn that took a checkpoint ended: the files as it left them were recorded;
+    `changed` / `changed_count` are the files it changed (none: nothing differs now)."""
+
+    TYPE: ClassVar[str] = "Checkpoint.Settled"
+    id: str = ""
+    checkpoint: str | None = None
+    session: str = ""
+    turn: int | None = None
+    changed: list[str] = field(default_factory=list)
+    changed_count: int = 0
+
+
+@record
 class CheckpointFailed(CheckpointRecord):
     """A checkpoint could not be taken or settled; `off`: checkpoints are off for the
     rest of the session."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import ClassVar
 
-from caretz.session.records.base import McpRecord, record
+from caretz.session.records.base import McpRecord, optional, record
 
 
 @record
@@ -22,6 +22,17 @@ class McpServerStarted(McpServerOpened):
     TYPE: ClassVar[str] = "Mcp.ServerStarted"
     tools: list[str] = field(default_factory=list)
     duration_s: float | None = None
+    background: bool | None = optional()  # it started behind the prompt
+
+
+@record
+class McpServerAwaited(McpRecord):
+    """A call of a tool whose server was still starting waited for it."""
+
+    TYPE: ClassVar[str] = "Mcp.ServerAwaited"
+    server: str = ""
+    tool: str = ""
+    timeout_s: float = 0.0
 
 
 @record

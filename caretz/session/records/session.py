@@ -117,6 +117,18 @@ class SandboxNetworkAllowed(Record):
 
 
 @record
+class ShellRan(Record):
+    """A `!command` the user ran at the interactive prompt; the next prompt carries it."""
+
+    TYPE: ClassVar[str] = "Shell.Ran"
+    command: str = ""
+    exit_code: int | None = None
+    output: str = ""
+    duration_s: float = 0.0
+    ended_by: str | None = None
+
+
+@record
 class CommandRan(Record):
     """A custom command's `` !`command` `` line or `@path` file, run before its prompt:
     the call, then the fields of `tools.base.ToolResult.to_dict()`."""

@@ -1,0 +1,89 @@
+"""MCP servers started behind an interactive session's prompt.
+
+`BackgroundStart` is a thread that makes the manager (importing the SDK there, not in
+the prompt's thread), starts every server at once and settles each as it becomes ready
+or fails or runs out of its `startupTimeout`, in whatever order that happens. A settled
+server waits in `settled` until the session takes it (`McpServers.collect`, in the
+session's own thread: its tools join the registry and its event is written there), and
+its `done` event wakes a call that waits for it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from caretz.mcp_client.manager import Attempt
+
+if TYPE_CHECKING:
+    from caretz.mcp_client.manager import McpManager
+    from caretz.mcp_client.model import ServerSpec
+
+GRACE_S = 5.0  # past a server's startupTimeout, before a waiting call stops waiting
+
+
+class BackgroundStart(threading.Thread):
+    def __init__(
+        self,
+        specs: list[ServerSpec],
+        timeout_s: float,
+        manager: Callable[[], McpManager | None],
+    ):
+        """`manager` makes (or gives) the servers' manager; None: they are closing."""
+        super().__init__(name="caretz-mcp-start", daemon=True)
+        self.specs = specs
+        self.timeout_s = timeout_s
+        self.manager = manager
+        self.settled: queue.SimpleQueue[Attempt] = queue.SimpleQueue()
+        self.done = {spec.name: threading.Event() for spec in specs}
+        self.allowed_s = {spec.name: spec.startup_timeout_s or timeout_s for spec in specs}
+        self.wake: Callable[[], None] = lambda: None  # told when a server has settled
+
+    def run(self) -> None:
+        try:
+            manager = self.manager()
+            if manager is None:
+                return
+            pending = manager.begin(self.specs, self.timeout_s)
+            while pending:
+                nearest = min(starting.deadline for starting in pending)
+                concurrent.futures.wait(
+                    [starting.ready for starting in pending],
+                    timeout=max(0.0, nearest - time.monotonic()),
+                    return_when=concurrent.futures.FIRST_COMPLETED,
+                )
+                now = time.monotonic()
+                for starting in [s for s in pending if s.ready.done() or s.deadline <= now]:
+                    pending.remove(starting)
+                    self._publish(manager.settle(starting))
+        except Exception as error:  # the SDK failed to load, the manager closed under it
+            for spec in self.specs:  # those already settled are left as they are
+                self._publish(Attempt(spec, f"it could not be started: {error}"))
+        finally:
+            for spec in self.specs:  # nothing left waiting, whatever happened
+                self.done[spec.name].set()
+
+    def _publish(self, attempt: Attempt) -> None:
+        if self.done[attempt.spec.name].is_set():
+            return
+        self.settled.put(attempt)
+        self.done[attempt.spec.name].set()
+        self.wake()
+
+    def waiting(self, name: str) -> bool:
+        """Whether server `name` is still starting."""
+        event = self.done.get(name)
+        return event is not None and not event.is_set()
+
+    def wait(self, name: str, cancel: threading.Event, poll_s: float = 0.05) -> None:
+        """Until server `name` has settled (bounded by its startupTimeout), or `cancel`;
+        Ctrl-C goes through."""
+        event = self.done[name]
+        deadline = time.monotonic() + self.allowed_s[name] + GRACE_S
+        while not event.wait(poll_s):
+            if cancel.is_set() or time.monotonic() > deadline:
+                return
