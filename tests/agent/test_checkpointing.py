@@ -117,7 +117,7 @@ def test_a_turn_whose_commands_changed_nothing_settles_with_no_change(project, t
 
     start(log, 1, "look around")
     checkpoints.before_call(call("bash", command="ls"), ToolContext(workspace=project))
-    log.emit("Turn.Ended", turn=1, agent="main", status="done")
+    log.emit(TurnEnded(turn=1, agent="main", status="done"))
 
     created, settled = events_of(log)
     assert created["type"] == "Checkpoint.Created"  # a command may write: taken first
