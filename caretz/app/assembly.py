@@ -131,11 +131,13 @@ class SessionParts:
 # -- step 1: check ---------------------------------------------------------------------------
 
 
-def check(request: OpenRequest, carried: Carried | None = None) -> Checked:
-    """Raises ConfigError or SessionNotFound; starts nothing (but bubblewrap's check and
-    git status, which run while the rest is read)."""
+def check(
+    request: OpenRequest, carried: Carried | None = None, probes: StartProbes | None = None
+) -> Checked:
+    """Raises ConfigError or SessionNotFound; starts nothing but bubblewrap's check and git
+    status (`probes`, when the caller started them sooner), which run while the rest is read."""
     settings, workspace, env = request.settings, request.workspace, request.env
-    probes = StartProbes(settings, workspace, env)
+    probes = probes or StartProbes(settings, workspace, env)
     rules = read_rules(settings, workspace) if carried is None else None
     files = tuple(hook_files(settings, workspace)) if carried is None else carried.hook_files
     servers: tuple[Configured, ...] = ()
@@ -227,7 +229,6 @@ def session_tools(
     checked: Checked, carried: Carried | None, session_id: str, log: EventLog
 ) -> SessionTools:
     """The session's permissions, hooks, git watch and checkpoints, each into its log."""
-    from caretz.hooks.session import HookSession
     from caretz.runtime.git_watch import open_git_watch
 
     request = checked.request
@@ -238,8 +239,12 @@ def session_tools(
         assert checked.rules is not None  # read by `check` unless carried over
         permissions = session_permissions(settings, checked.rules, request.asker, log.emit)
     assert log.path is not None
-    where = HookSession(session_id, log.path, workspace)
-    hooks = open_hooks(settings, checked.hook_files, permissions, where, log.emit)
+    hooks = None
+    if checked.hook_files:
+        from caretz.hooks.session import HookSession  # the hooks' modules: only with hooks
+
+        where = HookSession(session_id, log.path, workspace)
+        hooks = open_hooks(settings, checked.hook_files, permissions, where, log.emit)
     sandbox, sandbox_check = checked.sandbox, checked.sandbox_check
     git_watch = open_git_watch(sandbox, sandbox_check, settings.data_dir, log.emit)
     wire_network(sandbox, log.emit, permissions.asker)  # the proxy's refusals, into the log

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from caretz.agent.parts import TurnListener
 from caretz.agent.signals import Terminated
-from caretz.app.assembly import Carried, OpenRequest, SessionParts, build, check
 from caretz.app.cancel import Canceller
 from caretz.app.commands import find_command
 from caretz.app.goals import logged_goal, new_goal
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from caretz.agent.limits import RunTotals
     from caretz.agent.rewind import Rewound, SessionRewind
     from caretz.agent.turn import TurnResult
+    from caretz.app.assembly import SessionParts
     from caretz.app.mentions import Attached
     from caretz.checkpoints import Checkpoint
     from caretz.checkpoints.events import Scope
@@ -116,12 +116,18 @@ class Session:
         besides the configured ones; `flags` are re-applied by a profile switch.
         `mcp_background`: open without waiting for the MCP servers, whose tools join when
         they are ready (`collect_servers`); a call of one still starting waits for it."""
+        from caretz.runtime.probes import StartProbes  # before the assembly, below
+
         env = os.environ if env is None else env
+        workspace = workspace or Path.cwd()
+        # Started first, so bubblewrap and git run while the session's modules load.
+        probes = StartProbes(settings, workspace, env)
+        from caretz.app.assembly import OpenRequest, build, check  # once the probes run
+
         request = OpenRequest(
-            settings, view, env, workspace or Path.cwd(), resume, asker, tuple(mcp_servers),
-            mcp_background,
-        )  # fmt: skip
-        return cls(build(check(request)), view, env, flags)
+            settings, view, env, workspace, resume, asker, tuple(mcp_servers), mcp_background
+        )
+        return cls(build(check(request, probes=probes)), view, env, flags)
 
     def reopen(self, resume: str | None = None) -> Session:
         """A new, empty session (`resume` None: /clear) or a past one (/resume ID) in
@@ -129,6 +135,8 @@ class Session:
         profile and guard mode in use, the project's rules and hooks as read at the
         start and the MCP servers carry over. Raises ConfigError or SessionNotFound,
         and this session carries on."""
+        from caretz.app.assembly import Carried, OpenRequest, build, check  # as in `open`
+
         reason = "clear" if resume is None else "resume"
         carried = Carried(
             self.permissions,  # the project's rules as read at the start
