@@ -11,16 +11,18 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import Any, Literal
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 Role = Literal["user", "assistant", "tool"]
 # Anthropic counts an image as about width × height / 750 tokens; OpenAI's tiles come close.
 PIXELS_PER_TOKEN = 750
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Image:
     """An image the model sees: its bytes in one of the formats every protocol takes
     (PNG, JPEG, GIF, WebP), already within the size caps (caretz/tools/image_fit.py)."""
@@ -63,7 +65,7 @@ class Image:
 ImageLoader = Callable[[dict[str, Any]], Image | None]
 
 
-@dataclass
+@lazy_dataclass
 class ToolCall:
     id: str
     name: str
@@ -92,7 +94,7 @@ class ToolCall:
         )
 
 
-@dataclass
+@lazy_dataclass
 class Message:
     role: Role
     content: str = ""
@@ -166,7 +168,7 @@ def restore_images(
     return images, note
 
 
-@dataclass
+@lazy_dataclass
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -225,14 +227,14 @@ Reasoning = Literal["off", "low", "medium", "high"]
 ProtocolName = Literal["anthropic", "openai", "responses"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]  # JSON schema of the arguments object
 
 
-@dataclass
+@lazy_dataclass
 class ModelRequest:
     model: str  # the bare model ID the endpoint knows
     system: str
@@ -247,7 +249,7 @@ class ModelRequest:
     extra_body: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@lazy_dataclass
 class ModelResponse:
     message: Message  # role "assistant": text, tool calls, thinking
     usage: Usage

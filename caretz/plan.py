@@ -8,8 +8,9 @@ plain items read from the tool's arguments.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 PLAN_TOOL = "todo"
 Status = Literal["pending", "in_progress", "done"]
@@ -31,7 +32,7 @@ _SYNONYMS: dict[str, Status] = {
 _MARKS: dict[Status, str] = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]"}
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class PlanItem:
     text: str
     status: Status = "pending"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from caretz.agent import compaction
 from caretz.agent.compaction import Compaction, CompactionPolicy, Reason, needs_compaction
@@ -12,12 +12,13 @@ from caretz.agent.outcomes import StoppedByHook
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.turn import Turn, TurnResult
 from caretz.agent.turn_hooks import TurnHooks
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Image, Message
 from caretz.providers.base import collect, reported_prompt_tokens
 from caretz.session.records.session import ModelSummary, SessionCompacted
 
 
-@dataclass
+@lazy_dataclass
 class Agent:
     config: AgentConfig
     parts: AgentParts

@@ -24,9 +24,10 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from caretz.plan import plan_lines
 from caretz.providers.base import ProviderError
@@ -69,7 +70,7 @@ Reason = Literal["auto", "manual", "overflow"]
 Summarize = Callable[[list[Message]], str]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CompactionPolicy:
     """When to compact and how much to keep."""
 
@@ -104,7 +105,7 @@ class CompactionPolicy:
         return self.context_window * CHARS_PER_TOKEN // 2
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Compaction:
     """What one compaction did."""
 

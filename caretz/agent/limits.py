@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from caretz.agent.outcomes import LimitReached
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Usage
 
 
-@dataclass
+@lazy_dataclass
 class RunTotals:
     """What this run has used so far, across its turns."""
 
@@ -30,7 +31,7 @@ class RunTotals:
             self.cost_usd += cost
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class UsageLimits:
     max_tool_calls: int | None = None
     max_budget_usd: float | None = None

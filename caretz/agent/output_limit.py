@@ -16,9 +16,9 @@ pieces join.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Literal
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message
 from caretz.session.records.loop import ModelOutputLimit
 
@@ -82,14 +82,14 @@ def joined(first: Message, more: Message) -> Message:
     )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Outcome:
     record: ModelOutputLimit
     results: list[Message]  # failed results for the calls that did not run
     ended: str | None  # the turn ends at the limit, saying this
 
 
-@dataclass
+@lazy_dataclass
 class CutReplies:
     """One turn's replies cut off at the output limit: the one being continued and the
     note that asks for the rest (sent once, with the next request)."""

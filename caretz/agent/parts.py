@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Protocol
 
 from caretz.agent.compaction import CompactionPolicy, ContextMeter
 from caretz.agent.limits import RunTotals, UsageLimits
 from caretz.guard.seam import Guard, NullGuard
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, Reasoning, Usage
 from caretz.providers.base import Provider, Retrying
 from caretz.session.events import EventLog
@@ -57,7 +58,7 @@ def no_price(model_ref: str, usage: Usage) -> float | None:
     return None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class AgentConfig:
     model_id: str  # as the provider names it
     model_ref: str  # provider/model, as the user names it
@@ -69,7 +70,7 @@ class AgentConfig:
     depth: int = 0  # subagent nesting depth
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class AgentParts:
     provider: Provider
     tools: ToolRegistry
@@ -85,7 +86,7 @@ class AgentParts:
     hooks: TurnHooks | None = None
 
 
-@dataclass
+@lazy_dataclass
 class Conversation:
     messages: list[Message] = field(default_factory=list)
     turns: int = 0

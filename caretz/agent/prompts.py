@@ -12,9 +12,11 @@ import os
 import platform
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from pathlib import Path
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 BASE_INSTRUCTIONS = """\
 You are caretz, a coding agent working in the user's terminal, in their project.
@@ -37,7 +39,7 @@ GIT_STATUS_LINES = 5
 BACKEND_NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock"}
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SessionEnvironment:
     """What the session's commands and tools meet, as plain data."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
 from caretz.agent import output_limit
@@ -33,6 +32,7 @@ from caretz.agent.tool_batch import run_parallel
 from caretz.agent.turn_stream import ABORTED, PromptTooLong, StreamCut, close_stream
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import (
     Image,
     Message,
@@ -65,7 +65,7 @@ INTERRUPTED_UNKNOWN = (
 )
 
 
-@dataclass
+@lazy_dataclass
 class TurnResult:
     status: str
     exit_code: int

@@ -15,7 +15,6 @@ it is made.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +23,7 @@ from caretz.agent.parts import Conversation
 from caretz.checkpoints.project import project_root
 from caretz.config.sandbox import open_session_sandbox
 from caretz.guard.seam import NullGuard
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Usage
 from caretz.runtime.hooks import hook_files, open_hooks
 from caretz.runtime.judge import SessionJudge, build_loop_guard
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from caretz.tools.permission import SessionPermissions
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class OpenRequest:
     """What `Session.open` was asked for."""
 
@@ -73,7 +73,7 @@ class OpenRequest:
     mcp_background: bool = False  # the servers start behind the prompt (the REPL's)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Carried:
     """What the next session of an interactive run takes over from the one before."""
 
@@ -83,7 +83,7 @@ class Carried:
     end_previous: Callable[[], None]  # its SessionEnd hooks, once nothing can fail
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Place:
     """Where the session's log is: a new session's folder is made by `build`."""
 
@@ -95,7 +95,7 @@ class Place:
     other_project: str  # a session resumed by ID from another folder: that folder
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Checked:
     """Everything a session is built from, read and validated; nothing started."""
 
@@ -111,7 +111,7 @@ class Checked:
     git_status: list[str] | None = None  # the prompt's git lines (runtime/probes.py)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SessionParts:
     """A session as built: its log, its agent and what the agent's tools run with."""
 

@@ -9,10 +9,10 @@ Python API read the same four fields.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from caretz.agent.signals import interrupted_by
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.usage_error import USAGE_ERROR
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from caretz.agent.turn import TurnResult
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Outcome:
     """`status`: done, interrupted, loop_guard, limit, error, hook, usage_error, and a
     goal's own (met, impossible, max_turns, paused…); `exit_code`: 0, 1, 2, 3, 4, 5, 6,

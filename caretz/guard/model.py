@@ -5,9 +5,10 @@ The decisions the turn loop acts on live in `guard/seam.py`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolCall, Usage
 from caretz.plan import Plan
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 Mode = Literal["off", "shadow", "active"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class TurnContext:
     task: str  # the user's request for this turn
     model_ref: str  # "provider/model" the session is on right now
@@ -34,7 +35,7 @@ class TurnContext:
     continuation: bool = False
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolObservation:
     index: int  # 0-based position of the call in the turn
     tool: str
@@ -61,7 +62,7 @@ class ToolObservation:
         )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Firing:
     """A cheap check fired. `severity` says what the guard does with it."""
 
@@ -88,7 +89,7 @@ class Firing:
     pattern: str = ""
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Verdict:
     stuck: bool
     confidence: float
@@ -109,7 +110,7 @@ def not_stuck(confidence: float = 0.0) -> Verdict:
     return Verdict(stuck=False, confidence=confidence)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class JudgeResult:
     verdict: Verdict
     model: str

@@ -11,34 +11,34 @@ and none of the guard's detectors, summary or judge modules are loaded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from caretz.guard.model import Mode, ToolObservation, TurnContext
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ToolCall, Usage
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Continue:
     pass
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Redirect:
     note: str  # sent as a separate trailing message on each remaining request of the turn
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Warn:
     message: str  # sent once, as a trailing message on the next request
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Block:
     reason: str  # the tool call does not run; the model gets this as a failed result
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class AutoResume:
     """After a loop stop: the automated turn that resumes the work (autoResume)."""
 
@@ -47,7 +47,7 @@ class AutoResume:
     max_resumes: int
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Stop:
     """The turn ends.
 
@@ -61,7 +61,7 @@ class Stop:
     resume: AutoResume | None = None  # set when autoResume may carry on by itself
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Cut:
     """Close the response stream now (a looping stream); what streamed so far is kept."""
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.words import Word
 
 
@@ -20,7 +20,7 @@ class Runs(Enum):
     NAMED = "named"  # runs the command its words name: npx jest, ssh host cmd (either allow)
 
 
-@dataclass(frozen=True, init=False)
+@lazy_dataclass(frozen=True, init=False)
 class Command:
     words: tuple[Word, ...]  # the program, reduced to its name (/bin/rm → rm), then its arguments
     text: str  # as written, for messages

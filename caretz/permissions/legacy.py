@@ -24,8 +24,8 @@ import bisect
 import fnmatch
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.command import Command, LineParts
 from caretz.permissions.paths import LegacyGlob
 from caretz.permissions.patterns import CommandPattern, Match, parse_command_pattern, split_words
@@ -34,7 +34,7 @@ _PROGRAM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+\-]*")
 _SEPARATORS = re.compile(r"\|\||&&|[|;&\n]")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LegacyPattern:
     text: str
     commands: tuple[CommandPattern, ...] = ()  # every one must run, in this order

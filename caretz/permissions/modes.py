@@ -19,8 +19,9 @@ A read-only refusal beats an allow rule: the mode promises no writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 if TYPE_CHECKING:  # annotations only: the modes are read before any rule is
     from caretz.permissions.policy import Decision
@@ -45,7 +46,7 @@ Action = Literal["run", "ask", "refuse"]
 DecidedBy = Literal["rule", "mode", "escalation", "no-sandbox", "outside", "hook"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Verdict:
     action: Action
     reason: str  # one line for the user and the model ("" for a call that simply runs)

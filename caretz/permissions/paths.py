@@ -17,8 +17,9 @@ import fnmatch
 import os
 import posixpath
 import re
-from dataclasses import dataclass
 from enum import Enum
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 
 class Anchor(Enum):
@@ -28,7 +29,7 @@ class Anchor(Enum):
     ANYWHERE = "any directory"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class PathFacts:
     """A path a tool call would touch, in the forms rules compare."""
 

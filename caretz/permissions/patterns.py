@@ -13,10 +13,10 @@ from __future__ import annotations
 import fnmatch
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.command import Command
 from caretz.permissions.words import Word
 
@@ -47,7 +47,7 @@ _GLOBAL_VALUE_OPTIONS = {"git": frozenset({"-C", "-c"})}
 _OPERATOR_CHARS = set("();<>|&")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CommandPattern:
     tokens: tuple[str, ...]  # the program first; "*" stands for any words
     prefix: bool  # more words may follow

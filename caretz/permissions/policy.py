@@ -13,11 +13,11 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.command import Command, LineParts, Runs
 from caretz.permissions.index import BashRules, ProgramIndex
 from caretz.permissions.paths import PathFacts
@@ -32,7 +32,7 @@ _ANY_CHILD = "/\0"  # a name no file has: stands for anything inside a directory
 _VERBS = {"deny": "is denied by", "ask": "asks first by"}
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Decision:
     outcome: Outcome
     reason: str  # one line, for the model and the user

@@ -27,10 +27,10 @@ import re
 import shlex
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.command import Command, Runs
 from caretz.permissions.launch import SHELLS, is_interpreter
 from caretz.permissions.policy import RuleSet, allowing_rule, url_host
@@ -51,7 +51,7 @@ _CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command"})
 _GLOB_CHARS = re.compile(r"([*?\[\]{}\\])")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Proposal:
     rules: tuple[str, ...]  # rule texts for permissions.allow
     unsavable: str | None = None  # why no rule can be saved ("always" is then not offered)

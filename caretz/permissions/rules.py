@@ -19,9 +19,9 @@ RuleError naming the rule and the problem: it is never ignored.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.legacy import LegacyPattern
 from caretz.permissions.paths import PathGlob
 from caretz.permissions.patterns import CommandPattern, parse_command_pattern
@@ -69,7 +69,7 @@ class RuleError(ValueError):
     """A rule caretz cannot read: the message names the rule, where it is, and what is wrong."""
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Rule:
     text: str  # as written
     behavior: Behavior

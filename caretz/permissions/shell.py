@@ -8,10 +8,10 @@ becomes a `Command`. The parser loads on first use, not at import.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.command import Command, Runs
 from caretz.permissions.launch import (
     SHELLS,
@@ -38,7 +38,7 @@ _QUERY = """
 """
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _Kinds:
     """tree-sitter-bash node kinds as the ids a node reports (`kind_id` is cheaper than
     `type`): every id a kind's name has, so an alias cannot slip past."""

@@ -8,9 +8,10 @@ keeps a `problem`: the reason, in a few words, that a rule cannot rely on it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 # Unquoted text that the shell expands into other words: a glob or a brace list.
 _GLOB = re.compile(r"[*?]|\[[^\]]+\]")
@@ -19,7 +20,7 @@ _QUOTED = "Q"  # stands in for quoted text in the pattern view: it never expands
 _DQ_ESCAPES = {'"': '"', "\\": "\\", "$": "$", "`": "`", "\n": ""}
 
 
-@dataclass(frozen=True, init=False)
+@lazy_dataclass(frozen=True, init=False)
 class Word:
     text: str
     problem: str | None = None  # why the value is unknown until the command runs
@@ -36,7 +37,7 @@ class Word:
         return self.problem is None
 
 
-@dataclass
+@lazy_dataclass
 class _Pieces:
     value: list[str]
     pattern: list[str]  # unquoted text as written, quoted text as _QUOTED: what may expand

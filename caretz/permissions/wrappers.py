@@ -9,8 +9,9 @@ closed beats guessing where the program starts.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.words import Word
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -46,7 +47,7 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WrapperSpec:
     with_value: frozenset[str] = frozenset()  # options that take a value (-u root, --user=root)
     flags: frozenset[str] = frozenset()  # options that take none
@@ -208,7 +209,7 @@ SPECS: dict[str, WrapperSpec] = {
 }  # fmt: skip
 
 
-@dataclass
+@lazy_dataclass
 class Unwrapped:
     """Where a wrapper's program starts, or why that cannot be told."""
 

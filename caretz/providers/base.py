@@ -4,30 +4,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from threading import Event
 from typing import Protocol
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelRequest, ModelResponse
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class TextDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ThinkingDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolCallStarted:
     id: str
     name: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Retrying:
     attempt: int
     delay_s: float
@@ -36,7 +36,7 @@ class Retrying:
     discarded: Message | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Completed:
     response: ModelResponse
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelResponse, ToolCall, Usage
 from caretz.providers.base import StreamEvent, TextDelta, ThinkingDelta
 from caretz.text import shorten
@@ -32,7 +33,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
-@dataclass
+@lazy_dataclass
 class PendingCall:
     id: str
     name: str
@@ -49,7 +50,7 @@ class PendingCall:
         return ToolCall(self.id, self.name, arguments, error, raw_arguments=sent)
 
 
-@dataclass
+@lazy_dataclass
 class MessageDraft:
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)

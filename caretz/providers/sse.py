@@ -15,11 +15,12 @@ import socket
 import time
 import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from caretz import __version__
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelRequest
 from caretz.providers import wire
 from caretz.providers.base import (
@@ -47,7 +48,7 @@ MAX_RETRY_AFTER_S = 60.0
 # --- SSE framing -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SSEEvent:
     event: str  # "" when the server named none (OpenAI-style streams)
     data: str
@@ -177,7 +178,7 @@ def describe_error(payload: Any) -> str:
     return ": ".join(str(part) for part in (kind, message) if part)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _Retry:
     reason: str
     status: int | None = None

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
+from caretz.lazy_dataclass import lazy_dataclass
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -26,7 +26,7 @@ PROJECT_KEY = "hooks"
 PROJECT_SOURCE = f".caretz/settings.json: {PROJECT_KEY}"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProjectHooksSection:
     """The `hooks` of a project's `.caretz/settings.json`: as written, and read."""
 

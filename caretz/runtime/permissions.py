@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
+from caretz.lazy_dataclass import lazy_dataclass
 
 if TYPE_CHECKING:
     from caretz.agent.parts import AgentParts
@@ -102,7 +102,7 @@ def split_rules(value: str) -> list[str]:
     return [*rules, current] if current else rules
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class PermissionRules:
     """A session's rules as read when it starts: the profile's (with disallowedTools and
     the run's flags) and the project's `.caretz/settings.json`, whose root they cover."""

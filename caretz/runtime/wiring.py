@@ -11,7 +11,7 @@ the tool registry with every check it runs, in order.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from caretz.agent.parts import AgentConfig, AgentParts, TurnListener
 from caretz.agent.prompts import system_prompt
 from caretz.agent.subagents import TaskTool
 from caretz.config_base import ConfigError
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.providers.model_limits import images_refusal
 from caretz.runtime.environment import session_environment
 from caretz.runtime.hooks import tool_hooks
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from caretz.trusted import Programs
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SessionTools:
     """What a session's tools run with and the checks around each call: the user's hooks
     (before the permission check, after each call), the git watch (after each call,
@@ -65,7 +66,7 @@ class SessionTools:
     web_cache: FetchCache = field(default_factory=FetchCache)  # web_fetch's pages, by URL
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class AgentWiring:
     """Everything an agent is built from, but its provider and guard."""
 

@@ -36,9 +36,9 @@ refuses new Unix sockets (sandbox/seccomp.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.policy import (
     SandboxMode,
     SandboxPolicy,
@@ -67,7 +67,7 @@ ISOLATION: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SessionView:
     """What the session adds to a command's sandbox (sandbox/runtime.py)."""
 

@@ -25,8 +25,10 @@ import stat
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 # In a git dir (`.git`, `.git/modules/<name>`): files git reads configuration or code from.
 CONTROL_FILES = ("config", "commondir", "config.worktree", "gitdir")
@@ -39,13 +41,13 @@ GITLINK_MODE = b"160000"
 Fingerprint = tuple[int, int, int, int]  # mode, inode, size, mtime
 
 
-@dataclass
+@lazy_dataclass
 class Saved:
     fingerprint: Fingerprint
     data: bytes | None  # a file's bytes or a symlink's target; None for a directory
 
 
-@dataclass
+@lazy_dataclass
 class RepoState:
     """One git dir's watched files (relative to the git dir) as last accepted."""
 

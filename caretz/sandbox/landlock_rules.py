@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.policy import SandboxMode, SandboxPolicy, is_within, root_protection
 
 LAUNCHER = Path(__file__).with_name("landlock.py")
@@ -40,7 +40,7 @@ WRITABLE_DEVICES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LandlockRules:
     read: tuple[str, ...]
     write: tuple[str, ...]

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.policy import (
     CARETZ_PROJECT_DIR,
     SandboxMode,
@@ -48,7 +48,7 @@ class PathRefused(PermissionError):
     """A file-tool path the sandbox does not allow; str() is one line for the model."""
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CheckedPath:
     asked: str  # as the tool call gave it
     path: Path  # absolute, `~` expanded, `..` folded, symlinks kept (for showing)

@@ -16,13 +16,14 @@ import glob
 import os
 import pwd
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 # `sandbox.mode` as profiles.json and --sandbox write it.
 ModeName = Literal["workspace-write", "read-only", "off"]
@@ -121,7 +122,7 @@ CARETZ_PROJECT_DIR = ".caretz"
 CLAUDE_COMMANDS_DIR = ".claude/commands"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SandboxPolicy:
     mode: SandboxMode
     cwd: Path  # resolved; always the first of `roots`
@@ -153,7 +154,7 @@ class SandboxPolicy:
         return existing_paths(self.read_only)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class RootProtection:
     """What a writable root needs so that a command cannot plant code the host runs."""
 

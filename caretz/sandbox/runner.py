@@ -40,11 +40,12 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.bwrap import SessionView, bwrap_argv
 from caretz.sandbox.covers import Covers
 from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable
@@ -65,7 +66,7 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 NO_PROXY = "localhost,127.0.0.1,::1"  # the session's own servers are reached directly
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Launch:
     argv: list[str]
     env: dict[str, str]
@@ -80,7 +81,7 @@ class Launch:
                 os.close(fd)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Sandbox:
     policy: SandboxPolicy
     backend: Backend

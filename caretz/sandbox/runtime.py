@@ -38,7 +38,6 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,10 +48,12 @@ if TYPE_CHECKING:
     from caretz.sandbox.netgate import AskToAllow, NetworkGate
     from caretz.sandbox.netproxy import ProxyServer
 
+from caretz.lazy_dataclass import lazy_dataclass
+
 HOLDER_TIMEOUT_S = 10.0
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class NetNamespace:
     """Open namespace files; the fds are passed to each command's nsenter."""
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime
 from pathlib import Path
 
 from caretz.config_base import ConfigError
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ImageLoader, Message, ToolCall, answer_dangling_calls, restore_images
 from caretz.session.events import read_events
 from caretz.session.images import ImageFiles
@@ -37,7 +38,7 @@ class SessionNotFound(LookupError):
     pass
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SessionInfo:
     id: str
     path: Path
@@ -51,7 +52,7 @@ class SessionInfo:
     updated: float = 0.0  # when its log was last written
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class History:
     """What a resumed session carries on from."""
 
@@ -177,7 +178,7 @@ def in_project(recorded: tuple[str, str], project: Path) -> bool:
 _CONVERSATION_SCOPES = ("conversation", "both")
 
 
-@dataclass
+@lazy_dataclass
 class _Rebuilding:
     """The conversation as the log is read; saved at each turn's start and each rewind."""
 

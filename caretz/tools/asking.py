@@ -9,16 +9,16 @@ told what was denied and how the user can allow it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.text import one_line
 
 Choice = Literal["yes", "always", "no"]
 SUMMARY_CHARS = 200
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Question:
     tool: str
     arguments: Mapping[str, Any]
@@ -32,7 +32,7 @@ class Question:
     yes_means: str = "yes, once"  # what `y` does, as the question shows it
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Answer:
     choice: Choice
     note: str = ""  # the user's words for the model

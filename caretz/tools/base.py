@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Image, Message, ToolSpec
 from caretz.tools.jobtable import JobTable
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from caretz.tools.policy import PermissionHint, TurnGrant
 
 
-@dataclass
+@lazy_dataclass
 class ToolResult:
     ok: bool
     output: str
@@ -55,7 +56,7 @@ class ToolResult:
         )
 
 
-@dataclass
+@lazy_dataclass
 class ToolContext:
     workspace: Path
     # Set by the UI on Ctrl-C; long-running tools poll it and stop.
@@ -113,7 +114,7 @@ class Tool(Protocol):
 ParamType = Literal["string", "integer", "number", "boolean"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Param:
     """One argument of a tool: its JSON type and what the model reads about it."""
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 _QUOTES = str.maketrans(
     {"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'}
@@ -27,7 +28,7 @@ class EditMiss(Exception):
     """old_string is not where an edit needs it; str() is the message for the model."""
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Applied:
     text: str  # the file's text after the edit
     count: int  # replacements made

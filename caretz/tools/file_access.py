@@ -16,10 +16,10 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox import safe_open
 from caretz.sandbox.paths import CheckedPath, PathRefused
 from caretz.sandbox.paths import resolve_path as resolve_links
@@ -51,7 +51,7 @@ def reports_file_problems(run: _Run) -> _Run:
     return reporting  # type: ignore[return-value]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Current:
     """What a checked path holds now: its bytes (None: no file there) and their stat."""
 

@@ -14,15 +14,16 @@ from __future__ import annotations
 import difflib
 import hashlib
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 # Texts kept to show what changed; a larger file keeps only its digest.
 KEEP_TEXT_BYTES = 1 << 20
 DIFF_LINES_SHOWN = 40
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ReadRecord:
     digest: str
     text: str | None  # None: too large to keep

@@ -13,9 +13,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-from dataclasses import dataclass
 from typing import Any
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolSpec
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 from caretz.tools.file_access import (  # noqa: F401 (the search tools' helpers, re-exported)
@@ -128,7 +128,7 @@ class ReadTool:
         return ToolResult(ok=True, output="\n".join([*window.rows, *window.tail(offset)]))
 
 
-@dataclass
+@lazy_dataclass
 class _Window:
     rows: list[str]
     total: int  # lines counted (all of them when counted_all)

