@@ -6,10 +6,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tests.modelserver import ModelServer, RecordedRequest, Reply, text
+
+# What `caretz -p` may import before its first request (see the file's header).
+BUDGET = Path(__file__).parent / "data" / "import_budget.txt"
 
 
 def modules_imported_by_a_run(
@@ -73,3 +76,37 @@ def modules_before_first_request(
         if line.startswith("import time:") and not line.endswith("package")
     ]
     return list(dict.fromkeys(names))
+
+
+def floor_modules(cwd: Path, env: Mapping[str, str]) -> set[str]:
+    """What `python -c "import typer, rich.console"` imports: the floor every run pays."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import typer, rich.console"],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return imported_modules(done.stderr)
+
+
+def budget_key(module: str) -> str:
+    """How the budget names a module: caretz's by name, any other by its top package."""
+    return module if module.split(".")[0] == "caretz" else module.split(".")[0]
+
+
+def read_budget(path: Path = BUDGET) -> set[str]:
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return {line for line in lines if line}
+
+
+def outside_budget(modules: Iterable[str], budget: set[str], floor: set[str]) -> list[str]:
+    """The modules, in import order, that are neither the floor's nor in `budget`."""
+    return [m for m in modules if m not in floor and budget_key(m) not in budget]
+
+
+def budget_entries(modules: Iterable[str], floor: set[str]) -> list[str]:
+    """A budget that holds exactly `modules` beyond the floor: caretz's, then the rest."""
+    keys = {budget_key(m) for m in modules if m not in floor}
+    return sorted(keys, key=lambda key: (not key.startswith("caretz"), key))
