@@ -10,20 +10,22 @@ nothing runs on the strength of a guess. With no rule for the call the answer is
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.permissions.command import Command, LineParts, Runs
-from caretz.permissions.index import BashRules, ProgramIndex
-from caretz.permissions.paths import PathFacts
-from caretz.permissions.patterns import Match
-from caretz.permissions.rules import Rule
-from caretz.permissions.shell import parse_command_line
+
+if TYPE_CHECKING:
+    from caretz.permissions.command import Command, LineParts
+    from caretz.permissions.index import BashRules, ProgramIndex
+    from caretz.permissions.paths import PathFacts
+    from caretz.permissions.patterns import Match
+    from caretz.permissions.rules import Rule
 
 Outcome = Literal["allow", "ask", "deny", "no-match"]
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target")
@@ -42,13 +44,22 @@ class Decision:
 
 
 class RuleSet:
-    """The rules of a session: profile, project `.caretz/settings.json`, disallowedTools."""
+    """The rules of a session: profile, project `.caretz/settings.json`, disallowedTools.
+
+    The parts that read commands and paths load at the first check with rules to check:
+    a session without rules (most) never loads them.
+    """
 
     def __init__(self, rules: Iterable[Rule], project_root: str | Path, home: str | None = None):
         self.rules = tuple(rules)
         self.project_root = os.path.normpath(os.path.abspath(project_root))
         self.home = os.path.normpath(home or os.path.expanduser("~"))
-        self.bash = BashRules(self.rules)
+
+    @functools.cached_property
+    def bash(self) -> BashRules:
+        from caretz.permissions.index import BashRules
+
+        return BashRules(self.rules)
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -58,6 +69,8 @@ class RuleSet:
 
     def check(self, tool: str, args: Mapping[str, Any], cwd: str | Path) -> Decision:
         """The decision for one call of `tool` with `args`, run in `cwd`."""
+        if not self.rules:
+            return Decision("no-match", f"no rule covers {tool}")
         command = args.get("command")
         if tool == "bash" and isinstance(command, str) and self.bash.any:
             return _check_command(self.bash, command)
@@ -67,6 +80,8 @@ class RuleSet:
         path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)), None)
         facts = None
         if path is not None and path.strip():
+            from caretz.permissions.paths import PathFacts
+
             facts = PathFacts.of(path, os.fspath(cwd), self.project_root, self.home)
         return _check_call(relevant, tool, args, path, facts)
 
@@ -79,6 +94,10 @@ class RuleSet:
 
 
 def _check_command(rules: BashRules, line: str) -> Decision:
+    from caretz.permissions.command import LineParts
+    from caretz.permissions.patterns import Match
+    from caretz.permissions.shell import parse_command_line
+
     commands = parse_command_line(line)
     parts = LineParts(commands)
     maybe: tuple[Rule, Command] | None = None
@@ -100,6 +119,8 @@ def _check_command(rules: BashRules, line: str) -> Decision:
 
 def _find(rules: BashRules, behavior: str, parts: LineParts) -> tuple[Match, Any, Any]:
     """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
+    from caretz.permissions.patterns import Match
+
     unknown: tuple[Rule, Command] | None = None
     index = rules.of(behavior)
     read: set[int] = set()
@@ -160,6 +181,8 @@ def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
     An exact rule covers the command with all it runs; a wrapper such as `timeout`
     is allowed when what it runs is; `sudo` and `find -exec` need their own allow too.
     """
+    from caretz.permissions.command import Runs
+
     own = None
     for rule in allows.candidates(command):
         if _allows(rule, command):

@@ -25,6 +25,7 @@ from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.legacy import LegacyPattern
 from caretz.permissions.paths import PathGlob
 from caretz.permissions.patterns import CommandPattern, parse_command_pattern
+from caretz.permissions.project import RuleError as RuleError  # a light module: see there
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
@@ -63,10 +64,6 @@ _NOT_PATH_RULES = {"bash", "terminal", "shell", "run_shell_command", "glob", "gr
 _PATH_RULES = frozenset(TOOL_FAMILIES) - _NOT_PATH_RULES
 _RULE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*\*?)\s*(?:\((.*)\))?\s*", re.DOTALL)
 _MCP = re.compile(r"mcp__[A-Za-z0-9_\-]+(?:__(?:[A-Za-z0-9_\-]+|\*))?")
-
-
-class RuleError(ValueError):
-    """A rule caretz cannot read: the message names the rule, where it is, and what is wrong."""
 
 
 @lazy_dataclass(frozen=True)

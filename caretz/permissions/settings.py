@@ -14,9 +14,11 @@ from typing import Any
 
 from caretz.permissions.legacy import argument_pattern, file_pattern, shell_pattern
 from caretz.permissions.policy import RuleSet
+from caretz.permissions.project import PROJECT_SETTINGS as PROJECT_SETTINGS
+from caretz.permissions.project import find_project_root as find_project_root
+from caretz.permissions.project import read_project_settings as read_project_settings
 from caretz.permissions.rules import BEHAVIORS, TOOL_FAMILIES, Rule, RuleError, parse_rule
 
-PROJECT_SETTINGS = Path(".caretz") / "settings.json"
 DISALLOWED_SOURCE = "loopGuard.detectors.disallowedTools"
 _TOOL_NAMES = frozenset(name for family in TOOL_FAMILIES.values() for name in family)
 
@@ -37,24 +39,6 @@ def rules_from_permissions(
             raise RuleError(f"{source}: permissions.{behavior} must be a list of rule strings")
         rules += [parse_rule(text, behavior, source, extra) for text in texts]
     return rules
-
-
-def read_project_settings(project_root: str | Path) -> dict[str, Any]:
-    """The project's `.caretz/settings.json` as an object ({} when there is none)."""
-    path = Path(project_root) / PROJECT_SETTINGS
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as error:
-        raise RuleError(f"{path}: cannot be read ({error.strerror})") from None
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as error:
-        raise RuleError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
-    if not isinstance(data, dict):
-        raise RuleError(f"{path}: must hold a JSON object")
-    return data
 
 
 def project_rules(project_root: str | Path, extra_tools: Iterable[str] = ()) -> list[Rule]:
@@ -127,15 +111,6 @@ def load_rules(
         *rules_from_disallowed_tools(disallowed_tools, disallowed_source),
     ]
     return RuleSet(rules, project_root, home)
-
-
-def find_project_root(cwd: str | Path) -> Path:
-    """The project a session works in: the git root above `cwd`, else `cwd` itself."""
-    start = Path(os.path.abspath(cwd))
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return start
 
 
 def disallowed_origin(rule: Rule) -> tuple[str, str] | None:

@@ -33,7 +33,7 @@ class PreparedCommand:
 
 def catalog_for(settings: Settings, workspace: Path, reserved: Iterable[str] = ()) -> Catalog:
     """The custom commands a session in `workspace` has; `reserved`: built-in names."""
-    from caretz.permissions.settings import find_project_root
+    from caretz.permissions.project import find_project_root
 
     folders = command_folders(find_project_root(workspace), settings.config_path.parent)
     return load_catalog(folders, reserved)

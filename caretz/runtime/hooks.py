@@ -66,9 +66,9 @@ def project_hooks(workspace: Path, data_dir: Path) -> HookFile | None:
 def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
     """The project's `hooks` section (None when it has none); raises ConfigError for a
     bad entry."""
-    from caretz.permissions.rules import RuleError
-    from caretz.permissions.settings import (
+    from caretz.permissions.project import (
         PROJECT_SETTINGS,
+        RuleError,
         find_project_root,
         read_project_settings,
     )
@@ -98,7 +98,7 @@ def approve_project_hooks(settings: Settings, workspace: Path) -> HookFile:
     ConfigError when the project has none."""
     from caretz.hooks.approvals import HookApprovals
     from caretz.hooks.matching import HookFile
-    from caretz.permissions.settings import PROJECT_SETTINGS, find_project_root
+    from caretz.permissions.project import PROJECT_SETTINGS, find_project_root
 
     section = read_project_hooks(workspace)
     if section is None or not section.config:

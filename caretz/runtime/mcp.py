@@ -24,7 +24,7 @@ LOG_DIR = "mcp-logs"  # under the data dir: each stdio server's stderr, from its
 def configured_servers(settings: Settings, workspace: Path) -> list[Configured]:
     """The profile's servers, then the project's `.mcp.json` ones the profile does not
     name (and those, for `caretz mcp list`, come back from `start_servers` as such)."""
-    from caretz.permissions.settings import find_project_root
+    from caretz.permissions.project import find_project_root
 
     root = find_project_root(workspace)
     if not settings.values.mcp_servers and not (root / ".mcp.json").exists():
@@ -50,7 +50,7 @@ def start_servers(
     from caretz.mcp_client.approvals import Approvals
     from caretz.mcp_client.plan import merged, plan_servers, shadowed
     from caretz.mcp_client.servers import McpServers
-    from caretz.permissions.settings import find_project_root
+    from caretz.permissions.project import find_project_root
 
     env = os.environ if env is None else env
     profile = [server for server in configured if not server.project]
@@ -83,7 +83,7 @@ def approve_project_servers(
     from caretz.config.mcp_servers import PROJECT_FILE, project_servers
     from caretz.config_base import ConfigError
     from caretz.mcp_client.approvals import Approvals
-    from caretz.permissions.settings import find_project_root
+    from caretz.permissions.project import find_project_root
 
     root = find_project_root(workspace)
     servers = {server.name: server for server in project_servers(root, workspace)}

@@ -10,9 +10,10 @@ that cannot be read is a ConfigError naming the file and the rule, and a
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
@@ -46,6 +47,9 @@ def profile_rules(settings: Settings) -> list[Rule]:
 
     Raises ConfigError naming the file and the rule that cannot be read.
     """
+    values = settings.values
+    if not any(values.permission_rules) and not values.disallowed_tools and not settings.run_rules:
+        return []  # nothing to read: the rule reader is not even loaded
     from caretz.permissions.rules import RuleError
     from caretz.permissions.settings import (
         DISALLOWED_SOURCE,
@@ -116,15 +120,23 @@ def read_rules(settings: Settings, workspace: Path) -> PermissionRules:
     """The rules of a session in `workspace`. The project is the git root above the
     working directory, else the working directory. Raises ConfigError for a rule caretz
     cannot read, naming the file and the rule."""
-    from caretz.permissions.rules import RuleError
-    from caretz.permissions.settings import find_project_root, project_rules
+    from caretz.permissions.project import RuleError, find_project_root, read_project_settings
 
     root = find_project_root(workspace)
     try:
-        project = project_rules(root, session_tool_names())
+        written = read_project_settings(root).get("permissions")
+        project = project_rules(written, session_tool_names()) if written else []
     except RuleError as error:
         raise ConfigError(str(error)) from None
     return PermissionRules(root, tuple(project), tuple(profile_rules(settings)))
+
+
+def project_rules(written: Any, tools: list[str]) -> list[Rule]:
+    """The rules of the `permissions` object of a project's `.caretz/settings.json`."""
+    from caretz.permissions.project import PROJECT_SETTINGS
+    from caretz.permissions.settings import rules_from_permissions
+
+    return rules_from_permissions(written, os.fspath(PROJECT_SETTINGS), tools)
 
 
 def session_permissions(

@@ -46,24 +46,33 @@ class Background(Generic[T]):
 
 
 class StartProbes:
-    """The sandbox check and the git status of a session starting in `workspace`."""
+    """The sandbox check and the git status of a session starting in `workspace`.
+
+    The policy and the trusted programs are worked out at once, in the caller's thread
+    (it would import the same modules a moment later); the threads only run the two
+    programs and read their answers, so they need the interpreter for a moment each.
+    """
 
     def __init__(self, settings: Settings, workspace: Path, env: Mapping[str, str]):
-        self._git: Background[list[str]] | None = None
-        self._sandbox = Background(
-            lambda: self._check(settings, workspace, env), "caretz-sandbox-probe"
-        )
-
-    def _check(self, settings: Settings, workspace: Path, env: Mapping[str, str]) -> SandboxCheck:
+        from caretz.agent.prompts import git_lines
         from caretz.config.sandbox import sandbox_policy, session_programs
+        from caretz.config_base import ConfigError
         from caretz.sandbox.detect import check_sandbox
 
-        policy = sandbox_policy(settings, workspace, env)
+        self._git: Background[list[str]] | None = None
+        try:
+            policy = sandbox_policy(settings, workspace, env)
+        except ConfigError as error:  # raised where the session asks for the sandbox
+            self._sandbox: Background[SandboxCheck] = Background(_raise(error), "caretz-probe")
+            return
         programs = session_programs(policy, env)
+        self._sandbox = Background(
+            lambda: check_sandbox(policy.mode, policy.network, programs=programs),
+            "caretz-sandbox-probe",
+        )
         git = programs.git.path
         if git is not None:
-            self._git = Background(lambda: _git_status(workspace, git), "caretz-git-status")
-        return check_sandbox(policy.mode, policy.network, programs=programs)
+            self._git = Background(lambda: git_lines(workspace, git), "caretz-git-status")
 
     def sandbox_check(self) -> SandboxCheck:
         """What `check_sandbox` found for the session's policy and programs; raises what
@@ -72,11 +81,11 @@ class StartProbes:
 
     def git_status(self) -> list[str] | None:
         """The system prompt's git lines (None: there is no trusted git to ask)."""
-        self._sandbox.result()  # the trusted git is known once the check has begun
         return self._git.result() if self._git is not None else None
 
 
-def _git_status(workspace: Path, git: str) -> list[str]:
-    from caretz.agent.prompts import git_lines
+def _raise(error: BaseException) -> Callable[[], SandboxCheck]:
+    def fail() -> SandboxCheck:
+        raise error
 
-    return git_lines(workspace, git)
+    return fail

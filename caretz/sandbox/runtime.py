@@ -29,7 +29,6 @@ bubblewrap, its own PID namespace, timeout and cleanup); what is shared is:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -116,6 +115,8 @@ class SessionRuntime:
         """A file holding a seccomp program, written once, readable only by this user."""
         with self._lock:
             if program not in self._filters:
+                import hashlib  # a filter's file name: when a command first needs one
+
                 name = f"seccomp-{hashlib.sha256(program).hexdigest()[:12]}.bpf"
                 path = self._session_dir_locked() / name
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o400)

@@ -19,13 +19,13 @@ does not follow it, and a hard link to a file elsewhere keeps that file's conten
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
+import functools
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 SYS_OPENAT2 = 437  # the same number on every architecture (the unified syscall table)
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -42,11 +42,22 @@ class PathMoved(OSError):
     """A component of a checked path changed (a symlink appeared) before it was opened."""
 
 
-class _OpenHow(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+@functools.cache
+def _open_how() -> Any:
+    """The kernel's `struct open_how` (ctypes is loaded at the first openat2, not at start)."""
+    import ctypes
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = [
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        ]
+
+    return OpenHow
 
 
-_libc: ctypes.CDLL | None = None
+_libc: Any = None
 _have_openat2: bool | None = None
 
 
@@ -65,10 +76,12 @@ def has_openat2() -> bool:
 
 
 def _openat2(dirfd: int, path: str, flags: int, mode: int, resolve: int) -> int:
+    import ctypes
+
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
-    how = _OpenHow(flags | os.O_CLOEXEC, mode if flags & os.O_CREAT else 0, resolve)
+    how = _open_how()(flags | os.O_CLOEXEC, mode if flags & os.O_CREAT else 0, resolve)
     fd = _libc.syscall(
         ctypes.c_long(SYS_OPENAT2),
         ctypes.c_int(dirfd),
@@ -215,7 +228,7 @@ def replace_file(
     permission bits (None: a new file's, as the umask leaves them)."""
     directory = open_exact(path.parent, O_PATH | os.O_DIRECTORY, anchors)
     try:
-        temporary = f".{path.name[:200]}.caretz-{secrets.token_hex(4)}"
+        temporary = f".{path.name[:200]}.caretz-{os.urandom(4).hex()}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(temporary, flags, 0o666, dir_fd=directory)
         try:

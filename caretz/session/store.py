@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import field, replace
@@ -77,7 +77,7 @@ class SessionStore:
 
     def create(self, clock: float | None = None) -> tuple[str, Path]:
         stamp = datetime.fromtimestamp(clock if clock is not None else time.time())
-        session_id = f"{stamp:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        session_id = f"{stamp:%Y%m%d-%H%M%S}-{os.urandom(2).hex()}"
         folder = self.root / session_id
         try:
             folder.mkdir(parents=True, exist_ok=False)

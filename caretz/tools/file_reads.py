@@ -12,7 +12,6 @@ and reads it again. caretz's own edits and writes count as reads of what they wr
 from __future__ import annotations
 
 import difflib
-import hashlib
 import threading
 from pathlib import Path
 
@@ -63,6 +62,8 @@ class FileReads:
 
 
 def digest_of(data: bytes) -> str:
+    import hashlib  # OpenSSL's digests: loaded at the first file read, not at start
+
     return hashlib.sha256(data).hexdigest()
 
 

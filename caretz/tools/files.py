@@ -11,7 +11,6 @@ it changed on disk since.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
 from typing import Any
 
@@ -151,6 +150,8 @@ class _Window:
 def _read_window(fd: int, offset: int, limit: int, budget: int) -> _Window:
     """Lines offset..offset+limit-1 of the file, numbered, within `budget` characters;
     the file's line count and digest, from one pass over it in bounded memory."""
+    import hashlib  # OpenSSL's digests: loaded at the first write, not at start
+
     from caretz.tools.file_reads import KEEP_TEXT_BYTES
 
     digest = hashlib.sha256()

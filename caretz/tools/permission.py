@@ -21,14 +21,12 @@ import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from caretz.messages import ToolCall
 from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide
 from caretz.permissions.policy import Decision, RuleSet
-from caretz.permissions.proposals import propose_rules, save_allow_rules
-from caretz.permissions.rules import Rule, RuleError, parse_rule
-from caretz.permissions.settings import PROJECT_SETTINGS, disallowed_origin
+from caretz.permissions.project import PROJECT_SETTINGS
 from caretz.session.records.base import Record
 from caretz.session.records.permissions import PermissionAsked, PermissionDecided
 from caretz.tools.asking import (
@@ -48,6 +46,9 @@ from caretz.tools.policy import (
     TurnGrant,
     disallowed_reason,
 )
+
+if TYPE_CHECKING:
+    from caretz.permissions.rules import Rule
 
 Emit = Callable[[Record], Any]
 EffectOf = Callable[[str], "Effect | None"]
@@ -172,6 +173,8 @@ class SessionPermissions:
 
     def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
         summary = input_summary(call.name, args)
+        from caretz.permissions.settings import disallowed_origin  # a refusal: rules exist
+
         origin = disallowed_origin(verdict.rule) if verdict.rule is not None else None
         if origin is not None:
             key, pattern = origin
@@ -233,6 +236,9 @@ class SessionPermissions:
         # so does a hook that asks, so "yes, always" is not offered for either.
         if not escalate and verdict.by != "hook":
             try:
+                from caretz.permissions.proposals import propose_rules  # a question to put
+                from caretz.permissions.rules import RuleError
+
                 proposal = propose_rules(call.name, args, cwd, rules)
                 saves = tuple(proposal.rules) if proposal.unsavable is None else ()
             except RuleError:  # a tool no rule can name: "always" is not offered
@@ -256,6 +262,9 @@ class SessionPermissions:
             return Answer("no")
 
     def _save(self, texts: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+        from caretz.permissions.proposals import save_allow_rules  # "yes, always"
+        from caretz.permissions.rules import RuleError, parse_rule
+
         try:
             save_allow_rules(self.project_root, texts)
             source = os.fspath(PROJECT_SETTINGS)

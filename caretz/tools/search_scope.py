@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.permissions.paths import glob_to_regex
 from caretz.sandbox import safe_open
 from caretz.sandbox.policy import existing_paths, is_within
 from caretz.tools.base import ToolContext
@@ -62,6 +61,8 @@ class SearchScope:
     def match_glob(self, pattern: str, *, on_name: bool) -> None:
         """Keep only the returned paths `pattern` matches, by their file name or by their
         path below the searched directory."""
+        from caretz.permissions.paths import glob_to_regex  # a path glob to match
+
         self.glob = glob_to_regex(pattern.removeprefix("./"))
         self.glob_on_name = on_name
 
