@@ -232,7 +232,7 @@ class SSEProvider:
         self._sleep = sleep
         self._client = client
         self._owns_client = client is None
-        # The sockets this provider's connections run on, for `abort` (httpcore's trace).
+        # The sockets this provider's connections run on, for `abort` (wire.Client tells).
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 
     # Protocol hooks.
