@@ -21,21 +21,19 @@ from caretz.agent.parts import QuietListener
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.session.records import loop
-from caretz.session.records.base import LoopGuardRecord, PermissionRecord
+from caretz.session.records.base import CheckpointRecord, LoopGuardRecord, PermissionRecord
 from caretz.text import one_line, plural, shorten
 from caretz.ui.answer import PlainAnswer, TerminalAnswer
-from caretz.ui.checkpoint_lines import CheckpointLines
 from caretz.ui.job_lines import background_job, job_started_line
 from caretz.ui.wrapping import draws_in_place, hanging
-
-if TYPE_CHECKING:
-    from caretz.ui.progress import ProgressLine
 
 Clock = Callable[[], float]
 
 if TYPE_CHECKING:
     from caretz.session.records.base import Record
     from caretz.session.records.session import CommandRan
+    from caretz.ui.checkpoint_lines import CheckpointLines
+    from caretz.ui.progress import ProgressLine
 
 _ARG_PREVIEW = 80
 DIFF_MAX_LINES = 40  # an edit's diff in the live view and `--output detailed`
@@ -139,7 +137,7 @@ class TextOutput:
         self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self.calls: dict[str, dict[str, Any]] = {}
         self.told: set[str] = set()  # provider errors printed as they happened
-        self.checkpoint_lines = CheckpointLines()
+        self.checkpoint_lines: CheckpointLines | None = None  # from the first checkpoint
         self.answer = answer_writer(self.out, clock)
         self.clock = clock
         self.spins = draws_in_place(self.err)  # a spinner while a tool call runs
@@ -189,8 +187,13 @@ class TextOutput:
 
             for markup in notice_lines(event, self.detailed):
                 self.line(markup)
-        for markup in self.checkpoint_lines.render(event):
-            self.line(markup)
+        if self.checkpoint_lines is None and isinstance(event, CheckpointRecord):
+            from caretz.ui.checkpoint_lines import CheckpointLines  # the first one's lines
+
+            self.checkpoint_lines = CheckpointLines()
+        if self.checkpoint_lines is not None:
+            for markup in self.checkpoint_lines.render(event):
+                self.line(markup)
 
     def tool_called(self, call: dict[str, Any]) -> None:
         self.calls[call["id"]] = call
