@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 REDACTED = "[redacted]"
 
@@ -122,9 +122,9 @@ def holds_secret(name: str, value: str) -> bool:
 # -- shapes ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Shape:
-    """A secret recognised by its own shape; group `keep` (if any) stays before [redacted]."""
+class Shape(NamedTuple):
+    """A secret recognised by its own shape; group `keep` (if any) stays before [redacted].
+    A tuple: this module is on every run's path, and most runs never compile a shape."""
 
     pattern: re.Pattern[str]
     needs: tuple[str, ...]  # lower-case: the pattern runs only when one of these occurs

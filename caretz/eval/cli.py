@@ -6,13 +6,13 @@ Imports stay inside the command so the main CLI's --help starts fast.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.text import shorten
 from caretz.usage_error import fail
 
@@ -282,7 +282,7 @@ def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
     return open_judge(ref, settings, env).judge
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class OpenedJudge:
     judge: Judge
     model: ResolvedModel
