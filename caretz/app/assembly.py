@@ -109,6 +109,7 @@ class Checked:
     provider: Provider
     place: Place
     git_status: list[str] | None = None  # the prompt's git lines (runtime/probes.py)
+    served_window: Callable[[], int | None] | None = None  # the model server's window
 
 
 @lazy_dataclass(frozen=True)
@@ -145,13 +146,14 @@ def check(
         servers = (*configured_servers(settings, workspace), *request.mcp_servers)
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
     provider = session_provider(settings, env, provider_search(settings, rules, carried))
+    served_window = probes.ask_served_window(provider)  # while the rest is checked and built
     judge = SessionJudge(settings, env, settings.model)
     if settings.values.guard_mode != "off":
         judge.ensure()  # a judge model without its key fails now
     place = find_place(settings, request.resume, workspace)
     return Checked(
         request, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
-        probes.git_status(),
+        probes.git_status(), served_window,
     )  # fmt: skip
 
 
@@ -201,8 +203,9 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     tools = session_tools(checked, carried, session_id, log)
     loop_guard = guard_for(request.settings, log, checked.judge)
     wiring = AgentWiring(
-        request.settings, request.env, log, request.view, checked.judge, tools, checked.git_status
-    )
+        request.settings, request.env, log, request.view, checked.judge, tools,
+        checked.git_status, checked.served_window,
+    )  # fmt: skip
     config, agent_parts = wire_agent(wiring, checked.provider, loop_guard or NullGuard())
     mcp = carried.mcp if carried is not None else None
     if mcp is None:  # last: nothing else can fail now

@@ -1,11 +1,13 @@
-"""The programs a session's start waits for, started as soon as the settings are known.
+"""What a session's start waits for, started as soon as it can be.
 
 Opening a session runs two programs whose answers its first request needs: bubblewrap
 (`bwrap … true`: does the sandbox work here) and `git status` (the branch and changed
-files the system prompt names). Each is milliseconds of waiting on another process, so
-`StartProbes` runs both in threads while the session's modules load and its parts are
-built, and the session takes their answers where it needs them. The answers are those it
-would have found itself: the same policy, the same trusted programs, the same commands.
+files the system prompt names); and a model served on this machine is asked for its
+context window (llama.cpp's `/props`). Each is milliseconds of waiting on another
+process, so `StartProbes` runs them in threads while the session's modules load and its
+parts are built, and the session takes their answers where it needs them. The answers
+are those it would have found itself: the same policy, the same trusted programs, the
+same commands, the same provider.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.providers.base import Provider
     from caretz.sandbox.detect import SandboxCheck
 
 T = TypeVar("T")
@@ -82,6 +85,14 @@ class StartProbes:
     def git_status(self) -> list[str] | None:
         """The system prompt's git lines (None: there is no trusted git to ask)."""
         return self._git.result() if self._git is not None else None
+
+    def ask_served_window(self, provider: Provider) -> Callable[[], int | None]:
+        """Start asking `provider`'s server for its context window; the call waits for the
+        answer (None: not a server on this machine, or it does not say)."""
+        from caretz.runtime.models import served_context_window
+
+        asked = Background(lambda: served_context_window(provider), "caretz-context-window")
+        return asked.result
 
 
 def _raise(error: BaseException) -> Callable[[], SandboxCheck]:

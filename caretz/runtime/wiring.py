@@ -10,7 +10,7 @@ the tool registry with every check it runs, in order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,6 +77,8 @@ class AgentWiring:
     judge: SessionJudge
     tools: SessionTools
     git_status: Sequence[str] | None = None  # the prompt's git lines (None: asked now)
+    # The provider's server's context window, being asked (None: asked now).
+    served_window: Callable[[], int | None] | None = None
 
 
 def check_budget_is_priceable(settings: Settings) -> None:
@@ -130,12 +132,17 @@ def wire_agent(
         price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
         listener=wiring.listener,
         compaction=CompactionPolicy(
-            context_window=context_window(settings.context_window, served_context_window(provider)),
+            context_window=context_window(settings.context_window, served_window(wiring, provider)),
             reserved_output=settings.max_tokens,
         ),
         hooks=tools.hooks,
     )
     return agent_config(settings, system), parts
+
+
+def served_window(wiring: AgentWiring, provider: Provider) -> int | None:
+    asked = wiring.served_window
+    return asked() if asked is not None else served_context_window(provider)
 
 
 def agent_config(settings: Settings, system: str) -> AgentConfig:

@@ -63,3 +63,17 @@ def test_a_bad_setting_fails_when_the_sandbox_is_asked_for(tmp_path: Path):
 
     with pytest.raises(ConfigError, match="sandbox: "):
         probes.sandbox_check()
+
+
+def test_a_local_servers_context_window_is_asked_while_the_rest_starts(tmp_path: Path):
+    from caretz.providers.anthropic import AnthropicProvider
+    from caretz.providers.registry import BUILTIN_PROVIDERS
+    from tests.modelserver import ModelServer
+
+    with ModelServer() as server:
+        server.props = {"default_generation_settings": {"n_ctx": 8192}}
+        provider = AnthropicProvider(BUILTIN_PROVIDERS["anthropic"], "k", base_url=server.url)
+        window = StartProbes(settings_for(tmp_path), tmp_path, os.environ).ask_served_window(
+            provider
+        )
+        assert window() == 8192
