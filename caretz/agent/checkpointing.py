@@ -92,6 +92,7 @@ class TurnCheckpoints:
         the session whose log they follow (see `attach`)."""
         self._store = store
         self._opener = opener
+        self._opening = threading.Lock()  # the background staging may be opening it
         self.off_reason = off_reason  # why checkpoints are off, once they are
         self.shell_can_write = shell_can_write
         self.session = session
@@ -143,13 +144,14 @@ class TurnCheckpoints:
         return store
 
     def _open(self) -> CheckpointStore | None:
-        if self._store is None and self._opener is not None and self.off_reason is None:
-            opener, self._opener = self._opener, None
-            try:
-                self._store = opener()
-            except CheckpointError as error:
-                self.off_reason = str(error)
-        return self._store
+        with self._opening:
+            if self._store is None and self._opener is not None and self.off_reason is None:
+                opener, self._opener = self._opener, None
+                try:
+                    self._store = opener()
+                except CheckpointError as error:
+                    self.off_reason = str(error)
+            return self._store
 
     @property
     def active(self) -> bool:
