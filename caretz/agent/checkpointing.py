@@ -67,7 +67,7 @@ def open_store(
     git: Program | None = None,
 ) -> CheckpointStore:
     """The store for the project `workspace` belongs to; raises CheckpointError."""
-    from caretz.checkpoints.snapshot import SnapshotLimits
+    from caretz.checkpoints.snapshot import SnapshotLimits  # the store: at the first change
     from caretz.checkpoints.store import CheckpointStore
 
     limits = SnapshotLimits(size_cap=max_file_size)
@@ -124,7 +124,7 @@ class TurnCheckpoints:
         """Checkpoints for the project of `workspace`, or off with the reason (no git, or
         none caretz may run); `git` is the session's, resolved at its start. The store
         opens when first needed (a failure then switches checkpoints off and says so)."""
-        from caretz.checkpoints.git import find_git, trusted_git
+        from caretz.checkpoints.git import find_git, trusted_git  # which git; no git runs
 
         try:
             git = trusted_git(git) if git is not None else find_git(env, (project_root(workspace),))
@@ -216,7 +216,7 @@ class TurnCheckpoints:
         store = self.store
         if store is None:
             return
-        from caretz.checkpoints.events import created_record
+        from caretz.checkpoints.events import created_record  # a checkpoint to take
         from caretz.checkpoints.model import CheckpointMeta
         from caretz.checkpoints.notices import left_out_note
 
@@ -246,7 +246,7 @@ class TurnCheckpoints:
         self._turn, self._taken, self._settle_due = None, False, False
         if not due or turn is None or not self.active or self._store is None:
             return
-        from caretz.checkpoints.model import CheckpointMeta
+        from caretz.checkpoints.model import CheckpointMeta  # loaded by the checkpoint
 
         try:
             settled = self._store.settle(CheckpointMeta(self.session, turn, self._prompt))

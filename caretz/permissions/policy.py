@@ -57,7 +57,7 @@ class RuleSet:
 
     @functools.cached_property
     def bash(self) -> BashRules:
-        from caretz.permissions.index import BashRules
+        from caretz.permissions.index import BashRules  # rules to index: loaded with them
 
         return BashRules(self.rules)
 
@@ -94,7 +94,7 @@ class RuleSet:
 
 
 def _check_command(rules: BashRules, line: str) -> Decision:
-    from caretz.permissions.command import LineParts
+    from caretz.permissions.command import LineParts  # the shell's reader: with bash rules
     from caretz.permissions.patterns import Match
     from caretz.permissions.shell import parse_command_line
 
@@ -119,7 +119,7 @@ def _check_command(rules: BashRules, line: str) -> Decision:
 
 def _find(rules: BashRules, behavior: str, parts: LineParts) -> tuple[Match, Any, Any]:
     """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
-    from caretz.permissions.patterns import Match
+    from caretz.permissions.patterns import Match  # loaded with the bash rules
 
     unknown: tuple[Rule, Command] | None = None
     index = rules.of(behavior)
@@ -181,7 +181,7 @@ def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
     An exact rule covers the command with all it runs; a wrapper such as `timeout`
     is allowed when what it runs is; `sudo` and `find -exec` need their own allow too.
     """
-    from caretz.permissions.command import Runs
+    from caretz.permissions.command import Runs  # loaded with the bash rules
 
     own = None
     for rule in allows.candidates(command):

@@ -134,7 +134,7 @@ def read_rules(settings: Settings, workspace: Path) -> PermissionRules:
 def project_rules(written: Any, tools: list[str]) -> list[Rule]:
     """The rules of the `permissions` object of a project's `.caretz/settings.json`."""
     from caretz.permissions.project import PROJECT_SETTINGS
-    from caretz.permissions.settings import rules_from_permissions
+    from caretz.permissions.settings import rules_from_permissions  # rules to read
 
     return rules_from_permissions(written, os.fspath(PROJECT_SETTINGS), tools)
 

@@ -57,7 +57,7 @@ class StartProbes:
     """
 
     def __init__(self, settings: Settings, workspace: Path, env: Mapping[str, str]):
-        from caretz.agent.prompts import git_lines
+        from caretz.agent.prompts import git_lines  # here, not in the threads: see the class
         from caretz.config.sandbox import sandbox_policy, session_programs
         from caretz.config_base import ConfigError
         from caretz.sandbox.detect import check_sandbox
@@ -89,7 +89,7 @@ class StartProbes:
     def ask_served_window(self, provider: Provider) -> Callable[[], int | None]:
         """Start asking `provider`'s server for its context window; the call waits for the
         answer (None: not a server on this machine, or it does not say)."""
-        from caretz.runtime.models import served_context_window
+        from caretz.runtime.models import served_context_window  # probes loads light
 
         asked = Background(lambda: served_context_window(provider), "caretz-context-window")
         return asked.result

@@ -44,8 +44,8 @@ class PathMoved(OSError):
 
 @functools.cache
 def _open_how() -> Any:
-    """The kernel's `struct open_how` (ctypes is loaded at the first openat2, not at start)."""
-    import ctypes
+    """The kernel's `struct open_how`."""
+    import ctypes  # at the first openat2, not at start
 
     class OpenHow(ctypes.Structure):
         _fields_ = [
@@ -76,7 +76,7 @@ def has_openat2() -> bool:
 
 
 def _openat2(dirfd: int, path: str, flags: int, mode: int, resolve: int) -> int:
-    import ctypes
+    import ctypes  # at the first openat2, not at start
 
     global _libc
     if _libc is None:

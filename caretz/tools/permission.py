@@ -263,7 +263,7 @@ class SessionPermissions:
 
     def _save(self, texts: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
         from caretz.permissions.proposals import save_allow_rules  # "yes, always"
-        from caretz.permissions.rules import RuleError, parse_rule
+        from caretz.permissions.rules import RuleError, parse_rule  # the rule reader, too
 
         try:
             save_allow_rules(self.project_root, texts)
