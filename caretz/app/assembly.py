@@ -163,13 +163,9 @@ def provider_search(
     """How many of the provider's own web searches a request may make (None: not offered),
     by the rules as read (or carried over): a WebSearch deny or ask rule leaves it out."""
     if carried is not None:
-        return server_search(settings, carried.permissions)
+        return server_search(settings, carried.permissions.rules)
     assert rules is not None
-    return server_search(settings, session_permissions(settings, rules, None, _unlogged))
-
-
-def _unlogged(record: object) -> None:
-    """The log of permissions read only to ask their rules, never to check a call."""
+    return server_search(settings, rules.ruleset())
 
 
 def find_place(settings: Settings, resume: str | None, workspace: Path) -> Place:

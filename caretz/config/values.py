@@ -51,6 +51,27 @@ class SandboxValues(NamedTuple):
         return build_allowlist(list(self.network), dict(self.hosts))
 
 
+class WebFetchValues(NamedTuple):
+    """The profile's `webFetch` section (web/config.py)."""
+
+    enabled: bool = True
+    max_bytes: int = 5 * 1024**2  # maxSize, "5MB"
+    timeout_s: float = 30.0
+    max_redirects: int = 5
+
+
+class WebSearchValues(NamedTuple):
+    """The profile's `webSearch` section (web/config.py)."""
+
+    server: Literal["auto"] | bool = "auto"
+    max_uses: int = 5
+    backend: str | None = None
+    url: str | None = None
+    key_env: str | None = None  # where the backend's key is read from (None: searxng)
+    max_results: int = 8
+    timeout_s: float = 20.0
+
+
 class ProfileValues(NamedTuple):
     """The values of a profile a session reads, every override applied."""
 
@@ -75,6 +96,8 @@ class ProfileValues(NamedTuple):
     shell_env: tuple[str, ...] = ()
     hooks: bool = False  # whether the profile's `hooks` section holds any
     mcp_servers: bool = False  # whether the profile names MCP servers
+    web_fetch: WebFetchValues = WebFetchValues()
+    web_search: WebSearchValues = WebSearchValues()
 
     def rule_lists(self) -> dict[str, list[str]]:
         """The profile's permission rules by kind, as `permissions` writes them."""
@@ -143,4 +166,26 @@ def of_profile(profile: Any) -> ProfileValues:
         shell_env=tuple(profile.shell_env),
         hooks=bool(profile.hooks),
         mcp_servers=bool(profile.mcp_servers),
+        web_fetch=web_fetch_values(profile.web_fetch),
+        web_search=web_search_values(profile.web_search),
+    )
+
+
+def web_fetch_values(section: Any) -> WebFetchValues:
+    """A validated `web.config.WebFetchConfig` as plain values."""
+    return WebFetchValues(
+        section.enabled, section.max_bytes, section.timeout_s, section.max_redirects
+    )
+
+
+def web_search_values(section: Any) -> WebSearchValues:
+    """A validated `web.config.WebSearchConfig` as plain values."""
+    return WebSearchValues(
+        server=section.server,
+        max_uses=section.max_uses,
+        backend=section.backend,
+        url=section.url,
+        key_env=section.key_env,
+        max_results=section.max_results,
+        timeout_s=section.timeout_s,
     )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.permissions.policy import RuleSet
 
 if TYPE_CHECKING:
     from caretz.agent.parts import AgentParts
@@ -114,6 +115,10 @@ class PermissionRules:
     project_root: Path
     project: tuple[Rule, ...]
     profile: tuple[Rule, ...]
+
+    def ruleset(self) -> RuleSet:
+        """These rules as the session's permissions check them (before any is saved)."""
+        return RuleSet((*self.profile, *self.project), self.project_root)
 
 
 def read_rules(settings: Settings, workspace: Path) -> PermissionRules:

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
+from caretz.providers.registry import is_explicit_url
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.config.values import WebFetchValues, WebSearchValues
+    from caretz.permissions.policy import RuleSet
     from caretz.tools.base import Tool
     from caretz.tools.permission import SessionPermissions
     from caretz.web.cache import FetchCache
-    from caretz.web.config import WebFetchConfig, WebSearchConfig
     from caretz.web.fetch import Fetcher
     from caretz.web.search import Backend
 
@@ -44,14 +46,14 @@ def web_setup(
 ) -> WebSetup:
     """The session's web tools and search. Raises ConfigError for a backend whose key is
     missing (only when that backend is the one used)."""
-    from caretz.web.fetch_tool import WebFetchTool
+    from caretz.web.fetch_tool import WebFetchTool  # the web tools' modules: a session's own
 
     tools: list[Tool] = []
-    fetch_config = settings.profile.web_fetch
+    fetch_config = settings.values.web_fetch
     if fetch_config.enabled:
         tools.append(WebFetchTool(fetcher_factory(fetch_config, permissions), cache))
-    search = settings.profile.web_search
-    server = server_search(settings, permissions)
+    search = settings.values.web_search
+    server = server_search(settings, permissions.rules)
     if server is not None:
         by = "the model provider's own search"
         return WebSetup(tools, server, by, fetch_config.enabled)
@@ -59,20 +61,20 @@ def web_setup(
     backend = search_backend(search, env, where)
     if backend is None:
         return WebSetup(tools, None, None, fetch_config.enabled)
-    from caretz.web.search_tool import WebSearchTool
+    from caretz.web.search_tool import WebSearchTool  # with a backend only
 
     tools.append(WebSearchTool(backend, search.max_results))
     return WebSetup(tools, None, backend.name, fetch_config.enabled)
 
 
 def fetcher_factory(
-    config: WebFetchConfig, permissions: SessionPermissions
+    config: WebFetchValues, permissions: SessionPermissions
 ) -> Callable[[], Fetcher]:
     """Builds the session's fetcher at the first fetch: the rules are read at each fetch
     (a rule saved since counts), the limits are the profile's."""
 
     def make() -> Fetcher:
-        from caretz.web.fetch import Fetcher
+        from caretz.web.fetch import Fetcher  # at the first fetch
         from caretz.web.model import FetchLimits
 
         limits = FetchLimits(config.max_bytes, config.timeout_s, config.max_redirects)
@@ -81,27 +83,26 @@ def fetcher_factory(
     return make
 
 
-def server_search(settings: Settings, permissions: SessionPermissions) -> int | None:
-    """How many searches a request may make with the provider's own search; None: off."""
-    from caretz.providers.registry import is_explicit_url
-
-    config = settings.profile.web_search
+def server_search(settings: Settings, rules: RuleSet) -> int | None:
+    """How many searches a request may make with the provider's own search; None: off
+    (as the settings say, or a WebSearch deny or ask rule among `rules`)."""
+    config = settings.values.web_search
     entry = settings.model.entry
     if config.server is False or entry.protocol not in SERVER_SEARCH_PROTOCOLS:
         return None
     if config.server == "auto" and is_explicit_url(entry):
         return None  # another URL than the provider's own: it may not know the tool
-    decision = permissions.rules.check("web_search", {}, permissions.project_root)
+    decision = rules.check("web_search", {}, rules.project_root)
     if decision.outcome in ("deny", "ask"):
         return None
     return config.max_uses
 
 
-def search_backend(config: WebSearchConfig, env: Mapping[str, str], where: str) -> Backend | None:
+def search_backend(config: WebSearchValues, env: Mapping[str, str], where: str) -> Backend | None:
     """The configured backend; None without one. Raises ConfigError for a missing key."""
     if config.backend is None:
         return None
-    from caretz.web.search import BraveBackend, SearxngBackend, TavilyBackend
+    from caretz.web.search import BraveBackend, SearxngBackend, TavilyBackend  # a backend's
 
     if config.backend == "searxng":
         assert config.url is not None  # the section's validator insists
