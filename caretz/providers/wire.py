@@ -1,10 +1,11 @@
-"""HTTP for the providers, on the standard library: a JSON POST whose answer is read as it
-arrives, one connection kept open between requests.
+"""HTTP for the providers: a JSON POST whose answer is read as it arrives, over
+connections kept open between requests.
 
-A provider sends one request at a time and reads an event stream back, so this is all the
-HTTP it needs: `http.client` for the connection, `ssl` (only for https) with certifi's CA
-bundle, the environment's proxies. It replaces httpx on the way to a run's first request,
-where importing httpx and httpcore cost more than everything else caretz imports.
+A provider sends a request and reads an event stream back, so this is all the HTTP it
+needs: HTTP/1.1 by h11 on a socket (connection.py), `ssl` (only for https) with
+certifi's CA bundle, the environment's proxies. It replaces httpx on the way to a run's
+first request, where importing httpx and httpcore cost more than everything else caretz
+imports, and `http.client`, whose imports (`ssl`, `email`) cost three times h11's.
 
 Errors are the kinds the retry logic tells apart: `ConnectFailed` (nothing answered,
 safe to retry), `TimedOut` (`reading`: the stream went quiet), `Broken` (the connection
@@ -15,21 +16,20 @@ never quotes it, since it may be the key).
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
-import os
 import re
-import select
+import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
-from urllib.parse import SplitResult, unquote, urlsplit
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import SplitResult, urlsplit
 
-if TYPE_CHECKING:
-    import socket
-    import ssl
+import h11
 
-READ_SIZE = 64 * 1024
+from caretz.providers import connection
+from caretz.providers.connection import Connection, Key, NoAnswer, default_port
+
+READ_SIZE = connection.READ_SIZE
 _NEWLINE = re.compile(rb"\r\n|\r|\n")
 
 
@@ -59,20 +59,54 @@ class BadHeader(WireError):
     """A header value HTTP cannot carry (not quoted: it may hold the API key)."""
 
 
+class Headers(Mapping[str, str]):
+    """An answer's headers, looked up without regard to case; a repeated header's values
+    joined with ", " (one list, RFC 9110 5.3)."""
+
+    def __init__(self, pairs: Iterable[tuple[bytes, bytes]]):
+        self._values: dict[str, str] = {}
+        for raw_name, raw_value in pairs:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            self._values[name] = f"{self._values[name]}, {value}" if name in self._values else value
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._values
+
+
 class Response:
     """An answer whose body is read as it arrives."""
 
-    def __init__(self, raw: http.client.HTTPResponse):
-        self._raw = raw
-        self.status_code = raw.status
-        self.reason_phrase = raw.reason
-        self.headers: Mapping[str, str] = raw.headers  # looked up without regard to case
+    def __init__(self, conn: Connection, head: h11.Response):
+        self._conn = conn
+        self.status_code = head.status_code
+        self.reason_phrase = head.reason.decode("latin-1")
+        self.headers: Mapping[str, str] = Headers(head.headers)
+        self.finished = False  # the body was read to its end
         self._body: bytes | None = None
+
+    def read1(self) -> bytes:
+        """The body's next bytes as they arrive; b"" at its end."""
+        if self.finished:
+            return b""
+        part = _reading(self._conn, self._conn.body_part)
+        if part is None:
+            self.finished = True
+            return b""
+        return part
 
     def iter_lines(self) -> Iterator[str]:
         """The body's lines as they arrive (\\n, \\r\\n or \\r ends one), decoded as UTF-8."""
         pending, after_cr = b"", False
-        while chunk := _reading(lambda: self._raw.read1(READ_SIZE)):
+        while chunk := self.read1():
             if after_cr and chunk.startswith(b"\n"):  # the \n of a \r\n split between reads
                 chunk = chunk[1:]
             data = pending + chunk
@@ -86,7 +120,7 @@ class Response:
 
     def read(self) -> bytes:
         if self._body is None:
-            self._body = _reading(self._raw.read)
+            self._body = b"".join(iter(self.read1, b""))
         return self._body
 
     @property
@@ -98,12 +132,17 @@ class Response:
 
 
 class Client:
-    """Requests to one origin at a time over a kept-open connection (a new one when the
-    origin changes, the last answer was not read to its end, or the server closed it).
+    """Requests over kept-open connections: one per request in flight (a provider shared
+    by threads, as a judge's evaluation and subagents are, sends several at once), each
+    kept for the next request to its origin when its answer was read to the end and
+    neither end closes it.
 
-    `connect_s` bounds the connection (and the proxy's tunnel); `read_s` bounds each wait
-    for bytes, so a stream that sends nothing for that long times out.
+    `connect_s` bounds the connection (and the proxy's tunnel, and the TLS handshake);
+    `read_s` bounds each wait for bytes, so a stream that sends nothing for that long
+    times out.
     """
+
+    KEPT = 8  # idle connections kept at most
 
     def __init__(
         self,
@@ -117,168 +156,156 @@ class Client:
         self.read_s = read_s
         self.trust_env = trust_env
         self.on_socket = on_socket  # told each new connection's socket (for an abort)
-        # One kept connection per thread: a provider is shared by threads that send at
-        # once (the judge's evaluation runs, subagents), and a connection carries one
-        # exchange at a time.
-        self._kept = threading.local()
-
-    @property
-    def _conn(self) -> http.client.HTTPConnection | None:
-        return getattr(self._kept, "conn", None)
-
-    @_conn.setter
-    def _conn(self, conn: http.client.HTTPConnection | None) -> None:
-        self._kept.conn = conn
-
-    @property
-    def _origin(self) -> tuple[str, str, int] | None:
-        return getattr(self._kept, "origin", None)
-
-    @_origin.setter
-    def _origin(self, origin: tuple[str, str, int] | None) -> None:
-        self._kept.origin = origin
+        self._idle: list[Connection] = []
+        self._lock = threading.Lock()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Close the idle connections (one in use closes when its request ends)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
     @contextlib.contextmanager
     def stream(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
     ) -> Iterator[Response]:
-        """The answer to one request, its body unread; the connection is kept for the next
+        """The answer to one request, its body unread; its connection is kept for the next
         request only when the body was read to its end."""
-        raw = self._send(method, url, body, headers)
-        finished = False
+        conn, response = self._send(method, url, body, headers)
         try:
-            yield Response(raw)
-            finished = raw.isclosed() and not raw.will_close
+            yield response
         finally:
-            if not finished:
-                self.close()
+            if response.finished and conn.reusable():
+                conn.next_exchange()
+                self._keep(conn)
+            else:
+                conn.close()
 
     def _send(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
-    ) -> http.client.HTTPResponse:
+    ) -> tuple[Connection, Response]:
         target = _split(url)
+        proxy = self._proxy(target)
+        key: Key = (
+            target.scheme,
+            target.hostname or "",
+            target.port or default_port(target),
+            proxy,
+        )
+        forwarding = (
+            connection.proxy_auth(_split(proxy)) if proxy and target.scheme == "http" else None
+        )
+        request = _request(method, target, headers, body, forwarding)
         for attempt in (1, 2):
-            reused = self._ready(target)
+            conn = self._kept(key)
+            reused = conn is not None
+            conn = conn or self._connect(target, key, forwarding)
             try:
-                return self._exchange(method, target, body, headers)
-            except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as error:
-                self.close()
+                conn.send(request, *([h11.Data(data=body)] if body else []), h11.EndOfMessage())
+                return conn, Response(conn, conn.head())
+            except (NoAnswer, ConnectionResetError, BrokenPipeError):
+                conn.close()
                 if reused and attempt == 1:
                     continue  # the server had closed the idle connection: a fresh one
-                raise Broken(f"the server closed the connection: {error}") from None
+                raise Broken("the server closed the connection before answering") from None
+            except (TimeoutError, h11.ProtocolError, OSError) as error:
+                conn.close()
+                raise _told(conn, error) from None
         raise AssertionError("unreachable")
 
-    def _ready(self, target: SplitResult) -> bool:
-        """A connection to `target`'s origin; True when it is one kept from before."""
-        origin = (target.scheme, target.hostname or "", target.port or _port(target))
-        if self._conn is not None and (origin != self._origin or _closed(self._conn)):
-            self.close()
-        if self._conn is not None:
-            return True
-        self._conn = self._connect(target)
-        self._origin = origin
-        return False
-
-    def _connect(self, target: SplitResult) -> http.client.HTTPConnection:
-        proxy = _proxy_for(target) if self.trust_env else None
-        host, port = target.hostname or "", target.port or _port(target)
-        via = _split(proxy) if proxy else None
-        if target.scheme == "https":
-            context = tls_context()
-            if via is not None:
-                conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                    via.hostname or "", via.port or _port(via), timeout=self.connect_s,
-                    context=context,
-                )  # fmt: skip
-                conn.set_tunnel(host, port, headers=_proxy_auth(via))
-            else:
-                conn = http.client.HTTPSConnection(
-                    host, port, timeout=self.connect_s, context=context
-                )
-        elif via is not None:
-            conn = _Forwarding(via.hostname or "", via.port or _port(via), timeout=self.connect_s)
-            conn.proxy_headers = _proxy_auth(via)
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=self.connect_s)
+    def _proxy(self, target: SplitResult) -> str | None:
+        if not self.trust_env:
+            return None
         try:
-            conn.connect()
+            return connection.proxy_for(target)
+        except ValueError as error:
+            raise BadURL(str(error)) from None
+
+    def _kept(self, key: Key) -> Connection | None:
+        """An idle connection for `key` the server has not closed, taken from the kept."""
+        with self._lock:
+            mine = [conn for conn in self._idle if conn.key == key]
+            for conn in mine:
+                self._idle.remove(conn)
+        found = None
+        for conn in mine:
+            if conn.stale():
+                conn.close()
+            elif found is None:
+                found = conn
+            else:
+                self._keep(conn)
+        return found
+
+    def _keep(self, conn: Connection) -> None:
+        with self._lock:
+            if len(self._idle) < self.KEPT:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def _connect(
+        self, target: SplitResult, key: Key, forwarding: dict[str, str] | None
+    ) -> Connection:
+        scheme, host, port, proxy = key
+        try:
+            sock = connection.open_socket(
+                scheme, host, port, _split(proxy) if proxy else None, self.connect_s
+            )
         except TimeoutError:
             raise TimedOut(f"timed out connecting to {host}:{port}", reading=False) from None
-        except OSError as error:  # refused, unknown host, unreachable, TLS refused
+        except OSError as error:  # refused, unknown host, unreachable, TLS or tunnel refused
             raise ConnectFailed(str(error) or type(error).__name__) from None
-        assert conn.sock is not None
-        conn.sock.settimeout(self.read_s)
+        sock.settimeout(self.read_s)
         if self.on_socket is not None:
-            self.on_socket(conn.sock)
-        return conn
-
-    def _exchange(
-        self, method: str, target: SplitResult, body: bytes | None, headers: Mapping[str, str]
-    ) -> http.client.HTTPResponse:
-        assert self._conn is not None
-        conn = self._conn
-        path = target.path or "/"
-        if target.query:
-            path += "?" + target.query
-        if isinstance(conn, _Forwarding):
-            path = target.geturl()  # a proxy for plain HTTP is sent the whole URL
-            headers = {**headers, **conn.proxy_headers}
-        host = target.netloc.rpartition("@")[2]
-        try:
-            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-        except ValueError as error:  # control characters, or no ASCII, in the URL
-            self.close()
-            raise BadURL(str(error)) from None
-        try:
-            conn.putheader("Host", host)
-            for name, value in headers.items():
-                conn.putheader(name, value)
-            if body is not None:
-                conn.putheader("Content-Length", str(len(body)))
-        except ValueError:  # UnicodeEncodeError included: not Latin-1, or a line break
-            self.close()
-            raise BadHeader("a header holds characters HTTP cannot carry") from None
-        try:
-            conn.endheaders(body)
-        except TimeoutError:
-            self.close()
-            raise TimedOut("timed out sending the request", reading=False) from None
-        return _reading(conn.getresponse)
+            self.on_socket(sock)
+        return Connection(sock, key, forwarding)
 
 
-class _Forwarding(http.client.HTTPConnection):
-    """A connection to an HTTP proxy that forwards plain-HTTP requests (whole URLs)."""
+def _request(
+    method: str,
+    target: SplitResult,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    forwarding: dict[str, str] | None,
+) -> h11.Request:
+    """The request's head; raises BadURL or BadHeader (never quoting a header's value)."""
+    path = target.path or "/"
+    if target.query:
+        path += "?" + target.query
+    pairs = [("Host", target.netloc.rpartition("@")[2]), *headers.items()]
+    if forwarding is not None:
+        path = target.geturl()  # a proxy for plain HTTP is sent the whole URL
+        pairs += forwarding.items()
+    if body is not None:
+        pairs.append(("Content-Length", str(len(body))))
+    if not path.isascii() or any(char <= " " or char == "\x7f" for char in path):
+        raise BadURL("the URL holds characters a request line cannot carry")
+    try:
+        encoded = [(name.encode("ascii"), value.encode("latin-1")) for name, value in pairs]
+        return h11.Request(method=method, target=path.encode("ascii"), headers=encoded)
+    except (UnicodeEncodeError, h11.LocalProtocolError):  # a line break, no Latin-1, no name
+        raise BadHeader("a header holds characters HTTP cannot carry") from None
 
-    proxy_headers: dict[str, str]
 
-
-def _reading(read: Any) -> Any:
+def _reading(conn: Connection, read: Callable[[], Any]) -> Any:
     """`read()`, its failures told as the kinds above."""
     try:
         return read()
-    except TimeoutError:
-        raise TimedOut("timed out waiting for the server", reading=True) from None
-    except (http.client.IncompleteRead, http.client.HTTPException) as error:
-        raise Broken(f"the server broke off the answer: {type(error).__name__}") from None
-    except (ConnectionError, OSError) as error:
-        raise Broken(str(error) or type(error).__name__) from None
+    except (TimeoutError, h11.ProtocolError, NoAnswer, OSError) as error:
+        raise _told(conn, error) from None
 
 
-def _closed(conn: http.client.HTTPConnection) -> bool:
-    """Whether a kept connection was closed (or spoke out of turn) while it sat idle."""
-    sock = conn.sock
-    if sock is None:
-        return True
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)
+def _told(conn: Connection, error: BaseException) -> WireError:
+    """A failure while sending or reading, as one of the kinds above."""
+    if isinstance(error, TimeoutError):
+        return TimedOut("timed out waiting for the server", reading=True)
+    if isinstance(error, (h11.RemoteProtocolError, NoAnswer)) and conn.peer_closed:
+        return Broken("the server closed the connection mid-answer")
+    if isinstance(error, h11.ProtocolError):
+        return Broken(f"the server did not answer in HTTP ({str(error)[:80]})")
+    return Broken(str(error) or type(error).__name__)
 
 
 def _split(url: str) -> SplitResult:
@@ -292,10 +319,6 @@ def _split(url: str) -> SplitResult:
     return parts
 
 
-def _port(parts: SplitResult) -> int:
-    return 443 if parts.scheme == "https" else 80
-
-
 def is_loopback(url: str) -> bool:
     """Whether `url` names this machine (localhost, ::1, 127.x)."""
     try:
@@ -303,61 +326,6 @@ def is_loopback(url: str) -> bool:
     except ValueError:
         return False
     return host in ("localhost", "::1") or host.startswith("127.")
-
-
-# -- the environment's proxies and CA bundle --------------------------------------------
-
-_PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
-
-
-def _proxy_for(target: SplitResult) -> str | None:
-    """The proxy the environment names for `target` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY,
-    NO_PROXY; either case), or None."""
-    if not any(name.lower() in _PROXY_VARIABLES for name in os.environ):
-        return None
-    import urllib.request  # only with a proxy variable set
-
-    proxies = urllib.request.getproxies_environment()
-    host = target.netloc.rpartition("@")[2]
-    if urllib.request.proxy_bypass_environment(host, proxies):
-        return None
-    proxy = proxies.get(target.scheme) or proxies.get("all")
-    if proxy and "://" not in proxy:
-        proxy = "http://" + proxy
-    if proxy and not proxy.startswith("http://"):
-        raise BadURL(f"proxy {proxy.split('@')[-1]!r}: only http:// proxies are supported")
-    return proxy
-
-
-def _proxy_auth(proxy: SplitResult) -> dict[str, str]:
-    if proxy.username is None:
-        return {}
-    import base64
-
-    pair = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
-    return {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode()}
-
-
-_tls: ssl.SSLContext | None = None
-
-
-def tls_context() -> ssl.SSLContext:
-    """Certificates checked against SSL_CERT_FILE / SSL_CERT_DIR when set, else certifi's
-    bundle; built once (loading a bundle takes tens of milliseconds)."""
-    global _tls
-    if _tls is None:
-        import ssl  # only for https
-
-        cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
-        if cafile and os.path.isfile(cafile):
-            _tls = ssl.create_default_context(cafile=cafile)
-        elif capath and os.path.isdir(capath):
-            _tls = ssl.create_default_context(capath=capath)
-        else:
-            import certifi
-
-            _tls = ssl.create_default_context(cafile=certifi.where())
-    return _tls
 
 
 def get(url: str, timeout_s: float) -> Response:
@@ -370,6 +338,8 @@ def get(url: str, timeout_s: float) -> Response:
     finally:
         client.close()
 
+
+tls_context = connection.tls_context
 
 __all__ = [
     "BadHeader",
