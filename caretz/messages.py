@@ -8,8 +8,6 @@ ever see these.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Callable
 from dataclasses import field
 from functools import cached_property
@@ -35,9 +33,13 @@ class Image:
 
     @cached_property
     def sha256(self) -> str:
+        import hashlib  # an image's digest: loaded with the first image
+
         return hashlib.sha256(self.data).hexdigest()
 
     def base64(self) -> str:
+        import base64  # an image's bytes for a request: loaded with the first image
+
         return base64.b64encode(self.data).decode("ascii")
 
     def data_url(self) -> str:

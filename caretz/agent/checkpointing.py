@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.checkpoints.errors import CheckpointError, GitNotFound, ProjectTooLarge
-from caretz.checkpoints.events import settled_record
 from caretz.checkpoints.project import project_root
 from caretz.messages import ToolCall
 from caretz.session.records.base import Record
@@ -254,6 +253,8 @@ class TurnCheckpoints:
             self._failed("settle", error)
             return
         if settled is not None:
+            from caretz.checkpoints.events import settled_record  # a turn took a checkpoint
+
             self._emit(settled_record(settled))
 
     def close(self) -> None:

@@ -9,7 +9,6 @@ messages, so both protocols fail and retry the same way.
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import json
 import socket
 import time
@@ -139,6 +138,8 @@ def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None)
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # a Retry-After HTTP date, rare: not loaded at start
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

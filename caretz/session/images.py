@@ -8,9 +8,7 @@ bytes no longer match its name (edited, truncated) is not read back.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,8 @@ class ImageFiles:
         if target.is_file():
             return
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        import secrets  # a name for the file being written: with the first image
+
         # Written aside, then renamed: a reader never sees half a file.
         partial = self.folder / f".{target.name}.{secrets.token_hex(4)}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -51,6 +51,8 @@ class ImageFiles:
             data = self.path(sha256, media_type).read_bytes()
         except OSError:
             return None
+        import hashlib  # an image read back: on resume only
+
         if hashlib.sha256(data).hexdigest() != sha256:
             return None
         return Image(
