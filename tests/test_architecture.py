@@ -24,8 +24,8 @@ LEAVES = {
     "caretz.messages",
     "caretz.text",
     "caretz.config_base",
-    "caretz.config_section",
-    "caretz.lazy_dataclass",  # dataclasses made on first use (the hot path's)  # the sections' pydantic base, apart so ConfigError needs none
+    "caretz.config_section",  # the sections' pydantic base, apart so ConfigError needs none
+    "caretz.lazy_dataclass",  # dataclasses made on first use (the hot path's)
     "caretz.secrets",
     "caretz.plan",
     "caretz.approvals",

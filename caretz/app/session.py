@@ -30,7 +30,7 @@ from caretz.app.outcome import (
     turn_outcome,
     usage_outcome,
 )
-from caretz.app.shell_mode import PendingRuns, ShellRun, run_shell
+from caretz.app.pending_runs import PendingRuns
 from caretz.config_base import ConfigError
 from caretz.messages import Image
 from caretz.providers.base import abort
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from caretz.agent.turn import TurnResult
     from caretz.app.assembly import SessionParts
     from caretz.app.mentions import Attached
+    from caretz.app.shell_mode import ShellRun
     from caretz.checkpoints import Checkpoint
     from caretz.checkpoints.events import Scope
     from caretz.config.overrides import Flags
@@ -228,9 +229,12 @@ class Session:
     def attached_images(self, mentions: str) -> list[Image]:
         """The images `mentions`' `@shot.png` words and, with the session's first prompt,
         --image attach; raises ConfigError naming one that cannot be sent."""
-        from caretz.runtime.attachments import prompt_images
-
         paths = () if self._images_attached else self.settings.images
+        if not paths and "@" not in mentions:
+            self._images_attached = True
+            return []
+        from caretz.runtime.attachments import prompt_images  # images to read: loaded then
+
         images = prompt_images(self.agent.parts.tool_ctx, mentions, paths)
         self._images_attached = True
         return images
@@ -246,6 +250,8 @@ class Session:
         """`!command`: run it as the user (in the sandbox, unasked), `on_output` called in
         this thread as its output arrives; the next turn's prompt carries it. Ctrl-C or
         `cancel` ends it (the run says so); raises OSError when it cannot start."""
+        from caretz.app.shell_mode import run_shell  # the shell mode: at the first `!command`
+
         with self._canceller.running():
             run = run_shell(command, self.agent.parts.tool_ctx, on_output, self.log.emit)
         self.shell_runs.add(run)

@@ -9,7 +9,7 @@ and `Session.cancel` end its whole group.
 
 Its output goes to the view as it arrives and, cleaned as a model reads command output
 (no terminal escapes, `\\r` progress collapsed) and capped like a bash result, waits in
-`PendingRuns` for the next turn, whose prompt carries "The user ran `cmd` (exit N):" and
+`PendingRuns` (app/pending_runs.py) for the next turn, whose prompt carries "The user ran `cmd` (exit N):" and
 the output before what was typed. Each run is a `Shell.Ran` event; runs after a session's
 last turn are pending again when it is resumed.
 """
@@ -19,14 +19,11 @@ from __future__ import annotations
 import queue
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from caretz.agent.signals import Terminated
-from caretz.session.events import read_events
-from caretz.session.records.loop import TurnStarted
 from caretz.session.records.session import ShellRan
 from caretz.tools.base import ToolContext
 from caretz.tools.output import HeadTailBuffer, ModelTextStream, PipeReader
@@ -75,36 +72,6 @@ class ShellRun:
     @classmethod
     def from_event(cls, event: ShellRan) -> ShellRun:
         return cls(event.command, event.exit_code, event.output, event.duration_s, event.ended_by)
-
-
-class PendingRuns:
-    """The runs since the last turn, which the next prompt carries."""
-
-    def __init__(self, runs: Iterable[ShellRun] = ()):
-        self.runs = list(runs)
-
-    def add(self, run: ShellRun) -> None:
-        self.runs.append(run)
-
-    def prompt(self, typed: str) -> str:
-        """`typed`, after the pending runs (which are then taken)."""
-        runs, self.runs = self.runs, []
-        if not runs:
-            return typed
-        return "\n\n".join([*(run.context() for run in runs), typed])
-
-    @classmethod
-    def logged(cls, events_path: Path) -> PendingRuns:
-        """The runs a session's log holds after its last turn began (a resumed session's)."""
-        runs: list[ShellRun] = []
-        if not events_path.is_file():
-            return cls()
-        for event in read_events(events_path):
-            if isinstance(event, TurnStarted) and event.agent == "main":
-                runs = []
-            elif isinstance(event, ShellRan):
-                runs.append(ShellRun.from_event(event))
-        return cls(runs)
 
 
 def run_shell(

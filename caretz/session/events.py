@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from caretz.messages import Image
-from caretz.session.images import ImageFiles
 from caretz.session.records.base import Record, UnknownRecord
 
 Emit = Callable[[Record], Any]
@@ -64,6 +63,8 @@ class EventLog:
         the session's folder (caretz/session/images.py); nothing without a log file."""
         if self.path is None or not images:
             return
+        from caretz.session.images import ImageFiles  # images to store: loaded with the first
+
         files = ImageFiles(self.path.parent)
         with self._lock:
             for image in images:

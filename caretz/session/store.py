@@ -13,7 +13,6 @@ from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ImageLoader, Message, ToolCall, answer_dangling_calls, restore_images
 from caretz.session.events import read_events
-from caretz.session.images import ImageFiles
 from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.checkpoints import CheckpointRestored
 from caretz.session.records.loop import (
@@ -212,6 +211,8 @@ class _Rebuilding:
 def read_history(events_path: Path) -> History:
     """The conversation of the session whose log is `events_path`, its images read back
     from the session's folder."""
+    from caretz.session.images import ImageFiles  # a session resumed: its images read back
+
     return rebuild_history(read_events(events_path), ImageFiles(events_path.parent).load)
 
 

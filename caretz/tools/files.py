@@ -31,7 +31,6 @@ from caretz.tools.file_access import (  # noqa: F401 (the search tools' helpers,
     store,
 )
 from caretz.tools.file_reads import FileReads
-from caretz.tools.images import fitted_from_fd, image_result, starts_like_image
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE_CHARS = 2000
@@ -105,6 +104,9 @@ class ReadTool:
         shown = display_path(ctx, checked.path)
         if fd is None or stat is None:
             return _failed(f"File not found: {shown}")
+        # The image readers: loaded with the first file read.
+        from caretz.tools.images import fitted_from_fd, image_result, starts_like_image
+
         try:
             if starts_like_image(fd):
                 return image_result(ctx, fitted_from_fd(fd, stat.st_size, shown))
