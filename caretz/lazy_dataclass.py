@@ -1,31 +1,38 @@
-"""Dataclasses whose methods are written when the class is first used.
+"""Dataclasses made when first used, without generating code.
 
 `@dataclass` writes and compiles a class's `__init__`, `__repr__`, `__eq__` (and a frozen
-one's `__setattr__`, `__delattr__`, `__hash__`) as the class is defined: about half a
-millisecond each, and a run meets some 150 dataclasses on its way to its first model
-request, of which it makes fewer than 50 (the records of events not yet written, the
-guard's decisions, the tools' results, the permission rules). `@lazy_dataclass(...)` takes
-`dataclass`'s options and does that work when the class (or a subclass) is first made,
-or `ready(cls)` is called: the class stays the same object, and from then on it is
-exactly the dataclass `@dataclass(...)` makes. Type checkers read it as `dataclass`.
+one's `__setattr__`, `__delattr__`, `__hash__`) as the class is defined: a quarter to half
+a millisecond a class, and a run meets some 150 dataclasses on its way to its first model
+request, of which it makes about 50. `@lazy_dataclass(...)` takes `dataclass`'s options
+and does the work when the class (or a subclass) is first made, or `ready(cls)` is
+called; and then, for the options caretz uses (`frozen`, `init`, `kw_only`, `repr`,
+`eq`), it lets `dataclasses` read the fields but writes no code: the methods are shared
+functions that read the fields' layout, and behave as `@dataclass`'s do (the arguments
+and their errors, defaults and factories, `__post_init__`, frozen assignment, equality,
+hashing, repr). `dataclasses.fields`, `replace`, `asdict` and `is_dataclass` work on it
+as on any dataclass. Other options, or a field `dataclasses` treats apart (`InitVar`),
+get `@dataclass` itself. Type checkers read it as `dataclass`.
 
-Rules: every dataclass that inherits from a lazy one is lazy too (an eager subclass
-would not see its base's fields; tests/test_lazy_dataclass.py checks the package), and
-`dataclasses.fields`/`is_dataclass` on a class not yet made need `ready(cls)` first.
-A class that writes its own `__init__` is made at once.
+Rules: every dataclass that inherits from a lazy one is lazy too (tests/
+test_lazy_dataclass.py checks the package), and `dataclasses.fields`/`is_dataclass` on
+a class not yet made need `ready(cls)` first. A class that writes its own `__init__` is
+made at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, dataclass_transform, overload
+from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
 
 T = TypeVar("T", bound=type)
 
 _OPTIONS = "__lazy_dataclass__"  # in a class's own __dict__ while it waits
 _LAZY = "__lazy__"  # in a class's own __dict__: it was declared lazy
+_FROZEN = "__lazy_frozen__"  # in a class's own __dict__: made without code; whether frozen
+_CODELESS = {"frozen", "init", "kw_only", "repr", "eq"}
 _lock = threading.RLock()
 
 
@@ -38,15 +45,15 @@ def lazy_dataclass(cls: Any = None, /, **options: Any) -> Any:
     """`@dataclass(**options)`, done when the class is first made (see the module)."""
 
     def wait(cls: T) -> T:
+        setattr(cls, _LAZY, True)
         if "__init__" in cls.__dict__:
-            return dataclasses.dataclass(cls, **options)  # its own __init__: made at once
+            return _make(cls, options)  # its own __init__: made at once
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             ready(cls)
             cls.__init__(self, *args, **kwargs)  # now the dataclass's own
 
         setattr(cls, _OPTIONS, options)
-        setattr(cls, _LAZY, True)
         cls.__init__ = __init__  # type: ignore[misc]
         return cls
 
@@ -62,7 +69,7 @@ def ready(cls: T) -> T:
                 continue
             delattr(each, _OPTIONS)
             del each.__init__  # the waiting __init__: the dataclass writes the real one
-            dataclasses.dataclass(each, **options)
+            _make(each, options)
     return cls
 
 
@@ -74,3 +81,200 @@ def waiting(cls: type) -> bool:
 def is_lazy(cls: type) -> bool:
     """Whether `cls` was declared with `@lazy_dataclass` (made since, or not)."""
     return _LAZY in cls.__dict__
+
+
+# -- making one without code -------------------------------------------------------------
+
+
+class _Layout(NamedTuple):
+    positional: tuple[str, ...]  # init fields taken by position, in order
+    keyword: tuple[str, ...]  # the keyword-only ones
+    defaults: dict[str, Any]  # an init field's default, by name
+    factories: dict[str, Callable[[], Any]]  # an init field's default_factory, by name
+    set_after: tuple[tuple[str, Any, Callable[[], Any] | None], ...]  # init=False, defaulted
+    shown: tuple[str, ...]  # repr=True
+    compared: tuple[str, ...]  # compare=True
+    hashed: tuple[str, ...]  # hash=True, or compare=True without a hash setting
+    names: frozenset[str]
+
+
+def _make(cls: T, options: dict[str, Any]) -> T:
+    if not _can_be_codeless(cls, options):
+        return dataclasses.dataclass(cls, **options)
+    frozen, eq = options.get("frozen", False), options.get("eq", True)
+    _check_frozen(cls, frozen)
+    class_hash = cls.__dict__.get("__hash__", dataclasses.MISSING)
+    explicit_hash = not (
+        class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in cls.__dict__)
+    )
+    if cls.__doc__ is None:  # else dataclass writes one from inspect.signature: slow
+        cls.__doc__ = f"{cls.__name__}, a dataclass."
+    kw_only = options.get("kw_only", False)
+    dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+    layout = _layout(cls)
+    _check_order(layout)
+    if options.get("init", True):
+        _new(cls, "__init__", _initializer(cls, layout, frozen))
+    if options.get("repr", True):
+        _new(cls, "__repr__", reprlib.recursive_repr()(_representer(layout.shown)))
+    if eq:
+        _new(cls, "__eq__", _comparer(layout.compared))
+    if frozen:
+        cls.__setattr__ = _frozen_setter(cls, layout.names)  # type: ignore[assignment]
+        cls.__delattr__ = _frozen_deleter(cls, layout.names)  # type: ignore[assignment]
+    if eq and not explicit_hash:
+        cls.__hash__ = _hasher(layout.hashed) if frozen else None  # type: ignore[assignment]
+    setattr(cls, _FROZEN, frozen)
+    return cls
+
+
+def _can_be_codeless(cls: type, options: dict[str, Any]) -> bool:
+    """Whether `cls` takes only options and fields the shared methods do as `dataclass`."""
+    if not set(options) <= _CODELESS:
+        return False
+    if options.get("frozen") and {"__setattr__", "__delattr__"} & set(cls.__dict__):
+        return False  # dataclass refuses these; let it say so
+    for base in cls.__mro__[1:]:
+        if "__dataclass_params__" in base.__dict__ and _FROZEN not in base.__dict__:
+            return False  # a dataclass below made with code: its checks, its fields
+    annotations = cls.__dict__.get("__annotations__", {})
+    return not any("InitVar" in str(hint) for hint in annotations.values())
+
+
+def _check_frozen(cls: type, frozen: bool) -> None:
+    """Refuse what `dataclass` refuses: frozen and not frozen dataclasses mixed."""
+    below = [base.__dict__[_FROZEN] for base in cls.__mro__[1:] if _FROZEN in base.__dict__]
+    if below and any(below) and not frozen:
+        raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+    if below and not any(below) and frozen:
+        raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+
+
+def _check_order(layout: _Layout) -> None:
+    """Refuse what `dataclass` refuses: a required argument after one with a default."""
+    defaulted = False
+    for name in layout.positional:
+        has_default = name in layout.defaults or name in layout.factories
+        if defaulted and not has_default:
+            raise TypeError(f"non-default argument {name!r} follows default argument")
+        defaulted = defaulted or has_default
+
+
+def _layout(cls: type) -> _Layout:
+    fields = dataclasses.fields(cls)
+    init = [f for f in fields if f.init]
+    return _Layout(
+        positional=tuple(f.name for f in init if not f.kw_only),
+        keyword=tuple(f.name for f in init if f.kw_only),
+        defaults={f.name: f.default for f in init if f.default is not dataclasses.MISSING},
+        factories={
+            f.name: f.default_factory for f in init if f.default_factory is not dataclasses.MISSING
+        },
+        set_after=tuple(
+            (
+                f.name,
+                f.default,
+                None if f.default_factory is dataclasses.MISSING else f.default_factory,
+            )
+            for f in fields
+            if not f.init
+            and (
+                f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            )
+        ),  # fmt: skip
+        shown=tuple(f.name for f in fields if f.repr),
+        compared=tuple(f.name for f in fields if f.compare),
+        hashed=tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)),
+        names=frozenset(f.name for f in fields),
+    )
+
+
+def _new(cls: type, name: str, method: Callable[..., Any]) -> None:
+    """Set `method` unless the class defines `name` itself (as dataclass does)."""
+    if name in cls.__dict__:
+        return
+    method.__name__ = name
+    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    setattr(cls, name, method)
+
+
+def _initializer(cls: type, layout: _Layout, frozen: bool) -> Callable[..., None]:
+    assign = object.__setattr__ if frozen else setattr
+    takes = (*layout.positional, *layout.keyword)
+    post_init = hasattr(cls, "__post_init__")
+    name = cls.__qualname__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(layout.positional):
+            given = len(args) + 1
+            raise TypeError(
+                f"{name}.__init__() takes {len(layout.positional) + 1} positional arguments "
+                f"but {given} were given"
+            )
+        values = dict(zip(layout.positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key in values:
+                raise TypeError(f"{name}.__init__() got multiple values for argument {key!r}")
+            if key not in takes:
+                raise TypeError(f"{name}.__init__() got an unexpected keyword argument {key!r}")
+            values[key] = value
+        missing = [key for key in takes if key not in values and key not in layout.defaults
+                   and key not in layout.factories]  # fmt: skip
+        if missing:
+            listed = ", ".join(repr(key) for key in missing)
+            raise TypeError(f"{name}.__init__() missing required argument(s): {listed}")
+        for key in takes:
+            if key in values:
+                assign(self, key, values[key])
+            elif key in layout.factories:
+                assign(self, key, layout.factories[key]())
+            else:
+                assign(self, key, layout.defaults[key])
+        for key, default, factory in layout.set_after:
+            assign(self, key, factory() if factory is not None else default)
+        if post_init:
+            self.__post_init__()
+
+    return __init__
+
+
+def _representer(names: tuple[str, ...]) -> Callable[[Any], str]:
+    def __repr__(self: Any) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    return __repr__
+
+
+def _comparer(names: tuple[str, ...]) -> Callable[[Any, object], Any]:
+    def __eq__(self: Any, other: object) -> Any:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+
+    return __eq__
+
+
+def _hasher(names: tuple[str, ...]) -> Callable[[Any], int]:
+    def __hash__(self: Any) -> int:
+        return hash(tuple(getattr(self, name) for name in names))
+
+    return __hash__
+
+
+def _frozen_setter(cls: type, names: frozenset[str]) -> Callable[[Any, str, Any], None]:
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return __setattr__
+
+
+def _frozen_deleter(cls: type, names: frozenset[str]) -> Callable[[Any, str], None]:
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return __delattr__

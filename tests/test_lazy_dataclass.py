@@ -1,13 +1,16 @@
-"""Lazy dataclasses (caretz/lazy_dataclass.py): exactly what `@dataclass` makes, made on
-first use; and in the package, every one of them can be made and none has an eager
-dataclass below it."""
+"""Lazy dataclasses (caretz/lazy_dataclass.py): made on first use, without generated code,
+and behaving as `@dataclass`'s do (each check below against a twin made by `@dataclass`);
+in the package, every one of them can be made and none has an eager dataclass below it."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
+import pickle
 import pkgutil
 import threading
+from typing import Any
 
 import pytest
 
@@ -66,6 +69,117 @@ def test_threads_making_the_same_class_at_once_make_it_once():
     for thread in threads:
         thread.join()
     assert made == [Slow(1)] * 8
+
+
+def twins(options: dict[str, Any]) -> tuple[type, type]:
+    """The same class made by `@dataclass(**options)` and by `@lazy_dataclass(**options)`."""
+
+    def body(make: Any) -> type:
+        @make(**options)
+        class Order:
+            item: str
+            count: int = 1
+            notes: list[str] = dataclasses.field(default_factory=list)
+            secret: str = dataclasses.field(default="", repr=False, compare=False)
+            seen: int = dataclasses.field(default=0, init=False)
+
+            def __post_init__(self) -> None:
+                object.__setattr__(self, "seen", len(self.item))
+
+        return Order
+
+    return body(dataclasses.dataclass), body(lazy_dataclass)
+
+
+@pytest.mark.parametrize("options", [{}, {"frozen": True}, {"kw_only": True}, {"eq": False}])
+def test_made_without_code_it_behaves_as_dataclass_s_twin(options):
+    eager, lazy = twins(options)
+    args, kwargs = ((), {"item": "tea"}) if options.get("kw_only") else (("tea", 2), {})
+    a, b = eager(*args, **kwargs), lazy(*args, **kwargs)
+
+    assert repr(a).replace(".eager.", ".") == repr(b).replace(".lazy.", ".")
+    assert repr(b).endswith(f"Order(item='tea', count={a.count}, notes=[], seen=3)")
+    assert (b.seen, b.notes, b.secret) == (a.seen, a.notes, a.secret) == (3, [], "")
+    assert b.notes is not lazy(*args, **kwargs).notes  # a factory per instance
+    same = lazy(*args, **kwargs)
+    assert (b == same) == (a == eager(*args, **kwargs))
+    assert (b == dataclasses.replace(same, secret="x")) == (a == dataclasses.replace(a, secret="x"))
+    assert (b == a) is False and b.__eq__(a) is NotImplemented or options.get("eq") is False
+    assert (type(b).__hash__ is None) == (type(a).__hash__ is None)
+    assert kind(lambda: hash(b)) == kind(lambda: hash(a))  # with eq and frozen: a list's error
+    assert dataclasses.asdict(b) == dataclasses.asdict(a)
+    assert [f.name for f in dataclasses.fields(lazy)] == [f.name for f in dataclasses.fields(eager)]
+    assert lazy.__match_args__ == eager.__match_args__
+    assert copy.deepcopy(b) == b if options.get("eq", True) else True
+    assert pickle.loads(pickle.dumps(Picklable("a", 1))) == Picklable("a", 1)
+    for wrong in ((), ("a", 1, [], "", "extra")):
+        with pytest.raises(TypeError):
+            eager(*wrong)
+        with pytest.raises(TypeError):
+            lazy(*wrong)
+    for bad in ({"item": "a", "nope": 1}, {"item": "a", "seen": 1}):
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            lazy(**bad)
+    if options.get("frozen"):
+        for each in (a, b):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                each.count = 5
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                del each.item
+    else:
+        b.count = 5
+        assert b.count == 5
+
+
+def kind(call: Any) -> type:
+    """The type of what `call()` gives, or of what it raises."""
+    try:
+        return type(call())
+    except Exception as error:  # noqa: BLE001 (compared, not handled)
+        return type(error)
+
+
+@lazy_dataclass(frozen=True)
+class Picklable:
+    name: str
+    size: int = 0
+
+
+def test_what_dataclass_refuses_is_refused():
+    @lazy_dataclass(frozen=True)
+    class Frozen:
+        x: int = 0
+
+    @lazy_dataclass
+    class Thawed(Frozen):
+        y: int = 0
+
+    with pytest.raises(TypeError, match="non-frozen dataclass from a frozen one"):
+        Thawed()
+
+    @lazy_dataclass
+    class Disordered:
+        x: int = 0
+        y: int  # type: ignore[misc]
+
+    with pytest.raises(TypeError, match="non-default argument 'y' follows default argument"):
+        Disordered()
+
+
+def test_a_frozen_subclass_may_set_attributes_of_its_own_only_through_object():
+    @lazy_dataclass(frozen=True)
+    class Base:
+        x: int = 0
+
+    @lazy_dataclass(frozen=True)
+    class Child(Base):
+        y: int = 0
+
+    child = Child(1, 2)
+    assert (child.x, child.y) == (1, 2) and child == Child(1, 2) and child != Base(1)
+    assert hash(child) == hash((1, 2))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        child.z = 3  # type: ignore[attr-defined]
 
 
 def every_module():
