@@ -19,14 +19,15 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 # Writable from inside the sandbox under the Landlock fallback (the host's shared memory).
 SANDBOX_WRITABLE: tuple[Path, ...] = (Path("/dev/shm"),)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Program:
     name: str
     path: str | None  # the trusted executable; None: none on PATH that caretz may run
@@ -48,7 +49,7 @@ class Program:
         )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Programs:
     """A session's programs, resolved once at its start."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from caretz.config.flags import (
 from caretz.config.loading import config_path, data_dir, read_json_file
 from caretz.config.values import Output, ProfileValues, SandboxValues, of_profile, with_flags
 from caretz.config_base import ConfigError
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
 from caretz.pricing import Price
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from caretz.guard.config import LoopGuardConfig
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Settings:
     """The resolved settings: the selected profile with every override applied, and
     what it resolves to (the model's endpoint, the providers, the prices).

@@ -6,15 +6,16 @@ model servers all read entries, and none of them is needed to describe one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ProtocolName
 
 DEFAULT_LOAD_TIMEOUT_S = 300.0
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProviderEntry:
     """One provider: where it is, how it speaks, which key it needs."""
 
@@ -36,7 +37,7 @@ class ProviderEntry:
     responses_models: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LocalModel:
     """A provider's `local` section: run this GGUF file on a managed llama.cpp server."""
 

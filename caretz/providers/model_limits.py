@@ -13,9 +13,9 @@ lists the table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ProtocolName, Reasoning
 from caretz.text import glob_matches
 
@@ -25,7 +25,7 @@ REQUEST_CAP = 32_000
 DEFAULT_REASONING: Reasoning = "medium"  # for a model that thinks, when the profile is silent
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ModelLimits:
     family: str  # the table's pattern that matched, or "default"
     context_window: int  # tokens the model reads: the most a prompt may be

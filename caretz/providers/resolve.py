@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from caretz.config_base import ConfigError
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry, entry_for_model
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
@@ -20,7 +20,7 @@ CUSTOM_PROVIDER = "custom"
 CUSTOM_API_KEY_ENV = "CARETZ_API_KEY"  # the only key ever sent to an ad hoc --base-url
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ResolvedModel:
     entry: ProviderEntry  # with the effective base URL
     model_id: str  # the ID the endpoint knows

@@ -11,10 +11,11 @@ search out, since caretz cannot ask about a search the provider runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.providers.registry import is_explicit_url
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 SERVER_SEARCH_PROTOCOLS = ("anthropic", "responses")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WebSetup:
     tools: list[Tool] = field(default_factory=list)
     server_search: int | None = None  # searches a request may make; None: not offered

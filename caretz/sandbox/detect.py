@@ -13,10 +13,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.bwrap import BASE_MOUNTS, ISOLATION
 from caretz.sandbox.policy import DEFAULT_MODE, SandboxMode
 from caretz.trusted import Programs
@@ -46,14 +47,14 @@ class SandboxUnavailable(RuntimeError):
     """No sandbox can enforce the mode asked for; the message is one line for the user."""
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class BwrapProbe:
     path: str | None
     works: bool
     detail: str  # "works", "not found on PATH", or the first line bwrap printed
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SandboxCheck:
     platform: str
     mode: SandboxMode

@@ -18,11 +18,11 @@ colour): their output is read by a model, and escape codes are noise to it. A na
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from caretz import secrets
+from caretz.lazy_dataclass import lazy_dataclass
 
 # Broader than the table's names: an environment can lose a variable it did not need
 # more safely than a text can lose words.
@@ -66,7 +66,7 @@ def holds_credentials(value: str) -> bool:
     return secrets.holds_secret("", value.strip())
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class EnvFilter:
     """`secret_names`: the configured providers' key variables; `allow`: the `shellEnv` list."""
 

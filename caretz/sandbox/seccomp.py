@@ -29,7 +29,8 @@ import functools
 import platform
 import struct
 import sys
-from dataclasses import dataclass
+
+from caretz.lazy_dataclass import lazy_dataclass
 
 AF_UNIX = 1
 SECCOMP_RET_ALLOW = 0x7FFF0000
@@ -48,7 +49,7 @@ BPF_JGE_K = 0x35
 BPF_RET_K = 0x06
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Arch:
     audit: int  # AUDIT_ARCH_*
     socket: int

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, cast
 
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolCall, ToolSpec
 from caretz.permissions.modes import Effect
 from caretz.sandbox.paths import PathRefused
@@ -46,7 +47,7 @@ class ToolCrash(Exception):
         self.error = error
 
 
-@dataclasses.dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ReadyCall:
     """A call that passed every check: the call, context and arguments the checks left."""
 
