@@ -80,7 +80,7 @@ class RuleSet:
         path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)), None)
         facts = None
         if path is not None and path.strip():
-            from caretz.permissions.paths import PathFacts
+            from caretz.permissions.paths import PathFacts  # a path rule to check: loaded then
 
             facts = PathFacts.of(path, os.fspath(cwd), self.project_root, self.home)
         return _check_call(relevant, tool, args, path, facts)
