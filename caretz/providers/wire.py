@@ -200,7 +200,7 @@ class Client:
         for attempt in (1, 2):
             conn = self._kept(key)
             reused = conn is not None
-            conn = conn or self._connect(target, key, forwarding)
+            conn = conn or self._connect(key, forwarding)
             try:
                 conn.send(request, *([h11.Data(data=body)] if body else []), h11.EndOfMessage())
                 return conn, Response(conn, conn.head())
@@ -212,6 +212,9 @@ class Client:
             except (TimeoutError, h11.ProtocolError, OSError) as error:
                 conn.close()
                 raise _told(conn, error) from None
+            except BaseException:  # Ctrl-C while waiting: the connection is not kept
+                conn.close()
+                raise
         raise AssertionError("unreachable")
 
     def _proxy(self, target: SplitResult) -> str | None:
@@ -245,9 +248,7 @@ class Client:
                 return
         conn.close()
 
-    def _connect(
-        self, target: SplitResult, key: Key, forwarding: dict[str, str] | None
-    ) -> Connection:
+    def _connect(self, key: Key, forwarding: dict[str, str] | None) -> Connection:
         scheme, host, port, proxy = key
         try:
             sock = connection.open_socket(
