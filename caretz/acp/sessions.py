@@ -110,7 +110,7 @@ class AcpSession:
         return stop_reason(outcome, self.view.signs, self.cancelled)
 
     def cancel(self) -> None:
-        """End the running prompt's work (no-op when idle); an open question is no."""
+        """End the running prompt's work (no-op when idle), an open question with it."""
         if not self.running or self.session is None:
             return
         self.cancelled = self.view.cancelling = True

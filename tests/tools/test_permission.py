@@ -161,15 +161,27 @@ def test_no_with_a_note_refuses_and_the_model_reads_the_note(tmp_path: Path):
     ]
 
 
-@pytest.mark.parametrize("raised", [KeyboardInterrupt(), EOFError()])
-def test_ctrl_c_or_a_closed_terminal_at_the_question_is_no(tmp_path: Path, raised):
+def test_an_asker_whose_input_went_away_is_no(tmp_path: Path):
     tool = GrantRecorder()
-    session = Session(tmp_path, asker=ScriptedAsker(raised), tools=[tool])
+    session = Session(tmp_path, asker=ScriptedAsker(EOFError()), tools=[tool])
 
     result = session.run("bash", command="curl x", escalate="network")
 
     assert not result.ok and tool.seen == []
     assert session.of("Permission.Decided")[0]["answer"] == "no"
+
+
+def test_an_interrupt_while_asking_ends_the_work_and_answers_nothing(tmp_path: Path):
+    # Session.cancel or an editor's session/cancel while the question is open: the work
+    # ends as Ctrl-C ends it. (The terminal's asker takes Ctrl-C at its question as no.)
+    tool = GrantRecorder()
+    session = Session(tmp_path, asker=ScriptedAsker(KeyboardInterrupt()), tools=[tool])
+
+    with pytest.raises(KeyboardInterrupt):
+        session.run("bash", command="curl x", escalate="network")
+
+    assert tool.seen == [] and session.of("Permission.Decided") == []
+    assert session.permissions.denials == []
 
 
 def test_with_the_sandbox_off_auto_asks_before_every_command(tmp_path: Path):
