@@ -65,7 +65,8 @@ def test_a_slash_name_that_is_no_custom_command_sends_nothing(open_session, serv
     builtin = session.submit("/model anthropic/other")
 
     assert (unknown.status, unknown.exit_code, unknown.sent) == ("usage_error", 2, False)
-    assert unknown.message.startswith("unknown command /nosuch")
+    assert unknown.message.startswith("unknown command /nosuch: no custom command of that name")
+    assert unknown.message.endswith("(nothing was sent)") and "\n" not in unknown.message
     assert "is a command of the interactive session" in builtin.message
     assert server.requests == []
 
