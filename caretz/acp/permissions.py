@@ -3,7 +3,8 @@
 Everything caretz would ask at the terminal it asks the editor: allow once, always
 (when caretz can save a rule for it: the option names the rule and the file), or
 reject. The question arrives on the thread that runs the turn; `ask` blocks it until
-the editor answers (or the prompt is cancelled, which answers no).
+the editor answers. A prompt cancelled while its question is open answers nothing: the
+work ends as Ctrl-C ends it (the call not run, the stop reason `cancelled`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def why(question: Question) -> str:
 
 
 def answer(response: RequestPermissionResponse | None) -> Answer:
-    """The editor's choice; a cancelled request, or an option caretz did not offer, is no."""
+    """The editor's choice; a request that failed, one the editor cancelled, or an option
+    caretz did not offer, is no."""
     outcome = response.outcome if response is not None else None
     if outcome is None or outcome.outcome != "selected":
         return Answer("no")
@@ -70,6 +72,8 @@ class EditorAsker:
         self.asked = 0
 
     def __call__(self, question: Question) -> Answer:
+        if self.view.cancelling:  # session/cancel came before the question: none is asked
+            raise KeyboardInterrupt("the prompt was cancelled")
         self.asked += 1
         call = self.view.asked_call
         call_id = call.id if call is not None else f"caretz-question-{self.asked}"
@@ -82,4 +86,7 @@ class EditorAsker:
             raw_input=dict(question.arguments),
             content=[ContentToolCallContent(type="content", content=text)],
         )
-        return answer(self.ask(tool_call, options(question)))
+        response = self.ask(tool_call, options(question))
+        if response is None and self.view.cancelling:  # withdrawn by session/cancel
+            raise KeyboardInterrupt("the prompt was cancelled while its question was open")
+        return answer(response)

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 # Outcomes whose one line the editor is shown as caretz's (a loop-guard stop has shown its
-# notice and ends on the report; "done" and "interrupted" need no line).
-_SAID = ("limit", "hook")
+# notice and ends on the report; "done" and "interrupted" need no line). A usage error is a
+# prompt refused before anything was sent (an unknown /command): its line is the answer.
+_SAID = ("limit", "hook", "usage_error")
 
 
 class AcpSession:
@@ -110,7 +111,7 @@ class AcpSession:
         return stop_reason(outcome, self.view.signs, self.cancelled)
 
     def cancel(self) -> None:
-        """End the running prompt's work (no-op when idle); an open question is no."""
+        """End the running prompt's work (no-op when idle), an open question with it."""
         if not self.running or self.session is None:
             return
         self.cancelled = self.view.cancelling = True
@@ -170,8 +171,8 @@ def stop_reason(outcome: Outcome, signs: TurnSigns, cancelled: bool) -> StopReas
         return "refusal"  # the prompt never reached the model
     if status == "done" and signs.refused:
         return "refusal"
-    if status == "usage_error":
-        raise RequestError(-32602, outcome.message)
     if status == "error":
         raise RequestError(-32603, f"caretz: {outcome.message}", {"message": outcome.message})
-    return "end_turn"  # done, loop_guard (the last message is the report), a hook's end
+    # done, loop_guard (the last message is the report), a hook's end, a usage error (a
+    # prompt refused before it was sent: its line said why)
+    return "end_turn"

@@ -25,7 +25,7 @@ from caretz.acp.translate import (
 from caretz.messages import ToolCall
 from caretz.session.records.base import HookRecord, Record
 from caretz.session.records.loop import ModelOutputLimit, ModelResponse
-from caretz.session.records.permissions import PermissionAsked, PermissionDecided
+from caretz.session.records.permissions import PermissionAsked
 
 Post = Callable[[Update], None]
 
@@ -79,12 +79,6 @@ class AcpView:
     def note(self, event: Record) -> None:
         if isinstance(event, PermissionAsked):
             self.asked_call = self.translator.calls.get(event.call_id)
-        elif isinstance(event, PermissionDecided) and self.cancelling:
-            if event.asked:
-                # The cancel's interrupt reached the question, which takes it as "no" (as
-                # Ctrl-C at the terminal's prompt is) and carries on; the editor cancelled
-                # the prompt, so the work ends here, on Ctrl-C's path.
-                raise KeyboardInterrupt("cancelled while a question was open")
         elif isinstance(event, ModelResponse) and by_main_agent(event):
             self.signs.refused = event.stop_reason == "refusal"
         elif isinstance(event, ModelOutputLimit) and by_main_agent(event):

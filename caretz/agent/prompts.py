@@ -145,6 +145,25 @@ def web_lines(env: SessionEnvironment) -> list[str]:
     return lines
 
 
+WEB_LINE_STARTS = ("- web: ", "- web search: ")
+ENVIRONMENT_START = "\n\nEnvironment:\n"
+
+
+def with_web_lines(system: str, env: SessionEnvironment) -> str:
+    """`system` with its environment's web lines as `env` has them and the rest word for
+    word: a model switch keeps the prompt the session started with (the same prompt again
+    after switching back, so the provider's cache holds), but the web search follows the
+    model's provider."""
+    head, start, rest = system.partition(ENVIRONMENT_START)
+    if not start:
+        return system
+    section, gap, after = rest.partition("\n\n")
+    if not gap:  # the environment ends the prompt
+        section, gap = section.rstrip("\n"), "\n"
+    kept = [line for line in section.split("\n") if not line.startswith(WEB_LINE_STARTS)]
+    return head + start + "\n".join(kept + web_lines(env)) + gap + after
+
+
 def run_line(headless: bool) -> str:
     if headless:
         return "- run: headless (-p): nobody answers questions, so a call that must ask is refused"

@@ -53,12 +53,14 @@ def named_command(
             f"/{name} is a command of the interactive session and does not run with -p "
             "(nothing was sent)"
         )
-    command = catalog_for(settings, workspace, reserved).get(name)
+    catalog = catalog_for(settings, workspace, reserved)
+    command = catalog.get(name)
     if command is None:
-        raise ConfigError(
-            f"unknown command /{name}: no custom command of that name in .caretz/commands/, "
-            f"{settings.config_path.parent / 'commands'} or .claude/commands/ (nothing was sent)"
-        )
+        from caretz.slash_commands.names import unknown_command
+
+        folders = f".caretz/commands/, {settings.config_path.parent / 'commands'}"
+        where = f"no custom command of that name in {folders} or .claude/commands/"
+        raise ConfigError(unknown_command(name, catalog.commands, where))
     return prepare(settings, command, arguments, env)
 
 

@@ -20,6 +20,7 @@ from caretz.guard.seam import NullGuard
 from caretz.runtime.judge import SessionJudge, build_loop_guard
 from caretz.runtime.models import resolve_model_switch
 from caretz.runtime.permissions import follow_settings, profile_rules, with_permission_mode
+from caretz.runtime.web import server_search
 from caretz.runtime.wiring import AgentWiring, SessionTools, install, session_provider, wire_agent
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ GUARD_MODES = ("off", "shadow", "active")
 
 def switch_model(session: Session, ref: str, env: Mapping[str, str] | None = None) -> str:
     """Run the rest of the session on another model; returns its ref. The guard and the
-    system prompt carry on; the judge follows the model (unless one is configured)."""
+    system prompt carry on (its web lines follow the model's provider, as the provider's
+    own search does); the judge follows the model (unless one is configured)."""
     env = session.env if env is None else env
     model = resolve_model_switch(session.settings, ref, env)
     settings = dataclasses.replace(session.settings, model=model)
@@ -117,7 +119,9 @@ def rewire(
         settings, session.env, session.log, session.view, judge, session_tools(session, sandbox)
     )
     system = session.agent.config.system if keep_prompt else None
-    config, parts = wire_agent(wiring, session_provider(settings, session.env), running, system)
+    # The provider's own web search as the new settings and the rules have it, as at the start.
+    provider = session_provider(settings, session.env, server_search(settings, session.permissions))
+    config, parts = wire_agent(wiring, provider, running, system)
     parts = follow_settings(session.permissions, settings, rules, parts)  # nothing fails now
     install(session.agent, config, parts, session.mcp)
     session.settings = settings

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from caretz.providers.entry import ProviderEntry
 
 MAX_BACKOFF_S = 30.0
-DEFAULT_IDLE_TIMEOUT_S = 90.0
-QUICK_RETRY_S = 0.5  # before the one retry of a refused connection to a URL the user gave  # streamIdleTimeout: no byte (nor keep-alive) for this long
+DEFAULT_IDLE_TIMEOUT_S = 90.0  # streamIdleTimeout: no byte (nor keep-alive) for this long
+QUICK_RETRY_S = 0.5  # before the one retry of a refused connection to a URL the user gave
 # A server asking for a longer pause than this gets a retry after this long instead,
 # so a session never sits silent for minutes.
 MAX_RETRY_AFTER_S = 60.0

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from caretz.agent.compaction import CompactionPolicy
 from caretz.agent.limits import UsageLimits
 from caretz.agent.parts import AgentConfig, AgentParts, TurnListener
-from caretz.agent.prompts import system_prompt
+from caretz.agent.prompts import system_prompt, with_web_lines
 from caretz.agent.subagents import TaskTool
 from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
@@ -112,17 +112,19 @@ def session_provider(
 def wire_agent(
     wiring: AgentWiring, provider: Provider, guard: Guard, system: str | None = None
 ) -> tuple[AgentConfig, AgentParts]:
-    """An agent's config and collaborators; `system` keeps a prompt already read (None
-    reads it, with AGENTS.md, now)."""
+    """An agent's config and collaborators; `system` keeps a prompt already read, its web
+    lines made to fit these settings (None reads it, with AGENTS.md, now)."""
     from caretz.pricing import cost_usd
 
     settings, tools = wiring.settings, wiring.tools
     web = web_setup(settings, wiring.env, tools.permissions, tools.web_cache)
+    environment = session_environment(
+        settings, tools.sandbox, tools.permissions, wiring.git_status, web
+    )
     if system is None:
-        environment = session_environment(
-            settings, tools.sandbox, tools.permissions, wiring.git_status, web
-        )
         system = system_prompt(tools.workspace, settings.system_prompt, environment)
+    else:
+        system = with_web_lines(system, environment)
     parts = AgentParts(
         provider=provider,
         tools=session_registry(settings, tools, web.tools),

@@ -7,6 +7,8 @@ loading the interactive session (tests/ui/test_slash.py keeps the two lists equa
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 # The interactive session's commands and their aliases.
 RESERVED_NAMES = (
     "help",
@@ -43,3 +45,23 @@ def parse(text: str) -> tuple[str, str] | None:
     if not head or "/" in head:
         return None
     return head.lower(), rest.strip()
+
+
+def unknown_command(name: str, known: Iterable[str], otherwise: str) -> str:
+    """The one line for a `/name` that names no command: the names it is close to (those
+    it begins, then those it resembles), else `otherwise` (where to look)."""
+    close = similar_names(name, known)
+    if close:
+        either = " or ".join([", ".join(close[:-1]), close[-1]] if len(close) > 1 else close)
+        return f"unknown command /{name}: did you mean {either}? (nothing was sent)"
+    return f"unknown command /{name}: {otherwise} (nothing was sent)"
+
+
+def similar_names(name: str, known: Iterable[str], most: int = 3) -> list[str]:
+    """Up to `most` of `known` as `/name`s: those `name` begins, then the closest spellings."""
+    import difflib  # only for a name that is no command
+
+    names = list(dict.fromkeys(known))
+    begun = [each for each in names if each.startswith(name)]
+    spelled = difflib.get_close_matches(name, names, n=most, cutoff=0.6)
+    return [f"/{each}" for each in list(dict.fromkeys(begun + spelled))[:most]]

@@ -256,9 +256,12 @@ class SessionPermissions:
         )
 
     def _answer(self, question: Question) -> Answer:
+        # A KeyboardInterrupt goes on up: the work is being ended (Session.cancel, an
+        # editor's session/cancel, SIGTERM), and the turn ends as Ctrl-C ends it. An asker
+        # for which Ctrl-C means "no" (the terminal's) answers so itself.
         try:
             return self.asker(question)
-        except (EOFError, KeyboardInterrupt):  # the terminal went away, or Ctrl-C: no
+        except EOFError:  # the asker's input went away: no
             return Answer("no")
 
     def _save(self, texts: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:

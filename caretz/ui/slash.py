@@ -16,7 +16,7 @@ from prompt_toolkit.document import Document
 from rich.markup import escape
 from rich.table import Table
 
-from caretz.slash_commands.names import parse
+from caretz.slash_commands.names import parse, unknown_command
 from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.hooks_slash import hooks_slash
@@ -71,7 +71,8 @@ def dispatch(repl: SessionControl, text: str) -> bool:
         return True
     command = command or find(name)
     if command is None:
-        repl.error(f"unknown command /{name}: /help lists the commands (nothing was sent)")
+        known = [c.name for c in COMMANDS] + list(custom_commands(repl).commands)
+        repl.error(unknown_command(name, known, "/help lists the commands"))
         return True
     command.run(repl, argument)
     return True

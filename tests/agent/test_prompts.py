@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from caretz.agent.prompts import SessionEnvironment, git_lines, sandbox_line, system_prompt
+from caretz.agent.prompts import (
+    SessionEnvironment,
+    git_lines,
+    sandbox_line,
+    system_prompt,
+    with_web_lines,
+)
 
 GIT = shutil.which("git") or "git"
 
@@ -144,6 +150,26 @@ def test_the_web_tools_are_told_only_when_there_are_some(tmp_path: Path):
     prompt = system_prompt(tmp_path, environment=headless)
     assert "a domain no rule allows is refused in this headless run" in prompt
     assert "- web search: web_search searches the web (SearXNG at x)" in prompt
+
+
+@pytest.mark.parametrize("instructions", [True, False])
+def test_a_kept_prompt_takes_new_web_lines_and_keeps_the_rest_word_for_word(
+    tmp_path: Path, instructions: bool
+):
+    if instructions:
+        (tmp_path / "AGENTS.md").write_text("- web: a line of the project's, not caretz's\n")
+    searching = SessionEnvironment("auto", "bwrap", web_fetch=True, web_search="the provider's")
+    fetching = SessionEnvironment("auto", "bwrap", web_fetch=True)
+    bare = SessionEnvironment("auto", "bwrap")
+    first = system_prompt(tmp_path, "Be brief.", searching)
+
+    without = with_web_lines(first, fetching)
+
+    assert without == system_prompt(tmp_path, "Be brief.", fetching)
+    assert with_web_lines(first, bare) == system_prompt(tmp_path, "Be brief.", bare)
+    assert with_web_lines(without, searching) == first  # switched back: the same prompt
+    assert without.endswith("Be brief.\n")
+    assert ("a line of the project's" in without) is instructions
 
 
 def test_an_allowlist_names_the_hosts_and_what_landlock_holds(tmp_path):

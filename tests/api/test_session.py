@@ -85,6 +85,21 @@ def test_bad_input_is_one_config_error_and_nothing_starts(open_session, env, ser
     assert server.requests == []
 
 
+def test_a_slash_name_that_is_no_command_is_one_line_and_nothing_is_sent(
+    server, open_session, workspace
+):
+    commands = workspace / ".caretz" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("Review pull request $1.\n")
+    session = open_session()
+
+    typo = session.run("/revew 42")
+
+    assert (typo.status, typo.exit_code) == ("usage_error", 2)
+    assert typo.message == "unknown command /revew: did you mean /review? (nothing was sent)"
+    assert typo.text == "" and server.requests == []
+
+
 def test_one_run_at_a_time(server, open_session):
     server.add(text("streamed"))
     session = open_session()

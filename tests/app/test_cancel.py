@@ -177,3 +177,56 @@ def test_a_cancel_after_the_work_ended_raises_nothing_in_its_thread(open_session
     for _ in range(1000):  # a pending interrupt would land in this loop
         pass
     assert outcome.text == "quick"
+
+
+class WaitingAsker:
+    """An asker that waits for an answer that never comes (in short slices, as a front
+    end waiting for its user does); `asked` is set once the question is open."""
+
+    interactive = True
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+
+    def __call__(self, question: Any) -> Any:
+        self.asked.set()
+        never = threading.Event()
+        while not never.wait(0.01):
+            pass
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("where", ["main", "worker"])
+def test_a_cancel_while_a_question_is_open_ends_the_work_and_answers_nothing(
+    env, workspace, server, where
+):
+    from caretz.app.session import Session
+    from caretz.config.settings import resolve_settings
+    from tests.app.conftest import Recorder
+
+    server.add(tool("bash", command="echo hi > out.txt"), text("the turn went on"))
+    asker = WaitingAsker()
+    settings = resolve_settings({"permission_mode": "ask"}, env)
+    session = Session.open(settings, Recorder(), env=env, workspace=workspace, asker=asker)
+    try:
+        if where == "main":
+            canceller = cancel_when(session, asker.asked.is_set)
+            outcome = session.submit("write it")
+            canceller.join(WAIT_S)
+        else:
+            worker, done = in_worker(lambda: session.submit("write it"))
+            wait_for(asker.asked.is_set, "the question")
+            session.cancel()
+            worker.join(WAIT_S)
+            assert not worker.is_alive()
+            outcome = done[0]
+
+        assert_interrupted_turn(session, outcome)
+        assert len(server.requests) == 1  # the turn did not go on with a "no"
+        assert not (workspace / "out.txt").exists()
+        events = read_events(session.events_path)
+        assert "Permission.Asked" in [e.type for e in events]
+        assert "Permission.Decided" not in [e.type for e in events]  # nobody said no
+        assert session.permission_denials == []
+    finally:
+        session.close()

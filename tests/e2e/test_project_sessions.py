@@ -11,6 +11,7 @@ import pytest
 
 from tests.checkpoints.helpers import require_git
 from tests.e2e.conftest import Caretz
+from tests.e2e.terminal import wrapped
 from tests.modelserver import ModelServer, text, tool
 
 
@@ -154,3 +155,26 @@ def test_sessions_show_takes_any_unique_part_of_an_id(caretz: Caretz, server: Mo
     assert shared.code == 2
     assert shared.stderr.startswith(f"caretz: {first[:8]!r} is part of 2 session IDs (")
     assert shared.stderr.rstrip().endswith("give more of it")
+
+
+def test_the_interactive_sessions_and_resume_take_this_folders_and_name_another(
+    caretz: Caretz, other: Caretz, server: ModelServer, terminal
+):
+    here = write_turn(caretz, server, "here.txt")
+    there = write_turn(other, server, "there.txt")  # the latest session of all
+    term = terminal()
+
+    term.type("/sessions")
+    term.expect("reopen one with /resume ID")
+    listed = term.transcript[-1]
+    assert here in listed and there not in listed
+
+    term.type("/resume")
+    term.expect(rf"resumed session {here}: 1 turn\(s\) so far")
+    assert "another folder" not in term.transcript[-1]
+
+    term.type(f"/resume {there}")
+    term.expect(wrapped(f"resuming session {there}, named by its ID, of another folder:"))
+    term.expect(wrapped(str(other.workspace)))
+    term.expect(rf"resumed session {there}")
+    assert term.ctrl_d() == there

@@ -8,6 +8,8 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import Caretz
 from tests.modelserver import ModelServer, Reply, error, text
 
@@ -74,10 +76,11 @@ def test_a_wrong_base_url_names_the_url_and_not_the_word_custom(caretz: Caretz):
     assert "custom" not in run.stderr
 
 
+@pytest.mark.parametrize("status", [401, 403])
 def test_a_rejected_key_exits_2_in_one_line_naming_its_variable(
-    caretz: Caretz, server: ModelServer
+    caretz: Caretz, server: ModelServer, status: int
 ):
-    server.add(error(401, "invalid x-api-key"))
+    server.add(error(status, "invalid x-api-key"))
 
     run = caretz("-p", "hello")
 
@@ -85,6 +88,7 @@ def test_a_rejected_key_exits_2_in_one_line_naming_its_variable(
     assert len(server.requests) == 1  # not retried
     problem = [line for line in run.stderr.splitlines() if "rejected the API key" in line]
     assert len(problem) == 1 and "check ANTHROPIC_API_KEY" in problem[0]
+    assert f"(HTTP {status})" in problem[0]
 
 
 def test_an_unknown_model_exits_2_in_one_line_naming_the_model(caretz: Caretz, server: ModelServer):

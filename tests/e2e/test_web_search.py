@@ -106,3 +106,27 @@ def test_without_a_search_the_request_and_the_prompt_do_not_mention_one(caretz, 
     assert "web_search" not in request.tool_names
     assert "web_search" not in request.system
     assert "web_fetch" in request.tool_names and "web_fetch reads a URL" in request.system
+
+
+def test_a_model_switch_in_the_interactive_session_brings_the_search_with_it(
+    terminal, caretz: Caretz, server: ModelServer
+):
+    caretz.write_config(SEARCH)
+    server.add(text("Answer from the other Claude."), model="claude-other")
+    server.add(text("Answer from the chat model."), model="gpt-4.1")
+    term = terminal(env={"OPENAI_API_KEY": "sk-openai-test-0123456789"})
+
+    term.type("/model anthropic/claude-other")
+    term.expect("model: anthropic/claude-other; the conversation carries on")
+    term.type("search for it")
+    term.expect("Answer from the other Claude.")
+    term.type("/model openai/gpt-4.1")  # Chat Completions: no search of its own
+    term.expect("model: openai/gpt-4.1; the conversation carries on")
+    term.type("and now?")
+    term.expect("Answer from the chat model.")
+    term.ctrl_d()
+
+    claude, chat = server.requests
+    assert claude.body["tools"][0]["type"] == "web_search_20250305"
+    assert "web_search searches the web (the model provider's own search)" in claude.system
+    assert "web_search" not in chat.tool_names and "web_search" not in chat.system

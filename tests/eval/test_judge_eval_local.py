@@ -16,7 +16,7 @@ from pathlib import Path
 
 # The same model file as the local-model end-to-end tests, skipped the same way
 # when xllamacpp or the model package is not installed.
-from tests.e2e.test_local_models import GGUF
+from tests.e2e.test_local_models import GGUF, HANG, HANG_S
 
 REPEAT = Path(__file__).parents[1] / "data" / "repeat.jsonl"  # one repeat firing, at step 5
 
@@ -27,13 +27,13 @@ def guard_eval(*args: str) -> subprocess.CompletedProcess[str]:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=HANG_S,  # only a hang reaches it (see test_local_models.HANG_S)
     )
 
 
 def test_a_local_gguf_judge_is_asked_scored_and_cached():
     judge = f"local/{GGUF}"
-    flags = ["--judge", judge, "--judge-timeout", "300s", "--output", "json"]
+    flags = ["--judge", judge, "--judge-timeout", HANG, "--output", "json"]
 
     first = guard_eval(*flags)
 
