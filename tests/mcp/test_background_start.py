@@ -44,12 +44,16 @@ def test_the_prompt_comes_while_a_server_starts_and_its_tools_join_when_ready(
     assert not any(name.startswith("mcp__") for name in offered(server, 0))
 
     release.touch()
-    term.expect(r"mcp: server 'trouble' ready \(.* s\): its 10 tools join the conversation")
+    ready = term.expect(
+        r"mcp: server 'trouble' ready \(.* s\): its (\d+) tools join the conversation"
+    )
     term.type("and now?")
     term.expect("Second.")
     session_id = term.ctrl_d()
 
-    assert "mcp__trouble__echo" in offered(server, 1)
+    joined = [name for name in offered(server, 1) if name.startswith("mcp__trouble__")]
+    assert "mcp__trouble__echo" in joined
+    assert int(ready.group(1)) == len(joined)  # the line counts the tools that joined
     started = [e for e in caretz.events(session_id) if e["type"] == "Mcp.ServerStarted"]
     assert [(e["server"], e["background"]) for e in started] == [("trouble", True)]
 
