@@ -15,6 +15,7 @@ import ast
 import json
 import statistics
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -326,7 +327,17 @@ def figures(modules: dict[str, Module]) -> dict[str, object]:
         "package_lines": {
             name: module.lines for name, module in sorted(package_graph(modules).items())
         },
+        "function_imports": _count_by_package(item.path for item in function_imports()),
+        "lazy_declarations": len(lazy_declarations()),
     }
+
+
+def _count_by_package(paths: Iterable[Path]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for path in paths:
+        name = package_of(module_name(path))
+        counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def main() -> None:
@@ -354,6 +365,11 @@ def main() -> None:
     print(f"package cycles: {len(data['package_cycles'])}")
     for component in data["package_cycles"]:
         print("  " + " ↔ ".join(component))
+    inside = data["function_imports"]
+    print(f"imports inside functions: {sum(inside.values())}; lazy_module declarations: ", end="")
+    print(data["lazy_declarations"])
+    for name, count in inside.items():
+        print(f"  {count:4d}  {name}")
 
 
 if __name__ == "__main__":
