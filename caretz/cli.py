@@ -1,6 +1,6 @@
 """The `caretz` command. Thin: options in, plain functions do the work.
 
-Imports stay inside the commands so `caretz --help` and `--version` start fast.
+The commands' modules are declared lazy below, so `caretz --help` and `--version` load none.
 """
 
 from __future__ import annotations
@@ -12,7 +12,22 @@ from typing import Annotated
 
 import typer
 
+from caretz import __version__
 from caretz.cli_options import Group, click_exception, wants_json
+from caretz.eval.cli import guard_app
+from caretz.lazy import lazy_module
+
+# Each command's work, loaded when that command runs: --help and --version load none of it.
+config_flags = lazy_module("caretz.config.flags")
+run_command = lazy_module("caretz.commands.run")
+config_command = lazy_module("caretz.commands.config")
+sessions_command = lazy_module("caretz.commands.sessions")
+rewind_command = lazy_module("caretz.commands.rewind")
+schedule_commands = lazy_module("caretz.schedule.commands")
+sandbox_command = lazy_module("caretz.commands.sandbox")
+mcp_command = lazy_module("caretz.commands.mcp")
+hooks_command = lazy_module("caretz.commands.hooks")
+acp_server = lazy_module("caretz.acp.server")
 
 app = typer.Typer(
     cls=Group,
@@ -48,6 +63,7 @@ app.add_typer(schedule_app, name="schedule")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(hooks_app, name="hooks")
+app.add_typer(guard_app, name="guard")
 
 GUARD = "Loop guard"
 GOAL = "Goals"
@@ -56,8 +72,6 @@ SANDBOX = "Sandbox"
 
 def _version(value: bool) -> None:
     if value:
-        from caretz import __version__
-
         typer.echo(f"caretz {__version__}")
         raise typer.Exit()
 
@@ -212,17 +226,13 @@ def main_command(
     ] = False,
 ) -> None:
     # The options above that override settings reach them by name, from ctx.params.
-    from caretz.config.flags import given_flags
-
-    flags = ctx.obj = given_flags(ctx.params)
+    given = ctx.obj = config_flags.given_flags(ctx.params)
     if ctx.invoked_subcommand is not None:
         return
     session = "latest" if continue_ else resume
-    from caretz.commands.run import run_cli
-
     raise typer.Exit(
-        run_cli(
-            flags,
+        run_command.run_cli(
+            given,
             prompt,
             session,
             goal=goal,
@@ -236,9 +246,7 @@ def main_command(
 @config_app.command("show")
 def config_show(ctx: typer.Context) -> None:
     """Print the resolved settings as JSON (API keys are never shown)."""
-    from caretz.commands.config import show_config
-
-    raise typer.Exit(show_config(ctx.obj))
+    raise typer.Exit(config_command.show_config(ctx.obj))
 
 
 @sessions_app.command("list")
@@ -250,17 +258,13 @@ def sessions_list(
     limit: Annotated[int, typer.Option(help="Show the last N (0: all of them).", min=0)] = 20,
 ) -> None:
     """This folder's past sessions, oldest first: ID, age, folder, model, last prompt."""
-    from caretz.commands.sessions import list_sessions
-
-    raise typer.Exit(list_sessions(ctx.obj, all_folders, limit))
+    raise typer.Exit(sessions_command.list_sessions(ctx.obj, all_folders, limit))
 
 
 @sessions_app.command("show")
 def sessions_show(ctx: typer.Context, session_id: str) -> None:
     """A session's turns, tool calls and loop-guard verdicts (SESSION_ID: any unique part)."""
-    from caretz.commands.sessions import show_session
-
-    raise typer.Exit(show_session(ctx.obj, session_id))
+    raise typer.Exit(sessions_command.show_session(ctx.obj, session_id))
 
 
 @app.command("rewind")
@@ -297,10 +301,10 @@ def rewind(
 ) -> None:
     """Restore a session's files, conversation or both to a checkpoint; without
     --turn, --checkpoint or --undo, list its checkpoints."""
-    from caretz.commands.rewind import rewind_session
-
     scope = {"files_only": files_only, "conversation_only": conversation_only, "undo": undo}
-    raise typer.Exit(rewind_session(ctx.obj, session, turn, checkpoint, force=force, **scope))
+    raise typer.Exit(
+        rewind_command.rewind_session(ctx.obj, session, turn, checkpoint, force=force, **scope)
+    )
 
 
 @schedule_app.command("add")
@@ -325,35 +329,29 @@ def schedule_add(
     ] = None,
 ) -> None:
     """Install a scheduled headless run, guarded as this command's settings say."""
-    from caretz.schedule.commands import add_job
-
     flags = {**(ctx.obj or {}), **({"profile": profile} if profile else {})}
-    code = add_job(flags, schedule, prompt, goal=goal, workdir=directory, env_file=env_file)
+    code = schedule_commands.add_job(
+        flags, schedule, prompt, goal=goal, workdir=directory, env_file=env_file
+    )
     raise typer.Exit(code)
 
 
 @schedule_app.command("list")
 def schedule_list(ctx: typer.Context) -> None:
     """Your scheduled jobs, with each one's last run."""
-    from caretz.schedule.commands import list_jobs
-
-    raise typer.Exit(list_jobs(ctx.obj or {}))
+    raise typer.Exit(schedule_commands.list_jobs(ctx.obj or {}))
 
 
 @schedule_app.command("remove")
 def schedule_remove(ctx: typer.Context, job_id: str) -> None:
     """Remove a job's line from your crontab (every other line stays)."""
-    from caretz.schedule.commands import remove_job
-
-    raise typer.Exit(remove_job(ctx.obj or {}, job_id))
+    raise typer.Exit(schedule_commands.remove_job(ctx.obj or {}, job_id))
 
 
 @schedule_app.command("run")
 def schedule_run(ctx: typer.Context, job_id: str) -> None:
     """Run a job's installed command now, as cron would."""
-    from caretz.schedule.commands import run_job
-
-    raise typer.Exit(run_job(ctx.obj or {}, job_id))
+    raise typer.Exit(schedule_commands.run_job(ctx.obj or {}, job_id))
 
 
 @sandbox_app.command("check")
@@ -362,9 +360,7 @@ def sandbox_check(
     output: Annotated[str, typer.Option(help="text or json.")] = "text",
 ) -> None:
     """What sandbox works here and what it enforces; exit 1 when none does."""
-    from caretz.commands.sandbox import check_sandbox_command
-
-    raise typer.Exit(check_sandbox_command(ctx.obj, output))
+    raise typer.Exit(sandbox_command.check_sandbox_command(ctx.obj, output))
 
 
 @mcp_app.command("list")
@@ -374,9 +370,7 @@ def mcp_list(
 ) -> None:
     """Start the servers, list each with its status and tools, stop them; exit 1 when one
     fails to start."""
-    from caretz.commands.mcp import list_mcp_servers
-
-    raise typer.Exit(list_mcp_servers(ctx.obj, output))
+    raise typer.Exit(mcp_command.list_mcp_servers(ctx.obj, output))
 
 
 @mcp_app.command("approve")
@@ -388,9 +382,7 @@ def mcp_approve(
 ) -> None:
     """Let servers of this project's .mcp.json start with each session (they run outside
     the sandbox)."""
-    from caretz.commands.mcp import approve_mcp_servers
-
-    raise typer.Exit(approve_mcp_servers(ctx.obj, names or []))
+    raise typer.Exit(mcp_command.approve_mcp_servers(ctx.obj, names or []))
 
 
 @hooks_app.command("list")
@@ -400,49 +392,34 @@ def hooks_list(
 ) -> None:
     """The hooks that apply here, the profile's and the project's, with the project's
     approval."""
-    from caretz.commands.hooks import hooks_command
-
-    raise typer.Exit(hooks_command(ctx.obj, approve=False, output=output))
+    raise typer.Exit(hooks_command.hooks_command(ctx.obj, approve=False, output=output))
 
 
 @hooks_app.command("approve")
 def hooks_approve(ctx: typer.Context) -> None:
     """Let the hooks of this project's .caretz/settings.json run (they run outside the
     sandbox), as they are now: any change to them needs approval again."""
-    from caretz.commands.hooks import hooks_command
-
-    raise typer.Exit(hooks_command(ctx.obj, approve=True))
+    raise typer.Exit(hooks_command.hooks_command(ctx.obj, approve=True))
 
 
 @app.command("acp")
 def acp_command(ctx: typer.Context) -> None:
     """Serve an editor over the Agent Client Protocol on stdin/stdout (docs/acp.md); the
     root options apply, e.g. caretz --permission-mode ask acp."""
-    from caretz.acp.server import run_acp
-
     root = ctx.parent.params if ctx.parent is not None else {}
-    raise typer.Exit(run_acp(ctx.obj or {}, root.get("env_file")))
-
-
-def _mount_guard() -> None:
-    from caretz.eval.cli import guard_app
-
-    app.add_typer(guard_app, name="guard")
+    raise typer.Exit(acp_server.run_acp(ctx.obj or {}, root.get("env_file")))
 
 
 def main() -> None:
     # caretz uses no pydantic plugins; looking for them scans every installed
     # package's metadata, a noticeable share of start-up. Users can still opt in.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    _mount_guard()
     try:
         code = app(standalone_mode=False)
     except click_exception() as error:  # a bad flag or argument: exit 2
         error.show()
         if wants_json(sys.argv[1:]):
-            from caretz.commands.run import write_usage_result
-
-            write_usage_result(error.format_message())
+            run_command.write_usage_result(error.format_message())
         code = error.exit_code
     except typer.Abort:
         typer.echo("Aborted!", err=True)

@@ -16,6 +16,11 @@ from typing import Any
 import typer
 import typer.core
 
+from caretz.lazy import lazy_module
+
+# Only the Typers that build adapters (the ones PlainValues stands in for) have it.
+typer_coercion = lazy_module("typer._coercion")
+
 
 class Group(typer.core.TyperGroup):
     """The top-level command group: its options read without pydantic where they can be."""
@@ -56,9 +61,7 @@ class PlainValues:
 
     def _typer(self) -> Any:
         if self._typer_s is None:
-            from typer._coercion import build_runtime_param  # pydantic: a value to convert
-
-            self._typer_s = build_runtime_param(self._param.type_descriptor)
+            self._typer_s = typer_coercion.build_runtime_param(self._param.type_descriptor)
         return self._typer_s
 
 

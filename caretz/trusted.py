@@ -16,6 +16,7 @@ A leaf: it imports nothing of caretz, so the sandbox, checkpoints and MCP launch
 from __future__ import annotations
 
 import os
+import site  # loaded at every interpreter start (the .pth files are its)
 import stat
 import sys
 from collections.abc import Iterable, Sequence
@@ -134,8 +135,6 @@ def unsafe_reason(entry: str, candidate: str, untrusted: Sequence[Path], uid: in
 def installation_paths() -> list[Path]:
     """caretz's own installation: its package, its interpreter's prefixes and real
     binary, and the site-packages directories whose `.pth` files run at every start."""
-    import site
-
     paths = [Path(__file__).resolve().parent, Path(sys.prefix), Path(sys.base_prefix)]
     paths.append(Path(os.path.realpath(sys.executable)).parent)
     with_sites = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]

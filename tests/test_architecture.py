@@ -1,7 +1,8 @@
 """The package's shape, as docs/architecture.md draws it: no import cycles, no module over
 450 lines, and each package importing only what the table there allows.
 
-Imports inside functions count; imports under `if TYPE_CHECKING:` do not, since they never run.
+Imports inside functions and lazy ones (`lazy_module("caretz.x")`, declared at a module's
+top) count; imports under `if TYPE_CHECKING:` do not, since they never run.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import dataclasses
 import importlib.util
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,7 @@ LEAVES = {
     "caretz.plan",
     "caretz.approvals",
     "caretz.trusted",  # which bwrap, git and interpreter caretz runs: sandbox and checkpoints
+    "caretz.lazy",  # lazy_module: an import declared at the top, run at first use
 }
 # What each package may import besides the leaves, lowest layer first.
 MAY_IMPORT: dict[str, set[str]] = {
@@ -215,3 +218,107 @@ def test_the_checker_sees_imports_inside_functions(shape, tmp_path):
     (root / "c.py").write_text("import caretz.b\n")
     found = shape.read_package(root)
     assert shape.cycles(found) == [["caretz.a", "caretz.b"]]
+
+
+def test_the_checker_sees_lazy_declarations(shape, tmp_path):
+    root = tmp_path / "caretz"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "a.py").write_text('from caretz.lazy import lazy_module\nb = lazy_module("caretz.b")\n')
+    (root / "b.py").write_text("import caretz.a\n")
+    (root / "lazy.py").write_text("")
+    found = shape.read_package(root)
+    assert shape.cycles(found) == [["caretz.a", "caretz.b"]]
+    assert found["caretz.a"].eager == {"caretz.lazy"}  # importing a does not import b
+
+
+# Function-level imports are kept only where neither a top-level import nor a lazy_module
+# declaration works, each saying why on its line or the line above.
+MAX_FUNCTION_IMPORTS = 60
+# The modules whose start-up path is still being reworked keep their function-level imports
+# for now; their number may only fall, and they count against MAX_FUNCTION_IMPORTS once
+# converted (this table then goes).
+NOT_YET_CONVERTED = (
+    "agent/",
+    "app/",
+    "permissions/",
+    "providers/",
+    "runtime/",
+    "sandbox/",
+    "tools/",
+    "secrets.py",
+    "messages.py",
+    "plan.py",
+    "lazy_dataclass.py",
+    "guard/model.py",
+    "guard/seam.py",
+    "session/store.py",
+    "config/__init__.py",
+)
+NOT_YET_CONVERTED_COUNT = 146
+
+
+def _not_yet_converted(path: Path) -> bool:
+    return path.relative_to(Path(caretz.__file__).parent).as_posix().startswith(NOT_YET_CONVERTED)
+
+
+def test_function_level_imports_are_few_and_each_says_why(shape):
+    found = shape.function_imports()
+    pending = [item for item in found if _not_yet_converted(item.path)]
+    converted = [item for item in found if not _not_yet_converted(item.path)]
+    assert len(pending) <= NOT_YET_CONVERTED_COUNT, Counter(
+        item.path.name for item in pending
+    ).most_common(10)
+    assert len(converted) < MAX_FUNCTION_IMPORTS
+    silent = [
+        f"{item.path.name}:{item.line}: {item.source}" for item in converted if not item.comment
+    ]
+    assert silent == []
+
+
+def test_each_lazy_declaration_names_a_module_and_says_why(shape, modules):
+    declared = shape.lazy_declarations()
+    assert declared, "no lazy_module declaration found: has caretz.lazy moved?"
+    unknown = [
+        f"{item.path.name}:{item.line}: {item.source}"
+        for item in declared
+        if item.source not in modules
+        and (item.source.startswith("caretz") or importlib.util.find_spec(item.source) is None)
+    ]
+    assert unknown == []
+    silent = [
+        f"{item.path.name}:{item.line}: {item.source}" for item in declared if not item.comment
+    ]
+    assert silent == []
+
+
+def test_no_module_takes_config_error_from_a_module_that_loads_pydantic(shape, modules):
+    """ConfigError is how every part reports bad input; taking it must not cost pydantic."""
+    sources = shape.sources_of("ConfigError")
+    assert sources, "nothing imports ConfigError: has it moved?"
+    heavy = {
+        f"{importer} from {source}"
+        for importer, source in sources
+        if "pydantic" in shape.loaded_with(source, modules)
+        or "pydantic_settings" in shape.loaded_with(source, modules)
+    }
+    assert heavy == set()
+
+
+def test_the_checker_follows_what_importing_a_module_loads(shape, tmp_path):
+    root = tmp_path / "caretz"
+    (root / "config").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "config" / "__init__.py").write_text("import pydantic\n")
+    (root / "config" / "errors.py").write_text("class ConfigError(Exception): ...\n")
+    (root / "leaf.py").write_text("def f():\n    import pydantic\nclass ConfigError: ...\n")
+    (root / "user.py").write_text(
+        "from caretz.config.errors import ConfigError\nfrom caretz.leaf import ConfigError\n"
+    )
+    found = shape.read_package(root)
+    assert shape.sources_of("ConfigError", root) == {
+        ("caretz.user", "caretz.config.errors"),
+        ("caretz.user", "caretz.leaf"),
+    }
+    assert "pydantic" in shape.loaded_with("caretz.config.errors", found)
+    assert "pydantic" not in shape.loaded_with("caretz.leaf", found)

@@ -34,6 +34,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from caretz import __version__
 from caretz.acp import options
 from caretz.acp.auth import auth_methods, missing_key
 from caretz.acp.listing import session_list
@@ -65,8 +66,6 @@ class CaretzAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        from caretz import __version__
-
         self.capabilities = client_capabilities or ClientCapabilities()
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.session.records.base import LoopGuardRecord, Record
 
-if TYPE_CHECKING:
-    from caretz.session.records import guard as records
+# The guard's records, read on its first record: a session with the guard off never loads them.
+records = lazy_module("caretz.session.records.guard")
 
 LABEL = "caretz loop guard"
 _ACTIVE = {"redirect": "→ redirecting", "stop": "→ ending the turn"}
@@ -120,9 +121,6 @@ def _resuming(event: records.LoopGuardResuming) -> list[str]:
 
 @functools.cache
 def _lines() -> dict[type[Record], Callable[[Any], list[str]]]:
-    # Loaded on the guard's first record: a session with the guard off never loads them.
-    from caretz.session.records import guard as records
-
     return {
         records.LoopGuardJudging: _judging,
         records.LoopGuardJudged: _judged,

@@ -18,17 +18,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from caretz.config.env_file import apply_env_file
+from caretz.config.loading import load_config_file
+from caretz.config.settings import resolve_settings
+from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+from caretz.usage_error import fail
+
+# The ACP SDK and the agent on it: loaded once the settings are good, so a bad flag is one
+# line before any of it.
+acp_agent = lazy_module("caretz.acp.agent")
+acp_sdk = lazy_module("acp")
+
 log = logging.getLogger("caretz.acp")
 STREAM_LIMIT = 50 * 1024 * 1024  # of one message: the SDK's default, for attached files
 
 
 def run_acp(flags: Mapping[str, Any], env_file: Path | None = None) -> int:
     """Serve one editor until it closes the connection; the exit code."""
-    from caretz.config.env_file import apply_env_file
-    from caretz.config.settings import resolve_settings
-    from caretz.config_base import ConfigError
-    from caretz.usage_error import fail
-
     try:
         if env_file is not None:
             apply_env_file(env_file, os.environ)
@@ -38,9 +45,7 @@ def run_acp(flags: Mapping[str, Any], env_file: Path | None = None) -> int:
         return fail(str(error))
     logging.basicConfig(level=logging.WARNING, format="caretz acp: %(message)s")
     reader, writer = protocol_pipes()
-    from caretz.acp.agent import CaretzAgent
-
-    agent = CaretzAgent(settings, os.environ, models)
+    agent = acp_agent.CaretzAgent(settings, os.environ, models)
     asyncio.run(serve(agent, reader, writer))
     return 0
 
@@ -48,11 +53,9 @@ def run_acp(flags: Mapping[str, Any], env_file: Path | None = None) -> int:
 async def serve(agent: Any, reader: IO[bytes], writer: IO[bytes]) -> None:
     """Speak ACP on the two pipes until the editor closes them (or SIGTERM / SIGHUP),
     then close every session."""
-    from acp import run_agent
-
     loop = asyncio.get_running_loop()
     incoming, outgoing = await streams(loop, reader, writer)
-    listening = asyncio.ensure_future(run_agent(agent, outgoing, incoming))
+    listening = asyncio.ensure_future(acp_sdk.run_agent(agent, outgoing, incoming))
     for ending in (signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(ending, listening.cancel)
     try:
@@ -87,7 +90,5 @@ def protocol_pipes() -> tuple[IO[bytes], IO[bytes]]:
 
 def profile_models(config_path: Path) -> list[str]:
     """The models profiles.json names, for the editor's model picker."""
-    from caretz.config.loading import load_config_file
-
     file = load_config_file(config_path)
     return [profile.model for profile in file.profiles.values()]

@@ -26,6 +26,10 @@ from caretz.acp.permissions import EditorAsker
 from caretz.acp.replay import replay
 from caretz.acp.translate import Update, agent_text
 from caretz.acp.view import AcpView, TurnSigns
+from caretz.lazy import lazy_module
+
+# The application layer, loaded when the editor opens its first session (after the handshake).
+app_session = lazy_module("caretz.app.session")
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -65,11 +69,9 @@ class AcpSession:
     ) -> None:
         """Open (or resume) the session; raises ConfigError / SessionNotFound as
         `Session.open` does, with nothing started."""
-        from caretz.app.session import Session
-
         asker = EditorAsker(self.view, self._ask)
         self.session = await self.call(
-            Session.open,
+            app_session.Session.open,
             settings,
             self.view,
             env=env,
@@ -144,9 +146,9 @@ class AcpSession:
     # -- on the worker thread ------------------------------------------------------------
     def _submit(self, session: Session, text: str) -> Outcome:
         if self.cancelled:  # cancelled before the work started: the session was idle
-            from caretz.app.session import Outcome
-
-            return Outcome("interrupted", 130, "cancelled before it started", sent=False)
+            return app_session.Outcome(
+                "interrupted", 130, "cancelled before it started", sent=False
+            )
         return session.submit(text)
 
     def _ask(

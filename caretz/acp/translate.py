@@ -20,11 +20,15 @@ from acp.schema import (
 )
 
 from caretz.acp import notices, toolcalls
+from caretz.lazy import lazy_module
 from caretz.messages import ToolCall
 from caretz.plan import PLAN_TOOL, read_plan
 from caretz.session.records.base import HookRecord, LoopGuardRecord, LoopRecord, Record
 from caretz.session.records.loop import ToolCalled, ToolResult
 from caretz.session.records.permissions import PermissionDecided
+
+# Read on a hook's first record: a session without hooks never loads their records.
+hook_records = lazy_module("caretz.session.records.hooks")
 
 Update = (
     AgentMessageChunk
@@ -113,10 +117,7 @@ def hook_notice(event: HookRecord) -> list[Update]:
 def blocked_prompt(event: HookRecord) -> str | None:
     """The reason a UserPromptSubmit hook gave for blocking the prompt; None for any other
     hook record."""
-    # Loaded on a hook's first record: a session without hooks never loads their records.
-    from caretz.session.records.hooks import HookPromptBlocked
-
-    return (event.reason or "") if isinstance(event, HookPromptBlocked) else None
+    return (event.reason or "") if isinstance(event, hook_records.HookPromptBlocked) else None
 
 
 def by_main_agent(event: LoopRecord) -> bool:

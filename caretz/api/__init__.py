@@ -8,8 +8,9 @@ loaded from its module when first asked for, so the CLI's `-p`, which runs throu
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from caretz.lazy import lazy_module
 
 if TYPE_CHECKING:
     from caretz.api.events import (
@@ -30,6 +31,14 @@ if TYPE_CHECKING:
     from caretz.messages import Usage
     from caretz.tools.asking import Answer, Question
 
+# Each name's module, loaded when the name is first asked for.
+_events = lazy_module("caretz.api.events")
+_result = lazy_module("caretz.api.result")
+_session = lazy_module("caretz.api.session")
+_config_base = lazy_module("caretz.config_base")
+_messages = lazy_module("caretz.messages")
+_asking = lazy_module("caretz.tools.asking")
+
 _WHERE = {
     **dict.fromkeys(
         (
@@ -44,14 +53,14 @@ _WHERE = {
             "ToolCall",
             "ToolResult",
         ),
-        "caretz.api.events",
+        _events,
     ),
-    **dict.fromkeys(("GuardVerdict", "PermissionDenial", "RunResult"), "caretz.api.result"),
-    "Session": "caretz.api.session",
-    "ConfigError": "caretz.config_base",
-    "Usage": "caretz.messages",
-    "Answer": "caretz.tools.asking",
-    "Question": "caretz.tools.asking",
+    **dict.fromkeys(("GuardVerdict", "PermissionDenial", "RunResult"), _result),
+    "Session": _session,
+    "ConfigError": _config_base,
+    "Usage": _messages,
+    "Answer": _asking,
+    "Question": _asking,
 }
 
 __all__ = [
@@ -80,7 +89,7 @@ def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'caretz.api' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return getattr(module, name)
 
 
 def __dir__() -> list[str]:

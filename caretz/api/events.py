@@ -12,9 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from caretz.api.result import GuardVerdict
+from caretz.lazy import lazy_module
 from caretz.session.records import loop
 from caretz.session.records.base import LoopGuardRecord, Record
 from caretz.session.records.permissions import PermissionDecided
+
+# The guard's records: loaded already when one of them is the event read.
+guard_records = lazy_module("caretz.session.records.guard")
 
 if TYPE_CHECKING:
     from caretz.api.result import RunResult
@@ -150,10 +154,7 @@ def guard_verdict(event: Record) -> GuardVerdict | None:
     """The judge's verdict a `LoopGuard.Judged` record holds (None for any other record)."""
     if not isinstance(event, LoopGuardRecord):
         return None
-    # Loaded already: the event is one of its records.
-    from caretz.session.records.guard import LoopGuardJudged
-
-    if not isinstance(event, LoopGuardJudged):
+    if not isinstance(event, guard_records.LoopGuardJudged):
         return None
     verdict = event.verdict or {}
     return GuardVerdict(

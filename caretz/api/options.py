@@ -10,10 +10,10 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from caretz.config.settings import Settings
+from caretz.config.overrides import read_flags
+from caretz.config.settings import Settings, resolve_settings
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,6 @@ def keyword_spelling(name: str, value: Any) -> str:
 def resolve(options: Options, env: Mapping[str, str] | None = None) -> Settings:
     """The settings these options give in `env` (None: this process's environment);
     raises ConfigError with one line naming what to fix."""
-    from caretz.config.overrides import read_flags
-    from caretz.config.settings import resolve_settings
-
     flags = options.flags()
     read_flags(flags, keyword_spelling)  # a bad value named as the keyword it came from
     return resolve_settings(flags, os.environ if env is None else env)

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from caretz.lazy import lazy_module
 from caretz.session.records.base import LoopGuardRecord, Record
+
+# What stream() yields: loaded when a stream or a verdict needs it, never by a plain -p run.
+events = lazy_module("caretz.api.events")
+# The guard's records: loaded already when one of them is the event read.
+guard_records = lazy_module("caretz.session.records.guard")
 
 if TYPE_CHECKING:
     from caretz.api.events import Event
@@ -33,25 +39,19 @@ class Relay:
         if self.view is not None:
             self.view.on_text(text)
         if self.sink is not None:
-            from caretz.api.events import TextDelta
-
-            self.sink(TextDelta(text))
+            self.sink(events.TextDelta(text))
 
     def on_thinking(self, text: str) -> None:
         if self.view is not None:
             self.view.on_thinking(text)
         if self.sink is not None:
-            from caretz.api.events import ThinkingDelta
-
-            self.sink(ThinkingDelta(text))
+            self.sink(events.ThinkingDelta(text))
 
     def on_retry(self, event: Retrying) -> None:
         if self.view is not None:
             self.view.on_retry(event)
         if self.sink is not None:
-            from caretz.api.events import retrying
-
-            self.sink(retrying(event))
+            self.sink(events.retrying(event))
 
     def on_event(self, event: Record) -> None:
         if self.view is not None:
@@ -59,20 +59,15 @@ class Relay:
         sink = self.sink
         if sink is None and not _is_judged(event):
             return
-        from caretz.api.events import from_session_event, guard_verdict
-
-        verdict = guard_verdict(event)
+        verdict = events.guard_verdict(event)
         if verdict is not None:
             self.verdicts.append(verdict)
         if sink is not None:
-            sink(from_session_event(event))
+            sink(events.from_session_event(event))
 
 
 def _is_judged(event: Record) -> bool:
     """Whether the event is the judge's verdict: the one the relay reads without a stream."""
     if not isinstance(event, LoopGuardRecord):
         return False
-    # Loaded already: the event is one of its records.
-    from caretz.session.records.guard import LoopGuardJudged
-
-    return isinstance(event, LoopGuardJudged)
+    return isinstance(event, guard_records.LoopGuardJudged)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caretz.messages import Usage
+from caretz.usage_error import USAGE_ERROR
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,6 @@ class RunResult:
 
 def refused_before_start(message: str) -> RunResult:
     """The result of a run refused before it started (exit 2): no session, nothing used."""
-    from caretz.usage_error import USAGE_ERROR
-
     return RunResult(None, "usage_error", USAGE_ERROR, message, "")
 
 

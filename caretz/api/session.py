@@ -27,7 +27,18 @@ from caretz.api.result import (
     cost_since,
     usage_since,
 )
+from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.messages import Usage
+
+# `from caretz import Session` loads none of these: the app when a session opens, the
+# settings from keywords when one is made (-p brings its own), streaming with stream().
+app_session = lazy_module("caretz.app.session")
+session_store = lazy_module("caretz.session.store")
+tools_permission = lazy_module("caretz.tools.permission")
+api_options = lazy_module("caretz.api.options")
+streaming = lazy_module("caretz.api.streaming")
+api_permission = lazy_module("caretz.api.permission")
 
 if TYPE_CHECKING:
     from caretz.api.events import Event
@@ -80,10 +91,7 @@ class Session:
         allowed_tools: Sequence[str] | str | None = None,
         disallowed_tools: Sequence[str] | str | None = None,
     ):
-        from caretz.api.options import Options, resolve
-        from caretz.api.permission import CallbackAsker
-
-        options = Options(
+        chosen = api_options.Options(
             model=model,
             profile=profile,
             loop_guard=loop_guard,
@@ -97,8 +105,8 @@ class Session:
             allowed_tools=allowed_tools,
             disallowed_tools=disallowed_tools,
         )
-        settings = resolve(options, env)
-        asker = CallbackAsker(on_permission) if on_permission is not None else None
+        settings = api_options.resolve(chosen, env)
+        asker = api_permission.CallbackAsker(on_permission) if on_permission is not None else None
         self._open(settings, None, env, cwd, resume, asker)
 
     @classmethod
@@ -127,10 +135,6 @@ class Session:
         resume: str | None,
         asker: Asker | None,
     ) -> None:
-        from caretz.app.session import Session as AppSession
-        from caretz.config_base import ConfigError
-        from caretz.session.store import SessionNotFound
-
         self._relay = Relay(view)
         self._asker = asker
         self._busy = threading.Lock()
@@ -138,10 +142,12 @@ class Session:
         self.worker: threading.Thread | None = None  # a stream()'s, while it runs
         workspace = Path(cwd).absolute() if cwd is not None else None
         try:
-            self.app: AppSession = AppSession.open(
+            self.app: AppSession = app_session.Session.open(
                 settings, self._relay, env=env, workspace=workspace, resume=resume, asker=asker
             )
-        except SessionNotFound as error:  # bad input like any other: one ConfigError line
+        except (
+            session_store.SessionNotFound
+        ) as error:  # bad input like any other: one ConfigError line
             raise ConfigError(str(error)) from None
 
     # -- what the session is ----------------------------------------------------------
@@ -169,9 +175,7 @@ class Session:
         """Send `prompt` and yield what happens as it happens (caretz.api.events), ending
         with `Finished(result)`. The work runs in a background thread: leaving the loop
         early, closing the iterator or Ctrl-C while waiting cancels it and waits for it."""
-        from caretz.api.streaming import stream_work
-
-        return stream_work(self, lambda app: app.submit(prompt))
+        return streaming.stream_work(self, lambda app: app.submit(prompt))
 
     def run_work(self, work: Callable[[AppSession], Outcome]) -> RunResult:
         """Run `work` on the application session (one run at a time) and read its result;
@@ -234,8 +238,6 @@ class Session:
         )
 
     def _result(self, outcome: Outcome, before: _Reading) -> RunResult:
-        from caretz.tools.permission import allow_hint
-
         totals = self.app.totals
         denials = list(self.app.permission_denials[before.denials :])
         return RunResult(
@@ -249,7 +251,7 @@ class Session:
             tool_calls=totals.tool_calls - before.tool_calls,
             duration_s=time.monotonic() - before.started,
             permission_denials=tuple(PermissionDenial.from_dict(d) for d in denials),
-            permission_hint=allow_hint(denials),
+            permission_hint=tools_permission.allow_hint(denials),
             guard_verdicts=tuple(self._relay.verdicts[before.verdicts :]),
             goal=outcome.goal,
         )

@@ -8,10 +8,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from caretz.commands.loading import with_settings
+from caretz.config.settings import Settings
+from caretz.config.show import show_settings
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
-    from caretz.config.settings import Settings
 
 
 def show_config(overrides: Flags) -> int:
@@ -19,7 +20,5 @@ def show_config(overrides: Flags) -> int:
 
 
 def _show(settings: Settings) -> int:
-    from caretz.config.show import show_settings
-
     sys.stdout.write(json.dumps(show_settings(settings, os.environ), indent=2, default=str) + "\n")
     return 0

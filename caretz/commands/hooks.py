@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
+from caretz.hooks.matching import HookFile, command_hooks
+from caretz.runtime.hooks import approve_project_hooks, hook_files
 from caretz.ui.hook_lines import hook_file_lines, hook_line
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
-    from caretz.hooks.matching import HookFile
 
 
 def hooks_command(overrides: Flags, approve: bool, output: str = "text") -> int:
@@ -29,8 +30,6 @@ def hooks_command(overrides: Flags, approve: bool, output: str = "text") -> int:
 
 def list_hooks(settings: Settings, output: str, workspace: Path | None = None) -> int:
     """Print the hooks that apply here; exit 2 for a hooks section caretz cannot read."""
-    from caretz.runtime.hooks import hook_files
-
     if output not in ("text", "json"):
         return fail(f"--output {output!r}: use text or json")
     try:
@@ -47,9 +46,6 @@ def list_hooks(settings: Settings, output: str, workspace: Path | None = None) -
 
 def approve_hooks(settings: Settings, workspace: Path | None = None) -> int:
     """Approve the project's `hooks` section as it is now, printing each hook approved."""
-    from caretz.hooks.matching import command_hooks
-    from caretz.runtime.hooks import approve_project_hooks
-
     try:
         file = approve_project_hooks(settings, workspace or Path.cwd())
     except ConfigError as error:
@@ -65,8 +61,6 @@ def approve_hooks(settings: Settings, workspace: Path | None = None) -> int:
 
 
 def file_data(file: HookFile) -> dict[str, Any]:
-    from caretz.hooks.matching import command_hooks
-
     hooks = [
         {"event": event, "matcher": hook.matcher, "command": hook.line}
         for event, hook in command_hooks(file)

@@ -6,17 +6,15 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from caretz.config.settings import Settings, resolve_settings
 from caretz.config_base import ConfigError
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
-    from caretz.config.settings import Settings
 
 
 def load_settings(overrides: Flags) -> Settings:
-    from caretz.config.settings import resolve_settings  # pydantic, only once a command runs
-
     return resolve_settings(overrides, os.environ)
 
 

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING
 
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
+from caretz.mcp_client.plan import entry_shown
+from caretz.runtime.mcp import approve_project_servers, configured_servers, start_servers
+from caretz.ui.mcp_lines import server_lines
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
@@ -29,9 +32,6 @@ def approve_mcp_servers(overrides: Flags, names: list[str]) -> int:
 def list_servers(settings: Settings, output: str, workspace: Path | None = None) -> int:
     """Start every configured server, print each with its status and tools, stop them.
     Exit 1 when a server failed to start, else 0; 2 for a `.mcp.json` caretz cannot read."""
-    from caretz.runtime.mcp import configured_servers, start_servers
-    from caretz.ui.mcp_lines import server_lines
-
     if output not in ("text", "json"):
         return fail(f"--output {output!r}: use text or json")
     workspace = workspace or Path.cwd()
@@ -53,9 +53,6 @@ def list_servers(settings: Settings, output: str, workspace: Path | None = None)
 
 def approve_servers(settings: Settings, names: list[str], workspace: Path | None = None) -> int:
     """Approve the project's `.mcp.json` servers named (all for none), so they start."""
-    from caretz.mcp_client.plan import entry_shown
-    from caretz.runtime.mcp import approve_project_servers
-
     try:
         approved = approve_project_servers(settings, workspace or Path.cwd(), names)
     except ConfigError as error:

@@ -18,9 +18,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.console import Console
+
+from caretz.agent.signals import signals_interrupt
+from caretz.api.result import refused_before_start
+from caretz.api.session import Session as ApiSession
+from caretz.app.commands import find_command
+from caretz.app.goals import check_evaluator, paused_goal
 from caretz.commands.loading import load_settings
+from caretz.commands.piped import prompt_with_stdin
+from caretz.config.settings import resolve_goal_model
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+from caretz.session.records.session import ScheduleRun
+from caretz.session.store import SessionNotFound
+from caretz.ui.console import JsonOutput, TextOutput
 from caretz.usage_error import fail
+
+# The interactive session: prompt_toolkit, which a headless run never needs.
+repl = lazy_module("caretz.ui.repl")
+# Only the runs that ask for them: --input-format stream-json, --env-file, yolo's banner.
+stream_json = lazy_module("caretz.commands.stream_json")
+env_files = lazy_module("caretz.config.env_file")
+permission_lines = lazy_module("caretz.ui.permission_lines")
 
 if TYPE_CHECKING:
     from caretz.app.outcome import Outcome
@@ -45,27 +65,17 @@ def run_cli(
         return fail_run(problem, json_output)
     try:
         if env_file is not None:
-            from caretz.config.env_file import apply_env_file
-
-            apply_env_file(env_file, os.environ)
+            env_files.apply_env_file(env_file, os.environ)
         settings = load_settings(overrides)
         if overrides.get("goal_model") is not None:
-            from caretz.config.settings import resolve_goal_model
-
             resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
         return fail_run(str(error), json_output)
     if input_format == "stream-json":
-        from caretz.commands.stream_json import run_stream_json
-
-        return run_stream_json(settings, resume)
+        return stream_json.run_stream_json(settings, resume)
     if prompt is None and goal is None and sys.stdin.isatty():
-        from caretz.ui.repl import run_repl  # the interactive session: prompt_toolkit
-
-        return run_repl(settings, resume, overrides)
+        return repl.run_repl(settings, resume, overrides)
     if prompt is not None or goal is None:
-        from caretz.commands.piped import prompt_with_stdin
-
         try:
             prompt = prompt_with_stdin(prompt)
         except ConfigError as error:
@@ -83,9 +93,7 @@ def usage_problem(
     if input_format not in INPUT_FORMATS:
         return f"--input-format {input_format!r}: use text or stream-json"
     if input_format == "stream-json":
-        from caretz.commands.stream_json import stream_json_problem
-
-        return stream_json_problem(overrides, prompt, goal)
+        return stream_json.stream_json_problem(overrides, prompt, goal)
     if prompt is not None and not prompt.strip():
         return '-p needs a prompt: it was empty (write -p "what to do", or -p - to read stdin)'
     if goal is not None and not goal.strip():
@@ -106,16 +114,12 @@ def fail_run(message: str, json_output: bool) -> int:
 
 def write_usage_result(message: str) -> None:
     """The result object of a run refused before it started (exit 2), for `--output json`."""
-    from caretz.api.result import refused_before_start
-
     sys.stdout.write(json.dumps({"type": "result", **refused_before_start(message).to_dict()}))
     sys.stdout.write("\n")
     sys.stdout.flush()
 
 
 def make_output(settings: Settings) -> View:
-    from caretz.ui.console import JsonOutput, TextOutput
-
     if settings.output == "json":
         return JsonOutput()
     return TextOutput(detailed=settings.output == "detailed")
@@ -134,11 +138,6 @@ def run_headless(
 ) -> int:
     """One turn (or a custom command), or a goal's turns: a new `goal`, or the resumed
     session's paused one; through the Python API, whose result is the run's."""
-    from caretz.agent.signals import signals_interrupt
-    from caretz.api.session import Session as ApiSession
-    from caretz.session.records.session import ScheduleRun
-    from caretz.session.store import SessionNotFound
-
     output = make_output(settings)
     started = time.monotonic()
     try:
@@ -165,9 +164,6 @@ def run_headless(
 def plan_work(settings: Settings, prompt: str | None, resume: str | None, goal: str | None) -> Work:
     """What the run does, every part of it checked first; raises ConfigError or
     SessionNotFound."""
-    from caretz.app.commands import find_command
-    from caretz.app.goals import check_evaluator, paused_goal
-
     workspace = Path.cwd()
     if goal is not None:
         check_evaluator(settings, os.environ)
@@ -185,8 +181,6 @@ def plan_work(settings: Settings, prompt: str | None, resume: str | None, goal: 
 
 def yolo_banner() -> None:
     """The red line every yolo session starts with (on stderr: stdout keeps the answer)."""
-    from rich.console import Console
-
-    from caretz.ui.permission_lines import YOLO_BANNER
-
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]{YOLO_BANNER}[/]")
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"[bold red]{permission_lines.YOLO_BANNER}[/]"
+    )

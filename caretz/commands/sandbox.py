@@ -9,20 +9,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.commands.loading import load_settings
+from caretz.config.sandbox import installation_problem, sandbox_policy, session_programs
 from caretz.config_base import ConfigError
+from caretz.sandbox.detect import Backend, SandboxCheck, check_sandbox, render_check
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
-    from caretz.sandbox.detect import SandboxCheck
 
 
 def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
     """0 when a sandbox works here, 1 when none does. `check` replaces probing this
     machine (what another machine would find)."""
-    from caretz.config.sandbox import installation_problem, sandbox_policy, session_programs
-    from caretz.sandbox.detect import Backend, check_sandbox, render_check
-
     if output not in ("text", "json"):
         return fail(f"--output {output!r}: use text or json")
     try:

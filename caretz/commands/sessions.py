@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.checkpoints.project import project_root
+from caretz.config.loading import data_dir
 from caretz.config_base import ConfigError
+from caretz.session.events import read_events
+from caretz.session.store import SessionNotFound, SessionStore
+from caretz.ui.sessions_text import describe_event, list_line
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
@@ -16,11 +21,6 @@ if TYPE_CHECKING:
 
 def list_sessions(overrides: Flags, every_folder: bool = False, limit: int = 20) -> int:
     """This folder's sessions (every folder's with `every_folder`), the last `limit`."""
-    from caretz.checkpoints.project import project_root
-    from caretz.config.loading import data_dir
-    from caretz.session.store import SessionStore
-    from caretz.ui.sessions_text import list_line
-
     try:
         store = SessionStore(data_dir(os.environ))
     except ConfigError as error:
@@ -36,11 +36,6 @@ def list_sessions(overrides: Flags, every_folder: bool = False, limit: int = 20)
 
 
 def show_session(overrides: Flags, session_id: str) -> int:
-    from caretz.config.loading import data_dir
-    from caretz.session.events import read_events
-    from caretz.session.store import SessionNotFound, SessionStore
-    from caretz.ui.sessions_text import describe_event
-
     try:
         path = SessionStore(data_dir(os.environ)).events_path(session_id)
     except (ConfigError, SessionNotFound) as error:

@@ -17,14 +17,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from caretz.agent.signals import interrupted_by
+from caretz.agent.signals import interrupted_by, signals_interrupt
+from caretz.api.result import refused_before_start
+from caretz.api.session import Session
 from caretz.config_base import ConfigError
+from caretz.ui.console import JsonOutput
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
-    from caretz.ui.console import JsonOutput
 
 SHAPE = '{"type": "user", "message": {"role": "user", "content": "..."}}'
 
@@ -92,10 +94,6 @@ def stream_json_problem(overrides: Flags, prompt: str | None, goal: str | None) 
 def run_stream_json(settings: Settings, resume: str | None) -> int:
     """Answer each user message on stdin in one session, as `--output json` does; the
     exit code is the last answer's (an interrupted one ends the run)."""
-    from caretz.agent.signals import signals_interrupt
-    from caretz.api.session import Session
-    from caretz.ui.console import JsonOutput
-
     output = JsonOutput()
     session: Session | None = None
     code = 0
@@ -123,8 +121,6 @@ def run_stream_json(settings: Settings, resume: str | None) -> int:
 
 def refuse(output: JsonOutput, message: str, session_id: str | None) -> int:
     """One line on stderr, and the refusal's result object on stdout (exit 2)."""
-    from caretz.api.result import refused_before_start
-
     refused = replace(refused_before_start(message), session_id=session_id)
     fail(message)
     output.closing(refused.to_dict())

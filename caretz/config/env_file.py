@@ -14,6 +14,9 @@ from collections.abc import MutableMapping
 from pathlib import Path
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+
+dotenv = lazy_module("dotenv")  # only a run given --env-file reads one
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -33,9 +36,7 @@ def read_env_file(path: Path) -> dict[str, str]:
             f"--env-file {path}: others may read or change it (mode {info.st_mode & 0o777:o}); "
             f"run: chmod 600 {path}"
         )
-    from dotenv import dotenv_values
-
-    values = dotenv_values(path, interpolate=False)
+    values = dotenv.dotenv_values(path, interpolate=False)
     return {name: value for name, value in values.items() if value is not None}
 
 

@@ -24,10 +24,13 @@ from caretz.config.schema import ConfigFile, Profile
 from caretz.config_base import ConfigError
 from caretz.goal.config import EvaluatorConfig, GoalConfig
 from caretz.guard.config import JudgeConfig, LoopGuardConfig
+from caretz.lazy import lazy_module
 from caretz.pricing import Price
 from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import ResolvedModel, merged_providers, resolve_model
 from caretz.sandbox.config import SandboxConfig
+
+config_env = lazy_module("caretz.config.env")  # pydantic-settings: only with a CARETZ_* set
 
 
 class Layered(NamedTuple):
@@ -75,9 +78,7 @@ def read_env_overrides(env: Mapping[str, str]) -> Overrides:
     validate, and pydantic-settings (a noticeable share of start-up) is not loaded."""
     if not any(env.get(name) for name in ENV_VARIABLES):
         return Overrides()
-    from caretz.config.env import read_env
-
-    return read_env(env)
+    return config_env.read_env(env)
 
 
 def _overridden(

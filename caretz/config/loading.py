@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+
+platformdirs = lazy_module("platformdirs")  # only where no variable names the folder
+# Validating a file: pydantic and the schema, loaded only when there is one to validate.
+pydantic = lazy_module("pydantic")
+config_errors = lazy_module("caretz.config.errors")
+schema = lazy_module("caretz.config.schema")
 
 if TYPE_CHECKING:
     from caretz.config.schema import ConfigFile
@@ -25,18 +32,14 @@ def config_path(env: Mapping[str, str], flag: str | Path | None = None) -> Path:
         return Path(flag).expanduser()
     if env.get(CONFIG_ENV):
         return Path(env[CONFIG_ENV]).expanduser()
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("caretz")) / "profiles.json"
+    return Path(platformdirs.user_config_dir("caretz")) / "profiles.json"
 
 
 def data_dir(env: Mapping[str, str]) -> Path:
     """CARETZ_DATA_DIR > the platform's user data dir. Nothing is created here."""
     if env.get(DATA_DIR_ENV):
         return Path(env[DATA_DIR_ENV]).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("caretz"))
+    return Path(platformdirs.user_data_dir("caretz"))
 
 
 def load_config_file(path: Path, *, required: bool = False) -> ConfigFile:
@@ -46,17 +49,14 @@ def load_config_file(path: Path, *, required: bool = False) -> ConfigFile:
 
 def validated_config_file(path: Path, data: Any) -> ConfigFile:
     """profiles.json's JSON (`data`; None: no file, the defaults) validated."""
-    from pydantic import ValidationError  # a file to validate
-
-    from caretz.config.errors import describe_validation_error
-    from caretz.config.schema import ConfigFile
-
+    file_type = schema.ConfigFile
     if data is None:
-        return ConfigFile()
+        return file_type()
     try:
-        return ConfigFile.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: {describe_validation_error(ConfigFile, exc)}") from None
+        return file_type.model_validate(data)
+    except pydantic.ValidationError as exc:
+        problem = config_errors.describe_validation_error(file_type, exc)
+        raise ConfigError(f"{path}: {problem}") from None
 
 
 def read_json_file(path: Path, *, required: bool = False) -> Any:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable, check_sandbox
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.gitwatch import nested_control_paths
@@ -33,11 +34,11 @@ from caretz.sandbox.runner import Sandbox, open_sandbox
 from caretz.sandbox.runtime import SessionRuntime, sessions_parent
 from caretz.trusted import Programs, installation_inside, resolve_programs
 
+platformdirs = lazy_module("platformdirs")  # loaded by the settings unless variables name both
+
 
 def caretz_paths(settings: Settings) -> list[Path]:
-    from platformdirs import user_config_dir
-
-    return [settings.config_path, Path(user_config_dir("caretz")), settings.data_dir]
+    return [settings.config_path, Path(platformdirs.user_config_dir("caretz")), settings.data_dir]
 
 
 def sandbox_policy(settings: Settings, cwd: Path, env: Mapping[str, str]) -> SandboxPolicy:

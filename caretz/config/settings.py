@@ -24,6 +24,7 @@ from caretz.config.flags import (
 from caretz.config.loading import config_path, data_dir, read_json_file
 from caretz.config.values import Output, ProfileValues, SandboxValues, of_profile, with_flags
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
@@ -38,6 +39,8 @@ from caretz.providers.resolve import (
     resolve_model,
 )
 from caretz.sandbox.policy import SandboxMode
+
+layers = lazy_module("caretz.config.layers")  # pydantic: only with something to validate
 
 if TYPE_CHECKING:
     from caretz.config.schema import Profile
@@ -77,9 +80,7 @@ class Settings:
         there was no file to validate)."""
         if self.validated is not None:
             return self.validated
-        from caretz.config.layers import default_profile
-
-        return default_profile(self.given)
+        return layers.default_profile(self.given)
 
     @property
     def model_limits(self) -> ModelLimits:
@@ -154,8 +155,6 @@ class Settings:
 
     def with_profile(self, **updates: Any) -> Settings:
         """These settings with some profile values changed (`loop_guard=…` for /guard)."""
-        from caretz.config.values import of_profile
-
         profile = self.profile.model_copy(update=updates)
         return dataclasses.replace(self, validated=profile, values=of_profile(profile))
 
@@ -184,9 +183,7 @@ def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
     plain = None if data is not None or env_set else plain_flags(flags)
     if plain is not None and plain.get("profile", DEFAULT_PROFILE) == DEFAULT_PROFILE:
         return _settings(flags, env, path, DEFAULT_PROFILE, *_defaults(plain, env, path))
-    from caretz.config.layers import resolve_layered  # pydantic: something to validate
-
-    layered = resolve_layered(flags, env, path, data)
+    layered = layers.resolve_layered(flags, env, path, data)
     profile = layered.profile
     resolved = (of_profile(profile), layered.model, layered.providers, layered.prices, profile)
     return _settings(flags, env, path, layered.profile_name, *resolved)

@@ -14,9 +14,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from caretz.guard.model import Mode
+from caretz.lazy import lazy_module
 from caretz.messages import Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.sandbox.policy import ModeName
+
+sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")  # only with a list of hosts
 
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist
@@ -46,9 +49,7 @@ class SandboxValues(NamedTuple):
         """The hosts commands may reach through the proxy; None unless `network` is a list."""
         if not isinstance(self.network, tuple):
             return None
-        from caretz.sandbox.allowlist import build_allowlist  # only with a list of hosts
-
-        return build_allowlist(list(self.network), dict(self.hosts))
+        return sandbox_allowlist.build_allowlist(list(self.network), dict(self.hosts))
 
 
 class WebFetchValues(NamedTuple):

@@ -1,20 +1,38 @@
 """`caretz guard ...`: check the loop guard's calls on recorded trajectories.
 
-Imports stay inside the command so the main CLI's --help starts fast.
+Every caretz command loads this module (the CLI mounts `guard_app`), so what the commands
+use is declared lazy below: `caretz --help` loads none of it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.text import shorten
 from caretz.usage_error import fail
+
+# What the commands run on, loaded when one runs (not by `caretz --help` or any other command).
+replay = lazy_module("caretz.eval.replay")
+judge_command = lazy_module("caretz.eval.judge_command")
+eval_labels = lazy_module("caretz.eval.labels")
+pricing = lazy_module("caretz.pricing")
+session_store = lazy_module("caretz.session.store")
+config_settings = lazy_module("caretz.config.settings")
+providers_resolve = lazy_module("caretz.providers.resolve")
+runtime_judge = lazy_module("caretz.runtime.judge")
+runtime_models = lazy_module("caretz.runtime.models")
+detectors_config = lazy_module("caretz.guard.detectors_config")
+alias_generators = lazy_module("pydantic.alias_generators")
+json = lazy_module("json")
+config_base = lazy_module("caretz.config_base")
 
 if TYPE_CHECKING:
     from caretz.eval.judge_command import Evaluation
@@ -115,11 +133,6 @@ def replay_command(
     Without --judge no model is called: every check counts as "not stuck", so
     the firings show each place the guard would have asked its judge.
     """
-    import os
-
-    from caretz.config_base import ConfigError
-    from caretz.eval.replay import TrajectoryError, load_all, replay_all
-
     try:
         if output not in ("text", "json"):
             raise UsageProblem(f"--output {output!r}: expected text or json")
@@ -127,10 +140,10 @@ def replay_command(
         settings = _settings(config, profile, env)
         guard_config = apply_flags(settings.loop_guard, repeat_threshold, check_every, detector)
         replay_judge = _judge(judge, settings, env) if judge else None
-        trajectories = load_all([_session_or_path(f, settings) for f in files])
-    except (ConfigError, TrajectoryError, UsageProblem) as exc:
+        trajectories = replay.load_all([_session_or_path(f, settings) for f in files])
+    except (config_base.ConfigError, replay.TrajectoryError, UsageProblem) as exc:
         raise typer.Exit(fail(str(exc))) from None
-    results = replay_all(trajectories, guard_config, replay_judge)
+    results = replay.replay_all(trajectories, guard_config, replay_judge)
     render = _render_json if output == "json" else _render_text
     for result in results:
         for line in render(result):
@@ -195,30 +208,26 @@ def eval_command(
 
 
 def _eval(params: dict[str, Any]) -> int:
-    from caretz.config_base import ConfigError
-    from caretz.eval.judge_command import INTERRUPTED, run_evaluation
-    from caretz.eval.labels import LabelError
-    from caretz.eval.replay import TrajectoryError
-
+    problems = (
+        config_base.ConfigError,
+        replay.TrajectoryError,
+        eval_labels.LabelError,
+        UsageProblem,
+    )
     try:
         evaluation = _evaluation(params)
-    except (ConfigError, TrajectoryError, LabelError, UsageProblem) as exc:
+    except problems as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
     except KeyboardInterrupt:  # while a local judge model loads, say
-        return INTERRUPTED
-    return run_evaluation(evaluation, typer.echo, lambda text: typer.echo(text, err=True))
+        return judge_command.INTERRUPTED
+    return judge_command.run_evaluation(
+        evaluation, typer.echo, lambda text: typer.echo(text, err=True)
+    )
 
 
 def _evaluation(params: dict[str, Any]) -> Evaluation:
     """The command's flags, resolved; every usage or config problem is raised here."""
-    import os
-
-    from caretz.eval.judge_command import Evaluation
-    from caretz.eval.labels import apply_labels, load_labels
-    from caretz.eval.replay import load_all
-    from caretz.pricing import cost_usd
-
     if params["output"] not in ("text", "json"):
         raise UsageProblem(f"--output {params['output']!r}: expected text or json")
     env = dict(os.environ)
@@ -228,16 +237,16 @@ def _evaluation(params: dict[str, Any]) -> Evaluation:
     if params["judge_timeout"] is not None:
         timeout = _timeout(params["judge_timeout"])
         guard_config = guard_config.model_copy(update={"judge_timeout": timeout})
-    trajectories = load_all([_session_or_path(f, settings) for f in params["files"]])
-    labels = load_labels(params["labels"]) if params["labels"] else None
-    labelling = apply_labels(trajectories, labels)
+    trajectories = replay.load_all([_session_or_path(f, settings) for f in params["files"]])
+    labels = eval_labels.load_labels(params["labels"]) if params["labels"] else None
+    labelling = eval_labels.apply_labels(trajectories, labels)
     opened = open_judge(params["judge"], settings, env, params["base_url"], params["reasoning"])
-    return Evaluation(
+    return judge_command.Evaluation(
         labelling=labelling,
         config=guard_config,
         judge=opened.judge,
         judge_settings=opened.settings(),
-        cost=lambda call: cost_usd(opened.model.ref, call.usage, settings.prices),
+        cost=lambda call: pricing.cost_usd(opened.model.ref, call.usage, settings.prices),
         data_dir=settings.data_dir,
         base_url=params["base_url"],
         use_cache=params["cache"],
@@ -249,10 +258,8 @@ def _evaluation(params: dict[str, Any]) -> Evaluation:
 
 
 def _timeout(value: str) -> float:
-    from caretz.config_base import parse_duration
-
     try:
-        seconds = parse_duration(value)
+        seconds = config_base.parse_duration(value)
     except ValueError as error:
         raise UsageProblem(f"--judge-timeout: {error}") from None
     if seconds <= 0:
@@ -262,20 +269,16 @@ def _timeout(value: str) -> float:
 
 def _session_or_path(name: Path, settings: Any) -> Path:
     """A path as given, or the events of the session with that ID (see `caretz sessions list`)."""
-    from caretz.session.store import SessionNotFound, SessionStore
-
     if name.exists() or len(name.parts) != 1:
         return name
     try:
-        return SessionStore(settings.data_dir).events_path(str(name))
-    except SessionNotFound:
+        return session_store.SessionStore(settings.data_dir).events_path(str(name))
+    except session_store.SessionNotFound:
         return name  # loading reports the missing file
 
 
 def _settings(config: Path | None, profile: str | None, env: dict[str, str]) -> Any:
-    from caretz.config.settings import resolve_settings
-
-    return resolve_settings({"config": config, "profile": profile}, env)
+    return config_settings.resolve_settings({"config": config, "profile": profile}, env)
 
 
 def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
@@ -311,16 +314,16 @@ def open_judge(
 ) -> OpenedJudge:
     """The judge model through the runtime's own wiring (any provider, `local/PATH.gguf`,
     a bare model ID on `base_url`); a missing key or model fails here, before any replay."""
-    from caretz.providers.resolve import resolve_model
-    from caretz.runtime.judge import model_judge
-    from caretz.runtime.models import open_provider
-
     if reasoning is not None and reasoning not in REASONING_LEVELS:
         raise UsageProblem(f"--reasoning {reasoning!r}: expected off, low, medium or high")
-    model = resolve_model(ref, settings.providers, base_url, env, config_file=settings.config_path)
-    provider = open_provider(model, env)
+    model = providers_resolve.resolve_model(
+        ref, settings.providers, base_url, env, config_file=settings.config_path
+    )
+    provider = runtime_models.open_provider(model, env)
     level = reasoning or settings.loop_guard.judge.reasoning or "off"
-    return OpenedJudge(model_judge(provider, model.model_id, model.ref, level), model, level)
+    return OpenedJudge(
+        runtime_judge.model_judge(provider, model.model_id, model.ref, level), model, level
+    )
 
 
 # ---------------------------------------------------------------- flags
@@ -346,15 +349,11 @@ def apply_flags(
 
 def detector_names() -> dict[str, str]:
     """Every spelling accepted by --detector (snake, camel, kebab) → the settings key."""
-    from pydantic.alias_generators import to_camel
-
-    from caretz.guard.detectors_config import DetectorsConfig
-
     names: dict[str, str] = {}
-    for key, field in DetectorsConfig.model_fields.items():
+    for key, field in detectors_config.DetectorsConfig.model_fields.items():
         annotation = field.annotation
         if isinstance(annotation, type) and "enabled" in getattr(annotation, "model_fields", {}):
-            for spelling in (key, to_camel(key), key.replace("_", "-")):
+            for spelling in (key, alias_generators.to_camel(key), key.replace("_", "-")):
                 names[spelling] = key
     return names
 
@@ -374,8 +373,6 @@ def parse_detector_switch(switch: str) -> tuple[str, bool]:
 
 
 def _render_json(result: ReplayResult) -> list[str]:
-    import json
-
     trajectory_id = result.trajectory.id
     lines = [json.dumps(firing.to_json(trajectory_id)) for firing in result.firings]
     lines.append(json.dumps(result.summary_json()))

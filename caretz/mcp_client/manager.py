@@ -22,9 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from caretz.lazy import lazy_module
 from caretz.mcp_client.model import RemoteTool, ServerSpec
 from caretz.mcp_client.names import server_part
 from caretz.text import one_line
+
+# The only module importing the MCP SDK: loaded when the first server starts.
+mcp_connection = lazy_module("caretz.mcp_client.connection")
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -98,12 +102,10 @@ class McpManager:
 
     def begin(self, specs: list[ServerSpec], timeout_s: float) -> list[Starting]:
         """Start every server at once, without waiting for any (`settle` waits for one)."""
-        from caretz.mcp_client.connection import ServerConnection
-
         started = time.monotonic()
         pending = []
         for spec in specs:
-            connection = ServerConnection(spec, self._errlog(spec))
+            connection = mcp_connection.ServerConnection(spec, self._errlog(spec))
             ready: concurrent.futures.Future[None] = concurrent.futures.Future()
             holder = asyncio.run_coroutine_threadsafe(connection.hold(ready), self._loop)
             self._holders.append(holder)
@@ -135,9 +137,8 @@ class McpManager:
             return Attempt(spec, f"it was not ready within {timeout_s:g} s ({setting})")
         error = ready.exception()
         if error is not None:
-            from caretz.mcp_client.connection import describe
-
-            return Attempt(spec, self._with_stderr(spec, describe(error)))
+            described = mcp_connection.describe(error)
+            return Attempt(spec, self._with_stderr(spec, described))
         self._connections[spec.name] = connection
         return Attempt(spec, None, list(connection.tools))
 
@@ -181,11 +182,9 @@ class McpManager:
         """The server's result. Raises the connection's ServerDown, CallTimedOut or
         CallRefused, CallCancelled when `cancel` is set, and lets Ctrl-C through (the
         call is cancelled on the loop either way)."""
-        from caretz.mcp_client.connection import CallTimedOut, ServerDown
-
         connection = self._connections.get(server)
         if connection is None or self.closed:
-            raise ServerDown("it is not running")
+            raise mcp_connection.ServerDown("it is not running")
         call = connection.call(tool, arguments, timeout_s)
         future = asyncio.run_coroutine_threadsafe(call, self._loop)
         deadline = time.monotonic() + timeout_s + CALL_GRACE_S
@@ -195,7 +194,7 @@ class McpManager:
                 if cancel.is_set():
                     raise CallCancelled()
                 if time.monotonic() > deadline:
-                    raise CallTimedOut(f"no answer within {timeout_s:g} s")
+                    raise mcp_connection.CallTimedOut(f"no answer within {timeout_s:g} s")
         except BaseException:
             future.cancel()
             raise

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.mcp_client.background import BackgroundStart
 from caretz.mcp_client.config import McpConfig
 from caretz.mcp_client.manager import Attempt, CallCancelled, McpManager
@@ -26,6 +27,9 @@ from caretz.mcp_client.tools import McpTool
 from caretz.session.records import mcp as records
 from caretz.session.records.base import Record
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
+
+# The only module importing the MCP SDK: loaded by the time a server answers a call.
+mcp_connection = lazy_module("caretz.mcp_client.connection")
 
 Emit = Callable[[Record], Any]
 
@@ -255,8 +259,6 @@ class McpServers:
 
     # -- one call ------------------------------------------------------------------------
     def call_tool(self, tool: McpTool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from caretz.mcp_client.connection import CallRefused, CallTimedOut, ServerDown
-
         name, server = tool.spec.name, tool.server
         if server in self._down or self.manager is None:
             return self._down_result(tool, self._down.get(server, "it is not running"))
@@ -270,12 +272,12 @@ class McpServers:
             ) from None
         except CallCancelled:
             return _stopped(started, "cancelled")
-        except CallTimedOut:
+        except mcp_connection.CallTimedOut:
             text = f"no answer from MCP server {server!r} within {timeout:g} s (mcp.callTimeout)"
             return _failed(started, f"{text}; the call was cancelled, but {ACTED}", "timeout")
-        except CallRefused as refusal:
+        except mcp_connection.CallRefused as refusal:
             return _failed(started, f"MCP server {server!r} refused the {name} call: {refusal}")
-        except ServerDown as down:
+        except mcp_connection.ServerDown as down:
             self._went_down(server, down.reason)
             return self._down_result(tool, self._down[server], started)
         text, images = result_content(list(result.content), result.structured_content, name)

@@ -20,6 +20,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.config.env_file import read_env_file
+from caretz.config.loading import data_dir
+from caretz.config.settings import Settings, resolve_goal_model, resolve_settings
+from caretz.config_base import ConfigError
 from caretz.schedule.cron import check_schedule
 from caretz.schedule.crontab import (
     NO_DAEMON,
@@ -29,12 +33,12 @@ from caretz.schedule.crontab import (
     crontab_command,
 )
 from caretz.schedule.jobs import Job, job_ids, jobs_in, with_job, without_job
+from caretz.schedule.runs import LastRun, last_runs
+from caretz.session.store import SessionStore
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
-    from caretz.config.settings import Settings
-    from caretz.schedule.runs import LastRun
 
 ENV_FILE = "schedule.env"
 CRON_PATH = "/usr/bin:/bin"  # cron's own PATH, for `schedule run`
@@ -66,8 +70,6 @@ def add_job(
     proc: Path = Path("/proc"),
 ) -> int:
     """`proc`: where running processes are listed, to tell whether cron runs."""
-    from caretz.config_base import ConfigError
-
     env = os.environ if env is None else env
     try:
         job = new_job(flags, schedule, prompt, goal, workdir or Path.cwd(), env_file, env)
@@ -94,8 +96,6 @@ def new_job(
     env: Mapping[str, str],
 ) -> Job:
     """The job for these settings; raises ScheduleError, ConfigError or ValueError first."""
-    from caretz.config.settings import resolve_goal_model, resolve_settings
-
     schedule = check_schedule(schedule)
     prompt = _one_line("-p", prompt)
     goal = _one_line("--goal", goal) if goal is not None else None
@@ -147,8 +147,6 @@ def run_flags(settings: Settings, flags: Flags, env_file: Path | None) -> list[s
 
 def _env_file_for(settings: Settings, given: Path | None, env: Mapping[str, str]) -> Path | None:
     """The env file the run reads its keys from; the model's key must be in it."""
-    from caretz.config.env_file import read_env_file
-
     path = given if given is not None else settings.config_path.parent / ENV_FILE
     path = path.expanduser().absolute()
     key = settings.model.entry.api_key_env
@@ -170,11 +168,6 @@ def _env_file_for(settings: Settings, given: Path | None, env: Mapping[str, str]
 def list_jobs(
     flags: Flags, env: Mapping[str, str] | None = None, proc: Path = Path("/proc")
 ) -> int:
-    from caretz.config.loading import data_dir
-    from caretz.config_base import ConfigError
-    from caretz.schedule.runs import last_runs
-    from caretz.session.store import SessionStore
-
     env = os.environ if env is None else env
     try:
         table = Crontab(crontab_command(env)).read()

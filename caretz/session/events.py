@@ -15,8 +15,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from caretz.lazy import lazy_module
 from caretz.messages import Image
 from caretz.session.records.base import Record, UnknownRecord
+
+# Every family of records: loaded only to read a log, never to write one.
+records_parse = lazy_module("caretz.session.records.parse")
 
 Emit = Callable[[Record], Any]
 Listener = Callable[[Record], None]
@@ -127,8 +131,6 @@ def read_events(path: Path) -> Iterator[Record]:
     """Every complete event in a log, as its record (an UnknownRecord for a type this
     caretz does not know); a torn line (a killed process) or one that is not a JSON
     object is skipped."""
-    from caretz.session.records.parse import parse_record  # every family: only to read a log
-
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             line = line.strip()
@@ -139,4 +141,4 @@ def read_events(path: Path) -> Iterator[Record]:
             except json.JSONDecodeError:
                 continue
             if isinstance(data, dict):
-                yield parse_record(data)
+                yield records_parse.parse_record(data)

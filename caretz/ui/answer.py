@@ -14,6 +14,12 @@ import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
+from caretz.lazy import lazy_module
+
+# Only a terminal's answer is drawn: Rich's Live region and the Markdown parser.
+rich_live = lazy_module("rich.live")
+markdown = lazy_module("caretz.ui.markdown")
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.live import Live
@@ -81,13 +87,9 @@ class TerminalAnswer:
             self.live.update(self.stream.tail, refresh=True)
 
     def open(self) -> None:
-        from rich.live import Live  # only a terminal's answer is redrawn
-
-        from caretz.ui.markdown import Lines, MarkdownStream
-
-        self.stream = MarkdownStream(self.console, self.clock)
-        self.live = Live(
-            Lines([]),
+        self.stream = markdown.MarkdownStream(self.console, self.clock)
+        self.live = rich_live.Live(
+            markdown.Lines([]),
             console=self.console,
             auto_refresh=False,
             transient=True,
@@ -111,13 +113,11 @@ class TerminalAnswer:
 
     def close(self, erase: int) -> None:
         """Stop redrawing (the region is cleared), then erase `erase` printed lines."""
-        from caretz.ui.markdown import erase_printed
-
         live, self.live = self.live, None
         if live is not None:
             live.stop()
         if erase:
-            erase_printed(self.console, erase)
+            markdown.erase_printed(self.console, erase)
 
 
 def _file_position(out: IO[str]) -> int | None:

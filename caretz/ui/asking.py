@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from prompt_toolkit import PromptSession
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -115,7 +116,5 @@ def _syntax(code: str, lexer: str) -> Syntax:
 
 
 def _prompt_toolkit_line(message: str) -> str:
-    from prompt_toolkit import PromptSession
-
     session: PromptSession[str] = PromptSession(message=[("bold yellow", message)])
     return session.prompt()

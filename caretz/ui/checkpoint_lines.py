@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.markup import escape
 
 from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, rewind_command
+from caretz.lazy import lazy_module
 from caretz.session.records.base import LoopGuardRecord, Record
 from caretz.session.records.checkpoints import (
     CheckpointCreated,
@@ -16,6 +17,9 @@ from caretz.session.records.checkpoints import (
 )
 from caretz.session.records.loop import TurnStarted
 from caretz.ui.guard_lines import PREFIX
+
+# The guard's events, loaded by the time one is written: a run with the guard off never is.
+guard_records = lazy_module("caretz.session.records.guard")
 
 UNDO_LABEL = f"{PREFIX} undo this turn's changes:"
 SCOPES = {"files": "files", "conversation": "conversation", "both": "files and conversation"}
@@ -44,9 +48,7 @@ class CheckpointLines:
         elif isinstance(event, CheckpointFailed):
             return [f"[yellow]{escape(str(event.message or 'checkpoint failed'))}[/]"]
         elif isinstance(event, LoopGuardRecord):
-            from caretz.session.records.guard import LoopGuardStopped  # loaded: one was written
-
-            self.stopped = self.stopped or isinstance(event, LoopGuardStopped)
+            self.stopped = self.stopped or isinstance(event, guard_records.LoopGuardStopped)
         elif isinstance(event, CheckpointSettled) and self.stopped and self.undo is not None:
             self.stopped = False
             if event.changed_count:

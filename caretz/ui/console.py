@@ -18,6 +18,7 @@ from rich.console import Console, RenderableType
 from rich.markup import escape
 
 from caretz.agent.parts import QuietListener
+from caretz.lazy import lazy_module
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying
 from caretz.session.records import loop
@@ -25,7 +26,15 @@ from caretz.session.records.base import CheckpointRecord, LoopGuardRecord, Permi
 from caretz.text import one_line, plural, shorten
 from caretz.ui.answer import PlainAnswer, TerminalAnswer
 from caretz.ui.job_lines import background_job, job_started_line
+from caretz.ui.notice_lines import notice_lines
 from caretz.ui.wrapping import draws_in_place, hanging
+
+goal_lines = lazy_module("caretz.ui.goal_lines")  # the plan's lines: once the agent plans
+ui_progress = lazy_module("caretz.ui.progress")  # Rich's spinner: once a tool runs, on a terminal
+rich_syntax = lazy_module("rich.syntax")  # pygments' lexers: only with a diff to show
+permission_lines = lazy_module("caretz.ui.permission_lines")  # once a rule or an answer decides
+guard_lines = lazy_module("caretz.ui.guard_lines")  # the guard's lines: once it says something
+checkpoint_lines = lazy_module("caretz.ui.checkpoint_lines")  # at the first checkpoint record
 
 Clock = Callable[[], float]
 
@@ -52,9 +61,7 @@ def retry_line(event: Retrying) -> str:
 def call_preview(name: str, arguments: dict[str, Any]) -> str:
     """The one argument that says most about a call (the command, the path, the pattern)."""
     if name == PLAN_TOOL:
-        from caretz.ui.goal_lines import plan_preview
-
-        return plan_preview(arguments)
+        return goal_lines.plan_preview(arguments)
     for key in ("command", "path", "pattern", "agent", "prompt"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
@@ -106,12 +113,12 @@ def output_tail(output: str) -> list[str]:
 
 def diff_view(diff: str, most: int = DIFF_MAX_LINES) -> list[RenderableType]:
     """An edit's diff, coloured where colour is on, cut to its first `most` lines."""
-    from rich.syntax import Syntax  # pygments' lexers: only with a diff to show
-
     lines = diff.rstrip("\n").splitlines()
     shown = "\n".join(lines[:most])
     view: list[RenderableType] = [
-        Syntax(shown, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
+        rich_syntax.Syntax(
+            shown, "diff", theme="ansi_dark", background_color="default", word_wrap=True
+        )
     ]
     if len(lines) > most:
         view.append(f"  [dim]… {len(lines) - most} more diff lines[/]")
@@ -169,28 +176,20 @@ class TextOutput:
         elif isinstance(event, loop.TurnEnded) and event.agent == "main":
             self.stop_progress()
         elif isinstance(event, LoopGuardRecord):
-            from caretz.ui.guard_lines import headless_line, render_lines
-
-            for text in render_lines(event, self.detailed):
-                self.line(f"[magenta]{escape(headless_line(text))}[/]")
+            for text in guard_lines.render_lines(event, self.detailed):
+                self.line(f"[magenta]{escape(guard_lines.headless_line(text))}[/]")
         elif isinstance(event, loop.ProviderError):
             self.told.add(event.error)
             self.line(f"[red]provider error:[/] {escape(event.error)}")
         elif isinstance(event, PermissionRecord):  # Decided: a line; Asked: none headless
-            from caretz.ui.permission_lines import decided_line
-
-            line = decided_line(event)
+            line = permission_lines.decided_line(event)
             if line is not None:
                 self.line(f"[yellow]{escape(line)}[/]")
         else:
-            from caretz.ui.notice_lines import notice_lines
-
             for markup in notice_lines(event, self.detailed):
                 self.line(markup)
         if self.checkpoint_lines is None and isinstance(event, CheckpointRecord):
-            from caretz.ui.checkpoint_lines import CheckpointLines  # the first one's lines
-
-            self.checkpoint_lines = CheckpointLines()
+            self.checkpoint_lines = checkpoint_lines.CheckpointLines()
         if self.checkpoint_lines is not None:
             for markup in self.checkpoint_lines.render(event):
                 self.line(markup)
@@ -200,9 +199,7 @@ class TextOutput:
         if not self.spins:
             return
         if self.progress is None:
-            from caretz.ui.progress import ProgressLine  # Rich's spinner, after the first request
-
-            self.progress = ProgressLine(self.err, self.clock)
+            self.progress = ui_progress.ProgressLine(self.err, self.clock)
         self.answer.settle()  # the spinner goes below the answer so far
         self.progress.started(call["id"], f"{call['name']} {call_text(call)}")
 
@@ -220,9 +217,7 @@ class TextOutput:
             f"{mark} [bold]{call['name']}[/] {preview} [dim]({event.duration_s:.1f}s{status})[/]"
         )
         if self.detailed and event.ok and call["name"] == PLAN_TOOL:
-            from caretz.ui.goal_lines import plan_block
-
-            for text in plan_block(call.get("arguments") or {}):
+            for text in goal_lines.plan_block(call.get("arguments") or {}):
                 self.line(f"[dim]{escape(text)}[/]")
         if not event.ok:
             for line in output_tail(event.output or ""):

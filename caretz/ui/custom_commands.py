@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
+from caretz.runtime.custom_commands import catalog_for, prepare
 
 if TYPE_CHECKING:
     from caretz.slash_commands.files import Catalog, CustomCommand
@@ -22,8 +23,6 @@ REFRESH_S = 2.0  # how old a read of the command folders may be
 
 def session_catalog(repl: SessionControl, reserved: Iterable[str]) -> Catalog:
     """The session's custom commands, read again when the last read is REFRESH_S old."""
-    from caretz.runtime.custom_commands import catalog_for
-
     now = repl.clock()
     cached = repl.custom_catalog
     if cached is not None and now - cached[0] < REFRESH_S:
@@ -35,8 +34,6 @@ def session_catalog(repl: SessionControl, reserved: Iterable[str]) -> Catalog:
 
 def queue_command(repl: SessionControl, command: CustomCommand, arguments: str) -> None:
     """Ready `command` for the prompt loop to run; a problem with it is one red line."""
-    from caretz.runtime.custom_commands import prepare
-
     try:
         repl.queued_command = prepare(repl.session.settings, command, arguments, repl.env)
     except ConfigError as error:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.session.records.base import LoopGuardRecord, Record
 
-if TYPE_CHECKING:
-    from caretz.session.records import guard as records
+# The guard's events: read at its first event, so a run with the guard off never loads them.
+records = lazy_module("caretz.session.records.guard")
 
 PREFIX = "[loop-guard]"
 # The stop notice's last words suit a session that waits for a reply; a headless run has
@@ -151,9 +152,6 @@ def _resuming(event: records.LoopGuardResuming, detailed: bool) -> list[str]:
 
 @functools.cache
 def _renderers() -> dict[type[Record], Callable[[Any, bool], list[str]]]:
-    # Loaded on the guard's first event: a run with the guard off never loads its records.
-    from caretz.session.records import guard as records
-
     return {
         records.LoopGuardJudging: _judging,
         records.LoopGuardJudged: _judged,

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from caretz.lazy import lazy_module
 from caretz.session.records import hooks as records
 from caretz.session.records.base import Record
 from caretz.text import one_line
+
+# Listing hooks reads their config (pydantic); a session's hook lines and `sessions show` do not.
+hooks_matching = lazy_module("caretz.hooks.matching")
+runtime_hooks = lazy_module("caretz.runtime.hooks")
 
 if TYPE_CHECKING:
     from caretz.hooks.matching import HookFile
@@ -100,14 +105,12 @@ NOT_APPROVED = "not approved: they do not run until you approve them with caretz
 
 def hook_file_lines(files: list[HookFile]) -> list[str]:
     """A heading a file (with the project's approval), then its hooks, indented."""
-    from caretz.hooks.matching import command_hooks
-
     if not files:
         return ["no hooks here (profiles.json `hooks`, .caretz/settings.json `hooks`)"]
     lines = []
     for file in files:
         lines.append(f"{file.source}{_status(file)}")
-        hooks = command_hooks(file)
+        hooks = hooks_matching.command_hooks(file)
         lines += [f"  {hook_line(event, hook.matcher, hook.line)}" for event, hook in hooks]
         if not hooks:
             lines.append("  no command hooks caretz runs")
@@ -122,8 +125,6 @@ def hook_line(event: str, matcher: str, command: str) -> str:
 
 def _status(file: HookFile) -> str:
     """The project's approval; the profile's hooks are the user's own and need none."""
-    from caretz.runtime.hooks import PROJECT_SOURCE
-
-    if file.source != PROJECT_SOURCE:
+    if file.source != runtime_hooks.PROJECT_SOURCE:
         return ""
     return f" ({APPROVED if file.approved else NOT_APPROVED})"

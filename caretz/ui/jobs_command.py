@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from caretz.text import one_line
+from caretz.tools.jobtable import JobError
 
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
@@ -43,8 +44,6 @@ def list_jobs(repl: SessionControl) -> None:
 
 def stop_job(repl: SessionControl, job_id: str) -> None:
     """Stop one job and what it started; its output stays readable to the agent."""
-    from caretz.tools.jobtable import JobError
-
     jobs = repl.session.jobs
     try:
         job = jobs.get(job_id if not job_id.isdigit() else f"j{job_id}")  # "3" is j3

@@ -7,7 +7,11 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.text import plural
+
+mcp_lines = lazy_module("caretz.ui.mcp_lines")  # the MCP client's model: once /mcp is typed
 
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
@@ -16,8 +20,6 @@ if TYPE_CHECKING:
 def mcp_slash(repl: SessionControl, argument: str) -> None:
     """`/mcp`: the session's servers, their status and tools; `/mcp approve [NAME…]`
     approves servers of the project's `.mcp.json` and starts them now."""
-    from caretz.ui.mcp_lines import server_lines
-
     words = argument.split()
     if words and words[0] == "approve":
         approve_in_session(repl, words[1:])
@@ -26,14 +28,12 @@ def mcp_slash(repl: SessionControl, argument: str) -> None:
         repl.error("/mcp lists the MCP servers; /mcp approve [NAME…] starts a project's")
         return
     mcp = repl.session.mcp
-    for line in server_lines(mcp.statuses() if mcp is not None else []):
+    for line in mcp_lines.server_lines(mcp.statuses() if mcp is not None else []):
         style = "dim" if line.startswith("  ") else "bold"
         repl.console.print(f"[{style}]{escape(line)}[/]", highlight=False)
 
 
 def approve_in_session(repl: SessionControl, names: list[str]) -> None:
-    from caretz.config_base import ConfigError
-
     try:
         with repl.console.status("starting MCP servers…", spinner="dots"):
             statuses = repl.session.approve_servers(names)

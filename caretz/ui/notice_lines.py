@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
+from caretz.lazy import lazy_module
 from caretz.session.records.base import GoalRecord, HookRecord, McpRecord, Record
 from caretz.session.records.loop import ModelOutputLimit
 from caretz.session.records.session import (
@@ -16,6 +17,13 @@ from caretz.session.records.session import (
     SessionOpened,
 )
 
+# The lines of a goal's, a custom command's, hooks' and MCP servers' events: each loaded
+# once a run has such an event.
+goal_lines = lazy_module("caretz.ui.goal_lines")
+command_lines = lazy_module("caretz.ui.command_lines")
+hook_lines = lazy_module("caretz.ui.hook_lines")
+mcp_lines = lazy_module("caretz.ui.mcp_lines")
+
 
 def notice_lines(event: Record, detailed: bool) -> list[str]:
     if isinstance(event, SessionCompacted):
@@ -23,25 +31,20 @@ def notice_lines(event: Record, detailed: bool) -> list[str]:
     if isinstance(event, ModelOutputLimit):
         return [f"[yellow]{escape(output_limit_line(event))}[/]"]
     if isinstance(event, GoalRecord):
-        from caretz.ui.goal_lines import goal_lines
-
-        return [f"[cyan]{escape(text)}[/]" for text in goal_lines(event, detailed)]
+        return [f"[cyan]{escape(text)}[/]" for text in goal_lines.goal_lines(event, detailed)]
     if isinstance(event, SessionOpened):
         return session_notices(event)
     if isinstance(event, SandboxGitUndone):
         return [f"[yellow]caretz:[/] {escape(line)}" for line in event.undone or []]
     if isinstance(event, CommandRan) and not event.refused:  # a refusal is the error line
-        from caretz.ui.command_lines import command_line
-
-        return [f"[dim]{escape(command_line(event))}[/]"]
+        return [f"[dim]{escape(command_lines.command_line(event))}[/]"]
     if isinstance(event, HookRecord):
-        from caretz.ui.hook_lines import hook_lines
-
-        return [f"[{colour}]{escape(text)}[/]" for colour, text in hook_lines(event, detailed)]
+        return [
+            f"[{colour}]{escape(text)}[/]"
+            for colour, text in hook_lines.hook_lines(event, detailed)
+        ]
     if isinstance(event, McpRecord):
-        from caretz.ui.mcp_lines import mcp_line
-
-        text = mcp_line(event, detailed)
+        text = mcp_lines.mcp_line(event, detailed)
         return [f"[yellow]{escape(text)}[/]"] if text else []
     return []
 

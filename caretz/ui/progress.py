@@ -16,6 +16,10 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.spinner import Spinner
 from rich.text import Text
 
+from caretz.lazy import lazy_module
+
+rich_live = lazy_module("rich.live")  # only a terminal's run draws a spinner
+
 if TYPE_CHECKING:
     from rich.live import Live
 
@@ -76,9 +80,7 @@ class ProgressLine:
         if self.live is not None:
             self.live.update(newest, refresh=True)
             return
-        from rich.live import Live  # only a terminal's run draws a spinner
-
-        self.live = Live(
+        self.live = rich_live.Live(
             newest,
             console=self.console,
             refresh_per_second=10,

@@ -3,14 +3,26 @@ persistent history, completion and multi-line keys, and no echo while a turn run
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app, run_in_terminal
+from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+try:
+    import termios
+except ImportError:  # Windows: the console does not echo over the output
+    termios = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
-    from prompt_toolkit import PromptSession
     from prompt_toolkit.application import Application
     from prompt_toolkit.completion import Completer
 
@@ -19,9 +31,7 @@ if TYPE_CHECKING:
 def keys_not_echoed() -> Iterator[None]:
     """While a turn runs, keys typed are not echoed over its output; Ctrl-C still
     interrupts, and what was typed waits for the next prompt."""
-    try:
-        import termios
-    except ImportError:  # Windows: the console does not echo over the output
+    if termios is None:
         yield
         return
     try:
@@ -44,7 +54,6 @@ def exit_when_due(
 ) -> None:
     """For the prompt's `pre_run`: end the prompt with `result` once `due()` holds while
     the line is empty, so a scheduled run (/loop) never cuts into what is being typed."""
-    import asyncio
 
     async def watch() -> None:
         while True:
@@ -62,9 +71,6 @@ def print_when_due(
 ) -> None:
     """For the prompt's `pre_run`: once `due()` holds, run `show` (which prints) above
     the prompt, which is then drawn again with what was being typed."""
-    import asyncio
-
-    from prompt_toolkit.application import run_in_terminal
 
     async def watch() -> None:
         while True:
@@ -85,13 +91,6 @@ def build_prompt_session(
 
     Ctrl-C clears a line that has text (then calls `on_line_cleared`) and raises
     KeyboardInterrupt from `prompt()` on an empty one."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.application import get_app
-    from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-    from prompt_toolkit.filters import Condition
-    from prompt_toolkit.history import FileHistory
-    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-
     history_path.parent.mkdir(parents=True, exist_ok=True)
     bindings = KeyBindings()
 

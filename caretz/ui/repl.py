@@ -19,24 +19,38 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import ThreadedCompleter, merge_completers
 from rich.console import Console
 from rich.markup import escape
 
+from caretz import __version__
 from caretz.agent.limits import RunTotals
 from caretz.agent.signals import Terminated, interruption, signals_interrupt
 from caretz.app.commands import allowed_tools
+from caretz.app.mentions import ProjectFiles
 from caretz.app.outcome import Outcome
+from caretz.app.session import Session
+from caretz.config_base import ConfigError
 from caretz.messages import Usage
+from caretz.session.store import SessionNotFound
 from caretz.text import plural
 from caretz.ui.asking import TerminalAsker
+from caretz.ui.goal_commands import StartGoal
 from caretz.ui.live import LiveView
-from caretz.ui.prompt_input import keys_not_echoed
+from caretz.ui.mention_input import MentionCompleter, say_attached
+from caretz.ui.prompt_input import (
+    build_prompt_session,
+    exit_when_due,
+    keys_not_echoed,
+    print_when_due,
+)
 from caretz.ui.session_control import SessionControl
+from caretz.ui.shell_view import run_shell_command
+from caretz.ui.slash import SlashCompleter, custom_commands, dispatch
+from caretz.usage_error import fail
 
 if TYPE_CHECKING:
-    from prompt_toolkit import PromptSession
-
-    from caretz.app.mentions import ProjectFiles
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
     from caretz.runtime.custom_commands import PreparedCommand
@@ -66,11 +80,6 @@ def run_repl(
     console: Console | None = None,
 ) -> int:
     """Run the interactive session until the user leaves; returns the exit code."""
-    from caretz.app.session import Session
-    from caretz.config_base import ConfigError
-    from caretz.session.store import SessionNotFound
-    from caretz.usage_error import fail
-
     env = os.environ if env is None else env
     console = console or Console(highlight=False)
     view = LiveView(console, detailed=settings.output == "detailed")
@@ -109,9 +118,6 @@ class Repl(SessionControl):
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self) -> None:
-        from caretz.ui.shell_view import run_shell_command
-        from caretz.ui.slash import dispatch
-
         while self.running:
             self.toolbar_tokens = self.context_tokens()
             text = self.read()
@@ -144,8 +150,6 @@ class Repl(SessionControl):
     def read(self) -> str | _CtrlC | _LoopDue | None:
         """The next line typed; CTRL_C for Ctrl-C on an empty line; LOOP_DUE when a
         /loop run is due on an idle prompt; None to leave."""
-        from caretz.ui.prompt_input import exit_when_due, print_when_due
-
         if self.prompt is None:
             self.prompt = self.build_prompt()
         self.project_files.forget()  # listed again once this prompt completes a mention
@@ -168,13 +172,6 @@ class Repl(SessionControl):
             return CTRL_C
 
     def build_prompt(self) -> PromptSession[Any]:
-        from prompt_toolkit.completion import ThreadedCompleter, merge_completers
-
-        from caretz.app.mentions import ProjectFiles
-        from caretz.ui.mention_input import MentionCompleter
-        from caretz.ui.prompt_input import build_prompt_session
-        from caretz.ui.slash import SlashCompleter
-
         history = self.session.settings.data_dir / HISTORY_FILE
         self.project_files = ProjectFiles(lambda: self.session.agent.parts.tool_ctx)
         mentions = ThreadedCompleter(MentionCompleter(self.project_files))  # rg off the keys
@@ -204,8 +201,6 @@ class Repl(SessionControl):
     # -- turns ---------------------------------------------------------------------------
     def send(self, message: str) -> Outcome | None:
         """A typed message: its `@path` mentions attached (a line says which), then its turn."""
-        from caretz.ui.mention_input import say_attached
-
         attached = self.session.attach(message)
         say_attached(self, attached)
         return self.run_turn(attached.prompt)
@@ -213,8 +208,6 @@ class Repl(SessionControl):
     def run_turn(self, prompt: str) -> Outcome | None:
         """A typed prompt's turn with the images it attaches (its @shot.png; --image's go
         with the first prompt); one that cannot be sent is one line, and nothing is sent."""
-        from caretz.config_base import ConfigError
-
         try:
             images = self.session.attached_images(prompt)
         except ConfigError as error:
@@ -226,8 +219,6 @@ class Repl(SessionControl):
 
     def run_queued(self) -> None:
         """Run what a slash command queued: a custom command, a goal to start or resume."""
-        from caretz.ui.goal_commands import StartGoal
-
         command, self.queued_command = self.queued_command, None
         if command is not None:
             self.run_command(command)
@@ -309,8 +300,6 @@ class Repl(SessionControl):
         self.console.print(line + (f" [dim]— {hint}[/]" if hint else ""), highlight=False)
 
     def welcome(self, resumed: bool) -> None:
-        from caretz import __version__
-
         session = self.session
         mode = session.agent.parts.guard.mode
         self.console.print(
@@ -328,8 +317,6 @@ class Repl(SessionControl):
         self.info(
             "/help lists commands · Esc+Enter adds a line · Ctrl-C stops a turn · Ctrl-D exits"
         )
-        from caretz.ui.slash import custom_commands
-
         for warning in custom_commands(self).warnings:
             self.error(warning)
         if resumed:

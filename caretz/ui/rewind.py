@@ -28,6 +28,9 @@ from caretz.checkpoints import (
 from caretz.checkpoints.events import Scope
 from caretz.checkpoints.notices import conflict_lines
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+
+prompt_toolkit = lazy_module("prompt_toolkit")  # only to ask: `caretz rewind --turn` never does
 
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
@@ -45,10 +48,8 @@ SCOPE_WORDS: dict[str, Scope] = {
 
 def terminal_ask(question: str) -> str | None:
     """Asks at the terminal; Ctrl-C or Ctrl-D cancels."""
-    from prompt_toolkit import prompt
-
     try:
-        return prompt(question)
+        return prompt_toolkit.prompt(question)
     except (EOFError, KeyboardInterrupt):
         return None
 

@@ -17,16 +17,18 @@ from rich.markup import escape
 from caretz.agent.compaction import ContextMeter, Reason
 from caretz.agent.signals import Terminated
 from caretz.config_base import ConfigError
+from caretz.pricing import price_for
+from caretz.session.store import SessionNotFound, SessionStore
 from caretz.ui.goal_commands import GoalWork
 from caretz.ui.live import LiveView, WrappingMarkdown
 from caretz.ui.loops import LoopSchedule
+from caretz.ui.permission_lines import YOLO_BANNER
 
 if TYPE_CHECKING:
     from caretz.app.session import Session
     from caretz.config.overrides import Flags
     from caretz.goal.state import Goal
     from caretz.runtime.custom_commands import PreparedCommand
-    from caretz.session.store import SessionStore
     from caretz.slash_commands.files import Catalog
 
 RECAP_LINES = 30  # lines of the last answer shown when a session is resumed
@@ -119,19 +121,13 @@ class SessionControl:
         self.yolo_banner()
 
     def yolo_banner(self) -> None:
-        from caretz.ui.permission_lines import YOLO_BANNER
-
         if self.session.settings.permission_mode == "yolo":
             self.console.print(f"[bold red]{escape(YOLO_BANNER)}[/]", highlight=False)
 
     def store(self) -> SessionStore:
-        from caretz.session.store import SessionStore
-
         return SessionStore(self.session.settings.data_dir)
 
     def resume(self, session_id: str) -> None:
-        from caretz.session.store import SessionNotFound
-
         try:
             path = self.store().events_path(session_id)
         except SessionNotFound as error:
@@ -150,8 +146,6 @@ class SessionControl:
     def replace_session(self, resume: str | None) -> bool:
         """Leave this session for a new one (or a past one); the model, profile and
         guard mode in use carry over."""
-        from caretz.session.store import SessionNotFound
-
         old = self.session
         try:
             self.session = old.reopen(resume)
@@ -164,8 +158,6 @@ class SessionControl:
 
     # -- reports -------------------------------------------------------------------------
     def show_cost(self) -> None:
-        from caretz.pricing import price_for
-
         agent = self.session.agent
         totals = agent.conversation.totals
         usage = totals.usage

@@ -7,6 +7,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from caretz.lazy import lazy_module
 from caretz.session.records import loop, session
 from caretz.session.records.base import (
     CheckpointRecord,
@@ -20,8 +21,18 @@ from caretz.session.records.base import (
 from caretz.session.records.guard import LoopGuardStopped
 from caretz.session.records.session import SessionOpened
 from caretz.text import one_line, shorten
+from caretz.ui.command_lines import command_line
+from caretz.ui.goal_lines import goal_lines
 from caretz.ui.guard_lines import PREFIX as GUARD_PREFIX
 from caretz.ui.guard_lines import render_lines
+from caretz.ui.hook_lines import describe as describe_hook
+from caretz.ui.permission_lines import permission_line
+
+# What `sessions show` reads besides: Rich, pydantic and the app; `sessions list` needs none.
+checkpoint_lines = lazy_module("caretz.ui.checkpoint_lines")
+notice_lines = lazy_module("caretz.ui.notice_lines")
+shell_view = lazy_module("caretz.ui.shell_view")
+mcp_lines = lazy_module("caretz.ui.mcp_lines")
 
 if TYPE_CHECKING:
     from caretz.session.store import SessionInfo
@@ -86,17 +97,11 @@ def describe_event(event: Record) -> str | None:
 def _describe_more(event: Record) -> str | None:
     """`describe_event` for the records of the session's other parts."""
     if isinstance(event, PermissionRecord):
-        from caretz.ui.permission_lines import permission_line
-
         return permission_line(event)
     if isinstance(event, GoalRecord):
-        from caretz.ui.goal_lines import goal_lines
-
         return "\n".join(goal_lines(event, detailed=True)) or None
     if isinstance(event, McpRecord):
-        from caretz.ui.mcp_lines import mcp_line
-
-        return mcp_line(event, detailed=True)
+        return mcp_lines.mcp_line(event, detailed=True)
     if isinstance(event, session.SandboxGitUndone):
         return "\n".join(f"    [caretz] {line}" for line in event.undone or []) or None
     if isinstance(event, session.ScheduleRun):
@@ -110,27 +115,17 @@ def _describe_more(event: Record) -> str | None:
             f"{event.summarized} messages summarized"
         )
     if isinstance(event, loop.ModelOutputLimit):
-        from caretz.ui.notice_lines import output_limit_line
-
-        return f"[output limit] {output_limit_line(event)}"
+        return f"[output limit] {notice_lines.output_limit_line(event)}"
     if isinstance(event, loop.TurnEnded):
         # A loop-guard stop's message is the guard's notice, which has a prefix of its own.
         message = str(event.message or "").removeprefix(f"{GUARD_PREFIX} ")
         return f"[{event.status}] {message}".rstrip()
     if isinstance(event, CheckpointRecord):
-        from caretz.ui.checkpoint_lines import describe
-
-        return describe(event)
+        return checkpoint_lines.describe(event)
     if isinstance(event, session.ShellRan):
-        from caretz.ui.shell_view import describe
-
-        return describe(event)
+        return shell_view.describe(event)
     if isinstance(event, session.CommandRan):
-        from caretz.ui.command_lines import command_line
-
         return f"  {command_line(event)}"
     if isinstance(event, HookRecord):
-        from caretz.ui import hook_lines
-
-        return hook_lines.describe(event)
+        return describe_hook(event)
     return None

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from caretz.agent.signals import Terminated
+from caretz.app.shell_mode import ShellRun
 from caretz.ui.prompt_input import keys_not_echoed
 
 if TYPE_CHECKING:
@@ -49,7 +50,5 @@ def run_shell_command(repl: SessionControl, command: str) -> None:
 
 def describe(event: ShellRan) -> str:
     """A `!command`'s event as `caretz sessions show` prints it."""
-    from caretz.app.shell_mode import ShellRun
-
     run = ShellRun.from_event(event)
     return f"\n! {run.command} ({run.status}, {run.duration_s:.1f}s)"

@@ -16,6 +16,11 @@ from prompt_toolkit.document import Document
 from rich.markup import escape
 from rich.table import Table
 
+from caretz.checkpoints.project import project_root
+from caretz.config.loading import load_config_file
+from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+from caretz.providers.registry import known_model_refs
 from caretz.slash_commands.names import parse, unknown_command
 from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
@@ -23,6 +28,8 @@ from caretz.ui.hooks_slash import hooks_slash
 from caretz.ui.jobs_command import job_choices, jobs_slash
 from caretz.ui.mcp_slash import mcp_slash
 from caretz.ui.sessions_text import prompt_preview, started_text
+
+rewind = lazy_module("caretz.ui.rewind")  # the agent's rewinding: once /rewind or /undo is typed
 
 if TYPE_CHECKING:
     from caretz.slash_commands.files import Catalog
@@ -189,8 +196,6 @@ _ORDER = {"deny": 0, "ask": 1, "allow": 2}
 
 def list_sessions(repl: SessionControl, argument: str) -> None:
     """`/sessions`: this folder's; `/sessions all`: every folder's."""
-    from caretz.checkpoints.project import project_root
-
     every = argument.strip() == "all"
     sessions = repl.store().list(None if every else project_root(repl.session.workspace))
     if not sessions:
@@ -217,8 +222,6 @@ def resume_session(repl: SessionControl, argument: str) -> None:
     if argument:
         repl.resume(argument)
         return
-    from caretz.checkpoints.project import project_root
-
     ids = repl.store().ids_of(project_root(repl.session.workspace))
     others = [session_id for session_id in ids if session_id != repl.session.id]
     if not others:
@@ -240,15 +243,11 @@ def compact_now(repl: SessionControl, argument: str) -> None:
 
 
 def rewind_to(repl: SessionControl, argument: str) -> None:
-    from caretz.ui.rewind import RewindChooser
-
-    RewindChooser(repl).rewind(argument)
+    rewind.RewindChooser(repl).rewind(argument)
 
 
 def undo_turn(repl: SessionControl, argument: str) -> None:
-    from caretz.ui.rewind import RewindChooser
-
-    RewindChooser(repl).undo()
+    rewind.RewindChooser(repl).undo()
 
 
 def exit_repl(repl: SessionControl, argument: str) -> None:
@@ -259,9 +258,6 @@ def exit_repl(repl: SessionControl, argument: str) -> None:
 
 
 def profile_names(repl: SessionControl) -> list[str]:
-    from caretz.config.loading import load_config_file
-    from caretz.config_base import ConfigError
-
     try:
         file = load_config_file(repl.session.settings.config_path)
     except ConfigError:
@@ -272,10 +268,6 @@ def profile_names(repl: SessionControl) -> list[str]:
 def model_choices(repl: SessionControl) -> list[str]:
     """The model in use, the profiles' models, each provider's `name/`, then the models the
     built-in providers are known to serve."""
-    from caretz.config.loading import load_config_file
-    from caretz.config_base import ConfigError
-    from caretz.providers.registry import known_model_refs
-
     settings = repl.session.settings
     refs = [settings.model.ref]
     try:

@@ -12,6 +12,12 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
+from caretz.lazy import lazy_module
+
+# bs4 and markdownify take ~100 ms to import; only a fetched HTML page needs them.
+bs4 = lazy_module("bs4")
+markdownify = lazy_module("markdownify")
+
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup, Tag
 
@@ -27,17 +33,13 @@ _LINK_SCHEMES = ("http", "https", "mailto", "ftp")
 
 def html_to_markdown(body: bytes, charset: str | None, base_url: str) -> tuple[str, str]:
     """(the page's title, its content as Markdown)."""
-    # bs4 and markdownify take ~100 ms to import; only a fetched HTML page needs them.
-    from bs4 import BeautifulSoup
-    from markdownify import MarkdownConverter
-
-    soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
+    soup = bs4.BeautifulSoup(body, "html.parser", from_encoding=charset)
     title = soup.title.get_text(" ", strip=True) if soup.title is not None else ""
     for element in soup(list(_DROPPED)):
         element.decompose()
     root = _content_root(soup)
     _absolute_links(root, base_url)
-    converter = MarkdownConverter(
+    converter = markdownify.MarkdownConverter(
         heading_style="ATX", bullets="-", code_language_callback=_code_language
     )
     text = converter.convert_soup(root)
