@@ -16,6 +16,7 @@ import pytest
 from caretz.app.outcome import Outcome
 from caretz.session.events import read_events
 from tests.modelserver import RecordedRequest, Reply, text, tool
+from tests.processes import live_command_lines
 
 WAIT_S = 30.0  # the longest any wait here may take before the test fails
 
@@ -31,18 +32,7 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
 
 def processes_running(token: str) -> list[int]:
     """Live processes whose command line holds `token` (zombies are gone for good)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
+    return [pid for pid, cmdline in live_command_lines() if token.encode() in cmdline]
 
 
 def waiting_command(workspace: Path) -> tuple[str, str]:

@@ -11,12 +11,12 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import turn_end, types
 from tests.modelserver import Reply, text, tool
+from tests.processes import live_command_lines
 
 PARTIAL = "Partial words that will be lost"
 
@@ -98,18 +98,9 @@ def test_in_the_interactive_session_the_retry_replaces_the_partial_text(screen, 
 
 def processes_named(marker: str) -> list[int]:
     """Live processes named `marker` (their argv[0]; zombies are dead)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes()
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmdline.split(b"\0")[0] == marker.encode() and state != "Z":
-            found.append(int(proc.name))
-    return found
+    return [
+        pid for pid, cmdline in live_command_lines() if cmdline.split(b"\0")[0] == marker.encode()
+    ]
 
 
 def wait_for(condition, timeout_s: float = 60.0) -> None:

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import pytest
 
 from tests.e2e.conftest import caretz, workspace  # noqa: F401 (the real CLI's fixtures)
 from tests.e2e.terminal import terminal  # noqa: F401 (the pseudo-terminal fixture)
+from tests.processes import live_command_lines
 from tests.tools.test_bash import process_running
 
 TROUBLE = Path(__file__).parent / "servers" / "trouble.py"
@@ -32,40 +33,33 @@ def trouble_server(*args: str, env: dict[str, str] | None = None) -> dict[str, A
     return entry
 
 
-def wait_gone(pid: int, within_s: float = 30.0) -> bool:
+def within(check: Callable[[], bool], within_s: float) -> bool:
+    """Whether `check()` holds within `within_s`, polled."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        if not process_running(pid):
+        if check():
             return True
         time.sleep(0.05)
     return False
 
 
+def wait_gone(pid: int, within_s: float = 30.0) -> bool:
+    return within(lambda: not process_running(pid), within_s)
+
+
 def processes_mentioning(text: str) -> list[int]:
     """The live processes whose command line holds `text` (zombies left out)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
+    return [
+        pid
+        for pid, cmdline in live_command_lines()
+        if text in cmdline.replace(b"\0", b" ").decode(errors="replace")
+    ]
 
 
 def wait_none_mentioning(text: str, within_s: float = 30.0) -> bool:
     """Whether every process whose command line holds `text` is gone within `within_s`:
     it holds whether the process had got as far as writing anything or not."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if not processes_mentioning(text):
-            return True
-        time.sleep(0.05)
-    return False
+    return within(lambda: not processes_mentioning(text), within_s)
 
 
 def wait_for_file(path: Path, within_s: float = 30.0) -> str:
