@@ -120,7 +120,9 @@ def rewire(
     )
     system = session.agent.config.system if keep_prompt else None
     # The provider's own web search as the new settings and the rules have it, as at the start.
-    provider = session_provider(settings, session.env, server_search(settings, session.permissions))
+    provider = session_provider(
+        settings, session.env, server_search(settings, session.permissions.rules)
+    )
     config, parts = wire_agent(wiring, provider, running, system)
     parts = follow_settings(session.permissions, settings, rules, parts)  # nothing fails now
     install(session.agent, config, parts, session.mcp)
