@@ -23,8 +23,16 @@ from urllib.parse import SplitResult, unquote
 
 import h11
 
+from caretz.lazy import lazy_module
+
+base64 = lazy_module("base64")  # a proxy login only
+certifi = lazy_module("certifi")  # the bundle's path: with the first https request
+ssl = lazy_module("ssl")  # only for https: a run against a plain-http endpoint never loads it
+# Its readers of the proxy variables (and http.client, email): only with one of them set.
+urllib_request = lazy_module("urllib.request")
+
 if TYPE_CHECKING:
-    import ssl
+    from ssl import SSLContext
 
 READ_SIZE = 64 * 1024
 Key = tuple[str, str, int, str | None]  # scheme, host, port, the proxy's URL
@@ -156,11 +164,9 @@ def proxy_for(target: SplitResult) -> str | None:
     NO_PROXY; either case), or None. Raises ValueError for one that is not http://."""
     if not any(name.lower() in _PROXY_VARIABLES for name in os.environ):
         return None
-    import urllib.request  # its readers of the variables: only with a proxy variable set
-
-    proxies = urllib.request.getproxies_environment()
+    proxies = urllib_request.getproxies_environment()
     host = target.netloc.rpartition("@")[2]
-    if urllib.request.proxy_bypass_environment(host, proxies):
+    if urllib_request.proxy_bypass_environment(host, proxies):
         return None
     proxy = proxies.get(target.scheme) or proxies.get("all")
     if proxy and "://" not in proxy:
@@ -173,29 +179,23 @@ def proxy_for(target: SplitResult) -> str | None:
 def proxy_auth(proxy: SplitResult) -> dict[str, str]:
     if proxy.username is None:
         return {}
-    import base64  # a proxy login only
-
     pair = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
     return {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode()}
 
 
-_tls: ssl.SSLContext | None = None
+_tls: SSLContext | None = None
 
 
-def tls_context() -> ssl.SSLContext:
+def tls_context() -> SSLContext:
     """Certificates checked against SSL_CERT_FILE / SSL_CERT_DIR when set, else certifi's
     bundle; built once (loading a bundle takes tens of milliseconds)."""
     global _tls
     if _tls is None:
-        import ssl  # only for https
-
         cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
         if cafile and os.path.isfile(cafile):
             _tls = ssl.create_default_context(cafile=cafile)
         elif capath and os.path.isdir(capath):
             _tls = ssl.create_default_context(capath=capath)
         else:
-            import certifi  # the bundle's path: with the first https request
-
             _tls = ssl.create_default_context(cafile=certifi.where())
     return _tls

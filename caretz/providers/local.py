@@ -29,9 +29,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from importlib.util import find_spec as default_find_spec
 from pathlib import Path
 from typing import IO, Any
 
+from caretz.lazy import lazy_module
 from caretz.providers.entry import DEFAULT_LOAD_TIMEOUT_S, ProviderEntry
 from caretz.providers.entry import LocalModel as LocalModel  # profiles.json's `local` section
 from caretz.providers.local_spec import BUILTIN_TEMPLATE as BUILTIN_TEMPLATE
@@ -44,6 +46,10 @@ from caretz.providers.local_spec import (
 from caretz.providers.local_spec import (
     builtin_template_path as builtin_template_path,  # docs/local-models.md names it here
 )
+
+# The HTTP client: only while a server loads (config/schema.py imports this module for its
+# names, and the server's child runs it).
+wire = lazy_module("caretz.providers.wire")
 
 INSTALL_HINT = "pip install 'caretz[local]'"
 STOP_GRACE_S = 3.0
@@ -122,8 +128,6 @@ class LocalServers:
         find_spec: Callable[[str], Any] | None = None,
         cwd: Path | None = None,
     ):
-        from importlib.util import find_spec as default_find_spec
-
         self._progress = progress
         self._python = python
         self._clock = clock
@@ -284,8 +288,6 @@ def _error_tail(log: IO[bytes]) -> str:
 def _wait_for_health(
     url: str, deadline: float, process: subprocess.Popen[bytes], where: str
 ) -> None:
-    from caretz.providers import wire
-
     while True:
         try:
             # No proxy: a proxy from the environment must not get loopback traffic.

@@ -15,6 +15,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from caretz.lazy import lazy_module
+
+# llama.cpp's server, the optional `local` extra: main's first read of it imports it, and
+# its ImportError there is the report that the extra is missing.
+xllamacpp = lazy_module("xllamacpp")
+
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -44,8 +50,6 @@ def _exit_when_stdin_closes() -> None:
 
 
 def server_params(args: argparse.Namespace) -> Any:
-    import xllamacpp
-
     params = xllamacpp.CommonParams()
     params.model.path = args.model
     params.hostnames = ["127.0.0.1"]
@@ -66,12 +70,12 @@ def server_params(args: argparse.Namespace) -> Any:
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        import xllamacpp
+        serve = xllamacpp.Server  # the first read imports the extra
     except ImportError:
         _report({"error": "not-installed"})
         return 3
     try:
-        server = xllamacpp.Server(server_params(args))
+        server = serve(server_params(args))
     except Exception as exc:  # reported to caretz, which shows llama.cpp's own log lines
         _report({"error": str(exc) or type(exc).__name__})
         return 1

@@ -6,7 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from caretz.lazy import lazy_module
 from caretz.providers.entry import LocalModel
+
+# The package's files: only to find the built-in chat template.
+resources = lazy_module("importlib.resources")
 
 BUILTIN_TEMPLATE = "chatml-tools"  # chatTemplate value naming the template caretz ships
 BUILTIN_TEMPLATE_FILE = "chatml_tools.jinja"
@@ -38,9 +42,7 @@ class ServerSpec:
 
 
 def builtin_template_path() -> Path:
-    from importlib.resources import files
-
-    return Path(str(files("caretz.providers").joinpath(BUILTIN_TEMPLATE_FILE)))
+    return Path(str(resources.files("caretz.providers").joinpath(BUILTIN_TEMPLATE_FILE)))
 
 
 def server_spec(local: LocalModel, model_id: str, cwd: Path | None = None) -> ServerSpec:

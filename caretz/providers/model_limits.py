@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ProtocolName, Reasoning
 from caretz.text import glob_matches
+
+# The HTTP client (h11): only to ask a llama.cpp server its window; the settings import this.
+wire = lazy_module("caretz.providers.wire")
 
 # A request asks for at most this many output tokens unless the profile says more: a
 # reply this long is already rare, and the rest of the model's limit stays unreserved.
@@ -124,8 +128,6 @@ def reported_context(props: Any) -> int | None:
 def server_context_window(root_url: str, timeout_s: float = 2.0) -> int | None:
     """The context a llama.cpp server at `root_url` was started with (GET /props, then
     /slots); None when it does not say (another kind of server, an error, no answer)."""
-    from caretz.providers import wire
-
     for path in ("/props", "/slots"):
         try:
             # No proxy: a proxy from the environment must not get loopback traffic.

@@ -13,9 +13,15 @@ from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
 from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.messages import Message, ModelRequest
 from caretz.providers.base import Provider, ProviderError, StreamEvent
 from caretz.providers.entry import LocalModel, ProviderEntry
+
+# Each protocol's module, only when a provider speaks it: importing this module stays cheap.
+anthropic_protocol = lazy_module("caretz.providers.anthropic")
+chat_protocol = lazy_module("caretz.providers.openai")
+responses_protocol = lazy_module("caretz.providers.openai_responses")
 
 # Tool choices that leave the model free not to call a tool.
 UNFORCED_TOOL_CHOICES = (None, "auto", "none")
@@ -110,24 +116,18 @@ BUILTIN_PROVIDERS: dict[str, ProviderEntry] = {
 
 
 def _anthropic(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provider:
-    from caretz.providers.anthropic import AnthropicProvider
-
-    return AnthropicProvider(entry, api_key, **options)
+    return anthropic_protocol.AnthropicProvider(entry, api_key, **options)
 
 
 def _openai(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provider:
-    from caretz.providers.openai import OpenAIProvider
-
-    return OpenAIProvider(entry, api_key, **options)
+    return chat_protocol.OpenAIProvider(entry, api_key, **options)
 
 
 def _responses(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provider:
-    from caretz.providers.openai_responses import ResponsesProvider
-
-    return ResponsesProvider(entry, api_key, **options)
+    return responses_protocol.ResponsesProvider(entry, api_key, **options)
 
 
-# The protocol modules are imported on first use, so importing this module stays cheap.
+# The protocol modules are imported on first use (the declarations above).
 PROTOCOLS: dict[str, Callable[..., Provider]] = {
     "anthropic": _anthropic,
     "openai": _openai,

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from caretz import __version__
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelRequest
 from caretz.providers import wire
@@ -35,6 +36,8 @@ from caretz.text import shorten
 
 if TYPE_CHECKING:
     from caretz.providers.entry import ProviderEntry
+
+email_utils = lazy_module("email.utils")  # a Retry-After HTTP date, rare: not loaded at start
 
 MAX_BACKOFF_S = 30.0
 DEFAULT_IDLE_TIMEOUT_S = 90.0  # streamIdleTimeout: no byte (nor keep-alive) for this long
@@ -138,10 +141,8 @@ def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None)
         return max(0.0, float(value))
     except ValueError:
         pass
-    import email.utils  # a Retry-After HTTP date, rare: not loaded at start
-
     try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = email_utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:

@@ -7,10 +7,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BeforeValidator, Field, model_validator
 
 from caretz.config_section import Section
+from caretz.lazy import lazy_module
 from caretz.sandbox.policy import ModeName
 
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist
+
+# The allowlist's parser (~2 ms): only for a profile with a list of hosts or a pinned host.
+sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
 
 NETWORK_CHOICES = 'use "off", "on" or a list of hosts such as ["package-registries", "pypi.org"]'
 
@@ -22,9 +26,7 @@ def _network_setting(value: Any) -> Any:
         return value
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(NETWORK_CHOICES)
-    from caretz.sandbox.allowlist import build_allowlist
-
-    build_allowlist(value)  # raises AllowlistError, a ValueError naming the entry
+    sandbox_allowlist.build_allowlist(value)  # raises AllowlistError, a ValueError naming the entry
     return value
 
 
@@ -49,9 +51,7 @@ class SandboxConfig(Section):
     @model_validator(mode="after")
     def _pins_are_addresses(self) -> SandboxConfig:
         if self.hosts:  # a pin that is not a name and an address is an error, whatever network is
-            from caretz.sandbox.allowlist import build_allowlist
-
-            build_allowlist([], self.hosts)
+            sandbox_allowlist.build_allowlist([], self.hosts)
         return self
 
     @property
@@ -63,6 +63,4 @@ class SandboxConfig(Section):
         """The hosts commands may reach through the proxy; None unless `network` is a list."""
         if not isinstance(self.network, list):
             return None
-        from caretz.sandbox.allowlist import build_allowlist
-
-        return build_allowlist(self.network, self.hosts)
+        return sandbox_allowlist.build_allowlist(self.network, self.hosts)

@@ -17,6 +17,7 @@ from dataclasses import asdict
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.bwrap import BASE_MOUNTS, ISOLATION
 from caretz.sandbox.policy import DEFAULT_MODE, SandboxMode
@@ -24,6 +25,9 @@ from caretz.trusted import Programs
 
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist
+
+# The Landlock calls (ctypes): only on Linux, to ask the kernel its ABI.
+landlock_syscalls = lazy_module("caretz.sandbox.landlock")
 
 PROBE_TIMEOUT_S = 10.0
 INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"
@@ -192,9 +196,7 @@ def render_check(check: SandboxCheck) -> str:
 
 
 def _landlock_abi() -> int:
-    from caretz.sandbox.landlock import abi_version
-
-    return abi_version()
+    return landlock_syscalls.abi_version()
 
 
 def _choose(linux: bool, bwrap: BwrapProbe, landlock_abi: int) -> Backend:

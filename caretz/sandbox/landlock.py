@@ -38,6 +38,7 @@ from __future__ import annotations
 import _signal as signal
 import ctypes
 import os
+import stat  # free: os imports it
 import struct
 import sys
 
@@ -220,8 +221,6 @@ def _add_port_rule(libc: ctypes.CDLL, ruleset: int, port: int) -> None:
 
 
 def _is_dir(fd: int) -> bool:
-    import stat
-
     return stat.S_ISDIR(os.fstat(fd).st_mode)
 
 

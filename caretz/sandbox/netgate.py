@@ -16,6 +16,7 @@ asked whether to allow the refused hosts for the rest of the session (`ask`).
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import threading
 from collections.abc import Callable, Sequence
@@ -71,8 +72,6 @@ def is_public(address: str) -> bool:
     """Whether `address` is one on the internet: not loopback, private, link-local,
     shared (100.64/10), reserved, multicast or unspecified; an IPv4 address carried in
     IPv6 (mapped, or NAT64's 64:ff9b::/96) is judged as the IPv4 address."""
-    import ipaddress
-
     ip = ipaddress.ip_address(address)
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:

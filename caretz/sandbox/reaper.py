@@ -21,6 +21,10 @@ import sys
 import threading
 import time
 
+from caretz.lazy import lazy_module
+
+ctypes = lazy_module("ctypes")  # at the first command, not at start
+
 PR_SET_CHILD_SUBREAPER = 36
 ROUNDS = 50  # kill-and-look rounds at exit: a process forking meanwhile is found next round
 
@@ -37,8 +41,6 @@ def become_subreaper() -> bool:
             return True
         if not sys.platform.startswith("linux"):
             return False
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             return False

@@ -45,6 +45,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.bwrap import SessionView, bwrap_argv
 from caretz.sandbox.covers import Covers
@@ -59,6 +60,9 @@ from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 
 if TYPE_CHECKING:
     import socket
+
+# The Landlock calls (ctypes): only for a Landlock sandbox, on Linux.
+landlock_syscalls = lazy_module("caretz.sandbox.landlock")
 
 SANDBOX_TMPDIR = "/tmp"  # bwrap binds the session's directory there
 SSH_AUTH_SOCK = "SSH_AUTH_SOCK"
@@ -285,9 +289,7 @@ def open_sandbox(
             raise SandboxUnavailable(message) from None
     if backend is Backend.LANDLOCK:
         # Without a PID namespace a command could read caretz's /proc/PID/environ.
-        from caretz.sandbox.landlock import hide_own_environment
-
-        hide_own_environment()
+        landlock_syscalls.hide_own_environment()
     runtime = runtime or SessionRuntime()
     # Other sessions' directories are out of sight (this one's /tmp is bound or granted).
     parent = runtime.parent

@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from caretz.sandbox.netgate import AskToAllow, NetworkGate
     from caretz.sandbox.netproxy import ProxyServer
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+
+hashlib = lazy_module("hashlib")  # a filter's file name: when a command first needs one
+# The network allowlist's checks and proxy: only once a command runs with an allowlist.
+sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
+netgate = lazy_module("caretz.sandbox.netgate")
+netproxy = lazy_module("caretz.sandbox.netproxy")
 
 HOLDER_TIMEOUT_S = 10.0
 
@@ -115,8 +122,6 @@ class SessionRuntime:
         """A file holding a seccomp program, written once, readable only by this user."""
         with self._lock:
             if program not in self._filters:
-                import hashlib  # a filter's file name: when a command first needs one
-
                 name = f"seccomp-{hashlib.sha256(program).hexdigest()[:12]}.bpf"
                 path = self._session_dir_locked() / name
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o400)
@@ -150,10 +155,7 @@ class SessionRuntime:
         command with an allowlist starts), kept across a sandbox rebuilt mid-session."""
         with self._lock:
             if self._gate is None:
-                from caretz.sandbox.allowlist import NetworkAllowlist
-                from caretz.sandbox.netgate import NetworkGate
-
-                self._gate = NetworkGate(NetworkAllowlist())
+                self._gate = netgate.NetworkGate(sandbox_allowlist.NetworkAllowlist())
                 if self._network_wiring is not None:
                     self._gate.emit, self._gate.ask = self._network_wiring
             return self._gate
@@ -176,10 +178,8 @@ class SessionRuntime:
             gate.allowlist = allowlist
             if not self._proxy_tried:
                 self._proxy_tried = True
-                from caretz.sandbox.netproxy import ProxyServer
-
                 try:
-                    self._proxy = ProxyServer(listener(), gate).start()
+                    self._proxy = netproxy.ProxyServer(listener(), gate).start()
                 except (OSError, subprocess.SubprocessError) as error:
                     self.proxy_problem = f"the network allowlist's proxy did not start: {error}"
             return self._proxy.port if self._proxy is not None else None

@@ -27,6 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from caretz.lazy import lazy_module
+
+ctypes = lazy_module("ctypes")  # at the first openat2, not at start
+
 SYS_OPENAT2 = 437  # the same number on every architecture (the unified syscall table)
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_NO_SYMLINKS = 0x04
@@ -45,7 +49,6 @@ class PathMoved(OSError):
 @functools.cache
 def _open_how() -> Any:
     """The kernel's `struct open_how`."""
-    import ctypes  # at the first openat2, not at start
 
     class OpenHow(ctypes.Structure):
         _fields_ = [
@@ -76,8 +79,6 @@ def has_openat2() -> bool:
 
 
 def _openat2(dirfd: int, path: str, flags: int, mode: int, resolve: int) -> int:
-    import ctypes  # at the first openat2, not at start
-
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
