@@ -16,11 +16,15 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from caretz.lazy import lazy_module
 from caretz.messages import Image
 from caretz.tools.image_format import NAMES, ImageHeader, read_header
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PilImage
+
+# Pillow: only a resize needs it (most images fit as they are, and it costs ~15 ms).
+pil_image = lazy_module("PIL.Image")
 
 MAX_SIDE = 1568
 MAX_BYTES = 5 * 1024 * 1024 * 3 // 4  # 5 MB of base64
@@ -71,22 +75,23 @@ def fit_image(data: bytes, source: str) -> Fitted:
 
 
 def _resized(data: bytes, header: ImageHeader, source: str) -> Image:
-    # Pillow is imported here only: most images fit as they are, and it costs ~15 ms.
-    from PIL import Image as PIL_Image
-    from PIL import UnidentifiedImageError
-
     try:
-        with PIL_Image.open(io.BytesIO(data)) as opened:
+        with pil_image.open(io.BytesIO(data)) as opened:
             opened.seek(0)  # an animation's first frame
             transparent = opened.mode in ("RGBA", "LA", "PA") or "transparency" in opened.info
             picture = opened.convert("RGBA" if transparent else "RGB")
-    except (UnidentifiedImageError, OSError, ValueError, PIL_Image.DecompressionBombError) as error:
+    except (
+        pil_image.UnidentifiedImageError,
+        pil_image.DecompressionBombError,
+        OSError,
+        ValueError,
+    ) as error:
         raise ImageProblem(f"the {header.name} image cannot be decoded: {error}") from None
     as_png = transparent or header.media_type in ("image/png", "image/gif")
     scale = min(1.0, MAX_SIDE / max(header.width, header.height))
     for _ in range(SHRINK_TRIES):
         size = (max(round(header.width * scale), 1), max(round(header.height * scale), 1))
-        small = picture.resize(size, PIL_Image.Resampling.LANCZOS)
+        small = picture.resize(size, pil_image.Resampling.LANCZOS)
         for media_type in ("image/png", "image/jpeg") if as_png else ("image/jpeg",):
             encoded = _encode(small, media_type)
             if len(encoded) <= MAX_BYTES:
@@ -111,9 +116,7 @@ def _flattened(picture: PilImage) -> PilImage:
     """JPEG has no transparency: a transparent picture goes on white."""
     if picture.mode != "RGBA":
         return picture
-    from PIL import Image as PIL_Image  # loaded already: only a resize calls this
-
-    white = PIL_Image.new("RGB", picture.size, (255, 255, 255))
+    white = pil_image.new("RGB", picture.size, (255, 255, 255))
     white.paste(picture, mask=picture.getchannel("A"))
     return white
 
