@@ -13,7 +13,12 @@ from dataclasses import field
 from functools import cached_property
 from typing import Any, Literal
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+
+# An image's digest and its bytes for a request: loaded with the first image.
+hashlib = lazy_module("hashlib")
+base64_codec = lazy_module("base64")
 
 Role = Literal["user", "assistant", "tool"]
 # Anthropic counts an image as about width × height / 750 tokens; OpenAI's tiles come close.
@@ -33,14 +38,10 @@ class Image:
 
     @cached_property
     def sha256(self) -> str:
-        import hashlib  # an image's digest: loaded with the first image
-
         return hashlib.sha256(self.data).hexdigest()
 
     def base64(self) -> str:
-        import base64  # an image's bytes for a request: loaded with the first image
-
-        return base64.b64encode(self.data).decode("ascii")
+        return base64_codec.b64encode(self.data).decode("ascii")
 
     def data_url(self) -> str:
         return f"data:{self.media_type};base64,{self.base64()}"

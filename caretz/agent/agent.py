@@ -12,10 +12,14 @@ from caretz.agent.outcomes import StoppedByHook
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.turn import Turn, TurnResult
 from caretz.agent.turn_hooks import TurnHooks
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Image, Message
 from caretz.providers.base import collect, reported_prompt_tokens
 from caretz.session.records.session import ModelSummary, SessionCompacted
+
+# The hooks' records: only a session with hooks writes one.
+hook_records = lazy_module("caretz.session.records.hooks")
 
 
 @lazy_dataclass
@@ -84,9 +88,7 @@ class Agent:
 
     def prompt_blocked(self, prompt: str, reason: str) -> TurnResult:
         message = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
-        from caretz.session.records.hooks import HookPromptBlocked  # only where hooks run
-
-        self.parts.log.emit(HookPromptBlocked(prompt=prompt, reason=reason))
+        self.parts.log.emit(hook_records.HookPromptBlocked(prompt=prompt, reason=reason))
         return TurnResult(StoppedByHook.status, StoppedByHook.exit_code, message, "", 0)
 
     def run_one_turn(

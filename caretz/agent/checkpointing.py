@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.checkpoints.errors import CheckpointError, GitNotFound, ProjectTooLarge
+from caretz.checkpoints.git import find_git, trusted_git
 from caretz.checkpoints.project import project_root
+from caretz.lazy import lazy_module
 from caretz.messages import ToolCall
 from caretz.session.records.base import Record
 from caretz.session.records.checkpoints import CheckpointFailed
@@ -32,6 +34,14 @@ if TYPE_CHECKING:
     from caretz.session.events import EventLog
     from caretz.tools.base import ToolContext
     from caretz.trusted import Program
+
+# The store (git's plumbing, the snapshots): at a turn's first change or the staging.
+checkpoint_store = lazy_module("caretz.checkpoints.store")
+checkpoint_snapshot = lazy_module("caretz.checkpoints.snapshot")
+# A checkpoint's data, records and notes: only once a turn takes one.
+checkpoint_model = lazy_module("caretz.checkpoints.model")
+checkpoint_events = lazy_module("caretz.checkpoints.events")
+checkpoint_notices = lazy_module("caretz.checkpoints.notices")
 
 # Tools that only read. Any other tool (write, edit, and whatever is added later)
 # counts as a change; the shell counts as one unless it cannot write.
@@ -66,12 +76,9 @@ def open_store(
     git: Program | None = None,
 ) -> CheckpointStore:
     """The store for the project `workspace` belongs to; raises CheckpointError."""
-    from caretz.checkpoints.snapshot import SnapshotLimits  # the store: at the first change
-    from caretz.checkpoints.store import CheckpointStore
-
-    limits = SnapshotLimits(size_cap=max_file_size)
+    limits = checkpoint_snapshot.SnapshotLimits(size_cap=max_file_size)
     project = project_root(workspace)
-    return CheckpointStore.open(data_dir, project, limits=limits, env=env, git=git)
+    return checkpoint_store.CheckpointStore.open(data_dir, project, limits=limits, env=env, git=git)
 
 
 class TurnCheckpoints:
@@ -123,8 +130,6 @@ class TurnCheckpoints:
         """Checkpoints for the project of `workspace`, or off with the reason (no git, or
         none caretz may run); `git` is the session's, resolved at its start. The store
         opens when first needed (a failure then switches checkpoints off and says so)."""
-        from caretz.checkpoints.git import find_git, trusted_git  # which git; no git runs
-
         try:
             git = trusted_git(git) if git is not None else find_git(env, (project_root(workspace),))
         except CheckpointError as error:
@@ -215,19 +220,17 @@ class TurnCheckpoints:
         store = self.store
         if store is None:
             return
-        from caretz.checkpoints.events import created_record  # a checkpoint to take
-        from caretz.checkpoints.model import CheckpointMeta
-        from caretz.checkpoints.notices import left_out_note
-
         self._settle_due = True
         try:
-            checkpoint = store.checkpoint(CheckpointMeta(self.session, self._turn, self._prompt))
+            checkpoint = store.checkpoint(
+                checkpoint_model.CheckpointMeta(self.session, self._turn, self._prompt)
+            )
         except Exception as error:
             self._settle_due = False
             self._failed("checkpoint", error)
             return
-        project, note = str(store.project), left_out_note(checkpoint)
-        self._emit(created_record(checkpoint, project, note))
+        project, note = str(store.project), checkpoint_notices.left_out_note(checkpoint)
+        self._emit(checkpoint_events.created_record(checkpoint, project, note))
 
     def on_event(self, event: Record) -> None:
         """Follows the main agent's turns in the session log."""
@@ -245,17 +248,15 @@ class TurnCheckpoints:
         self._turn, self._taken, self._settle_due = None, False, False
         if not due or turn is None or not self.active or self._store is None:
             return
-        from caretz.checkpoints.model import CheckpointMeta  # loaded by the checkpoint
-
         try:
-            settled = self._store.settle(CheckpointMeta(self.session, turn, self._prompt))
+            settled = self._store.settle(
+                checkpoint_model.CheckpointMeta(self.session, turn, self._prompt)
+            )
         except Exception as error:
             self._failed("settle", error)
             return
         if settled is not None:
-            from caretz.checkpoints.events import settled_record  # a turn took a checkpoint
-
-            self._emit(settled_record(settled))
+            self._emit(checkpoint_events.settled_record(settled))
 
     def close(self) -> None:
         """At the session's end: settles a turn left open."""

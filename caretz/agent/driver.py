@@ -12,7 +12,11 @@ from collections.abc import Sequence
 
 from caretz.agent.agent import Agent
 from caretz.agent.turn import TurnResult
+from caretz.lazy import lazy_module
 from caretz.messages import Image
+
+# The guard's records: loaded by the guard by the time it resumes a turn, never without it.
+guard_records = lazy_module("caretz.session.records.guard")
 
 
 def run_with_auto_resume(agent: Agent, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
@@ -20,11 +24,11 @@ def run_with_auto_resume(agent: Agent, prompt: str, images: Sequence[Image] = ()
     resumes after a loop stop, if configured."""
     result = agent.run_turn(prompt, images=images)
     while result.resume is not None:
-        from caretz.session.records.guard import LoopGuardResuming  # loaded by the guard
-
         resume = result.resume
         agent.parts.log.emit(
-            LoopGuardResuming(count=resume.count, max=resume.max_resumes, message=resume.message)
+            guard_records.LoopGuardResuming(
+                count=resume.count, max=resume.max_resumes, message=resume.message
+            )
         )
         result = agent.run_turn(resume.message, from_user=False)
     return result

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 
 if TYPE_CHECKING:
@@ -26,6 +27,14 @@ if TYPE_CHECKING:
     from caretz.permissions.paths import PathFacts
     from caretz.permissions.patterns import Match
     from caretz.permissions.rules import Rule
+
+# What reads commands and paths: loaded at the first check with rules (most sessions have none).
+bash_index = lazy_module("caretz.permissions.index")
+rule_paths = lazy_module("caretz.permissions.paths")
+rule_patterns = lazy_module("caretz.permissions.patterns")
+shell_commands = lazy_module("caretz.permissions.command")
+# The shell's reader (tree-sitter): only with bash rules to check.
+shell_parse = lazy_module("caretz.permissions.shell")
 
 Outcome = Literal["allow", "ask", "deny", "no-match"]
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target")
@@ -57,9 +66,7 @@ class RuleSet:
 
     @functools.cached_property
     def bash(self) -> BashRules:
-        from caretz.permissions.index import BashRules  # rules to index: loaded with them
-
-        return BashRules(self.rules)
+        return bash_index.BashRules(self.rules)
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -80,9 +87,7 @@ class RuleSet:
         path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)), None)
         facts = None
         if path is not None and path.strip():
-            from caretz.permissions.paths import PathFacts  # a path rule to check: loaded then
-
-            facts = PathFacts.of(path, os.fspath(cwd), self.project_root, self.home)
+            facts = rule_paths.PathFacts.of(path, os.fspath(cwd), self.project_root, self.home)
         return _check_call(relevant, tool, args, path, facts)
 
     def check_path(self, tool: str, path: str, cwd: str | Path) -> Decision:
@@ -94,19 +99,15 @@ class RuleSet:
 
 
 def _check_command(rules: BashRules, line: str) -> Decision:
-    from caretz.permissions.command import LineParts  # the shell's reader: with bash rules
-    from caretz.permissions.patterns import Match
-    from caretz.permissions.shell import parse_command_line
-
-    commands = parse_command_line(line)
-    parts = LineParts(commands)
+    commands = shell_parse.parse_command_line(line)
+    parts = shell_commands.LineParts(commands)
     maybe: tuple[Rule, Command] | None = None
     for behavior in ("deny", "ask"):
         match, rule, part = _find(rules, behavior, parts)
-        if match is Match.YES:
+        if match is rule_patterns.Match.YES:
             shown = _shown(part)
             return Decision(behavior, f"`{shown}` {_VERBS[behavior]} {_named(rule)}", rule, shown)
-        if match is Match.UNKNOWN and maybe is None:
+        if match is rule_patterns.Match.UNKNOWN and maybe is None:
             maybe = (rule, part)
     if maybe is not None:
         rule, part = maybe
@@ -119,8 +120,6 @@ def _check_command(rules: BashRules, line: str) -> Decision:
 
 def _find(rules: BashRules, behavior: str, parts: LineParts) -> tuple[Match, Any, Any]:
     """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
-    from caretz.permissions.patterns import Match  # loaded with the bash rules
-
     unknown: tuple[Rule, Command] | None = None
     index = rules.of(behavior)
     read: set[int] = set()
@@ -129,21 +128,21 @@ def _find(rules: BashRules, behavior: str, parts: LineParts) -> tuple[Match, Any
             continue  # a command written again (the same object): it matched nothing before
         read.add(id(part))
         for rule in index.candidates(part):
-            match = Match.YES if rule.command is None else rule.command.contains(part)
-            if match is Match.YES:
+            match = rule_patterns.Match.YES if rule.command is None else rule.command.contains(part)
+            if match is rule_patterns.Match.YES:
                 return match, rule, part
-            if match is Match.UNKNOWN and unknown is None:
+            if match is rule_patterns.Match.UNKNOWN and unknown is None:
                 unknown = (rule, part)
     for rule in (r for r in rules.legacy if r.behavior == behavior):
         assert rule.legacy is not None
         match, part = rule.legacy.find(parts)
-        if match is Match.YES:
+        if match is rule_patterns.Match.YES:
             return match, rule, part
-        if match is Match.UNKNOWN and unknown is None and part is not None:
+        if match is rule_patterns.Match.UNKNOWN and unknown is None and part is not None:
             unknown = (rule, part)
     if unknown is not None:
-        return Match.UNKNOWN, unknown[0], unknown[1]
-    return Match.NO, None, None
+        return rule_patterns.Match.UNKNOWN, unknown[0], unknown[1]
+    return rule_patterns.Match.NO, None, None
 
 
 def _reachable(index: ProgramIndex, parts: LineParts) -> Iterable[Command]:
@@ -181,8 +180,6 @@ def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
     An exact rule covers the command with all it runs; a wrapper such as `timeout`
     is allowed when what it runs is; `sudo` and `find -exec` need their own allow too.
     """
-    from caretz.permissions.command import Runs  # loaded with the bash rules
-
     own = None
     for rule in allows.candidates(command):
         if _allows(rule, command):
@@ -190,11 +187,11 @@ def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
             break
     if own is not None and _exact(own):
         return own  # the user allowed exactly this line, with everything in it
-    if command.runs is Runs.ITSELF or command.hidden is not None:
+    if command.runs is shell_commands.Runs.ITSELF or command.hidden is not None:
         return own if command.hidden is None else None
-    if command.runs is Runs.NAMED and own is not None:
+    if command.runs is shell_commands.Runs.NAMED and own is not None:
         return own  # `Bash(npx jest:*)` allows `npx jest`; deny rules read the inner command
-    if command.runs not in (Runs.INSTEAD, Runs.NAMED) and own is None:
+    if command.runs not in (shell_commands.Runs.INSTEAD, shell_commands.Runs.NAMED) and own is None:
         return None  # sudo, find -exec: the outer command needs its own allow too
     inner = [allowing_rule(child, allows) for child in command.inner]
     if not command.inner or any(rule is None for rule in inner):

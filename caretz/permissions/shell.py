@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.command import Command, Runs
 from caretz.permissions.launch import (
@@ -23,6 +24,10 @@ from caretz.permissions.launch import (
 )
 from caretz.permissions.words import Word, unquoted_word, word_of
 from caretz.permissions.wrappers import COMMAND_VARIABLES
+
+# The parser's bindings: loaded with the grammar, at the first line read.
+tree_sitter = lazy_module("tree_sitter")
+tree_sitter_bash = lazy_module("tree_sitter_bash")
 
 MAX_DEPTH = 8  # `bash -c "bash -c '…'"` nesting followed before giving up (failing closed)
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
@@ -80,9 +85,6 @@ class _Kinds:
 def _grammar() -> tuple[Any, Any, _Kinds]:
     """The parser, a query for command nodes (found in C, not by walking in Python), and
     the node kinds the reader tells apart."""
-    import tree_sitter
-    import tree_sitter_bash
-
     language = tree_sitter.Language(tree_sitter_bash.language())
     query = tree_sitter.Query(language, _QUERY)
     return tree_sitter.Parser(language), query, _Kinds.of(language)
@@ -107,8 +109,6 @@ def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
     if depth > MAX_DEPTH:
         hidden = f"commands nested more than {MAX_DEPTH} levels deep"
         return (Command((), line, hidden=hidden),)
-    import tree_sitter
-
     parser, query, kinds = _grammar()
     source = line.encode("utf-8", "surrogatepass")
     tree = parser.parse(source)

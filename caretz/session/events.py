@@ -21,6 +21,8 @@ from caretz.session.records.base import Record, UnknownRecord
 
 # Every family of records: loaded only to read a log, never to write one.
 records_parse = lazy_module("caretz.session.records.parse")
+# The session's image files: loaded with the first image to store.
+session_images = lazy_module("caretz.session.images")
 
 Emit = Callable[[Record], Any]
 Listener = Callable[[Record], None]
@@ -67,9 +69,7 @@ class EventLog:
         the session's folder (caretz/session/images.py); nothing without a log file."""
         if self.path is None or not images:
             return
-        from caretz.session.images import ImageFiles  # images to store: loaded with the first
-
-        files = ImageFiles(self.path.parent)
+        files = session_images.ImageFiles(self.path.parent)
         with self._lock:
             for image in images:
                 files.save(image)

@@ -12,7 +12,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.messages import Image
+
+# OpenSSL's digests: only an image read back (on resume) is checked here.
+hashlib = lazy_module("hashlib")
+# A name for the file being written: with the first image stored.
+random_tokens = lazy_module("secrets")
 
 FOLDER = "images"
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
@@ -33,10 +39,8 @@ class ImageFiles:
         if target.is_file():
             return
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        import secrets  # a name for the file being written: with the first image
-
         # Written aside, then renamed: a reader never sees half a file.
-        partial = self.folder / f".{target.name}.{secrets.token_hex(4)}"
+        partial = self.folder / f".{target.name}.{random_tokens.token_hex(4)}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         with os.fdopen(os.open(partial, flags, 0o600), "wb") as handle:
             handle.write(image.data)
@@ -51,8 +55,6 @@ class ImageFiles:
             data = self.path(sha256, media_type).read_bytes()
         except OSError:
             return None
-        import hashlib  # an image read back: on resume only
-
         if hashlib.sha256(data).hexdigest() != sha256:
             return None
         return Image(

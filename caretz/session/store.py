@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ImageLoader, Message, ToolCall, answer_dangling_calls, restore_images
 from caretz.session.events import read_events
@@ -23,6 +24,9 @@ from caretz.session.records.loop import (
     TurnStarted,
 )
 from caretz.session.records.session import SessionCompacted, SessionStarted
+
+# The session's image files: only a resumed session reads them back.
+session_images = lazy_module("caretz.session.images")
 
 EVENTS_FILE = "events.jsonl"
 SESSION_ENDED = "Not run: the session ended first."
@@ -211,9 +215,8 @@ class _Rebuilding:
 def read_history(events_path: Path) -> History:
     """The conversation of the session whose log is `events_path`, its images read back
     from the session's folder."""
-    from caretz.session.images import ImageFiles  # a session resumed: its images read back
-
-    return rebuild_history(read_events(events_path), ImageFiles(events_path.parent).load)
+    images = session_images.ImageFiles(events_path.parent)
+    return rebuild_history(read_events(events_path), images.load)
 
 
 def rebuild_history(events: Iterable[Record], load_image: ImageLoader | None = None) -> History:

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from caretz.lazy import lazy_module
+
+# Close spellings: only for a name that is no command (the Python API never loads it else).
+close_spellings = lazy_module("difflib")
+
 # The interactive session's commands and their aliases.
 RESERVED_NAMES = (
     "help",
@@ -59,9 +64,7 @@ def unknown_command(name: str, known: Iterable[str], otherwise: str) -> str:
 
 def similar_names(name: str, known: Iterable[str], most: int = 3) -> list[str]:
     """Up to `most` of `known` as `/name`s: those `name` begins, then the closest spellings."""
-    import difflib  # only for a name that is no command
-
     names = list(dict.fromkeys(known))
     begun = [each for each in names if each.startswith(name)]
-    spelled = difflib.get_close_matches(name, names, n=most, cutoff=0.6)
+    spelled = close_spellings.get_close_matches(name, names, n=most, cutoff=0.6)
     return [f"/{each}" for each in list(dict.fromkeys(begun + spelled))[:most]]

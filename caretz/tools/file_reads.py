@@ -15,7 +15,11 @@ import difflib
 import threading
 from pathlib import Path
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+
+# OpenSSL's digests: loaded at the first file read, not at start.
+hashlib = lazy_module("hashlib")
 
 # Texts kept to show what changed; a larger file keeps only its digest.
 KEEP_TEXT_BYTES = 1 << 20
@@ -62,8 +66,6 @@ class FileReads:
 
 
 def digest_of(data: bytes) -> str:
-    import hashlib  # OpenSSL's digests: loaded at the first file read, not at start
-
     return hashlib.sha256(data).hexdigest()
 
 

@@ -14,6 +14,7 @@ import difflib
 import os
 from typing import Any
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolSpec
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
@@ -30,7 +31,12 @@ from caretz.tools.file_access import (  # noqa: F401 (the search tools' helpers,
     resolve_path,
     store,
 )
-from caretz.tools.file_reads import FileReads
+from caretz.tools.file_reads import KEEP_TEXT_BYTES, FileReads
+
+# OpenSSL's digests: loaded at the first file read, not at start.
+hashlib = lazy_module("hashlib")
+# The image readers: loaded with the first file read.
+image_reading = lazy_module("caretz.tools.images")
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE_CHARS = 2000
@@ -104,12 +110,10 @@ class ReadTool:
         shown = display_path(ctx, checked.path)
         if fd is None or stat is None:
             return _failed(f"File not found: {shown}")
-        # The image readers: loaded with the first file read.
-        from caretz.tools.images import fitted_from_fd, image_result, starts_like_image
-
         try:
-            if starts_like_image(fd):
-                return image_result(ctx, fitted_from_fd(fd, stat.st_size, shown))
+            if image_reading.starts_like_image(fd):
+                fitted = image_reading.fitted_from_fd(fd, stat.st_size, shown)
+                return image_reading.image_result(ctx, fitted)
             window = _read_window(fd, offset, limit, max(READ_CHAR_BUDGET, ctx.output_limit_chars))
         except OSError as error:
             return _failed(f"Cannot read {shown}: {error.strerror or error}")
@@ -152,10 +156,6 @@ class _Window:
 def _read_window(fd: int, offset: int, limit: int, budget: int) -> _Window:
     """Lines offset..offset+limit-1 of the file, numbered, within `budget` characters;
     the file's line count and digest, from one pass over it in bounded memory."""
-    import hashlib  # OpenSSL's digests: loaded at the first write, not at start
-
-    from caretz.tools.file_reads import KEEP_TEXT_BYTES
-
     digest = hashlib.sha256()
     kept: list[bytes] | None = []
     rows: list[str] = []

@@ -23,10 +23,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from caretz.lazy import lazy_module
 from caretz.messages import ToolCall
 from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide
 from caretz.permissions.policy import Decision, RuleSet
-from caretz.permissions.project import PROJECT_SETTINGS
+from caretz.permissions.project import PROJECT_SETTINGS, RuleError
 from caretz.session.records.base import Record
 from caretz.session.records.permissions import PermissionAsked, PermissionDecided
 from caretz.tools.asking import (
@@ -49,6 +50,13 @@ from caretz.tools.policy import (
 
 if TYPE_CHECKING:
     from caretz.permissions.rules import Rule
+
+# Reading, naming and proposing rules: only once a rule refuses a call or the user is asked.
+rule_reader = lazy_module("caretz.permissions.rules")
+rule_settings = lazy_module("caretz.permissions.settings")
+rule_proposals = lazy_module("caretz.permissions.proposals")
+# The guard's records: a `disallowedTools` refusal keeps its `LoopGuard.Blocked` event.
+guard_records = lazy_module("caretz.session.records.guard")
 
 Emit = Callable[[Record], Any]
 EffectOf = Callable[[str], "Effect | None"]
@@ -173,16 +181,12 @@ class SessionPermissions:
 
     def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
         summary = input_summary(call.name, args)
-        from caretz.permissions.settings import disallowed_origin  # a refusal: rules exist
-
-        origin = disallowed_origin(verdict.rule) if verdict.rule is not None else None
+        origin = rule_settings.disallowed_origin(verdict.rule) if verdict.rule is not None else None
         if origin is not None:
             key, pattern = origin
             text = disallowed_reason(call.name, key, pattern)
-            from caretz.session.records.guard import LoopGuardBlocked  # the guard's family
-
             self.emit(
-                LoopGuardBlocked(
+                guard_records.LoopGuardBlocked(
                     detector="disallowed-tools",
                     headline=f'disallowed-tools: {call.name} matches "{pattern}"',
                     tool=call.name,
@@ -236,10 +240,7 @@ class SessionPermissions:
         # so does a hook that asks, so "yes, always" is not offered for either.
         if not escalate and verdict.by != "hook":
             try:
-                from caretz.permissions.proposals import propose_rules  # a question to put
-                from caretz.permissions.rules import RuleError
-
-                proposal = propose_rules(call.name, args, cwd, rules)
+                proposal = rule_proposals.propose_rules(call.name, args, cwd, rules)
                 saves = tuple(proposal.rules) if proposal.unsavable is None else ()
             except RuleError:  # a tool no rule can name: "always" is not offered
                 saves = ()
@@ -265,13 +266,10 @@ class SessionPermissions:
             return Answer("no")
 
     def _save(self, texts: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
-        from caretz.permissions.proposals import save_allow_rules  # "yes, always"
-        from caretz.permissions.rules import RuleError, parse_rule  # the rule reader, too
-
         try:
-            save_allow_rules(self.project_root, texts)
+            rule_proposals.save_allow_rules(self.project_root, texts)
             source = os.fspath(PROJECT_SETTINGS)
-            self.saved += [parse_rule(text, "allow", source) for text in texts]
+            self.saved += [rule_reader.parse_rule(text, "allow", source) for text in texts]
         except (OSError, RuleError) as error:
             return (), f"the rule was not saved: {error}"
         self.rules = self._ruleset()

