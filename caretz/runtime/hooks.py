@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.permissions.project import (
+    PROJECT_SETTINGS,
+    RuleError,
+    find_project_root,
+    read_project_settings,
+)
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -21,6 +28,19 @@ if TYPE_CHECKING:
     from caretz.session.events import Emit
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall
+
+# The hooks' modules and their pydantic schema: only with a file that has hooks.
+hook_matching = lazy_module("caretz.hooks.matching")
+hook_config = lazy_module("caretz.hooks.config")  # the schema: with a project section to read
+pydantic = lazy_module("pydantic")  # only with a project section to validate
+config_errors = lazy_module("caretz.config.errors")  # pydantic's: only to describe a bad entry
+hook_approvals = lazy_module("caretz.hooks.approvals")  # only with project hooks
+# What running hooks needs (the sandbox's settings for their environment, the runner):
+# only with hooks to run, never for `caretz hooks list`.
+sandbox_config = lazy_module("caretz.config.sandbox")
+hook_runner = lazy_module("caretz.hooks.runner")  # only with hooks to run
+hook_session = lazy_module("caretz.hooks.session")  # only with hooks to run
+hook_tool_checks = lazy_module("caretz.hooks.tool_hooks")  # only with hooks to run
 
 PROJECT_KEY = "hooks"
 PROJECT_SOURCE = f".caretz/settings.json: {PROJECT_KEY}"
@@ -40,10 +60,8 @@ def hook_files(settings: Settings, workspace: Path) -> list[HookFile]:
     them); a file without hooks is left out."""
     files = []
     if settings.values.hooks:
-        from caretz.hooks.matching import HookFile  # the hooks' schema: with hooks to read
-
         where = f"{settings.config_path.name}: profiles.{settings.profile_name}.hooks"
-        files.append(HookFile(settings.profile.hooks, where))
+        files.append(hook_matching.HookFile(settings.profile.hooks, where))
     project = project_hooks(workspace, settings.data_dir)
     if project is not None:
         files.append(project)
@@ -56,23 +74,13 @@ def project_hooks(workspace: Path, data_dir: Path) -> HookFile | None:
     section = read_project_hooks(workspace)
     if section is None or not section.config:
         return None
-    from caretz.hooks.approvals import HookApprovals
-    from caretz.hooks.matching import HookFile
-
-    approved = HookApprovals(data_dir).approved(section.root, section.data)
-    return HookFile(section.config, PROJECT_SOURCE, approved=approved)
+    approved = hook_approvals.HookApprovals(data_dir).approved(section.root, section.data)
+    return hook_matching.HookFile(section.config, PROJECT_SOURCE, approved=approved)
 
 
 def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
     """The project's `hooks` section (None when it has none); raises ConfigError for a
     bad entry."""
-    from caretz.permissions.project import (
-        PROJECT_SETTINGS,
-        RuleError,
-        find_project_root,
-        read_project_settings,
-    )
-
     root = find_project_root(workspace)
     try:
         data = read_project_settings(root).get(PROJECT_KEY)
@@ -80,15 +88,11 @@ def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
         raise ConfigError(str(error)) from None
     if data is None:
         return None
-    from pydantic import ValidationError  # a section to validate
-
-    from caretz.config.errors import describe_validation_error
-    from caretz.hooks.config import ProjectHooks
-
+    schema = hook_config.ProjectHooks
     try:
-        config = ProjectHooks.model_validate({PROJECT_KEY: data}).hooks
-    except ValidationError as error:
-        problem = describe_validation_error(ProjectHooks, error)
+        config = schema.model_validate({PROJECT_KEY: data}).hooks
+    except pydantic.ValidationError as error:
+        problem = config_errors.describe_validation_error(schema, error)
         raise ConfigError(f"{root / PROJECT_SETTINGS}: {problem}") from None
     return ProjectHooksSection(root, data, config)
 
@@ -96,16 +100,12 @@ def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
 def approve_project_hooks(settings: Settings, workspace: Path) -> HookFile:
     """Approve the project's `hooks` section as it is now; returns its hooks. Raises
     ConfigError when the project has none."""
-    from caretz.hooks.approvals import HookApprovals
-    from caretz.hooks.matching import HookFile
-    from caretz.permissions.project import PROJECT_SETTINGS, find_project_root
-
     section = read_project_hooks(workspace)
     if section is None or not section.config:
         where = find_project_root(workspace) / PROJECT_SETTINGS
         raise ConfigError(f"{where}: no hooks to approve")
-    HookApprovals(settings.data_dir).approve(section.root, section.data)
-    return HookFile(section.config, PROJECT_SOURCE)
+    hook_approvals.HookApprovals(settings.data_dir).approve(section.root, section.data)
+    return hook_matching.HookFile(section.config, PROJECT_SOURCE)
 
 
 def open_hooks(
@@ -118,13 +118,9 @@ def open_hooks(
     """The session's hooks (None when no file has any), for `session`, into its log."""
     if not files:
         return None
-    from caretz.config.sandbox import shell_env_filter
-    from caretz.hooks.runner import HookEnvironment
-    from caretz.hooks.session import SessionHooks
-
-    variables = shell_env_filter(settings).apply(os.environ)
-    where = HookEnvironment(permissions.project_root, variables)
-    return SessionHooks(
+    variables = sandbox_config.shell_env_filter(settings).apply(os.environ)
+    where = hook_runner.HookEnvironment(permissions.project_root, variables)
+    return hook_session.SessionHooks(
         files, where, session=session, emit=emit, permission_mode=lambda: permissions.mode
     )
 
@@ -133,7 +129,5 @@ def tool_hooks(hooks: SessionHooks | None) -> tuple[tuple[BeforeCall, ...], tupl
     """The registry's PreToolUse check (before the permission check) and PostToolUse hook."""
     if hooks is None:
         return (), ()
-    from caretz.hooks.tool_hooks import PostToolUseHook, PreToolUseCheck
-
-    pre = PreToolUseCheck(hooks)
-    return (pre,), (PostToolUseHook(hooks, pre),)
+    pre = hook_tool_checks.PreToolUseCheck(hooks)
+    return (pre,), (hook_tool_checks.PostToolUseHook(hooks, pre),)

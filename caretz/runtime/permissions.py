@@ -16,8 +16,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.permissions.modes import ModeError, parse_mode
 from caretz.permissions.policy import RuleSet
+from caretz.permissions.project import (
+    PROJECT_SETTINGS,
+    RuleError,
+    find_project_root,
+    read_project_settings,
+)
+from caretz.tools.permission import PermissionCheck, SessionPermissions
+from caretz.tools.registry import ToolRegistry, default_tools, withheld_effects
 
 if TYPE_CHECKING:
     from caretz.agent.parts import AgentParts
@@ -26,8 +36,10 @@ if TYPE_CHECKING:
     from caretz.session.events import Emit
     from caretz.tools.asking import Asker
     from caretz.tools.base import Tool
-    from caretz.tools.permission import SessionPermissions
-    from caretz.tools.registry import AfterCall, BeforeCall, ToolRegistry
+    from caretz.tools.registry import AfterCall, BeforeCall
+
+# The rule reader (the rule syntax, the shell's patterns): only with rules to read.
+rule_reading = lazy_module("caretz.permissions.settings")
 
 
 def commands_sandboxed(settings: Settings) -> bool:
@@ -38,8 +50,6 @@ def commands_sandboxed(settings: Settings) -> bool:
 
 def session_tool_names() -> list[str]:
     """The tools a session has, which rules may name besides the well-known ones."""
-    from caretz.tools.registry import default_tools
-
     return [tool.spec.name for tool in default_tools()] + ["task"]
 
 
@@ -51,23 +61,18 @@ def profile_rules(settings: Settings) -> list[Rule]:
     values = settings.values
     if not any(values.permission_rules) and not values.disallowed_tools and not settings.run_rules:
         return []  # nothing to read: the rule reader is not even loaded
-    from caretz.permissions.rules import RuleError
-    from caretz.permissions.settings import (
-        DISALLOWED_SOURCE,
-        rules_from_disallowed_tools,
-        rules_from_permissions,
-    )
-
     profile = f"profiles.{settings.profile_name}"
     where = f"{settings.config_path.name}: {profile}.permissions"
     lists = settings.values.rule_lists()
     try:
-        rules = rules_from_permissions(lists, where, session_tool_names())
+        rules = rule_reading.rules_from_permissions(lists, where, session_tool_names())
     except RuleError as error:
         raise ConfigError(str(error)) from None
     disallowed = settings.values.disallowed()
     try:
-        rules += rules_from_disallowed_tools(disallowed, DISALLOWED_SOURCE)
+        rules += rule_reading.rules_from_disallowed_tools(
+            disallowed, rule_reading.DISALLOWED_SOURCE
+        )
     except RuleError as error:
         raise ConfigError(f"{settings.config_path}: {profile}.{error}") from None
     return rules + run_rules(settings)
@@ -79,14 +84,11 @@ RUN_RULE_FLAGS = {"--allowed-tools": "allow", "--disallowed-tools": "deny"}
 def run_rules(settings: Settings) -> list[Rule]:
     """--allowed-tools and --disallowed-tools: rules for this run only (Claude Code's
     --allowedTools forms: several in one value, between commas or spaces)."""
-    from caretz.permissions.rules import RuleError
-    from caretz.permissions.settings import rules_from_permissions
-
     rules: list[Rule] = []
     for flag, values in settings.run_rules.items():
         texts = [text for value in values for text in split_rules(value)]
         try:
-            rules += rules_from_permissions(
+            rules += rule_reading.rules_from_permissions(
                 {RUN_RULE_FLAGS[flag]: texts}, flag, session_tool_names()
             )
         except RuleError as error:
@@ -125,8 +127,6 @@ def read_rules(settings: Settings, workspace: Path) -> PermissionRules:
     """The rules of a session in `workspace`. The project is the git root above the
     working directory, else the working directory. Raises ConfigError for a rule caretz
     cannot read, naming the file and the rule."""
-    from caretz.permissions.project import RuleError, find_project_root, read_project_settings
-
     root = find_project_root(workspace)
     try:
         written = read_project_settings(root).get("permissions")
@@ -138,18 +138,13 @@ def read_rules(settings: Settings, workspace: Path) -> PermissionRules:
 
 def project_rules(written: Any, tools: list[str]) -> list[Rule]:
     """The rules of the `permissions` object of a project's `.caretz/settings.json`."""
-    from caretz.permissions.project import PROJECT_SETTINGS
-    from caretz.permissions.settings import rules_from_permissions  # rules to read
-
-    return rules_from_permissions(written, os.fspath(PROJECT_SETTINGS), tools)
+    return rule_reading.rules_from_permissions(written, os.fspath(PROJECT_SETTINGS), tools)
 
 
 def session_permissions(
     settings: Settings, rules: PermissionRules, asker: Asker | None, emit: Emit
 ) -> SessionPermissions:
     """A session's permissions: the mode, the rules as read, who asks, its log."""
-    from caretz.tools.permission import SessionPermissions
-
     return SessionPermissions(
         rules.project_root,
         project_rules=rules.project,
@@ -178,9 +173,6 @@ def build_tools(
     commands run sandboxed (default: the permissions' own; a switch builds the tools
     before it sets the new ones there). `extra_tools` (the web tools) join the built-in
     ones; subagents' registries keep them (`ToolRegistry.fresh`)."""
-    from caretz.tools.permission import PermissionCheck
-    from caretz.tools.registry import ToolRegistry, default_tools, withheld_effects
-
     # The tools follow the mode: read-only offers none that change files, and without
     # a sandbox bash's description promises none.
     sandboxed = permissions.sandboxed if sandboxed is None else sandboxed
@@ -206,8 +198,6 @@ def follow_settings(
 
 def with_permission_mode(settings: Settings, mode: str) -> Settings:
     """`settings` in another permission mode; raises ConfigError for an unknown one."""
-    from caretz.permissions.modes import ModeError, parse_mode
-
     try:
         parsed = parse_mode(mode)
     except ModeError as error:
