@@ -21,9 +21,19 @@ from tests.tools.test_bash import process_running
 TROUBLE = Path(__file__).parent / "servers" / "trouble.py"
 
 
+# A real server's start-up is as slow as the machine: on two busy cores mcp-server-time took
+# over the default 10 s. Its entry waits as long as that takes; a test of the timeout itself
+# sets its own.
+STARTUP_ROOM = "10m"
+
+
 def time_server() -> dict[str, Any]:
     """`mcp-server-time` over stdio, as an mcpServers entry."""
-    return {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+    return {
+        "command": sys.executable,
+        "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+        "startupTimeout": STARTUP_ROOM,
+    }
 
 
 def trouble_server(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
