@@ -18,13 +18,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz import __version__
 from caretz.agent.agent import Agent
 from caretz.agent.parts import Conversation
 from caretz.checkpoints.project import project_root
-from caretz.config.sandbox import open_session_sandbox
+from caretz.config.sandbox import open_session_sandbox, sandbox_fields
 from caretz.guard.seam import NullGuard
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Usage
+from caretz.runtime.git_watch import open_git_watch
 from caretz.runtime.hooks import hook_files, open_hooks
 from caretz.runtime.judge import SessionJudge, build_loop_guard
 from caretz.runtime.mcp import configured_servers, start_servers
@@ -41,8 +44,11 @@ from caretz.runtime.wiring import (
     wire_agent,
 )
 from caretz.session.events import EventLog
+from caretz.session.records.session import SessionResumed, SessionStarted
 from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.jobtable import JobTable
+
+hook_session = lazy_module("caretz.hooks.session")  # the hooks' modules: only with hooks
 
 if TYPE_CHECKING:
     from caretz.app.session import View
@@ -228,8 +234,6 @@ def session_tools(
     checked: Checked, carried: Carried | None, session_id: str, log: EventLog
 ) -> SessionTools:
     """The session's permissions, hooks, git watch and checkpoints, each into its log."""
-    from caretz.runtime.git_watch import open_git_watch
-
     request = checked.request
     settings, workspace = request.settings, request.workspace
     if carried is not None:
@@ -240,9 +244,7 @@ def session_tools(
     assert log.path is not None
     hooks = None
     if checked.hook_files:
-        from caretz.hooks.session import HookSession  # the hooks' modules: only with hooks
-
-        where = HookSession(session_id, log.path, workspace)
+        where = hook_session.HookSession(session_id, log.path, workspace)
         hooks = open_hooks(settings, checked.hook_files, permissions, where, log.emit)
     sandbox, sandbox_check = checked.sandbox, checked.sandbox_check
     git_watch = open_git_watch(sandbox, sandbox_check, settings.data_dir, log.emit)
@@ -276,10 +278,6 @@ def start(parts: SessionParts, checked: Checked, carried: Carried | None) -> Non
 
 
 def write_start(parts: SessionParts, place: Place) -> None:
-    from caretz import __version__
-    from caretz.config.sandbox import sandbox_fields
-    from caretz.session.records.session import SessionResumed, SessionStarted
-
     settings, tools, log = parts.settings, parts.tools, parts.log
     assert tools.sandbox is not None  # every session opens one, if only to say it is off
     opened = SessionResumed if place.resumed else SessionStarted

@@ -28,6 +28,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from caretz.lazy import lazy_module
+
+ctypes = lazy_module("ctypes")  # only to interrupt a worker thread
+
 
 class Canceller:
     """Which thread runs the session's work now, and how to interrupt it."""
@@ -73,8 +77,6 @@ class Canceller:
 
 
 def _raise_in(thread_id: int, exception: type[BaseException]) -> None:
-    import ctypes  # only to interrupt a worker thread
-
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), ctypes.py_object(exception)
     )
@@ -82,6 +84,4 @@ def _raise_in(thread_id: int, exception: type[BaseException]) -> None:
 
 def _clear_async_exception(thread_id: int | None) -> None:
     if thread_id is not None:
-        import ctypes  # only after interrupting a worker thread
-
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.messages import Image, ToolCall
+from caretz.permissions.rules import RuleError
 from caretz.session.records.session import CommandRan
 from caretz.slash_commands.inline import (
     FileMention,
@@ -38,6 +40,8 @@ from caretz.slash_commands.inline import (
 from caretz.text import one_line
 from caretz.tools.base import ToolInterrupted, ToolResult
 from caretz.tools.policy import EndTurn, TurnGrant
+
+rule_proposals = lazy_module("caretz.permissions.proposals")  # only for a refused call's hint
 
 if TYPE_CHECKING:
     from caretz.app.session import Session
@@ -186,16 +190,15 @@ class _Calls:
         return f"; to let the command run it, add {rules} to its allowed-tools"
 
     def rules_to_allow(self, arguments: dict[str, Any]) -> str:
-        from caretz.permissions.proposals import propose_rules
-        from caretz.permissions.rules import RuleError
-
         permissions = self.session.permissions
         tool = "bash" if "command" in arguments else "read"
         fallback = f"Bash({arguments['command']})" if tool == "bash" else "Read"
         if permissions is None:
             return fallback
         try:
-            proposal = propose_rules(tool, arguments, self.session.workspace, permissions.rules)
+            proposal = rule_proposals.propose_rules(
+                tool, arguments, self.session.workspace, permissions.rules
+            )
         except RuleError:
             return fallback
         return ", ".join(proposal.rules) or fallback

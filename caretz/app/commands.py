@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+
+# The custom commands' modules: only for a `/name` prompt.
+slash_names = lazy_module("caretz.slash_commands.names")
+custom_commands = lazy_module("caretz.runtime.custom_commands")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -27,12 +32,10 @@ def find_command(
     ConfigError for a `/name` that is no custom command, or one that cannot run."""
     if not prompt.lstrip().startswith("/"):
         return None  # an ordinary prompt: the custom commands' modules are not loaded
-    from caretz.slash_commands.names import RESERVED_NAMES, parse
-
-    parsed = parse(prompt.strip())
+    parsed = slash_names.parse(prompt.strip())
     if parsed is None:
         return None
-    return named_command(settings, workspace, parsed, RESERVED_NAMES, env)
+    return named_command(settings, workspace, parsed, slash_names.RESERVED_NAMES, env)
 
 
 def named_command(
@@ -44,8 +47,6 @@ def named_command(
 ) -> PreparedCommand:
     """The custom command `parsed` (name, arguments) names, prepared; raises ConfigError
     for a built-in or unknown name, or a command that cannot run."""
-    from caretz.runtime.custom_commands import catalog_for, prepare
-
     name, arguments = parsed
     reserved = list(reserved)
     if name in reserved:
@@ -53,15 +54,13 @@ def named_command(
             f"/{name} is a command of the interactive session and does not run with -p "
             "(nothing was sent)"
         )
-    catalog = catalog_for(settings, workspace, reserved)
+    catalog = custom_commands.catalog_for(settings, workspace, reserved)
     command = catalog.get(name)
     if command is None:
-        from caretz.slash_commands.names import unknown_command
-
         folders = f".caretz/commands/, {settings.config_path.parent / 'commands'}"
         where = f"no custom command of that name in {folders} or .claude/commands/"
-        raise ConfigError(unknown_command(name, catalog.commands, where))
-    return prepare(settings, command, arguments, env)
+        raise ConfigError(slash_names.unknown_command(name, catalog.commands, where))
+    return custom_commands.prepare(settings, command, arguments, env)
 
 
 def allowed_tools(prepared: PreparedCommand) -> str:

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.checkpoints.project import project_root
+from caretz.lazy import lazy_module
 from caretz.session.events import read_events
+from caretz.session.store import SessionStore
+
+# The goal's modules: only with a goal.
+goal_state = lazy_module("caretz.goal.state")
+goal_driving = lazy_module("caretz.agent.goal_driver")
+judging = lazy_module("caretz.runtime.judge")  # the evaluator: loaded after the start probes
 
 if TYPE_CHECKING:
     from caretz.agent.agent import Agent
@@ -24,11 +31,9 @@ if TYPE_CHECKING:
 
 def logged_goal(events_path: Path) -> Goal | None:
     """The goal a session's log holds (a resumed session's paused one), if any."""
-    from caretz.goal.state import restore_goal  # the goal's modules load only with a goal
-
     if not events_path.is_file():
         return None
-    return restore_goal(read_events(events_path))
+    return goal_state.restore_goal(read_events(events_path))
 
 
 def paused_goal(settings: Settings, resume: str | None, workspace: Path) -> Goal | None:
@@ -36,8 +41,6 @@ def paused_goal(settings: Settings, resume: str | None, workspace: Path) -> Goal
     raises SessionNotFound."""
     if resume is None:
         return None
-    from caretz.session.store import SessionStore  # a session to resume
-
     store = SessionStore(settings.data_dir)
     latest = resume == "latest"
     goal = logged_goal(
@@ -48,22 +51,15 @@ def paused_goal(settings: Settings, resume: str | None, workspace: Path) -> Goal
 
 def check_evaluator(settings: Settings, env: Mapping[str, str]) -> None:
     """Raises ConfigError when the goal's evaluator cannot be built (its model, its key)."""
-    from caretz.runtime.judge import build_evaluator
-
-    build_evaluator(settings, env)
+    judging.build_evaluator(settings, env)
 
 
 def goal_driver(agent: Agent, settings: Settings, env: Mapping[str, str], goal: Goal) -> GoalDriver:
     """A driver of `goal`'s turns on `agent`; raises ConfigError (the evaluator) first."""
-    from caretz.agent.goal_driver import GoalDriver  # with the guard's summary sections
-    from caretz.runtime.judge import build_evaluator
-
-    evaluator = build_evaluator(settings, env)
-    return GoalDriver(agent, goal, evaluator, settings.goal.judge_timeout_s)
+    evaluator = judging.build_evaluator(settings, env)
+    return goal_driving.GoalDriver(agent, goal, evaluator, settings.goal.judge_timeout_s)
 
 
 def new_goal(settings: Settings, condition: str, prompt: str | None) -> Goal:
-    from caretz.goal.state import Goal
-
     condition = condition.strip()
-    return Goal(condition, settings.goal.max_turns, prompt or condition)
+    return goal_state.Goal(condition, settings.goal.max_turns, prompt or condition)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from caretz.mcp_client.plan import plan_servers
+from caretz.mcp_client.servers import McpServers
 from caretz.runtime.mcp import LOG_DIR, approve_project_servers
 
 if TYPE_CHECKING:
@@ -17,9 +19,6 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     """`/mcp approve`: approve the project's servers named (all for none) and start those
     that wait for it; their tools join the session now. Returns their statuses. Raises
     ConfigError for a name the project's `.mcp.json` does not have."""
-    from caretz.mcp_client.plan import plan_servers
-    from caretz.mcp_client.servers import McpServers
-
     settings = session.settings
     approved = approve_project_servers(settings, session.workspace, names)
     if session.mcp is None:

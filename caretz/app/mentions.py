@@ -33,6 +33,8 @@ from caretz.tools.file_access import (
     open_file,
 )
 from caretz.tools.file_list import list_files
+from caretz.tools.ripgrep import RipgrepMissing
+from caretz.tools.search_scope import ScopeError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")  # the images change's
 FILE_MAX_BYTES = 64 * 1024
@@ -185,9 +187,6 @@ class ProjectFiles:
             return self._entries
 
     def _list(self) -> list[str]:
-        from caretz.tools.ripgrep import RipgrepMissing
-        from caretz.tools.search_scope import ScopeError
-
         try:
             listing = list_files(self._context(), limit=PROJECT_MAX_FILES)
         except (PathRefused, ScopeError, RipgrepMissing, OSError):

@@ -8,9 +8,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.lazy import lazy_module
 from caretz.session.events import read_events
 from caretz.session.records.loop import TurnStarted
 from caretz.session.records.session import ShellRan
+
+shell_mode = lazy_module("caretz.app.shell_mode")  # a resumed session's runs only
 
 if TYPE_CHECKING:
     from caretz.app.shell_mode import ShellRun
@@ -35,8 +38,6 @@ class PendingRuns:
     @classmethod
     def logged(cls, events_path: Path) -> PendingRuns:
         """The runs a session's log holds after its last turn began (a resumed session's)."""
-        from caretz.app.shell_mode import ShellRun  # a resumed session's runs only
-
         runs: list[ShellRun] = []
         if not events_path.is_file():
             return cls()
@@ -44,5 +45,5 @@ class PendingRuns:
             if isinstance(event, TurnStarted) and event.agent == "main":
                 runs = []
             elif isinstance(event, ShellRan):
-                runs.append(ShellRun.from_event(event))
+                runs.append(shell_mode.ShellRun.from_event(event))
         return cls(runs)

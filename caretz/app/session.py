@@ -22,7 +22,7 @@ from caretz.agent.parts import TurnListener
 from caretz.agent.signals import Terminated
 from caretz.app.cancel import Canceller
 from caretz.app.commands import find_command
-from caretz.app.goals import logged_goal, new_goal
+from caretz.app.goals import goal_driver, logged_goal, new_goal
 from caretz.app.outcome import (
     Outcome,
     goal_outcome,
@@ -32,8 +32,22 @@ from caretz.app.outcome import (
 )
 from caretz.app.pending_runs import PendingRuns
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.messages import Image
 from caretz.providers.base import abort
+from caretz.runtime.probes import StartProbes
+from caretz.session.records.session import JobsStopped
+
+assembly = lazy_module("caretz.app.assembly")  # once the start probes run (see `open`)
+turn_driver = lazy_module("caretz.agent.driver")  # the turn loop: after the probes start too
+goal_driving = lazy_module("caretz.agent.goal_driver")  # the goal's modules: only with a goal
+switching = lazy_module("caretz.app.switching")  # only when a switch is asked for
+rewinding = lazy_module("caretz.app.rewinding")  # only to rewind
+command_run = lazy_module("caretz.app.command_run")  # only with a custom command
+shell_mode = lazy_module("caretz.app.shell_mode")  # the shell mode: at the first `!command`
+at_mentions = lazy_module("caretz.app.mentions")  # `@path` mentions: the REPL's
+attachments = lazy_module("caretz.runtime.attachments")  # images to read: loaded then
+mcp_approval = lazy_module("caretz.app.mcp_approval")  # `/mcp approve`: interactive only
 
 if TYPE_CHECKING:
     from caretz.agent.compaction import Compaction, Reason
@@ -117,18 +131,14 @@ class Session:
         besides the configured ones; `flags` are re-applied by a profile switch.
         `mcp_background`: open without waiting for the MCP servers, whose tools join when
         they are ready (`collect_servers`); a call of one still starting waits for it."""
-        from caretz.runtime.probes import StartProbes  # before the assembly, below
-
         env = os.environ if env is None else env
         workspace = workspace or Path.cwd()
         # Started first, so bubblewrap and git run while the session's modules load.
         probes = StartProbes(settings, workspace, env)
-        from caretz.app.assembly import OpenRequest, build, check  # once the probes run
-
-        request = OpenRequest(
+        request = assembly.OpenRequest(
             settings, view, env, workspace, resume, asker, tuple(mcp_servers), mcp_background
         )
-        return cls(build(check(request, probes=probes)), view, env, flags)
+        return cls(assembly.build(assembly.check(request, probes=probes)), view, env, flags)
 
     def reopen(self, resume: str | None = None) -> Session:
         """A new, empty session (`resume` None: /clear) or a past one (/resume ID) in
@@ -136,17 +146,15 @@ class Session:
         profile and guard mode in use, the project's rules and hooks as read at the
         start and the MCP servers carry over. Raises ConfigError or SessionNotFound,
         and this session carries on."""
-        from caretz.app.assembly import Carried, OpenRequest, build, check  # as in `open`
-
         reason = "clear" if resume is None else "resume"
-        carried = Carried(
+        carried = assembly.Carried(
             self.permissions,  # the project's rules as read at the start
             self.hooks.files if self.hooks is not None else (),  # and its hooks
             self.mcp,  # the MCP servers keep running
             end_previous=lambda: self.end_hooks(reason),
         )
-        request = OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
-        parts = build(check(request, carried), carried)
+        request = assembly.OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
+        parts = assembly.build(assembly.check(request, carried), carried)
         self.mcp = None  # the new session has them now
         self.close(reason)
         return Session(parts, self.view, self.env, self.flags)
@@ -171,8 +179,6 @@ class Session:
     def _release(self) -> None:
         stopped = self.jobs.stop_all()
         if stopped:
-            from caretz.session.records.session import JobsStopped
-
             self.log.emit(JobsStopped(jobs=[job.id for job in stopped]))
         if self.git_watch is not None:
             self.git_watch.close()
@@ -197,9 +203,7 @@ class Session:
         """`/mcp approve`: approve the project's `.mcp.json` servers named (all for none)
         and start those waiting for it; their tools join the session now. Raises
         ConfigError for a name the project's `.mcp.json` does not have."""
-        from caretz.app.mcp_approval import approve_and_start
-
-        return approve_and_start(self, list(names))
+        return mcp_approval.approve_and_start(self, list(names))
 
     # -- work ----------------------------------------------------------------------------
     def submit(self, prompt: str) -> Outcome:
@@ -233,27 +237,21 @@ class Session:
         if not paths and "@" not in mentions:
             self._images_attached = True
             return []
-        from caretz.runtime.attachments import prompt_images  # images to read: loaded then
-
-        images = prompt_images(self.agent.parts.tool_ctx, mentions, paths)
+        images = attachments.prompt_images(self.agent.parts.tool_ctx, mentions, paths)
         self._images_attached = True
         return images
 
     def attach(self, text: str) -> Attached:
         """A typed message's `@path` mentions: the files and folders they name attached
         after it, through the read tool's path checks (caretz/app/mentions.py)."""
-        from caretz.app.mentions import attach_mentions
-
-        return attach_mentions(text, self.agent.parts.tool_ctx)
+        return at_mentions.attach_mentions(text, self.agent.parts.tool_ctx)
 
     def run_shell(self, command: str, on_output: Callable[[str], None]) -> ShellRun:
         """`!command`: run it as the user (in the sandbox, unasked), `on_output` called in
         this thread as its output arrives; the next turn's prompt carries it. Ctrl-C or
         `cancel` ends it (the run says so); raises OSError when it cannot start."""
-        from caretz.app.shell_mode import run_shell  # the shell mode: at the first `!command`
-
         with self._canceller.running():
-            run = run_shell(command, self.agent.parts.tool_ctx, on_output, self.log.emit)
+            run = shell_mode.run_shell(command, self.agent.parts.tool_ctx, on_output, self.log.emit)
         self.shell_runs.add(run)
         return run
 
@@ -284,16 +282,12 @@ class Session:
         return self._work(lambda: goal_outcome(driver.resume(prompt)))
 
     def pause_goal(self, why: str) -> None:
-        from caretz.agent.goal_driver import pause_goal  # the goal's modules, with a goal
-
         if self.goal is not None:
-            pause_goal(self.log, self.goal, why)
+            goal_driving.pause_goal(self.log, self.goal, why)
 
     def clear_goal(self) -> None:
-        from caretz.agent.goal_driver import end_goal  # the goal's modules, with a goal
-
         if self.goal is not None:
-            end_goal(self.log, self.goal, "cleared", 0, "goal cleared")
+            goal_driving.end_goal(self.log, self.goal, "cleared", 0, "goal cleared")
         self.goal = None
 
     def compact(self, reason: Reason = "manual") -> Compaction | None:
@@ -329,8 +323,6 @@ class Session:
         """Switch one thing: the model, the profile, the loop guard's mode or the
         permission mode. Everything is built first, so a ConfigError changes nothing.
         Returns one line saying what changed."""
-        from caretz.app import switching
-
         given = [value is not None for value in (model, profile, guard_mode, permission_mode)]
         if sum(given) != 1:
             raise ValueError(f"switch one of {', '.join(SWITCHES)} at a time")
@@ -347,25 +339,19 @@ class Session:
     def rewinder(self) -> SessionRewind:
         """The session's checkpoints (listing, previews, targets); raises CheckpointsOff
         (a ConfigError) when it takes none."""
-        from caretz.app.rewinding import rewinder
-
-        return rewinder(self)
+        return rewinding.rewinder(self)
 
     def rewind(
         self, target: Checkpoint, scope: Scope = "both", *, allowed: Sequence[str] = ()
     ) -> Rewound:
         """Files, conversation or both back to `target`; files changed outside caretz
         since are overwritten only where `allowed` names them (else RestoreConflict)."""
-        from caretz.app.rewinding import rewind
-
-        return rewind(self, target, scope, allowed)
+        return rewinding.rewind(self, target, scope, allowed)
 
     def undo_rewind(self, *, allowed: Sequence[str] = ()) -> Rewound:
         """The rewind just made, exactly; else the newest turn that changed files, its
         files and conversation. Raises UnknownCheckpoint when there is nothing to undo."""
-        from caretz.app.rewinding import undo
-
-        return undo(self, allowed)
+        return rewinding.undo(self, allowed)
 
     # -- what it has used ------------------------------------------------------------------
     @property
@@ -402,18 +388,12 @@ class Session:
             return interrupted_outcome(stop)
 
     def _turns(self, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
-        from caretz.agent.driver import run_with_auto_resume
-
-        return run_with_auto_resume(self.agent, prompt, images)
+        return turn_driver.run_with_auto_resume(self.agent, prompt, images)
 
     def _command(self, prepared: PreparedCommand) -> Outcome:
-        from caretz.app.command_run import run_command
-
-        return run_command(self, prepared)
+        return command_run.run_command(self, prepared)
 
     def _goal_driver(self, goal: Goal) -> GoalDriver:
-        from caretz.app.goals import goal_driver
-
         return goal_driver(self.agent, self.settings, self.env, goal)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from caretz.config.sandbox import open_session_sandbox
+from caretz.config.settings import resolve_settings
 from caretz.config_base import ConfigError
 from caretz.guard.seam import NullGuard
 from caretz.runtime.judge import SessionJudge, build_loop_guard
@@ -22,6 +23,7 @@ from caretz.runtime.models import resolve_model_switch
 from caretz.runtime.permissions import follow_settings, profile_rules, with_permission_mode
 from caretz.runtime.web import server_search
 from caretz.runtime.wiring import AgentWiring, SessionTools, install, session_provider, wire_agent
+from caretz.session.records.session import SessionChanged
 
 if TYPE_CHECKING:
     from caretz.app.session import Session
@@ -143,8 +145,6 @@ def session_tools(session: Session, sandbox: Sandbox | None) -> SessionTools:
 
 
 def emit_changed(session: Session, change: str) -> None:
-    from caretz.session.records.session import SessionChanged
-
     session.log.emit(
         SessionChanged(
             change=change,
@@ -164,8 +164,6 @@ def model_line(session: Session, ref: str) -> str:
 
 
 def profile_line(session: Session, name: str) -> str:
-    from caretz.config.settings import resolve_settings
-
     path = session.settings.config_path
     base = session.flags or {"config": path if path.is_file() else None}
     settings = resolve_settings({**base, "profile": name}, session.env)
