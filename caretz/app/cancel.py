@@ -15,6 +15,11 @@ loop answers the open tool calls and writes `Turn.Ended`, the outcome is "interr
   provider is aborted too (`wake`): its sockets are shut down, the read returns, and the
   interrupt lands in the provider's Python code before anything is retried.
 
+On Python 3.11 a thread being started carries the id of the thread starting it until it
+runs, and the interrupt goes to the newest thread state with that id: raised then, it would
+kill the new thread before it says it started, and the work would wait for it for ever.
+So it is raised only while no thread is being started (`threading`'s own record of them).
+
 The tool context's `cancel` event is left alone: a bash command seeing it returns a
 "cancelled" result through a path where an interrupt landing a moment later could skip
 the end of its process group, while the interrupt alone is always caught inside the
@@ -25,8 +30,9 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from caretz.lazy import lazy_module
 
@@ -76,10 +82,22 @@ class Canceller:
         return True
 
 
+STARTING_POLL_S = 0.001
+
+
 def _raise_in(thread_id: int, exception: type[BaseException]) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exception)
-    )
+    """Raise `exception` in the thread `thread_id`, at a moment no thread is being started
+    (`threading` holds its lock while it adds one to its starting threads)."""
+    starting_lock = getattr(threading, "_active_limbo_lock", None) or nullcontext()
+    starting: dict[object, object] = getattr(threading, "_limbo", {})
+    while True:
+        with starting_lock:
+            if not starting:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(thread_id), ctypes.py_object(exception)
+                )
+                return
+        time.sleep(STARTING_POLL_S)  # a thread's start takes a moment; then it has its own id
 
 
 def _clear_async_exception(thread_id: int | None) -> None:

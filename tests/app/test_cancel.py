@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from caretz.app.cancel import Canceller
 from caretz.app.outcome import Outcome
 from caretz.session.events import read_events
 from tests.modelserver import RecordedRequest, Reply, text, tool
@@ -220,3 +221,30 @@ def test_a_cancel_while_a_question_is_open_ends_the_work_and_answers_nothing(
         assert session.permission_denials == []
     finally:
         session.close()
+
+
+def test_an_interrupt_never_lands_in_a_thread_the_work_is_starting():
+    """Python 3.11 gives a thread being started its starter's id until it runs: an interrupt
+    raised then killed the new thread, and the work waited for it for ever."""
+    canceller, rounds = Canceller(), 200
+    interrupted: list[int] = []
+
+    def work() -> None:
+        for _ in range(rounds):
+            with canceller.running():
+                try:
+                    while True:  # the work starts threads all the time, as tools do
+                        started = threading.Thread(target=lambda: None)
+                        started.start()
+                        started.join()
+                except KeyboardInterrupt:
+                    interrupted.append(1)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    for done in range(rounds):
+        wait_for(lambda done=done: canceller.busy and len(interrupted) == done, "the work")
+        assert canceller.cancel()
+        wait_for(lambda done=done: len(interrupted) == done + 1, "the interrupt to land")
+    worker.join(WAIT_S)
+    assert not worker.is_alive()
