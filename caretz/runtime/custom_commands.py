@@ -15,8 +15,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+from caretz.permissions.project import RuleError, find_project_root
+from caretz.providers.resolve import CUSTOM_PROVIDER
+from caretz.runtime.models import resolve_model_switch
 from caretz.slash_commands.expand import expand
 from caretz.slash_commands.files import Catalog, CustomCommand, command_folders, load_catalog
+
+rule_parsing = lazy_module("caretz.permissions.rules")  # the rules' parser: once one is prepared
+# The tool registry's modules: the REPL imports this module before its session opens, and
+# the session loads them once its start's probes run (runtime/probes.py).
+runtime_permissions = lazy_module("caretz.runtime.permissions")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -33,8 +42,6 @@ class PreparedCommand:
 
 def catalog_for(settings: Settings, workspace: Path, reserved: Iterable[str] = ()) -> Catalog:
     """The custom commands a session in `workspace` has; `reserved`: built-in names."""
-    from caretz.permissions.project import find_project_root
-
     folders = command_folders(find_project_root(workspace), settings.config_path.parent)
     return load_catalog(folders, reserved)
 
@@ -43,14 +50,12 @@ def prepare(
     settings: Settings, command: CustomCommand, arguments: str, env: Mapping[str, str]
 ) -> PreparedCommand:
     """The command ready to run; raises ConfigError for a rule or a model it cannot use."""
-    from caretz.permissions.rules import RuleError, parse_rule
-    from caretz.runtime.models import resolve_model_switch
-    from caretz.runtime.permissions import session_tool_names
-
     source = f"{command.path}: allowed-tools"
-    extra = frozenset(session_tool_names())
+    extra = frozenset(runtime_permissions.session_tool_names())
     try:
-        rules = tuple(parse_rule(text, "allow", source, extra) for text in command.allowed_tools)
+        rules = tuple(
+            rule_parsing.parse_rule(text, "allow", source, extra) for text in command.allowed_tools
+        )
     except RuleError as error:
         raise ConfigError(str(error)) from None
     model = None
@@ -65,8 +70,6 @@ def prepare(
 def _with_provider(settings: Settings, ref: str) -> str:
     """A bare model ID (`claude-haiku-4-5`, as Claude Code's files write it) is on the
     session's provider; on an ad hoc endpoint it stays bare, for that endpoint."""
-    from caretz.providers.resolve import CUSTOM_PROVIDER
-
     provider = settings.model.entry.name
     if "/" in ref or provider == CUSTOM_PROVIDER:
         return ref

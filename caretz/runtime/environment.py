@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from caretz.agent.prompts import SessionEnvironment
+from caretz.lazy import lazy_module
 from caretz.tools.asking import NobodyAsks
+
+sandbox_landlock = lazy_module("caretz.sandbox.landlock")  # ctypes: only under Landlock
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -46,6 +49,4 @@ def _landlock_limits_tcp(sandbox: Sandbox | None) -> bool:
     """Under Landlock, whether the kernel can hold TCP to the proxy's port (ABI 4)."""
     if sandbox is None or sandbox.backend.value != "landlock":
         return True
-    from caretz.sandbox.landlock import abi_version
-
-    return abi_version() >= 4
+    return sandbox_landlock.abi_version() >= 4

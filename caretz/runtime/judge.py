@@ -11,9 +11,18 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from caretz.config.settings import resolve_goal_model, resolve_judge_model
+from caretz.config_base import ConfigError
 from caretz.guard.model import JudgeResult
+from caretz.lazy import lazy_module
+from caretz.providers.base import collect
 from caretz.runtime.models import open_provider
 from caretz.session.events import Emit
+
+guard_judge = lazy_module("caretz.guard.judge")  # the judge's prompt: only when one is built
+goal_evaluator = lazy_module("caretz.goal.evaluator")  # the goal's modules: only with a goal
+# The guard's modules (pydantic among them): only with a guard on.
+guarding = lazy_module("caretz.guard.guard")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -30,7 +39,6 @@ if TYPE_CHECKING:
 def completion(provider: Provider) -> Complete:
     """`provider` as the plain callable a judge or evaluator asks: a request in, the
     collected response out; a set `cancelled` closes the stream at its next event."""
-    from caretz.providers.base import collect
 
     def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
         return collect(provider.stream(request), cancelled)
@@ -46,17 +54,12 @@ def model_judge(
     clock: Callable[[], float] = time.monotonic,
 ) -> ModelJudge:
     """A judge that asks `provider`'s model; a timed-out request is closed at its next event."""
-    from caretz.guard.judge import ModelJudge
-
-    return ModelJudge(completion(provider), model_id, model_ref, reasoning, clock)
+    return guard_judge.ModelJudge(completion(provider), model_id, model_ref, reasoning, clock)
 
 
 def build_evaluator(settings: Settings, env: Mapping[str, str]) -> ModelEvaluator:
     """The goal's evaluator: `goal.judge.model`, else the loop guard's judge, else the
     session's model. Raises ConfigError (an unknown model, a missing key) before any call."""
-    from caretz.config.settings import resolve_goal_model
-    from caretz.goal.evaluator import ModelEvaluator
-
     model = resolve_goal_model(settings) or settings.model
     configured = settings.goal.judge
     reasoning = configured.reasoning
@@ -65,13 +68,13 @@ def build_evaluator(settings: Settings, env: Mapping[str, str]) -> ModelEvaluato
     provider = open_provider(
         model, env, role="the goal's evaluator", choose_with="goal.judge.model"
     )
-    return ModelEvaluator(completion(provider), model.model_id, model.ref, reasoning or "off")
+    return goal_evaluator.ModelEvaluator(
+        completion(provider), model.model_id, model.ref, reasoning or "off"
+    )
 
 
 def build_judge(settings: Settings, session_model: ResolvedModel, env: Mapping[str, str]) -> Judge:
     """The configured judge model, or the session's own model when none is set."""
-    from caretz.config.settings import resolve_judge_model
-
     judge_model = resolve_judge_model(settings) or session_model
     reasoning = settings.loop_guard.judge.reasoning or "off"
     provider = open_provider(
@@ -113,8 +116,6 @@ class SessionJudge:
         return self._built[1]
 
     def __call__(self, summary: str, timeout_s: float) -> JudgeResult:
-        from caretz.config_base import ConfigError
-
         try:
             judge = self.ensure()
         except ConfigError as error:
@@ -126,7 +127,5 @@ def build_loop_guard(config: LoopGuardConfig, emit: Emit, judge: SessionJudge) -
     """The session's loop guard, built only once its mode is not off (off, the agent runs
     on NullGuard and none of the guard's modules is imported); its judge is checked at
     once, so a missing key fails before anything starts."""
-    from caretz.guard.guard import LoopGuard  # the guard's modules, only with a guard
-
     judge.ensure()
-    return LoopGuard(config, judge, emit)
+    return guarding.LoopGuard(config, judge, emit)

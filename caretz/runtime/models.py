@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+from caretz.providers.model_limits import server_context_window
+from caretz.providers.registry import create_provider
+from caretz.providers.resolve import CUSTOM_PROVIDER, api_key_for, resolve_model
+
+local_models = lazy_module("caretz.providers.local")  # llama.cpp's servers: a local/… model's
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -29,17 +38,11 @@ def open_provider(
     Raises ConfigError when the model cannot be reached that way (a missing key, a
     local model that cannot be loaded).
     """
-    from caretz.config_base import ConfigError
-    from caretz.providers.registry import create_provider
-    from caretz.providers.resolve import api_key_for
-
     entry = model.entry
     if entry.local is not None:
-        from caretz.providers.local import LocalServerError, shared_servers
-
         try:
-            entry = (servers or shared_servers()).attach(entry, model.model_id)
-        except LocalServerError as error:
+            entry = (servers or local_models.shared_servers()).attach(entry, model.model_id)
+        except local_models.LocalServerError as error:
             raise ConfigError(f"{model.ref}: {error}") from None
     try:
         key = api_key_for(entry, env)
@@ -60,10 +63,6 @@ def served_context_window(provider: Provider) -> int | None:
     """The context a server on this machine says it holds (llama.cpp's `n_ctx`, on
     either protocol: caretz's own `local/…` servers, or one the user runs); None when
     the server is elsewhere or does not say."""
-    from urllib.parse import urlsplit
-
-    from caretz.providers.model_limits import server_context_window
-
     base_url = getattr(provider, "base_url", None)
     if not isinstance(base_url, str) or urlsplit(base_url).hostname not in LOOPBACK_HOSTS:
         return None
@@ -78,8 +77,6 @@ def context_window(configured: int, served: int | None) -> int:
 def resolve_model_switch(settings: Settings, ref: str, env: Mapping[str, str]) -> ResolvedModel:
     """`ref` as a session on `settings` would resolve it (a /model switch, a custom
     command's model); a bare ID stays on the session's ad hoc endpoint."""
-    from caretz.providers.resolve import CUSTOM_PROVIDER, resolve_model
-
     base_url = None
     if "/" not in ref:
         current = settings.model.entry

@@ -17,10 +17,20 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+# What the probes need is imported with this module, in the caller's thread: the threads
+# only run the programs (see StartProbes).
+from caretz.agent.prompts import git_lines
+from caretz.config.sandbox import sandbox_policy, session_programs
+from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
+from caretz.sandbox.detect import SandboxCheck, check_sandbox
+
+# The providers' modules: loaded with the session's parts, once the probes run.
+runtime_models = lazy_module("caretz.runtime.models")
+
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.providers.base import Provider
-    from caretz.sandbox.detect import SandboxCheck
 
 T = TypeVar("T")
 
@@ -57,11 +67,6 @@ class StartProbes:
     """
 
     def __init__(self, settings: Settings, workspace: Path, env: Mapping[str, str]):
-        from caretz.agent.prompts import git_lines  # here, not in the threads: see the class
-        from caretz.config.sandbox import sandbox_policy, session_programs
-        from caretz.config_base import ConfigError
-        from caretz.sandbox.detect import check_sandbox
-
         self._git: Background[list[str]] | None = None
         try:
             policy = sandbox_policy(settings, workspace, env)
@@ -89,9 +94,8 @@ class StartProbes:
     def ask_served_window(self, provider: Provider) -> Callable[[], int | None]:
         """Start asking `provider`'s server for its context window; the call waits for the
         answer (None: not a server on this machine, or it does not say)."""
-        from caretz.runtime.models import served_context_window  # probes loads light
-
-        asked = Background(lambda: served_context_window(provider), "caretz-context-window")
+        served_window = runtime_models.served_context_window  # read here, not in the thread
+        asked = Background(lambda: served_window(provider), "caretz-context-window")
         return asked.result
 
 

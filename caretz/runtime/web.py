@@ -15,8 +15,16 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.providers.registry import is_explicit_url
+from caretz.web.fetch_tool import WebFetchTool
+from caretz.web.model import FetchLimits
+
+web_fetching = lazy_module("caretz.web.fetch")  # httpx: at the first fetch
+# httpx: only with a search backend configured.
+web_search_tool = lazy_module("caretz.web.search_tool")
+search_backends = lazy_module("caretz.web.search")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -47,8 +55,6 @@ def web_setup(
 ) -> WebSetup:
     """The session's web tools and search. Raises ConfigError for a backend whose key is
     missing (only when that backend is the one used)."""
-    from caretz.web.fetch_tool import WebFetchTool  # the web tools' modules: a session's own
-
     tools: list[Tool] = []
     fetch_config = settings.values.web_fetch
     if fetch_config.enabled:
@@ -62,9 +68,7 @@ def web_setup(
     backend = search_backend(search, env, where)
     if backend is None:
         return WebSetup(tools, None, None, fetch_config.enabled)
-    from caretz.web.search_tool import WebSearchTool  # with a backend only
-
-    tools.append(WebSearchTool(backend, search.max_results))
+    tools.append(web_search_tool.WebSearchTool(backend, search.max_results))
     return WebSetup(tools, None, backend.name, fetch_config.enabled)
 
 
@@ -75,11 +79,8 @@ def fetcher_factory(
     (a rule saved since counts), the limits are the profile's."""
 
     def make() -> Fetcher:
-        from caretz.web.fetch import Fetcher  # at the first fetch
-        from caretz.web.model import FetchLimits
-
         limits = FetchLimits(config.max_bytes, config.timeout_s, config.max_redirects)
-        return Fetcher(limits, lambda: permissions.rules)
+        return web_fetching.Fetcher(limits, lambda: permissions.rules)
 
     return make
 
@@ -103,11 +104,9 @@ def search_backend(config: WebSearchValues, env: Mapping[str, str], where: str) 
     """The configured backend; None without one. Raises ConfigError for a missing key."""
     if config.backend is None:
         return None
-    from caretz.web.search import BraveBackend, SearxngBackend, TavilyBackend  # a backend's
-
     if config.backend == "searxng":
         assert config.url is not None  # the section's validator insists
-        return SearxngBackend(config.url, config.timeout_s)
+        return search_backends.SearxngBackend(config.url, config.timeout_s)
     key_env = config.key_env
     assert key_env is not None
     key = env.get(key_env, "").strip()
@@ -118,5 +117,5 @@ def search_backend(config: WebSearchValues, env: Mapping[str, str], where: str) 
         )
     options = {"url": config.url} if config.url is not None else {}
     if config.backend == "brave":
-        return BraveBackend(key, key_env, timeout_s=config.timeout_s, **options)
-    return TavilyBackend(key, key_env, timeout_s=config.timeout_s, **options)
+        return search_backends.BraveBackend(key, key_env, timeout_s=config.timeout_s, **options)
+    return search_backends.TavilyBackend(key, key_env, timeout_s=config.timeout_s, **options)

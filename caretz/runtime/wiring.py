@@ -15,6 +15,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.agent.checkpointing import TurnCheckpoints
 from caretz.agent.compaction import CompactionPolicy
 from caretz.agent.limits import UsageLimits
 from caretz.agent.parts import AgentConfig, AgentParts, TurnListener
@@ -22,6 +23,7 @@ from caretz.agent.prompts import system_prompt, with_web_lines
 from caretz.agent.subagents import TaskTool
 from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.pricing import cost_usd, price_for
 from caretz.providers.model_limits import images_refusal
 from caretz.runtime.environment import session_environment
 from caretz.runtime.hooks import tool_hooks
@@ -36,7 +38,6 @@ from caretz.web.cache import FetchCache
 
 if TYPE_CHECKING:
     from caretz.agent.agent import Agent
-    from caretz.agent.checkpointing import TurnCheckpoints
     from caretz.config.settings import Settings
     from caretz.guard.seam import Guard
     from caretz.hooks.session import SessionHooks
@@ -82,8 +83,6 @@ class AgentWiring:
 
 
 def check_budget_is_priceable(settings: Settings) -> None:
-    from caretz.pricing import price_for
-
     if settings.max_budget_usd is None:
         return
     if price_for(settings.model.ref, settings.prices) is None:
@@ -114,8 +113,6 @@ def wire_agent(
 ) -> tuple[AgentConfig, AgentParts]:
     """An agent's config and collaborators; `system` keeps a prompt already read, its web
     lines made to fit these settings (None reads it, with AGENTS.md, now)."""
-    from caretz.pricing import cost_usd
-
     settings, tools = wiring.settings, wiring.tools
     web = web_setup(settings, wiring.env, tools.permissions, tools.web_cache)
     environment = session_environment(
@@ -209,8 +206,6 @@ def open_checkpoints(
     say so once the session's start is in its log (`announce`)."""
     if not settings.values.checkpoints:
         return None
-    from caretz.agent.checkpointing import TurnCheckpoints
-
     git = programs.git if programs is not None else None
     return TurnCheckpoints.opened(
         settings.data_dir,
