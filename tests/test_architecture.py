@@ -7,6 +7,7 @@ top) count; imports under `if TYPE_CHECKING:` do not, since they never run.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib.util
 import re
@@ -292,3 +293,21 @@ def test_the_checker_follows_what_importing_a_module_loads(shape, tmp_path):
     }
     assert "pydantic" in shape.loaded_with("caretz.config.errors", found)
     assert "pydantic" not in shape.loaded_with("caretz.leaf", found)
+
+
+# A session is assembled in small steps: check everything, then build each part with its
+# collaborators. No step of it grows back into one long function.
+ASSEMBLY_MODULES = ("app/assembly.py", "app/switching.py", "runtime/wiring.py", "app/session.py")
+MAX_ASSEMBLY_LINES = 40
+
+
+def test_the_functions_that_assemble_a_session_are_short():
+    package = Path(caretz.__file__).parent
+    long = [
+        f"{name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for name in ASSEMBLY_MODULES
+        for node in ast.walk(ast.parse((package / name).read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > MAX_ASSEMBLY_LINES
+    ]
+    assert long == []
