@@ -32,6 +32,7 @@ T = TypeVar("T", bound=type)
 _OPTIONS = "__lazy_dataclass__"  # in a class's own __dict__ while it waits
 _LAZY = "__lazy__"  # in a class's own __dict__: it was declared lazy
 _FROZEN = "__lazy_frozen__"  # in a class's own __dict__: made without code; whether frozen
+_WAITING = "__lazy_waiting__"  # on the stand-in __init__ of a class not made yet
 _CODELESS = {"frozen", "init", "kw_only", "repr", "eq"}
 _lock = threading.RLock()
 
@@ -46,13 +47,17 @@ def lazy_dataclass(cls: Any = None, /, **options: Any) -> Any:
 
     def wait(cls: T) -> T:
         setattr(cls, _LAZY, True)
-        if "__init__" in cls.__dict__:
-            return _make(cls, options)  # its own __init__: made at once
+        if "__init__" in cls.__dict__ or not _can_be_codeless(cls, options):
+            for base in cls.__mro__[1:]:
+                if waiting(base):
+                    ready(base)
+            return _make(cls, options)  # its own __init__, or options only dataclass does
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             ready(cls)
             cls.__init__(self, *args, **kwargs)  # now the dataclass's own
 
+        setattr(__init__, _WAITING, True)
         setattr(cls, _OPTIONS, options)
         cls.__init__ = __init__  # type: ignore[misc]
         return cls
@@ -61,16 +66,24 @@ def lazy_dataclass(cls: Any = None, /, **options: Any) -> Any:
 
 
 def ready(cls: T) -> T:
-    """Make `cls` (and the lazy dataclasses it inherits from, first) a dataclass now."""
+    """Make `cls` (and the lazy dataclasses it inherits from, first) a dataclass now.
+
+    The waiting `__init__` stays until the class is whole, so a thread making one meanwhile
+    waits for this lock instead of meeting a class half made."""
     with _lock:
         for each in reversed(cls.__mro__):
             options = each.__dict__.get(_OPTIONS)
             if options is None:
                 continue
-            delattr(each, _OPTIONS)
-            del each.__init__  # the waiting __init__: the dataclass writes the real one
             _make(each, options)
+            delattr(each, _OPTIONS)
+            if _is_waiting(each.__dict__.get("__init__")):
+                del each.__init__  # made with init=False: the one it inherits
     return cls
+
+
+def _is_waiting(method: object) -> bool:
+    return getattr(method, _WAITING, False) is True
 
 
 def waiting(cls: type) -> bool:
@@ -113,8 +126,6 @@ def _make(cls: T, options: dict[str, Any]) -> T:
     dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
     layout = _layout(cls)
     _check_order(layout)
-    if options.get("init", True):
-        _new(cls, "__init__", _initializer(cls, layout, frozen))
     if options.get("repr", True):
         _new(cls, "__repr__", reprlib.recursive_repr()(_representer(layout.shown)))
     if eq:
@@ -125,6 +136,8 @@ def _make(cls: T, options: dict[str, Any]) -> T:
     if eq and not explicit_hash:
         cls.__hash__ = _hasher(layout.hashed) if frozen else None  # type: ignore[assignment]
     setattr(cls, _FROZEN, frozen)
+    if options.get("init", True):  # last: a class that can be made is whole
+        _new(cls, "__init__", _initializer(cls, layout, frozen))
     return cls
 
 
@@ -191,7 +204,7 @@ def _layout(cls: type) -> _Layout:
 
 def _new(cls: type, name: str, method: Callable[..., Any]) -> None:
     """Set `method` unless the class defines `name` itself (as dataclass does)."""
-    if name in cls.__dict__:
+    if name in cls.__dict__ and not _is_waiting(cls.__dict__[name]):
         return
     method.__name__ = name
     method.__qualname__ = f"{cls.__qualname__}.{name}"

@@ -9,7 +9,9 @@ import dataclasses
 import importlib
 import pickle
 import pkgutil
+import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -69,6 +71,63 @@ def test_threads_making_the_same_class_at_once_make_it_once():
     for thread in threads:
         thread.join()
     assert made == [Slow(1)] * 8
+
+
+def test_a_class_being_made_in_one_thread_is_never_met_half_made_in_another():
+    """While one thread makes the class (held inside `dataclasses`, which reads a field's
+    default from the class), another that makes one waits for it: before, it met the class
+    without any `__init__` and failed with "takes no arguments"."""
+    reading, go_on = threading.Event(), threading.Event()
+
+    class HeldDefault:  # read as the class is made, from the first maker's thread
+        def __get__(self, instance: object, owner: type | None = None) -> int:
+            if instance is None and not reading.is_set():
+                reading.set()
+                go_on.wait(WAIT_S)
+            return 0
+
+    @lazy_dataclass(frozen=True)
+    class Point:
+        x: int = HeldDefault()  # type: ignore[assignment]
+
+    made: list[object] = []
+
+    def make(x: int) -> None:
+        try:
+            made.append(Point(x))
+        except Exception as error:  # what the test is about: recorded, not lost in a thread
+            made.append(error)
+
+    first = threading.Thread(target=make, args=(1,))
+    first.start()
+    assert reading.wait(WAIT_S)
+    second = threading.Thread(target=make, args=(2,))
+    second.start()
+    wait_until(lambda: not second.is_alive() or in_function(second, "ready"))
+    go_on.set()
+    first.join(WAIT_S)
+    second.join(WAIT_S)
+    assert sorted(made, key=repr) == [Point(1), Point(2)]
+
+
+WAIT_S = 60.0  # a hang guard only
+
+
+def wait_until(condition: Any) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.001)
+
+
+def in_function(thread: threading.Thread, name: str) -> bool:
+    """Whether `thread` is now inside a call of a function called `name`."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    while frame is not None:
+        if frame.f_code.co_name == name:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def twins(options: dict[str, Any]) -> tuple[type, type]:
