@@ -121,10 +121,10 @@ def rewire(
         settings, session.env, session.log, session.view, judge, session_tools(session, sandbox)
     )
     system = session.agent.config.system if keep_prompt else None
-    # The provider's own web search as the new settings and the rules have it, as at the start.
-    provider = session_provider(
-        settings, session.env, server_search(settings, session.permissions.rules)
-    )
+    # The provider's own web search as the new settings and their rules have it, as at the
+    # start (a profile's WebSearch deny holds for it too).
+    new_rules = session.permissions.rules_with_profile(rules)
+    provider = session_provider(settings, session.env, server_search(settings, new_rules))
     config, parts = wire_agent(wiring, provider, running, system)
     parts = follow_settings(session.permissions, settings, rules, parts)  # nothing fails now
     install(session.agent, config, parts, session.mcp)

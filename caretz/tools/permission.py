@@ -125,7 +125,11 @@ class SessionPermissions:
         return following
 
     def _ruleset(self) -> RuleSet:
-        rules = (*self.profile_rules, *self.project_rules, *self.saved)
+        return self.rules_with_profile(self.profile_rules)
+
+    def rules_with_profile(self, profile_rules: Iterable[Rule]) -> RuleSet:
+        """The rules as they would be with another profile's, nothing changed yet."""
+        rules = (*profile_rules, *self.project_rules, *self.saved)
         return RuleSet(rules, self.project_root, self.home)
 
     def use_profile_rules(self, rules: Iterable[Rule]) -> None:

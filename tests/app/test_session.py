@@ -168,6 +168,27 @@ def test_a_model_switch_brings_the_providers_own_search_and_the_prompts_lines_wi
     assert back.body["tools"][0] == search and back.system == other.system
 
 
+def test_a_profile_switch_offers_the_providers_own_search_as_the_new_profiles_rules_say(
+    open_session, server, config
+):
+    search_on = {"webSearch": {"server": True, "maxUses": 2}}
+    denied = {**search_on, "permissions": {"deny": ["WebSearch"]}}
+    write_profiles(config, {"general": search_on, "careful": denied})
+    session = open_session()
+    server.add(text("careful"), text("general"))
+
+    session.switch(profile="careful")
+    session.submit("with WebSearch denied")
+    session.switch(profile="general")
+    session.submit("and allowed again")
+
+    careful, general = server.requests
+    assert "web_search" not in careful.tool_names
+    assert {"type": "web_search_20250305", "name": "web_search", "max_uses": 2} in (
+        general.body["tools"]
+    )
+
+
 def test_opening_with_a_bad_profile_leaves_no_session_folder(env, workspace, config):
     write_profiles(config, {"general": {"model": "anthropic/claude-test"}})
     bad = resolve_settings({}, env)
