@@ -15,8 +15,8 @@ get `@dataclass` itself. Type checkers read it as `dataclass`.
 
 Rules: every dataclass that inherits from a lazy one is lazy too (tests/
 test_lazy_dataclass.py checks the package), and `dataclasses.fields`/`is_dataclass` on
-a class not yet made need `ready(cls)` first. A class that writes its own `__init__` is
-made at once.
+a class not yet made need `ready(cls)` first. A class that writes its own `__init__`, or
+that only `@dataclass` can make, is made at once.
 """
 
 from __future__ import annotations
@@ -48,9 +48,7 @@ def lazy_dataclass(cls: Any = None, /, **options: Any) -> Any:
     def wait(cls: T) -> T:
         setattr(cls, _LAZY, True)
         if "__init__" in cls.__dict__ or not _can_be_codeless(cls, options):
-            for base in cls.__mro__[1:]:
-                if waiting(base):
-                    ready(base)
+            ready(cls)  # the lazy classes below it first (it does not wait itself)
             return _make(cls, options)  # its own __init__, or options only dataclass does
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:

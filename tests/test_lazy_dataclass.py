@@ -11,13 +11,13 @@ import pickle
 import pkgutil
 import sys
 import threading
-import time
 from typing import Any
 
 import pytest
 
 import caretz
 from caretz.lazy_dataclass import is_lazy, lazy_dataclass, ready, waiting
+from tests.sandbox.helpers import wait_for
 
 
 def test_a_lazy_dataclass_is_made_on_first_use_and_is_then_a_dataclass():
@@ -103,7 +103,7 @@ def test_a_class_being_made_in_one_thread_is_never_met_half_made_in_another():
     assert reading.wait(WAIT_S)
     second = threading.Thread(target=make, args=(2,))
     second.start()
-    wait_until(lambda: not second.is_alive() or in_function(second, "ready"))
+    assert wait_for(lambda: not second.is_alive() or in_function(second, "ready"), WAIT_S)
     go_on.set()
     first.join(WAIT_S)
     second.join(WAIT_S)
@@ -111,13 +111,6 @@ def test_a_class_being_made_in_one_thread_is_never_met_half_made_in_another():
 
 
 WAIT_S = 60.0  # a hang guard only
-
-
-def wait_until(condition: Any) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.001)
 
 
 def in_function(thread: threading.Thread, name: str) -> bool:

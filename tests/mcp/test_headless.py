@@ -164,7 +164,7 @@ def test_a_server_that_starts_too_slowly_gives_one_warning_and_the_run_goes_on(
     never = tmp_path / "never-created"  # the slow server waits for it: it never starts
     slow = trouble_server("--start-when", str(never), "--pid-file", str(pid_file))
     slow["startupTimeout"] = "1s"
-    caretz.write_config(profile({"slow": slow, "time": time_server()}, startupTimeout="5m"))
+    caretz.write_config(profile({"slow": slow, "time": time_server()}))
     server.add(text("Hello."))
 
     run = caretz("-p", "hello")
