@@ -84,6 +84,7 @@ def main_command(
         typer.Option(
             "-p",
             "--prompt",
+            "--print",
             help="Run headless and exit. Text piped on stdin is added to the prompt (a "
             "blank line, then the text in a fenced block; at most 256 KiB, and an open "
             'pipe gets 3 s to start); "-p -" reads the prompt itself from stdin.',
@@ -98,7 +99,8 @@ def main_command(
         ),
     ] = "text",
     model: Annotated[
-        str | None, typer.Option(help="provider/model, or a bare ID with --base-url.")
+        str | None,
+        typer.Option("--model", "-m", help="provider/model, or a bare ID with --base-url."),
     ] = None,
     profile: Annotated[
         str | None, typer.Option(help="Profile in profiles.json [env: CARETZ_PROFILE].")
@@ -117,7 +119,13 @@ def main_command(
         float | None, typer.Option(help="End the run once it has cost this much.")
     ] = None,
     output: Annotated[
-        str | None, typer.Option(help="text, detailed or json (events as JSONL).")
+        str | None,
+        typer.Option(
+            "--output",
+            "--output-format",
+            help="text, detailed or json (events as JSONL, then the result object; "
+            "stream-json is json).",
+        ),
     ] = None,
     resume: Annotated[
         str | None, typer.Option("--resume", "-r", help="Carry on session ID.")
@@ -225,6 +233,8 @@ def main_command(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
+    if ctx.params.get("output") == "stream-json":  # the other CLIs' name for JSON lines
+        ctx.params["output"] = "json"
     # The options above that override settings reach them by name, from ctx.params.
     given = ctx.obj = config_flags.given_flags(ctx.params)
     if ctx.invoked_subcommand is not None:

@@ -190,3 +190,17 @@ def test_a_wide_table_cell_wraps_in_the_interactive_session(screen, server):
 
     assert "…" not in term.text
     assert term.text.count("Q") == 150 and "_end.py" in "".join(term.text.split())
+
+
+def test_the_other_clis_spellings_of_print_model_and_output_format_work(caretz, server):
+    """`--print`, `-m` and `--output-format stream-json` (Claude Code's and Codex's words)
+    run as `-p`, `--model` and `--output json`."""
+    server.add(text("hello there"), model="other-model")
+
+    done = caretz("--print", "hi", "-m", "anthropic/other-model", "--output-format", "stream-json")
+
+    assert done.code == 0, done.stderr
+    assert server.requests[0].model == "other-model"
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[-1]["type"] == "result" and lines[-1]["text"] == "hello there"
+    assert any(line["type"] == "Turn.Ended" for line in lines[:-1])
