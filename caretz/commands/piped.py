@@ -4,6 +4,7 @@ no `-p` at all).
 `echo log | caretz -p "summarize"` sends the prompt, a blank line, then the piped text in
 a fenced block (a fence longer than any run of backticks in it). At most PIPED_LIMIT
 bytes are read; past that the rest is left unread and a line after the block says so.
+The prompt itself from stdin is read whole (up to PROMPT_LIMIT, past which it is refused).
 
 A terminal is never read. A pipe that sends nothing at all may be one the caller
 left open (GitHub Actions, a process spawned with its parent's stdin): with `-p`, caretz
@@ -21,7 +22,10 @@ from dataclasses import dataclass
 
 from caretz.config_base import ConfigError
 
-PIPED_LIMIT = 256 * 1024  # bytes
+PIPED_LIMIT = 256 * 1024  # bytes of text piped beside a -p prompt
+# The prompt itself from stdin is read whole; past this no model's window could take it,
+# so it is refused rather than cut (`yes | caretz -p -` ends instead of filling memory).
+PROMPT_LIMIT = 32 * 1024 * 1024
 FIRST_BYTE_WAIT_S = 3.0
 _CHUNK = 64 * 1024
 _BACKTICKS = re.compile(r"`+")
@@ -49,7 +53,13 @@ def prompt_with_stdin(prompt: str | None, fd: int = 0) -> str | None:
             )
         return prompt
     if prompt is None or prompt == "-":
-        text = piped_prompt(told(read_piped(fd)))
+        whole = read_piped(fd, limit=PROMPT_LIMIT)
+        if whole.cut:
+            raise ConfigError(
+                f"the prompt on stdin is over {PROMPT_LIMIT >> 20} MiB, more than any model "
+                "takes: put the material in files and name them in the prompt"
+            )
+        text = piped_prompt(whole)
         if prompt == "-" and not text:
             raise ConfigError(
                 "-p - read an empty stdin: pipe the prompt in (caretz -p - < task.md)"
@@ -113,8 +123,7 @@ def with_piped_text(prompt: str, piped: Piped) -> str:
 
 def piped_prompt(piped: Piped) -> str:
     """The prompt read from stdin (`-p -`, or no -p with a pipe): "" when there was none."""
-    prompt = piped.text.strip()
-    return f"{prompt}\n\n{cut_line()}" if prompt and piped.cut else prompt
+    return piped.text.strip()
 
 
 def cut_line() -> str:

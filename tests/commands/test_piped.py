@@ -11,6 +11,7 @@ import pytest
 
 from caretz.commands.piped import (
     PIPED_LIMIT,
+    PROMPT_LIMIT,
     Piped,
     piped_prompt,
     prompt_with_stdin,
@@ -87,7 +88,6 @@ def test_the_fence_is_longer_than_any_backticks_in_the_piped_text():
 def test_a_prompt_read_from_stdin_is_its_text_stripped():
     assert piped_prompt(Piped("  fix the test\n")) == "fix the test"
     assert piped_prompt(Piped(" \n")) == ""
-    assert piped_prompt(Piped("do it\n", cut=True)).startswith("do it\n\n(stdin was cut")
 
 
 def test_a_terminal_is_never_read():
@@ -128,3 +128,32 @@ def test_a_closed_stdin_reads_as_empty():
     os.close(read_end)
     os.close(write_end)
     assert read_piped(read_end) == Piped() and read_piped(read_end, wait_s=0.05) == Piped()
+
+
+def piped_prompt_of(data: bytes, prompt: str | None = "-") -> str | None:
+    """prompt_with_stdin over a pipe another thread writes `data` to, then closes."""
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError), os.fdopen(write_end, "wb") as writer:
+            writer.write(data)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        return prompt_with_stdin(prompt, read_end)
+    finally:
+        os.close(read_end)
+        writer.join()
+
+
+def test_the_prompt_itself_from_stdin_is_read_whole_past_the_piped_limit():
+    task = "".join(f"step {n}: do the thing\n" for n in range(40_000))  # ~900 KiB
+    assert len(task) > 3 * PIPED_LIMIT
+    assert piped_prompt_of(task.encode()) == task.strip()
+    assert piped_prompt_of(task.encode(), None) == task.strip()
+
+
+def test_a_prompt_on_stdin_no_model_could_take_is_refused_not_cut():
+    with pytest.raises(ConfigError, match="the prompt on stdin is over 32 MiB"):
+        piped_prompt_of(b"x" * (PROMPT_LIMIT + 1))
