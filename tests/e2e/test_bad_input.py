@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -144,3 +147,24 @@ def test_a_subcommand_usage_error_writes_no_run_result(caretz):
     run = caretz("guard", "replay", "--output", "json")  # FILE is missing
 
     assert run.code == 2 and run.stdout == ""
+
+
+@pytest.mark.parametrize("args", [("sessions", "list"), ("config", "show"), ("--help",)])
+def test_a_reader_that_stops_early_is_no_failure(caretz, args):
+    """`caretz sessions list | head -1`: stdout's reader is gone before caretz writes (its
+    end of the pipe closed first, so every write meets EPIPE), which ends quietly with 0."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "caretz", *args],
+            cwd=caretz.workspace,
+            env=caretz.environment(),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, "")
