@@ -5,7 +5,6 @@ The commands' modules are declared lazy below, so `caretz --help` and `--version
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Annotated
 import typer
 
 from caretz import __version__
-from caretz.cli_options import Group, click_exception, wants_json
+from caretz.cli_options import Group, click_exception, stdout_reader_gone, wants_json
 from caretz.eval.cli import guard_app
 from caretz.lazy import lazy_module
 
@@ -428,17 +427,10 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
         sys.stdout.flush()  # here, where a reader that went away is caught below
-    except BrokenPipeError:  # the reader stopped early (`caretz sessions list | head -1`)
-        _leave_stdout()
-        code = 0
-    except SystemExit as stop:
-        # Click ends a command whose write met EPIPE with exit 1; a reader that stopped
-        # early is no failure of caretz's.
-        cause = stop.__context__
-        if not (isinstance(cause, OSError) and cause.errno == errno.EPIPE):
+    except (BrokenPipeError, SystemExit) as error:
+        if not stdout_reader_gone(error):
             raise
-        _leave_stdout()
-        code = 0
+        code = 0  # the reader stopped early (`caretz sessions list | head -1`): no failure
     except click_exception() as error:  # a bad flag or argument: exit 2
         error.show()
         if wants_json(sys.argv[1:]):
@@ -448,11 +440,3 @@ def main() -> None:
         typer.echo("Aborted!", err=True)
         code = 1
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _leave_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's last flush of what is still buffered
-    for the closed pipe neither fails nor prints an error."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)

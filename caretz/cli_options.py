@@ -11,6 +11,9 @@ bad value stay Typer's. Typers without that layer (their own click types) are un
 
 from __future__ import annotations
 
+import errno
+import os
+import sys
 from typing import Any
 
 import typer
@@ -81,3 +84,16 @@ def wants_json(argv: list[str]) -> bool:
         if f"{flag}={value}" in argv or (flag, value) in pairs:
             return True
     return False
+
+
+def stdout_reader_gone(error: BaseException) -> bool:
+    """Whether `error` ends a command whose stdout's reader went away (a BrokenPipeError,
+    or Click's exit 1 for one); if so, stdout now points at /dev/null, so the interpreter's
+    last flush of what is still buffered for the closed pipe neither fails nor prints."""
+    cause = error if isinstance(error, BrokenPipeError) else error.__context__
+    if not (isinstance(cause, OSError) and cause.errno == errno.EPIPE):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return True

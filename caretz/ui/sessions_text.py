@@ -22,6 +22,7 @@ from caretz.session.records.guard import LoopGuardStopped
 from caretz.session.records.session import SessionOpened
 from caretz.text import one_line, shorten
 from caretz.ui.command_lines import command_line
+from caretz.ui.console import result_note
 from caretz.ui.goal_lines import goal_lines
 from caretz.ui.guard_lines import PREFIX as GUARD_PREFIX
 from caretz.ui.guard_lines import render_lines
@@ -81,7 +82,8 @@ def describe_event(event: Record) -> str | None:
         arguments = call.get("raw_arguments") or json.dumps(call["arguments"], sort_keys=True)
         return f"  {call['name']} {shorten(arguments, ARGUMENTS_PREVIEW_CHARS)}"
     if isinstance(event, loop.ToolResult):
-        mark = "ok" if event.ok else f"failed (exit {event.exit_code})"
+        how = result_note(event)  # an exit code, a timeout, a cancel; none for a refusal
+        mark = "ok" if event.ok else f"failed ({how})" if how else "failed"
         return f"    → {mark}, {event.duration_s}s"
     if isinstance(event, loop.ModelResponse) and event.message.get("content"):
         return event.message["content"]

@@ -57,3 +57,17 @@ def test_a_call_preview_is_one_line_of_at_most_80_characters():
     assert len(long) == 80 and long.endswith("…")
     unnamed = call_preview("odd", {"x": "w" * 200})
     assert len(unnamed) == 80 and unnamed.startswith('{"x": "www') and unnamed.endswith("…")
+
+
+def test_a_result_line_says_how_a_call_ended_and_never_exit_none():
+    def line(**fields) -> str | None:
+        return describe_event(parse_record({"type": "Tool.Result", "ts": 1.0, **fields}))
+
+    assert line(ok=True, exit_code=0, duration_s=0.1) == "    → ok, 0.1s"
+    assert line(ok=False, exit_code=2, duration_s=0.1) == "    → failed (exit 2), 0.1s"
+    interrupted = line(ok=False, exit_code=None, ended_by="interrupted", duration_s=3.0)
+    assert interrupted == "    → failed (cancelled, process group killed), 3.0s"
+    assert line(ok=False, exit_code=None, ended_by="timeout", duration_s=9.0) == (
+        "    → failed (timed out), 9.0s"
+    )
+    assert line(ok=False, exit_code=None, duration_s=0.0) == "    → failed, 0.0s"
