@@ -75,6 +75,6 @@ def _show_provider(entry: ProviderEntry, env: Mapping[str, str]) -> dict[str, An
             "chatTemplate": entry.local.chat_template,
             "contextSize": entry.local.context_size,
             "threads": entry.local.threads,
-            "loadTimeoutSeconds": entry.local.load_timeout_s,
+            "loadTimeout": f"{entry.local.load_timeout_s:g}s",  # the profile's key, a duration
         }
     return shown

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from caretz.config.schema import LocalConfig
 from caretz.config.settings import resolve_settings
 from caretz.config.show import show_settings
 from caretz.config_base import ConfigError
@@ -177,3 +178,14 @@ def test_config_show_describes_the_local_server(tmp_path: Path) -> None:
     assert shown["local"]["model"] == "/m/smol.gguf" and shown["local"]["threads"] == 2
     assert shown["toolChoice"] == "required"
     assert "loopback" in shown["baseUrl"]
+
+
+def test_config_show_names_the_local_keys_as_the_profile_spells_them(tmp_path: Path) -> None:
+    config = {"providers": {"smol": {"local": {"model": "/m/s.gguf", "loadTimeout": "90s"}}}}
+    shown = show_settings(settings_for(tmp_path, config, model="smol/s"), {})["model"]["local"]
+
+    profile_keys = {field.alias or name for name, field in LocalConfig.model_fields.items()}
+    assert set(shown) <= profile_keys, set(shown) - profile_keys
+    assert shown["loadTimeout"] == "90s"
+    again = {"providers": {"smol": {"local": {"model": "/m/s.gguf", **shown}}}}
+    assert settings_for(tmp_path, again, model="smol/s").model.entry.local.load_timeout_s == 90
