@@ -60,7 +60,8 @@ class GuardVerdict:
 @dataclass(frozen=True)
 class RunResult:
     """How a run ended (`status` and `exit_code` as the README's exit codes table says:
-    done 0, error 1, usage_error 2, loop_guard 3, limit 4, hook 6, interrupted 130, …), the
+    done 0, error 1 (2 for a key, model or images the provider refused), usage_error 2 (refused
+    before anything was sent), loop_guard 3, limit 4, hook 6, interrupted 130, …), the
     agent's final answer, and what the run used: tokens, cost (None when the model has no
     known price), tool calls, the calls refused for want of approval, the judge's
     verdicts. The usage and counts are this run's, not the session's."""

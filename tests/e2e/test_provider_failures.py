@@ -127,3 +127,21 @@ def test_the_example_profiles_work_with_an_anthropic_key_alone(caretz: Caretz, s
 
     assert run.code == 0, run.stderr
     assert "Hello from the example." in run.stdout
+
+
+def test_a_rejected_key_s_json_result_is_an_error_with_the_usage_error_s_code(
+    caretz: Caretz, server: ModelServer
+):
+    """As the README's result object says: status "error" (the request was sent), exit 2."""
+    server.add(error(401, "invalid x-api-key"))
+
+    run = caretz("-p", "hello", "--output", "json")
+
+    result = json.loads(run.stdout.splitlines()[-1])
+    assert (run.code, result["type"], result["status"], result["exit_code"]) == (
+        2,
+        "result",
+        "error",
+        2,
+    )
+    assert "check ANTHROPIC_API_KEY" in result["message"]
