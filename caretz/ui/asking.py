@@ -3,8 +3,8 @@
 When a tool call needs the user's approval, the live view pauses, the call is shown
 (a bash command highlighted as bash), with why it asks and what "always" would
 save, and one key answers: `y` yes once, `a` yes always for this project, `n` no.
-Text typed after the key is a note for the model; Enter sends. Ctrl-C (or Ctrl-D)
-is no, and the turn carries on with that answer.
+Text typed after the key is a note for the model; Enter sends. Ctrl-D is no, and the
+turn carries on with that answer; Ctrl-C stops the turn, as it does anywhere else.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class TerminalAsker:
             self.console.print(question_view(question))
             try:
                 return self._read(question)
-            except (KeyboardInterrupt, EOFError):
+            except EOFError:  # Ctrl-D; Ctrl-C goes on up and ends the turn
                 return Answer("no")
 
     def _read(self, question: Question) -> Answer:
@@ -90,7 +90,12 @@ def question_view(question: Question) -> Group:
         where = escape(question.settings_file)
         parts.append(Text.from_markup(f"  [bold]a[/]  yes, always: saves {rules} to {where}"))
     parts.append(Text.from_markup("  [bold]n[/]  no"))
-    parts.append(Text("  a note for the model may follow the key; Enter sends · Ctrl-C: no", "dim"))
+    parts.append(
+        Text(
+            "  a note for the model may follow the key; Enter sends · Ctrl-D: no · Ctrl-C: stop",
+            "dim",
+        )
+    )
     return Group(*parts)
 
 

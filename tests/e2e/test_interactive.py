@@ -270,7 +270,7 @@ def process_running(pid: int) -> bool:
 STYLE = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"  # colour codes (the command is highlighted as bash)
 
 
-def test_the_approval_prompt_answers_no_with_a_note_yes_once_and_yes_always(
+def test_the_approval_prompt_answers_no_with_a_note_yes_once_yes_always_and_ctrl_c_stops(
     terminal, caretz, server: ModelServer, workspace: Path
 ):
     server.add(
@@ -279,7 +279,7 @@ def test_the_approval_prompt_answers_no_with_a_note_yes_once_and_yes_always(
         tool("bash", command="echo again >> log.txt"),
         tool("bash", command="echo again >> log.txt"),  # saved by "always": runs unasked
         tool("bash", command="touch interrupted.txt"),
-        text("All steps done."),
+        text("All steps done."),  # never asked for: Ctrl-C stopped the turn
     )
     term = terminal("--permission-mode", "ask")
 
@@ -297,8 +297,8 @@ def test_the_approval_prompt_answers_no_with_a_note_yes_once_and_yes_always(
     term.child.send("a\r")
     term.expect(f"touch{STYLE} {STYLE}interrupted.txt")
     term.expect("allow\\? ")
-    term.child.sendintr()  # Ctrl-C at the question is no; the turn carries on
-    term.expect("All steps done.")
+    term.child.sendintr()  # Ctrl-C at the question stops the turn, not only that call
+    term.expect("interrupted")
     session_id = term.ctrl_d()
 
     assert not (workspace / "no.txt").exists() and (workspace / "yes.txt").exists()
@@ -319,8 +319,10 @@ def test_the_approval_prompt_answers_no_with_a_note_yes_once_and_yes_always(
         ("touch no.txt", "no"),
         ("touch yes.txt", "yes"),
         ("echo again >> log.txt", "always"),
-        ("touch interrupted.txt", "no"),
     ]
+    assert len(server.requests) == 5  # nothing after the interrupted call
+    ended = [e["status"] for e in events if e["type"] == "Turn.Ended"]
+    assert ended == ["interrupted"]
     assert types(events).count("Permission.Asked") == 4
     shown = caretz("sessions", "show", session_id).stdout
     assert "[permission] no: bash `touch no.txt` (note: use a name the user picks)" in shown

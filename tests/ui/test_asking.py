@@ -91,16 +91,21 @@ def test_the_prompt_pauses_the_live_view_and_shows_the_call_why_and_the_keys():
     assert "answer y, a or n" in shown  # "maybe" was asked again
 
 
-def test_always_is_not_offered_without_a_rule_to_save_and_ctrl_c_is_no():
+def test_always_is_not_offered_without_a_rule_to_save_ctrl_d_is_no_and_ctrl_c_stops():
     console = plain_console()
     view = LiveView(console)
     question = Question("bash", {"command": "$x v"}, "$x v", "reason")
 
+    def ended(prompt: str) -> str:
+        raise EOFError
+
     def interrupted(prompt: str) -> str:
         raise KeyboardInterrupt
 
-    assert TerminalAsker(console, view, interrupted)(question) == Answer("no")
+    assert TerminalAsker(console, view, ended)(question) == Answer("no")
     assert "yes, always" not in console.file.getvalue()
+    with pytest.raises(KeyboardInterrupt):
+        TerminalAsker(console, view, interrupted)(question)
 
 
 # ---------------------------------------------------------------- /permissions
