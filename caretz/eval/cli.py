@@ -240,6 +240,11 @@ def _evaluation(params: dict[str, Any]) -> Evaluation:
     trajectories = replay.load_all([_session_or_path(f, settings) for f in params["files"]])
     labels = eval_labels.load_labels(params["labels"]) if params["labels"] else None
     labelling = eval_labels.apply_labels(trajectories, labels)
+    if not labelling.labelled:  # nothing to score: an empty report would read as a result
+        raise UsageProblem(
+            f"none of the {len(labelling.unlabelled)} trajectories has a label, so there is "
+            "nothing to score: give --labels FILE (docs/benchmarks.md) or a labelled corpus"
+        )
     opened = open_judge(params["judge"], settings, env, params["base_url"], params["reasoning"])
     return judge_command.Evaluation(
         labelling=labelling,

@@ -332,6 +332,20 @@ def test_a_bare_model_id_on_a_base_url_is_judged_and_its_unknown_price_said(tmp_
 # ---------------------------------------------------------------- sessions and labels
 
 
+def test_sessions_without_any_label_are_a_usage_error_not_an_empty_report(judge_env):
+    sessions = Path(os.environ["CARETZ_DATA_DIR"]) / "sessions"
+    shutil.copytree(DATA / "session-7f3a", sessions / "session-7f3a")
+
+    code, out, err = cli("session-7f3a", "--judge", JUDGE_REF)
+
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "error: none of the 2 trajectories has a label, so there is nothing to score: give "
+        "--labels FILE (docs/benchmarks.md) or a labelled corpus"
+    ]
+    assert judge_env.requests == []
+
+
 def test_session_turns_are_scored_from_a_labels_file(tmp_path, judge_env):
     sessions = Path(os.environ["CARETZ_DATA_DIR"]) / "sessions"
     shutil.copytree(DATA / "session-7f3a", sessions / "session-7f3a")
