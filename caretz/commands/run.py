@@ -4,7 +4,8 @@ Session: the work it asks for, its view on stdout and stderr, its exit code.
 
 Everything that can be wrong (the settings, the evaluator's model, a `/name` that is no
 custom command, a resumed session without a paused goal) is refused before the session
-opens, so no model is called and no session is left behind.
+opens, so no model is called and no session is left behind; one found after it opened (an
+`@image` that cannot be sent) discards the new session, in which nothing was sent.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from caretz.config.settings import resolve_goal_model
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.session.records.session import ScheduleRun
-from caretz.session.store import SessionNotFound
+from caretz.session.store import SessionNotFound, SessionStore
 from caretz.ui.console import JsonOutput, TextOutput
 from caretz.usage_error import fail
 
@@ -156,6 +157,13 @@ def run_headless(
             fail(result.message)
     finally:
         session.close()
+    if result.status == "usage_error" and resume is None and result.session_id is not None:
+        # Found once the session was open (an @image that cannot be sent): nothing was
+        # sent, so it leaves no session behind, as one found before it opened.
+        SessionStore(settings.data_dir).discard_unused(result.session_id)
+        if settings.output == "json":
+            write_usage_result(result.message)
+        return result.exit_code
     result = dataclasses.replace(result, duration_s=time.monotonic() - started)
     output.closing(result.to_dict())
     return result.exit_code

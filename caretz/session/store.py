@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import field, replace
@@ -88,6 +89,13 @@ class SessionStore:
             reason = error.strerror or type(error).__name__
             raise ConfigError(f"cannot create {folder}: {reason}: {_FIX_DATA_DIR}") from None
         return session_id, folder / EVENTS_FILE
+
+    def discard_unused(self, session_id: str) -> None:
+        """Remove the session's folder if no turn ever started in it (nothing was sent)."""
+        folder = self.root / session_id
+        if any(isinstance(event, TurnStarted) for event in read_events(folder / EVENTS_FILE)):
+            return
+        shutil.rmtree(folder, ignore_errors=True)
 
     def events_path(self, session_id: str) -> Path:
         """The log of the session `session_id` names: its whole ID or any unique part."""

@@ -7,6 +7,7 @@ model or a missing file gets."""
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,13 @@ def test_a_missing_or_hidden_image_is_one_line_and_nothing_is_sent(
     assert line.startswith("caretz: cannot attach @~/.ssh/qr.png: cannot read ~/.ssh/qr.png")
     assert "hidden" in line
     assert server.requests == []
+    as_json = caretz("-p", "look at @nothere.png", "--output", "json")
+    assert as_json.code == 2
+    result = json.loads(as_json.stdout.splitlines()[-1])
+    assert (result["status"], result["session_id"]) == ("usage_error", None)
+    # Refused before anything was sent, none of the three runs left a session behind.
+    assert caretz("sessions", "list").stdout.startswith("no sessions yet")
+    assert not any((caretz.data_dir / "sessions").iterdir())
 
 
 def test_a_text_only_model_gets_one_line_before_any_request(
