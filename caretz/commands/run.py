@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,8 +26,10 @@ from caretz.api.result import refused_before_start
 from caretz.api.session import Session as ApiSession
 from caretz.app.commands import find_command
 from caretz.app.goals import check_evaluator, paused_goal
+from caretz.checkpoints.project import project_root
 from caretz.commands.loading import load_settings
 from caretz.commands.piped import prompt_with_stdin
+from caretz.config.loading import data_dir
 from caretz.config.settings import resolve_goal_model
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
@@ -67,7 +69,7 @@ def run_cli(
     try:
         if env_file is not None:
             env_files.apply_env_file(env_file, os.environ)
-        settings = load_settings(overrides)
+        settings = load_settings(with_resumed_model(overrides, resume, os.environ))
         if overrides.get("goal_model") is not None:
             resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
@@ -85,6 +87,26 @@ def run_cli(
         if prompt is None and goal is None and resume is None:
             return fail_run('no prompt: pass -p "..." or pipe one on stdin', json_output)
     return run_headless(settings, prompt, resume, goal=goal, job=job)
+
+
+def with_resumed_model(overrides: Flags, resume: str | None, env: Mapping[str, str]) -> Flags:
+    """A resumed session carries on with the model it last ran on, unless the run names a
+    model or a profile (a flag or a CARETZ_* variable). A bare model ID served at a
+    `--base-url` is taken only with that flag given again."""
+    named = ("model", "profile")
+    if resume is None or any(overrides.get(name) for name in named):
+        return overrides
+    if any(env.get(f"CARETZ_{name.upper()}") for name in named):
+        return overrides
+    try:
+        store = SessionStore(data_dir(env))
+        session_id = store.latest(project_root(Path.cwd())) if resume == "latest" else resume
+        model = store.model_of(session_id)
+    except (ConfigError, SessionNotFound, OSError):
+        return overrides  # said where the session is opened
+    if not model or ("/" not in model and not overrides.get("base_url")):
+        return overrides
+    return {**overrides, "model": model}
 
 
 def usage_problem(

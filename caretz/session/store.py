@@ -24,7 +24,12 @@ from caretz.session.records.loop import (
     TurnEnded,
     TurnStarted,
 )
-from caretz.session.records.session import SessionCompacted, SessionStarted
+from caretz.session.records.session import (
+    SessionChanged,
+    SessionCompacted,
+    SessionOpened,
+    SessionStarted,
+)
 
 # The session's image files: only a resumed session reads them back.
 session_images = lazy_module("caretz.session.images")
@@ -96,6 +101,14 @@ class SessionStore:
         if any(isinstance(event, TurnStarted) for event in read_events(folder / EVENTS_FILE)):
             return
         shutil.rmtree(folder, ignore_errors=True)
+
+    def model_of(self, session_id: str) -> str:
+        """The model the session last ran on: its start's, or its last switch's ("" if none)."""
+        model = ""
+        for event in read_events(self.events_path(session_id)):
+            if isinstance(event, SessionOpened | SessionChanged) and event.model:
+                model = event.model
+        return model
 
     def events_path(self, session_id: str) -> Path:
         """The log of the session `session_id` names: its whole ID or any unique part."""

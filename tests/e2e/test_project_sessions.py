@@ -178,3 +178,28 @@ def test_the_interactive_sessions_and_resume_take_this_folders_and_name_another(
     term.expect(wrapped(str(other.workspace)))
     term.expect(rf"resumed session {there}")
     assert term.ctrl_d() == there
+
+
+def test_continue_and_resume_carry_on_with_the_sessions_model_unless_one_is_named(
+    caretz: Caretz, server: ModelServer
+):
+    server.add(text("first"), model="picked-model")
+    first = caretz("-p", "hi", "--model", "anthropic/picked-model")
+    assert first.code == 0, first.stderr
+    server.add(text("again"), model="picked-model")
+    server.add(text("by id"), model="picked-model")
+    server.add(text("named"), model="named-model")
+
+    no_default = {"CARETZ_MODEL": None}  # the fixture's model would be the run's choice
+    continued = caretz("-p", "and now?", "-c", env=no_default)
+    resumed = caretz("-p", "and then?", "--resume", first.session_id, env=no_default)
+    named = caretz("-p", "last", "-c", "-m", "anthropic/named-model", env=no_default)
+
+    assert (continued.code, resumed.code, named.code) == (0, 0, 0), named.stderr
+    assert [request.model for request in server.requests] == [
+        "picked-model",
+        "picked-model",
+        "picked-model",
+        "named-model",
+    ]
+    assert continued.session_id == resumed.session_id == first.session_id
