@@ -267,7 +267,7 @@ def sessions_list(
     ] = False,
     limit: Annotated[int, typer.Option(help="Show the last N (0: all of them).", min=0)] = 20,
 ) -> None:
-    """This folder's past sessions, oldest first: ID, age, folder, model, last prompt."""
+    """This folder's past sessions, oldest first: ID, age, folder, model, title."""
     raise typer.Exit(sessions_command.list_sessions(ctx.obj, all_folders, limit))
 
 

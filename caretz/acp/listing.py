@@ -24,7 +24,7 @@ def session_list(data_dir: Path, cwd: str | None) -> ListSessionsResponse:
             SessionInfo(
                 session_id=info.id,
                 cwd=info.folder or str(project or ""),
-                title=one_line(info.first_prompt, TITLE_CHARS) or None,
+                title=one_line(info.title, TITLE_CHARS) or None,
                 updated_at=datetime.fromtimestamp(info.updated, UTC).isoformat(),
             )
             for info in reversed(infos)

@@ -60,6 +60,12 @@ class SessionInfo:
     last_prompt: str = ""
     updated: float = 0.0  # when its log was last written
 
+    @property
+    def title(self) -> str:
+        """What every list of sessions calls it (`sessions list`, `/sessions`, an editor's
+        session list): its first prompt, else its last."""
+        return self.first_prompt or self.last_prompt
+
 
 @lazy_dataclass(frozen=True)
 class History:

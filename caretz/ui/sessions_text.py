@@ -48,7 +48,8 @@ def started_text(info: SessionInfo) -> str:
 
 
 def prompt_preview(info: SessionInfo) -> str:
-    return one_line(info.first_prompt, PROMPT_PREVIEW_CHARS)
+    """The session's title on one line, as the lists of sessions show it."""
+    return one_line(info.title, PROMPT_PREVIEW_CHARS)
 
 
 def age_text(seconds: float) -> str:
@@ -62,12 +63,12 @@ def age_text(seconds: float) -> str:
 
 def list_line(info: SessionInfo, now: float | None = None) -> str:
     """One session as a line of `caretz sessions list`: its ID, how long ago it was last
-    written, its folder, model, turns, how its last turn ended and its last prompt."""
+    written, its folder, model, turns, how its last turn ended and its title."""
     now = time.time() if now is None else now
     return (
         f"{info.id}  {age_text(now - info.updated)}  {info.folder or '-'}  {info.model}  "
         f"{info.turns} turn(s)  {info.last_status or '-'}  "
-        f"{one_line(info.last_prompt or info.first_prompt, PROMPT_PREVIEW_CHARS)}"
+        f"{prompt_preview(info)}"
     )
 
 

@@ -127,10 +127,10 @@ def test_sessions_list_shows_this_folder_by_default_all_with_all_and_limit_cuts(
     none_there = Caretz(server, caretz.workspace.parent)("sessions", "list").stdout
 
     assert [line.split()[0] for line in mine] == [first, second]
-    # ID, age, folder, model, turns, how it ended, the last prompt
+    # ID, age, folder, model, turns, how it ended, its title: its first prompt
     assert re.fullmatch(
         rf"{first}  \d+s ago  {caretz.workspace}  anthropic/claude-test  2 turn\(s\)  done  "
-        r"and two\?",
+        r"write one\.txt",
         mine[0],
     ), mine[0]
     assert all(session in every for session in (first, second, there))

@@ -23,12 +23,12 @@ def test_a_long_prompt_is_folded_to_one_line_and_cut_with_an_ellipsis():
     assert len(preview) == 60 and preview.endswith("…") and preview.startswith("fix the tests x")
 
 
-def test_a_list_line_names_the_session_its_age_folder_model_turns_status_and_last_prompt():
+def test_a_list_line_names_the_session_its_age_folder_model_turns_status_and_title():
     session = info("hello", folder="/src/app", last_prompt="and now?", updated=1_000.0)
 
     line = list_line(session, now=1_000.0 + 3 * 3600 + 59)
 
-    assert line == "abc123  3h ago  /src/app  openai/m  2 turn(s)  done  and now?"
+    assert line == "abc123  3h ago  /src/app  openai/m  2 turn(s)  done  hello"
     assert list_line(session, now=1_040.0).startswith("abc123  40s ago  ")
     assert list_line(session, now=1_000.0 + 2 * 86400).startswith("abc123  2d ago  ")
 
