@@ -13,7 +13,13 @@ from typing import Annotated
 import typer
 
 from caretz import __version__
-from caretz.cli_options import Group, click_exception, stdout_reader_gone, wants_json
+from caretz.cli_options import (
+    Group,
+    click_exception,
+    stdout_reader_gone,
+    wants_json,
+    with_resume_pick,
+)
 from caretz.eval.cli import guard_app
 from caretz.lazy import lazy_module
 
@@ -128,7 +134,7 @@ def main_command(
         ),
     ] = None,
     resume: Annotated[
-        str | None, typer.Option("--resume", "-r", help="Carry on session ID.")
+        str | None, typer.Option("--resume", "-r", help="Carry on session ID (no ID: pick one).")
     ] = None,
     continue_: Annotated[
         bool, typer.Option("--continue", "-c", help="Carry on this folder's latest session.")
@@ -425,7 +431,7 @@ def main() -> None:
     # package's metadata, a noticeable share of start-up. Users can still opt in.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
-        code = app(standalone_mode=False)
+        code = app(args=with_resume_pick(sys.argv[1:]), standalone_mode=False)
         sys.stdout.flush()  # here, where a reader that went away is caught below
     except (BrokenPipeError, SystemExit) as error:
         if not stdout_reader_gone(error):

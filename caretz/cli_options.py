@@ -97,3 +97,20 @@ def stdout_reader_gone(error: BaseException) -> bool:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return True
+
+
+# What `-r` / `--resume` given without an ID reads as: pick one in a terminal.
+PICK_SESSION = "@pick"
+
+
+def with_resume_pick(argv: list[str]) -> list[str]:
+    """The command line with PICK_SESSION after a `-r` / `--resume` that has no ID (last,
+    or followed by another option): Click would take the next option for the ID."""
+    given: list[str] = []
+    for index, word in enumerate(argv):
+        given.append(word)
+        if word in ("-r", "--resume"):
+            following = argv[index + 1] if index + 1 < len(argv) else None
+            if following is None or following.startswith("-"):
+                given.append(PICK_SESSION)
+    return given

@@ -98,6 +98,7 @@ MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
 # The Python API drives the application session; it imports no front end.
 MAY_IMPORT["caretz.api"] = WIRING | {"caretz.app"}
 MAY_IMPORT["caretz.commands"] = WIRING | {
+    "caretz.cli_options",  # what the command line's words mean (-r without an ID)
     "caretz.runtime",
     "caretz.ui",
     "caretz.app",

@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from caretz.agent.outcomes import Interrupted
 from caretz.agent.signals import signals_interrupt
 from caretz.api.result import refused_before_start
 from caretz.api.session import Session as ApiSession
 from caretz.app.commands import find_command
 from caretz.app.goals import check_evaluator, paused_goal
 from caretz.checkpoints.project import project_root
+from caretz.cli_options import PICK_SESSION
 from caretz.commands.loading import load_settings
 from caretz.commands.piped import prompt_with_stdin
 from caretz.config.loading import data_dir
@@ -66,6 +68,13 @@ def run_cli(
     problem = usage_problem(overrides, prompt, goal, input_format)
     if problem:
         return fail_run(problem, json_output)
+    if resume == PICK_SESSION:
+        picked = picked_session()
+        if picked is None:
+            return Interrupted.exit_code  # Ctrl-C at the list: nothing was opened
+        if isinstance(picked, ConfigError):
+            return fail_run(str(picked), json_output)
+        resume = picked
     try:
         if env_file is not None:
             env_files.apply_env_file(env_file, os.environ)
@@ -87,6 +96,27 @@ def run_cli(
         if prompt is None and goal is None and resume is None:
             return fail_run('no prompt: pass -p "..." or pipe one on stdin', json_output)
     return run_headless(settings, prompt, resume, goal=goal, job=job)
+
+
+def picked_session() -> str | ConfigError | None:
+    """`-r` without an ID: the session picked in the terminal from this folder's (None:
+    none was); a ConfigError to say when there is no terminal or no session to pick."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return ConfigError(
+            "-r without an ID picks a session in a terminal; here, give its ID (caretz "
+            "sessions list) or use -c for this folder's latest"
+        )
+    try:
+        store = SessionStore(data_dir(os.environ))
+        sessions = store.list(project_root(Path.cwd()))
+    except ConfigError as error:
+        return error
+    if not sessions:
+        return ConfigError(
+            "no session of this folder to resume yet; `caretz sessions list --all` lists "
+            "every folder's, and --resume ID opens one of them"
+        )
+    return repl.pick_session(sessions)
 
 
 def with_resumed_model(overrides: Flags, resume: str | None, env: Mapping[str, str]) -> Flags:

@@ -203,3 +203,34 @@ def test_continue_and_resume_carry_on_with_the_sessions_model_unless_one_is_name
         "named-model",
     ]
     assert continued.session_id == resumed.session_id == first.session_id
+
+
+def test_resume_without_an_id_picks_a_session_in_a_terminal(
+    screen, caretz: Caretz, server: ModelServer
+):
+    older = write_turn(caretz, server, "one.txt")
+    write_turn(caretz, server, "two.txt")
+    server.add(text("Carried on."))
+
+    term = screen("-r")
+    term.wait_for_screen("Resume which session?")
+    assert term.text.index("write two.txt") < term.text.index("write one.txt")  # newest first
+    term.child.send("\x1b[B")  # ↓ to the older one
+    term.child.send("\r")
+    term.type("and now?")
+    term.expect("Carried on.")
+    assert term.ctrl_d() == older
+    assert [m["content"] for m in server.requests[-1].messages if m["role"] == "user"][0] == (
+        "write one.txt"
+    )
+
+
+def test_resume_without_an_id_and_no_terminal_says_to_give_one(caretz: Caretz, server):
+    run = caretz("-p", "hi", "-r")
+
+    assert run.code == 2
+    assert run.stderr.splitlines() == [
+        "caretz: -r without an ID picks a session in a terminal; here, give its ID (caretz "
+        "sessions list) or use -c for this folder's latest"
+    ]
+    assert server.requests == []
