@@ -189,6 +189,23 @@ def row_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def is_utf8(raw: bytes) -> bool:
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def line_text(raw: bytes, encoding: Encoding) -> str:
+    """One line of a file's bytes in the file's encoding (not a wide one: rg gives those
+    as UTF-8), for the model."""
+    codec = "utf-8" if encoding.codec.startswith(("utf-16", "utf-32")) else encoding.codec
+    return raw.decode(codec, "replace")
+
+
 def fragment_text(raw: bytes, *, whole_start: bool) -> str:
     """Bytes cut out of the middle of a UTF-8 line, as text: a character cut at either end
     is left out (unless the cut is the line's start, `whole_start`)."""

@@ -351,3 +351,18 @@ def test_grep_of_a_binary_file_by_name_says_so_in_one_row(ctx, tmp_path):
     assert line.endswith("; its lines are not shown") and "/proc/self/fd" not in line
     counted = GrepTool().run({"pattern": "needle", "path": "assets"}, ctx)
     assert "blob.bin" not in counted.output  # a walk skips binary files, as rg does
+
+
+def test_a_line_of_a_latin1_file_is_shown_in_its_own_encoding(ctx, tmp_path):
+    """rg prints a Latin-1 file's bytes as they are: the row is read as the file reads."""
+    text = "".join(
+        f"compose '{c}' to '{c.upper()}'  # café, Grüße {n}\n" for n, c in enumerate("éàüç")
+    )
+    (tmp_path / "keymap.map").write_bytes(text.encode("latin-1") * 20)
+    (tmp_path / "notes.txt").write_text("compose in UTF-8: déjà vu\n")
+    rows = grep(ctx, pattern="compose '", head_limit=2) + grep(ctx, pattern="déjà")
+    assert rows[:2] == [
+        "keymap.map:1:compose 'é' to 'É'  # café, Grüße 0",
+        "keymap.map:2:compose 'à' to 'À'  # café, Grüße 1",
+    ]
+    assert rows[-1] == "notes.txt:1:compose in UTF-8: déjà vu"
