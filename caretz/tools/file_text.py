@@ -236,7 +236,9 @@ def with_newlines_of(content: str, existing: str) -> str:
 def _declared(data: bytes) -> str | None:
     """The ASCII-compatible encoding the file's first lines declare, if any."""
     head = data[:DECLARATION_BYTES]
-    found = _XML_DECLARATION.match(head) or _HTML_META.search(head)
+    found = _XML_DECLARATION.match(head)
+    if found is None and head.lstrip().startswith(b"<"):  # a document, not code quoting one
+        found = _HTML_META.search(head)
     if found is None:
         first_two = b"\n".join(head.split(b"\n", 2)[:2])
         found = _CODING_LINE.search(first_two)

@@ -75,9 +75,11 @@ def test_nul_bytes_outside_utf16_are_binary():
             file_text.sniff(data)
 
 
-def test_a_declaration_the_bytes_do_not_fit_is_not_followed():
+def test_a_declaration_the_bytes_do_not_fit_or_only_quoted_is_not_followed():
     data = "# coding: ascii\nname = 'é'\n".encode()  # says ASCII, holds UTF-8
     assert file_text.sniff(data) == file_text.UTF8
+    code = 'PAGE = \'<meta charset="iso-8859-1">\'\nname = "café"\n'.encode()
+    assert file_text.sniff(code) == file_text.UTF8  # code that quotes a page
 
 
 def test_a_latin1_file_is_read_edited_both_ways_and_written_back_as_latin1(tools, tmp_path):
