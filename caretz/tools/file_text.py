@@ -45,7 +45,10 @@ _MARKS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-_CODING_LINE = re.compile(rb"coding[:=][ \t]*([-\w.]+)")
+# A comment's `coding:` (Python's PEP 263, Emacs's -*- coding -*-, vim's fileencoding=).
+_CODING_LINE = re.compile(
+    rb"^[ \t\f]*(?:#|//|/\*|;|%|--|<!--|\.\.)[^\n]*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE
+)
 _XML_DECLARATION = re.compile(rb"""\A\s*<\?xml[^>]*?\bencoding\s*=\s*["']([-\w.:]+)["']""")
 _HTML_META = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?([-\w.:]+)""", re.IGNORECASE)
 _SURROGATES = re.compile("[\ud800-\udfff]")

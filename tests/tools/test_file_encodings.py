@@ -80,6 +80,10 @@ def test_a_declaration_the_bytes_do_not_fit_or_only_quoted_is_not_followed():
     assert file_text.sniff(data) == file_text.UTF8
     code = 'PAGE = \'<meta charset="iso-8859-1">\'\nname = "café"\n'.encode()
     assert file_text.sniff(code) == file_text.UTF8  # code that quotes a page
+    config = "encoding: latin-1\nname: café\n".encode()
+    assert file_text.sniff(config) == file_text.UTF8  # a setting, not a comment
+    vim = '// vim: set fileencoding=latin1 :\nchar *s = "Grüße";\n'.encode("latin-1")
+    assert file_text.sniff(vim).how == "declared"
 
 
 def test_a_latin1_file_is_read_edited_both_ways_and_written_back_as_latin1(tools, tmp_path):
