@@ -17,6 +17,8 @@ no such order). On the venv project, a result naming `venv/` fails. The machine'
 average is printed with the figures: on a busy machine every column grows.
 
     .venv/bin/python benchmarks/tools.py [--runs 5] [--bound-s 60] [--kernel DIR] [--trees DIR]
+
+CARETZ_ROOT=DIR runs another checkout's tools (the figures before a change).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+# CARETZ_ROOT: another checkout's tools (the figures before a change).
+ROOT = Path(os.environ.get("CARETZ_ROOT") or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(ROOT))
 
 from caretz.sandbox.detect import check_sandbox  # noqa: E402
@@ -59,6 +62,7 @@ class Query:
 
 def queries(in_repo: bool) -> list[Query]:
     no_index = [] if in_repo else ["--no-index"]
+    folder_glob = "caretz/tools/**/*.py" if in_repo else "drivers/net/**/*.c"
     files = ["git", "ls-files"] if in_repo else None
     return [
         Query(
@@ -95,6 +99,21 @@ def queries(in_repo: bool) -> list[Query]:
             {"pattern": "**/*.c"},
             ["--files", "--sortr", "modified", "-g", "*.c", "."],
             [*files, "*.c"] if files else None,
+        ),
+        # A glob with folders: rg walks only them (their ignore rules kept).
+        Query(
+            f"grep -c glob {folder_glob}",
+            "grep",
+            {"pattern": "return 0", "glob": folder_glob, "output_mode": "count"},
+            ["-c", "return 0", "-g", folder_glob, "."],
+            ["git", "grep", *no_index, "-c", "return 0", "--", folder_glob],
+        ),
+        Query(
+            f"glob {folder_glob}",
+            "glob",
+            {"pattern": folder_glob},
+            ["--files", "--sortr", "modified", "-g", folder_glob, "."],
+            [*files, folder_glob] if files else None,
         ),
     ]
 

@@ -312,3 +312,121 @@ def test_the_functions_that_assemble_a_session_are_short():
         and node.end_lineno - node.lineno + 1 > MAX_ASSEMBLY_LINES
     ]
     assert long == []
+
+
+# The file tools decode and encode a file's bytes in one module, tools/file_text.py, which
+# decides its encoding (a mark, a declaration, UTF-8, the detector) and keeps it on write.
+# Every module of caretz/tools/ and every other module that opens a project file through
+# the file tools' opener may not decode or encode text itself, except these, which never
+# touch a project file's text:
+CODEC_OWNER = "tools/file_text.py"
+OTHER_TEXT = {
+    "tools/output.py": "a command's output pipe, and the file its whole output is kept in",
+    "tools/ripgrep.py": "rg's own error messages",
+    "tools/workdir.py": "the shell's report of its working directory",
+}
+_CODEC_CALLS = {"decode", "encode", "read_text", "write_text", "getincrementaldecoder"}
+
+
+def _file_text_modules() -> list[Path]:
+    package = Path(caretz.__file__).parent
+    openers = ("caretz.tools.file_access", "caretz.sandbox.safe_open", "caretz.tools.file_text")
+    found = set((package / "tools").glob("*.py"))
+    for path in package.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        if (
+            any(name in source for name in openers)
+            or "from caretz.sandbox import safe_open" in source
+        ):
+            found.add(path)
+    return sorted(found)
+
+
+def _codec_uses(tree: ast.AST) -> list[tuple[int, str]]:
+    """Decoding and encoding that is not file_text's: `.decode(` and the like on anything
+    but `file_text` or a decoder it made, and `encoding=` arguments."""
+    made = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _is_file_text_call(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    uses = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _CODEC_CALLS:
+            receiver = func.value
+            ours = (isinstance(receiver, ast.Name) and receiver.id in {"file_text", *made}) or (
+                _is_file_text_call(receiver)
+            )
+            if not ours:
+                uses.append((node.lineno, f".{func.attr}("))
+        uses += [(node.lineno, "encoding=") for kw in node.keywords if kw.arg == "encoding"]
+    return uses
+
+
+def _is_file_text_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "file_text"
+    )
+
+
+def test_every_file_tool_decodes_and_encodes_through_file_text():
+    package = Path(caretz.__file__).parent
+    found = [
+        f"{path.relative_to(package)}:{line}: {what}"
+        for path in _file_text_modules()
+        if path.relative_to(package).as_posix() not in {CODEC_OWNER, *OTHER_TEXT}
+        for line, what in _codec_uses(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == []
+    assert (package / CODEC_OWNER).exists()
+
+
+def test_the_codec_check_sees_a_decode_of_its_own(tmp_path):
+    tree = ast.parse(
+        "text = data.decode('utf-8', 'replace')\n"
+        "ok = file_text.decode(data)\n"
+        "reader = file_text.decoder(encoding)\n"
+        "part = reader.decode(chunk)\n"
+        "handle = open(path, encoding='latin-1')\n"
+    )
+    assert _codec_uses(tree) == [(1, ".decode("), (5, "encoding=")]
+
+
+# Every tool result's cap comes from tools/result_cap.py (from the window and what the
+# conversation uses), and every call of a tool goes through the registry, which fits the
+# result to it: no tool can return more, and nothing else decides a cap.
+def test_only_the_registry_runs_a_tool_and_only_result_cap_decides_a_cap():
+    package = Path(caretz.__file__).parent
+    runs, caps = [], []
+    for path in package.rglob("*.py"):
+        shown = path.relative_to(package).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "run" and len(node.args) == 2:
+                # A ToolRegistry's run (`parts.tools.run(call, ctx)`) is the way in.
+                through_registry = ast.unparse(func.value).endswith(("tools", "registry"))
+                context = ast.unparse(node.args[1])
+                if (
+                    context.endswith("ctx")
+                    and not through_registry
+                    and shown != "tools/registry.py"
+                ):
+                    runs.append(f"{shown}:{node.lineno}")
+            for keyword in node.keywords:
+                if keyword.arg == "output_limit_chars" and not _calls_cap_chars(keyword.value):
+                    caps.append(f"{shown}:{node.lineno}")
+    assert runs == [] and caps == []
+
+
+def _calls_cap_chars(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func).endswith("cap_chars")

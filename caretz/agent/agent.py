@@ -124,17 +124,23 @@ class Agent:
         if needs_compaction(tokens, policy):
             self.compact(policy, tokens_before=tokens, reason="auto")
 
-    def compact_after_overflow(self, error: str) -> bool:
+    def compact_after_overflow(self, error: str, attempt: int = 0) -> bool:
         """The provider said the prompt is too long: compact now, whatever the estimate
-        says; True when the conversation got smaller (the request is then retried)."""
+        says; True when the conversation got smaller (the request is then retried). The
+        newest step's results are shortened only when that is all that is left: on the
+        second refusal, or when nothing older could be made smaller."""
         policy = self.parts.compaction
         if policy is None:
             return False
         state = self.conversation
         estimate = state.context.estimate(self.config.system, state.messages)
         tokens = max(estimate, reported_prompt_tokens(error) or 0)
-        result = self.compact(policy, tokens_before=tokens, reason="overflow")
-        return result is not None and result.changed
+        for shorten in (False, True)[min(attempt, 1) :]:
+            result = self.compact(policy, tokens_before=tokens, reason="overflow", shorten=shorten)
+            if result is not None and result.changed and result.tokens_after < tokens:
+                return True
+            tokens = result.tokens_after if result is not None and result.changed else tokens
+        return False
 
     def compact(
         self,
@@ -142,6 +148,7 @@ class Agent:
         *,
         tokens_before: int | None = None,
         reason: Reason = "auto",
+        shorten: bool = False,
     ) -> Compaction | None:
         """Compact the conversation (see `compaction.compact`); a change is logged as a
         `Session.Compacted` event holding the new conversation, which resume replays."""
@@ -159,6 +166,7 @@ class Agent:
             lambda messages: self.summarize(messages, policy),
             tokens_before=tokens_before,
             reason=reason,
+            shorten_newest=shorten,
         )
         if result is None or not result.changed:
             return result
@@ -174,6 +182,7 @@ class Agent:
                 tokens_after=result.tokens_after,
                 summary_error=result.summary_error,
                 conversation=[message.to_dict() for message in result.conversation],
+                shortened=result.shortened or None,
             )
         )
         return result

@@ -8,7 +8,8 @@ be lost: the task the kept steps work on (the user's prompt, when the kept part
 starts inside a turn), the plan as last set with `todo`, and the files changed so
 far. Only if the result is still over the trigger (or the summary request failed)
 are older tool outputs and long arguments cut to their head and tail; the newest
-step is never cut.
+step is cut only when the provider refused the prompt and nothing else was enough
+(`shorten_newest`, agent/overflow.py).
 
 The system prompt (caretz's instructions and the project's AGENTS.md) is not part
 of the conversation, so it is never trimmed or summarized: every request after a
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import Any, Literal
 
+from caretz.agent import overflow
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from caretz.plan import plan_lines
@@ -116,10 +118,11 @@ class Compaction:
     tokens_after: int
     summary_error: str | None = None  # the summary was wanted but the request failed
     conversation: list[Message] = field(default_factory=list)  # the result
+    shortened: int = 0  # the newest step's results cut to fit the window (agent/overflow.py)
 
     @property
     def changed(self) -> bool:
-        return bool(self.trimmed or self.summarized)
+        return bool(self.trimmed or self.summarized or self.shortened)
 
 
 # -- estimating ---------------------------------------------------------------------
@@ -389,13 +392,14 @@ def compact(
     *,
     tokens_before: int | None = None,
     reason: Reason = "auto",
+    shorten_newest: bool = False,
 ) -> Compaction | None:
     """A smaller copy of `conversation`; None when there was nothing to do.
 
     The older steps are summarized ("auto" once over the target, "manual" and
     "overflow" always), the newest kept whole. If that is still over the trigger, or
     the summary request failed (`summary_error` says why), older tool traffic is cut
-    to head and tail; the newest step never is.
+    to head and tail; the newest step only with `shorten_newest`, when still over.
     """
     original = conversation
     rough_before = estimate_tokens(system, original)
@@ -423,10 +427,16 @@ def compact(
     trimmed = 0
     if tokens(conversation) > policy.trigger_tokens or error is not None:
         conversation, trimmed = trim_tool_traffic(conversation, 0, protected, policy.keep_chars)
-    if not trimmed and not summarized:
+    # The newest step is cut only when asked (the provider refused and nothing else freed
+    # enough: agent/overflow.py).
+    excess = tokens(conversation) - int(policy.trigger_tokens * 0.9)
+    shortened = 0
+    if shorten_newest and tokens(conversation) > policy.trigger_tokens:
+        excess_chars = int(excess / max(scale, 0.01)) * CHARS_PER_TOKEN
+        conversation, shortened = overflow.shorten_newest(conversation, protected, excess_chars)
+    if not trimmed and not summarized and not shortened:
         if error is None:
             return None
         return Compaction(reason, 0, 0, before, before, error, original)
-    return Compaction(
-        reason, trimmed, summarized, before, tokens(conversation), error, conversation
-    )
+    after = tokens(conversation)
+    return Compaction(reason, trimmed, summarized, before, after, error, conversation, shortened)

@@ -31,7 +31,7 @@ def run_parallel(turn: Turn, calls: list[ToolCall]) -> None:
             if turn.stopping is not None:
                 break
             turn.config.limits.check_before_tool_call(turn.conversation.totals)
-            started.append(turn.start_tool(call))
+            started.append(turn.start_tool(call, len(calls)))
     except BaseException as error:
         # The calls checked so far run and are answered (a limit, a hook ending the
         # turn), or, after Ctrl-C, are answered as not run.

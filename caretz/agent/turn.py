@@ -27,6 +27,7 @@ from caretz.agent.outcomes import (
     TurnEnd,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
+from caretz.agent.result_room import tool_context
 from caretz.agent.signals import interrupted_by
 from caretz.agent.tool_batch import run_parallel
 from caretz.agent.turn_stream import ABORTED, PromptTooLong, StreamCut, close_stream
@@ -90,7 +91,7 @@ class Turn:
         from_user: bool = True,
         continuation: bool = False,
         before_request: Callable[[], None] = lambda: None,
-        after_overflow: Callable[[str], bool] = lambda error: False,
+        after_overflow: Callable[[str, int], bool] = lambda error, attempt: False,
     ):
         self.config = config
         self.parts = parts
@@ -101,7 +102,7 @@ class Turn:
         self.from_user = from_user
         self.continuation = continuation  # a goal's next turn (see TurnContext)
         self.before_request = before_request  # compaction, for long turns
-        # "Prompt is too long": compact; True when it got smaller and the request may retry.
+        # "Prompt is too long" (the Nth time): compact; True when it got smaller (a retry).
         self.after_overflow = after_overflow
         self.tool_calls = 0
         self.last_text = ""
@@ -189,15 +190,15 @@ class Turn:
     # -- model requests -------------------------------------------------------
     def request(self, final_report: bool) -> ModelResponse:
         trailing = self.trailing_messages(final_report)
-        try:
-            return self.send(trailing, final_report, may_overflow=True)
-        except PromptTooLong as overflow:
-            # Compacted and smaller: the same request once more, then an error is an error.
-            error = overflow.error
-            self.emit(records.ModelPromptTooLong(error=str(error), status=error.status))
-            if not self.after_overflow(str(overflow.error)):
-                self.record_provider_error(overflow.error)
-                raise RuntimeFailure(str(overflow.error)) from None
+        for attempt in range(2):  # compacted, then the newest results shortened too
+            try:
+                return self.send(trailing, final_report, may_overflow=True)
+            except PromptTooLong as overflow:
+                error = overflow.error
+                self.emit(records.ModelPromptTooLong(error=str(error), status=error.status))
+                if not self.after_overflow(str(error), attempt):
+                    self.record_provider_error(error)
+                    raise RuntimeFailure(str(error)) from None
         return self.send(trailing, final_report, may_overflow=False)
 
     def send(
@@ -333,13 +334,15 @@ class Turn:
         self.conversation.messages.append(result.message(call.id))
         self.observe(index, call, result)
 
-    def start_tool(self, call: ToolCall) -> tuple[int, ToolCall, ReadyCall | ToolResult]:
+    def start_tool(
+        self, call: ToolCall, batch: int = 1
+    ) -> tuple[int, ToolCall, ReadyCall | ToolResult]:
         index = self.tool_calls
         self.tool_calls += 1
         self.conversation.totals.tool_calls += 1
         self.emit(records.ToolCalled(index=index, call=call.to_dict()))
         try:
-            ready = self.parts.tools.start(call, self.parts.tool_ctx, (self.guard_check,))
+            ready = self.parts.tools.start(call, tool_context(self, batch), (self.guard_check,))
         except EndTurn as end:
             self.end_by_hook(index, call, end)
         return index, call, ready
@@ -360,7 +363,7 @@ class Turn:
         started = parts.clock()
         try:
             # The registry's own checks (the tool policy) come first, then the guard's.
-            result = parts.tools.run(call, parts.tool_ctx, before_call=(self.guard_check,))
+            result = parts.tools.run(call, tool_context(self), before_call=(self.guard_check,))
         except ToolCrash as crash:
             self.emit_result(index, call, ToolResult(ok=False, output=str(crash)))
             raise RuntimeFailure(str(crash)) from crash

@@ -24,14 +24,9 @@ from caretz.sandbox import safe_open
 from caretz.sandbox.paths import PathRefused
 from caretz.slash_commands.inline import file_mentions
 from caretz.text import one_line
+from caretz.tools import file_text
 from caretz.tools.base import ToolArgumentError, ToolContext
-from caretz.tools.file_access import (
-    FileProblem,
-    checked_path,
-    display_path,
-    looks_binary,
-    open_file,
-)
+from caretz.tools.file_access import FileProblem, checked_path, display_path, open_file
 from caretz.tools.file_list import list_files
 from caretz.tools.ripgrep import RipgrepMissing
 from caretz.tools.search_scope import ScopeError
@@ -106,9 +101,11 @@ def _attachment(raw: str, ctx: ToolContext) -> Attachment | None:
         data = safe_open.read_all(fd, FILE_MAX_BYTES)
     finally:
         os.close(fd)
-    if looks_binary(data):
-        raise FileProblem(f"{shown} looks like a binary file (it contains NUL bytes)")
-    body = data.decode("utf-8", "replace")
+    try:
+        encoding = file_text.sniff(data, complete=len(data) == size.st_size)
+    except file_text.NotText:
+        raise FileProblem(f"{shown} looks like a binary file (it contains NUL bytes)") from None
+    body = file_text.decoder(encoding).decode(data[len(encoding.bom) :], final=True)
     total = size.st_size
     if total > len(data):
         body += (

@@ -34,6 +34,7 @@ from caretz.runtime.web import web_setup
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
+from caretz.tools.result_cap import cap_chars
 from caretz.web.cache import FetchCache
 
 if TYPE_CHECKING:
@@ -122,18 +123,19 @@ def wire_agent(
         system = system_prompt(tools.workspace, settings.system_prompt, environment)
     else:
         system = with_web_lines(system, environment)
+    compaction = CompactionPolicy(
+        context_window=context_window(settings.context_window, served_window(wiring, provider)),
+        reserved_output=settings.max_tokens,
+    )
     parts = AgentParts(
         provider=provider,
         tools=session_registry(settings, tools, web.tools),
-        tool_ctx=tool_context(settings, tools),
+        tool_ctx=tool_context(settings, tools, compaction),
         log=wiring.log,
         guard=guard,
         price=lambda ref, usage: cost_usd(ref, usage, settings.prices),
         listener=wiring.listener,
-        compaction=CompactionPolicy(
-            context_window=context_window(settings.context_window, served_window(wiring, provider)),
-            reserved_output=settings.max_tokens,
-        ),
+        compaction=compaction,
         hooks=tools.hooks,
     )
     return agent_config(settings, system), parts
@@ -176,9 +178,14 @@ def session_registry(
     )
 
 
-def tool_context(settings: Settings, tools: SessionTools) -> ToolContext:
+def tool_context(
+    settings: Settings, tools: SessionTools, compaction: CompactionPolicy
+) -> ToolContext:
+    """The session's tool context; its results' cap is the one for an empty conversation
+    (a turn narrows it to what is left at each call: agent/result_room.py)."""
     return ToolContext(
         tools.workspace,
+        output_limit_chars=cap_chars(compaction.trigger_tokens),
         bash_timeout_s=settings.bash_timeout_s,
         rules=tools.permissions.rules,
         sandbox=tools.sandbox,

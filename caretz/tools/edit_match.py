@@ -11,17 +11,27 @@ there once.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import heapq
+import itertools
 import re
+from collections.abc import Callable
 
 from caretz.lazy_dataclass import lazy_dataclass
 
-_QUOTES = str.maketrans(
-    {"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'}
-)
-_TRAILING = re.compile(r"[ \t]+(?=\n|$)")
+_CURLY = {"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'}
+_QUOTES = str.maketrans(_CURLY)
+# A run's start only (not after a blank): each run is tried once, not once per blank.
+_TRAILING = re.compile(r"(?<![ \t])[ \t]+(?=\n|$)")
 CLOSEST_MAX_LINES = 12
 LINE_NUMBERS_SHOWN = 10
+# The closest text: how many windows are scored in full, and how a line that is one of
+# old_string's (whitespace and quotes aside) weighs against one shared word.
+CANDIDATES = 20
+COMPARED_IN_FULL = 3
+WHOLE_LINE_WEIGHT = 10
+MAX_CHARS_COMPARED = 1_200
 
 
 class EditMiss(Exception):
@@ -75,25 +85,37 @@ def _several(text: str, starts: list[int], shown: str) -> str:
     )
 
 
-def _normalise(text: str) -> tuple[str, list[int]]:
+def _normalise(text: str) -> tuple[str, Callable[[int], int]]:
     """`text` with straight quotes and no trailing whitespace, and where each of its
-    characters (and its end) was in `text`."""
-    kept: list[str] = []
-    where: list[int] = []
-    spans = [(m.start(), m.end()) for m in _TRAILING.finditer(text)]
-    cut = iter(spans)
-    skip = next(cut, None)
-    index = 0
-    while index < len(text):
-        if skip is not None and index == skip[0]:
-            index = skip[1]
-            skip = next(cut, None)
-            continue
-        kept.append(text[index].translate(_QUOTES))
-        where.append(index)
-        index += 1
-    where.append(len(text))
-    return "".join(kept), where
+    characters (and its end) was in `text` (a quote stays one character)."""
+    pieces: list[str] = []
+    flat_at: list[int] = []  # where each removed run would have been in the result
+    removed: list[int] = []  # how much was removed up to and including each run
+    last, total, at = 0, 0, 0
+    for line in text.split("\n"):  # a run of blanks before each line break, and at the end
+        kept = len(line.rstrip(" \t"))
+        if kept != len(line):
+            pieces.append(text[last : at + kept])
+            flat_at.append(at + kept - total)
+            total += len(line) - kept
+            removed.append(total)
+            last = at + len(line)
+        at += len(line) + 1
+    pieces.append(text[last:])
+
+    def where(index: int) -> int:
+        before = bisect.bisect_right(flat_at, index)
+        return index + (removed[before - 1] if before else 0)
+
+    return _straight("".join(pieces)), where
+
+
+def _straight(text: str) -> str:
+    """`text` with straight quotes (replace per quote: translate looks up every character)."""
+    for curly, plain in _CURLY.items():
+        if curly in text:
+            text = text.replace(curly, plain)
+    return text
 
 
 def _normalised(text: str, old: str, new: str, replace_all: bool, shown: str) -> Applied:
@@ -104,7 +126,7 @@ def _normalised(text: str, old: str, new: str, replace_all: bool, shown: str) ->
         raise EditMiss(
             "old_string is not in the file exactly; with curly quotes read as straight and "
             f"trailing whitespace ignored it matches {len(starts)} places: "
-            + _several(text, [where[s] for s in starts], shown)
+            + _several(text, [where(s) for s in starts], shown)
         )
     if not starts:
         raise EditMiss(_closest(text, old, shown))
@@ -112,20 +134,20 @@ def _normalised(text: str, old: str, new: str, replace_all: bool, shown: str) ->
     pieces: list[str] = []
     last = 0
     for start in starts:
-        begin, end = where[start], where[start + len(flat_old)]
+        begin, end = where(start), where(start + len(flat_old))
         region = text[begin:end]
         pieces += [text[last:begin], _quote_like(region, old, new)]
         last = end
     pieces.append(text[last:])
-    lines = ", ".join(str(_line_of(text, where[s])) for s in starts[:LINE_NUMBERS_SHOWN])
+    lines = ", ".join(str(_line_of(text, where(s))) for s in starts[:LINE_NUMBERS_SHOWN])
     note = f"old_string matched only with {what} (on line {lines}); check the result"
     return Applied("".join(pieces), len(starts), note)
 
 
 def _what_was_normalised(
-    text: str, old: str, flat_old: str, starts: list[int], where: list[int]
+    text: str, old: str, flat_old: str, starts: list[int], where: Callable[[int], int]
 ) -> str:
-    region = text[where[starts[0]] : where[starts[0] + len(flat_old)]]
+    region = text[where(starts[0]) : where(starts[0] + len(flat_old))]
     quotes = region.translate(_QUOTES) != region or old.translate(_QUOTES) != old
     spaces = _TRAILING.sub("", region) != region or _TRAILING.sub("", old) != old
     if quotes and spaces:
@@ -149,18 +171,8 @@ def _closest(text: str, old: str, shown: str) -> str:
     wanted = old.strip("\n").split("\n")
     size = max(1, min(len(wanted), len(lines)))
     best, best_score = 0, 0.0
-    # One matcher, old_string indexed once; every window ranked by the cheap bound,
-    # the best few scored in full.
-    matcher = difflib.SequenceMatcher(None, autojunk=False)
-    matcher.set_seq2("\n".join(wanted))
-    ranked = []
-    for start in range(0, max(1, len(lines) - size + 1)):
-        matcher.set_seq1("\n".join(lines[start : start + size]))
-        ranked.append((matcher.quick_ratio(), start))
-    ranked.sort(key=lambda item: -item[0])
-    for _, start in ranked[:20]:
-        matcher.set_seq1("\n".join(lines[start : start + size]))
-        score = matcher.ratio()
+    for start in _candidates(lines, wanted, size):
+        score = _alike(lines[start : start + size], wanted)
         if score > best_score:
             best, best_score = start, score
     message = f"old_string not found in {shown}"
@@ -178,6 +190,40 @@ def _closest(text: str, old: str, shown: str) -> str:
         f"({best_score:.0%} alike):\n{listing}\nWhat differs: {_differences(region, wanted)}. "
         "Copy the text from the file exactly (without the line-number prefix)"
     )
+
+
+def _candidates(lines: list[str], wanted: list[str], size: int) -> list[int]:
+    """The window starts most worth scoring in full, found in time linear in the file: a
+    line scores by being one of old_string's (indentation and quotes aside), or, when no
+    line is, by the words it shares with it; a window scores the sum of its lines."""
+    wanted_lines = {line.strip() for line in wanted} - {""}
+    wanted_lines |= {line.translate(_QUOTES) for line in wanted_lines}
+    wanted_words = set("\n".join(wanted).split())
+    scores = [WHOLE_LINE_WEIGHT if line.strip() in wanted_lines else 0 for line in lines]
+    if not any(scores):  # no line of old_string is in the file: the words it shares
+        scores = [len(wanted_words.intersection(line.split())) for line in lines]
+    sums = [0, *itertools.accumulate(scores)]
+    starts = range(max(1, len(lines) - size + 1))
+    ranked = heapq.nlargest(CANDIDATES, starts, key=lambda at: (sums[at + size] - sums[at], -at))
+    # The cheap bound of difflib's ratio picks the few compared in full.
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2("\n".join(wanted))
+
+    def bound(at: int) -> float:
+        matcher.set_seq1("\n".join(lines[at : at + size]))
+        return matcher.quick_ratio()
+
+    return heapq.nlargest(COMPARED_IN_FULL, ranked, key=lambda at: (bound(at), -at))
+
+
+def _alike(region: list[str], wanted: list[str]) -> float:
+    """How alike a region and old_string are: by characters, or, when they are long enough
+    that comparing characters would cost too much, by their lines (indentation aside)."""
+    a, b = "\n".join(region), "\n".join(wanted)
+    if len(a) + len(b) <= MAX_CHARS_COMPARED:
+        return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+    stripped = [line.strip() for line in region], [line.strip() for line in wanted]
+    return difflib.SequenceMatcher(None, *stripped, autojunk=False).ratio()
 
 
 def _differences(region: list[str], wanted: list[str]) -> str:

@@ -9,18 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from caretz.messages import ToolSpec
+from caretz.tools import file_text
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 from caretz.tools.edit_match import Applied, EditMiss, apply_edit
-from caretz.tools.file_access import (
-    decode,
-    encode,
-    load,
-    looks_binary,
-    reports_file_problems,
-    store,
-)
+from caretz.tools.file_access import load, reports_file_problems, store
 from caretz.tools.file_reads import FileReads
-from caretz.tools.files import WRITE_MAX_BYTES, plural, unified_diff
+from caretz.tools.files import WRITE_MAX_BYTES, encoding_note, plural, unified_diff
 
 _EDIT_PARAMS = {
     "old_string": Param("string", "Exact text to replace.", required=True),
@@ -41,13 +35,14 @@ class _FileEditor:
         shown = current.shown
         if current.data is None:
             return _failed(f"File not found: {shown} (use write to create a file)")
-        if looks_binary(current.data):
+        try:
+            before, encoding = file_text.decode(current.data)
+        except file_text.NotText:
             return _failed(f"{shown} looks like a binary file (it contains NUL bytes); not edited")
         if self.reads is not None:
             refusal = self.reads.refusal(current.checked.real, shown, current.data, "edit")
             if refusal:
                 return _failed(refusal)
-        before = decode(current.data)
         text, count, notes = before, 0, []
         for number, each in enumerate(edits, 1):
             try:
@@ -61,20 +56,21 @@ class _FileEditor:
             except EditMiss as miss:
                 where = f"edit {number} of {len(edits)}: " if len(edits) > 1 else ""
                 undone = "; no edit was made (all or none)" if len(edits) > 1 else ""
-                return _failed(f"{where}{miss}{undone}")
+                return _failed(file_text.shown(f"{where}{miss}{undone}"))
             text, count = applied.text, count + applied.count
             if applied.note:
                 notes.append(f"edit {number}: {applied.note}" if len(edits) > 1 else applied.note)
-        data = encode(text)
+        data = file_text.encode(text, encoding, shown)
         store(ctx, current, data)
         if self.reads is not None:
             self.reads.remember(current.checked.real, data)
         output = f"Edited {shown}: {plural(count, 'replacement')}"
+        if not encoding.is_plain_utf8:
+            notes.append(encoding_note(shown, encoding))
         if notes:
             output += "\n" + "\n".join(f"Note: {note}" for note in notes)
-        return ToolResult(
-            ok=True, output=output, files_changed=[shown], diff=unified_diff(before, text, shown)
-        )
+        diff = unified_diff(file_text.shown(before), file_text.shown(text), shown)
+        return ToolResult(ok=True, output=file_text.shown(output), files_changed=[shown], diff=diff)
 
 
 class EditTool(_FileEditor):

@@ -25,8 +25,6 @@ from caretz.sandbox.paths import CheckedPath, PathRefused
 from caretz.sandbox.paths import resolve_path as resolve_links
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 
-# Git's rule: a NUL byte in the first 8 KB means binary.
-BINARY_SNIFF_BYTES = 8192
 # How many times a path is checked and opened again when a symlink appears along it.
 OPEN_ATTEMPTS = 5
 
@@ -112,10 +110,6 @@ def display_path(ctx: ToolContext, path: Path) -> str:
     return str(path)
 
 
-def looks_binary(head: bytes) -> bool:
-    return b"\0" in head[:BINARY_SNIFF_BYTES]
-
-
 def anchors(ctx: ToolContext) -> tuple[Path, ...]:
     """The directories opens start beneath: the sandbox's roots."""
     return ctx.sandbox.paths.policy.roots if ctx.sandbox is not None else ()
@@ -194,12 +188,3 @@ def store(ctx: ToolContext, current: Current, data: bytes) -> None:
         ) from None
     except OSError as error:
         raise FileProblem(f"Cannot write {current.shown}: {error.strerror or error}") from None
-
-
-def decode(data: bytes) -> str:
-    """A file's text; undecodable bytes kept (surrogateescape) so they are written back."""
-    return data.decode("utf-8", errors="surrogateescape")
-
-
-def encode(text: str) -> bytes:
-    return text.encode("utf-8", errors="surrogateescape")

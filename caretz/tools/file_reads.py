@@ -17,6 +17,7 @@ from pathlib import Path
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.tools import file_text
 
 # OpenSSL's digests: loaded at the first file read, not at start.
 hashlib = lazy_module("hashlib")
@@ -38,7 +39,7 @@ class FileReads:
         self._lock = threading.Lock()  # read-only calls run in parallel
 
     def remember(self, real: Path, data: bytes) -> None:
-        text = data.decode("utf-8", "replace") if len(data) <= KEEP_TEXT_BYTES else None
+        text = _text(data) if len(data) <= KEEP_TEXT_BYTES else None
         with self._lock:
             self._records[real] = ReadRecord(digest_of(data), text)
 
@@ -65,6 +66,14 @@ class FileReads:
         )
 
 
+def _text(data: bytes) -> str | None:
+    """A file's text as the model reads it (None: binary)."""
+    try:
+        return file_text.shown(file_text.decode(data)[0])
+    except file_text.NotText:
+        return None
+
+
 def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -72,7 +81,9 @@ def digest_of(data: bytes) -> str:
 def _what_changed(before: str | None, data: bytes, shown: str) -> str:
     if before is None:
         return ""
-    after = data.decode("utf-8", "replace")
+    after = _text(data)
+    if after is None:
+        return ""
     lines = list(
         difflib.unified_diff(
             before.splitlines(),

@@ -34,6 +34,7 @@ from caretz.tools.file_reads import FileReads
 from caretz.tools.files import ReadTool, WriteTool
 from caretz.tools.jobs import JobOutputTool, JobStopTool
 from caretz.tools.policy import BeforeCall, CancelToolCall
+from caretz.tools.result_cap import fit
 from caretz.tools.search import GlobTool, GrepTool
 from caretz.tools.todo import TodoTool
 
@@ -200,15 +201,15 @@ class ToolRegistry:
         once starts them one by one, invokes them together and finishes them in order."""
         missing = self._on_its_way(call, ctx)
         if missing is not None:
-            return missing
+            return fit(missing, ctx.output_limit_chars)
         prepared = self._prepare(call)
         if isinstance(prepared, ToolResult):
-            return prepared
+            return fit(prepared, ctx.output_limit_chars)
         ctx = dataclasses.replace(ctx, effect=self.effect_of(call.name))
         try:
             call, ctx, args = self._checked(call, ctx, prepared, before_call)
         except CancelToolCall as refusal:
-            return _failed(refusal.reason)
+            return fit(_failed(refusal.reason), ctx.output_limit_chars)
         return ReadyCall(call, ctx, args)
 
     def invoke(self, ready: ReadyCall) -> ToolResult:
@@ -220,10 +221,11 @@ class ToolRegistry:
         return result
 
     def finish(self, ready: ReadyCall, result: ToolResult) -> ToolResult:
-        """The after-call hooks, in the caller's thread."""
+        """The after-call hooks, in the caller's thread; then the result fitted to the
+        call's cap (tools/result_cap.py), whatever the tool or a hook made of it."""
         for hook in self.after_call:
             hook(ready.call, result, ready.ctx)
-        return result
+        return fit(result, ready.ctx.output_limit_chars)
 
     def runs_in_parallel(self, name: str) -> bool:
         """Whether calls of `name` may run at the same time as other such calls of one

@@ -9,6 +9,8 @@ sandbox hides is passed to rg as excludes, and only the paths rg returns are che
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,8 @@ from caretz.messages import ToolSpec
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
 from caretz.tools.file_access import anchors
 from caretz.tools.ripgrep import RgRun, RipgrepMissing, run_rg
+from caretz.tools.search_lines import LongLines, render_row
 from caretz.tools.search_results import (
-    content_line,
     content_rows,
     count_rows,
     display,
@@ -75,11 +77,33 @@ class _RgTool:
             return ToolResult(ok=False, output=f"{self.name} failed: {_first_lines(ran.stderr)}")
         return ran
 
-    def _scope(self, ctx: ToolContext, args: dict[str, Any]) -> SearchScope | ToolResult:
+    def _scope(
+        self, ctx: ToolContext, args: dict[str, Any], glob: str | None
+    ) -> tuple[SearchScope, str | None] | ToolResult:
+        """The search's scope and the part of `glob` left to match below its root: a glob's
+        leading directories (`drivers/net` of `drivers/net/**/*.c`) become the root, so rg
+        walks only them and the glob's ignore-rule-keeping forms (a type, the path match)
+        apply to the rest."""
+        files_only = self.name == "glob"
         try:
-            return search_scope(ctx, args.get("path"), self.name, files_only=self.name == "glob")
+            scope = search_scope(ctx, args.get("path"), self.name, files_only=files_only)
+            directories, rest = _split_glob(glob or "")
+            if directories and scope.target == ".":
+                below = os.path.join(args.get("path") or ".", directories)
+                return search_scope(ctx, below, self.name, files_only=files_only), rest
         except ScopeError as error:
             return ToolResult(ok=False, output=str(error))
+        return scope, glob
+
+    def _rg_once(self, ctx: ToolContext) -> Callable[[list[str], tuple[int, ...]], RgRun]:
+        """One more rg run of this search (for a long line's match), on passed fds."""
+
+        def run(args: list[str], fds: tuple[int, ...]) -> RgRun:
+            return run_rg(
+                args, "/", timeout_s=self.timeout_s, cancel=ctx.cancel, rg=self.rg, pass_fds=fds
+            )
+
+        return run
 
 
 def _paging(args: dict[str, Any], default: int) -> tuple[int, int]:
@@ -89,6 +113,19 @@ def _paging(args: dict[str, Any], default: int) -> tuple[int, int]:
     if offset < 0:
         raise ToolArgumentError(f"offset must be 0 or more, got {offset}")
     return limit, offset
+
+
+def _split_glob(glob: str) -> tuple[str, str]:
+    """A glob's leading directories that hold no wildcard, and the rest of it."""
+    parts = glob.removeprefix("./").split("/")
+    plain = 0
+    while plain < len(parts) - 1 and _is_plain_name(parts[plain]):
+        plain += 1
+    return "/".join(parts[:plain]), "/".join(parts[plain:])
+
+
+def _is_plain_name(part: str) -> bool:
+    return part not in ("", ".", "..") and not any(ch in part for ch in "\\*?[]{}!")
 
 
 def _ignore_args(args: dict[str, Any]) -> list[str]:
@@ -152,9 +189,11 @@ class GlobTool(_RgTool):
                 "pattern must be relative; put the directory in path and the glob in pattern"
             )
         limit, offset = _paging(args, GLOB_DEFAULT_LIMIT)
-        scope = self._scope(ctx, args)
-        if isinstance(scope, ToolResult):
-            return scope
+        scoped = self._scope(ctx, args, pattern)
+        if isinstance(scoped, ToolResult):
+            return scoped
+        scope, pattern = scoped
+        assert pattern is not None
         ran = self._search(
             ["--files", "--null", *_ignore_args(args), *_glob_args(pattern, scope, args)],
             scope,
@@ -215,10 +254,11 @@ class GrepTool(_RgTool):
         if mode not in MODES:
             raise ToolArgumentError(f"output_mode must be one of {', '.join(MODES)}, got {mode!r}")
         limit, offset = _paging(args, GREP_DEFAULT_LIMIT)
-        scope = self._scope(ctx, args)
-        if isinstance(scope, ToolResult):
-            return scope
-        rg_args = [*_filters(args, scope), *_ignore_args(args), "-e", args["pattern"]]
+        scoped = self._scope(ctx, args, args.get("glob"))
+        if isinstance(scoped, ToolResult):
+            return scoped
+        scope, glob = scoped
+        rg_args = [*_filters(args, scope, glob), *_ignore_args(args), *_pattern_args(args)]
         if mode == "files_with_matches":
             rg_args = ["--files-with-matches", "--null", *rg_args]
         elif mode == "count":
@@ -284,10 +324,11 @@ class GrepTool(_RgTool):
             return None
         numbers = args.get("-n", True)
         context = len(rows) != matches
+        long = LongLines(_pattern_args(args), anchors(ctx), self._rg_once(ctx))
         return display(
             paged(
                 rows,
-                lambda row: content_line(row, scope, numbers),
+                lambda row: render_row(row, scope, numbers, long),
                 offset=offset,
                 limit=limit,
                 budget=budget,
@@ -297,22 +338,32 @@ class GrepTool(_RgTool):
         )
 
 
-def _filters(args: dict[str, Any], scope: SearchScope) -> list[str]:
-    filters = ["--engine", "auto"]
+def _pattern_args(args: dict[str, Any]) -> list[str]:
+    """The pattern and the flags that change what it matches."""
+    flags = ["--engine", "auto"]
     if args.get("-i"):
-        filters.append("--ignore-case")
+        flags.append("--ignore-case")
     if args.get("multiline"):
-        filters += ["--multiline", "--multiline-dotall"]
+        flags += ["--multiline", "--multiline-dotall"]
+    return [*flags, "-e", args["pattern"]]
+
+
+def _filters(args: dict[str, Any], scope: SearchScope, glob: str | None) -> list[str]:
+    filters = []
     if args.get("type"):
         filters += ["--type", args["type"]]
         scope.drop_hidden = not args.get("include_ignored")  # see _as_type
-    glob = args.get("glob")
     if glob:
-        # Two types would match either; a glob with a slash is matched on the path.
-        if args.get("type") or not _name_glob(glob):
+        # A file name glob is an rg type (two types would match either); one with a
+        # slash is matched on the path below the root too.
+        name = glob.removeprefix("**/")
+        last = name.rpartition("/")[2]
+        if args.get("type") or not _name_glob(last):
             scope.match_glob(glob, on_name="/" not in glob)
         else:
-            filters += _as_type(glob, scope, args)
+            filters += _as_type(last, scope, args)
+            if "/" in name:
+                scope.match_glob(glob, on_name=False)
     return filters
 
 

@@ -14,9 +14,12 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.tools import file_text
 from caretz.tools.search_scope import SearchScope
 
-_MATCH_LINE = re.compile(rb"\x00\d+:")
+_MATCH_LINE = re.compile(rb"\x00(?:\d+:|\x01)")
+# rg's line for a binary file it was given by name: no NUL after the path.
+_BINARY = re.compile(rb"(.*): binary file matches \((.*)\)")
 Row = TypeVar("Row")
 
 
@@ -27,8 +30,9 @@ class Page:
 
 
 def content_rows(stdout: bytes, scope: SearchScope) -> tuple[list[bytes], int]:
-    """`path\\0N:text` / `path\\0N-text` rows sorted by path, and how many are matches."""
-    rows = [row for row in stdout.split(b"\n") if row and row != b"--"]
+    """`path\\0N:text` / `path\\0N-text` rows sorted by path, and how many are matches
+    (a binary file that matches is one row, `path\\0\\x01why`)."""
+    rows = [_binary_row(row) for row in stdout.split(b"\n") if row and row != b"--"]
     if scope.checks_paths:
         rows = [row for row in rows if scope.allows(row[: row.find(b"\0")])]
     rows.sort(key=lambda row: row[: row.find(b"\0")])
@@ -40,12 +44,22 @@ def content_line(row: bytes, scope: SearchScope, numbers: bool) -> str:
     """`path:N:text` for a match, `path-N-text` for context, as rg shows them."""
     split = row.find(b"\0")
     path, rest = scope.shown(row[:split]), row[split + 1 :]
+    if rest.startswith(b"\x01"):
+        why = file_text.row_text(rest[1:])
+        return f"{path}: binary file matches ({why}); its lines are not shown"
     digits = len(rest) - len(rest.lstrip(b"0123456789"))
-    separator = rest[digits : digits + 1].decode()
-    text = rest[digits + 1 :].decode(errors="replace")
+    separator = chr(rest[digits]) if digits < len(rest) else ":"
+    text = file_text.row_text(rest[digits + 1 :])
     if not numbers:
         return f"{path}{separator}{text}"
-    return f"{path}{separator}{rest[:digits].decode()}{separator}{text}"
+    return f"{path}{separator}{int(rest[:digits] or 0)}{separator}{text}"
+
+
+def _binary_row(row: bytes) -> bytes:
+    if b"\0" in row:
+        return row
+    found = _BINARY.fullmatch(row)
+    return found.group(1) + b"\0\x01" + found.group(2) if found else row + b"\0\x01"
 
 
 def file_rows(stdout: bytes, scope: SearchScope) -> list[bytes]:

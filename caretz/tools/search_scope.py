@@ -109,6 +109,10 @@ class SearchScope:
             return os.fsencode(self.target)
         return relative
 
+    def file_path(self, relative: bytes) -> Path:
+        """The file a path rg returned names (a pinned one as the file it stands for)."""
+        return self.rg_cwd / os.fsdecode(self._unpinned(relative))
+
     def shown(self, relative: bytes) -> str:
         name = os.fsdecode(self._unpinned(relative).removeprefix(b"./"))
         return f"{self.shown_prefix}{name}"

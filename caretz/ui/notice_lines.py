@@ -55,6 +55,8 @@ def compaction_line(event: SessionCompacted) -> str:
         parts.append(f"summarized {event.summarized} older message(s)")
     if event.trimmed:
         parts.append(f"trimmed {event.trimmed} old tool output(s)")
+    if event.shortened:
+        parts.append(f"shortened the newest {event.shortened} tool result(s) to fit the window")
     sizes = f"~{_k(event.tokens_before or 0)} → ~{_k(event.tokens_after or 0)} tokens"
     overflow = event.reason == "overflow"
     why = " (the provider said the prompt is too long)" if overflow else ""

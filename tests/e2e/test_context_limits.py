@@ -19,8 +19,8 @@ OPENAI = {"OPENAI_API_KEY": "sk-openai-test"}
 
 
 def big(letter: str) -> str:
-    """A bash command printing 6,000 copies of `letter` (about 1,500 tokens)."""
-    return f"python3 -c \"print('{letter}' * 6000)\""
+    """A bash command printing 1,500 copies of `letter` (within a 4k window's result cap)."""
+    return f"python3 -c \"print('{letter}' * 1500)\""
 
 
 def by_protocol(protocol: str) -> tuple[list[str], dict[str, str]]:
@@ -74,7 +74,7 @@ def test_a_long_turn_summarizes_older_steps_and_delivers_the_newest_result_whole
     assert "[>] Print the letters" in first and "Files changed so far: notes.txt" in first
     assert first.endswith(f"{TASK_HEADER}\n\nprint the letters")
     results = tool_results(last)
-    assert len(results) == 1 and "B" * 6000 in results[0]  # the newest result, whole
+    assert len(results) == 1 and "B" * 1500 in results[0]  # the newest result, whole
     assert "A" * 100 not in json.dumps(last.body)  # the older step is summarized away
     compacted = compactions(caretz, run.session_id)
     assert len(compacted) == 1 and compacted[0]["summarized"] == 6  # prompt … result A
@@ -113,7 +113,7 @@ def test_prompt_too_long_compacts_and_retries_once(caretz, server, protocol, ref
     refused, summary, retried = server.requests[2:]
     assert summary.system == SUMMARY_SYSTEM
     assert len(json.dumps(retried.body)) < len(json.dumps(refused.body))
-    assert "B" * 6000 in json.dumps(retried.body)  # the newest result, whole
+    assert "B" * 1500 in json.dumps(retried.body)  # the newest result, whole
     compacted = compactions(caretz, run.session_id)
     assert [c["reason"] for c in compacted] == ["overflow"]
     kinds = [e["type"] for e in caretz.events(run.session_id)]
@@ -138,7 +138,7 @@ def test_a_llama_cpp_servers_n_ctx_caps_the_window(caretz, server, protocol):
     server.props = {"default_generation_settings": {"n_ctx": 4096}}
     server.add(
         tool("bash", command=big("A")),
-        Reply(tool_calls=[("bash", {"command": big("B")})], usage=(2500, 20, 0)),
+        Reply(tool_calls=[("bash", {"command": big("B")})], usage=(2950, 20, 0)),
         text("SUMMARY: printed A's."),
         text("done"),
     )

@@ -197,8 +197,9 @@ def test_bad_paths_fail_one_call_and_the_run_goes_on(caretz, server, workspace):
 
 
 def test_read_shows_2000_lines_a_call_and_says_where_to_go_on(caretz, server, workspace):
+    # 2,000 lines of about 30 characters: well within the cap of a large window's read.
     (workspace / "big.py").write_text(
-        "".join(f"    result_{n} = transform(result_{n - 1})\n" for n in range(2500))
+        "".join(f"    result_{n} = f(result_{n - 1})\n" for n in range(2500))
     )
     run_calls(caretz, server, tool("read", path="big.py"), tool("read", path="big.py", offset=2001))
 
@@ -219,9 +220,13 @@ def test_long_lines_are_cut_with_a_marker(caretz, server, workspace):
 
 
 def test_the_tool_results_reach_the_model_as_json_safe_text(caretz, server, workspace):
-    """Nothing a file holds breaks the request: undecodable bytes arrive replaced."""
+    """Nothing a file holds breaks the request: a Latin-1 file arrives as its text, bytes
+    that are not text in UTF-8 (or any encoding) arrive replaced."""
     (workspace / "latin1.txt").write_bytes(b"caf\xe9\n")
-    run_calls(caretz, server, tool("read", path="latin1.txt"))
+    (workspace / "stray.txt").write_bytes("été\n".encode() + b"\xff\n")
+    run_calls(caretz, server, tool("read", path="latin1.txt"), tool("read", path="stray.txt"))
 
-    assert told(server)[0] == "     1\tcaf\ufffd"
+    latin1, stray = told(server)
+    assert latin1.splitlines()[0] == "     1\tcafé" and "CP1252 (detected)" in latin1
+    assert stray.splitlines()[:2] == ["     1\tété", "     2\t\ufffd"]
     json.dumps(server.requests[-1].body)

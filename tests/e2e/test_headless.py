@@ -267,9 +267,10 @@ def test_prompt_from_stdin(caretz, server):
 
 def test_a_long_turn_is_compacted_before_it_outgrows_the_context_window(caretz, server):
     caretz.write_config({"profiles": {"general": {"contextWindow": 4000}}})
-    noisy = "python3 -c \"print('x' * 6000)\""
+    # 1,500 characters: within a 4k window's result cap, so the newest arrives whole.
+    noisy = "python3 -c \"print('x' * 1500)\""
     # The server reports how full the context is, as real ones do: the meter goes by that.
-    step = [Reply(tool_calls=[("bash", {"command": noisy})], usage=(u, 20, 0)) for u in (900, 2400)]
+    step = [Reply(tool_calls=[("bash", {"command": noisy})], usage=(u, 20, 0)) for u in (900, 2900)]
     # Before the third request the context is past 80%: the older steps are summarized.
     server.add(*step, text("SUMMARY: printed x's."), step[0], text("done"))
 
@@ -285,7 +286,7 @@ def test_a_long_turn_is_compacted_before_it_outgrows_the_context_window(caretz, 
         if isinstance(m["content"], list) and b.get("type") == "tool_result"
     ]
     assert len(outputs) == 2  # the first step is summarized, the newest kept whole
-    assert all("x" * 6000 in output for output in outputs)
+    assert all("x" * 1500 in output for output in outputs)
     assert "SUMMARY: printed x's." in last[0]["content"]
     compacted = [e for e in caretz.events(run.session_id) if e["type"] == "Session.Compacted"]
     assert compacted and compacted[0]["summarized"] == 3 and compacted[0]["trimmed"] == 0

@@ -8,6 +8,7 @@ import pytest
 from caretz.tools.base import ToolArgumentError, ToolContext
 from caretz.tools.edit_tool import EditTool
 from caretz.tools.files import ReadTool, WriteTool
+from caretz.tools.result_cap import MAX_RESULT_CHARS
 
 
 @pytest.fixture
@@ -56,8 +57,10 @@ def test_read_default_limit_is_2000_lines(tmp_path):
     assert lines[-1] == "[lines 1–2000 of 2005; offset=2001 for more]"
 
 
-def test_read_shows_2000_ordinary_lines_in_one_call(ctx, tmp_path):
-    """Not a 30k-character cap (about 400 lines): 2000 lines of code-like length."""
+def test_read_shows_2000_ordinary_lines_in_one_call(tmp_path):
+    """Under the largest cap (a large window, an empty context), 2000 lines of code-like
+    length come in one call."""
+    ctx = ToolContext(workspace=tmp_path, output_limit_chars=MAX_RESULT_CHARS)
     (tmp_path / "f.py").write_text(
         "".join(f"    value_{n} = compute(value_{n - 1})\n" for n in range(3000))
     )
@@ -66,13 +69,14 @@ def test_read_shows_2000_ordinary_lines_in_one_call(ctx, tmp_path):
     assert lines[-1] == "[lines 1–2000 of 3000; offset=2001 for more]"
 
 
-def test_read_stops_at_its_character_budget_and_says_where_to_go_on(ctx, tmp_path):
+def test_read_stops_at_its_character_budget_and_says_where_to_go_on(tmp_path):
+    ctx = ToolContext(workspace=tmp_path, output_limit_chars=MAX_RESULT_CHARS)
     (tmp_path / "f.txt").write_text(("y" * 150 + "\n") * 2000)
     result = ReadTool().run({"path": "f.txt"}, ctx)
     last_shown = int(result.output.splitlines()[-2].split("\t")[0])
-    assert 700 < last_shown < 1000 and len(result.output) <= 128_200
+    assert 500 < last_shown < 600 and len(result.output) <= MAX_RESULT_CHARS + 200
     assert result.output.splitlines()[-1] == (
-        f"[lines 1–{last_shown} of 2000 (the output limit of 128,000 characters); "
+        f"[lines 1–{last_shown} of 2000 (the output limit of {MAX_RESULT_CHARS:,} characters); "
         f"offset={last_shown + 1} for more]"
     )
 

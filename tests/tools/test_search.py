@@ -4,6 +4,7 @@ the order of their results, the timeout."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -187,10 +188,17 @@ def test_output_stays_within_the_character_budget(tmp_path):
     assert lines[-1] == f"[{len(lines) - 1} of 50 matching lines; offset={len(lines) - 1} for more]"
 
 
-def test_long_lines_are_cut(ctx, tmp_path):
-    make(tmp_path, "min.js", "var a=1;" * 1000 + "\n")
-    (line,) = grep(ctx, pattern="var")
-    assert len(line) < 700 and "omitted" in line
+def test_a_long_line_is_shown_around_its_match(ctx, tmp_path):
+    """A minified file's match a megabyte into its line: the row shows the match with what
+    surrounds it (é before it, so the cut lands inside a character), not the line's start."""
+    line = "é" * 300_000 + "var a=1;" * 100_000 + "findMe(42)" + "b=2;" * 200_000
+    make(tmp_path, "min.js", line + "\nshort findMe line\n")
+    long, short = grep(ctx, pattern="findMe")
+    assert long.startswith("min.js:1:[…] ") and long.endswith(" […]")
+    assert "var a=1;findMe(42)b=2;" in long and len(long) < 700
+    assert short == "min.js:2:short findMe line"
+    whole = grep(ctx, pattern="findMe", path="min.js", **{"-n": False}, head_limit=1)[0]
+    assert whole.startswith("min.js:[…] ") and "findMe(42)" in whole
 
 
 def test_case_insensitive_multiline_and_lookaround(ctx, tmp_path):
@@ -288,3 +296,73 @@ def test_glob_and_grep_skip_files_a_read_deny_or_ask_rule_covers(tmp_path: Path)
         "[3 files skipped: the user's Read rules cover them]",
     ]
     assert listed[:-1] == ["src/app.py"]
+
+
+def a_kernel_like_tree(root: Path) -> None:
+    """Drivers in many folders, a generated (gitignored) one inside the globbed folder."""
+    git_repo(root, "drivers/net/generated/\n*.o\n")
+    for n in range(600):
+        area = ("net", "gpu", "scsi", "usb", "tty")[n % 5]
+        make(root, f"drivers/{area}/d{n % 30}/drv{n}.c", f"static int probe_{n}(void);\n")
+        make(root, f"drivers/{area}/d{n % 30}/drv{n}.o", "probe_ binary-ish\n")
+    make(root, "drivers/net/generated/tables.c", "static int probe_generated(void);\n")
+    make(root, "drivers/net/README", "probe_ in a text file\n")
+
+
+def recording_rg(root: Path) -> tuple[Path, Path]:
+    """A stand-in rg that writes down the folder it runs in, then runs the real one."""
+    log = root / "rg.log"
+    stand_in = root / "rg"
+    stand_in.write_text(f'#!/bin/sh\npwd -P >> {log}\nexec {rg_path()} "$@"\n')
+    stand_in.chmod(0o755)
+    return stand_in, log
+
+
+@pytest.mark.parametrize("tool", ["grep", "glob"])
+def test_a_glob_with_folders_walks_only_those_folders_and_keeps_the_ignore_rules(tmp_path, tool):
+    tree = tmp_path / "linux"
+    tree.mkdir()
+    a_kernel_like_tree(tree)
+    stand_in, log = recording_rg(tmp_path)
+    ctx = ToolContext(workspace=tree)
+    if tool == "grep":
+        args = {"pattern": "probe_", "glob": "drivers/net/**/*.c", "output_mode": "count"}
+        result = GrepTool(rg=stand_in).run({**args, "head_limit": 1000}, ctx)
+        paths = [line.rpartition(":")[0] for line in result.output.splitlines()[:-1]]
+    else:
+        result = GlobTool(rg=stand_in).run(
+            {"pattern": "drivers/net/**/*.c", "head_limit": 1000}, ctx
+        )
+        paths = result.output.splitlines()
+    assert result.ok, result.output
+    assert len(paths) == 120 and all(re.fullmatch(r"drivers/net/d\d+/drv\d+\.c", p) for p in paths)
+    assert log.read_text().splitlines() == [str((tree / "drivers" / "net").resolve())]
+    # A folder that is not there is said so; a glob without folders still walks the root.
+    missing = GrepTool(rg=stand_in).run({"pattern": "x", "glob": "drivers/nett/*.c"}, ctx)
+    assert not missing.ok and "drivers/nett" in missing.output
+    assert glob(ctx, pattern="**/tables.c")[0].startswith("No files match")  # still ignored
+
+
+def test_grep_of_a_binary_file_by_name_says_so_in_one_row(ctx, tmp_path):
+    make(tmp_path, "assets/blob.bin", "")
+    (tmp_path / "assets" / "blob.bin").write_bytes(b"head\0\x01\x02 needle here\n")
+    (line,) = grep(ctx, pattern="needle", path="assets/blob.bin")
+    assert line.startswith("assets/blob.bin: binary file matches (found ")
+    assert line.endswith("; its lines are not shown") and "/proc/self/fd" not in line
+    counted = GrepTool().run({"pattern": "needle", "path": "assets"}, ctx)
+    assert "blob.bin" not in counted.output  # a walk skips binary files, as rg does
+
+
+def test_a_line_of_a_latin1_file_is_shown_in_its_own_encoding(ctx, tmp_path):
+    """rg prints a Latin-1 file's bytes as they are: the row is read as the file reads."""
+    text = "".join(
+        f"compose '{c}' to '{c.upper()}'  # café, Grüße {n}\n" for n, c in enumerate("éàüç")
+    )
+    (tmp_path / "keymap.map").write_bytes(text.encode("latin-1") * 20)
+    (tmp_path / "notes.txt").write_text("compose in UTF-8: déjà vu\n")
+    rows = grep(ctx, pattern="compose '", head_limit=2) + grep(ctx, pattern="déjà")
+    assert rows[:2] == [
+        "keymap.map:1:compose 'é' to 'É'  # café, Grüße 0",
+        "keymap.map:2:compose 'à' to 'À'  # café, Grüße 1",
+    ]
+    assert rows[-1] == "notes.txt:1:compose in UTF-8: déjà vu"

@@ -61,6 +61,8 @@ class SessionCompacted(Record):
     tokens_after: int = 0
     summary_error: str | None = None
     conversation: list[JsonDict] = field(default_factory=list)  # Message.to_dict() each
+    # The newest step's tool results cut to fit the window (only when nothing else did).
+    shortened: int | None = optional()
 
 
 @record
