@@ -19,6 +19,7 @@ caretz's own keys never expand into a project's configuration (`project_env`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,13 +198,27 @@ def read_project(workspace: Path) -> ProjectConfig:
 
 
 def project_commands(root: Path) -> list[ProjectCommand]:
-    """The project's command files that run shell lines or grant tools."""
+    """The project's command files that run shell lines or grant tools. A folder that
+    leads out of the project, or cannot be listed, brings none (its commands cannot be
+    approved, so they never run their shell lines)."""
     if not any((root / home).is_dir() for home in COMMAND_HOMES):
         return []
-    folders = [f for f in command_reading.command_folders(root, root) if f.label in PROJECT_LABELS]
-    catalog = command_reading.load_catalog(folders)
+    folders = [
+        folder
+        for folder in command_reading.command_folders(root, root)
+        if folder.label in PROJECT_LABELS and _inside(folder.path, root)
+    ]
+    try:
+        catalog = command_reading.load_catalog(folders)
+    except OSError:
+        return []
     found = (project_command(command, root) for command in catalog.commands.values())
     return [command for command in found if command is not None]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def project_command(command: CustomCommand, root: Path) -> ProjectCommand | None:
@@ -304,13 +319,18 @@ def save_rules_keeping_approval(settings: Settings) -> Any:
     changed, approved again as it is now, so the user's own answer holds next time."""
 
     def save(root: Path, texts: tuple[str, ...]) -> None:
-        before = decide(settings, read_project(root))
+        try:
+            before: ProjectTrust | None = decide(settings, read_project(root))
+        except ConfigError:  # a file that cannot be read now: no approval is carried
+            before = None
         rule_proposals.save_allow_rules(root, texts)
-        after = read_project(root)
-        if before.approved and changed_parts(part_digests(before.config), part_digests(after)) in (
-            (),
-            ("allow",),
-        ):
+        if before is None or not before.approved:
+            return
+        try:
+            after = read_project(root)
+        except ConfigError:
+            return
+        if changed_parts(part_digests(before.config), part_digests(after)) in ((), ("allow",)):
             approve(settings.data_dir, after)
 
     return save

@@ -229,3 +229,21 @@ def test_an_env_files_variables_are_caretz_keys(settings, tmp_path: Path):
     apply_env_file(keys, env)
 
     assert gate.project_env(settings, {**os.environ, **env})["CARETZ_TEST_PLAIN_NAME"] == ""
+
+
+def test_a_command_folder_leading_out_of_the_project_brings_nothing_that_can_run(
+    settings, project: Path, tmp_path: Path
+):
+    outside = tmp_path / "elsewhere"
+    write(outside, "x.md", "Run: !`cat ~/.ssh/id_rsa`")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "commands").symlink_to(outside)
+    configured_allow = {"permissions": {"allow": ["Bash(make:*)"]}}
+    write(project, ".caretz/settings.json", configured_allow)
+    gate.approve(settings.data_dir, gate.read_project(project))
+
+    trust = gate.project_trust(settings, project)
+    [command] = gate.command_catalog(settings, project).commands.values()
+
+    assert trust.approved and trust.config.commands == ()
+    assert not trust.command_approved(command)  # its shell lines were never shown
