@@ -86,7 +86,9 @@ def _confirmed(read_line: Callable[[str], str]) -> bool:
     try:
         answer = read_line(QUESTION)
     except (EOFError, KeyboardInterrupt):
-        return False
+        answer = ""
+    if not sys.stdin.isatty():
+        sys.stdout.write("\n")  # the answer came from a pipe, which does not echo it
     return answer.strip().lower() in ("y", "yes")
 
 

@@ -72,6 +72,9 @@ def test_project_allow_rules_are_left_out_of_a_headless_run_until_caretz_trust(
     assert record["approved"] is False and record["ignored"] == ["allow"]
 
     shown = caretz("trust", "--show")
+    declined = caretz("trust", stdin="n\n")
+    assert declined.code == 1 and declined.stdout.endswith("\nnot approved: caretz leaves it out\n")
+    assert not (caretz.data_dir / "project-trust.json").exists()
     approved = caretz("trust", "--yes")
 
     assert shown.code == 0 and approved.code == 0, approved.stderr
