@@ -1,10 +1,11 @@
-"""Approvals of what a project brings along that runs outside the sandbox, kept outside it.
+"""Approvals of what a project brings along that widens what caretz does, kept outside it.
 
-A repository's `.mcp.json` servers and `.caretz/settings.json` hooks run commands with the
-user's rights. caretz runs them only once the user approved them, and an approval holds
-for what was approved, as a digest: change it and it asks again. Approvals live in
-caretz's data dir, which commands in the sandbox cannot see, so neither the repository
-nor the model can approve anything. A leaf: it knows only JSON and files.
+A repository's configuration (its allow rules, hooks, `.mcp.json` servers, command files
+that run shell lines) is used only once the user approved it (caretz/runtime/
+project_trust.py), and an approval holds for what was approved, as a digest: change it
+and it asks again. Approvals live in caretz's data dir, which commands in the sandbox
+cannot see, so neither the repository nor the model can approve anything. A leaf: it
+knows only JSON and files.
 """
 
 from __future__ import annotations
@@ -34,13 +35,36 @@ class ApprovalStore:
         self.path = data_dir / file_name
 
     def approved(self, project: Path, name: str, approved_digest: str) -> bool:
-        return self._read().get(str(project), {}).get(name) == approved_digest
+        return self.recorded(project).get(name) == approved_digest
+
+    def recorded(self, project: Path) -> dict[str, str]:
+        """Every digest approved for `project`, by name ({} for none)."""
+        found = self._read().get(str(project), {})
+        return dict(found) if isinstance(found, dict) else {}
 
     def approve(self, project: Path, digests: Mapping[str, str]) -> None:
-        """Written as a new file renamed over the store, in the data dir's own fd: a symlink
-        planted in the store's place is replaced, never followed."""
+        """`digests` approved for `project`, beside those approved before."""
         data = self._read()
         data.setdefault(str(project), {}).update(digests)
+        self._write(data)
+
+    def replace(self, project: Path, digests: Mapping[str, str]) -> None:
+        """`digests`, and nothing else, approved for `project`."""
+        data = self._read()
+        data[str(project)] = dict(digests)
+        self._write(data)
+
+    def forget(self, project: Path) -> bool:
+        """Nothing approved for `project` any more; whether anything was."""
+        data = self._read()
+        if data.pop(str(project), None) is None:
+            return False
+        self._write(data)
+        return True
+
+    def _write(self, data: dict[str, dict[str, str]]) -> None:
+        """Written as a new file renamed over the store, in the data dir's own fd: a symlink
+        planted in the store's place is replaced, never followed."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(data, indent=2, sort_keys=True) + "\n"
         directory = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -33,6 +33,7 @@ schedule_commands = lazy_module("caretz.schedule.commands")
 sandbox_command = lazy_module("caretz.commands.sandbox")
 mcp_command = lazy_module("caretz.commands.mcp")
 hooks_command = lazy_module("caretz.commands.hooks")
+trust_command = lazy_module("caretz.commands.trust")
 acp_server = lazy_module("caretz.acp.server")
 
 app = typer.Typer(
@@ -416,6 +417,20 @@ def hooks_approve(ctx: typer.Context) -> None:
     """Let the hooks of this project's .caretz/settings.json run (they run outside the
     sandbox), as they are now: any change to them needs approval again."""
     raise typer.Exit(hooks_command.hooks_command(ctx.obj, approve=True))
+
+
+@app.command("trust")
+def trust(
+    ctx: typer.Context,
+    yes: Annotated[bool, typer.Option("--yes", help="Approve without asking (scripts).")] = False,
+    show: Annotated[bool, typer.Option("--show", help="Print it; approve nothing.")] = False,
+    revoke: Annotated[
+        bool, typer.Option("--revoke", help="Forget every approval of this project's.")
+    ] = False,
+) -> None:
+    """Show what this project's configuration lets caretz do (its allow rules, hooks, MCP
+    servers, command files with shell lines) and approve it, whole, as it is now."""
+    raise typer.Exit(trust_command.trust_command(ctx.obj, yes=yes, show=show, revoke=revoke))
 
 
 @app.command("acp")

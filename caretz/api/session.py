@@ -69,6 +69,9 @@ class Session:
     refuses, see caretz.api.permission); without it nothing that would ask runs, as in
     `caretz -p`. `resume`: "latest" (this folder's latest session) or a session ID. `env`:
     the environment settings and API keys are read from (default: os.environ).
+    `trust_project`: use the project's configuration (its allow rules, hooks, MCP servers,
+    command files with shell lines) as it is now, for this session, approved or not; by
+    default only as the user approved it (`caretz trust`), as in `caretz -p`.
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class Session:
         sandbox: str | None = None,
         allowed_tools: Sequence[str] | str | None = None,
         disallowed_tools: Sequence[str] | str | None = None,
+        trust_project: bool = False,
     ):
         chosen = api_options.Options(
             model=model,
@@ -107,7 +111,7 @@ class Session:
         )
         settings = api_options.resolve(chosen, env)
         asker = api_permission.CallbackAsker(on_permission) if on_permission is not None else None
-        self._open(settings, None, env, cwd, resume, asker)
+        self._open(settings, None, env, cwd, resume, asker, trust_project)
 
     @classmethod
     def from_settings(
@@ -134,6 +138,7 @@ class Session:
         cwd: str | os.PathLike[str] | None,
         resume: str | None,
         asker: Asker | None,
+        trust_project: bool = False,
     ) -> None:
         self._relay = Relay(view)
         self._asker = asker
@@ -143,8 +148,9 @@ class Session:
         workspace = Path(cwd).absolute() if cwd is not None else None
         try:
             self.app: AppSession = app_session.Session.open(
-                settings, self._relay, env=env, workspace=workspace, resume=resume, asker=asker
-            )
+                settings, self._relay, env=env, workspace=workspace, resume=resume, asker=asker,
+                trust_project=trust_project,
+            )  # fmt: skip
         except (
             session_store.SessionNotFound
         ) as error:  # bad input like any other: one ConfigError line

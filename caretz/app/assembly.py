@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caretz import __version__
 from caretz.agent.agent import Agent
@@ -34,6 +34,13 @@ from caretz.runtime.mcp import configured_servers, start_servers
 from caretz.runtime.network import wire_network
 from caretz.runtime.permissions import PermissionRules, read_rules, session_permissions
 from caretz.runtime.probes import StartProbes
+from caretz.runtime.project_trust import (
+    ProjectTrust,
+    not_approved_notice,
+    part_digests,
+    project_trust,
+    whole_digest,
+)
 from caretz.runtime.web import server_search
 from caretz.runtime.wiring import (
     AgentWiring,
@@ -77,6 +84,7 @@ class OpenRequest:
     asker: Asker | None = None  # None: nobody asks, so questions are denied
     mcp_servers: tuple[Configured, ...] = ()  # started besides the configured ones
     mcp_background: bool = False  # the servers start behind the prompt (the REPL's)
+    trust_project: bool = False  # the client approved the project's configuration (the API's)
 
 
 @lazy_dataclass(frozen=True)
@@ -87,6 +95,7 @@ class Carried:
     hook_files: tuple[HookFile, ...]  # the hooks as read at the start
     mcp: McpServers | None  # the running servers (None: read and started again)
     end_previous: Callable[[], None]  # its SessionEnd hooks, once nothing can fail
+    trust: ProjectTrust  # the project's configuration as read at the start
 
 
 @lazy_dataclass(frozen=True)
@@ -106,6 +115,7 @@ class Checked:
     """Everything a session is built from, read and validated; nothing started."""
 
     request: OpenRequest
+    trust: ProjectTrust  # the project's configuration, through its gate
     rules: PermissionRules | None  # None: the permissions are carried over
     hook_files: tuple[HookFile, ...]
     servers: tuple[Configured, ...]  # to start (none when they are carried over)
@@ -132,6 +142,7 @@ class SessionParts:
     tools: SessionTools
     sandbox_check: SandboxCheck
     mcp: McpServers | None
+    trust: ProjectTrust  # what the session uses of its project's configuration
     resumed: bool = False  # a past session carried on
 
 
@@ -145,11 +156,15 @@ def check(
     status (`probes`, when the caller started them sooner), which run while the rest is read."""
     settings, workspace, env = request.settings, request.workspace, request.env
     probes = probes or StartProbes(settings, workspace, env)
-    rules = read_rules(settings, workspace) if carried is None else None
-    files = tuple(hook_files(settings, workspace)) if carried is None else carried.hook_files
+    if carried is None:
+        trust = project_trust(settings, workspace, request.trust_project)
+    else:
+        trust = carried.trust
+    rules = read_rules(settings, trust) if carried is None else None
+    files = tuple(hook_files(settings, trust)) if carried is None else carried.hook_files
     servers: tuple[Configured, ...] = ()
     if carried is None or carried.mcp is None:
-        servers = (*configured_servers(settings, workspace), *request.mcp_servers)
+        servers = (*configured_servers(settings, trust), *request.mcp_servers)
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
     provider = session_provider(settings, env, provider_search(settings, rules, carried))
     served_window = probes.ask_served_window(provider)  # while the rest is checked and built
@@ -158,7 +173,7 @@ def check(
         judge.ensure()  # a judge model without its key fails now
     place = find_place(settings, request.resume, workspace)
     return Checked(
-        request, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
+        request, trust, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
         probes.git_status(), served_window,
     )  # fmt: skip
 
@@ -212,8 +227,8 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     mcp = carried.mcp if carried is not None else None
     if mcp is None:  # last: nothing else can fail now
         mcp = start_servers(
-            request.settings, list(checked.servers), request.workspace, request.env, log.emit,
-            background=request.mcp_background,
+            request.settings, list(checked.servers), request.workspace, checked.trust,
+            request.env, log.emit, background=request.mcp_background,
         )  # fmt: skip
     if carried is not None:
         carried.end_previous()
@@ -224,7 +239,7 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     install(agent, config, agent_parts, mcp)
     parts = SessionParts(
         session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,
-        tools, checked.sandbox_check, mcp, place.resumed,
+        tools, checked.sandbox_check, mcp, checked.trust, place.resumed,
     )  # fmt: skip
     start(parts, checked, carried)
     return parts
@@ -266,7 +281,7 @@ def start(parts: SessionParts, checked: Checked, carried: Carried | None) -> Non
     """The session's start in its log, then what follows it: checkpoints that are off
     say so, the MCP servers report, the hooks follow the log and SessionStart runs."""
     place, tools = checked.place, parts.tools
-    write_start(parts, place)
+    write_start(parts, place, None if carried is not None else trust_record(checked.trust))
     if tools.checkpoints is not None:
         tools.checkpoints.announce()
     if parts.mcp is not None and (carried is None or carried.mcp is None):
@@ -277,7 +292,21 @@ def start(parts: SessionParts, checked: Checked, carried: Carried | None) -> Non
         start_hooks(tools.hooks, parts, place.resumed, carried is not None)
 
 
-def write_start(parts: SessionParts, place: Place) -> None:
+def trust_record(trust: ProjectTrust) -> dict[str, Any] | None:
+    """What the start records of the project's configuration (None: it brings none): its
+    digest, whether approved, and the one line saying what is left out and how to approve."""
+    parts = part_digests(trust.config)
+    if not parts:
+        return None
+    found: dict[str, Any] = {"approved": trust.approved, "digest": whole_digest(parts)}
+    ignored = trust.ignored()
+    if ignored:
+        found["ignored"] = ignored
+        found["notice"] = not_approved_notice(trust)
+    return found
+
+
+def write_start(parts: SessionParts, place: Place, trust: dict[str, Any] | None = None) -> None:
     settings, tools, log = parts.settings, parts.tools, parts.log
     assert tools.sandbox is not None  # every session opens one, if only to say it is off
     opened = SessionResumed if place.resumed else SessionStarted
@@ -293,6 +322,7 @@ def write_start(parts: SessionParts, place: Place) -> None:
             loop_guard=settings.values.guard_mode,
             permission_mode=tools.permissions.mode,
             sandbox=sandbox_fields(tools.sandbox, parts.sandbox_check),
+            project_config=trust,
         )
     )
 

@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from caretz.agent.driver import run_with_auto_resume
-from caretz.app.command_expansion import expand_inline
+from caretz.app.command_expansion import CommandRefused, expand_inline
 from caretz.app.outcome import Outcome, interrupted_outcome, turn_outcome, usage_outcome
 from caretz.app.switching import switch_model
 from caretz.config_base import ConfigError
 from caretz.runtime.custom_commands import PreparedCommand
+from caretz.runtime.project_trust import project_command
 from caretz.tools.policy import TurnGrant
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def run_command(session: Session, prepared: PreparedCommand) -> Outcome:
     usage error, an interrupt while its `!` commands run sends nothing."""
     name = prepared.command.name
     try:
+        prepared = as_trusted(session, prepared)
         with command_model(session, prepared):
             try:
                 images = session.attached_images("")  # its @ images come with its @ files
@@ -45,6 +47,23 @@ def run_command(session: Session, prepared: PreparedCommand) -> Outcome:
         return usage_outcome(str(error))
     finally:
         session.agent.conversation.context.forget()  # measured on the command's model
+
+
+def as_trusted(session: Session, prepared: PreparedCommand) -> PreparedCommand:
+    """The command as the project's trust lets it run: a project's command file that runs
+    shell lines is refused until the project's configuration is approved (and the file
+    says what was approved), and one that only grants tools runs without its grant."""
+    command = prepared.command
+    if session.trust.command_approved(command):
+        return prepared
+    widening = project_command(command, session.trust.config.root)
+    if widening is not None and widening.shell:
+        raise CommandRefused(
+            f"{command.path}: /{command.name} runs shell lines, and this project's "
+            "configuration is not approved as it is now (nothing was sent; see what it does "
+            "and approve it with: caretz trust)"
+        )
+    return dataclasses.replace(prepared, rules=())
 
 
 @contextlib.contextmanager

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from caretz.mcp_client.plan import plan_servers
 from caretz.mcp_client.servers import McpServers
-from caretz.runtime.mcp import LOG_DIR, approve_project_servers
+from caretz.runtime.mcp import LOG_DIR
+from caretz.runtime.project_trust import approve_servers, project_env
 
 if TYPE_CHECKING:
     from caretz.app.session import Session
@@ -20,7 +21,7 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     that wait for it; their tools join the session now. Returns their statuses. Raises
     ConfigError for a name the project's `.mcp.json` does not have."""
     settings = session.settings
-    approved = approve_project_servers(settings, session.workspace, names)
+    approved = approve_servers(settings, session.workspace, names)
     if session.mcp is None:
         session.mcp = McpServers(
             settings.profile.mcp, settings.data_dir / LOG_DIR, session.log.emit
@@ -31,7 +32,8 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     running = [s.name for s in mcp.statuses() if s.state in ("ready", "down")]
     specs, failed = plan_servers(
         chosen, settings.profile.mcp, approved=lambda server: True, env=os.environ,
-        cwd=str(session.workspace), running=running,
+        project_env=project_env(settings, os.environ), cwd=str(session.workspace),
+        running=running,
     )  # fmt: skip
     mcp.note(failed)
     for tool in mcp.launch(specs):

@@ -98,6 +98,7 @@ class Session:
         )
         self.sandbox, self.sandbox_check = tools.sandbox, parts.sandbox_check
         self.mcp = parts.mcp
+        self.trust = parts.trust  # what the session uses of its project's configuration
         self.view = view
         self.env = env
         self.flags = flags
@@ -123,6 +124,7 @@ class Session:
         mcp_servers: Sequence[Configured] = (),
         flags: Flags | None = None,
         mcp_background: bool = False,
+        trust_project: bool = False,
     ) -> Session:
         """Open a new session (or resume one: "latest" or an ID). Everything that can be
         wrong (the profile, model, keys, judge, rules, hooks, `.mcp.json`, sandbox) is a
@@ -130,14 +132,17 @@ class Session:
         questions (None: nobody asks, so they are denied); `mcp_servers` are started
         besides the configured ones; `flags` are re-applied by a profile switch.
         `mcp_background`: open without waiting for the MCP servers, whose tools join when
-        they are ready (`collect_servers`); a call of one still starting waits for it."""
+        they are ready (`collect_servers`); a call of one still starting waits for it.
+        `trust_project`: the caller approved the project's configuration as it is now, for
+        this session (nothing is stored); else it is used only as the user approved it."""
         env = os.environ if env is None else env
         workspace = workspace or Path.cwd()
         # Started first, so bubblewrap and git run while the session's modules load.
         probes = StartProbes(settings, workspace, env)
         request = assembly.OpenRequest(
-            settings, view, env, workspace, resume, asker, tuple(mcp_servers), mcp_background
-        )
+            settings, view, env, workspace, resume, asker, tuple(mcp_servers), mcp_background,
+            trust_project,
+        )  # fmt: skip
         return cls(assembly.build(assembly.check(request, probes=probes)), view, env, flags)
 
     def reopen(self, resume: str | None = None) -> Session:
@@ -152,6 +157,7 @@ class Session:
             self.hooks.files if self.hooks is not None else (),  # and its hooks
             self.mcp,  # the MCP servers keep running
             end_previous=lambda: self.end_hooks(reason),
+            trust=self.trust,  # and what of the project's configuration it uses
         )
         request = assembly.OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
         parts = assembly.build(assembly.check(request, carried), carried)

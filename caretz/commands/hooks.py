@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
 from caretz.hooks.matching import HookFile, command_hooks
-from caretz.runtime.hooks import approve_project_hooks, hook_files
+from caretz.runtime.hooks import PROJECT_SOURCE, hook_files
+from caretz.runtime.project_trust import approve_hooks as approve_project_hooks
+from caretz.runtime.project_trust import project_trust
 from caretz.ui.hook_lines import hook_file_lines, hook_line
 from caretz.usage_error import fail
 
@@ -33,7 +35,7 @@ def list_hooks(settings: Settings, output: str, workspace: Path | None = None) -
     if output not in ("text", "json"):
         return fail(f"--output {output!r}: use text or json")
     try:
-        files = hook_files(settings, workspace or Path.cwd())
+        files = hook_files(settings, project_trust(settings, workspace or Path.cwd()))
     except ConfigError as error:
         return fail(str(error))
     if output == "json":
@@ -47,9 +49,10 @@ def list_hooks(settings: Settings, output: str, workspace: Path | None = None) -
 def approve_hooks(settings: Settings, workspace: Path | None = None) -> int:
     """Approve the project's `hooks` section as it is now, printing each hook approved."""
     try:
-        file = approve_project_hooks(settings, workspace or Path.cwd())
+        section = approve_project_hooks(settings, workspace or Path.cwd())
     except ConfigError as error:
         return fail(str(error))
+    file = HookFile(section.config, PROJECT_SOURCE)
     where = file.source.split(":")[0]
     for event, hook in command_hooks(file):
         sys.stdout.write(f"approved {hook_line(event, hook.matcher, hook.line)}\n")

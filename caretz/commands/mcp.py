@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
 from caretz.mcp_client.plan import entry_shown
-from caretz.runtime.mcp import approve_project_servers, configured_servers, start_servers
+from caretz.runtime.mcp import configured_servers, start_servers
+from caretz.runtime.project_trust import approve_servers as approve_project_servers
+from caretz.runtime.project_trust import project_trust, protected_names
 from caretz.ui.mcp_lines import server_lines
+from caretz.ui.trust_text import server_lines as entry_lines
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
@@ -36,10 +39,11 @@ def list_servers(settings: Settings, output: str, workspace: Path | None = None)
         return fail(f"--output {output!r}: use text or json")
     workspace = workspace or Path.cwd()
     try:
-        configured = configured_servers(settings, workspace)
+        trust = project_trust(settings, workspace)
     except ConfigError as error:
         return fail(str(error))
-    servers = start_servers(settings, configured, workspace, os.environ)
+    configured = configured_servers(settings, trust)
+    servers = start_servers(settings, configured, workspace, trust, os.environ)
     statuses = servers.statuses() if servers is not None else []
     if servers is not None:
         servers.close()
@@ -52,14 +56,19 @@ def list_servers(settings: Settings, output: str, workspace: Path | None = None)
 
 
 def approve_servers(settings: Settings, names: list[str], workspace: Path | None = None) -> int:
-    """Approve the project's `.mcp.json` servers named (all for none), so they start."""
+    """Approve the project's `.mcp.json` servers named (all for none), so they start;
+    each is shown as `caretz trust` shows it: what it runs or connects to, the variables
+    it expands (caretz's keys to nothing) and where its headers go."""
     try:
         approved = approve_project_servers(settings, workspace or Path.cwd(), names)
     except ConfigError as error:
         return fail(str(error))
+    protected = protected_names(settings, os.environ)
     for server in approved:
         sys.stdout.write(
             f"approved {server.name}: `{entry_shown(server.entry)}` starts with each session "
             "here, outside the sandbox (until its entry changes)\n"
         )
+        for line in entry_lines(server, protected, os.environ)[1:]:
+            sys.stdout.write(line + "\n")
     return 0

@@ -18,6 +18,10 @@ from caretz.lazy import lazy_module
 
 dotenv = lazy_module("dotenv")  # only a run given --env-file reads one
 
+# The names this process took from an env file: keys, which never expand into a
+# project's configuration (runtime/project_trust.py).
+_LOADED: set[str] = set()
+
 
 def read_env_file(path: Path) -> dict[str, str]:
     """The file's `NAME=value` lines; raises ConfigError naming the file and what to fix."""
@@ -44,3 +48,9 @@ def apply_env_file(path: Path, env: MutableMapping[str, str]) -> None:
     """Add the file's variables to `env`; a variable already set keeps its value."""
     for name, value in read_env_file(path).items():
         env.setdefault(name, value)
+        _LOADED.add(name)
+
+
+def loaded_names() -> frozenset[str]:
+    """The variables an env file gave this process."""
+    return frozenset(_LOADED)

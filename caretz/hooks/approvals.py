@@ -31,3 +31,6 @@ class HookApprovals:
 
     def approve(self, project: Path, section: Any) -> None:
         self.store.approve(project, {SECTION: digest(section)})
+
+    def forget(self, project: Path) -> bool:
+        return self.store.forget(project)

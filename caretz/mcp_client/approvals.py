@@ -10,6 +10,7 @@ caretz/approvals.py's, in caretz's data dir.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from caretz.approvals import ApprovalStore, digest
 from caretz.mcp_client.config import McpServerEntry
@@ -17,9 +18,13 @@ from caretz.mcp_client.config import McpServerEntry
 APPROVALS_FILE = "mcp-approvals.json"
 
 
-def entry_digest(entry: McpServerEntry) -> str:
+def entry_data(entry: McpServerEntry) -> dict[str, Any]:
     """What an approval holds for: the entry as written (before `${VAR}` expansion)."""
-    return digest(entry.model_dump(mode="json", by_alias=True, exclude={"disabled"}))
+    return entry.model_dump(mode="json", by_alias=True, exclude={"disabled"})
+
+
+def entry_digest(entry: McpServerEntry) -> str:
+    return digest(entry_data(entry))
 
 
 class Approvals:
@@ -34,3 +39,6 @@ class Approvals:
 
     def approve(self, project: Path, entries: dict[str, McpServerEntry]) -> None:
         self.store.approve(project, {name: entry_digest(e) for name, e in entries.items()})
+
+    def forget(self, project: Path) -> bool:
+        return self.store.forget(project)

@@ -41,3 +41,8 @@ def expand(text: str, env: Mapping[str, str], where: str) -> str:
 def expand_all(values: Mapping[str, str], env: Mapping[str, str], where: str) -> dict[str, str]:
     """Each value of a mapping (`env`, `headers`) expanded; `where.KEY` names a missing one."""
     return {key: expand(value, env, f"{where}.{key}") for key, value in values.items()}
+
+
+def references(text: str) -> list[tuple[str, str | None]]:
+    """Each `${VAR}` or `${VAR:-default}` in `text`: (name, default or None), in order."""
+    return [(match.group(1), match.group(2)) for match in _REFERENCE.finditer(text)]

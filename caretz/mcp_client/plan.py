@@ -52,11 +52,13 @@ def plan_servers(
     *,
     approved: Callable[[Configured], bool],
     env: Mapping[str, str],
+    project_env: Mapping[str, str],
     cwd: str,
     running: list[str] | None = None,
 ) -> tuple[list[ServerSpec], list[ServerStatus]]:
-    """The servers to start, and the statuses of those that will not start. `running`
-    names servers already running, whose tool names are taken."""
+    """The servers to start, and the statuses of those that will not start. A project's
+    server expands its `${VAR}`s in `project_env` (without caretz's keys), the profile's
+    in `env`. `running` names servers already running, whose tool names are taken."""
     specs: list[ServerSpec] = []
     statuses: list[ServerStatus] = []
     parts = {server_part(name): name for name in running or []}
@@ -73,7 +75,7 @@ def plan_servers(
             statuses.append(_status(server, "failed", detail + "; rename one"))
             continue
         try:
-            specs.append(spec_for(server, env, cwd))
+            specs.append(spec_for(server, project_env if server.project else env, cwd))
         except MissingVariable as missing:
             statuses.append(_status(server, "failed", str(missing)))
             continue
@@ -107,7 +109,7 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
             server.source,
             entry.transport,
             url=expand(entry.url, env, f"{where}.url"),
-            headers=expand_all(entry.headers, env, f"{where}.headers"),
+            headers=header_values(expand_all(entry.headers, env, f"{where}.headers")),
             shown=entry_shown(entry),
             startup_timeout_s=startup_timeout_s(entry),
         )
@@ -124,6 +126,12 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
         shown=entry_shown(entry),
         startup_timeout_s=startup_timeout_s(entry),
     )
+
+
+def header_values(headers: Mapping[str, str]) -> dict[str, str]:
+    """Expanded header values without the white space around them, which HTTP forbids (a
+    `Bearer ${KEY}` whose key expands to nothing is `Bearer`)."""
+    return {name: value.strip() for name, value in headers.items()}
 
 
 def startup_timeout_s(entry: McpServerEntry) -> float | None:

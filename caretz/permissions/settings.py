@@ -16,7 +16,6 @@ from caretz.permissions.legacy import argument_pattern, file_pattern, shell_patt
 from caretz.permissions.policy import RuleSet
 from caretz.permissions.project import PROJECT_SETTINGS as PROJECT_SETTINGS
 from caretz.permissions.project import find_project_root as find_project_root
-from caretz.permissions.project import read_project_settings as read_project_settings
 from caretz.permissions.rules import BEHAVIORS, TOOL_FAMILIES, Rule, RuleError, parse_rule
 
 DISALLOWED_SOURCE = "loopGuard.detectors.disallowedTools"
@@ -39,12 +38,6 @@ def rules_from_permissions(
             raise RuleError(f"{source}: permissions.{behavior} must be a list of rule strings")
         rules += [parse_rule(text, behavior, source, extra) for text in texts]
     return rules
-
-
-def project_rules(project_root: str | Path, extra_tools: Iterable[str] = ()) -> list[Rule]:
-    data = read_project_settings(project_root)
-    source = os.fspath(PROJECT_SETTINGS)
-    return rules_from_permissions(data.get("permissions"), source, extra_tools)
 
 
 def rules_from_disallowed_tools(disallowed: Mapping[str, Any] | None, source: str) -> list[Rule]:
@@ -96,6 +89,7 @@ def _legacy_rule(
 
 def load_rules(
     project_root: str | Path,
+    project_settings: Mapping[str, Any] | None = None,
     profile_permissions: Mapping[str, Any] | None = None,
     profile_source: str = "profiles.json",
     disallowed_tools: Mapping[str, Any] | None = None,
@@ -103,11 +97,14 @@ def load_rules(
     extra_tools: Iterable[str] = (),
     home: str | None = None,
 ) -> RuleSet:
-    """Every rule of a session: the profile's, the project's, and disallowedTools as denies."""
+    """Every rule of a session: the profile's, the project's (its settings file as the
+    project's gate read it), and disallowedTools as denies."""
     extra = tuple(extra_tools)
     rules = [
         *rules_from_permissions(profile_permissions, profile_source, extra),
-        *project_rules(project_root, extra),
+        *rules_from_permissions(
+            (project_settings or {}).get("permissions"), os.fspath(PROJECT_SETTINGS), extra
+        ),
         *rules_from_disallowed_tools(disallowed_tools, disallowed_source),
     ]
     return RuleSet(rules, project_root, home)

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
-from caretz.permissions.project import RuleError, find_project_root
+from caretz.permissions.project import RuleError
 from caretz.providers.resolve import CUSTOM_PROVIDER
+from caretz.runtime import project_trust
 from caretz.runtime.models import resolve_model_switch
 from caretz.slash_commands.expand import expand
-from caretz.slash_commands.files import Catalog, CustomCommand, command_folders, load_catalog
+from caretz.slash_commands.files import Catalog, CustomCommand
 
 rule_parsing = lazy_module("caretz.permissions.rules")  # the rules' parser: once one is prepared
 # The tool registry's modules: the REPL imports this module before its session opens, and
@@ -41,9 +42,9 @@ class PreparedCommand:
 
 
 def catalog_for(settings: Settings, workspace: Path, reserved: Iterable[str] = ()) -> Catalog:
-    """The custom commands a session in `workspace` has; `reserved`: built-in names."""
-    folders = command_folders(find_project_root(workspace), settings.config_path.parent)
-    return load_catalog(folders, reserved)
+    """The custom commands a session in `workspace` has; `reserved`: built-in names. Read
+    by the project's gate (runtime/project_trust.py)."""
+    return project_trust.command_catalog(settings, workspace, reserved)
 
 
 def prepare(

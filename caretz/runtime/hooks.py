@@ -1,6 +1,7 @@
 """Wiring a session's hooks: the profile's `hooks` and the project's `.caretz/settings.json`
-`hooks`, read once when the session starts (a malformed entry is a ConfigError naming the
-file and the key), and the tool registry's checks that run them.
+`hooks` (read by the project's gate, runtime/project_trust.py, and run only as it says),
+once when the session starts (a malformed entry is a ConfigError naming the file and the
+key), and the tool registry's checks that run them.
 """
 
 from __future__ import annotations
@@ -13,18 +14,14 @@ from typing import TYPE_CHECKING, Any
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.permissions.project import (
-    PROJECT_SETTINGS,
-    RuleError,
-    find_project_root,
-    read_project_settings,
-)
+from caretz.permissions.project import PROJECT_SETTINGS
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.hooks.config import HooksConfig
     from caretz.hooks.matching import HookFile
     from caretz.hooks.session import HookSession, SessionHooks
+    from caretz.runtime.project_trust import ProjectTrust
     from caretz.session.events import Emit
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall
@@ -34,7 +31,6 @@ hook_matching = lazy_module("caretz.hooks.matching")
 hook_config = lazy_module("caretz.hooks.config")  # the schema: with a project section to read
 pydantic = lazy_module("pydantic")  # only with a project section to validate
 config_errors = lazy_module("caretz.config.errors")  # pydantic's: only to describe a bad entry
-hook_approvals = lazy_module("caretz.hooks.approvals")  # only with project hooks
 # What running hooks needs (the sandbox's settings for their environment, the runner):
 # only with hooks to run, never for `caretz hooks list`.
 sandbox_config = lazy_module("caretz.config.sandbox")
@@ -55,39 +51,23 @@ class ProjectHooksSection:
     config: HooksConfig
 
 
-def hook_files(settings: Settings, workspace: Path) -> list[HookFile]:
-    """The hooks of the profile, then of the project (marked whether the user approved
-    them); a file without hooks is left out."""
+def hook_files(settings: Settings, trust: ProjectTrust) -> list[HookFile]:
+    """The hooks of the profile, then of the project (marked whether they may run, as the
+    project's trust says); a file without hooks is left out."""
     files = []
     if settings.values.hooks:
         where = f"{settings.config_path.name}: profiles.{settings.profile_name}.hooks"
         files.append(hook_matching.HookFile(settings.profile.hooks, where))
-    project = project_hooks(workspace, settings.data_dir)
-    if project is not None:
-        files.append(project)
+    section = trust.config.hooks
+    if section is not None and section.config:
+        approved = trust.hooks_approved
+        files.append(hook_matching.HookFile(section.config, PROJECT_SOURCE, approved=approved))
     return files
 
 
-def project_hooks(workspace: Path, data_dir: Path) -> HookFile | None:
-    """`hooks` in the project's `.caretz/settings.json`, approved or not (by the approvals
-    in `data_dir`); raises ConfigError for a bad entry."""
-    section = read_project_hooks(workspace)
-    if section is None or not section.config:
-        return None
-    approved = hook_approvals.HookApprovals(data_dir).approved(section.root, section.data)
-    return hook_matching.HookFile(section.config, PROJECT_SOURCE, approved=approved)
-
-
-def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
-    """The project's `hooks` section (None when it has none); raises ConfigError for a
-    bad entry."""
-    root = find_project_root(workspace)
-    try:
-        data = read_project_settings(root).get(PROJECT_KEY)
-    except RuleError as error:
-        raise ConfigError(str(error)) from None
-    if data is None:
-        return None
+def project_hooks_section(root: Path, data: Any) -> ProjectHooksSection:
+    """The project's `hooks` section, as written in its settings file (read by the
+    project's gate, runtime/project_trust.py), checked; raises ConfigError for a bad entry."""
     schema = hook_config.ProjectHooks
     try:
         config = schema.model_validate({PROJECT_KEY: data}).hooks
@@ -95,17 +75,6 @@ def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
         problem = config_errors.describe_validation_error(schema, error)
         raise ConfigError(f"{root / PROJECT_SETTINGS}: {problem}") from None
     return ProjectHooksSection(root, data, config)
-
-
-def approve_project_hooks(settings: Settings, workspace: Path) -> HookFile:
-    """Approve the project's `hooks` section as it is now; returns its hooks. Raises
-    ConfigError when the project has none."""
-    section = read_project_hooks(workspace)
-    if section is None or not section.config:
-        where = find_project_root(workspace) / PROJECT_SETTINGS
-        raise ConfigError(f"{where}: no hooks to approve")
-    hook_approvals.HookApprovals(settings.data_dir).approve(section.root, section.data)
-    return hook_matching.HookFile(section.config, PROJECT_SOURCE)
 
 
 def open_hooks(

@@ -20,12 +20,8 @@ from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.modes import ModeError, parse_mode
 from caretz.permissions.policy import RuleSet
-from caretz.permissions.project import (
-    PROJECT_SETTINGS,
-    RuleError,
-    find_project_root,
-    read_project_settings,
-)
+from caretz.permissions.project import PROJECT_SETTINGS, RuleError
+from caretz.runtime import project_trust
 from caretz.tools.permission import PermissionCheck, SessionPermissions
 from caretz.tools.registry import ToolRegistry, default_tools, withheld_effects
 
@@ -123,17 +119,20 @@ class PermissionRules:
         return RuleSet((*self.profile, *self.project), self.project_root)
 
 
-def read_rules(settings: Settings, workspace: Path) -> PermissionRules:
-    """The rules of a session in `workspace`. The project is the git root above the
-    working directory, else the working directory. Raises ConfigError for a rule caretz
-    cannot read, naming the file and the rule."""
-    root = find_project_root(workspace)
+def read_rules(settings: Settings, trust: project_trust.ProjectTrust) -> PermissionRules:
+    """The rules of a session: the profile's, and the project's as its gate read them
+    (runtime/project_trust.py): its deny and ask rules always, for they only restrict; its
+    allow rules only once the user approved the project's configuration. Raises ConfigError
+    for a rule caretz cannot read, naming the file and the rule."""
+    config = trust.config
     try:
-        written = read_project_settings(root).get("permissions")
+        written = config.permissions
         project = project_rules(written, session_tool_names()) if written else []
     except RuleError as error:
         raise ConfigError(str(error)) from None
-    return PermissionRules(root, tuple(project), tuple(profile_rules(settings)))
+    if not trust.approved:
+        project = [rule for rule in project if rule.behavior != "allow"]
+    return PermissionRules(config.root, tuple(project), tuple(profile_rules(settings)))
 
 
 def project_rules(written: Any, tools: list[str]) -> list[Rule]:
@@ -144,7 +143,8 @@ def project_rules(written: Any, tools: list[str]) -> list[Rule]:
 def session_permissions(
     settings: Settings, rules: PermissionRules, asker: Asker | None, emit: Emit
 ) -> SessionPermissions:
-    """A session's permissions: the mode, the rules as read, who asks, its log."""
+    """A session's permissions: the mode, the rules as read, who asks, its log; a rule
+    saved by "yes, always" keeps the project's approval (runtime/project_trust.py)."""
     return SessionPermissions(
         rules.project_root,
         project_rules=rules.project,
@@ -153,6 +153,7 @@ def session_permissions(
         asker=asker,
         emit=emit,
         sandboxed=commands_sandboxed(settings),
+        save_rules=project_trust.save_rules_keeping_approval(settings),
     )
 
 

@@ -59,6 +59,9 @@ rule_proposals = lazy_module("caretz.permissions.proposals")
 guard_records = lazy_module("caretz.session.records.guard")
 
 Emit = Callable[[Record], Any]
+# Saves allow rules to the project's settings file ("yes, always"): the session's wiring
+# gives one that keeps the project's approval (runtime/project_trust.py).
+SaveRules = Callable[[Path, tuple[str, ...]], Any]
 EffectOf = Callable[[str], "Effect | None"]
 
 _MODE_HINTS = {
@@ -91,8 +94,10 @@ class SessionPermissions:
         emit: Emit = _quiet,
         sandboxed: bool = True,
         home: str | None = None,
+        save_rules: SaveRules | None = None,
     ):
         self.project_root = Path(project_root)
+        self.save_rules = save_rules
         self.home = home
         # Read once, at start: a command cannot widen the session's permissions by
         # writing the project's settings file. "Yes, always" adds to `saved`.
@@ -119,6 +124,7 @@ class SessionPermissions:
             emit=emit,
             sandboxed=self.sandboxed,
             home=self.home,
+            save_rules=self.save_rules,
         )
         following.saved = list(self.saved)
         following.rules = following._ruleset()
@@ -271,7 +277,8 @@ class SessionPermissions:
 
     def _save(self, texts: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
         try:
-            rule_proposals.save_allow_rules(self.project_root, texts)
+            save = self.save_rules or rule_proposals.save_allow_rules
+            save(self.project_root, texts)
             source = os.fspath(PROJECT_SETTINGS)
             self.saved += [rule_reader.parse_rule(text, "allow", source) for text in texts]
         except (OSError, RuleError) as error:

@@ -93,6 +93,9 @@ def session_notices(event: SessionOpened) -> list[str]:
         )
     sandbox = event.sandbox or {}
     lines += [f"[yellow]caretz:[/] {escape(line)}" for line in sandbox.get("notices") or []]
+    notice = (event.project_config or {}).get("notice")
+    if notice:
+        lines.append(f"[yellow]caretz:[/] {escape(str(notice))}")
     if sandbox.get("notice"):
         lines.append(f"[yellow]sandbox:[/] {escape(sandbox['notice'])}")
     return lines

@@ -49,6 +49,7 @@ from caretz.ui.session_control import SessionControl
 from caretz.ui.session_picker import pick_session  # noqa: F401 (caretz -r: commands/run.py)
 from caretz.ui.shell_view import run_shell_command
 from caretz.ui.slash import SlashCompleter, custom_commands, dispatch
+from caretz.ui.trust_prompt import ask_to_trust
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def run_repl(
     view = LiveView(console, detailed=settings.output == "detailed")
     asker = TerminalAsker(console, view)
     try:
+        ask_to_trust(settings, workspace or Path.cwd(), env, console)
         session = Session.open(
             settings, view, env=env, resume=resume, workspace=workspace, asker=asker,
             flags=overrides, mcp_background=True,  # the prompt comes at once

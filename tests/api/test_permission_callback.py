@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,20 @@ def test_a_failing_callback_refuses_ends_the_turn_and_raises_after(server, open_
     assert not refused["ok"] and "on_permission callback failed" in refused["output"]
     server.add(text("Still here."))
     assert session.run("hello").text == "Still here."  # the session goes on
+
+
+def test_the_projects_allow_rules_hold_only_when_the_client_trusts_the_project(
+    server, open_session, workspace, env
+):
+    (workspace / ".caretz").mkdir()
+    rules = {"permissions": {"allow": ["Bash(touch:*)"]}}
+    (workspace / ".caretz" / "settings.json").write_text(json.dumps(rules))
+    server.add(tool("bash", command="touch made.txt"), text("Tried."))
+    server.add(tool("bash", command="touch made.txt"), text("Made."))
+
+    untrusted = open_session(permission_mode="ask").run("make it")
+    trusted = open_session(permission_mode="ask", trust_project=True).run("make it")
+
+    assert [d.tool for d in untrusted.permission_denials] == ["bash"]
+    assert trusted.permission_denials == () and (workspace / "made.txt").exists()
+    assert not (Path(env["CARETZ_DATA_DIR"]) / "project-trust.json").exists()  # nothing stored

@@ -13,6 +13,7 @@ from caretz.config_base import ConfigError
 from caretz.session.events import read_events
 from tests.app.conftest import MODEL, Recorder, sessions_folder, write_profiles
 from tests.modelserver import Reply, error, text, tool
+from tests.trusting import trust_project
 
 
 def verdict(met: bool, reason: str) -> Reply:
@@ -207,6 +208,7 @@ def test_a_commands_allowed_tools_hold_for_its_turn_only(open_session, server, w
     commands = workspace / ".caretz" / "commands"
     commands.mkdir(parents=True)
     (commands / "stamp.md").write_text("---\nallowed-tools: Bash(touch:*)\n---\nStamp it.")
+    trust_project(workspace)  # a project's command grants its tools once approved
     server.add(tool("bash", command="touch by-command.txt"), text("Stamped."))
     server.add(tool("bash", command="touch by-turn.txt"), text("Tried."))
     session = open_session(permission_mode="ask")  # nobody to ask: what no rule allows is denied

@@ -11,8 +11,10 @@ import pytest
 
 from tests.e2e.conftest import types
 from tests.e2e.hook_scripts import NO_PUSH, hooks_entry, project_settings, write_hook
-from tests.e2e.test_custom_commands import user_text, write_command
+from tests.e2e.test_custom_commands import user_text
+from tests.e2e.test_custom_commands import write_command as write_command_file
 from tests.modelserver import text
+from tests.trusting import trust_project
 
 STYLE = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"  # colour codes (the command is highlighted as bash)
 
@@ -31,6 +33,14 @@ Also see @notes.txt, @missing.txt, @pytest.fixture and me@example.com.
 def commands(workspace: Path) -> Path:
     (workspace / "notes.txt").write_text("first note\nsecond note\n")
     return workspace / ".caretz" / "commands"
+
+
+def write_command(folder: Path, name: str, body: str) -> Path:
+    """A project command file, then the project's configuration approved (as `caretz
+    trust` would): its `!` lines run only once it is."""
+    path = write_command_file(folder, name, body)
+    trust_project(folder.parent.parent)
+    return path
 
 
 def one_line(stderr: str) -> str:

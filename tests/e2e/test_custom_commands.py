@@ -14,6 +14,7 @@ from tests.e2e.hook_scripts import project_settings
 from tests.e2e.terminal import wrapped
 from tests.importtime import modules_imported_by_a_run
 from tests.modelserver import RecordedRequest, calls, text
+from tests.trusting import trust_project
 
 REVIEW = """---
 description: Review a pull request
@@ -141,6 +142,7 @@ def test_allowed_tools_run_without_asking_but_deny_rules_still_refuse(
         "tidy",
         "---\nallowed-tools: Bash(touch:*), Bash(rm:*)\n---\nTidy up $ARGUMENTS.",
     )
+    trust_project(workspace)  # a project's command grants its tools once approved
     (workspace / "keep.txt").write_text("precious")
     server.add(calls(("bash", {"command": "touch made.txt"}), ("bash", {"command": "rm keep.txt"})))
     server.add(text("done"))

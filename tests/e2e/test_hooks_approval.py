@@ -171,6 +171,8 @@ def test_the_interactive_session_says_once_that_the_project_hooks_wait_and_hooks
     server.add(text("Hello."))
     term = terminal()
 
+    term.expect(r"trust this project's configuration\? \(y/N\)")
+    term.child.send("n\r")  # the whole not approved: the hooks wait, as below
     term.expect("caretz hooks approve")
     term.type("hello")
     term.expect("Hello.")

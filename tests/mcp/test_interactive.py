@@ -42,6 +42,8 @@ def test_slash_mcp_approve_starts_a_project_server_whose_tools_the_model_then_us
     server.add(calls(("mcp__trouble__echo", {"text": "hi"})), text("It answered."))
     term = terminal()
 
+    term.expect(r"trust this project's configuration\? \(y/N\)")
+    term.child.send("n\r")  # not the whole: the server alone, below
     term.expect("not started until you approve it")
     term.type("/mcp approve trouble")
     term.expect("trouble: approved and started, 12 tools")

@@ -48,6 +48,7 @@ class Started:
             config,
             approved=lambda server: True,
             env=os.environ if env is None else env,
+            project_env={},
             cwd=str(self.tmp_path),
         )
         self.servers = McpServers.start(specs, not_started, config, self.tmp_path / "logs")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from caretz.permissions.policy import RuleSet
+from caretz.permissions.project import read_project_settings
 from caretz.permissions.proposals import propose_rules, save_allow_rules
 from caretz.permissions.settings import load_rules, rules_from_permissions
 
@@ -41,10 +42,11 @@ def test_the_proposal_for_a_command(tmp_path: Path, command: str, rules: list[st
      "FOO=1 timeout 5 make check"],
 )  # fmt: skip
 def test_a_saved_rule_matches_the_same_command_next_time(tmp_path: Path, command: str):
-    empty = load_rules(tmp_path)
+    empty = load_rules(tmp_path, read_project_settings(tmp_path))
     proposal = propose_rules("bash", {"command": command}, tmp_path, empty)
     save_allow_rules(tmp_path, proposal.rules)
-    reloaded = load_rules(tmp_path)  # as the next session reads .caretz/settings.json
+    # as the next session reads .caretz/settings.json
+    reloaded = load_rules(tmp_path, read_project_settings(tmp_path))
     assert reloaded.check("bash", {"command": command}, tmp_path).outcome == "allow"
     respaced = "  ".join(command.split(" "))
     assert reloaded.check("bash", {"command": respaced}, tmp_path).outcome == "allow"

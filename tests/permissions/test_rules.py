@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from caretz.permissions.policy import RuleSet
+from caretz.permissions.project import read_project_settings
 from caretz.permissions.rules import RuleError, parse_rule
 from caretz.permissions.settings import load_rules, rules_from_permissions
 from caretz.tools.edit_tool import MultiEditTool
@@ -126,6 +127,7 @@ def test_rules_load_from_the_profile_the_project_file_and_disallowed_tools(tmp_p
     )
     rules = load_rules(
         tmp_path,
+        read_project_settings(tmp_path),
         profile_permissions={"deny": ["Read(./.env*)"]},
         profile_source="profiles.json (profile work)",
         disallowed_tools={"bash": ["rm -rf"]},
@@ -143,7 +145,7 @@ def test_a_broken_project_file_is_an_error_naming_it(tmp_path: Path):
     (tmp_path / ".caretz").mkdir()
     (tmp_path / ".caretz" / "settings.json").write_text('{"permissions": {"allow": [')
     with pytest.raises(RuleError, match=r"settings\.json: not valid JSON"):
-        load_rules(tmp_path)
+        read_project_settings(tmp_path)
 
 
 # -- precedence and compound commands ------------------------------------------------------

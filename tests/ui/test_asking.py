@@ -24,6 +24,7 @@ from caretz.ui.repl import Repl
 from caretz.ui.sessions_text import describe_event
 from caretz.ui.slash import dispatch
 from tests.modelserver import ModelServer
+from tests.trusting import trust_project
 
 QUESTION = Question(
     tool="bash",
@@ -139,6 +140,7 @@ def repl(env, tmp_path):
     (tmp_path / ".caretz" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["Bash(npm run test)"]}})
     )
+    trust_project(tmp_path)  # the project's allow rule applies once approved
     console = Console(file=io.StringIO(), width=120, color_system=None)
     view = LiveView(console)
     session = start_session(resolve_settings({}, env), view, env, workspace=tmp_path)

@@ -26,6 +26,9 @@ class SessionOpened(Record):
     loop_guard: str = ""
     permission_mode: str = ""
     sandbox: JsonDict = field(default_factory=dict)
+    # The project's configuration (runtime/project_trust.py), when it brings any: its
+    # digest, whether approved, what was left out and the line that says so.
+    project_config: JsonDict | None = optional()
 
 
 @record

@@ -2,10 +2,12 @@
 mid-call, hangs, answers with an error or with far too much, or is slow to start.
 
     python tests/mcp/servers/trouble.py [--start-when PATH] [--http PORT [--sse]] [--pid-file PATH]
+                                        [--record-headers PATH]
 
 stdio by default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT/mcp instead, and
 with `--sse` the older SSE transport on 127.0.0.1:PORT/sse.
 `--pid-file` writes the server's pid there once it runs (the tests check it is gone).
+`--record-headers` appends each HTTP request's headers to PATH, one JSON object a line.
 `--start-when PATH` waits, before it serves, until PATH exists (the test decides when, or
 never: a server that does not start in any time, on a machine of any speed).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import time
@@ -130,12 +133,26 @@ def header(name: str, ctx: Context) -> str:
     return request.headers.get(name, "(none)") if request is not None else "(not HTTP)"
 
 
+def recording_headers(app, path: Path):
+    """The ASGI app, writing down every request's headers before it answers."""
+
+    async def recorded(scope, receive, send):
+        if scope["type"] == "http":
+            headers = {name.decode(): value.decode() for name, value in scope["headers"]}
+            with path.open("a") as out:
+                out.write(json.dumps({"path": scope["path"], "headers": headers}) + "\n")
+        await app(scope, receive, send)
+
+    return recorded
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--start-when", type=Path)
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--sse", action="store_true")
     parser.add_argument("--pid-file", type=Path)
+    parser.add_argument("--record-headers", type=Path)
     args = parser.parse_args()
     if args.pid_file is not None:
         args.pid_file.write_text(str(os.getpid()))
@@ -145,6 +162,8 @@ def main() -> None:
         import uvicorn
 
         app = server.sse_app() if args.sse else server.streamable_http_app()
+        if args.record_headers is not None:
+            app = recording_headers(app, args.record_headers)
         uvicorn.run(app, host="127.0.0.1", port=args.http, log_level="warning")
     else:
         server.run("stdio")
