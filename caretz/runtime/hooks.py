@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from caretz.hooks.config import HooksConfig
     from caretz.hooks.matching import HookFile
     from caretz.hooks.session import HookSession, SessionHooks
+    from caretz.sandbox.runner import Sandbox
     from caretz.session.events import Emit
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall
@@ -35,7 +36,7 @@ hook_config = lazy_module("caretz.hooks.config")  # the schema: with a project s
 pydantic = lazy_module("pydantic")  # only with a project section to validate
 config_errors = lazy_module("caretz.config.errors")  # pydantic's: only to describe a bad entry
 hook_approvals = lazy_module("caretz.hooks.approvals")  # only with project hooks
-# What running hooks needs (the sandbox's settings for their environment, the runner):
+# What running hooks needs (the shell's environment filter, the runner):
 # only with hooks to run, never for `caretz hooks list`.
 sandbox_config = lazy_module("caretz.config.sandbox")
 hook_runner = lazy_module("caretz.hooks.runner")  # only with hooks to run
@@ -90,7 +91,8 @@ def read_project_hooks(workspace: Path) -> ProjectHooksSection | None:
         return None
     schema = hook_config.ProjectHooks
     try:
-        config = schema.model_validate({PROJECT_KEY: data}).hooks
+        context = {hook_config.PROJECT_CONTEXT: True}  # no project hook leaves the sandbox
+        config = schema.model_validate({PROJECT_KEY: data}, context=context).hooks
     except pydantic.ValidationError as error:
         problem = config_errors.describe_validation_error(schema, error)
         raise ConfigError(f"{root / PROJECT_SETTINGS}: {problem}") from None
@@ -114,12 +116,14 @@ def open_hooks(
     permissions: SessionPermissions,
     session: HookSession,
     emit: Emit,
+    sandbox: Sandbox,
 ) -> SessionHooks | None:
-    """The session's hooks (None when no file has any), for `session`, into its log."""
+    """The session's hooks (None when no file has any), for `session`, into its log; they
+    run in the session's `sandbox`."""
     if not files:
         return None
     variables = sandbox_config.shell_env_filter(settings).apply(os.environ)
-    where = hook_runner.HookEnvironment(permissions.project_root, variables)
+    where = hook_runner.HookEnvironment(permissions.project_root, variables, sandbox)
     return hook_session.SessionHooks(
         files, where, session=session, emit=emit, permission_mode=lambda: permissions.mode
     )

@@ -40,7 +40,7 @@ def hook_lines(event: Record, detailed: bool) -> list[tuple[str, str]]:
         which = event.event or "Stop"
         text = f"{PREFIX} {which} hooks carried the work on {count} times; the turn ends: {reason}"
         return [("yellow", text)]
-    if isinstance(event, records.HookSkipped | records.HookNotApproved):
+    if isinstance(event, records.HookSkipped | records.HookNotApproved | records.HookUnsandboxed):
         return [("yellow", str(event.text or ""))]
     if isinstance(event, records.HookPromptBlocked) and detailed:
         prompt = one_line(str(event.prompt or ""), REASON_CHARS)
