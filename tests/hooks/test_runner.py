@@ -57,3 +57,18 @@ def test_a_hook_that_ignores_stdin_and_exits_is_fine(tmp_path: Path):
     where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin"}, sandbox_off(tmp_path))
     run = run_command("exit 3", {"big": "x" * 1_000_000}, where, 10)
     assert run.exit_code == 3
+
+
+def test_with_the_sandbox_off_a_hook_runs_as_commands_do_on_a_path_without_the_project(
+    tmp_path: Path,
+):
+    project = tmp_path / "project"
+    (project / "bin").mkdir(parents=True)
+    path = f"{project / 'bin'}:/usr/bin:/bin"
+    where = HookEnvironment(project, {"PATH": path}, sandbox_off(project))
+
+    run = run_command(f'echo "$PATH"; echo out > {tmp_path}/outside.txt', {}, where, 10)
+
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout == "/usr/bin:/bin\n"  # no entry a command could have planted into
+    assert (tmp_path / "outside.txt").read_text() == "out\n"  # no sandbox: as commands
