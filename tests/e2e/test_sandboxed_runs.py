@@ -180,6 +180,8 @@ def test_hooks_run_what_the_model_rewrote_inside_the_sandbox(
         'runs outside the sandbox ("sandbox": "off" in profiles.json: profiles.general.hooks)'
     )
     assert run.stderr.count("runs outside the sandbox") == 1
+    listed = caretz("hooks", "list", env=backend).stdout
+    assert "SessionStart `echo" in listed and listed.count("(outside the sandbox)") == 1
 
 
 def test_a_projects_hook_cannot_ask_to_leave_the_sandbox(caretz, server, workspace):
