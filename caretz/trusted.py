@@ -59,7 +59,7 @@ class Programs:
     python: Program
     # joins the session's network namespace (util-linux); None: one namespace a command
     nsenter: Program = Program("nsenter", None)
-    # the shell of a command run outside the sandbox (escalated, or the sandbox off)
+    # the shell of every command and hook (outside the sandbox only this one runs)
     bash: Program = Program("bash", None)
 
     def notices(self) -> list[str]:
