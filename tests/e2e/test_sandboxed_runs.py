@@ -182,6 +182,9 @@ def test_hooks_run_what_the_model_rewrote_inside_the_sandbox(
     assert run.stderr.count("runs outside the sandbox") == 1
     listed = caretz("hooks", "list", env=backend).stdout
     assert "SessionStart `echo" in listed and listed.count("(outside the sandbox)") == 1
+    data = json.loads(caretz("hooks", "list", "--output", "json", env=backend).stdout)
+    let_out_hooks = [h for f in data["files"] for h in f["hooks"] if h.get("sandbox") == "off"]
+    assert [h["command"] for h in let_out_hooks] == [let_out]
 
 
 def test_a_projects_hook_cannot_ask_to_leave_the_sandbox(caretz, server, workspace):
