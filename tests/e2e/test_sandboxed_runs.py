@@ -229,18 +229,20 @@ def test_grep_walking_into_a_folder_swapped_for_the_token_store_finds_nothing(
     swapping,  # noqa: F811
 ):
     """rg walks the workspace while `conf` flips between a folder and a link to
-    `~/.config/gh`: inside the sandbox the store is hidden whatever is swapped in."""
+    `~/.config/gh`: inside the sandbox the store is hidden whatever is swapped in. (The
+    race is won now and then, not every time: tests/sandbox/test_search_runs.py holds
+    the class for certain, with an rg that goes astray on purpose.)"""
     (workspace / "conf").mkdir()
     (workspace / "conf" / "hosts.yml").write_text("oauth_token: decoy\n")
     for n in range(50):
         (workspace / f"file{n}.txt").write_text("nothing here\n")
     swapping("dir", str(workspace / "conf"), str(home / ".config" / "gh"))
     grep = ("grep", {"pattern": "oauth_token", "include_ignored": True})
-    server.add(*[calls(*[grep] * 50) for _ in range(4)], text("done"))
+    server.add(*[calls(*[grep] * 50) for _ in range(2)], text("done"))
 
     run = caretz("-p", "find the token", "--loop-guard", "off", env=backend)
 
     assert run.code == 0, run.stderr
     events = nothing_leaked(caretz, server, run)
     outputs = [e["output"] for e in events if e["type"] == "Tool.Result"]
-    assert len(outputs) == 200 and any("decoy" in output for output in outputs)
+    assert len(outputs) == 100 and any("decoy" in output for output in outputs)
