@@ -6,8 +6,9 @@
 Claude Code's event names that caretz does not run are accepted and skipped (the session
 says so when it starts), so a team's settings load unchanged. Any other event name, a
 matcher that is no regular expression, a command hook without a command or with a
-timeout of zero, `"sandbox": "off"` on a project's hook: each is an error naming the key. A hook of another type (http, prompt,
-agent) is refused where its answer could decide something, and skipped elsewhere.
+timeout of zero, `"sandbox": "off"` on a project's hook: each is an error naming the
+key. A hook of another type (http, prompt, agent) is refused where its answer could
+decide something, and skipped elsewhere.
 """
 
 from __future__ import annotations

@@ -2,14 +2,15 @@
 and ending it with all it started.
 
 The bash tool, background jobs, the `!` shell of the interactive session, hooks (the
-user's and the project's) and ripgrep all start here (`start_process`);
-tests/test_spawning.py fails on a process started anywhere else that is not one of
-caretz's own trusted programs. Every command runs in its own session and process group
-(no controlling terminal, so it cannot prompt), inside the session's sandbox when there is one: bubblewrap or the
-Landlock launcher leads the group, and ending the group ends the whole sandbox. With
-the sandbox off, or for one command let out of it, the launcher without rules leads
-the group and still kills what the command leaves behind. Without a sandbox at all
-(tests, embedding) the command runs directly in its own group.
+user's and the project's), a custom command's `!` lines (bash calls) and ripgrep all
+start here (`start_process`); tests/test_spawning.py fails on a process started anywhere
+else that is not one of caretz's own trusted programs. Every command runs in its own
+session and process group (no controlling terminal, so it cannot prompt), inside the
+session's sandbox when there is one: bubblewrap or the Landlock launcher leads the
+group, and ending the group ends the whole sandbox. With the sandbox off, or for one
+command let out of it, the launcher without rules leads the group and still kills what
+the command leaves behind. Without a sandbox at all (tests, embedding) the command runs
+directly in its own group.
 
 Start a command from a thread that outlives it (the turn's thread): the parent-death
 signal the sandbox relies on fires when the thread that forked the child exits.
