@@ -180,9 +180,11 @@ def test_hooks_run_what_the_model_rewrote_inside_the_sandbox(
         'runs outside the sandbox ("sandbox": "off" in profiles.json: profiles.general.hooks)'
     )
     assert run.stderr.count("runs outside the sandbox") == 1
-    listed = caretz("hooks", "list", env=backend).stdout
+    if "PATH" in backend:
+        return  # the listing below is the same on either backend
+    listed = caretz("hooks", "list").stdout
     assert "SessionStart `echo" in listed and listed.count("(outside the sandbox)") == 1
-    data = json.loads(caretz("hooks", "list", "--output", "json", env=backend).stdout)
+    data = json.loads(caretz("hooks", "list", "--output", "json").stdout)
     let_out_hooks = [h for f in data["files"] for h in f["hooks"] if h.get("sandbox") == "off"]
     assert [h["command"] for h in let_out_hooks] == [let_out]
 
