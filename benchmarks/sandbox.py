@@ -11,6 +11,13 @@ session picks (the real binary behind caretz's own, caretz/trusted.py). Also pri
 session pays once at its start to find the programs it runs, and after every tool call for
 the git watch (sandbox/gitwatch.py) in a small repository. Goal: at most 15 ms added.
 
+Then what the sandbox adds to a hook and to a search, which run in it too: a hook
+(`hooks/runner.py`'s `run_command`, its event as JSON on stdin, `true` as the command)
+against the way hooks ran before, `bash -c` started directly; and a search (ripgrep as
+grep runs it, `tools/ripgrep.py`'s `run_rg`, over caretz's own source) started directly
+(as with the sandbox off) against inside each sandbox. Goal: at most 15 ms per hook on
+bubblewrap.
+
     .venv/bin/python benchmarks/sandbox.py [--runs 40] [--cwd DIR]
 """
 
@@ -18,12 +25,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from caretz.hooks.runner import HookEnvironment, run_command  # noqa: E402
 from caretz.sandbox.detect import Backend, BwrapProbe, SandboxCheck, check_sandbox  # noqa: E402
 from caretz.sandbox.gitwatch import GitWatch  # noqa: E402
 from caretz.sandbox.policy import (  # noqa: E402
@@ -41,6 +51,7 @@ from caretz.sandbox.policy import (  # noqa: E402
 )
 from caretz.sandbox.runner import Launch, Sandbox, open_sandbox  # noqa: E402
 from caretz.sandbox.runtime import SessionRuntime, sessions_parent  # noqa: E402
+from caretz.tools.ripgrep import rg_path, run_rg  # noqa: E402
 from caretz.trusted import launcher_python, resolve_programs, untrusted_roots  # noqa: E402
 
 COMMANDS = {
@@ -154,8 +165,73 @@ def git_watch_ms(repeats: int = 200) -> dict[str, float]:
     return times
 
 
-def report(medians: dict[str, dict[str, float]]) -> str:
-    lines = [f"{'command':<18}{'backend':<10}{'median ms':>10}{'ratio':>8}{'added ms':>10}"]
+HOOK_PAYLOAD = {"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {}}
+RG_ARGS = ["--line-number", "--no-heading", "-e", "def run"]
+
+
+def hook_before(env: dict[str, str], cwd: Path) -> float:
+    """A hook as it ran before: `bash -c` started directly, the event on stdin."""
+    began = time.perf_counter()
+    process = subprocess.Popen(
+        ["bash", "-c", "true"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    process.communicate(json.dumps(HOOK_PAYLOAD).encode(), timeout=30)
+    return time.perf_counter() - began
+
+
+def hook_now(sandbox: Sandbox, env: dict[str, str], cwd: Path) -> float:
+    began = time.perf_counter()
+    ran = run_command("true", HOOK_PAYLOAD, HookEnvironment(cwd, env, sandbox), 30)
+    assert ran.exit_code == 0, ran.stderr
+    return time.perf_counter() - began
+
+
+def search(sandbox: Sandbox | None, tree: Path) -> float:
+    began = time.perf_counter()
+    ran = run_rg(
+        [*RG_ARGS, "--", "."], tree, timeout_s=30, cancel=threading.Event(), sandbox=sandbox
+    )
+    assert ran.returncode == 0 and ran.stdout, ran.stderr
+    return time.perf_counter() - began
+
+
+def hooks_and_searches(runs: int, cwd: Path) -> dict[str, dict[str, float]]:
+    """Median seconds of a hook and of a search, directly and in each sandbox."""
+    env = dict(os.environ)
+    bash = resolve_programs(env.get("PATH", ""), [cwd]).bash.path
+    chosen = {
+        name: dataclasses.replace(sandbox, bash_path=bash)
+        for name, sandbox in sandboxes(cwd).items()
+        if sandbox is not None and name != "bwrap-ns"
+    }
+    tree = ROOT / "caretz"
+    rg_path()  # found once, as a session finds it at its first search
+    samples: dict[str, dict[str, list[float]]] = {
+        "hook": {name: [] for name in ["direct", *chosen]},
+        "search (rg)": {name: [] for name in ["direct", *chosen]},
+    }
+    for _ in range(runs):
+        samples["hook"]["direct"].append(hook_before(env, cwd))
+        samples["search (rg)"]["direct"].append(search(None, tree))
+        for name, sandbox in chosen.items():
+            samples["hook"][name].append(hook_now(sandbox, env, cwd))
+            # With the sandbox off a search runs directly: "off" is the same as "direct".
+            searched = sandbox if sandbox.enforced else None
+            samples["search (rg)"][name].append(search(searched, tree))
+    return {
+        label: {name: statistics.median(values) for name, values in by_way.items()}
+        for label, by_way in samples.items()
+    }
+
+
+def report(medians: dict[str, dict[str, float]], first: str = "command") -> str:
+    lines = [f"{first:<18}{'backend':<10}{'median ms':>10}{'ratio':>8}{'added ms':>10}"]
     for label, by_backend in medians.items():
         direct = by_backend["direct"]
         for name, value in by_backend.items():
@@ -173,14 +249,17 @@ def main() -> None:
     cwd = args.cwd.resolve()
     try:
         print(report(measure(args.runs, cwd)))
+        built = ", ".join(f"{name} {ms:.2f} ms" for name, ms in build_times(cwd).items())
+        print(f"building the command line (included above): {built}")
+        print(f"finding the trusted programs, once per session: {per_session_ms(cwd):.2f} ms")
+        watched = ", ".join(f"{name} {ms:.2f} ms" for name, ms in git_watch_ms().items())
+        print(f"the git watch after each tool call (not included above): {watched}")
+        print("goal: at most 15 ms added per command")
+        print()
+        print(report(hooks_and_searches(args.runs, cwd), "what"))
+        print("goal: at most 15 ms added per hook on bubblewrap")
     finally:
         shutil.rmtree(DATA_DIR, ignore_errors=True)
-    built = ", ".join(f"{name} {ms:.2f} ms" for name, ms in build_times(cwd).items())
-    print(f"building the command line (included above): {built}")
-    print(f"finding the trusted programs, once per session: {per_session_ms(cwd):.2f} ms")
-    watched = ", ".join(f"{name} {ms:.2f} ms" for name, ms in git_watch_ms().items())
-    print(f"the git watch after each tool call (not included above): {watched}")
-    print("goal: at most 15 ms added per command")
 
 
 if __name__ == "__main__":

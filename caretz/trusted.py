@@ -59,7 +59,7 @@ class Programs:
     python: Program
     # joins the session's network namespace (util-linux); None: one namespace a command
     nsenter: Program = Program("nsenter", None)
-    # the shell of a command run outside the sandbox (escalated, or the sandbox off)
+    # the shell of every command and hook (outside the sandbox only this one runs)
     bash: Program = Program("bash", None)
 
     def notices(self) -> list[str]:
@@ -130,6 +130,23 @@ def unsafe_reason(entry: str, candidate: str, untrusted: Sequence[Path], uid: in
         if why is not None:
             return why
     return None
+
+
+def trusted_path(path_env: str, untrusted: Sequence[Path], uid: int | None = None) -> str:
+    """`path_env` without the entries a sandboxed command could have written (relative,
+    inside an untrusted root, or a directory another user could write): the PATH of
+    what runs outside the sandbox on the user's say (a hook with `"sandbox": "off"`)."""
+    uid = os.getuid() if uid is None else uid
+    kept: list[str] = []
+    for entry in path_env.split(os.pathsep):
+        if not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if _root_holding(Path(real), untrusted) is None and (
+            _unsafe_owner_or_mode(real, uid) is None
+        ):
+            kept.append(entry)
+    return os.pathsep.join(dict.fromkeys(kept))
 
 
 def installation_paths() -> list[Path]:

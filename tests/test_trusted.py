@@ -11,6 +11,7 @@ from caretz.trusted import (
     installation_inside,
     launcher_python,
     resolve_programs,
+    trusted_path,
     untrusted_roots,
 )
 
@@ -99,3 +100,18 @@ def test_a_session_resolves_its_three_programs_once(tmp_path):
     assert programs.git.path and programs.git.path.endswith("/git")
     assert programs.python.path == os.path.realpath(sys.executable)
     assert programs.notices() == []
+
+
+def test_the_path_of_what_runs_outside_keeps_only_entries_no_command_can_write(tmp_path):
+    project = tmp_path / "project"
+    inside = program(project / "vendor" / "bin").parent
+    linked = tmp_path / "link-to-vendor"
+    linked.symlink_to(inside)
+    shared = program(tmp_path / "shared").parent
+    shared.chmod(0o777)
+    kept = program(tmp_path / "usr-bin").parent
+    entries = [str(inside), "bin", str(linked), str(shared), str(kept), str(tmp_path / "none")]
+
+    path = trusted_path(os.pathsep.join([*entries, str(kept)]), untrusted_roots([project]))
+
+    assert path == str(kept)

@@ -257,11 +257,11 @@ def session_tools(
         assert checked.rules is not None  # read by `check` unless carried over
         permissions = session_permissions(settings, checked.rules, request.asker, log.emit)
     assert log.path is not None
+    sandbox, sandbox_check = checked.sandbox, checked.sandbox_check
     hooks = None
     if checked.hook_files:
         where = hook_session.HookSession(session_id, log.path, workspace)
-        hooks = open_hooks(settings, checked.hook_files, permissions, where, log.emit)
-    sandbox, sandbox_check = checked.sandbox, checked.sandbox_check
+        hooks = open_hooks(settings, checked.hook_files, permissions, where, log.emit, sandbox)
     git_watch = open_git_watch(sandbox, sandbox_check, settings.data_dir, log.emit)
     wire_network(sandbox, log.emit, permissions.asker)  # the proxy's refusals, into the log
     programs = sandbox_check.programs

@@ -130,6 +130,8 @@ def rewire(
     install(session.agent, config, parts, session.mcp)
     session.settings = settings
     session.sandbox, session.sandbox_check = sandbox, sandbox_check
+    if session.hooks is not None and sandbox is not None:
+        session.hooks.use_sandbox(sandbox)  # hooks run in the session's sandbox, as it is now
 
 
 def session_tools(session: Session, sandbox: Sandbox | None) -> SessionTools:

@@ -65,7 +65,12 @@ def approve_hooks(settings: Settings, workspace: Path | None = None) -> int:
 
 def file_data(file: HookFile) -> dict[str, Any]:
     hooks = [
-        {"event": event, "matcher": hook.matcher, "command": hook.line}
+        {
+            "event": event,
+            "matcher": hook.matcher,
+            "command": hook.line,
+            **({"sandbox": "off"} if hook.command.sandbox == "off" else {}),  # let out
+        }
         for event, hook in command_hooks(file)
     ]
     return {"source": file.source, "approved": file.approved, "hooks": hooks}

@@ -6,8 +6,9 @@
 Claude Code's event names that caretz does not run are accepted and skipped (the session
 says so when it starts), so a team's settings load unchanged. Any other event name, a
 matcher that is no regular expression, a command hook without a command or with a
-timeout of zero: each is an error naming the key. A hook of another type (http, prompt,
-agent) is refused where its answer could decide something, and skipped elsewhere.
+timeout of zero, `"sandbox": "off"` on a project's hook: each is an error naming the
+key. A hook of another type (http, prompt, agent) is refused where its answer could
+decide something, and skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ CLAUDE_CODE_EVENTS = (
 )  # fmt: skip
 SKIPPED_EVENTS = tuple(name for name in CLAUDE_CODE_EVENTS if name not in HOOK_EVENTS)
 Timeout = Annotated[int | float, Field(gt=0)]
+# The validation context under which a project's hooks are read: none may leave the sandbox.
+PROJECT_CONTEXT = "project"
+PROJECT_SANDBOX_OFF = (
+    "a project's hooks always run in the sandbox; only your own profile may set "
+    '"sandbox": "off" on a hook'
+)
 HookType = Literal["command", "http", "prompt", "agent", "mcp_tool"]
 
 
@@ -75,6 +82,9 @@ class HookCommand(Section):
     timeout: Timeout = DEFAULT_TIMEOUT_S  # seconds, as in Claude Code
     run_async: bool = Field(default=False, alias="async")  # run without waiting for it
     status_message: str | None = None  # Claude Code's spinner text; caretz shows none
+    # "off": the user's own choice, in their profile, to run this hook outside the
+    # session's sandbox; a project's hook never may (refused when the project is read).
+    sandbox: Literal["on", "off"] = "on"
 
     @model_validator(mode="before")
     @classmethod
@@ -88,6 +98,13 @@ class HookCommand(Section):
     def _not_blank(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             raise ValueError("the command is empty")
+        return value
+
+    @field_validator("sandbox")
+    @classmethod
+    def _only_the_user_leaves_the_sandbox(cls, value: str, info: ValidationInfo) -> str:
+        if value == "off" and (info.context or {}).get(PROJECT_CONTEXT):
+            raise ValueError(PROJECT_SANDBOX_OFF)
         return value
 
     @model_validator(mode="after")

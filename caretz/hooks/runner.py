@@ -1,11 +1,17 @@
 """Running one hook command: the event as JSON on stdin, a timeout, its process group.
 
-A hook is the user's own command, so it runs outside the sandbox, as the user, from
-the project's folder; its environment is caretz's with the secrets filtered out (the
+A hook runs what the project or the model can change (a script in the repository, a
+Makefile, package.json), so it starts the way the bash tool starts a command
+(tools/process.py's `start_process`): inside the session's sandbox, with its roots,
+hidden paths and network policy, in the trusted bash (caretz/trusted.py), from the
+project's folder. Its environment is caretz's with the secrets filtered out (the
 shell's filter: no provider keys) plus CARETZ_PROJECT_DIR (and CLAUDE_PROJECT_DIR, for
-hooks written for Claude Code). It leads a process group of its own: at its timeout,
-or on Ctrl-C, the group is ended (tools/process.py's `end_group`), so nothing it
-started is left running.
+hooks written for Claude Code). A hook the user marked `"sandbox": "off"` in their own
+profile runs outside it, as a command let out of the sandbox does, and its PATH keeps
+only the entries no sandboxed command can write; with the session's sandbox off every
+hook runs that way. It leads a process group of its own: at its timeout, or on Ctrl-C,
+the group is ended (tools/process.py's `end_group`), so nothing it started is left
+running.
 """
 
 from __future__ import annotations
@@ -17,9 +23,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from caretz.tools.process import end_group
+from caretz.tools.process import end_group, shell_program, start_process
+from caretz.trusted import trusted_path, untrusted_roots
+
+if TYPE_CHECKING:
+    from caretz.sandbox.runner import Sandbox
 
 KILL_GRACE_S = 1.0  # between SIGTERM and SIGKILL for a hook past its timeout
 OUTPUT_CAP = 256 * 1024  # characters kept of each of stdout and stderr
@@ -39,14 +49,19 @@ class CommandRun:
 
 @dataclass(frozen=True)
 class HookEnvironment:
-    """Where hooks run and with which variables."""
+    """Where hooks run, in which sandbox and with which variables."""
 
     project_dir: Path
     variables: Mapping[str, str]  # already filtered: no secrets
+    sandbox: Sandbox  # the session's (its policy says whether it is off)
 
-    def for_command(self) -> dict[str, str]:
+    def for_command(self, confined: bool = True) -> dict[str, str]:
         project = str(self.project_dir)
-        return {**self.variables, "CARETZ_PROJECT_DIR": project, "CLAUDE_PROJECT_DIR": project}
+        variables = {**self.variables, "CARETZ_PROJECT_DIR": project, "CLAUDE_PROJECT_DIR": project}
+        if not (confined and self.sandbox.enforced) and "PATH" in variables:
+            roots = untrusted_roots(self.sandbox.policy.roots)
+            variables["PATH"] = trusted_path(variables["PATH"], roots)
+        return variables
 
 
 def run_command(
@@ -56,20 +71,23 @@ def run_command(
     timeout_s: float,
     clock: Callable[[], float] = time.monotonic,
     started_process: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    confined: bool = True,
 ) -> CommandRun:
-    """`bash -c command` with `payload` as JSON on stdin; waits at most `timeout_s`.
+    """`bash -c command` with `payload` as JSON on stdin, in the session's sandbox unless
+    `confined` is False (the user's `"sandbox": "off"`); waits at most `timeout_s`.
     `started_process` gets the process as soon as it runs (to end it from elsewhere)."""
     started = clock()
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+    sandbox = where.sandbox
     try:
-        process = subprocess.Popen(
-            ["bash", "-c", command],
+        process = start_process(
+            [shell_program(sandbox, confined), "-c", command],
+            sandbox,
             cwd=where.project_dir,
-            env=where.for_command(),
+            environ=where.for_command(confined),
+            confined=confined,
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            start_new_session=True,
         )
     except OSError as error:
         return CommandRun(None, "", "", clock() - started, error=str(error))

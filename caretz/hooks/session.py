@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.hooks.background import END_GRACE_S, BackgroundHooks, BackgroundRun
 from caretz.hooks.config import HookEvent
@@ -29,6 +29,9 @@ from caretz.session.records.guard import LoopGuardJudged, LoopGuardStopped
 from caretz.session.records.permissions import PermissionAsked
 from caretz.text import one_line, shorten
 
+if TYPE_CHECKING:
+    from caretz.sandbox.runner import Sandbox
+
 Emit = Callable[[Record], Any]
 SHOWN_CHARS = 2000  # of a hook's stdout and stderr, kept in its Hook.Ran event
 # A Stop hook that keeps blocking carries the work on this many times, then the turn ends.
@@ -39,8 +42,10 @@ STOP_MESSAGE = (
     "is not finished yet. The hook said:\n{reason}"
 )
 NOT_APPROVED = (
-    "hooks: {where} has hooks that run outside the sandbox; they do not run until you "
-    "approve them: caretz hooks approve"
+    "hooks: {where} has hooks; they do not run until you approve them: caretz hooks approve"
+)
+UNSANDBOXED = (
+    'hooks: the {event} hook `{command}` runs outside the sandbox ("sandbox": "off" in {where})'
 )
 NOTIFICATION_TITLE = "caretz"
 PERMISSION_MESSAGE = "caretz needs your permission to use {tool}"
@@ -104,6 +109,10 @@ class SessionHooks:
     def attach(self, session_id: str, events_path: Path, cwd: Path) -> None:
         self.session_id, self.transcript_path, self.cwd = session_id, str(events_path), str(cwd)
 
+    def use_sandbox(self, sandbox: Sandbox) -> None:
+        """Run the hooks from now on in `sandbox` (the session's, rebuilt by a switch)."""
+        self.where = replace(self.where, sandbox=sandbox)
+
     def __bool__(self) -> bool:
         return any(file.config for file in self.files if file.approved)
 
@@ -126,17 +135,18 @@ class SessionHooks:
         timeout = float(hook.command.timeout)
         payload = self.payload(event, fields)
         about = names[0] if names else None
+        where, confined = self.where, hook.command.sandbox != "off"
         if hook.command.run_async:
             self.background.start(
                 hook,
                 event,
                 about,
                 lambda started: run_command(
-                    hook.line, payload, self.where, timeout, started_process=started
+                    hook.line, payload, where, timeout, started_process=started, confined=confined
                 ),
             )
             return HookResult("ok")
-        ran = run_command(hook.line, payload, self.where, timeout)
+        ran = run_command(hook.line, payload, where, timeout, confined=confined)
         result = read_result(event, ran, timeout)
         self.record(hook, event, ran, result, about)
         return result
@@ -275,6 +285,8 @@ class SessionHooks:
             if not file.approved and command_hooks(file):
                 text = NOT_APPROVED.format(where=where)
                 self.emit(records.HookNotApproved(source=file.source, text=text))
+            if file.approved:
+                self.announce_unsandboxed(file)
             events = file.config.skipped_events
             if events:
                 text = (
@@ -288,6 +300,19 @@ class SessionHooks:
                 are = "is" if len(kinds) == 1 else "are"
                 text = f"hooks: caretz runs only command hooks; {named} {are} skipped ({where})"
                 self.emit(records.HookSkipped(source=file.source, types=kinds, text=text))
+
+    def announce_unsandboxed(self, file: HookFile) -> None:
+        """One `Hook.Unsandboxed` event for each hook the user lets run outside the sandbox."""
+        for event, hook in command_hooks(file):
+            if hook.command.sandbox == "off":
+                text = UNSANDBOXED.format(
+                    event=event, command=one_line(hook.line, 60), where=file.source
+                )
+                self.emit(
+                    records.HookUnsandboxed(
+                        source=file.source, event=event, command=hook.line, text=text
+                    )
+                )
 
     # -- events on the log ----------------------------------------------------------------
     def on_event(self, event: Record) -> None:

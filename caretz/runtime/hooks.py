@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from caretz.hooks.matching import HookFile
     from caretz.hooks.session import HookSession, SessionHooks
     from caretz.runtime.project_trust import ProjectTrust
+    from caretz.sandbox.runner import Sandbox
     from caretz.session.events import Emit
     from caretz.tools.permission import SessionPermissions
     from caretz.tools.registry import AfterCall, BeforeCall
@@ -70,7 +71,8 @@ def project_hooks_section(root: Path, data: Any) -> ProjectHooksSection:
     project's gate, runtime/project_trust.py), checked; raises ConfigError for a bad entry."""
     schema = hook_config.ProjectHooks
     try:
-        config = schema.model_validate({PROJECT_KEY: data}).hooks
+        context = {hook_config.PROJECT_CONTEXT: True}  # no project hook leaves the sandbox
+        config = schema.model_validate({PROJECT_KEY: data}, context=context).hooks
     except pydantic.ValidationError as error:
         problem = config_errors.describe_validation_error(schema, error)
         raise ConfigError(f"{root / PROJECT_SETTINGS}: {problem}") from None
@@ -83,12 +85,14 @@ def open_hooks(
     permissions: SessionPermissions,
     session: HookSession,
     emit: Emit,
+    sandbox: Sandbox,
 ) -> SessionHooks | None:
-    """The session's hooks (None when no file has any), for `session`, into its log."""
+    """The session's hooks (None when no file has any), for `session`, into its log; they
+    run in the session's `sandbox`."""
     if not files:
         return None
     variables = sandbox_config.shell_env_filter(settings).apply(os.environ)
-    where = hook_runner.HookEnvironment(permissions.project_root, variables)
+    where = hook_runner.HookEnvironment(permissions.project_root, variables, sandbox)
     return hook_session.SessionHooks(
         files, where, session=session, emit=emit, permission_mode=lambda: permissions.mode
     )

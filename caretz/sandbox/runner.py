@@ -100,8 +100,8 @@ class Sandbox:
     ssh_agent: bool = False  # `allowSshAgent`: SSH_AUTH_SOCK passed and its socket reachable
     nsenter_path: str | None = None  # joins the session's network namespace
     git_path: str | None = None  # the trusted git (caretz/trusted.py), for caretz's own reads
-    # The trusted bash for a command run outside the sandbox; None: not resolved (bash on
-    # PATH), "": none caretz may run (such a command is refused).
+    # The trusted bash, every command's and hook's shell; None: not resolved (bash on PATH),
+    # "": none caretz may run (inside the sandbox the sandbox's own, outside it refused).
     bash_path: str | None = None
 
     def __post_init__(self) -> None:

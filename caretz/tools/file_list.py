@@ -13,10 +13,9 @@ import threading
 from dataclasses import dataclass
 
 from caretz.tools.base import ToolContext
-from caretz.tools.file_access import anchors
 from caretz.tools.ripgrep import run_rg
 from caretz.tools.search_results import file_rows
-from caretz.tools.search_scope import pinned, search_scope
+from caretz.tools.search_scope import rg_place, search_scope
 
 LIST_TIMEOUT_S = 10.0
 
@@ -34,13 +33,14 @@ def list_files(
     Raises PathRefused (the sandbox's check of the folder), ScopeError (not a folder, or
     its path kept changing) or RipgrepMissing."""
     scope = search_scope(ctx, folder, "glob", files_only=True)
-    with pinned(scope, anchors(ctx)) as (cwd, target, fds):
+    with rg_place(scope, ctx) as (cwd, target, fds, sandbox):
         ran = run_rg(
             ["--files", "--null", *scope.rg_args(), "--", target],
             cwd,
             timeout_s=timeout_s,
             cancel=threading.Event(),
             pass_fds=fds,
+            sandbox=sandbox,
         )
     stdout = ran.stdout
     if ran.ended_by is not None and not stdout.endswith(b"\0"):

@@ -1,11 +1,16 @@
-"""Starting a shell command the one way caretz starts them, and ending it with all it started.
+"""Starting a command the one way caretz starts what the project or the model can influence,
+and ending it with all it started.
 
-Every command runs in its own session and process group (no controlling terminal, so it
-cannot prompt), inside the session's sandbox when there is one: bubblewrap or the
-Landlock launcher leads the group, and ending the group ends the whole sandbox. With
-the sandbox off, or for one command let out of it, the launcher without rules leads
-the group and still kills what the command leaves behind. Without a sandbox at all
-(tests, embedding) the command runs directly in its own group.
+The bash tool, background jobs, the `!` shell of the interactive session, hooks (the
+user's and the project's), a custom command's `!` lines (bash calls) and ripgrep all
+start here (`start_process`); tests/test_spawning.py fails on a process started anywhere
+else that is not one of caretz's own trusted programs. Every command runs in its own
+session and process group (no controlling terminal, so it cannot prompt), inside the
+session's sandbox when there is one: bubblewrap or the Landlock launcher leads the
+group, and ending the group ends the whole sandbox. With the sandbox off, or for one
+command let out of it, the launcher without rules leads the group and still kills what
+the command leaves behind. Without a sandbox at all (tests, embedding) the command runs
+directly in its own group.
 
 Start a command from a thread that outlives it (the turn's thread): the parent-death
 signal the sandbox relies on fires when the thread that forked the child exits.
@@ -20,6 +25,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,11 +53,30 @@ def start_shell(
     still with the filtered environment and the launcher's process hygiene.
     Raises OSError when it cannot start.
     """
+    argv = [shell_program(sandbox, confined), "-c", command]
+    return start_process(argv, sandbox, cwd=cwd or workspace, confined=confined)
+
+
+def start_process(
+    argv: Sequence[str],
+    sandbox: Sandbox | None,
+    *,
+    cwd: Path,
+    environ: Mapping[str, str] | None = None,
+    confined: bool = True,
+    stdin: int = subprocess.DEVNULL,
+    stderr: int = subprocess.STDOUT,
+    pass_fds: tuple[int, ...] = (),
+) -> Process:
+    """`argv` started the way the session starts everything the project or the model can
+    influence (the bash tool, jobs, hooks, a custom command's `!` lines, ripgrep): inside
+    `sandbox` unless `confined` is False, with its filtered `environ` (caretz's own by
+    default), in a process group of its own, stdout on a pipe. With no sandbox at all
+    (tests, embedding, a search with the sandbox off) `argv` runs as it is, with
+    `environ` and `pass_fds`. Raises OSError when it cannot start."""
     become_subreaper()  # what a launcher killed outright leaves comes back to caretz
-    argv = [_shell(sandbox, confined), "-c", command]
-    env: dict[str, str] | None = None
-    cwd = cwd or workspace
-    fds: tuple[int, ...] = ()
+    env: dict[str, str] | None = dict(environ) if environ is not None else None
+    fds = pass_fds
     covered = sandbox is not None and sandbox.mounts_covers(confined)
     if covered:
         # Before the command line is built: from here on no cover mount point is removed,
@@ -61,15 +86,17 @@ def start_shell(
     launch = None
     try:
         if sandbox is not None:
-            launch = sandbox.launch(argv, os.environ, confined=confined, cwd=cwd)
+            launch = sandbox.launch(
+                argv, os.environ if environ is None else environ, confined=confined, cwd=cwd
+            )
             argv, env, cwd, fds = launch.argv, launch.env, launch.cwd, launch.pass_fds
         process = subprocess.Popen(
-            argv,
+            list(argv),
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=stderr,
             start_new_session=True,
             pass_fds=fds,
         )
@@ -85,19 +112,22 @@ def start_shell(
     return process
 
 
-def _shell(sandbox: Sandbox | None, confined: bool) -> str:
-    """bash inside the sandbox is whatever the sandbox holds (a planted one stays confined);
-    outside it, only the trusted one (caretz/trusted.py) runs, never one on a PATH entry a
-    command could write. Raises OSError (a failed call, one line) when there is none."""
-    if sandbox is None or (confined and sandbox.enforced) or sandbox.bash_path is None:
+def shell_program(sandbox: Sandbox | None, confined: bool) -> str:
+    """The shell a command, a hook or a `!` line runs in: the trusted bash (caretz/trusted.py),
+    never one on a PATH entry a command could write. Without one, inside the sandbox bash
+    is whatever the sandbox holds (a planted one stays confined); outside it nothing runs:
+    raises OSError (a failed call, one line). No sandbox at all (tests): bash on PATH."""
+    if sandbox is None or sandbox.bash_path is None:
         return "bash"
-    if not sandbox.bash_path:
-        raise OSError(
-            errno.ENOENT,
-            "no bash outside the writable roots on PATH: caretz runs no shell a command "
-            "could have planted outside the sandbox",
-        )
-    return sandbox.bash_path
+    if sandbox.bash_path:
+        return sandbox.bash_path
+    if confined and sandbox.enforced:
+        return "bash"
+    raise OSError(
+        errno.ENOENT,
+        "no bash outside the writable roots on PATH: caretz runs no shell a command "
+        "could have planted outside the sandbox",
+    )
 
 
 def _leave_when_ended(process: Process, covers: Covers) -> None:

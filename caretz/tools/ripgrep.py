@@ -5,6 +5,10 @@ package's installed files, never through PATH: a command in the sandbox can writ
 workspace, and a PATH entry there could put its own `rg` in front of the real one.
 rg runs with an empty environment and `--no-config`, so RIPGREP_CONFIG_PATH and the user's
 rg config cannot change what it searches (a `--follow` there would leave the roots).
+
+With the session's sandbox on, rg runs inside it (tools/process.py's `start_process`, as
+a command does): a directory swapped for a link while rg walks can only lead where a
+command could look, never into a hidden store.
 """
 
 from __future__ import annotations
@@ -17,9 +21,14 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.tools.process import start_process
+
+if TYPE_CHECKING:
+    from caretz.sandbox.runner import Sandbox
 
 # The installed packages' metadata (zipfile, email, csv): at the first search, not at start.
 package_metadata = lazy_module("importlib.metadata")
@@ -74,21 +83,23 @@ def run_rg(
     cancel: threading.Event,
     rg: Path | None = None,
     pass_fds: tuple[int, ...] = (),
+    sandbox: Sandbox | None = None,
 ) -> RgRun:
     """rg with `args` in `cwd`, all its output kept; ended after `timeout_s` or on cancel.
-    `pass_fds` stay open in rg (a pinned directory or file, named as /proc/self/fd/N).
+    In `sandbox` when one is given (the session's, enforced), as every command runs;
+    else directly, `pass_fds` open in rg (a pinned directory or file, named as
+    /proc/self/fd/N). Either way in a process group of its own, ended whole.
 
-    Ctrl-C (KeyboardInterrupt) kills rg before it goes on up.
+    Ctrl-C (KeyboardInterrupt) kills rg before it goes on up. Raises OSError when rg
+    cannot start.
     """
-    process = subprocess.Popen(
+    process = start_process(
         [os.fspath(rg or rg_path()), "--no-config", *args],
-        cwd=cwd,
-        pass_fds=pass_fds,
-        env={},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
+        sandbox,
+        cwd=Path(cwd),
+        environ={},
         stderr=subprocess.PIPE,
-        start_new_session=True,  # its own group, ended whole (and no Ctrl-C of its own)
+        pass_fds=pass_fds,
     )
     deadline = time.monotonic() + timeout_s
     try:

@@ -16,7 +16,6 @@ from typing import Any
 
 from caretz.messages import ToolSpec
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
-from caretz.tools.file_access import anchors
 from caretz.tools.ripgrep import RgRun, RipgrepMissing, run_rg
 from caretz.tools.search_lines import LongLines, render_row
 from caretz.tools.search_results import (
@@ -27,7 +26,7 @@ from caretz.tools.search_results import (
     newest_first,
     paged,
 )
-from caretz.tools.search_scope import ScopeError, SearchScope, pinned, search_scope
+from caretz.tools.search_scope import ScopeError, SearchScope, rg_place, search_scope
 
 SEARCH_TIMEOUT_S = 30.0
 GREP_DEFAULT_LIMIT = 200
@@ -60,7 +59,7 @@ class _RgTool:
         self, rg_args: list[str], scope: SearchScope, ctx: ToolContext
     ) -> RgRun | ToolResult:
         try:
-            with pinned(scope, anchors(ctx)) as (cwd, target, fds):
+            with rg_place(scope, ctx) as (cwd, target, fds, sandbox):
                 ran = run_rg(
                     [*rg_args, *scope.rg_args(), "--", target],
                     cwd,
@@ -68,6 +67,7 @@ class _RgTool:
                     cancel=ctx.cancel,
                     rg=self.rg,
                     pass_fds=fds,
+                    sandbox=sandbox,
                 )
         except RipgrepMissing as missing:
             return ToolResult(ok=False, output=str(missing))

@@ -27,10 +27,12 @@ from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox import safe_open
 from caretz.sandbox.policy import existing_paths, is_within
 from caretz.tools.base import ToolContext
+from caretz.tools.file_access import anchors
 from caretz.tools.files import checked_path, display_path
 
 if TYPE_CHECKING:
     from caretz.sandbox.paths import PathGuard
+    from caretz.sandbox.runner import Sandbox
 
 # The rules' path globs: only for a glob search's pattern.
 path_globs = lazy_module("caretz.permissions.paths")
@@ -197,6 +199,23 @@ class RuleFilter:
             self.skipped += 1
             return False
         return True
+
+
+@contextlib.contextmanager
+def rg_place(
+    scope: SearchScope, ctx: ToolContext
+) -> Iterator[tuple[str, str, tuple[int, ...], Sandbox | None]]:
+    """Where rg runs for `scope`: (its working directory, its target, the fds it keeps,
+    the sandbox it runs in). With the session's sandbox on, rg runs inside it on the
+    paths as they are: whatever a link swapped in leads to is what a command would see
+    (never a hidden store), and a directory held open outside the sandbox would lead
+    out of it. Without one, the paths are held open as they were checked (`pinned`)."""
+    sandbox = ctx.sandbox
+    if sandbox is not None and sandbox.enforced:
+        yield str(scope.rg_cwd), scope.target, (), sandbox
+        return
+    with pinned(scope, anchors(ctx)) as (cwd, target, fds):
+        yield cwd, target, fds, None
 
 
 class PathChanged(ScopeError):

@@ -40,7 +40,7 @@ def hook_lines(event: Record, detailed: bool) -> list[tuple[str, str]]:
         which = event.event or "Stop"
         text = f"{PREFIX} {which} hooks carried the work on {count} times; the turn ends: {reason}"
         return [("yellow", text)]
-    if isinstance(event, records.HookSkipped | records.HookNotApproved):
+    if isinstance(event, records.HookSkipped | records.HookNotApproved | records.HookUnsandboxed):
         return [("yellow", str(event.text or ""))]
     if isinstance(event, records.HookPromptBlocked) and detailed:
         prompt = one_line(str(event.prompt or ""), REASON_CHARS)
@@ -111,7 +111,10 @@ def hook_file_lines(files: list[HookFile]) -> list[str]:
     for file in files:
         lines.append(f"{file.source}{_status(file)}")
         hooks = hooks_matching.command_hooks(file)
-        lines += [f"  {hook_line(event, hook.matcher, hook.line)}" for event, hook in hooks]
+        lines += [
+            f"  {hook_line(event, hook.matcher, hook.line)}{_outside(hook.command.sandbox)}"
+            for event, hook in hooks
+        ]
         if not hooks:
             lines.append("  no command hooks caretz runs")
     return lines
@@ -128,3 +131,8 @@ def _status(file: HookFile) -> str:
     if file.source != runtime_hooks.PROJECT_SOURCE:
         return ""
     return f" ({APPROVED if file.approved else NOT_APPROVED})"
+
+
+def _outside(sandbox: str) -> str:
+    """Said after a hook the user lets run outside the session's sandbox."""
+    return " (outside the sandbox)" if sandbox == "off" else ""

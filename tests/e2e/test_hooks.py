@@ -11,7 +11,6 @@ from tests.e2e.hook_scripts import (
     LOG_EVENT,
     NO_PUSH,
     REWRITE,
-    gone,
     hooks_entry,
     logged_events,
     permission_decision,
@@ -19,6 +18,7 @@ from tests.e2e.hook_scripts import (
     write_hook,
 )
 from tests.modelserver import RecordedRequest, calls, text, tool
+from tests.sandbox.helpers import marker, sleepers, wait_for
 
 
 def tool_results(request: RecordedRequest) -> list[str]:
@@ -148,10 +148,9 @@ def test_post_tool_use_sees_the_result_and_its_stderr_reaches_the_model(caretz, 
 
 
 def test_a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started(caretz, server, workspace):
-    hang = (
-        'sleep 300 & echo $! > "$CARETZ_PROJECT_DIR/child.pid"; '
-        'echo $$ > "$CARETZ_PROJECT_DIR/shell.pid"; sleep 300'
-    )
+    # The hook runs in the sandbox's PID namespace: its processes are found by their sleeps.
+    child, shell = marker(), marker()
+    hang = f'sleep {child} & echo started > "$CARETZ_PROJECT_DIR/started"; sleep {shell}'
     project_settings(workspace, {"hooks": {"PreToolUse": [hooks_entry(hang, timeout=1)]}})
     server.add(tool("bash", command="echo still-ran"), text("ok"))
 
@@ -160,9 +159,8 @@ def test_a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started(caretz,
     assert run.code == 0, run.stderr
     assert "timed out after 1 s and was killed" in run.stderr
     assert tool_results(server.requests[1])[0].startswith("still-ran")  # a warning only
-    for name in ("shell.pid", "child.pid"):
-        pid = int((workspace / name).read_text())
-        assert gone(pid), f"{name} {pid} is still running"
+    assert (workspace / "started").exists()
+    assert wait_for(lambda: not sleepers(child) and not sleepers(shell))
     (ran,) = hook_runs(caretz.events(run.session_id), "PreToolUse")
     assert ran["timed_out"] is True and ran["exit_code"] is None
     assert ran["decision"] == "warning"

@@ -11,8 +11,8 @@ from tests.e2e.hook_scripts import hooks_entry, project_settings, write_hook
 from tests.modelserver import text
 
 NOT_APPROVED = (
-    "hooks: .caretz/settings.json has hooks that run outside the sandbox; they do not run "
-    "until you approve them: caretz hooks approve"
+    "hooks: .caretz/settings.json has hooks; they do not run until you approve them: "
+    "caretz hooks approve"
 )
 
 

@@ -3,7 +3,6 @@ and background (`async`) hooks at the session's end; real sessions, real command
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from tests.e2e.hook_scripts import gone, hooks_entry, project_settings
 from tests.hooks import test_session_hooks
 from tests.hooks.test_session_hooks import open_session
 from tests.modelserver import text, tool
+from tests.sandbox.helpers import marker, sleepers, wait_for
 
 env = test_session_hooks.env  # the loopback server's URL and a test key
 workspace = test_session_hooks.workspace  # an empty project folder
@@ -73,18 +73,14 @@ def test_subagent_stop_continuations_are_bounded_like_stop(env, workspace, serve
 def test_a_background_hook_still_running_when_the_session_ends_is_ended(
     env, workspace: Path, server
 ):
-    pid_file = workspace / "hook.pid"
-    hang = f"echo $$ > {pid_file}; sleep 30"
-    entry = {"hooks": [{"type": "command", "command": hang, "async": True}]}
+    mark = marker()  # the hook runs in the sandbox's PID namespace: found by its sleep
+    entry = {"hooks": [{"type": "command", "command": f"sleep {mark}", "async": True}]}
     project_settings(workspace, {"hooks": {"SessionStart": [entry]}})
     session = open_session(env, workspace)
     assert session.hooks is not None
     session.hooks.background_grace_s = 0.5
-    deadline = time.monotonic() + 30
-    while not pid_file.exists() or not pid_file.read_text().strip():
-        assert time.monotonic() < deadline, "the background hook never started"
-        time.sleep(0.02)
-    pid = int(pid_file.read_text())
+    assert wait_for(lambda: sleepers(mark)), "the background hook never started"
+    (pid,) = sleepers(mark)
 
     session.close()
 

@@ -1,4 +1,7 @@
-"""Running one hook command for real (hooks/runner.py): stdin, environment, timeout."""
+"""Running one hook command for real (hooks/runner.py): stdin, environment, timeout.
+
+Here the session's sandbox is off (hooks run as commands do then: under the launcher
+without rules); tests/sandbox/test_hook_runs.py runs them in bubblewrap and Landlock."""
 
 from __future__ import annotations
 
@@ -7,11 +10,21 @@ import time
 from pathlib import Path
 
 from caretz.hooks.runner import HookEnvironment, run_command
+from caretz.sandbox.detect import check_sandbox
+from caretz.sandbox.policy import SandboxMode, build_policy
+from caretz.sandbox.runner import Sandbox, open_sandbox
 from tests.e2e.hook_scripts import gone
 
 
+def sandbox_off(project: Path) -> Sandbox:
+    policy = build_policy(cwd=project, home=project, mode=SandboxMode.OFF)
+    return open_sandbox(policy, check_sandbox(policy.mode))
+
+
 def test_the_event_arrives_on_stdin_in_the_project_with_its_variables(tmp_path: Path):
-    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin", "KEPT": "yes"})
+    where = HookEnvironment(
+        tmp_path, {"PATH": "/usr/bin:/bin", "KEPT": "yes"}, sandbox_off(tmp_path)
+    )
 
     run = run_command(
         'cat; echo; pwd; echo "$KEPT $CARETZ_PROJECT_DIR $CLAUDE_PROJECT_DIR"; echo err >&2',
@@ -29,7 +42,7 @@ def test_the_event_arrives_on_stdin_in_the_project_with_its_variables(tmp_path: 
 
 
 def test_a_hook_past_its_timeout_is_killed_with_everything_it_started(tmp_path: Path):
-    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin"})
+    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin"}, sandbox_off(tmp_path))
     started = time.monotonic()
 
     run = run_command("sleep 100 & echo $! > child.pid; echo partial; sleep 100", {}, where, 0.5)
@@ -41,6 +54,21 @@ def test_a_hook_past_its_timeout_is_killed_with_everything_it_started(tmp_path: 
 
 
 def test_a_hook_that_ignores_stdin_and_exits_is_fine(tmp_path: Path):
-    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin"})
+    where = HookEnvironment(tmp_path, {"PATH": "/usr/bin:/bin"}, sandbox_off(tmp_path))
     run = run_command("exit 3", {"big": "x" * 1_000_000}, where, 10)
     assert run.exit_code == 3
+
+
+def test_with_the_sandbox_off_a_hook_runs_as_commands_do_on_a_path_without_the_project(
+    tmp_path: Path,
+):
+    project = tmp_path / "project"
+    (project / "bin").mkdir(parents=True)
+    path = f"{project / 'bin'}:/usr/bin:/bin"
+    where = HookEnvironment(project, {"PATH": path}, sandbox_off(project))
+
+    run = run_command(f'echo "$PATH"; echo out > {tmp_path}/outside.txt', {}, where, 10)
+
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout == "/usr/bin:/bin\n"  # no entry a command could have planted into
+    assert (tmp_path / "outside.txt").read_text() == "out\n"  # no sandbox: as commands

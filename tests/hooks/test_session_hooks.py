@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,25 @@ def test_the_interactive_session_says_why_a_prompt_was_not_sent(env, workspace, 
     assert "stopped by a hook" in shown
     assert server.requests == []
     repl.close()
+
+
+def test_hooks_follow_the_sessions_sandbox_when_a_switch_rebuilds_it(env, workspace, server):
+    scratch = Path(tempfile.mkdtemp(prefix="caretz-hooks-", dir="/var/tmp"))  # not /tmp
+    try:
+        mark = scratch / "outside.txt"
+        write_outside = f"echo out >> {mark} || true"
+        project_settings(workspace, {"hooks": {"PostToolUse": [hooks_entry(write_outside)]}})
+        session = open_session(env, workspace)
+        server.add(tool("bash", command="echo one"), text("one"))
+        session.agent.run_turn("first")
+        assert not mark.exists()  # in the session's sandbox: nothing written outside
+
+        session.switch(permission_mode="yolo")  # the sandbox is off from now on
+        server.add(tool("bash", command="echo two"), text("two"))
+        session.agent.run_turn("second")
+
+        assert session.hooks is not None and session.hooks.where.sandbox is session.sandbox
+        assert mark.read_text() == "out\n"  # hooks run as commands do then
+        session.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -61,3 +61,15 @@ class HookSkipped(HookRecord):
     events: list[str] | None = optional()
     types: list[Any] | None = optional()
     text: str = ""
+
+
+@record
+class HookUnsandboxed(HookRecord):
+    """A hook of the user's own that runs outside the sandbox (`"sandbox": "off"`), said
+    when the session starts."""
+
+    TYPE: ClassVar[str] = "Hook.Unsandboxed"
+    source: str = ""
+    event: str = ""
+    command: str = ""
+    text: str = ""

@@ -1,0 +1,188 @@
+"""Finding every place in a source tree that starts a process, for tests/test_spawning.py.
+
+A site is a reference (a call, or a name passed on to be called later) to one of the
+standard library's ways to start a program (subprocess, os.exec*/spawn*/posix_spawn/
+system/popen/fork, pty, asyncio's and an event loop's subprocesses, multiprocessing,
+concurrent.futures' process pool) or to the MCP SDK's stdio launch, however it was
+imported (`import subprocess as sp`, `from os import execv`, `lazy_module("subprocess")`,
+`importlib.import_module("pty")`). Type annotations and generic aliases
+(`subprocess.Popen[bytes]`) start nothing and are not sites.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+# module -> the names in it that start a process (a name ending in "*" is a prefix)
+SPAWNING: dict[str, tuple[str, ...]] = {
+    "subprocess": (
+        "Popen", "run", "call", "check_call", "check_output", "getoutput", "getstatusoutput",
+    ),
+    "os": ("system", "popen", "fork", "forkpty", "posix_spawn*", "exec*", "spawn*", "startfile"),
+    "pty": ("spawn", "fork"),
+    "asyncio": ("create_subprocess_exec", "create_subprocess_shell"),
+    "asyncio.subprocess": ("create_subprocess_exec", "create_subprocess_shell"),
+    "multiprocessing": ("Process", "Pool", "get_context", "Manager"),
+    "concurrent.futures": ("ProcessPoolExecutor",),
+    "mcp": ("stdio_client",),
+    "mcp.client.stdio": ("stdio_client", "stdio_server"),
+}  # fmt: skip
+# An event loop's own ways, whatever the loop is called.
+LOOP_METHODS = ("subprocess_exec", "subprocess_shell")
+# Importing these by a name in a string is itself a site: what comes back can start anything.
+DYNAMIC_IMPORTERS = ("import_module", "__import__", "lazy_module")
+
+
+@dataclass(frozen=True, order=True)
+class Site:
+    path: str  # relative to the tree's parent: "caretz/tools/process.py"
+    function: str  # the enclosing function's qualified name; "<module>" at the top
+    what: str  # "subprocess.Popen", "os.execvpe", "import_module('pty')"
+    line: int
+
+
+def spawns(module: str, name: str) -> bool:
+    for wanted in SPAWNING.get(module, ()):
+        if name == wanted or (wanted.endswith("*") and name.startswith(wanted[:-1])):
+            return True
+    return False
+
+
+def spawning_module(name: str) -> bool:
+    if name == "<computed>":
+        return True
+    return any(name == module or name.startswith(module + ".") for module in SPAWNING)
+
+
+class _Finder(ast.NodeVisitor):
+    def __init__(self, path: str):
+        self.path = path
+        self.modules: dict[str, str] = {}  # local name -> module it stands for
+        self.functions: dict[str, str] = {}  # local name -> "module.name" that spawns
+        self.stack: list[str] = []
+        self.sites: list[Site] = []
+
+    # -- what names stand for ------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.modules[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                self.modules[top] = top
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if spawns(module, alias.name):
+                self.functions[local] = f"{module}.{alias.name}"
+            elif spawning_module(f"{module}.{alias.name}"):
+                self.modules[local] = f"{module}.{alias.name}"
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        imported = _dynamic_import(node.value)
+        if imported is not None:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.modules[target.id] = imported
+        self.generic_visit(node)
+
+    # -- where they are used -------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None:
+                self.visit(default)
+        self.stack.append(node.name)
+        for statement in node.body:  # the annotations are left out: they start nothing
+            self.visit(statement)
+        self.stack.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.stack.append(node.name)
+        for statement in node.body:
+            self.visit(statement)
+        self.stack.pop()
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if _dotted(node.value) is None:  # `subprocess.Popen[bytes]` is a type
+            self.visit(node.value)
+        self.visit(node.slice)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        imported = _dynamic_import(node)
+        # lazy_module("x") is an import (its uses are the sites); the others hand back a
+        # module that can start anything, there and then.
+        declared = _callee(node) == "lazy_module" and imported != "<computed>"
+        if imported is not None and spawning_module(imported) and not declared:
+            self._site(f"{_callee(node)}({imported!r})", node)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        dotted = _dotted(node)
+        if dotted is not None:
+            base, _, name = dotted.rpartition(".")
+            module = self._module(base)
+            if module is not None and spawns(module, name):
+                self._site(f"{module}.{name}", node)
+                return
+        if node.attr in LOOP_METHODS:
+            self._site(f"<loop>.{node.attr}", node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in self.functions and isinstance(node.ctx, ast.Load):
+            self._site(self.functions[node.id], node)
+
+    def _module(self, dotted: str) -> str | None:
+        head, _, rest = dotted.partition(".")
+        module = self.modules.get(head)
+        if module is None:
+            return None
+        return f"{module}.{rest}" if rest else module
+
+    def _site(self, what: str, node: ast.AST) -> None:
+        function = ".".join(self.stack) or "<module>"
+        self.sites.append(Site(self.path, function, what, getattr(node, "lineno", 0)))
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
+
+
+def _callee(node: ast.Call) -> str:
+    return (_dotted(node.func) or "?").rpartition(".")[2]
+
+
+def _dynamic_import(node: ast.expr) -> str | None:
+    """The module `import_module("x")`, `__import__("x")` or `lazy_module("x")` names."""
+    if not isinstance(node, ast.Call) or _callee(node) not in DYNAMIC_IMPORTERS:
+        return None
+    if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return "<computed>"  # a module named at run time: could be any
+
+
+def find_sites(tree: Path) -> list[Site]:
+    """Every process-starting site in the .py files under `tree`."""
+    found: list[Site] = []
+    for path in sorted(tree.rglob("*.py")):
+        finder = _Finder(path.relative_to(tree.parent).as_posix())
+        finder.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        found += finder.sites
+    return sorted(found)
