@@ -20,21 +20,12 @@ from caretz.cli_options import (
     wants_json,
     with_resume_pick,
 )
-from caretz.eval.cli import guard_app
+from caretz.cli.subcommands import add_subcommands
 from caretz.lazy import lazy_module
 
 # Each command's work, loaded when that command runs: --help and --version load none of it.
 config_flags = lazy_module("caretz.config.flags")
 run_command = lazy_module("caretz.commands.run")
-config_command = lazy_module("caretz.commands.config")
-sessions_command = lazy_module("caretz.commands.sessions")
-rewind_command = lazy_module("caretz.commands.rewind")
-schedule_commands = lazy_module("caretz.schedule.commands")
-sandbox_command = lazy_module("caretz.commands.sandbox")
-mcp_command = lazy_module("caretz.commands.mcp")
-hooks_command = lazy_module("caretz.commands.hooks")
-trust_command = lazy_module("caretz.commands.trust")
-acp_server = lazy_module("caretz.acp.server")
 
 app = typer.Typer(
     cls=Group,
@@ -49,28 +40,7 @@ app = typer.Typer(
     ),
     rich_markup_mode=None,
 )
-sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
-config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
-schedule_app = typer.Typer(
-    help="Run caretz on a schedule, through your crontab (docs/scheduling.md).",
-    no_args_is_help=True,
-)
-sandbox_app = typer.Typer(help="The command sandbox.", no_args_is_help=True)
-mcp_app = typer.Typer(
-    help="MCP servers: mcpServers in profiles.json and the project's .mcp.json (docs/mcp.md).",
-    no_args_is_help=True,
-)
-hooks_app = typer.Typer(
-    help="Hooks: hooks in profiles.json and the project's .caretz/settings.json (docs/hooks.md).",
-    no_args_is_help=True,
-)
-app.add_typer(sessions_app, name="sessions")
-app.add_typer(config_app, name="config")
-app.add_typer(schedule_app, name="schedule")
-app.add_typer(sandbox_app, name="sandbox")
-app.add_typer(mcp_app, name="mcp")
-app.add_typer(hooks_app, name="hooks")
-app.add_typer(guard_app, name="guard")
+add_subcommands(app)
 
 GUARD = "Loop guard"
 GOAL = "Goals"
@@ -258,187 +228,6 @@ def main_command(
             input_format=input_format,
         )
     )
-
-
-@config_app.command("show")
-def config_show(ctx: typer.Context) -> None:
-    """Print the resolved settings as JSON (API keys are never shown)."""
-    raise typer.Exit(config_command.show_config(ctx.obj))
-
-
-@sessions_app.command("list")
-def sessions_list(
-    ctx: typer.Context,
-    all_folders: Annotated[
-        bool, typer.Option("--all", help="Every folder's sessions, not only this one's.")
-    ] = False,
-    limit: Annotated[int, typer.Option(help="Show the last N (0: all of them).", min=0)] = 20,
-) -> None:
-    """This folder's past sessions, oldest first: ID, age, folder, model, title."""
-    raise typer.Exit(sessions_command.list_sessions(ctx.obj, all_folders, limit))
-
-
-@sessions_app.command("show")
-def sessions_show(ctx: typer.Context, session_id: str) -> None:
-    """A session's turns, tool calls and loop-guard verdicts (SESSION_ID: any unique part)."""
-    raise typer.Exit(sessions_command.show_session(ctx.obj, session_id))
-
-
-@app.command("rewind")
-def rewind(
-    ctx: typer.Context,
-    session: Annotated[
-        str | None,
-        typer.Argument(help="Session ID or a unique part [default: this folder's latest]."),
-    ] = None,
-    turn: Annotated[int | None, typer.Option(help="Back to before turn N's first change.")] = None,
-    checkpoint: Annotated[
-        str | None, typer.Option(help="Back to this checkpoint (an ID from the list).")
-    ] = None,
-    files_only: Annotated[
-        bool, typer.Option("--files-only", help="Restore the files only.")
-    ] = False,
-    conversation_only: Annotated[
-        bool, typer.Option("--conversation-only", help="Rewind the conversation only.")
-    ] = False,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", help="Overwrite files changed outside caretz since the checkpoint."
-        ),
-    ] = False,
-    undo: Annotated[
-        bool,
-        typer.Option(
-            "--undo",
-            help="As /undo: undo the rewind just made, else rewind the newest turn that "
-            "changed files.",
-        ),
-    ] = False,
-) -> None:
-    """Restore a session's files, conversation or both to a checkpoint; without
-    --turn, --checkpoint or --undo, list its checkpoints."""
-    scope = {"files_only": files_only, "conversation_only": conversation_only, "undo": undo}
-    raise typer.Exit(
-        rewind_command.rewind_session(ctx.obj, session, turn, checkpoint, force=force, **scope)
-    )
-
-
-@schedule_app.command("add")
-def schedule_add(
-    ctx: typer.Context,
-    schedule: Annotated[
-        str, typer.Argument(help='Five cron fields, e.g. "*/10 * * * *", or a macro (@daily).')
-    ],
-    prompt: Annotated[str, typer.Option("-p", "--prompt", help="What the run is asked.")],
-    goal: Annotated[
-        str | None, typer.Option(help="Work until this holds, as with caretz --goal.")
-    ] = None,
-    profile: Annotated[str | None, typer.Option(help="The profile the run uses.")] = None,
-    directory: Annotated[
-        Path | None, typer.Option("--dir", help="Run in this folder (default: this one).")
-    ] = None,
-    env_file: Annotated[
-        Path | None,
-        typer.Option(
-            help="Where the run reads its API keys (default: schedule.env by profiles.json)."
-        ),
-    ] = None,
-) -> None:
-    """Install a scheduled headless run, guarded as this command's settings say."""
-    flags = {**(ctx.obj or {}), **({"profile": profile} if profile else {})}
-    code = schedule_commands.add_job(
-        flags, schedule, prompt, goal=goal, workdir=directory, env_file=env_file
-    )
-    raise typer.Exit(code)
-
-
-@schedule_app.command("list")
-def schedule_list(ctx: typer.Context) -> None:
-    """Your scheduled jobs, with each one's last run."""
-    raise typer.Exit(schedule_commands.list_jobs(ctx.obj or {}))
-
-
-@schedule_app.command("remove")
-def schedule_remove(ctx: typer.Context, job_id: str) -> None:
-    """Remove a job's line from your crontab (every other line stays)."""
-    raise typer.Exit(schedule_commands.remove_job(ctx.obj or {}, job_id))
-
-
-@schedule_app.command("run")
-def schedule_run(ctx: typer.Context, job_id: str) -> None:
-    """Run a job's installed command now, as cron would."""
-    raise typer.Exit(schedule_commands.run_job(ctx.obj or {}, job_id))
-
-
-@sandbox_app.command("check")
-def sandbox_check(
-    ctx: typer.Context,
-    output: Annotated[str, typer.Option(help="text or json.")] = "text",
-) -> None:
-    """What sandbox works here and what it enforces; exit 1 when none does."""
-    raise typer.Exit(sandbox_command.check_sandbox_command(ctx.obj, output))
-
-
-@mcp_app.command("list")
-def mcp_list(
-    ctx: typer.Context,
-    output: Annotated[str, typer.Option(help="text or json.")] = "text",
-) -> None:
-    """Start the servers, list each with its status and tools, stop them; exit 1 when one
-    fails to start."""
-    raise typer.Exit(mcp_command.list_mcp_servers(ctx.obj, output))
-
-
-@mcp_app.command("approve")
-def mcp_approve(
-    ctx: typer.Context,
-    names: Annotated[
-        list[str] | None, typer.Argument(help="Servers of .mcp.json to approve [default: all].")
-    ] = None,
-) -> None:
-    """Let servers of this project's .mcp.json start with each session (they run outside
-    the sandbox)."""
-    raise typer.Exit(mcp_command.approve_mcp_servers(ctx.obj, names or []))
-
-
-@hooks_app.command("list")
-def hooks_list(
-    ctx: typer.Context,
-    output: Annotated[str, typer.Option(help="text or json.")] = "text",
-) -> None:
-    """The hooks that apply here, the profile's and the project's, with the project's
-    approval."""
-    raise typer.Exit(hooks_command.hooks_command(ctx.obj, approve=False, output=output))
-
-
-@hooks_app.command("approve")
-def hooks_approve(ctx: typer.Context) -> None:
-    """Let the hooks of this project's .caretz/settings.json run (they run outside the
-    sandbox), as they are now: any change to them needs approval again."""
-    raise typer.Exit(hooks_command.hooks_command(ctx.obj, approve=True))
-
-
-@app.command("trust")
-def trust(
-    ctx: typer.Context,
-    yes: Annotated[bool, typer.Option("--yes", help="Approve without asking (scripts).")] = False,
-    show: Annotated[bool, typer.Option("--show", help="Print it; approve nothing.")] = False,
-    revoke: Annotated[
-        bool, typer.Option("--revoke", help="Forget every approval of this project's.")
-    ] = False,
-) -> None:
-    """Show what this project's configuration lets caretz do (its allow rules, hooks, MCP
-    servers, command files with shell lines) and approve it, whole, as it is now."""
-    raise typer.Exit(trust_command.trust_command(ctx.obj, yes=yes, show=show, revoke=revoke))
-
-
-@app.command("acp")
-def acp_command(ctx: typer.Context) -> None:
-    """Serve an editor over the Agent Client Protocol on stdin/stdout (docs/acp.md); the
-    root options apply, e.g. caretz --permission-mode ask acp."""
-    root = ctx.parent.params if ctx.parent is not None else {}
-    raise typer.Exit(acp_server.run_acp(ctx.obj or {}, root.get("env_file")))
 
 
 def main() -> None:
