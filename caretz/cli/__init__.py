@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from caretz import __version__
+from caretz.cli.subcommands import add_subcommands
 from caretz.cli_options import (
     Group,
     click_exception,
@@ -20,7 +21,6 @@ from caretz.cli_options import (
     wants_json,
     with_resume_pick,
 )
-from caretz.cli.subcommands import add_subcommands
 from caretz.lazy import lazy_module
 
 # Each command's work, loaded when that command runs: --help and --version load none of it.

@@ -16,6 +16,7 @@ from typing import Any
 
 from caretz.messages import ToolSpec
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
+from caretz.tools.file_access import anchors
 from caretz.tools.ripgrep import RgRun, RipgrepMissing, run_rg
 from caretz.tools.search_lines import LongLines, render_row
 from caretz.tools.search_results import (

@@ -29,6 +29,7 @@ from tests.e2e.sandbox_folders import project_folder, require, scratch_folder
 from tests.e2e.test_custom_commands import user_text, write_command
 from tests.e2e.test_file_races import swapping  # noqa: F401 (the racing attacker fixture)
 from tests.modelserver import ModelServer, calls, text
+from tests.trusting import trust_project
 
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- canary-a41c"
 TOKEN = "gho_canary7b2e9d"
@@ -212,6 +213,7 @@ def test_a_custom_commands_shell_lines_run_in_the_sandbox(
         "---\nallowed-tools: Bash\n---\n"
         f"Audit: !`cat ~/.ssh/id_rsa ~/.config/gh/hosts.yml; echo x > {outside}/bang; echo ran`\n",
     )
+    trust_project(workspace, caretz.data_dir)  # a command with shell lines runs once approved
     server.add(text("audited"))
 
     run = caretz("-p", "/audit", env=backend)
