@@ -5,7 +5,8 @@
 - check-every: `checkEvery` calls have run since the last check, failed or not.
 
 Each keeps O(1) state per tool result. After a verdict on a repeated failure,
-that failure must repeat another `repeatThreshold` times before it fires again;
+that failure must repeat another `repeatThreshold` times before it fires again
+(also the size at which a "not stuck" verdict's hold on it ends: `guard/holds.py`);
 other failures keep their counts, so a periodic check or a verdict on another
 failure never delays the next one. Every verdict, whatever asked, restarts the
 other two: the judge has just seen the last 12 calls (the failure-rate window)
@@ -62,6 +63,9 @@ class RepeatTrigger(Detector):
             step=obs.index,
             count=times,
             failure=fingerprint,
+            size=count.value,
+            # As documented: after "not stuck" it asks again after another threshold.
+            hold_until=count.value + self.threshold,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
@@ -118,7 +122,9 @@ class FailureRateTrigger(Detector):
 
 
 class CheckEveryTrigger(Detector):
-    """`every` calls since the last check, failed or not; any judge call is a check."""
+    """`every` calls since the last check, failed or not; any judge call is a check.
+
+    It is the guard's clock, not a pattern: a verdict never holds it."""
 
     name = "check-every"
 
@@ -143,6 +149,7 @@ class CheckEveryTrigger(Detector):
             headline=f"check-every: {calls} calls since the last check",
             step=obs.index,
             count=calls,
+            holdable=False,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
