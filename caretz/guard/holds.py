@@ -4,15 +4,18 @@ A judge that really answers "not stuck" about a firing (not a timeout or an
 error) holds the firing's pattern: the same check firing on the same pattern
 again does not ask until the pattern has doubled since the verdict, or until
 `cap` calls have run since it, whichever comes first. Then the judge is asked
-again, and a "not stuck" answer holds it anew from there: a failure asked about
-at its 3rd occurrence asks again at the 6th, the 12th, the 24th, and at the
-latest once 40 calls (by default) have passed since the last answer.
+again, and a "not stuck" answer holds it anew from there: a cycle asked about
+after 3 rounds asks again after 6, 12, 24, and at the latest once 40 calls (by
+default) have passed since the last answer.
 
 A pattern is the check's name plus `Firing.pattern` (its `fingerprint` when that
 is empty); its size is `Firing.size` (occurrences, rounds, the length of a
 stretch), or, when a check reports none, how often it has fired on that pattern
 this turn. So a check gets the rule without code of its own: a new check whose
-firings repeat one fingerprint asks after its 1st, 2nd, 4th, 8th … firing.
+firings repeat one fingerprint asks after its 1st, 2nd, 4th, 8th … firing. A
+check may name the size at which its hold ends instead (`Firing.hold_until`):
+`repeat` asks again after another `repeatThreshold`, as the loop guard documents;
+identical-call's streak not before its stop level.
 
 A hold is about one pattern only: it never changes what another pattern or
 another check counts. The periodic check (`Firing.holdable` false) is never held:
@@ -82,9 +85,6 @@ class VerdictHolds:
         key = _key(firing)
         size = self._size(firing, key)
         self._holds[key] = Hold(size, firing.hold_until or 2 * size, calls)
-
-    def held(self, firing: Firing) -> Hold | None:
-        return self._holds.get(_key(firing))
 
     def _size(self, firing: Firing, key: tuple[str, str]) -> int:
         return firing.size or max(self._fired[key], 1)

@@ -184,6 +184,14 @@ def test_a_message_or_plan_said_again_leaves_more_room_for_new_outputs():
     assert signal.new_in_window() == 4 and not signal.flat()
     signal.observe_response(said)  # the same words again
     assert signal.flat()
+    # The same plan sent again with `todo` is the same words again.
+    plan = {"todos": [{"content": "query the orders of yesterday", "status": "in_progress"}]}
+    signal = Stagnation(10)
+    for obs in [ToolObservation(0, "todo", plan, "plan updated", False), *reads[1:]]:
+        signal.observe(obs)
+    assert not signal.flat()
+    signal.observe(ToolObservation(10, "todo", plan, "plan updated", False))
+    assert signal.flat()
 
 
 def test_the_key_is_documented_camel_case_and_checked():
