@@ -15,9 +15,9 @@ killed at its time limit each time, moves nothing.
 
 The run looks flat when the last `window` calls were varied (one call made again
 and again is a poll or a retry: the identical-call check's, with its holds), none
-of them changed a task file and at most `quiet` of them returned anything new
-(`quiet` + 2 when the agent, in that stretch, wrote again a message or a plan it
-had already written). The signal never asks the judge: the periodic check
+of them changed a task file and at most 30% of them returned anything new (half
+when the agent, in that stretch, wrote again a message or a plan it had already
+written). The signal never asks the judge: the periodic check
 (`triggers.CheckEveryTrigger`) asks after `stagnation.checkEvery` calls instead
 of `checkEvery` while the run looks flat.
 """
@@ -35,8 +35,8 @@ from caretz.messages import Message
 from caretz.plan import PLAN_TOOL
 from caretz.tools.policy import path_arguments
 
-QUIET_CALLS = 3  # at most this many of the window's calls may bring something new
-REPEATED_WORDS_ALLOWANCE = 2  # more of them, when the agent says again what it said
+QUIET_SHARE = 0.3  # at most this share of the window's calls may bring something new
+REPEATED_WORDS_SHARE = 0.5  # ... when the agent says again what it had said
 MAX_TOKENS = 200_000  # words remembered per turn; beyond it every output counts as new
 MIN_MESSAGE_WORDS = 4  # a shorter message ("Done.") repeats without meaning much
 
@@ -114,9 +114,8 @@ def error_class(obs: ToolObservation, masked: set[str]) -> str:
 class Stagnation:
     """What the last calls of a turn brought: see the module docstring."""
 
-    def __init__(self, window: int = 10, quiet: int = QUIET_CALLS):
+    def __init__(self, window: int = 10):
         self.window = window
-        self.quiet = quiet
         self.begin_turn()
 
     def begin_turn(self) -> None:
@@ -173,7 +172,7 @@ class Stagnation:
 
     def allowed(self) -> int:
         repeated = self._repeated_at >= 0 and self._repeated_at >= self._calls - self.window
-        return self.quiet + REPEATED_WORDS_ALLOWANCE if repeated else self.quiet
+        return int((REPEATED_WORDS_SHARE if repeated else QUIET_SHARE) * self.window)
 
     # -- what moved --------------------------------------------------------------------
     def _learns(self, words: set[str]) -> bool:
