@@ -4,11 +4,14 @@
         [--update-doc docs/benchmarks.md]
 
 CORPUS defaults to both files of ../shared/corpus/ next to the repository
-(trajectories.jsonl, trajectories-2.jsonl), each scored on its own. Prints
-markdown tables per file (the summary, then per-trajectory details), then the
-scripted scenarios (benchmarks/guard_scenarios.py), and, when
-matplotlib is installed (the `bench` extra), writes a plot of detection step
-against labelled step into benchmarks/out/.
+(trajectories.jsonl, trajectories-2.jsonl) and the held-out runs written for
+this benchmark (benchmarks/heldout.py), each scored on its own. Prints one line
+per set (recall within 10 steps, the stagnation signal's share, judge calls per
+100 productive calls), then markdown tables per set (the summary, then
+per-trajectory details), then the scripted scenarios
+(benchmarks/guard_scenarios.py), and, when matplotlib is installed (the `bench`
+extra), writes a plot of detection step against labelled step into
+benchmarks/out/.
 
 Every method replays the same recorded steps. caretz's guard runs in shadow
 mode with no judge: each place it would ask its judge is counted as a trigger
@@ -38,6 +41,9 @@ DEFAULT_CORPUS = _SHARED / "trajectories.jsonl"
 DEFAULT_CORPORA = [DEFAULT_CORPUS, _SHARED / "trajectories-2.jsonl"]
 DEFAULT_OUT = REPO / "benchmarks" / "out"
 CHARS_PER_TOKEN = 4  # the corpus has no token counts: tokens ≈ characters / 4
+WITHIN = 10  # a loop counts as caught in time when first asked about within this many steps
+HELDOUT = "held-out runs (benchmarks/heldout.py)"
+FLAT_RULE = "check-every (flat)"  # a periodic check the stagnation signal brought forward
 
 
 # ---------------------------------------------------------------- data
@@ -118,9 +124,18 @@ def guard_run(
     judge_calls: dict[str, int] = {}
     for trajectory in trajectories:
         result = replay(trajectory, config, judge)
-        marks[trajectory.id] = [Mark(f.step, f.severity, f.trigger) for f in result.firings]
+        marks[trajectory.id] = [Mark(f.step, f.severity, _rule(f)) for f in result.firings]
         judge_calls[trajectory.id] = result.judge_calls
     return MethodRun(name, note, marks, judge_calls, detect_on="any")
+
+
+def _rule(firing: Any) -> str:
+    """The check that fired, with the periodic check told apart when the stagnation
+    signal brought it forward."""
+    from caretz.guard.triggers import FLAT
+
+    flat = firing.trigger == "check-every" and firing.fingerprint.endswith(FLAT)
+    return FLAT_RULE if flat else firing.trigger
 
 
 def hard_only(run: MethodRun, name: str, note: str) -> MethodRun:
@@ -399,6 +414,12 @@ def evaluate(trajectories: Sequence[Any]) -> list[Row]:
             "deterministic detectors acting alone (no judge answers)",
         ),
         guard_run(trajectories, "caretz guard, checkEvery 0", "no periodic check", check_every=0),
+        guard_run(
+            trajectories,
+            "caretz guard, stagnation off",
+            "the periodic check at checkEvery only",
+            stagnation={"enabled": False},
+        ),
         *baseline_runs(trajectories),
     ]
     rows = []
@@ -412,31 +433,113 @@ def evaluate(trajectories: Sequence[Any]) -> list[Row]:
     return rows
 
 
+@dataclass(frozen=True)
+class SetFigures:
+    """One set's headline figures for caretz's guard with its defaults."""
+
+    name: str
+    stuck: int
+    in_time: int  # first asked about within WITHIN steps of the labelled start
+    caught: int  # anywhere in the stuck stretch
+    median: float | None
+    by_flat: int  # ... of the in-time catches, first asked about by a flat check
+    need_flat: int  # in time only with the stagnation signal
+    productive: int
+    stopped: int
+    judge_rate: float | None  # judge calls per 100 productive tool calls
+    judge_rate_without_flat: float | None
+
+
+def set_figures(name: str, rows: list[Row], trajectories: Sequence[Any]) -> SetFigures:
+    guard = rows[0]
+    without = next((r for r in rows if r.method.name.endswith("stagnation off")), guard)
+    scores = list(guard.stuck.values())
+    in_time = [s for s in scores if _in_time(s)]
+    delays = [s.detection.step - s.span.first for s in scores if s.detection]
+    productive = [t for t in trajectories if not stretch(t) and not is_low_confidence(t)]
+    return SetFigures(
+        name=name,
+        stuck=len(scores),
+        in_time=len(in_time),
+        caught=sum(1 for s in scores if s.detection),
+        median=statistics.median(delays) if delays else None,
+        by_flat=sum(1 for s in in_time if s.detection and s.detection.rule == FLAT_RULE),
+        need_flat=sum(
+            1 for tid, s in guard.stuck.items() if _in_time(s) and not _in_time(without.stuck[tid])
+        ),  # fmt: skip
+        productive=len(productive),
+        stopped=sum(1 for t in productive if any(m.hard for m in guard.method.marks[t.id])),
+        judge_rate=_rate(guard.method, productive),
+        judge_rate_without_flat=_rate(without.method, productive),
+    )
+
+
+def _in_time(score: StuckScore) -> bool:
+    return score.detection is not None and score.detection.step - score.span.first <= WITHIN
+
+
+def _rate(run: MethodRun, productive: Sequence[Any]) -> float | None:
+    steps = sum(len(t.steps) for t in productive)
+    if run.judge_calls is None or not steps:
+        return None
+    return 100 * sum(run.judge_calls[t.id] for t in productive) / steps
+
+
+def overview_table(figures: Sequence[SetFigures]) -> str:
+    header = [
+        "set",
+        f"stuck caught within {WITHIN} steps (recall)",
+        "steps after label (median)",
+        "first asked by a flat check / caught in time only with it",
+        "productive stopped",
+        "judge calls / 100 productive calls (stagnation off)",
+    ]
+    lines = [_row(header), _row(["---"] * len(header))]
+    for f in figures:
+        recall = f"{f.in_time} of {f.stuck} ({100 * f.in_time / f.stuck:.0f}%)" if f.stuck else "–"
+        rate = "–" if f.judge_rate is None else f"{f.judge_rate:.1f}"
+        if f.judge_rate_without_flat is not None:
+            rate += f" ({f.judge_rate_without_flat:.1f})"
+        lines.append(
+            _row(
+                [
+                    f.name,
+                    recall,
+                    "–" if f.median is None else f"{f.median:g}",
+                    f"{f.by_flat} / {f.need_flat}",
+                    f"{f.stopped} of {f.productive}",
+                    rate,
+                ]
+            )
+        )
+    return "\n".join(lines)
+
+
 DOC_START = "<!-- corpus-eval:start -->"
 DOC_END = "<!-- corpus-eval:end -->"
 
 
-def report(rows: list[Row], trajectories: Sequence[Any], corpus: Path) -> str:
+def report(rows: list[Row], trajectories: Sequence[Any], corpus: str) -> str:
     today = datetime.date.today().isoformat()
     return "\n".join(
         [
-            f"### `{corpus.name}`",
+            f"### `{corpus}`",
             "",
             f"Generated {today} by `.venv/bin/python benchmarks/corpus_eval.py` "
-            f"on `{corpus.name}` ({len(trajectories)} trajectories).",
+            f"on `{corpus}` ({len(trajectories)} trajectories).",
             "",
             summary_table(rows, trajectories),
             "",
             totals_line(rows, trajectories),
             "",
-            f"#### `{corpus.name}`: stuck trajectories, first counted firing in the stuck stretch",
+            f"#### `{corpus}`: stuck trajectories, first counted firing in the stuck stretch",
             "",
             "`@N (+D) rule`: first counted firing at step N, D steps after the labelled start; "
             "`early @N`: a firing before the label; **missed**: nothing counted inside the stretch.",
             "",
             stuck_detail(rows, trajectories),
             "",
-            f"#### `{corpus.name}`: productive trajectories, firings, and the first stop/block",
+            f"#### `{corpus}`: productive trajectories, firings, and the first stop/block",
             "",
             productive_detail(rows, trajectories),
         ]
@@ -487,18 +590,22 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
         sys.path.insert(0, str(REPO))
     from caretz.eval.replay import TrajectoryError, load_trajectories
 
-    corpora = args.corpus or [c for c in DEFAULT_CORPORA if c.is_file()] or [DEFAULT_CORPUS]
-    texts = []
-    for corpus in corpora:
-        try:
-            trajectories = load_trajectories(corpus)
-        except TrajectoryError as exc:
-            echo(f"error: {exc}")
-            return 2
+    try:
+        sets = _sets(args.corpus, load_trajectories)
+    except TrajectoryError as exc:
+        echo(f"error: {exc}")
+        return 2
+    texts, figures = [], []
+    for name, trajectories in sets:
         rows = evaluate(trajectories)
-        texts.append(report(rows, trajectories, corpus))
+        figures.append(set_figures(name, rows, trajectories))
+        texts.append(report(rows, trajectories, name))
         echo(texts[-1])
-        echo("\n" + write_plot(rows, trajectories, args.out / corpus.stem) + "\n")
+        out = args.out / Path(name).stem.split(" ")[0]
+        echo("\n" + write_plot(rows, trajectories, out) + "\n")
+    overview = "\n".join(["### Every set at a glance", "", overview_table(figures)])
+    echo(overview)
+    texts.insert(0, overview)
     texts.append(scenarios_report())
     echo(texts[-1])
     text = "\n\n".join(texts)
@@ -510,6 +617,16 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
             return 2
         echo(f"tables written into {args.update_doc}")
     return 0
+
+
+def _sets(corpora: list[Path], load: Callable[[Path], list[Any]]) -> list[tuple[str, list[Any]]]:
+    """The sets to score: the files named, else both shared files and the held-out runs."""
+    if corpora:
+        return [(corpus.name, load(corpus)) for corpus in corpora]
+    from benchmarks.heldout import heldout_trajectories
+
+    shared = [c for c in DEFAULT_CORPORA if c.is_file()] or [DEFAULT_CORPUS]
+    return [(c.name, load(c)) for c in shared] + [(HELDOUT, heldout_trajectories())]
 
 
 if __name__ == "__main__":

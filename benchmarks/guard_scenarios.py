@@ -27,7 +27,7 @@ TASK = "make the test suite pass"
 class Scenario:
     name: str
     kind: str  # "stuck" or "productive": what a good guard does with it
-    steps: list[tuple[str, dict[str, Any], str, bool]] = field(default_factory=list)
+    steps: list[tuple[str, dict[str, Any], str, bool | None]] = field(default_factory=list)
     text: str = ""  # a streamed answer (the text loop), fed in small pieces
     task: str = TASK
     files_changed: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -160,6 +160,46 @@ def effort_without_change() -> Scenario:
                     steps)  # fmt: skip
 
 
+def flat_successful_scripts() -> Scenario:
+    """Varied scripts that all succeed and report, each in its own words and with
+    what it was asked, that nothing matched."""
+    tables = ["orders", "payouts", "ledger", "refunds", "invoices"]
+    steps: list[tuple[str, dict[str, Any], str, bool]] = [
+        ("read", {"path": "scripts/export_report.py"},
+         "rows = db.orders(day=day, status='settled')\nwrite_csv(rows)\n", False),
+    ]  # fmt: skip
+    for n in range(21):
+        table, day = tables[n % 5], f"2026-11-{28 - n:02d}"
+        if n % 3 == 2:
+            command = f"psql -c \"select count(*) from {table} where day = '{day}'\""
+            out = " count \n-------\n     0\n(1 row)"
+        else:
+            command = f"python scripts/query.py --table {table} --day {day}"
+            out = f"query ok: 0 rows matched in {table} (day={day}) in 0.{n + 10}s"
+        steps.append(("bash", {"command": command}, out, False))
+    return Scenario("stuck: varied scripts that all succeed and match 0 rows", "stuck", steps,
+                    task="find out why the nightly report is empty")  # fmt: skip
+
+
+def timeout_judged_fine_early() -> Scenario:
+    """A run without exit statuses: the integration run is killed at its time limit
+    and the agent tails the log, three times (judged early), then the same timeout
+    comes back six more times between other calls."""
+    killed = "[timed out after 120 s; the command and everything it started were killed]"
+    run = ("bash", {"command": "./run_integration.sh"}, f"starting services...\n{killed}", None)
+    tail = ("bash", {"command": "tail -3 logs/api.log"}, "api | waiting for db...\n", None)
+    others = [
+        ("bash", {"command": "docker compose ps"}, "db Up\napi Restarting (1)\n", False),
+        ("bash", {"command": "grep -n timeout pytest.ini"}, "3:timeout = 600\n", False),
+        ("bash", {"command": "head -3 docker-compose.yml"}, "services:\n  db:\n", False),
+    ]
+    steps: list[tuple[str, dict[str, Any], str, bool | None]] = [run, tail] * 3
+    for other in others:
+        steps += [other, run, tail, run]
+    return Scenario("stuck: a timeout judged fine early keeps coming back", "stuck", steps,
+                    task="run the integration tests and make them pass")  # fmt: skip
+
+
 def text_loop() -> Scenario:
     paragraph = "I will check the configuration again to see why the test still fails. "
     return Scenario("stuck: an answer repeating one paragraph", "stuck", text=paragraph * 40)
@@ -171,6 +211,8 @@ SCENARIOS: list[Callable[[], Scenario]] = [
     slow_cycle,
     drift_fresh_names,
     effort_without_change,
+    flat_successful_scripts,
+    timeout_judged_fine_early,
     text_loop,
     productive_distinct,
     polling,
@@ -278,6 +320,7 @@ def scenario_table(config: Any = None) -> str:
         "judge calls (not stuck)",
         "no judge answers",
         "first ask without rounds and no-progress",
+        "first ask without the stagnation signal",
     ]
     lines = [_row(header), _row(["---"] * len(header))]
     for make in SCENARIOS:
@@ -286,6 +329,7 @@ def scenario_table(config: Any = None) -> str:
         fine = play(scenario, "not stuck", config)
         none = play(scenario, "none", config)
         before = play(scenario, "not stuck", _without_progress_checks(config)).first_ask
+        steady = play(scenario, "not stuck", _without_stagnation(config)).first_ask
         calls = str(len(scenario.steps)) if scenario.steps else "(text)"
         first = fine.first_ask
         lines.append(
@@ -299,6 +343,7 @@ def scenario_table(config: Any = None) -> str:
                     str(fine.judge_calls),
                     _cell(none),
                     "never" if before is None else f"@{before}",
+                    "never" if steady is None else f"@{steady}",
                 ]
             )
         )
@@ -316,6 +361,15 @@ def _without_progress_checks(config: Any) -> Any:
         }
     )
     return config.model_copy(update={"detectors": detectors})
+
+
+def _without_stagnation(config: Any) -> Any:
+    from caretz.guard.config import LoopGuardConfig
+
+    config = config or LoopGuardConfig(mode="active")
+    return config.model_copy(
+        update={"stagnation": config.stagnation.model_copy(update={"enabled": False})}
+    )
 
 
 def _row(cells: Sequence[str]) -> str:

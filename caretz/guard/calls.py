@@ -42,9 +42,10 @@ class IdenticalCallDetector(Detector):
     and only without a judge does the stop level act alone.
 
     A "not stuck" verdict holds the call and its result (a poll that keeps saying
-    "pending"): it asks again only once the pattern reaches `interruptStreak`
-    occurrences, then each time it doubles, so a long poll costs a few judge calls.
-    A new result ends the hold.
+    "pending"), as the guard holds every pattern (`guard/holds.py`): its size is
+    the occurrences since the call's result last changed, and a streak judged at
+    the judge level is held at least until the stop level, so a poll asks again at
+    `interruptStreak`, then each time it doubles. A new result is a new pattern.
     """
 
     name = "identical-call"
@@ -62,9 +63,11 @@ class IdenticalCallDetector(Detector):
         # Identical calls since counting last restarted (a verdict, a changed result).
         self._since: Counter[str] = Counter()
         self._last_result: dict[str, str] = {}  # signature → its latest result
-        self._occurrences: Counter[str] = Counter()  # key → calls since its result held
-        self._holds: dict[str, int] = {}  # key → the occurrence that may ask again
-        self._in_held_cycle: set[str] = set()  # keys of cycles judged "not stuck"
+        self._occurrences: Counter[str] = Counter()  # key → calls since its result changed
+        # Cycles judged "not stuck" (their keys joined), by the calls they are made of,
+        # and the last calls, as long as the longest of them.
+        self._held_cycles: dict[str, set[str]] = {}
+        self._last_keys: deque[str] = deque(maxlen=2)
 
     def begin_turn(self, ctx: TurnContext) -> None:
         self._reset_turn()
@@ -72,21 +75,21 @@ class IdenticalCallDetector(Detector):
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
         if firing.detector != self.name:
             return  # a verdict on something else: the identical calls keep their counts
-        self._warn_base = self._streak
-        self._recent.clear()
-        self._since = Counter()
+        key = firing.pattern
+        # Only the call judged counts again from here; other calls keep their counts.
+        if key == self._last_key:
+            self._warn_base = self._streak
+        self._restart(key)
 
     def hold(self, firing: Firing) -> None:
         if firing.detector == AlternationDetector.name and self.config.same_result_only:
-            # A cycle judged "not stuck" (a poll and its sleep): its calls, spread out
-            # in that cycle, are the alternation check's to ask about again.
-            self._in_held_cycle.update(firing.pattern.split(CYCLE_SEPARATOR))
-            return
-        if firing.detector != self.name or not firing.pattern:
-            return
-        seen = self._occurrences[firing.pattern]
-        interrupt = self.config.interrupt_streak
-        self._holds[firing.pattern] = max(2 * seen, interrupt if interrupt > seen else 0)
+            # A cycle judged "not stuck" (a poll and its sleep): while it replays, its
+            # calls are the alternation check's to ask about again (and its hold).
+            keys = firing.pattern.split(CYCLE_SEPARATOR)
+            for key in keys:
+                self._held_cycles.setdefault(key, set()).add(firing.pattern)
+            if len(keys) > (self._last_keys.maxlen or 0):
+                self._last_keys = deque(self._last_keys, maxlen=len(keys))
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         signature = call_signature(obs.tool, obs.args)
@@ -102,37 +105,43 @@ class IdenticalCallDetector(Detector):
                 self._recent.clear()
                 self._since = Counter()
                 old = signature + "\x00" + previous
-                self._holds.pop(old, None)
                 self._occurrences.pop(old, None)
-                self._in_held_cycle.discard(old)
+                self._held_cycles.pop(old, None)
             self._last_result[signature] = result
         if key == self._last_key:
             self._streak += 1
         else:
             self._last_key, self._streak, self._warn_base, self._stop_base = key, 1, 0, 0
         self._recent.append(key)
+        self._last_keys.append(key)
         self._since[key] += 1
         self._occurrences[key] += 1
-        firing = self._check(key, signature, obs.index)
-        if firing is not None and self._held(key):
-            return None
+        firing = self._check(key, signature, obs.index, self._cycling(key))
         if firing is not None:
             self._fired(key, firing.severity)
         return firing
 
-    def _held(self, key: str) -> bool:
-        until = self._holds.get(key)
-        return until is not None and self._occurrences[key] < until
+    def _cycling(self, key: str) -> bool:
+        """The call is replaying, right now, a cycle judged "not stuck": the calls up
+        to it are that cycle. Between other calls it is a spread-out repeat again."""
+        for cycle in self._held_cycles.get(key, ()):
+            period = cycle.count(CYCLE_SEPARATOR) + 1
+            last = list(self._last_keys)[-period:]
+            if len(last) == period and _cycle_key(last) == cycle:
+                return True
+        return False
 
-    def _check(self, key: str, signature: str, step: int) -> Firing | None:
+    def _check(self, key: str, signature: str, step: int, cycling: bool) -> Firing | None:
         c = self.config
         streak = self._streak
         if c.interrupt_streak and streak - self._stop_base >= c.interrupt_streak:
             return self._make(key, signature, streak, "stop", step, "in a row")
         if c.warn_streak and streak - self._warn_base >= c.warn_streak:
-            return self._make(key, signature, streak, "judge", step, "in a row")
+            # Judged "not stuck", the streak asks again at the stop level at the soonest.
+            until = max(2 * self._occurrences[key], c.interrupt_streak)
+            return self._make(key, signature, streak, "judge", step, "in a row", until)
         # Spread-out repeats only: a run in a row is the streak levels' business.
-        if streak > 1 or key in self._in_held_cycle:
+        if streak > 1 or cycling:
             return None
         in_window = self._recent.count(key)
         if c.window and c.max_in_window and in_window >= c.max_in_window:
@@ -147,11 +156,22 @@ class IdenticalCallDetector(Detector):
         if severity == "stop":
             self._stop_base = self._streak
         self._warn_base = self._streak
-        self._recent.clear()
+        self._restart(key)
+
+    def _restart(self, key: str) -> None:
+        """This call's spread-out repeats count again from here; other calls keep theirs."""
+        self._recent = deque((k for k in self._recent if k != key), maxlen=self._recent.maxlen)
         self._since[key] = 0
 
     def _make(
-        self, key: str, signature: str, count: int, severity: Severity, step: int, where: str
+        self,
+        key: str,
+        signature: str,
+        count: int,
+        severity: Severity,
+        step: int,
+        where: str,
+        hold_until: int = 0,
     ) -> Firing:
         same = " with the same result" if self.config.same_result_only else ""
         message = (
@@ -159,7 +179,9 @@ class IdenticalCallDetector(Detector):
             "Repeating it will not change anything: use what it returned, or change approach."
         )
         what = f"{count}× {signature}"
-        return fire(self.name, signature, what, severity, step, message, count=count, pattern=key)
+        return fire(self.name, signature, what, severity, step, message, count=count,
+                    pattern=key, size=self._occurrences[key],
+                    hold_until=hold_until)  # fmt: skip
 
 
 # ---------------------------------------------------------------- repeated error
@@ -186,12 +208,14 @@ class RepeatedErrorDetector(Detector):
         self._reset_turn()
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
-        if firing.detector == self.name:
+        # A verdict on this run of one failure (asked by this check, or by the repeat
+        # trigger on the same failure) restarts it; a verdict on a re-applied edit
+        # restarts that edit. Other edits and failures keep their counts.
+        if firing.failure and firing.failure == self._errors.key:
             self._errors.count.restart()
-            for streak in self._edits.values():
-                streak.count.restart()
-        elif firing.failure and firing.failure == self._errors.key:
-            self._errors.count.restart()  # the repeat trigger's verdict on this same failure
+        edit = self._edits.get(firing.pattern) if firing.detector == self.name else None
+        if edit is not None:
+            edit.count.restart()
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         if obs.failed is not True:  # a success (or an unknown outcome) ends the run
@@ -224,6 +248,7 @@ class RepeatedErrorDetector(Detector):
             step=obs.index,
             message=f"The last {times} calls failed with the same error: {one_line(error, 200)}",
             failure=str(self._errors.key),
+            size=times,
         )
 
     def _check_edit(
@@ -242,15 +267,17 @@ class RepeatedErrorDetector(Detector):
                 f"{one_line(error, 200)}. Applying it again will fail again."
             ),
             failure=str(self._errors.key),
+            pattern=signature,
+            size=edit.value,
         )
 
 
 class AlternationDetector(Detector):
     """A,B,A,B… and short cycles replayed with the same results at every position.
 
-    A "not stuck" verdict holds the cycle (a poll and its `sleep`): it asks again
-    only once the cycle has replayed as many more rounds as it had, so each
-    question about it comes after twice the rounds of the one before.
+    A "not stuck" verdict holds the cycle (a poll and its `sleep`), as the guard
+    holds every pattern (`guard/holds.py`): its size is the rounds it has played,
+    so it asks again only once the cycle has replayed as many more rounds as it had.
     """
 
     name = "alternation"
@@ -265,19 +292,21 @@ class AlternationDetector(Detector):
         self._signatures: deque[str] = deque(maxlen=self.config.max_period)
         # For each period p: how many calls in a row equal the call p places earlier.
         self._matched: dict[int, int] = dict.fromkeys(periods, 0)
-        self._rounds: Counter[str] = Counter()  # cycle → rounds counted at its firings
-        self._holds: dict[str, int] = {}  # cycle → rounds it must replay to ask again
+        self._running: dict[int, tuple[str, int]] = {}  # period → its cycle, rounds so far
+        self._asked: dict[str, int] = {}  # cycle → its rounds when the judge last answered
+        self._played: Counter[str] = Counter()  # cycle → rounds of its earlier replays
 
     def begin_turn(self, ctx: TurnContext) -> None:
         self._reset_turn()
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
-        if firing.detector == self.name:
-            self._matched = dict.fromkeys(self._matched, 0)
-
-    def hold(self, firing: Firing) -> None:
-        if firing.detector == self.name and firing.pattern:
-            self._holds[firing.pattern] = self._rounds[firing.pattern]
+        # A verdict on a cycle restarts its count: it asks again after another
+        # `repeats - 1` rounds (and, held, once it has doubled). Other cycles keep theirs.
+        if firing.detector != self.name:
+            return
+        for pattern, rounds in self._running.values():
+            if pattern == firing.pattern:
+                self._asked[pattern] = rounds
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         signature = call_signature(obs.tool, obs.args)
@@ -287,21 +316,35 @@ class AlternationDetector(Detector):
         for period in self._matched:
             same = len(keys) > period and keys[-1] == keys[-1 - period]
             self._matched[period] = self._matched[period] + 1 if same else 0
+            if not same:
+                self._end_replay(period)
         if not self.config.repeats:
             return None
         for period, matched in self._matched.items():
             cycle = list(keys)[-period:]
             if matched >= period * (self.config.repeats - 1) and len(set(cycle)) > 1:
-                pattern = _cycle_key(cycle)
-                rounds = matched // period + (0 if pattern in self._rounds else 1)
-                if rounds < self._holds.get(pattern, 0):
-                    return None  # judged "not stuck": wait until it has replayed enough more
-                self._rounds[pattern] += rounds
-                self._matched = dict.fromkeys(self._matched, 0)
-                return self._make(period, obs.index, pattern)
+                return self._replaying(period, _cycle_key(cycle), matched // period + 1, obs)
         return None
 
-    def _make(self, period: int, step: int, pattern: str) -> Firing:
+    def _replaying(
+        self, period: int, pattern: str, rounds: int, obs: ToolObservation
+    ) -> Firing | None:
+        """The shortest cycle replaying: it fires once it has played `repeats` rounds,
+        and again every further `repeats - 1` after the judge answered about it."""
+        self._running[period] = (pattern, rounds)
+        asked = self._asked.get(pattern)
+        if asked is not None and rounds - asked < self.config.repeats - 1:
+            return None
+        return self._make(period, obs.index, pattern, self._played[pattern] + rounds)
+
+    def _end_replay(self, period: int) -> None:
+        ended = self._running.pop(period, None)
+        if ended is not None:
+            pattern, rounds = ended
+            self._played[pattern] += rounds
+            self._asked.pop(pattern, None)
+
+    def _make(self, period: int, step: int, pattern: str, size: int) -> Firing:
         calls = list(self._signatures)[-period:]
         cycle = " → ".join(one_line(call, 60) for call in calls)
         times = self.config.repeats
@@ -316,6 +359,7 @@ class AlternationDetector(Detector):
             ),
             count=times,
             pattern=pattern,
+            size=size,
         )
 
 

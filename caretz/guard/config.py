@@ -21,6 +21,14 @@ class JudgeConfig(Section):
     min_confidence: float = Field(0.5, ge=0.0, le=1.0)
 
 
+class StagnationConfig(Section):
+    # While the run looks flat (no task file changed and almost nothing new in the
+    # last calls: guard/stagnation.py), the periodic check comes after this many
+    # calls instead of checkEvery. It never asks the judge on its own.
+    enabled: bool = True
+    check_every: int = Field(10, ge=1)
+
+
 class LoopGuardConfig(Section):
     mode: Mode = "off"
     repeat_threshold: int = Field(3, ge=1)
@@ -29,6 +37,7 @@ class LoopGuardConfig(Section):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     models: list[str] | None = None  # provider/model globs; None = guard every model
     detectors: DetectorsConfig = Field(default_factory=DetectorsConfig)
+    stagnation: StagnationConfig = Field(default_factory=StagnationConfig)
 
     @field_validator("judge_timeout")
     @classmethod

@@ -51,8 +51,11 @@ class Detector:
 
     def hold(self, firing: Firing) -> None:
         """A judge really answered "not stuck" about `firing` (not a timeout or an
-        error): a detector that keeps holds stops asking about that pattern until
-        it changes or grows enough (called for every detector, after `after_verdict`)."""
+        error); called for every detector, after `after_verdict`.
+
+        The guard itself holds the firing's pattern until it has doubled or a cap
+        of calls has passed (`guard/holds.py`), for every check alike; a check
+        overrides this only to space its own counting further in its own terms."""
 
 
 def fire(
@@ -66,6 +69,8 @@ def fire(
     count: int = 0,
     pattern: str = "",
     immediate: bool = False,
+    size: int = 0,
+    hold_until: int = 0,
 ) -> Firing:
     """A peer detector's firing; its headline is "<detector>: <what>" on one short line."""
     return Firing(
@@ -79,4 +84,6 @@ def fire(
         count=count,
         pattern=pattern,
         immediate=immediate,
+        size=size,
+        hold_until=hold_until,
     )

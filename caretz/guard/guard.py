@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.detector import Detector
 from caretz.guard.detectors import DelegationChain, build_detectors
+from caretz.guard.holds import VerdictHolds, hold_cap
 from caretz.guard.judging import JudgeCaller, Judgement
 from caretz.guard.model import Firing, Judge, Mode, ToolObservation, TurnContext
 from caretz.guard.notes import (
@@ -87,6 +88,8 @@ class LoopGuard:
         if detectors is None:
             detectors = default_detectors(config, self.delegation)
         self._detectors = detectors
+        # What "not stuck" verdicts hold, for every check alike (guard/holds.py).
+        self._holds = VerdictHolds(hold_cap(config.check_every))
         self._record: TurnRecord | None = None
         self._guarded = True
         self._inactive_reported: set[str] = set()
@@ -125,6 +128,7 @@ class LoopGuard:
         if ctx.from_user:
             self._resumes = 0
         self._record = TurnRecord.start(ctx, self._clock)
+        self._holds.begin_turn()
         self._guarded = self.config.guards_model(ctx.model_ref)
         for detector in self._detectors:
             detector.begin_turn(ctx)
@@ -208,7 +212,8 @@ class LoopGuard:
         return self.mode != "off" and self._guarded and not self._stopped
 
     def _fired(self, results: Iterable[Firing | None], stream: bool = False) -> list[Firing]:
-        """The firings among detector results, each emitted as LoopGuard.Fired.
+        """The firings among detector results that are not held by an earlier "not
+        stuck" verdict, each emitted as LoopGuard.Fired.
 
         A stop from a stream always acts at once: the stream is marked immediate."""
         firings = [firing for firing in results if firing is not None]
@@ -217,6 +222,8 @@ class LoopGuard:
                 dataclasses.replace(f, immediate=True) if f.severity == "stop" else f
                 for f in firings
             ]
+        calls = self._record.calls if self._record is not None else 0
+        firings = [firing for firing in firings if self._holds.admits(firing, calls)]
         for firing in firings:
             self._emit_fired(firing)
         return firings
@@ -327,6 +334,9 @@ class LoopGuard:
                 detector.after_verdict(firing, judgement.acted_on)
                 if holds:
                     detector.hold(firing)
+        if holds:
+            for firing in judged:
+                self._holds.hold(firing, record.calls)
         return judgement
 
     def _task(self) -> str:

@@ -84,9 +84,21 @@ class Firing:
     # (tool-budget). Stops from a stream are always immediate; every other stop
     # asks the judge first whenever one can answer.
     immediate: bool = False
-    # What a "not stuck" verdict on this firing holds (identical-call: the call and
-    # its result); "" when the firing's detector keeps no holds.
+    # What a "not stuck" verdict on this firing holds (`guard/holds.py`): the check's
+    # name plus this (identical-call: the call and its result; alternation: the
+    # cycle), or plus the fingerprint when it is "".
     pattern: str = ""
+    # How big the pattern has grown this turn (occurrences, rounds, the length of a
+    # stretch); 0: the guard counts the check's firings on the pattern instead. A
+    # held pattern asks again once this has doubled since the verdict.
+    size: int = 0
+    # The size at which a "not stuck" verdict on the pattern expires, when its check
+    # names one (repeat: another repeatThreshold; identical-call: not before its stop
+    # level); 0: when the pattern has doubled.
+    hold_until: int = 0
+    # False for a check that is not about a pattern (the periodic check): a verdict
+    # never holds it.
+    holdable: bool = True
 
 
 @lazy_dataclass(frozen=True)

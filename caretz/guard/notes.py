@@ -62,7 +62,7 @@ def trigger_sentence(firing: Firing) -> str:
     if firing.detector == "failure-rate":
         return f"{firing.count} of the last {firing.out_of} tool calls failed."
     if firing.detector == "check-every":
-        return (
+        return firing.message or (
             f"A routine check after {plural(firing.count, 'more tool call')} found the turn going in "
             "circles or drifting from the task."
         )

@@ -188,6 +188,7 @@ class NoProgressDetector(Detector):
             return None
         calls = count.since
         count.restart()
+        stretch = self._progress.since_progress
         return fire(
             self.name,
             f"{calls} calls without progress",
@@ -195,6 +196,9 @@ class NoProgressDetector(Detector):
             step=obs.index,
             message=(f"The last {calls} calls changed no task file and returned nothing new."),
             count=calls,
+            # One stretch without progress is one pattern, however long it grows.
+            pattern=f"since call {obs.index - stretch + 1}",
+            size=stretch,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:

@@ -63,6 +63,7 @@ class RoundsDetector(Detector):
             ),
             failure=fingerprint,
             count=rounds,
+            size=count.value,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:

@@ -5,11 +5,14 @@
 - check-every: `checkEvery` calls have run since the last check, failed or not.
 
 Each keeps O(1) state per tool result. After a verdict on a repeated failure,
-that failure must repeat another `repeatThreshold` times before it fires again;
+that failure must repeat another `repeatThreshold` times before it fires again
+(also the size at which a "not stuck" verdict's hold on it ends: `guard/holds.py`);
 other failures keep their counts, so a periodic check or a verdict on another
 failure never delays the next one. Every verdict, whatever asked, restarts the
 other two: the judge has just seen the last 12 calls (the failure-rate window)
-and the turn as it is (any judge call is a check).
+and the turn as it is (any judge call is a check). While the run looks flat
+(`guard/stagnation.py`) the periodic check comes after `stagnation.checkEvery`
+calls instead of `checkEvery`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from caretz.guard.counting import Tally
 from caretz.guard.detector import Detector
 from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.normalize import failure_fingerprint
+from caretz.guard.stagnation import Stagnation
+from caretz.messages import Message
 
 FAILURE_RATE_FAILED = 8
 FAILURE_RATE_WINDOW = 12
@@ -62,6 +67,9 @@ class RepeatTrigger(Detector):
             step=obs.index,
             count=times,
             failure=fingerprint,
+            size=count.value,
+            # As documented: after "not stuck" it asks again after another threshold.
+            hold_until=count.value + self.threshold,
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
@@ -118,40 +126,86 @@ class FailureRateTrigger(Detector):
 
 
 class CheckEveryTrigger(Detector):
-    """`every` calls since the last check, failed or not; any judge call is a check."""
+    """`every` calls since the last check, failed or not; any judge call is a check.
+
+    With a `stagnation` signal, the check comes after `stagnation.window` calls
+    instead while the run looks flat (no task file changed, almost nothing new).
+    It is the guard's clock, not a pattern: a verdict never holds it."""
 
     name = "check-every"
 
-    def __init__(self, every: int = 20):
+    def __init__(self, every: int = 20, stagnation: Stagnation | None = None):
         self.every = every
+        self.stagnation = stagnation if every > 0 else None
         self._since_check = 0
 
     def begin_turn(self, ctx: TurnContext) -> None:
         self._since_check = 0
+        if self.stagnation is not None:
+            self.stagnation.begin_turn()
+
+    def after_response(self, message: Message) -> Firing | None:
+        if self.stagnation is not None:
+            self.stagnation.observe_response(message)
+        return None
 
     def after_tool(self, obs: ToolObservation) -> Firing | None:
         if self.every <= 0:
             return None
         self._since_check += 1
-        if self._since_check < self.every:
+        flat = self._flat(obs)
+        if self._since_check < self.every and not flat:
             return None
         calls = self._since_check
         self._since_check = 0
         return Firing(
             detector=self.name,
-            fingerprint=f"{calls} calls",
-            headline=f"check-every: {calls} calls since the last check",
+            fingerprint=f"{calls} calls" + (FLAT if flat else ""),
+            headline=f"check-every: {calls} calls since the last check"
+            + (self._flat_note() if flat else ""),
             step=obs.index,
+            message=flat_sentence(self.stagnation.window) if flat and self.stagnation else "",
             count=calls,
+            holdable=False,
+        )
+
+    def _flat(self, obs: ToolObservation) -> bool:
+        """Whether the run looks flat, and the check is due sooner for it."""
+        signal = self.stagnation
+        if signal is None:
+            return False
+        signal.observe(obs)
+        return signal.window <= self._since_check < self.every and signal.flat()
+
+    def _flat_note(self) -> str:
+        signal = self.stagnation
+        assert signal is not None
+        return (
+            f" (sooner: the run looks flat, {signal.new_in_window()} of the last "
+            f"{signal.window} calls returned anything new, none changed a task file)"
         )
 
     def after_verdict(self, firing: Firing, verdict: Verdict) -> None:
         self._since_check = 0
 
 
+FLAT = ", flat"
+
+
+def flat_sentence(calls: int) -> str:
+    """What the note says fired, for a check the stagnation signal brought forward."""
+    return (
+        f"A routine check, brought forward because the last {calls} tool calls changed no "
+        "task file and returned almost nothing new, found the turn going in circles or "
+        "drifting from the task."
+    )
+
+
 def build_triggers(config: LoopGuardConfig) -> list[Detector]:
     """The documented triggers, in the order the guard prefers when several fire."""
     triggers: list[Detector] = [RepeatTrigger(config.repeat_threshold), FailureRateTrigger()]
     if config.check_every > 0:
-        triggers.append(CheckEveryTrigger(config.check_every))
+        flat = config.stagnation
+        signal = Stagnation(flat.check_every) if flat.enabled else None
+        triggers.append(CheckEveryTrigger(config.check_every, signal))
     return triggers
