@@ -10,7 +10,8 @@ then caretz's: a hash is not a secret (a hex string the entropy plugin alone fou
 the checksums lock files and `go.sum` write), nor is an address.
 
 Nothing here ever verifies a finding against a vendor (detect-secrets' verification is a
-filter caretz does not turn on), so no secret leaves the machine through it. A leaf: it
+filter caretz does not turn on), so no secret leaves the machine through it, and nothing
+configures detect-secrets from a baseline file, so no plugin of a project's is loaded. A leaf: it
 imports nothing from caretz. Importing detect-secrets costs a few hundred ms, so this
 module is imported only where a text or a value is about to be judged: the judge's
 summary, and the shell's environment when a value holds a token the table does not
