@@ -29,6 +29,9 @@ LEAVES = {
     "caretz.config_section",  # the sections' pydantic base, apart so ConfigError needs none
     "caretz.lazy_dataclass",  # dataclasses made on first use (the hot path's)
     "caretz.secrets",
+    "caretz.secret_shapes",  # the table's shapes, apart from its names and its redaction
+    "caretz.secret_detector",  # detect-secrets beside the table, imported when a text is judged
+    "caretz.addresses",  # whether an address is public: the network proxy's and web_fetch's
     "caretz.plan",
     "caretz.approvals",
     "caretz.trusted",  # which bwrap, git and interpreter caretz runs: sandbox and checkpoints

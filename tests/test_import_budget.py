@@ -18,7 +18,17 @@ from tests.importtime import (
 from tests.modelserver import ModelServer
 
 # The heavy parts no run without a profile file or a CARETZ_* variable needs first.
-NEVER = ("pydantic", "pydantic_core", "pydantic_settings", "httpx", "httpcore", "mcp", "pygments")
+NEVER = (
+    "pydantic",
+    "pydantic_core",
+    "pydantic_settings",
+    "httpx",
+    "httpcore",
+    "mcp",
+    "pygments",
+    "detect_secrets",
+    "requests",
+)
 
 
 def a_project(tmp_path: Path) -> Path:

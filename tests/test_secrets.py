@@ -1,10 +1,16 @@
-"""Secret shapes: every listed secret is redacted, every look-alike is left exactly as it was."""
+"""Secret shapes: every listed secret is redacted, every look-alike is left exactly as it was.
+
+Two sets: the table's own cases (tests/secret_cases.py) and a corpus written apart from it
+(tests/secret_corpus.py), with tokens of vendors no table row names, which only the
+detector beside the table (detect-secrets) finds.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from caretz.secrets import REDACTED, holds_secret, is_secret_name, redact
+from caretz.secrets import REDACTED, holds_secret, is_secret_name, redact, redact_shapes
+from tests import secret_corpus as corpus
 from tests.secret_cases import LOOKALIKES, SECRETS
 
 
@@ -132,3 +138,62 @@ def test_a_value_with_a_secret_shape_is_a_secret_whatever_its_name():
     assert holds_secret("DATABASE_URL", "postgres://u:pw@h/db")
     assert not holds_secret("DATABASE_URL", "postgres://h/db")
     assert not holds_secret("EDITOR", "vim")
+
+
+def _cases(cases, prefix):
+    # The ids name the case, never its value.
+    return [pytest.param(*case, id=f"{prefix}-{n}") for n, case in enumerate(cases)]
+
+
+CORPUS_SECRETS = [
+    *_cases(corpus.SECRETS, "corpus"),
+    *_cases(corpus.HELD_OUT_SECRETS, "held-out"),
+    *_cases(corpus.UNNAMED_TOKENS, "unnamed"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), CORPUS_SECRETS)
+def test_each_secret_of_the_corpus_is_redacted(text: str, secret: str):
+    redacted = redact(text)
+    assert secret not in redacted
+    assert REDACTED in redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(text, id=f"{prefix}-{n}")
+        for prefix, texts in (
+            ("corpus", corpus.LOOKALIKES),
+            ("held-out", corpus.HELD_OUT_LOOKALIKES),
+        )
+        for n, text in enumerate(texts)
+    ],
+)
+def test_each_look_alike_of_the_corpus_is_left_alone(text: str):
+    assert redact(text) == text
+
+
+def test_the_detector_finds_the_tokens_no_table_row_names():
+    """The detector is what finds them: the table alone leaves most in place."""
+    found_by_table = [secret not in redact_shapes(text) for text, secret in corpus.UNNAMED_TOKENS]
+    found = [secret not in redact(text) for text, secret in corpus.UNNAMED_TOKENS]
+    assert sum(found_by_table) <= 2 and all(found)
+
+
+def test_only_the_value_the_detector_finds_is_replaced():
+    token = corpus.UNNAMED_TOKENS[4][1]  # a random string passed to a client, quoted
+    text = f'client = Api("{token}", retries=3)  # see docs/api.md\nclient.get("/users")'
+    assert redact(text) == (
+        'client = Api("[redacted]", retries=3)  # see docs/api.md\nclient.get("/users")'
+    )
+
+
+@pytest.mark.parametrize(("name", "value"), _cases(corpus.ENV_SECRETS, "env"))
+def test_each_secret_variable_of_the_corpus_is_a_secret(name: str, value: str):
+    assert holds_secret(name, value)
+
+
+@pytest.mark.parametrize(("name", "value"), _cases(corpus.ENV_ORDINARY, "env"))
+def test_each_ordinary_variable_of_the_corpus_is_not(name: str, value: str):
+    assert not holds_secret(name, value)

@@ -28,6 +28,11 @@ class Command:
     inner: tuple[Command, ...] = ()
     runs: Runs = Runs.ITSELF
     via: str = ""  # how an inner command is reached: "bash -c", "find -exec", "find -delete"…
+    # Set when the program may run commands caretz does not read (its own scripts, a
+    # Makefile, a package's scripts, inline code, any program not known to run nothing
+    # else): why. Unlike `hidden`, the command itself is seen, so an allow rule naming it
+    # covers it; a deny or ask rule for another program cannot be ruled out.
+    unseen: str | None = None
 
     def __init__(
         self,
@@ -37,10 +42,13 @@ class Command:
         inner: tuple[Command, ...] = (),
         runs: Runs = Runs.ITSELF,
         via: str = "",
+        unseen: str | None = None,
     ):
         # Set as a frozen dataclass's own __init__ would, without a call per field; the
         # program is read for every rule, so it is worked out here, once.
-        self.__dict__.update(words=words, text=text, hidden=hidden, inner=inner, runs=runs, via=via)
+        self.__dict__.update(
+            words=words, text=text, hidden=hidden, inner=inner, runs=runs, via=via, unseen=unseen
+        )
         self.__dict__["program"] = _program(words)
 
     @cached_property
@@ -56,6 +64,23 @@ class Command:
         if not self.words:
             return "an empty command"
         return self.words[0].problem
+
+    @property
+    def opaque(self) -> bool:
+        """Whether it may run commands rules cannot see (hidden, or unseen)."""
+        return self.hidden is not None or self.unseen is not None
+
+    def reached(self, via: str) -> Command:
+        """This command, as run by another (`bash -c`, `find -exec`, an alias)."""
+        return Command(self.words, self.text, self.hidden, self.inner, self.runs, via, self.unseen)
+
+    def with_hidden(self, hidden: str) -> Command:
+        return Command(self.words, self.text, hidden, self.inner, self.runs, self.via, self.unseen)
+
+    def with_unseen(self, unseen: str) -> Command:
+        """This command, known to run what caretz does not read (its first reason kept)."""
+        why = self.unseen or unseen
+        return Command(self.words, self.text, self.hidden, self.inner, self.runs, self.via, why)
 
     @cached_property
     def argument_texts(self) -> frozenset[str]:
@@ -104,14 +129,15 @@ class LineParts:
         self._at: dict[str, list[int]] = {}
         for index, command in enumerate(self.commands):
             program = command.program
-            if program is None or command.hidden is not None:
+            if program is None or command.opaque:
                 self._unreadable.append(index)
             else:
                 self._at.setdefault(program, []).append(index)
 
     def running(self, programs: Iterable[str]) -> list[int]:
         """The positions, in order, of the commands that run one of `programs`, and of
-        those that cannot be fully read (they may run anything)."""
+        those that cannot be fully read or may run what caretz does not read (they may run
+        anything)."""
         found = list(self._unreadable)
         for program in programs:
             found += self._at.get(program, ())

@@ -23,6 +23,30 @@ _GLOBAL_WITH_VALUE = frozenset(
      "--list-cmds"}
 )  # fmt: skip
 _SAME_AS_PUSH = frozenset({"send-pack", "http-push"})
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# git's own commands that run no program but what this module reads (`rebase -x`, `bisect
+# run`, `submodule foreach`, `filter-branch`) and what its protected configuration and
+# hooks name. Any other name is an alias of the user's, a `git-NAME` program on PATH, or a
+# command that runs tools (difftool, mergetool, credential helpers, send-email, help).
+_RUNS_ITSELF = _names(
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr "
+    "check-ignore check-mailmap check-ref-format checkout checkout-index cherry "
+    "cherry-pick clean clone column commit commit-graph commit-tree config count-objects "
+    "describe diff diff-files diff-index diff-tree fast-export fast-import fetch "
+    "filter-branch for-each-ref format-patch fsck gc grep hash-object index-pack init "
+    "interpret-trailers log ls-files ls-remote ls-tree maintenance merge merge-base "
+    "merge-file merge-tree mktag mktree multi-pack-index mv name-rev notes pack-objects "
+    "pack-refs prune pull push range-diff read-tree rebase reflog remote repack replace "
+    "rerere reset restore rev-list rev-parse revert rm shortlog show show-branch show-ref "
+    "sparse-checkout stash status stripspace submodule switch symbolic-ref tag "
+    "update-index update-ref var verify-commit verify-pack verify-tag version whatchanged "
+    "worktree write-tree"
+)
 # -c settings that never make git run a program (any other may: hooks, pagers, editors,
 # ssh, diff and merge drivers, filters, credential helpers, includes, url rewrites).
 _HARMLESS_PREFIXES = (
@@ -96,7 +120,11 @@ def _read(words, text, depth, parse, commands: list[str]) -> Command:
         return _running(words, text, depth, parse, line, f"git {sub}", Runs.INSTEAD)
     if sub.startswith("remote-"):
         return Command(words, text, hidden=f"git {sub} reads the commands it runs from its input")
-    return _subcommand(words, text, depth, parse, sub, rest)
+    found = _subcommand(words, text, depth, parse, sub, rest)
+    if sub not in _RUNS_ITSELF and found.hidden is None:
+        why = f"git {sub} is an alias, a program git-{sub}, or one that runs others"
+        return found.with_unseen(why)
+    return found
 
 
 def _setting(
@@ -199,4 +227,4 @@ def _at(args: tuple[Word, ...], index: int) -> Word:
 
 
 def _reached(command: Command, via: str) -> Command:
-    return Command(command.words, command.text, command.hidden, command.inner, command.runs, via)
+    return command.reached(via)

@@ -32,9 +32,10 @@ class ProgramIndex:
         self.by_program = {name: [*whole, *own, *wildcard] for name, own in named.items()}
 
     def candidates(self, command: Command) -> list[Rule]:
-        """The rules that may match `command`: all of them when it cannot be fully read."""
+        """The rules that may match `command`: all of them when it cannot be fully read or
+        may run commands caretz does not read."""
         program = command.program
-        if program is None or command.hidden is not None:
+        if program is None or command.opaque:
             return self.ordered
         return self.by_program.get(program, self.other_programs)
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from caretz.permissions.command import Command, Runs, program_name
 from caretz.permissions.git import read_git
+from caretz.permissions.plain import PLAIN, code_option, from_system
 from caretz.permissions.runners import BUILDERS as RUNNERS
 from caretz.permissions.words import Word
 from caretz.permissions.wrappers import SPECS, is_loader, unwrap
@@ -31,6 +32,11 @@ _CODE_FLAGS = frozenset(
      "--help", "-h", "-v"}
 )  # fmt: skip
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# Wrappers that, given no command, run a shell (`chroot DIR`, `unshare -r`, `setarch x86_64`).
+_SHELL_WHEN_EMPTY = frozenset(
+    {"chroot", "unshare", "nsenter", "firejail", "fakeroot", "pkexec", "setarch", "linux32",
+     "linux64", "i386", "x86_64", "uname26", "aarch64", "arm64"}
+)  # fmt: skip
 _STDIN_ARGUMENTS = Word("", "the arguments xargs reads from standard input")
 STDIN_CODE = "reads the commands it runs from standard input"
 
@@ -39,16 +45,27 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
     """The command these words run, with the commands it runs in turn inside it."""
     if not words:
         return Command((), text, hidden="an empty command")
-    program = program_name(words[0])
+    first = words[0]
+    program = program_name(first)
     if program is not words[0]:
         words = (program, *words[1:])
     if program.problem is not None:
         return Command(words, text)
     name = program.text
+    if not from_system(first.text) and not is_loader(name):
+        where = f"{first.text} is not the system's {name}: it may run anything"
+        return Command(words, text, unseen=where)
+    if name in PLAIN:
+        option = code_option(name, words[1:])
+        if option is not None:
+            return Command(words, text, hidden=f"{name} {option} runs a command")
+        return Command(words, text)  # a program known to run no other
     if name not in _RUN_OTHERS and not is_interpreter(name):
         if is_loader(name):
             return _wrapper(words, text, depth, parse, "ld.so")
-        return Command(words, text)  # most commands: a program that runs no other
+        return Command(
+            words, text, unseen=f"caretz does not know that {name} runs no other command"
+        )
     args = words[1:]
     if name in SHELLS:
         return _shell(words, text, depth, parse)
@@ -56,9 +73,9 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
         return _BUILDERS[name](words, text, depth, parse)
     if name in SPECS:
         return _wrapper(words, text, depth, parse)
-    if is_interpreter(name) and _reads_stdin_code(args):
+    if _reads_stdin_code(args):
         return Command(words, text, hidden=f"{name} {STDIN_CODE}")
-    return Command(words, text)
+    return Command(words, text, unseen=f"{name} runs code caretz does not read")
 
 
 def _wrapper(
@@ -70,6 +87,8 @@ def _wrapper(
     runs = Runs.AS_OTHER_USER if spec.as_other_user else Runs.INSTEAD
     if found.problem is not None:
         return Command(words, text, hidden=found.problem, runs=runs)
+    if name == "xargs":
+        found.command = _filled_by_xargs(words[1:], found.command)
     if found.bare_shell:
         return Command(words, text, hidden=f"{name} opens a shell that {STDIN_CODE}", runs=runs)
     inner: list[Command] = []
@@ -82,7 +101,35 @@ def _wrapper(
         inner.append(reached(build_command(command, text, depth, parse), name))
     elif name == "xargs":
         inner.append(reached(Command((Word("echo"), _STDIN_ARGUMENTS), text), name))
-    return Command(words, text, inner=tuple(inner), runs=runs if inner else Runs.ITSELF)
+    elif name in _SHELL_WHEN_EMPTY and not found.command:
+        return Command(
+            words, text, hidden=f"{name} with no command opens a shell that {STDIN_CODE}"
+        )
+    runs = runs if inner else Runs.ITSELF
+    return Command(words, text, inner=tuple(inner), runs=runs, unseen=found.unseen)
+
+
+def _filled_by_xargs(options: tuple[Word, ...], command: tuple[Word, ...]) -> tuple[Word, ...]:
+    """`xargs -I{} sh -c 'echo {}'`: each word holding the replace string is filled from
+    standard input, so what it says is known only when it runs."""
+    replace = None
+    for index, word in enumerate(options):
+        text = word.text if word.known else ""
+        if text in ("-I", "--replace") and index + 1 < len(options):
+            replace = options[index + 1].text if text == "-I" else "{}"
+        elif text.startswith("-I") or text.startswith("--replace="):
+            replace = text[2:] if text.startswith("-I") else text.split("=", 1)[1]
+        elif text.startswith("-i"):
+            replace = text[2:] or "{}"
+        if text == "--" or (word.known and not text.startswith("-") and replace is None):
+            break
+    if not replace:
+        return command
+    filled = Word("", "the text xargs -I fills in from standard input")
+    return tuple(
+        Word(word.text, filled.problem) if word.known and replace in word.text else word
+        for word in command
+    )
 
 
 def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -128,7 +175,10 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
         return Command(words, text, inner=inner, runs=Runs.INSTEAD)
     if reads_stdin or not positional or positional[0].text == "-":
         return Command(words, text, hidden=f"{name} {STDIN_CODE}")
-    return Command(words, text)
+    script = positional[0].text or "a computed path"
+    return Command(
+        words, text, unseen=f"{name} runs the script {script}, which caretz does not read"
+    )
 
 
 def _parse_body(body: Word, where: str, depth: int, parse: Parse) -> tuple[Command, ...]:
@@ -139,7 +189,7 @@ def _parse_body(body: Word, where: str, depth: int, parse: Parse) -> tuple[Comma
 
 
 def reached(command: Command, via: str) -> Command:
-    return Command(command.words, command.text, command.hidden, command.inner, command.runs, via)
+    return command.reached(via)
 
 
 def _reads_stdin_code(args: tuple[Word, ...]) -> bool:
@@ -162,7 +212,7 @@ def _eval(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
 def _source(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if len(words) > 1 and not words[1].known:
         return Command(words, text, hidden=f"source of a computed path ({words[1].problem})")
-    return Command(words, text)
+    return Command(words, text, unseen="source runs the commands of a file caretz does not read")
 
 
 def _alias(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:

@@ -47,7 +47,8 @@ class LegacyPattern:
         commands = parts.commands
         if self.mentions:
             return _first(commands, self._mentioned)
-        outcome, first_part = Match.YES, None
+        unknown: Command | None = None  # the first part that could match, if none does
+        first_part = None
         position = 0
         for pattern in self.commands:
             found = None
@@ -56,15 +57,13 @@ class LegacyPattern:
                 if match is Match.YES:
                     found = index
                     break
-                if match is Match.UNKNOWN and outcome is Match.YES:
-                    outcome, first_part = Match.UNKNOWN, commands[index]
+                if match is Match.UNKNOWN and unknown is None:
+                    unknown = commands[index]
             if found is None:
-                if outcome is Match.UNKNOWN:
-                    return Match.UNKNOWN, first_part
-                return Match.NO, None
+                return (Match.UNKNOWN, unknown) if unknown is not None else (Match.NO, None)
             first_part = first_part or commands[found]
             position = found + 1
-        return outcome, first_part
+        return Match.YES, first_part  # every command of the pattern runs, in order
 
     def _mentioned(self, command: Command) -> Match:
         texts = [word.text for word in command.words]
@@ -75,7 +74,8 @@ class LegacyPattern:
                 for token, text in zip(self.mentions, texts[start:], strict=False)
             ):
                 return Match.YES
-        unknown = command.unknown is not None or any(not w.known for w in command.words)
+        unknown = command.opaque or command.unknown is not None
+        unknown = unknown or any(not w.known for w in command.words)
         return Match.UNKNOWN if unknown else Match.NO
 
 

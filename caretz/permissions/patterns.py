@@ -88,8 +88,9 @@ class CommandPattern:
         if program != self.program and (
             self.literal_program or not _token_equal(self.program, program)
         ):
-            # Hidden code (a shell reading stdin) may run this program all the same.
-            return Match.UNKNOWN if command.hidden is not None else Match.NO
+            # Hidden code (a shell reading stdin), or what a program runs that caretz does
+            # not read (a Makefile, a package's scripts), may run this program all the same.
+            return Match.UNKNOWN if command.opaque else Match.NO
         wanted, words_wanted = self._wanted
         if not wanted:
             return Match.YES
@@ -100,7 +101,7 @@ class CommandPattern:
             flags_set, positional = _command_flags(args, key, long_names)
             if flags_wanted <= flags_set and _in_order(words_wanted, positional):
                 return Match.YES
-        unknown = command.hidden is not None or any(word.problem is not None for word in args)
+        unknown = command.opaque or any(word.problem is not None for word in args)
         return Match.UNKNOWN if unknown else Match.NO
 
     @cached_property

@@ -101,48 +101,90 @@ class RuleSet:
 def _check_command(rules: BashRules, line: str) -> Decision:
     commands = shell_parse.parse_command_line(line)
     parts = shell_commands.LineParts(commands)
-    maybe: tuple[Rule, Command] | None = None
+    maybe: list[tuple[Rule, Command]] = []
     for behavior in ("deny", "ask"):
-        match, rule, part = _find(rules, behavior, parts)
+        match, rule, part, unknown = _find(rules, behavior, parts)
         if match is rule_patterns.Match.YES:
             shown = _shown(part)
             return Decision(behavior, f"`{shown}` {_VERBS[behavior]} {_named(rule)}", rule, shown)
-        if match is rule_patterns.Match.UNKNOWN and maybe is None:
-            maybe = (rule, part)
-    if maybe is not None:
-        rule, part = maybe
-        why = part.unknown or _unknown_word(part)
-        shown = _shown(part)
-        reason = f"caretz cannot tell what `{shown}` runs ({why}) and {_named(rule)} could match it"
-        return Decision("ask", reason, rule, shown, why)
-    return _allow_all(rules.allow, commands, line)
+        maybe += unknown
+    if maybe:
+        hidden = next((pair for pair in maybe if not _vouchable(pair[1])), None)
+        if hidden is not None:
+            return _cannot_tell(*hidden)
+        named = _allowed_by_name(rules.allow, commands, set())
+        unresolved = next((pair for pair in maybe if id(pair[1]) not in named), None)
+        if unresolved is not None:
+            return _cannot_tell(*unresolved)
+    decision = _allow_all(rules.allow, commands, line)
+    if maybe and decision.outcome == "allow":
+        reason = f"{decision.reason}, which covers what `{_shown(maybe[0][1])}` runs"
+        return Decision("allow", reason, decision.rule, decision.part)
+    return decision
 
 
-def _find(rules: BashRules, behavior: str, parts: LineParts) -> tuple[Match, Any, Any]:
-    """(YES or UNKNOWN or NO, the rule, the part): the first part a rule matches."""
-    unknown: tuple[Rule, Command] | None = None
+def _cannot_tell(rule: Rule, part: Command) -> Decision:
+    why = part.unknown or _unknown_word(part) or part.unseen
+    shown = _shown(part)
+    reason = f"caretz cannot tell what `{shown}` runs ({why}) and {_named(rule)} could match it"
+    return Decision("ask", reason, rule, shown, why)
+
+
+def _vouchable(part: Command) -> bool:
+    """Whether only what the command runs is unknown (not the command itself): an allow
+    rule naming it then answers for all it runs (`Bash(make test)`, `Bash(npm test)`)."""
+    return part.unknown is None and part.unseen is not None and _unknown_word(part) is None
+
+
+def _allowed_by_name(
+    allows: ProgramIndex, commands: tuple[Command, ...], read: set[int]
+) -> set[int]:
+    """The commands (by id) an allow rule naming them covers, with all they run: the bare
+    `Bash` allows everything, and so names nothing that runs others."""
+    covered: set[int] = set()
+    for command in commands:
+        if id(command) in read:
+            continue  # a command written again (the same object): decided before
+        read.add(id(command))
+        rule = allowing_rule(command, allows)
+        if rule is not None and not rule.whole_tool:
+            covered.update(id(part) for part in command.walk())
+        else:
+            covered |= _allowed_by_name(allows, command.inner, read)
+    return covered
+
+
+def _find(
+    rules: BashRules, behavior: str, parts: LineParts
+) -> tuple[Match, Any, Any, list[tuple[Rule, Command]]]:
+    """(YES or UNKNOWN or NO, the rule, the part, and every (rule, part) that could match):
+    the first part a rule matches."""
+    unknown: list[tuple[Rule, Command]] = []
     index = rules.of(behavior)
     read: set[int] = set()
     for part in _reachable(index, parts):
         if id(part) in read:
             continue  # a command written again (the same object): it matched nothing before
         read.add(id(part))
+        could: tuple[Rule, Command] | None = None
         for rule in index.candidates(part):
             match = rule_patterns.Match.YES if rule.command is None else rule.command.contains(part)
             if match is rule_patterns.Match.YES:
-                return match, rule, part
-            if match is rule_patterns.Match.UNKNOWN and unknown is None:
-                unknown = (rule, part)
+                return match, rule, part, []
+            if match is rule_patterns.Match.UNKNOWN and could is None:
+                could = (rule, part)  # one rule that could match this part is enough to know
+        if could is not None:
+            unknown.append(could)
     for rule in (r for r in rules.legacy if r.behavior == behavior):
         assert rule.legacy is not None
         match, part = rule.legacy.find(parts)
         if match is rule_patterns.Match.YES:
-            return match, rule, part
-        if match is rule_patterns.Match.UNKNOWN and unknown is None and part is not None:
-            unknown = (rule, part)
-    if unknown is not None:
-        return rule_patterns.Match.UNKNOWN, unknown[0], unknown[1]
-    return rule_patterns.Match.NO, None, None
+            return match, rule, part, []
+        if match is rule_patterns.Match.UNKNOWN and part is not None:
+            unknown.append((rule, part))
+    if unknown:
+        return rule_patterns.Match.UNKNOWN, unknown[0][0], unknown[0][1], unknown
+    return rule_patterns.Match.NO, None, None, []
 
 
 def _reachable(index: ProgramIndex, parts: LineParts) -> Iterable[Command]:

@@ -2,15 +2,18 @@
 what later names run: read so that a rule sees the command, or hidden where it cannot.
 
 `script -c CMD`, `sg GROUP -c CMD`, `npx -c CMD` and `ssh HOST CMD` run a command line:
-it is read. `sed` scripts with the `e` command or flag, `tar --checkpoint-action=exec=…`
-(and tar's other program options), vim's `-c`/`+` commands, gdb, expect, parallel, at,
-tmux and screen run commands caretz cannot read before they run: hidden. So are the shell
+it is read. `sed` scripts with the `e` command or flag, awk programs with `system()` or a
+pipe, `tar --checkpoint-action=exec=…` (and tar's other program options), vim's `-c`/`+`
+commands, gdb, expect, parallel, at, tmux, screen and ed run commands caretz cannot read
+before they run: hidden. npm's scripts, an editor's `:!`, and what ssh reads from its
+input run commands caretz does not read: unseen. So are the shell
 builtins that change which program a later name runs (`hash -p`, `shopt -s
 expand_aliases`, `enable -f`).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 
@@ -29,8 +32,14 @@ _ALWAYS_HIDDEN = {
     "batch": "batch runs commands it reads from its input, later",
     "tmux": "tmux runs commands in a server of its own",
     "screen": "screen runs commands in a session of its own",
+    "ed": "ed runs the `!` commands it reads from its input",
+    "red": "red runs the `!` commands it reads from its input",
+    "ex": "ex runs the commands it reads from its input",
 }
-_VIM = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "rvim", "evim"})
+_VIM = frozenset({"vim", "vi", "nvim", "view", "vimdiff", "gvim", "rvim", "evim"})
+_EDITOR = (
+    "{} runs the commands it reads from its input and files (`:!`), which caretz does not read"
+)
 _VIM_CODE = frozenset({"-c", "--cmd", "-S", "-s", "-u", "-U", "-e", "-E", "-es", "-Es"})
 _TAR_PROGRAMS = ("--checkpoint-action", "--to-command", "--use-compress-program",
                  "--info-script", "--new-volume-script", "--rmt-command", "--rsh-command")  # fmt: skip
@@ -38,6 +47,12 @@ _SSH_WITH_VALUE = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
 _SSH_CODE_OPTIONS = ("proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand",
                      "match", "include", "remotecommand")  # fmt: skip
 _SED_SIMPLE = set("=dDgGhHlnNpPqQxzF{}")
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_AWK_CODE = frozenset(
+    {"--file", "--exec", "--include", "--load", "--source", "-f", "-E", "-i", "-l"}
+)
+_AWK_WITH_VALUE = frozenset({"-F", "-v", "--field-separator", "--assign"})
+_AWK_RUNS = re.compile(r"system|\||@load|@include")  # `||` too: the check is by text
 
 
 def _hidden(reason: str) -> Builder:
@@ -52,7 +67,7 @@ def _body(words, text, depth, parse, body: Word, via: str, runs: Runs = Runs.INS
 
 
 def _reached(command: Command, via: str) -> Command:
-    return Command(command.words, command.text, command.hidden, command.inner, command.runs, via)
+    return command.reached(via)
 
 
 def _option_value(args: tuple[Word, ...], names: tuple[str, ...]) -> Word | None:
@@ -102,7 +117,10 @@ def _npx(words, text, depth, parse) -> Command:
     args = words[1:]
     if words[0].text in ("npm", "pnpm", "yarn"):
         if not args or not args[0].known or args[0].text not in ("exec", "x", "dlx"):
-            return Command(words, text)
+            why = (
+                f"{words[0].text} runs the package's scripts and its dependencies' install scripts"
+            )
+            return Command(words, text, unseen=why)
         args = args[1:]
     body = _option_value(args, ("-c", "--call"))
     if body is not None:
@@ -148,7 +166,8 @@ def _ssh(words, text, depth, parse) -> Command:
                 break
     command = args[i + 1 :]
     if not command:
-        return Command(words, text)
+        why = "ssh runs on the host the commands it reads from its input"
+        return Command(words, text, unseen=why)
     unknown = next((w for w in command if not w.known), None)
     body = unknown or Word(" ".join(w.text for w in command))
     return _body(words, text, depth, parse, body, "ssh", Runs.NAMED)
@@ -162,14 +181,14 @@ def _vim(words, text, depth, parse) -> Command:
             )
         if word.text.startswith("+") or word.text in _VIM_CODE:
             return Command(words, text, hidden=f"{words[0].text} {word.text} runs editor commands")
-    return Command(words, text)
+    return Command(words, text, unseen=_EDITOR.format(words[0].text))
 
 
 def _emacs(words, text, depth, parse) -> Command:
     code = ("--eval", "-l", "--load", "-f", "--funcall", "-x", "--script", "--batch", "-batch")
     if any(not w.known or w.text.split("=", 1)[0] in code for w in words[1:]):
         return Command(words, text, hidden="emacs runs Lisp given in its arguments")
-    return Command(words, text)
+    return Command(words, text, unseen=_EDITOR.format("emacs"))
 
 
 def _man(words, text, depth, parse) -> Command:
@@ -278,6 +297,37 @@ def _past(script: str, i: int, delimiter: str) -> int:
     return len(script)
 
 
+def _awk(words, text, depth, parse) -> Command:
+    """awk runs commands through `system()`, pipes (`print | "cmd"`, `"cmd" | getline`) and
+    the extensions it loads; a program with none of those runs nothing else."""
+    name = words[0].text
+    args = words[1:]
+    program: Word | None = None
+    i = 0
+    while i < len(args):
+        word = args[i]
+        option = word.text if word.known else ""
+        if not word.known or option == "-" or not option.startswith("-"):
+            program = word
+            break
+        if option == "--":
+            program = args[i + 1] if i + 1 < len(args) else None
+            break
+        given = option.split("=", 1)[0]
+        if given in _AWK_CODE or option[:2] in ("-f", "-E", "-i", "-l"):
+            return Command(
+                words, text, hidden=f"{name} {given} loads a program caretz does not read"
+            )
+        i += 2 if option in _AWK_WITH_VALUE else 1
+    if program is None:
+        return Command(words, text)
+    if not program.known:
+        return Command(words, text, hidden=f"{name}'s program is {program.problem}")
+    if _AWK_RUNS.search(program.text):
+        return Command(words, text, hidden=f"{name}'s program runs commands (system, pipes)")
+    return Command(words, text)
+
+
 def _hash(words, text, depth, parse) -> Command:
     if any(not w.known or (w.text.startswith("-") and "p" in w.text) for w in words[1:]):
         return Command(words, text, hidden="hash -p makes a name run another program")
@@ -299,6 +349,7 @@ def _enable(words, text, depth, parse) -> Command:
 BUILDERS: dict[str, Builder] = {
     **{name: _hidden(reason) for name, reason in _ALWAYS_HIDDEN.items()},
     **dict.fromkeys(_VIM, _vim),
+    **dict.fromkeys(_AWK, _awk),
     "emacs": _emacs,
     "man": _man,
     "script": _script,

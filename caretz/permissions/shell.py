@@ -23,7 +23,7 @@ from caretz.permissions.launch import (
     reached,
 )
 from caretz.permissions.words import Word, unquoted_word, word_of
-from caretz.permissions.wrappers import COMMAND_VARIABLES
+from caretz.permissions.wrappers import COMMAND_VARIABLES, harmless_variable
 
 # The parser's bindings: loaded with the grammar, at the first line read.
 tree_sitter = lazy_module("tree_sitter")
@@ -196,6 +196,7 @@ class _Reader:
         words: list[Word] = []
         changes_program: str | None = None
         runs_too: list[tuple[str, str]] = []  # GIT_PAGER=cat: a command the program runs
+        unseen: str | None = None  # RIPGREP_CONFIG_PATH=…: what the program reads changes
         skipped: str | None = None
         position = 0
         for child in node.children:
@@ -221,6 +222,8 @@ class _Reader:
                         changes_program = f"{name}=… names a command known only when it runs"
                 elif program_changing(name):
                     changes_program = f"{name}=… changes which program runs"
+                elif unseen is None and not harmless_variable(name):
+                    unseen = f"{name}=… may change what it runs (a variable caretz does not know)"
             elif kind not in kinds.redirect and kind not in kinds.anonymous:
                 words.append(word_of(child))
         redirects = statement.children[1:] if statement is not None else []
@@ -235,9 +238,11 @@ class _Reader:
             skipped = skipped or f"bash reads {dropped!r} in it differently"
         hidden = changes_program or skipped
         if hidden is None and runs_too:
-            return _with_commands_in_values(command, runs_too, self.depth)
+            command = _with_commands_in_values(command, runs_too, self.depth)
         if hidden is not None:
             return Command(command.words, text, hidden, command.inner, command.runs)
+        if unseen is not None:
+            return command.with_unseen(unseen)
         return command
 
     def _program_word(self, name: Any, offset: int, source: bytes) -> Word:
@@ -257,14 +262,15 @@ def _with_commands_in_values(
     """`GIT_PAGER=cat git log` runs `cat` too: read as a command git log runs besides."""
     if command.runs is Runs.NAMED:  # the runner's allow would cover the value's command
         hidden = f"{values[0][0]}=… names a command {command.program} may run"
-        return Command(command.words, command.text, hidden, command.inner, command.runs)
+        return command.with_hidden(hidden)
     extra = tuple(
         reached(inner, f"{name}=…")
         for name, line in values
         for inner in parse_command_line(line, depth + 1)
     )
     runs = Runs.BESIDES if command.runs is Runs.ITSELF else command.runs
-    return Command(command.words, command.text, command.hidden, command.inner + extra, runs)
+    inner = command.inner + extra
+    return Command(command.words, command.text, command.hidden, inner, runs, unseen=command.unseen)
 
 
 def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:
@@ -303,7 +309,8 @@ def _with_heredoc(command: Command, redirects: list[Any], depth: int) -> Command
     if command.program in SHELLS:
         inner = tuple(reached(c, "heredoc") for c in parse_command_line(body, depth + 1))
         return Command(command.words, command.text, None, inner, Runs.INSTEAD)
-    return Command(command.words, command.text)
+    why = f"{command.program} runs code caretz does not read"
+    return Command(command.words, command.text, unseen=why)
 
 
 def _literal_heredoc(redirects: list[Any]) -> str | None:
@@ -325,15 +332,19 @@ def _declaration(node: Any) -> Command:
     text = node.text.decode("utf-8", "replace")
     keyword = node.children[0].text.decode("utf-8", "replace")
     words = [Word(keyword)]
-    hidden = None
+    hidden = unseen = None
     for child in node.children[1:]:
         value = child.text.decode("utf-8", "replace")
         has_expansion = any(_expands(grandchild) for grandchild in child.children)
         words.append(Word(value, "a value computed when it runs" if has_expansion else None))
         name = value.split("=", 1)[0]
-        if hidden is None and keyword != "unset" and "=" in value and program_changing(name):
+        if keyword == "unset" or value.startswith("-"):
+            continue
+        if hidden is None and "=" in value and program_changing(name):
             hidden = f"{keyword} {name}=… changes what the commands after it run"
-    return Command(tuple(words), text, hidden=hidden)
+        elif unseen is None and not harmless_variable(name):
+            unseen = f"{keyword} {name} may change what the commands after it run"
+    return Command(tuple(words), text, hidden=hidden, unseen=unseen)
 
 
 def _state_changes(names: Any) -> list[Command]:
@@ -346,10 +357,13 @@ def _state_changes(names: Any) -> list[Command]:
         if parent is None or parent.type in ("command", "declaration_command"):
             continue
         variable = name.text.decode("utf-8", "replace")
+        text = assignment.text.decode("utf-8", "replace")
         if program_changing(variable):
-            text = assignment.text.decode("utf-8", "replace")
             hidden = f"{variable}=… changes what the commands after it run"
             found.append(Command((Word(text),), text, hidden=hidden))
+        elif not harmless_variable(variable):
+            unseen = f"{variable}=… may change what the commands after it run"
+            found.append(Command((Word(text),), text, unseen=unseen))
     return found
 
 
@@ -359,14 +373,7 @@ def _sourced_before_others(commands: list[Command]) -> list[Command]:
     Alone (or last) it is a script run, which rules do not read either."""
     last = len(commands) - 1
     return [
-        Command(
-            c.words,
-            c.text,
-            "source runs a file that may change what later commands run",
-            c.inner,
-            c.runs,
-            c.via,
-        )  # fmt: skip
+        c.with_hidden("source runs a file that may change what later commands run")
         if c.program == "source" and c.hidden is None and i < last
         else c
         for i, c in enumerate(commands)

@@ -21,13 +21,28 @@ PROGRAM_CHANGING = frozenset(
     {"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS", "SHELLOPTS",
      "BASHOPTS", "PROMPT_COMMAND", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_SSH",
      "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
-     "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_DIR", "GIT_COMMON_DIR"}
+     "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_DIR", "GIT_COMMON_DIR", "PAGER", "MANPAGER",
+     "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "HOME",
+     "XDG_CONFIG_HOME"}
 )  # fmt: skip
 # Of those, the ones whose value is a command line the program runs: before a command
 # they are read as commands it runs besides (`GIT_PAGER=cat git log` runs cat).
 COMMAND_VARIABLES = frozenset(
     {"GIT_SSH_COMMAND", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
-     "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SSH"}
+     "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SSH", "PAGER", "MANPAGER", "EDITOR", "VISUAL"}
+)  # fmt: skip
+# Variables a command line may set that change no program's choice of what it runs: the
+# locale, the terminal and its colours, a time zone, CI and log switches, who a commit is
+# by. Any other (upper-case) name may: `RIPGREP_CONFIG_PATH=./rc rg` runs the `--pre`
+# program ./rc names. Lower-case names are the shell's own variables.
+HARMLESS_VARIABLES = frozenset(
+    {"LANG", "LANGUAGE", "TZ", "TERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR",
+     "CLICOLOR", "CLICOLOR_FORCE", "COLORTERM", "CI", "DEBUG", "VERBOSE", "TMPDIR",
+     "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONIOENCODING",
+     "RUST_BACKTRACE", "RUST_LOG", "NODE_ENV", "CGO_ENABLED", "GOOS", "GOARCH",
+     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+     "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_TRACE",
+     "TOKENIZERS_PARALLELISM", "OMP_NUM_THREADS", "SOURCE_DATE_EPOCH"}
 )  # fmt: skip
 _PROGRAM_CHANGING_PREFIXES = ("GIT_CONFIG", "LD_", "BASH_FUNC_")
 # The dynamic loader, run as a program: `/lib64/ld-linux-x86-64.so.2 /usr/bin/git push`.
@@ -37,6 +52,13 @@ _LOADER = re.compile(r"ld(?:-linux[-a-z0-9_]*|-musl-[a-z0-9_]+)?\.so(?:\.[0-9]+)
 def program_changing(name: str) -> bool:
     """Whether assigning this variable changes which program a command runs, or what it runs."""
     return name in PROGRAM_CHANGING or name.startswith(_PROGRAM_CHANGING_PREFIXES)
+
+
+def harmless_variable(name: str) -> bool:
+    """Whether setting this variable for a command cannot change what the command runs."""
+    if name in HARMLESS_VARIABLES or name.startswith("LC_"):
+        return True
+    return any(char.islower() for char in name) and not program_changing(name)
 
 
 def is_loader(program: str) -> bool:
@@ -217,6 +239,7 @@ class Unwrapped:
     body: Word | None = None  # a command line given as an option's value (su -c, env -S)
     problem: str | None = None  # set when the program's position or identity is unknown
     bare_shell: bool = False  # opens a shell that reads commands from stdin
+    unseen: str | None = None  # `env RIPGREP_CONFIG_PATH=… rg`: what the program runs may change
     notes: list[str] = field(default_factory=list)
 
 
@@ -239,6 +262,10 @@ def unwrap(name: str, spec: WrapperSpec, args: tuple[Word, ...]) -> Unwrapped:
             if program_changing(variable):
                 result.problem = f"{variable}=… changes which program runs"
                 return result
+            if not harmless_variable(variable) and result.unseen is None:
+                result.unseen = (
+                    f"{variable}=… may change what it runs (a variable caretz does not know)"
+                )
             i += 1
             continue
         if not text.startswith("-") or text == "-":

@@ -226,7 +226,7 @@ class SSEProvider:
         self.max_retries = max_retries
         # A URL the user gave (or a loopback one) that refuses the connection is most
         # likely wrong or its server is not running: one quick retry, not the backoff.
-        self.refusal_is_final = explicit_url or is_loopback(self.base_url)
+        self.refusal_is_final = explicit_url or names_this_machine(self.base_url)
         self.timeout_s = timeout_s
         self.idle_timeout_s = min(idle_timeout_s, timeout_s)
         # A key read from a file often ends in a newline that HTTP headers cannot carry.
@@ -424,4 +424,4 @@ class SSEProvider:
         return self._client
 
 
-is_loopback = wire.is_loopback
+names_this_machine = wire.names_this_machine

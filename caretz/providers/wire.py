@@ -26,6 +26,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import h11
 
+from caretz import addresses
 from caretz.providers import connection
 from caretz.providers.connection import Connection, Key, NoAnswer, default_port
 
@@ -320,13 +321,13 @@ def _split(url: str) -> SplitResult:
     return parts
 
 
-def is_loopback(url: str) -> bool:
+def names_this_machine(url: str) -> bool:
     """Whether `url` names this machine (localhost, ::1, 127.x)."""
     try:
-        host = (urlsplit(url).hostname or "").lower() if "://" in url else ""
+        host = (urlsplit(url).hostname or "") if "://" in url else ""
     except ValueError:
         return False
-    return host in ("localhost", "::1") or host.startswith("127.")
+    return addresses.names_this_machine(host)
 
 
 def get(url: str, timeout_s: float) -> Response:
@@ -352,6 +353,6 @@ __all__ = [
     "TimedOut",
     "WireError",
     "get",
-    "is_loopback",
+    "names_this_machine",
     "tls_context",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from caretz.addresses import names_this_machine
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.providers.model_limits import server_context_window
@@ -56,15 +57,12 @@ def open_provider(
     return create_provider(entry, key, **options)
 
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
 def served_context_window(provider: Provider) -> int | None:
     """The context a server on this machine says it holds (llama.cpp's `n_ctx`, on
     either protocol: caretz's own `local/…` servers, or one the user runs); None when
     the server is elsewhere or does not say."""
     base_url = getattr(provider, "base_url", None)
-    if not isinstance(base_url, str) or urlsplit(base_url).hostname not in LOOPBACK_HOSTS:
+    if not isinstance(base_url, str) or not names_this_machine(urlsplit(base_url).hostname or ""):
         return None
     return server_context_window(base_url.removesuffix("/v1"))
 

@@ -2,8 +2,9 @@
 
 A host passes when the session's allowlist names it (sandbox/allowlist.py) or the user
 allowed it for the session at the prompt. A name is then resolved, and refused if any
-address it resolves to is not a public one (loopback, private, link-local, shared,
-reserved, multicast): a listed name must not become a way into the machine or its
+address it resolves to is not a public one (caretz/addresses.py decides, for web_fetch
+too: loopback, private, link-local, shared, reserved, multicast, and the IPv6 forms that
+carry one of those): a listed name must not become a way into the machine or its
 network because someone controls its DNS. The proxy connects to the addresses checked
 here, never resolving again. Two ways past that check, both written by the user: a name
 pinned to an address (`sandbox.hosts`), and an address listed as such.
@@ -16,12 +17,12 @@ asked whether to allow the refused hosts for the rest of the session (`ask`).
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from caretz.addresses import is_public
 from caretz.sandbox.allowlist import (
     AllowlistError,
     NetworkAllowlist,
@@ -66,19 +67,6 @@ def system_resolve(host: str, port: int) -> list[str]:
     """The addresses `host` resolves to here, for TCP; raises OSError when none."""
     found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in found))
-
-
-def is_public(address: str) -> bool:
-    """Whether `address` is one on the internet: not loopback, private, link-local,
-    shared (100.64/10), reserved, multicast or unspecified; an IPv4 address carried in
-    IPv6 (mapped, or NAT64's 64:ff9b::/96) is judged as the IPv4 address."""
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        elif ip in ipaddress.IPv6Network("64:ff9b::/96"):
-            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return ip.is_global and not ip.is_multicast
 
 
 class NetworkGate:

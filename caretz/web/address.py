@@ -2,10 +2,11 @@
 checked address handed on to be connected to (so DNS cannot answer differently between
 the check and the connection: no rebinding).
 
-An address that is not a public one (loopback, private, link-local, multicast, reserved,
-unspecified, shared, or one of those carried inside an IPv6 address: IPv4-mapped, 6to4,
-Teredo, NAT64) is refused unless an allow rule names the host or that address, so a page
-or a model cannot make caretz request the user's own machine or network.
+An address that is not a public one (caretz/addresses.py decides, for the network proxy
+too: loopback, private, link-local, multicast, reserved, unspecified, shared, or one of
+those carried inside an IPv6 address) is refused unless an allow rule names the host or
+that address, so a page or a model cannot make caretz request the user's own machine or
+network.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from caretz.addresses import not_public
 from caretz.permissions.rules import domain_rule
 from caretz.web.model import FetchRefused
 
@@ -23,50 +25,12 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # host, port, seconds → the addresses the host has (raises FetchRefused when it has none).
 Resolver = Callable[[str, int, float], list[Address]]
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-
-
-def not_public(address: Address) -> str | None:
-    """Why `address` is not one the public internet reaches (None: it is public)."""
-    for candidate in _inside(address):
-        if candidate.is_loopback:
-            return "a loopback address"
-        if candidate.is_link_local:
-            return "a link-local address"
-        if candidate.is_multicast:
-            return "a multicast address"
-        if candidate.is_unspecified:
-            return "an unspecified address"
-        if candidate.is_private:
-            return "a private address"
-        if candidate.is_reserved or not candidate.is_global:
-            return "a reserved address"
-    return None
-
-
-def _inside(address: Address) -> Iterator[Address]:
-    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo, NAT64), then the
-    address itself: what the carried one is says more than "reserved"."""
-    if isinstance(address, ipaddress.IPv6Address):
-        yield from _carried(address)
-    yield address
-
-
-def _carried(address: ipaddress.IPv6Address) -> Iterator[Address]:
-    if address.ipv4_mapped is not None:
-        yield address.ipv4_mapped
-    if address.sixtofour is not None:
-        yield address.sixtofour
-    if address.teredo is not None:
-        yield from address.teredo
-    if address in _NAT64:
-        yield ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-
 
 def literal(host: str) -> Address | None:
-    """The address a host written as an IP literal is; None for a name."""
+    """The address a host written as an IP literal is (`[::1]`, without a zone); None for
+    a name."""
     try:
-        return ipaddress.ip_address(host.strip("[]"))
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:
         return None
 
@@ -86,7 +50,7 @@ def system_resolver(host: str, port: int, timeout_s: float) -> list[Address]:
             problem.append(str(error))
             return
         for *_, sockaddr in answers:
-            address = literal(str(sockaddr[0]).split("%")[0])  # fe80::1%eth0: the zone is not ours
+            address = literal(str(sockaddr[0]))  # fe80::1%eth0: the zone is not ours
             if address is not None and address not in found:
                 found.append(address)
 

@@ -27,8 +27,10 @@ BYPASSES = [
     "find v -delete",
     "$'\\x72\\x6d' -rf v",
     "rm${IFS}-rf${IFS}v",
+    # npm runs the package's script, which caretz does not read: it may delete v
+    "npm run format",
 ]
-LOOK_ALIKES = ["npm run format", "ls platform/"]
+LOOK_ALIKES = ["grep -rl -e format -e ran bin/", "ls platform/"]
 
 
 def tool_results(request: RecordedRequest) -> list[dict[str, Any]]:
@@ -88,8 +90,9 @@ def test_every_bypass_form_is_refused_and_the_look_alikes_run(
     for command, result in zip(BYPASSES, results, strict=False):
         assert result["is_error"] is True, command
         assert "did not run" in result["content"] or "refused" in result["content"], command
-    npm, ls = results[len(BYPASSES) :]
-    assert npm.get("is_error") is not True and "fake npm ran: run format" in npm["content"]
+    assert "npm runs the package's scripts" in results[len(BYPASSES) - 1]["content"]
+    grep, ls = results[len(BYPASSES) :]
+    assert grep.get("is_error") is not True and "bin/npm" in grep["content"]
     assert ls.get("is_error") is not True and "linux.txt" in ls["content"]
     denials = result_object(run.stdout)["permission_denials"]
     assert [denial["input"] for denial in denials] == BYPASSES

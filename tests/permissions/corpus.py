@@ -203,6 +203,7 @@ def command_record(command: Command) -> dict[str, Any]:
         "words": [[word.text, word.problem] for word in command.words],
         "text": command.text,
         "hidden": command.hidden,
+        "unseen": command.unseen,
         "runs": command.runs.value,
         "via": command.via,
         "inner": [command_record(inner) for inner in command.inner],

@@ -77,12 +77,20 @@ def _workdir(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["npm run format", "ls platform/", "git rm -r --cached x", "echo rm -rf"]
+    "command", ["grep -rn format src/", "ls platform/", "git rm -r --cached x", "echo rm -rf"]
 )
 def test_commands_that_only_look_like_rm_are_not_matched(tmp_path: Path, command: str):
     for name, rules in rulesets(tmp_path).items():
         decision = rules.check("bash", {"command": command}, tmp_path)
         assert decision.outcome == "no-match", (name, decision.reason)
+
+
+def test_a_program_that_runs_scripts_asks_whatever_its_words(tmp_path: Path):
+    """`npm run format` holds no "rm", but runs the package's script, which may."""
+    for name, rules in rulesets(tmp_path).items():
+        decision = rules.check("bash", {"command": "npm run format"}, tmp_path)
+        assert decision.outcome == "ask", (name, decision.reason)
+        assert "npm runs the package's scripts" in (decision.unresolved or "")
 
 
 def test_a_deny_on_rm_rf_leaves_rm_without_both_flags_alone(tmp_path: Path):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from caretz.sandbox.envfilter import EnvFilter, is_secret_name
+from tests import secret_corpus
 from tests.sandbox.helpers import run_in
 
 SECRETS = {
@@ -51,6 +56,38 @@ KEPT = {
 def test_secrets_are_dropped_and_the_rest_kept():
     env = EnvFilter().apply({**SECRETS, **KEPT})
     assert env == KEPT
+
+
+def test_the_corpus_secrets_are_dropped_and_its_ordinary_variables_kept():
+    ordinary = dict(secret_corpus.ENV_ORDINARY)
+    env = EnvFilter().apply({**dict(secret_corpus.ENV_SECRETS), **ordinary})
+    assert env == ordinary
+
+
+_DETECTOR_LOADED = """
+import json, sys
+from caretz.sandbox.envfilter import EnvFilter
+kept = EnvFilter().apply(json.loads(sys.stdin.read()))
+print(json.dumps([sorted(kept), "detect_secrets" in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize("with_token", [False, True])
+def test_the_detector_is_loaded_only_for_a_value_the_table_cannot_settle(with_token):
+    """An environment of paths, words and hashes is filtered by the table alone; a value
+    holding a random word (a session cookie under a name that says nothing) brings in
+    detect-secrets, which drops it."""
+    env = dict(secret_corpus.ENV_ORDINARY)
+    if with_token:
+        env["FASTLANE_SESSION"] = dict(secret_corpus.ENV_SECRETS)["FASTLANE_SESSION"]
+    found = subprocess.run(
+        [sys.executable, "-c", _DETECTOR_LOADED],
+        input=json.dumps(env),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert json.loads(found) == [sorted(dict(secret_corpus.ENV_ORDINARY)), with_token]
 
 
 def test_dropped_lists_names_only():

@@ -64,6 +64,14 @@ def test_a_name_not_listed_is_refused_without_asking_dns():
         "::ffff:127.0.0.1",
         "64:ff9b::a00:1",
         "224.0.0.1",
+        # IPv6 forms that carry an inside IPv4 address: 6to4, IPv4-compatible, NAT64 (both
+        # prefixes), Teredo (its client), IPv4-mapped written in hex
+        "2002:7f00:1::1",
+        "::7f00:1",
+        "64:ff9b::7f00:1",
+        "64:ff9b:1::a00:1",
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+        "::ffff:a9fe:a9fe",
     ],
 )
 def test_a_listed_name_resolving_to_an_inside_address_is_refused(address):

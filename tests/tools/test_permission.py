@@ -215,6 +215,26 @@ def test_yes_always_saves_the_rule_and_the_same_call_then_runs_unasked(tmp_path:
     assert decided["answer"] == "always" and decided["saved_rules"] == ["Bash(echo 'one two')"]
 
 
+def test_a_runner_beside_a_deny_rule_asks_once_and_always_answers_for_it(tmp_path: Path):
+    """`make` runs a Makefile caretz does not read: beside a deny rule it asks, saying why;
+    "always" saves a rule naming it, which from then on answers for what it runs."""
+    (tmp_path / "Makefile").write_text("hello:\n\t@echo hello from make\n")
+    asker = ScriptedAsker(Answer("always"))
+    session = Session(tmp_path, asker=asker, rules={"deny": ["Bash(git push:*)"]})
+
+    first = session.run("bash", command="make -s hello")
+    again = session.run("bash", command="make -s hello")
+    listed = session.run("bash", command="ls")
+
+    assert first.ok and again.ok and listed.ok and "hello from make" in again.output
+    (question,) = asker.questions
+    assert "caretz cannot tell what `make -s hello` runs" in question.reason
+    assert "Bash(git push:*)" in question.reason
+    assert question.saves == ("Bash(make -s hello)",)
+    pushed = session.run("bash", command="make -s hello && git push origin main")
+    assert not pushed.ok and "is denied by the deny rule Bash(git push:*)" in pushed.output
+
+
 def test_always_is_not_offered_when_no_rule_could_allow_the_call_again(tmp_path: Path):
     asker = ScriptedAsker(Answer("yes"))
     session = Session(tmp_path, mode="ask", asker=asker)
