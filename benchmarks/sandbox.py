@@ -10,6 +10,8 @@ namespace (nsenter) and loading the seccomp filter; the launcher runs on the int
 session picks (the real binary behind caretz's own, caretz/trusted.py). Also printed: what a
 session pays once at its start to find the programs it runs, and after every tool call for
 the git watch (sandbox/gitwatch.py) in a small repository. Goal: at most 15 ms added.
+Last, the bash tool's own `true` (its command started, waited for and read, the way a
+session runs it) beside bubblewrap alone running `bash -c true`: goal at most 1.5x.
 
     .venv/bin/python benchmarks/sandbox.py [--runs 40] [--cwd DIR]
 """
@@ -41,6 +43,8 @@ from caretz.sandbox.policy import (  # noqa: E402
 )
 from caretz.sandbox.runner import Launch, Sandbox, open_sandbox  # noqa: E402
 from caretz.sandbox.runtime import SessionRuntime, sessions_parent  # noqa: E402
+from caretz.tools.base import ToolContext  # noqa: E402
+from caretz.tools.bash import BashTool  # noqa: E402
 from caretz.trusted import launcher_python, resolve_programs, untrusted_roots  # noqa: E402
 
 COMMANDS = {
@@ -154,6 +158,29 @@ def git_watch_ms(repeats: int = 200) -> dict[str, float]:
     return times
 
 
+def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
+    """Median ms of the bash tool running `true`, beside its sandbox's launch of `bash -c
+    true` alone, per sandbox (interleaved)."""
+    env = dict(os.environ)
+    found: dict[str, tuple[float, float]] = {}
+    tool = BashTool()
+    for name, sandbox in sandboxes(cwd).items():
+        if sandbox is None or name == "bwrap-ns":
+            continue
+        ctx = ToolContext(cwd, sandbox=sandbox)
+        through_tool: list[float] = []
+        alone: list[float] = []
+        for _ in range(runs):
+            began = time.perf_counter()
+            result = tool.run({"command": "true"}, ctx)
+            through_tool.append(time.perf_counter() - began)
+            assert result.ok, result.output
+            launch = lambda s=sandbox: s.launch(["bash", "-c", "true"], env)  # noqa: E731
+            alone.append(timed(launch, sandbox.policy.cwd))
+        found[name] = (statistics.median(through_tool) * 1000, statistics.median(alone) * 1000)
+    return found
+
+
 def report(medians: dict[str, dict[str, float]]) -> str:
     lines = [f"{'command':<18}{'backend':<10}{'median ms':>10}{'ratio':>8}{'added ms':>10}"]
     for label, by_backend in medians.items():
@@ -173,6 +200,7 @@ def main() -> None:
     cwd = args.cwd.resolve()
     try:
         print(report(measure(args.runs, cwd)))
+        tool_figures = bash_tool_ms(args.runs, cwd)
     finally:
         shutil.rmtree(DATA_DIR, ignore_errors=True)
     built = ", ".join(f"{name} {ms:.2f} ms" for name, ms in build_times(cwd).items())
@@ -181,6 +209,12 @@ def main() -> None:
     watched = ", ".join(f"{name} {ms:.2f} ms" for name, ms in git_watch_ms().items())
     print(f"the git watch after each tool call (not included above): {watched}")
     print("goal: at most 15 ms added per command")
+    for name, (tool_ms, alone_ms) in tool_figures.items():
+        ratio = tool_ms / alone_ms
+        print(
+            f"bash tool `true`, {name}: {tool_ms:.1f} ms; its launch of `bash -c true` alone "
+            f"{alone_ms:.1f} ms; ratio {ratio:.2f} (goal at most 1.5)"
+        )
 
 
 if __name__ == "__main__":
