@@ -118,7 +118,7 @@ class ShadowGit:
             env["TMPDIR"] = os.environ["TMPDIR"]
         borrowed = self.borrowed if borrow else None
         if borrowed is not None:
-            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(borrowed)
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _alternate(str(borrowed))
         return {**env, **(extra or {})}
 
     def command(self, args: Sequence[str], settings: Sequence[str] = ()) -> list[str]:
@@ -214,6 +214,14 @@ class ShadowGit:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _alternate(path: str) -> str:
+    """One entry of git's colon-separated list of object stores (quoted as git reads it
+    when the path holds a colon or starts with a quote)."""
+    if ":" not in path and not path.startswith('"'):
+        return path
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def last_line(stderr: bytes) -> str:

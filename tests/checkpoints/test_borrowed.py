@@ -196,3 +196,20 @@ def test_the_size_guard_counts_what_a_repository_does_not_already_hold(
     assert checkpoint.tree == tree_plain_git_writes(repo_project, repo_project.parent)
     assert "65 files" in message
     assert "in a git repository, only the files that differ from its index are copied" in message
+
+
+def test_a_repository_whose_path_holds_a_colon_is_borrowed_from_all_the_same(tmp_path, open_store):
+    project = tmp_path / 'odd:"name'
+    write(project, "kept.txt", "as committed\n")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "start")
+    store = open_store(project)
+    checkpoint = store.checkpoint(meta(1))
+    write(project, "kept.txt", "changed\n")
+    store.settle(meta(1))  # the old bytes are copied in, read through the quoted path
+    shutil.rmtree(project / ".git")
+
+    store.restore(checkpoint, meta(2))
+
+    assert (project / "kept.txt").read_text() == "as committed\n"
