@@ -169,6 +169,11 @@ class Stager:
         first = self._excludes is None
         self._sync_excludes()
         unmerged = self._seed() if first else None
+        if first:
+            # Stat data that went stale since (a checkout that rewrote files, a copied
+            # tree, another session's index) is made current once, by hashing those
+            # files; else each snapshot would hash them again to find them unchanged.
+            self.git.call("update-index", "-q", "--refresh")
         candidates, left_out, tracked_left_out, size = self._candidates()
         if unmerged is not None:
             # The project's index is the shadow's now; its conflicted files are staged as
