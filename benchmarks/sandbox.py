@@ -165,7 +165,7 @@ def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
     found: dict[str, tuple[float, float]] = {}
     tool = BashTool()
     for name, sandbox in sandboxes(cwd).items():
-        if sandbox is None or name == "bwrap-ns":
+        if name == "bwrap-ns":
             continue
         ctx = ToolContext(cwd, sandbox=sandbox)
         through_tool: list[float] = []
@@ -175,6 +175,10 @@ def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
             result = tool.run({"command": "true"}, ctx)
             through_tool.append(time.perf_counter() - began)
             assert result.ok, result.output
+            if sandbox is None:  # no sandbox at all: `bash -c true` itself
+                direct = Launch(["bash", "-c", "true"], env, cwd)
+                alone.append(timed(lambda launch=direct: launch, cwd))
+                continue
             launch = lambda s=sandbox: s.launch(["bash", "-c", "true"], env)  # noqa: E731
             alone.append(timed(launch, sandbox.policy.cwd))
         found[name] = (statistics.median(through_tool) * 1000, statistics.median(alone) * 1000)

@@ -21,13 +21,15 @@ the restore (and it is undone) rather than writing something else.
 from __future__ import annotations
 
 import os
-import shutil
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from caretz.checkpoints.git import ShadowGit
 
 GITLINK = b"160000"
+# A project's index larger than this is not copied (a million files' is about 100 MB).
+INDEX_LIMIT = 512 * 1024 * 1024
 # Up to this many paths are named to `git ls-files`; more, and the whole index is read.
 PATHSPEC_LIMIT = 200
 
@@ -46,9 +48,7 @@ def seed_index(git: ShadowGit, source: Path, objects: Path) -> list[str] | None:
     if git.index.exists() or not objects.is_dir():
         return None
     seed = git.index.with_name(git.index.name + ".seed")
-    try:
-        shutil.copy2(source, seed)
-    except OSError:
+    if not _copy_index(source, seed):
         return None
     env = {"GIT_INDEX_FILE": str(seed)}
     try:
@@ -75,6 +75,25 @@ def seed_index(git: ShadowGit, source: Path, objects: Path) -> list[str] | None:
         return list(dict.fromkeys(unmerged))
     finally:
         seed.unlink(missing_ok=True)
+
+
+def _copy_index(source: Path, seed: Path) -> bool:
+    """Copies the project's index, its mtime kept. Only a regular file (not a link: a
+    command may have put one there) of at most INDEX_LIMIT bytes; False otherwise."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > INDEX_LIMIT:
+            return False
+        data = handle.read(INDEX_LIMIT + 1)
+    if len(data) != info.st_size:
+        return False  # changed while read
+    seed.write_bytes(data)
+    os.utime(seed, ns=(info.st_atime_ns, info.st_mtime_ns))
+    return True
 
 
 def _read_entries(raw: bytes) -> tuple[list[str], list[str], list[str], list[str]]:

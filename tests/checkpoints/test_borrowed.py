@@ -213,3 +213,19 @@ def test_a_repository_whose_path_holds_a_colon_is_borrowed_from_all_the_same(tmp
     store.restore(checkpoint, meta(2))
 
     assert (project / "kept.txt").read_text() == "as committed\n"
+
+
+def test_an_index_that_is_not_a_plain_file_is_not_copied(repo_project, open_store, tmp_path):
+    """A command can put a link where the index was (to /dev/zero, say): it is not
+    followed, and the snapshot is taken the ordinary way."""
+    index = repo_project / ".git" / "index"
+    index.unlink()
+    index.symlink_to("/dev/zero")
+    store = open_store(repo_project)
+
+    checkpoint = store.checkpoint(meta(1))
+
+    assert store.git.borrowed is None
+    assert {"src/main.py", "notes.txt", "tool.sh"} <= set(
+        store.git.text("ls-tree", "-r", "--name-only", checkpoint.tree).splitlines()
+    )
