@@ -10,6 +10,8 @@ namespace (nsenter) and loading the seccomp filter; the launcher runs on the int
 session picks (the real binary behind caretz's own, caretz/trusted.py). Also printed: what a
 session pays once at its start to find the programs it runs, and after every tool call for
 the git watch (sandbox/gitwatch.py) in a small repository. Goal: at most 15 ms added.
+Last, the bash tool's own `true` (its command started, waited for and read, the way a
+session runs it) beside bubblewrap alone running `bash -c true`: goal at most 1.5x.
 
 Then what the sandbox adds to a hook and to a search, which run in it too: a hook
 (`hooks/runner.py`'s `run_command`, its event as JSON on stdin, `true` as the command)
@@ -51,6 +53,8 @@ from caretz.sandbox.policy import (  # noqa: E402
 )
 from caretz.sandbox.runner import Launch, Sandbox, open_sandbox  # noqa: E402
 from caretz.sandbox.runtime import SessionRuntime, sessions_parent  # noqa: E402
+from caretz.tools.base import ToolContext  # noqa: E402
+from caretz.tools.bash import BashTool  # noqa: E402
 from caretz.tools.ripgrep import rg_path, run_rg  # noqa: E402
 from caretz.trusted import launcher_python, resolve_programs, untrusted_roots  # noqa: E402
 
@@ -165,6 +169,33 @@ def git_watch_ms(repeats: int = 200) -> dict[str, float]:
     return times
 
 
+def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
+    """Median ms of the bash tool running `true`, beside its sandbox's launch of `bash -c
+    true` alone, per sandbox (interleaved)."""
+    env = dict(os.environ)
+    found: dict[str, tuple[float, float]] = {}
+    tool = BashTool()
+    for name, sandbox in sandboxes(cwd).items():
+        if name == "bwrap-ns":
+            continue
+        ctx = ToolContext(cwd, sandbox=sandbox)
+        through_tool: list[float] = []
+        alone: list[float] = []
+        for _ in range(runs):
+            began = time.perf_counter()
+            result = tool.run({"command": "true"}, ctx)
+            through_tool.append(time.perf_counter() - began)
+            assert result.ok, result.output
+            if sandbox is None:  # no sandbox at all: `bash -c true` itself
+                direct = Launch(["bash", "-c", "true"], env, cwd)
+                alone.append(timed(lambda launch=direct: launch, cwd))
+                continue
+            launch = lambda s=sandbox: s.launch(["bash", "-c", "true"], env)  # noqa: E731
+            alone.append(timed(launch, sandbox.policy.cwd))
+        found[name] = (statistics.median(through_tool) * 1000, statistics.median(alone) * 1000)
+    return found
+
+
 HOOK_PAYLOAD = {"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {}}
 RG_ARGS = ["--line-number", "--no-heading", "-e", "def run"]
 
@@ -258,6 +289,13 @@ def main() -> None:
         print()
         print(report(hooks_and_searches(args.runs, cwd), "what"))
         print("goal: at most 15 ms added per hook on bubblewrap")
+        print()
+        for name, (tool_ms, alone_ms) in bash_tool_ms(args.runs, cwd).items():
+            ratio = tool_ms / alone_ms
+            print(
+                f"bash tool `true`, {name}: {tool_ms:.1f} ms; its launch of `bash -c true` "
+                f"alone {alone_ms:.1f} ms; ratio {ratio:.2f} (goal at most 1.5)"
+            )
     finally:
         shutil.rmtree(DATA_DIR, ignore_errors=True)
 

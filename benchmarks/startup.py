@@ -7,7 +7,8 @@ Prints median wall times over several interleaved runs of:
   caretz -p (1st req)    from launch until the loopback model server receives the first request
 and each one's ratio to the floor; then, measured after those, the same `-p` with one stdio
 MCP server configured (mcp-server-time: it imports the MCP SDK and waits for the server's
-tool list). Then it checks which modules `-p` imports before its first request against
+tool list; the server is started before caretz imports the SDK, so both load at once), and
+what that server adds before the first request (goal: at most 0.3 s). Then it checks which modules `-p` imports before its first request against
 the recorded budget (tests/data/import_budget.txt; tests/test_import_budget.py checks the
 same). Targets: --help and --version within 1.5x the floor; the first request of -p (no
 MCP server) within 2.2x the floor and within 0.6 s.
@@ -52,6 +53,7 @@ FLOOR = "floor (import typer, rich.console)"
 FIRST_REQUEST = "caretz -p (to 1st request)"
 TARGET_RATIO = 2.2
 TARGET_S = 0.6
+TARGET_MCP_S = 0.3  # what one stdio MCP server may add before the first request
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -183,25 +185,25 @@ def main() -> None:
             options.runs,
         )
         with_mcp = {**env, "CARETZ_CONFIG": str(mcp_config(scratch))}
-        mcp = medians({"mcp": lambda: first_request_time(with_mcp, workspace, arrived)}, 3)
+        mcp_runs = max(3, options.runs // 2)
+        mcp = medians({"mcp": lambda: first_request_time(with_mcp, workspace, arrived)}, mcp_runs)
         with ModelServer() as alone:  # a server whose one reply is the end of the run
             budget_env = {**env, "ANTHROPIC_BASE_URL": alone.url}
             within_budget = check_budget(budget_env, workspace, alone, options.write_budget)
     print(f"after: {load()}\n")
-    report(results, options.runs, mcp["mcp"])
+    report(results, options.runs, mcp["mcp"], mcp_runs)
     if not within_budget:
         sys.exit(1)
 
 
-def report(results: dict[str, float], runs: int, mcp: float) -> None:
+def report(results: dict[str, float], runs: int, mcp: float, mcp_runs: int) -> None:
     floor = results[FLOOR]
     print(f"{'case':<38} {'median':>9} {'vs floor':>9}   ({runs} runs each, bytecode compiled)")
     for name, median in results.items():
         print(f"{name:<38} {median * 1000:8.0f}ms {median / floor:8.2f}x")
     first = results[FIRST_REQUEST]
-    print(
-        f"{'caretz -p, 1 stdio MCP server (3 runs)':<38} {mcp * 1000:8.0f}ms {mcp / floor:8.2f}x\n"
-    )
+    label = f"caretz -p, 1 stdio MCP server ({mcp_runs} runs)"
+    print(f"{label:<38} {mcp * 1000:8.0f}ms {mcp / floor:8.2f}x\n")
     for name in ("caretz --help", "caretz --version"):
         ratio = results[name] / floor
         print(f"{name[7:]} within 1.5x the floor: {'yes' if ratio <= 1.5 else 'NO'} ({ratio:.2f}x)")
@@ -211,7 +213,12 @@ def report(results: dict[str, float], runs: int, mcp: float) -> None:
     print(
         f"-p first request within {TARGET_S} s: {'yes' if first <= TARGET_S else 'NO'} ({first:.3f}s)"
     )
-    print(f"one stdio MCP server adds {mcp - first:.3f}s before the first request")
+    added = mcp - first
+    within = "yes" if added <= TARGET_MCP_S else "NO"
+    print(
+        f"one stdio MCP server adds at most {TARGET_MCP_S} s before the first request: "
+        f"{within} ({added:.3f}s)"
+    )
 
 
 if __name__ == "__main__":

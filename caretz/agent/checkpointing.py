@@ -16,6 +16,7 @@ staging, not at the session's start: a run's first request never waits for it.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from caretz.checkpoints.project import project_root
 from caretz.lazy import lazy_module
 from caretz.messages import ToolCall
 from caretz.session.records.base import Record
-from caretz.session.records.checkpoints import CheckpointFailed
+from caretz.session.records.checkpoints import CheckpointFailed, CheckpointSaving
 from caretz.session.records.loop import TurnEnded, TurnStarted
 
 if TYPE_CHECKING:
@@ -93,10 +94,12 @@ class TurnCheckpoints:
         *,
         session: str = "",
         log: EventLog | None = None,
+        timer: Callable[[], float] = time.monotonic,
     ):
         """`store`, or `opener` to open it when it is first needed; `session` and `log`:
-        the session whose log they follow (see `attach`)."""
+        the session whose log they follow (see `attach`); `timer` times each snapshot."""
         self._store = store
+        self._timer = timer
         self._opener = opener
         self._opening = threading.Lock()  # the background staging may be opening it
         self.off_reason = off_reason  # why checkpoints are off, once they are
@@ -200,6 +203,9 @@ class TurnCheckpoints:
         thread = self._preparing
         if thread is None or (thread.is_alive() and not wait):
             return
+        if thread.is_alive():
+            message = "checkpoint: waiting for the project's files, saved in the background, first"
+            self._emit(CheckpointSaving(stage="prepare", message=message))
         thread.join()
         self._preparing = None
         self._report_off("open")
@@ -221,16 +227,24 @@ class TurnCheckpoints:
         if store is None:
             return
         self._settle_due = True
+        started = self._timer()
         try:
             checkpoint = store.checkpoint(
-                checkpoint_model.CheckpointMeta(self.session, self._turn, self._prompt)
+                checkpoint_model.CheckpointMeta(self.session, self._turn, self._prompt),
+                on_progress=self._saving,
             )
         except Exception as error:
             self._settle_due = False
             self._failed("checkpoint", error)
             return
         project, note = str(store.project), checkpoint_notices.left_out_note(checkpoint)
-        self._emit(checkpoint_events.created_record(checkpoint, project, note))
+        took = self._timer() - started
+        self._emit(checkpoint_events.created_record(checkpoint, project, note, took))
+
+    def _saving(self, files: int, size: int) -> None:
+        """A snapshot that hashes many files is starting: say so while it runs."""
+        message = checkpoint_notices.saving_line(files, size)
+        self._emit(CheckpointSaving(stage="checkpoint", files=files, bytes=size, message=message))
 
     def on_event(self, event: Record) -> None:
         """Follows the main agent's turns in the session log."""
@@ -248,6 +262,7 @@ class TurnCheckpoints:
         self._turn, self._taken, self._settle_due = None, False, False
         if not due or turn is None or not self.active or self._store is None:
             return
+        started = self._timer()
         try:
             settled = self._store.settle(
                 checkpoint_model.CheckpointMeta(self.session, turn, self._prompt)
@@ -256,7 +271,7 @@ class TurnCheckpoints:
             self._failed("settle", error)
             return
         if settled is not None:
-            self._emit(checkpoint_events.settled_record(settled))
+            self._emit(checkpoint_events.settled_record(settled, self._timer() - started))
 
     def close(self) -> None:
         """At the session's end: settles a turn left open."""

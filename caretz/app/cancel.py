@@ -9,8 +9,8 @@ loop answers the open tool calls and writes `Turn.Ended`, the outcome is "interr
   also breaks any wait the thread is blocked in (a socket read, a lock, a sleep).
 - In another thread there is no signal to send, so the interrupt is raised there with
   `PyThreadState_SetAsyncExc`. That lands the next time the thread runs Python code,
-  which a thread blocked inside a C call does not: the bash tool and ripgrep wake every
-  few milliseconds to poll their command, MCP calls and parallel tools wait in slices,
+  which a thread blocked inside a C call does not: the bash tool's wait wakes every 50 ms
+  besides its command's exit, ripgrep every few milliseconds, MCP calls and parallel tools wait in slices,
   but a model stream blocked on a silent socket would wait for its idle timeout. So the
   provider is aborted too (`wake`): its sockets are shut down, the read returns, and the
   interrupt lands in the provider's Python code before anything is retried.

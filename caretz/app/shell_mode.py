@@ -99,8 +99,9 @@ def run_shell(
     ended_by: str | None = None
     try:
         reader.start()
-        while process.poll() is None:
-            _show(arrived, on_output, wait_s=POLL_S)
+        # The wait wakes at the exit; between, every POLL_S to show what arrived.
+        while not process.wait_exit(POLL_S):
+            _show(arrived, on_output)
             if time.monotonic() >= deadline:
                 ended_by = "timeout"
                 end_group(process, KILL_GRACE_S)
@@ -136,13 +137,10 @@ def _finished(
     return ShellRun(command, exit_code, kept.render(), duration, ended_by)
 
 
-def _show(
-    arrived: queue.SimpleQueue[str], on_output: Callable[[str], None], wait_s: float = 0
-) -> None:
-    """Hand what arrived to the view (waiting up to `wait_s` for the first piece)."""
+def _show(arrived: queue.SimpleQueue[str], on_output: Callable[[str], None]) -> None:
+    """Hand what arrived to the view."""
     pieces = []
     try:
-        pieces.append(arrived.get(timeout=wait_s) if wait_s else arrived.get_nowait())
         while True:
             pieces.append(arrived.get_nowait())
     except queue.Empty:

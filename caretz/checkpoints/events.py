@@ -20,9 +20,12 @@ Scope = Literal["files", "conversation", "both"]
 
 
 def created_record(
-    checkpoint: Checkpoint, project: str, note: str | None = None
+    checkpoint: Checkpoint,
+    project: str,
+    note: str | None = None,
+    duration_s: float | None = None,
 ) -> CheckpointCreated:
-    """A snapshot was taken (kind "turn", with its `note`, or "rewind")."""
+    """A snapshot was taken (kind "turn", with its `note`, or "rewind"), in `duration_s`."""
     return CheckpointCreated(
         id=checkpoint.id,
         session=checkpoint.session,
@@ -34,10 +37,11 @@ def created_record(
         left_out=list(checkpoint.left_out),
         note=note,
         project=project,
+        duration_s=None if duration_s is None else round(duration_s, 3),
     )
 
 
-def settled_record(settled: Checkpoint) -> CheckpointSettled:
+def settled_record(settled: Checkpoint, duration_s: float | None = None) -> CheckpointSettled:
     """`Checkpoint.Settled`: the files as a turn that took a checkpoint left them were
     recorded; `changed` / `changed_count` are the files the turn changed (none: its
     checkpoint was taken, but nothing differs from it now)."""
@@ -48,6 +52,7 @@ def settled_record(settled: Checkpoint) -> CheckpointSettled:
         turn=settled.turn,
         changed=list(settled.changed),
         changed_count=settled.changed_count,
+        duration_s=None if duration_s is None else round(duration_s, 3),
     )
 
 

@@ -4,6 +4,12 @@ Every call gets a clean environment (no inherited GIT_* variables, no system or
 global config, HOME inside the shadow folder) and the settings that matter on the
 command line, so the project's own repository, its hooks and the user's git
 config never take part, and nothing the shadow does can reach the project's `.git`.
+
+A shadow started from the project's own index (checkpoints/seed.py) borrows the blobs
+of files unchanged since: they stay in the project's object store, named in
+`info/borrowed`. Only the calls that read a blob's bytes pass `borrow=True` and see that
+store (as an alternate, read-only); every other call, the ones that write objects
+included, sees the shadow's own objects alone, so what the shadow writes is its own.
 """
 
 from __future__ import annotations
@@ -76,11 +82,21 @@ class ShadowGit:
         self.git_dir = git_dir
         self.work_tree = work_tree
         self.index = git_dir / "caretz-index"
+        self.borrowed_marker = git_dir / "info" / "borrowed"
         self._home = git_dir / "home"
         self._path_env = path_env
         self._settings = _settings(git_dir)
 
-    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    @property
+    def borrowed(self) -> Path | None:
+        """The project's object store this shadow borrows blobs from, if it does."""
+        try:
+            text = self.borrowed_marker.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            return None
+        return Path(text.strip()) if text.strip() else None
+
+    def env(self, extra: Mapping[str, str] | None = None, borrow: bool = False) -> dict[str, str]:
         env = {
             "PATH": self._path_env,
             "HOME": str(self._home),
@@ -100,6 +116,9 @@ class ShadowGit:
         }
         if "TMPDIR" in os.environ:
             env["TMPDIR"] = os.environ["TMPDIR"]
+        borrowed = self.borrowed if borrow else None
+        if borrowed is not None:
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _alternate(str(borrowed))
         return {**env, **(extra or {})}
 
     def command(self, args: Sequence[str], settings: Sequence[str] = ()) -> list[str]:
@@ -111,14 +130,16 @@ class ShadowGit:
         input: bytes | None = None,
         settings: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        borrow: bool = False,
     ) -> subprocess.CompletedProcess[bytes]:
-        """Runs git in the project directory; the caller reads the exit code."""
+        """Runs git in the project directory; the caller reads the exit code. `borrow`:
+        the project's object store is read too (see the module docstring)."""
         return subprocess.run(
             self.command(args, settings),
             input=input,
             capture_output=True,
             cwd=self.work_tree,
-            env=self.env(env),
+            env=self.env(env, borrow),
         )
 
     def run(
@@ -127,9 +148,10 @@ class ShadowGit:
         input: bytes | None = None,
         settings: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        borrow: bool = False,
     ) -> bytes:
         """Runs git in the project directory and returns its stdout; a failure raises."""
-        done = self.call(*args, input=input, settings=settings, env=env)
+        done = self.call(*args, input=input, settings=settings, env=env, borrow=borrow)
         if done.returncode != 0:
             raise CheckpointError(f"git {args[0]} failed: {last_line(done.stderr)}")
         return done.stdout
@@ -158,6 +180,30 @@ class ShadowGit:
         for sample in (self.git_dir / "hooks").glob("*.sample"):
             sample.unlink()
 
+    def repack_own(self) -> None:
+        """Packs the shadow's own objects that are kept into one pack and drops the rest.
+
+        Not `git repack`: it would either copy every borrowed blob in (with the borrowed
+        store) or stop at the first one it cannot find (without). This passes over them."""
+        packs = self.git_dir / "objects" / "pack"
+        before = {path.name for path in packs.glob("pack-*")}
+        kept = self.text(
+            "pack-objects",
+            "--all",
+            "--reflog",
+            "--indexed-objects",
+            "--missing=allow-any",
+            "--non-empty",
+            "-q",
+            str(packs / "pack"),
+            input=b"",
+        )
+        if kept:
+            for name in before - {p.name for p in packs.glob(f"pack-{kept}.*")}:
+                (packs / name).unlink(missing_ok=True)
+        self.run("prune-packed")
+        self.run("prune", "--expire=now")
+
     @contextmanager
     def locked(self) -> Iterator[None]:
         """One caretz process at a time works on this shadow repository."""
@@ -168,6 +214,14 @@ class ShadowGit:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _alternate(path: str) -> str:
+    """One entry of git's colon-separated list of object stores (quoted as git reads it
+    when the path holds a colon or starts with a quote)."""
+    if ":" not in path and not path.startswith('"'):
+        return path
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def last_line(stderr: bytes) -> str:

@@ -23,6 +23,15 @@ def left_out_note(checkpoint: Checkpoint) -> str | None:
     return f"checkpoint {checkpoint.short_id} left out {len(checkpoint.left_out)}: {listed}"
 
 
+def saving_line(files: int, size: int) -> str:
+    """The line shown while a snapshot that hashes many files runs."""
+    megabytes = size / (1024 * 1024)
+    return (
+        f"checkpoint: saving {files:,} files ({megabytes:,.1f} MB) before the first change; "
+        "later checkpoints save only what changed"
+    )
+
+
 def undo_command(checkpoint: Checkpoint, files_only: bool = True) -> str:
     """The command that puts the files back as they were before `checkpoint`'s turn."""
     return rewind_command(checkpoint.session, checkpoint.turn, files_only)

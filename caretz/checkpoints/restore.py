@@ -9,6 +9,7 @@ and the tree is as it was before the restore began.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -68,16 +69,18 @@ def diff_trees(git: ShadowGit, old: str, new: str, paths: Sequence[str] = ()) ->
 
 
 class BlobReader:
-    """Reads blobs from the shadow repository through one `git cat-file --batch`."""
+    """Reads blobs from the shadow repository (and the store it borrows from) through one
+    `git cat-file --batch`, each checked against its name."""
 
     def __init__(self, git: ShadowGit):
+        self._borrowing = git.borrowed is not None
         self._process = subprocess.Popen(
             git.command(["cat-file", "--batch"]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=git.work_tree,
-            env=git.env(),
+            env=git.env(borrow=True),
         )
 
     def read(self, sha: str) -> bytes:
@@ -86,10 +89,19 @@ class BlobReader:
         stdin.flush()
         header = stdout.readline().split()
         if len(header) != 3 or header[1] != b"blob":
-            raise CheckpointError(f"the shadow repository has no blob {sha[:12]}")
+            raise CheckpointError(f"no saved copy of its content (blob {sha[:12]}){self._where()}")
         data = stdout.read(int(header[2]))
         stdout.read(1)
+        if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != sha:
+            raise CheckpointError(
+                f"its saved copy (blob {sha[:12]}) does not match its name{self._where()}"
+            )
         return data
+
+    def _where(self) -> str:
+        if not self._borrowing:
+            return ""
+        return "; it was kept in the project's own git objects, which have lost or changed it"
 
     def _streams(self) -> tuple[IO[bytes], IO[bytes]]:
         assert self._process.stdin is not None and self._process.stdout is not None
@@ -157,6 +169,10 @@ class TreeWriter:
             self.on_step(number, total, path)
 
     def _write(self, path: str, entry: Entry, in_snapshot: bool) -> None:
+        try:
+            data = self.blobs.read(entry.sha)  # first: a blob that cannot be had changes nothing
+        except CheckpointError as error:
+            raise CheckpointError(f"{path}: {error}") from None
         target = self.root / path
         self._make_parents(PurePosixPath(path).parent)
         old_mode = None
@@ -164,7 +180,6 @@ class TreeWriter:
             info = os.lstat(target)
             old_mode = info.st_mode if stat.S_ISREG(info.st_mode) else None
             self._move_aside(path, keep=not in_snapshot or stat.S_ISDIR(info.st_mode))
-        data = self.blobs.read(entry.sha)
         if entry.mode == SYMLINK:
             os.symlink(os.fsdecode(data), target)
             self.journal.append(("created", target, None))

@@ -10,6 +10,10 @@ exclude list is computed then and kept; a file the shadow index holds stays in t
 later snapshots whatever ignore rules are written meanwhile (a command writing `*` to
 `.git/info/exclude` or `.gitignore` must not empty the next checkpoint). New files are
 judged by the `.gitignore` files as they are.
+
+A project's first snapshot into a new shadow starts from the project's own git index
+when there is one (checkpoints/seed.py): only the files that differ from it, and the
+untracked ones, are hashed.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from pathlib import Path
 
 from caretz.checkpoints.errors import CheckpointError, ProjectTooLarge
 from caretz.checkpoints.git import ShadowGit, last_line
+from caretz.checkpoints.project import ProjectGit, project_git
+from caretz.checkpoints.seed import secure, seed_index
 
 DEFAULT_SIZE_CAP = 5 * 1024 * 1024
 # Above this many files to hash, `git add` streams them into one pack (one file on
@@ -36,17 +42,25 @@ BULK_THRESHOLD = 500
 BULK_MALLOC = "glibc.malloc.top_pad=67108864:glibc.malloc.trim_threshold=134217728"
 _UNREADABLE = re.compile(r"""^error: (?:open\("(.+)"\)|unable to index file '(.+)')""", re.M)
 _SPECIAL = re.compile(r"([\\*?\[\]!# ])")
+# Told (files, bytes) before a snapshot that takes more than a moment begins.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
 class SnapshotLimits:
     """What a snapshot takes: files up to `size_cap` bytes each; and a project with more
     than `max_files` new files or `max_bytes` of them at once (caretz started in a home
-    folder, say) is refused rather than copied."""
+    folder, say, or a kernel-size tree that is not a git repository) is refused rather
+    than copied: about 10 s of hashing and a quarter of its size on disk at most. (In a
+    repository only what differs from its index counts.)"""
 
     size_cap: int = DEFAULT_SIZE_CAP
-    max_files: int = 100_000
-    max_bytes: int = 1024 * 1024 * 1024
+    max_files: int = 50_000
+    max_bytes: int = 256 * 1024 * 1024
+    # A snapshot that hashes this many files or bytes is announced (`Progress`): it takes
+    # a second or more on two cores.
+    notice_files: int = 5_000
+    notice_bytes: int = 64 * 1024 * 1024
 
 
 DEFAULT_LIMITS = SnapshotLimits()
@@ -67,19 +81,8 @@ def literal_pattern(path: str) -> str:
 
 def project_exclude_file(project: Path) -> Path | None:
     """The project's own `info/exclude`, also for a linked worktree (`.git` is a file)."""
-    dot_git = project / ".git"
-    if dot_git.is_dir():
-        return dot_git / "info" / "exclude"
-    if not dot_git.is_file():
-        return None
-    text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    if not text.startswith("gitdir:"):
-        return None
-    git_dir = (project / text[len("gitdir:") :].strip()).resolve()
-    common = git_dir / "commondir"
-    if common.is_file():
-        git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
-    return git_dir / "info" / "exclude"
+    found = project_git(project)
+    return found.exclude_file if found is not None else None
 
 
 def user_exclude_file(git: str) -> Path | None:
@@ -149,6 +152,7 @@ class Stager:
         excluded_dirs: Sequence[Path] = (),
         user_excludes: Path | None = None,
         tracked: Callable[[], list[str]] = list,
+        project_git: ProjectGit | None = None,
     ):
         self.git = git
         self.project = git.work_tree
@@ -156,15 +160,27 @@ class Stager:
         self.excluded_dirs = excluded_dirs
         self.user_excludes = user_excludes
         self.tracked = tracked  # the files the project's git tracks
+        self.project_git = project_git  # its index seeds a new shadow index
         self._large_list = git.git_dir / "info" / "left-out"
         self._excludes: str | None = None  # the exclude list, as of the first snapshot
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, on_progress: Progress | None = None) -> Snapshot:
         """Stages the working tree as it is now and returns its tree."""
         first = self._excludes is None
         self._sync_excludes()
-        candidates, left_out, tracked_left_out = self._candidates()
+        unmerged = self._seed() if first else None
         if first:
+            # Stat data that went stale since (a checkout that rewrote files, a copied
+            # tree, another session's index) is made current once, by hashing those
+            # files; else each snapshot would hash them again to find them unchanged.
+            self.git.call("update-index", "-q", "--refresh")
+        candidates, left_out, tracked_left_out, size = self._candidates()
+        if unmerged is not None:
+            # The project's index is the shadow's now; its conflicted files are staged as
+            # they are on disk.
+            taken = set(candidates) | {path for path, _ in left_out}
+            candidates += [p for p in unmerged if p not in taken and self._exists(p)]
+        elif first:
             # The session's coverage is settled now: files the rules leave out (as of
             # now) leave the shadow index, unless the project's git tracks them; those
             # come in whatever the rules say. From here on no file leaves for a rule.
@@ -172,13 +188,26 @@ class Stager:
             keep = set(tracked)
             tracked_left_out += [p for p in self._tracked_but_ignored() if p not in keep]
             self._update(self._tracked_not_staged(tracked, {p for p, _ in left_out}))
+        if unmerged is None:  # (no checkpoint holds a blob of an index just seeded)
+            secure(self.git, [*candidates, *tracked_left_out], self.limits.size_cap)
+        bulk = len(candidates) > BULK_THRESHOLD
+        limits = self.limits
+        if on_progress and (len(candidates) >= limits.notice_files or size >= limits.notice_bytes):
+            on_progress(len(candidates), size)
         if tracked_left_out:
             listing = b"".join(os.fsencode(path) + b"\0" for path in tracked_left_out)
             self.git.run("update-index", "-z", "--force-remove", "--stdin", input=listing)
-        if tracked_left_out or len(candidates) > BULK_THRESHOLD or not self._update(candidates):
-            left_out += self._add(left_out, bulk=len(candidates) > BULK_THRESHOLD)
-        tree = self._write_tree(bulk=len(candidates) > BULK_THRESHOLD)
+        if tracked_left_out or bulk or not self._update(candidates):
+            left_out += self._add(left_out, bulk=bulk)
+        tree = self._write_tree(bulk=bulk)
         return Snapshot(tree, tuple(note for _, note in left_out))
+
+    def _seed(self) -> list[str] | None:
+        """A new shadow index from the project's own (seed.py): its unmerged paths, or
+        None when there is no shadow index to start or no project index to start from."""
+        if self.project_git is None:
+            return None
+        return seed_index(self.git, self.project_git.index, self.project_git.objects)
 
     def _tracked_not_staged(self, tracked: list[str], left_out: set[str]) -> list[str]:
         """Files the project tracks that the shadow index lacks (ignored, or new)."""
@@ -217,10 +246,11 @@ class Stager:
                 parts.append(literal_pattern(relative.as_posix()) + "/")
         return "\n".join(parts) + "\n"
 
-    def _candidates(self) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    def _candidates(self) -> tuple[list[str], list[tuple[str, str]], list[str], int]:
         """Paths that differ from the shadow index, and those to leave out.
 
-        Returns (paths to stage, [(path, note)] left out, left-out paths the index holds).
+        Returns (paths to stage, [(path, note)] left out, left-out paths the index holds,
+        the bytes to stage).
         """
         raw = self.git.run("ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard")
         candidates: list[str] = []
@@ -242,15 +272,20 @@ class Stager:
             if tag != "?":
                 tracked_left_out.append(path)
         self._check_limits(len(candidates), total)
-        return candidates, left_out, tracked_left_out
+        return candidates, left_out, tracked_left_out, total
 
     def _check_limits(self, files: int, size: int) -> None:
         if files > self.limits.max_files or size > self.limits.max_bytes:
+            hint = (
+                ""
+                if self.project_git
+                else "; in a git repository, only the files that differ from its index are copied"
+            )
             raise ProjectTooLarge(
                 f"{self.project} has {files:,} files ({_human_size(size)}) to snapshot, over "
                 f"the limit of {self.limits.max_files:,} files or "
                 f"{_human_size(self.limits.max_bytes)}: checkpoints are off here "
-                "(add a .gitignore, or start caretz in the project's folder)"
+                f"(add a .gitignore, or start caretz in the project's folder{hint})"
             )
 
     def _leave_out(self, path: str) -> tuple[str | None, int]:
@@ -298,6 +333,10 @@ class Stager:
         return unreadable
 
     def _write_tree(self, bulk: bool) -> str:
+        if self.git.borrowed is not None:
+            # Without the borrowed store, so every tree is written into the shadow's own
+            # (a tree is read by every comparison); the borrowed blobs are not looked for.
+            return self.git.text("write-tree", "--missing-ok")
         if bulk:
             return self._write_tree_packed()
         return self.git.text("write-tree")

@@ -36,6 +36,7 @@ from caretz.checkpoints.model import (
     encode_message,
     first_line,
 )
+from caretz.checkpoints.project import project_git
 from caretz.checkpoints.restore import (
     BlobReader,
     Change,
@@ -47,6 +48,7 @@ from caretz.checkpoints.restore import (
 )
 from caretz.checkpoints.snapshot import (
     DEFAULT_LIMITS,
+    Progress,
     Snapshot,
     SnapshotLimits,
     Stager,
@@ -108,25 +110,27 @@ class CheckpointStore:
             (data_dir,),
             user_exclude_file(git_path),
             tracked=lambda: project_tracked(git_path, project),
+            project_git=project_git(project),
         )
         return cls(shadow, stager, folder, clock)
 
     # -- taking checkpoints ------------------------------------------------------------
 
-    def prepare(self) -> None:
+    def prepare(self, on_progress: Progress | None = None) -> None:
         """Stages the working tree without recording a checkpoint, so that the first
         checkpoint of a session only hashes what changed since. Safe to run in a
         background thread at start-up: the store's lock keeps it apart from the rest."""
         with self.git.locked():
             self._ready()
-            self.stager.snapshot()
+            self.stager.snapshot(on_progress)
 
-    def checkpoint(self, meta: CheckpointMeta) -> Checkpoint:
-        """Snapshots the working tree before a turn's first change."""
+    def checkpoint(self, meta: CheckpointMeta, on_progress: Progress | None = None) -> Checkpoint:
+        """Snapshots the working tree before a turn's first change; `on_progress` hears
+        (files, bytes) before a snapshot that hashes many files starts."""
         with self.git.locked():
             self._ready()
             records = history.chain(self.git, meta.session)
-            return self._commit("turn", self.stager.snapshot(), meta, records)
+            return self._commit("turn", self.stager.snapshot(on_progress), meta, records)
 
     def settle(self, meta: CheckpointMeta) -> Checkpoint | None:
         """Records the tree after caretz's last change of the turn that took a checkpoint.
@@ -282,8 +286,7 @@ class CheckpointStore:
         """Packs what is kept into one pack and deletes what no session refers to."""
         with self.git.locked():
             self._ready()
-            self.git.run("repack", "-a", "-d", "-q")
-            self.git.run("prune", "--expire=now")
+            self.git.repack_own()
             shutil.rmtree(self.folder / "trash", ignore_errors=True)
 
     # -- internals -------------------------------------------------------------------

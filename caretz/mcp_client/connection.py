@@ -5,6 +5,10 @@ A connection is one task that opens the transport and the SDK's `ClientSession`,
 the server's tools, then holds both open until told to stop: the SDK's transports and
 sessions are context managers that must be left in the task that entered them. Calls
 run as other tasks on the same loop and use the session the holding task keeps.
+
+A stdio server's process is started before this module is imported (launch.py), so it
+boots while the SDK loads; `_stdio` is the transport over that running process: one
+JSON-RPC message a line each way, the process ended by the MCP spec's shutdown.
 """
 
 from __future__ import annotations
@@ -16,15 +20,25 @@ import time
 from collections.abc import AsyncIterator
 from typing import IO, Any
 
+import anyio
 import httpx2
-from mcp import ClientSession, Implementation, MCPError, StdioServerParameters, stdio_client
+from mcp import ClientSession, Implementation, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, PaginatedRequestParams
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    PaginatedRequestParams,
+    jsonrpc_message_adapter,
+)
 
 from caretz import __version__
-from caretz.mcp_client.launch import CommandNotFound, stdio_argv
+from caretz.mcp_client.launch import CommandNotFound, stop
 from caretz.mcp_client.model import RemoteTool, ServerSpec
+
+Spawned = concurrent.futures.Future[asyncio.subprocess.Process]
 
 CLIENT_INFO = Implementation(name="caretz", version=__version__)
 HTTP_TIMEOUT_S = 30.0
@@ -49,9 +63,11 @@ class CallRefused(Exception):
 
 
 class ServerConnection:
-    def __init__(self, spec: ServerSpec, errlog: IO[str]):
+    def __init__(self, spec: ServerSpec, errlog: IO[str], spawned: Spawned | None = None):
+        """`spawned`: a stdio server's process, being started (launch.spawn)."""
         self.spec = spec
         self.errlog = errlog
+        self.spawned = spawned
         self.session: ClientSession | None = None
         self.tools: list[RemoteTool] = []
         self.ended: str | None = None  # why the connection ended; None while it is open
@@ -121,11 +137,8 @@ class ServerConnection:
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
         spec = self.spec
         if spec.transport == "stdio":
-            argv = stdio_argv(spec.command, spec.args, spec.env, spec.cwd)
-            parameters = StdioServerParameters(
-                command=argv[0], args=argv[1:], env=dict(spec.env), cwd=spec.cwd or None
-            )
-            return stdio_client(parameters, errlog=self.errlog)
+            assert self.spawned is not None, "a stdio server is spawned by the manager"
+            return _stdio(self.spawned)
         if spec.transport == "sse":
             return sse_client(spec.url, headers=dict(spec.headers))
         return _streamable_http(spec)
@@ -139,6 +152,58 @@ async def _streamable_http(spec: ServerSpec) -> AsyncIterator[Any]:
         streamable_http_client(spec.url, http_client=client) as streams,
     ):
         yield streams
+
+
+@contextlib.asynccontextmanager
+async def _stdio(spawned: Spawned) -> AsyncIterator[Any]:
+    """The session's streams over the server's running process."""
+    process = await asyncio.wrap_future(spawned)
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def read() -> None:
+        async with to_session:
+            pending = b""
+            while chunk := await stdout.read(65536):
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    try:
+                        await to_session.send(_message(line))
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+
+    async def write() -> None:
+        async with from_session:
+            try:
+                async for message in from_session:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    stdin.write(data.encode() + b"\n")
+                    await stdin.drain()
+            except (OSError, RuntimeError):  # the server is gone: the session sees it end
+                await to_session.aclose()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read)
+        tasks.start_soon(write)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                read_stream.close()
+                write_stream.close()
+                await stop(process)
+            tasks.cancel_scope.cancel()
+
+
+def _message(line: bytes) -> SessionMessage | Exception:
+    """One line from the server; one that is not a JSON-RPC message is handed on as an
+    error, as the SDK's own transport does."""
+    try:
+        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as error:
+        return error
 
 
 async def _all_tools(session: ClientSession) -> list[RemoteTool]:

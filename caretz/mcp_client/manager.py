@@ -7,7 +7,8 @@ with `asyncio.run_coroutine_threadsafe` and wait for them with a timeout. The ca
 thread never blocks without one: a hung server costs a call its timeout, never the
 session. The stdio servers are started from this thread, which lives until `close`,
 so the launcher's parent-death signal (mcp_client/launch.py) fires only when caretz
-itself is gone.
+itself is gone. They are started before the SDK is imported (`begin`): a server boots
+while the SDK loads.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
+from caretz.mcp_client.launch import spawn
 from caretz.mcp_client.model import RemoteTool, ServerSpec
 from caretz.mcp_client.names import server_part
 from caretz.text import one_line
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
 
 POLL_S = 0.05
 CALL_GRACE_S = 2.0  # past the call's own timeout, before the waiting side gives up
-CLOSE_WAIT_S = 8.0  # the SDK's stdio shutdown: stdin closed, 2 s, SIGTERM, 2 s, SIGKILL
+CLOSE_WAIT_S = 8.0  # the stdio shutdown (launch.stop): stdin closed, 2 s, SIGTERM, 2 s, SIGKILL
+SPAWN_WAIT_S = 5.0  # for the stdio servers' processes to start, before the SDK is imported
 
 
 class CallCancelled(Exception):
@@ -101,11 +104,21 @@ class McpManager:
         return [self.settle(starting) for starting in self.begin(specs, timeout_s)]
 
     def begin(self, specs: list[ServerSpec], timeout_s: float) -> list[Starting]:
-        """Start every server at once, without waiting for any (`settle` waits for one)."""
+        """Start every server at once, without waiting for any (`settle` waits for one).
+        The stdio servers' processes start first; the SDK loads while they boot."""
         started = time.monotonic()
         pending = []
+        spawned = {}
         for spec in specs:
-            connection = mcp_connection.ServerConnection(spec, self._errlog(spec))
+            errlog = self._errlog(spec)
+            if spec.transport == "stdio":
+                run = spawn(spec.command, spec.args, spec.env, spec.cwd, errlog)
+                spawned[spec.name] = asyncio.run_coroutine_threadsafe(run, self._loop)
+        # Forked and exec'd (a failure is the connection's to report) before the import.
+        concurrent.futures.wait(spawned.values(), timeout=SPAWN_WAIT_S)
+        for spec in specs:
+            errlog = self._logs[spec.name]
+            connection = mcp_connection.ServerConnection(spec, errlog, spawned.get(spec.name))
             ready: concurrent.futures.Future[None] = concurrent.futures.Future()
             holder = asyncio.run_coroutine_threadsafe(connection.hold(ready), self._loop)
             self._holders.append(holder)

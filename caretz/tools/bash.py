@@ -40,7 +40,10 @@ from caretz.tools.workdir import start_dir, take_report, with_report
 __all__ = ["BashTool", "HeadTailBuffer", "keep_head_and_tail"]
 
 MAX_TIMEOUT_S = 600.0
-POLL_INTERVAL_S = 0.05
+# The wait wakes at the command's exit; between exits it also wakes this often, for a
+# cancel and for an interrupt raised in a worker thread (app/cancel.py), which lands
+# only when the thread runs Python code.
+WAKE_S = 0.05
 
 
 def escalated(ctx: ToolContext) -> bool:
@@ -99,15 +102,22 @@ class BashTool:
     spec = bash_spec()
 
     def __init__(
-        self, kill_grace_s: float = 1.0, output_drain_s: float = 0.5, *, sandboxed: bool = True
+        self,
+        kill_grace_s: float = 1.0,
+        output_drain_s: float = 0.5,
+        *,
+        sandboxed: bool = True,
+        wake_s: float = WAKE_S,
     ):
         # kill_grace_s: time between SIGTERM and SIGKILL for the process group.
         # output_drain_s: after the command exits, how long to wait for output still in flight.
         # sandboxed: whether the session runs commands in a sandbox (what the spec says).
+        # wake_s: how often the wait for a command wakes besides at its exit.
         if not sandboxed:
             self.spec = bash_spec(sandboxed=False)
         self.kill_grace_s = kill_grace_s
         self.output_drain_s = output_drain_s
+        self.wake_s = wake_s
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command: str = args["command"]
@@ -143,7 +153,7 @@ class BashTool:
         try:
             # Inside the try: an interrupt while the reader starts still ends the group.
             reader.start()
-            ending = _wait(process, started + timeout, ctx.cancel)
+            ending = _wait(process, started + timeout, ctx.cancel, self.wake_s)
         except KeyboardInterrupt as interrupt:
             # Ctrl-C, SIGTERM or SIGHUP: the command's group must not outlive it, and the
             # model must learn that the command ran, for how long, and what it printed.
@@ -216,7 +226,7 @@ def _timeout(args: dict[str, Any], ctx: ToolContext) -> float:
     return min(timeout, MAX_TIMEOUT_S)
 
 
-def _wait(process: Process, deadline: float, cancel: threading.Event) -> str | None:
+def _wait(process: Process, deadline: float, cancel: threading.Event, wake_s: float) -> str | None:
     """None when the command exits by itself, else "timeout" or "cancelled"."""
     while process.poll() is None:
         if cancel.is_set():
@@ -224,7 +234,8 @@ def _wait(process: Process, deadline: float, cancel: threading.Event) -> str | N
         left = deadline - time.monotonic()
         if left <= 0:
             return "timeout"
-        cancel.wait(min(POLL_INTERVAL_S, left))
+        if process.wait_exit(min(wake_s, left)):
+            return None
     return None
 
 

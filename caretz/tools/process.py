@@ -14,17 +14,25 @@ directly in its own group.
 
 Start a command from a thread that outlives it (the turn's thread): the parent-death
 signal the sandbox relies on fires when the thread that forked the child exits.
+
+Waiting for a command wakes when it exits (`ShellProcess.wait_exit`): a pidfd opened
+right after the fork, before any other thread could reap the pid and let it be reused,
+is readable from the moment the command ends. Where there is none (not Linux, a kernel
+before 5.3) the wait is `Popen.wait`'s own, which polls in growing steps.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
+import select
 import signal
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,7 +43,56 @@ if TYPE_CHECKING:
     from caretz.sandbox.covers import Covers
     from caretz.sandbox.runner import Sandbox
 
-Process = subprocess.Popen[bytes]
+
+class ShellProcess(subprocess.Popen[bytes]):
+    """A started command whose exit can be waited for without a polling step."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._exit_fd = _pidfd(self.pid)
+        # Closed once the exit is seen, or when the object goes (at most once either way).
+        self._close_exit_fd = weakref.finalize(self, _close_quietly, self._exit_fd)
+
+    def wait_exit(self, timeout: float) -> bool:
+        """True once the command has exited (and is reaped), False when `timeout` seconds
+        pass first. Ctrl-C (a signal) breaks the wait."""
+        if self.returncode is not None:
+            return True
+        if self._exit_fd is None or not self._close_exit_fd.alive:
+            try:
+                self.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
+        poller = select.poll()
+        poller.register(self._exit_fd, select.POLLIN)
+        if not poller.poll(max(0, math.ceil(timeout * 1000))):
+            return False
+        # It has exited; another thread may be reaping it (it returns at once then).
+        self.wait()
+        self._close_exit_fd()
+        return True
+
+
+Process = ShellProcess
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd for `pid`, or None where the system has none."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
+
+
+def _close_quietly(fd: int | None) -> None:
+    if fd is None:
+        return
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def start_shell(
@@ -90,7 +147,7 @@ def start_process(
                 argv, os.environ if environ is None else environ, confined=confined, cwd=cwd
             )
             argv, env, cwd, fds = launch.argv, launch.env, launch.cwd, launch.pass_fds
-        process = subprocess.Popen(
+        process = ShellProcess(
             list(argv),
             cwd=cwd,
             env=env,

@@ -13,6 +13,7 @@ from caretz.session.records.checkpoints import (
     CheckpointCreated,
     CheckpointFailed,
     CheckpointRestored,
+    CheckpointSaving,
     CheckpointSettled,
 )
 from caretz.session.records.loop import TurnStarted
@@ -47,6 +48,8 @@ class CheckpointLines:
             return [f"[dim]{escape(event.note)}[/]"] if event.note else []
         elif isinstance(event, CheckpointFailed):
             return [f"[yellow]{escape(str(event.message or 'checkpoint failed'))}[/]"]
+        elif isinstance(event, CheckpointSaving):
+            return [f"[dim]{escape(str(event.message))}[/]"] if event.message else []
         elif isinstance(event, LoopGuardRecord):
             self.stopped = self.stopped or isinstance(event, guard_records.LoopGuardStopped)
         elif isinstance(event, CheckpointSettled) and self.stopped and self.undo is not None:

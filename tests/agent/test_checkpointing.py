@@ -229,3 +229,34 @@ def test_a_store_that_cannot_open_switches_checkpoints_off_and_says_so(project, 
     assert [(e["stage"], e["message"]) for e in events_of(log)] == [
         ("open", "git not found: checkpoints are off")
     ]
+
+
+def test_a_long_snapshot_says_so_while_it_runs_and_the_log_has_what_each_cost(
+    project, tmp_path, log
+):
+    limits = SnapshotLimits(notice_files=3)  # the project's three files are "many" here
+    store = CheckpointStore.open(tmp_path / "data", project, limits=limits)
+    clock = iter([10.0, 12.5, 20.0, 20.25, 30.0, 30.5])  # taken, settled: 2.5 s, 0.25 s
+    checkpoints = attached(store, log, timer=lambda: next(clock))
+    ctx = ToolContext(workspace=project)
+
+    start(log, 1)
+    checkpoints.before_call(call("write", path="a.txt"), ctx)
+    write(project, "a.txt", "changed\n")
+    log.emit(TurnEnded(turn=1, agent="main", status="done"))
+
+    saving, created, settled = events_of(log)
+    assert (saving["type"], saving["stage"], saving["files"]) == (
+        "Checkpoint.Saving",
+        "checkpoint",
+        3,
+    )
+    assert saving["message"].startswith(
+        "checkpoint: saving 3 files (0.0 MB) before the first change"
+    )
+    assert (created["type"], created["duration_s"]) == ("Checkpoint.Created", 2.5)
+    assert (settled["type"], settled["duration_s"]) == ("Checkpoint.Settled", 0.25)
+    # A later snapshot that hashes one file is no news.
+    start(log, 2)
+    checkpoints.before_call(call("write", path="b.txt"), ctx)
+    assert [e["type"] for e in events_of(log)][-1] == "Checkpoint.Created"

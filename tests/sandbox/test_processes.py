@@ -14,6 +14,8 @@ import pytest
 from caretz.sandbox.detect import check_sandbox
 from caretz.sandbox.policy import SandboxMode
 from caretz.sandbox.runner import open_sandbox
+from caretz.tools.base import ToolContext
+from caretz.tools.bash import BashTool
 from tests.sandbox.helpers import kill_all, marker, run_in, sleepers, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,3 +126,33 @@ def test_one_command_let_out_of_the_sandbox_keeps_the_filter_and_the_cleanup(
     assert done.returncode == 0, done.stderr
     assert outside.read_text() == "\n"  # written outside the roots, without the key
     assert wait_for(lambda: not _all_sleepers(marks), timeout=30), _all_sleepers(marks)
+
+
+TIMEOUT_S = 600
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock", "off", "none"])
+def test_the_bash_tool_sees_a_command_exit_at_once_not_at_its_next_wake_up(
+    backend, make_policy, request
+):
+    """With wake-ups an hour apart (they are for a cancel and a worker thread's interrupt),
+    a command that exits is still seen when it exits: a wait on a timer would only see
+    it at the call's timeout (10 minutes; the check allows half of that for `true`).
+    Its output and exit code come with it."""
+    if backend in ("bwrap", "landlock"):
+        sandbox = request.getfixturevalue(f"{backend}_sandbox")(make_policy())
+    elif backend == "off":
+        policy = make_policy(mode=SandboxMode.OFF)
+        sandbox = open_sandbox(policy, check_sandbox(policy.mode))
+    else:
+        sandbox = None
+    tool = BashTool(wake_s=3600)
+    ctx = ToolContext(make_policy().cwd, sandbox=sandbox)
+
+    for command, code in (("true", 0), ("echo out; exit 3", 3)):
+        result = tool.run({"command": command, "timeout": TIMEOUT_S}, ctx)
+
+        assert result.duration_s < TIMEOUT_S / 2
+        assert result.ended_by is None, result.output
+        assert result.exit_code == code, result.output
+    assert result.output == "out\n[exit code 3]"

@@ -1,4 +1,4 @@
-"""The checkpoints' records: one taken, a rewind, one that failed.
+"""The checkpoints' records: one taken, a rewind, one that failed, a long one under way.
 
 `checkpoints/events.py` builds the first two from a checkpoint and a restore. Paths lists
 are capped; the counts are exact.
@@ -30,6 +30,7 @@ class CheckpointCreated(CheckpointRecord):
     left_out: list[str] = field(default_factory=list)
     note: str | None = None  # the line naming what was left out, if anything was
     project: str = ""
+    duration_s: float | None = optional()  # what taking it cost (the tool call's time is apart)
 
     def omits(self, name: str) -> bool:
         return name == "note" and self.kind == "rewind"
@@ -65,6 +66,19 @@ class CheckpointSettled(CheckpointRecord):
     turn: int | None = None
     changed: list[str] = field(default_factory=list)
     changed_count: int = 0
+    duration_s: float | None = optional()
+
+
+@record
+class CheckpointSaving(CheckpointRecord):
+    """A snapshot that hashes many files has begun (a project's first, with no git
+    index of its own to start from): `message` is the line shown while it runs."""
+
+    TYPE: ClassVar[str] = "Checkpoint.Saving"
+    stage: str = ""  # "checkpoint", or "prepare" when the background staging is waited for
+    files: int = 0
+    bytes: int = 0
+    message: str = ""
 
 
 @record
