@@ -5,6 +5,7 @@ starts with `/name` runs one (docs/commands.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acp.schema import (
     AvailableCommand,
@@ -13,15 +14,15 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from caretz.permissions.settings import find_project_root
-from caretz.slash_commands.files import command_folders, load_catalog
+from caretz.runtime.custom_commands import catalog_for
 from caretz.slash_commands.names import RESERVED_NAMES
 
+if TYPE_CHECKING:
+    from caretz.config.settings import Settings
 
-def available_commands(workspace: Path, config_dir: Path) -> AvailableCommandsUpdate:
-    catalog = load_catalog(
-        command_folders(find_project_root(workspace), config_dir), RESERVED_NAMES
-    )
+
+def available_commands(settings: Settings, workspace: Path) -> AvailableCommandsUpdate:
+    catalog = catalog_for(settings, workspace, RESERVED_NAMES)
     return AvailableCommandsUpdate(
         session_update="available_commands_update",
         available_commands=[

@@ -83,8 +83,7 @@ class AcpSession:
         self.id = self.session.id
         self.outbox.start()
         # Posted, so it goes out after the answer that tells the editor the session's ID.
-        config_dir = settings.config_path.parent
-        self.outbox.post(await self.call(available_commands, self.workspace, config_dir))
+        self.outbox.post(await self.call(available_commands, settings, self.workspace))
 
     async def replay(self) -> None:
         """Send the session's history as updates (session/load), before the answer."""

@@ -24,8 +24,11 @@ from pathlib import Path
 
 from caretz.checkpoints.errors import CheckpointError, ProjectTooLarge
 from caretz.checkpoints.git import ShadowGit, last_line
+from caretz.sandbox.door import ProjectDoor, read_beneath
 
 DEFAULT_SIZE_CAP = 5 * 1024 * 1024
+POINTER_MAX_BYTES = 4096  # a linked worktree's `.git` file: one `gitdir:` line
+IGNORE_MAX_BYTES = 4 << 20  # an ignore file larger than this is not read
 # Above this many files to hash, `git add` streams them into one pack (one file on
 # disk instead of one per object) and the trees are built by `git fast-import`.
 BULK_THRESHOLD = 500
@@ -70,15 +73,17 @@ def project_exclude_file(project: Path) -> Path | None:
     dot_git = project / ".git"
     if dot_git.is_dir():
         return dot_git / "info" / "exclude"
-    if not dot_git.is_file():
+    try:
+        text = read_beneath(project, ".git", POINTER_MAX_BYTES).decode("utf-8", "replace")
+    except OSError:  # none, or refused by the door (a FIFO, a symlink)
         return None
-    text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    text = text.strip()
     if not text.startswith("gitdir:"):
         return None
     git_dir = (project / text[len("gitdir:") :].strip()).resolve()
-    common = git_dir / "commondir"
-    if common.is_file():
-        git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    common = _read(git_dir / "commondir").strip()
+    if common:
+        git_dir = (git_dir / common).resolve()
     return git_dir / "info" / "exclude"
 
 
@@ -123,10 +128,14 @@ def project_tracked(git: str, project: Path) -> list[str]:
 
 
 def _read(path: Path | None) -> str:
+    """A git ignore file's text ("" when there is none or it cannot be read), through the
+    door for files outside the project (sandbox/door.py): a linked worktree's git dir and
+    the user's global ignore file lie elsewhere; only a regular file is read, bounded. Its
+    text decides what a checkpoint leaves out, nothing more."""
     if path is None:
         return ""
     try:
-        return path.read_text(encoding="utf-8", errors="surrogateescape")
+        return ProjectDoor.users_own().read_text(path, IGNORE_MAX_BYTES, "surrogateescape")
     except OSError:
         return ""
 

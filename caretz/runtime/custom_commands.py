@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.config import sandbox as sandbox_config
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.permissions.project import RuleError, find_project_root
@@ -42,7 +43,8 @@ class PreparedCommand:
 
 def catalog_for(settings: Settings, workspace: Path, reserved: Iterable[str] = ()) -> Catalog:
     """The custom commands a session in `workspace` has; `reserved`: built-in names."""
-    folders = command_folders(find_project_root(workspace), settings.config_path.parent)
+    door = sandbox_config.project_door(settings, workspace)
+    folders = command_folders(find_project_root(workspace), settings.config_path.parent, door)
     return load_catalog(folders, reserved)
 
 
