@@ -230,7 +230,7 @@ def project_instructions(
             if not os.path.lexists(path):
                 continue
             try:
-                text = door.read_text(path, INSTRUCTIONS_MAX_BYTES, errors="replace")
+                text = door.text(path, INSTRUCTIONS_MAX_BYTES, errors="replace")
             except FileNotFoundError:
                 continue
             except OSError as error:  # the door's Refused among them

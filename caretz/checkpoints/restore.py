@@ -172,7 +172,7 @@ class TreeWriter:
             self._move_aside(path, keep=not in_snapshot or stat.S_ISDIR(info.st_mode))
         data = self.blobs.read(entry.sha)
         if entry.mode == SYMLINK:
-            self.tree.symlink(os.fsdecode(data), path)
+            self.tree.make_link(os.fsdecode(data), path)
             self.journal.append(("created", path, None))
             return
         executable = entry.mode == EXECUTABLE
@@ -190,7 +190,7 @@ class TreeWriter:
                 self._move_aside(str(current), keep=True)
                 info = None
             if info is None:
-                self.tree.mkdir(str(current))
+                self.tree.make_folder(str(current))
                 self.journal.append(("mkdir", str(current), None))
 
     def _move_aside(self, path: str, keep: bool) -> None:
@@ -210,17 +210,17 @@ class TreeWriter:
             if info is None or not stat.S_ISDIR(info.st_mode):
                 continue
             if self.tree.is_empty_folder(str(folder)):
-                self.tree.rmdir(str(folder))
+                self.tree.remove_folder(str(folder))
                 self.journal.append(("rmdir", str(folder), stat.S_IMODE(info.st_mode)))
 
     def _undo(self, action: str, path: str, extra: Path | int | None) -> None:
         info = self.tree.lstat(path)
         if action == "created" and info is not None:
-            self.tree.unlink(path)
+            self.tree.remove_file(path)
         elif action == "mkdir" and info is not None and stat.S_ISDIR(info.st_mode):
-            self.tree.rmdir(path)
+            self.tree.remove_folder(path)
         elif action == "rmdir" and info is None:
-            self.tree.mkdir(path)
+            self.tree.make_folder(path)
             self.tree.chmod_folder(path, int(extra or 0o755))
         elif action == "moved" and isinstance(extra, Path) and os.path.lexists(extra):
             self.tree.move_in(extra, path)

@@ -135,7 +135,7 @@ def _read(path: Path | None) -> str:
     if path is None:
         return ""
     try:
-        return ProjectDoor.users_own().read_text(path, IGNORE_MAX_BYTES, "surrogateescape")
+        return ProjectDoor.users_own().text(path, IGNORE_MAX_BYTES, "surrogateescape")
     except OSError:
         return ""
 

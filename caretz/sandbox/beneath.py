@@ -87,19 +87,19 @@ class Beneath:
         info = self.lstat(relative)
         return info is not None and stat.S_ISDIR(info.st_mode)
 
-    def mkdir(self, relative: str, mode: int = 0o777) -> None:
+    def make_folder(self, relative: str, mode: int = 0o777) -> None:
         with self.parent(relative) as (fd, name):
             os.mkdir(name, mode, dir_fd=fd)
 
-    def rmdir(self, relative: str) -> None:
+    def remove_folder(self, relative: str) -> None:
         with self.parent(relative) as (fd, name):
             os.rmdir(name, dir_fd=fd)
 
-    def unlink(self, relative: str) -> None:
+    def remove_file(self, relative: str) -> None:
         with self.parent(relative) as (fd, name):
             os.unlink(name, dir_fd=fd)
 
-    def symlink(self, target: str, relative: str) -> None:
+    def make_link(self, target: str, relative: str) -> None:
         with self.parent(relative) as (fd, name):
             os.symlink(target, name, dir_fd=fd)
 
@@ -125,7 +125,7 @@ class Beneath:
         finally:
             os.close(folder)
 
-    def replace(self, relative: str, data: bytes, mode: int | None) -> None:
+    def rewrite(self, relative: str, data: bytes, mode: int | None) -> None:
         """`data` as the file at `relative`: a temporary file renamed over the name."""
         path = self.root / relative
         safe_open.replace_file(path, data, (self.root,), mode)
@@ -181,8 +181,10 @@ class Beneath:
             try:
                 return os.open(name, _DIR, dir_fd=fd)
             except OSError as error:
-                if error.errno == errno.ELOOP:
-                    raise PathMoved(error.errno, f"{self.root / relative} is a symlink") from None
+                if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise PathMoved(errno.ELOOP, f"{self.root / relative} is a symlink") from None
                 raise
 
     def move_out(self, relative: str, destination: Path) -> None:
@@ -257,19 +259,53 @@ def _copy_file(source_dir: int, source: str, target_dir: int, target: str, mode:
         os.close(reading)
 
 
-def _remove(parent: int, name: str) -> None:
-    """Remove `name` in the folder `parent`, a folder with everything below it."""
+def remove_tree(path: Path) -> None:
+    """Remove the folder `path` (caretz's own: a session's private /tmp) and everything
+    below it, also what a command left read-only, through fds only: a folder inside it
+    swapped for a symlink to HOME meanwhile is removed as a link, never followed. What
+    cannot be removed stays."""
+    try:
+        parent = os.open(path.parent, O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            _remove(parent, path.name, unlock=True)
+    finally:
+        os.close(parent)
+
+
+def _remove(parent: int, name: str, unlock: bool = False) -> None:
+    """Remove `name` in the folder `parent`, a folder with everything below it; `unlock`
+    makes each folder writable first (through its own fd) and carries on past failures."""
     info = os.stat(name, dir_fd=parent, follow_symlinks=False)
     if not stat.S_ISDIR(info.st_mode):
         os.unlink(name, dir_fd=parent)
         return
+    if unlock:
+        _make_writable(parent, name)
     folder = os.open(name, _DIR, dir_fd=parent)
     try:
         for entry in os.listdir(folder):
-            _remove(folder, entry)
+            if not unlock:
+                _remove(folder, entry)
+                continue
+            with contextlib.suppress(OSError):
+                _remove(folder, entry, unlock)
     finally:
         os.close(folder)
     os.rmdir(name, dir_fd=parent)
+
+
+def _make_writable(parent: int, name: str) -> None:
+    """chmod 0700 the folder `name` itself: an O_PATH fd opened without following a
+    symlink, changed through its /proc/self/fd link (fchmod refuses an O_PATH fd)."""
+    folder = os.open(name, O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    try:
+        with contextlib.suppress(OSError):
+            os.chmod(f"/proc/self/fd/{folder}", 0o700)
+    finally:
+        os.close(folder)
 
 
 def _entries_below(folder: int) -> list[str]:

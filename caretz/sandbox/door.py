@@ -85,7 +85,7 @@ class ProjectDoor:
         /proc and /sys, still only regular files with one link, within the limit."""
         return cls((Path("/"),))
 
-    def read_bytes(self, path: Path, limit: int) -> bytes:
+    def read(self, path: Path, limit: int) -> bytes:
         """The bytes of the regular file at `path`; FileNotFoundError when there is none,
         Refused when the door does not open it or it holds more than `limit` bytes."""
         for _ in range(OPEN_ATTEMPTS):
@@ -102,9 +102,9 @@ class ProjectDoor:
                 os.close(fd)
         raise _kept_changing(path)
 
-    def read_text(self, path: Path, limit: int, errors: str = "strict") -> str:
-        """`read_bytes` as UTF-8 text (a UnicodeDecodeError with `errors="strict"`)."""
-        return self.read_bytes(path, limit).decode("utf-8", errors)
+    def text(self, path: Path, limit: int, errors: str = "strict") -> str:
+        """`read` as UTF-8 text (a UnicodeDecodeError with `errors="strict"`)."""
+        return self.read(path, limit).decode("utf-8", errors)
 
     def is_file(self, path: Path) -> bool:
         """Whether a file the door would read stands at `path` (False when refused)."""

@@ -352,17 +352,17 @@ def _write_back(tree: Beneath, path: str, saved: Saved) -> None:
     parents = PurePosixPath(path).parents
     for folder in reversed([str(p) for p in parents if p.parts]):
         if tree.lstat(folder) is None:
-            tree.mkdir(folder)
+            tree.make_folder(folder)
     mode = saved.fingerprint[0]
     if stat.S_ISDIR(mode):
-        tree.mkdir(path)
+        tree.make_folder(path)
         tree.chmod_folder(path, stat.S_IMODE(mode))
     elif stat.S_ISLNK(mode):
         assert saved.data is not None
-        tree.symlink(os.fsdecode(saved.data), path)
+        tree.make_link(os.fsdecode(saved.data), path)
     else:
         assert saved.data is not None
-        tree.replace(path, saved.data, mode)
+        tree.rewrite(path, saved.data, mode)
 
 
 def _below(root: Path, path: Path) -> str | None:

@@ -116,7 +116,7 @@ def _reason(error: OSError | UnicodeDecodeError) -> str:
 
 
 def read_command(name: str, path: Path, folder: CommandFolder) -> CustomCommand:
-    raw = folder.door.read_text(path, MAX_FILE_BYTES)
+    raw = folder.door.text(path, MAX_FILE_BYTES)
     label = folder.label
     meta, prompt = split_front_matter(raw)
     model = _text(meta.get("model"))

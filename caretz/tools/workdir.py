@@ -56,7 +56,7 @@ def take_report(ctx: ToolContext, host_file: Path) -> str | None:
         data = None
     finally:
         with contextlib.suppress(OSError):
-            folder.unlink(host_file.name)
+            folder.remove_file(host_file.name)
     text = (data or b"").decode(errors="replace").strip()
     if not text:
         return None  # killed, or the trap replaced: the directory stays
