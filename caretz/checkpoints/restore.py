@@ -22,6 +22,7 @@ from caretz.checkpoints.errors import CheckpointError, RestoreFailed
 from caretz.checkpoints.git import ShadowGit
 from caretz.checkpoints.model import FileChange
 from caretz.sandbox.beneath import Beneath
+from caretz.sandbox.safe_open import PathMoved
 
 SYMLINK, EXECUTABLE, GITLINK = "120000", "100755", "160000"
 Step = Callable[[int, int, str], None]
@@ -264,12 +265,18 @@ def unsaved_paths(root: Path, changes: Sequence[Change]) -> list[str]:
     for change in changes:
         if change.old is not None:
             continue
-        info = tree.lstat(change.path)
-        if info is None:
-            continue
-        in_the_way = not stat.S_ISDIR(info.st_mode)
-        if in_the_way or any(p not in removed for p in tree.files_under(change.path)):
-            unsaved.append(change.path)
+        try:
+            info = tree.lstat(change.path)
+            if info is None:
+                continue
+            in_the_way = not stat.S_ISDIR(info.st_mode)
+            if in_the_way or any(p not in removed for p in tree.files_under(change.path)):
+                unsaved.append(change.path)
+        except PathMoved:
+            raise CheckpointError(
+                f"{change.path}: a symlink appeared along it while the restore looked; "
+                "nothing was restored (try again once nothing is changing the project)"
+            ) from None
     return unsaved
 
 

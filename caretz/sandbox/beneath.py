@@ -69,7 +69,7 @@ class Beneath:
             except OSError:
                 break
             if stat.S_ISLNK(mode):
-                return PathMoved(errno.ELOOP, f"{current} is a symlink")
+                return PathMoved(errno.ELOOP, f"{current} is a symlink; caretz does not follow it")
             if not stat.S_ISDIR(mode):
                 return NotADirectoryError(errno.ENOTDIR, "not a directory", str(current))
         return PathMoved(errno.ELOOP, f"{self.root.joinpath(*parts)} changed")

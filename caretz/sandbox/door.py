@@ -106,18 +106,10 @@ class ProjectDoor:
         """`read` as UTF-8 text (a UnicodeDecodeError with `errors="strict"`)."""
         return self.read(path, limit).decode("utf-8", errors)
 
-    def is_file(self, path: Path) -> bool:
-        """Whether a file the door would read stands at `path` (False when refused)."""
-        try:
-            real = self._checked(path)
-            return stat.S_ISREG(os.stat(real, follow_symlinks=False).st_mode)
-        except OSError:
-            return False
-
     def list_files(self, folder: Path, suffix: str) -> list[Path]:
-        """The files (and symlinks, which the reads check) named `*suffix` below `folder`,
-        sorted, walked without following a symlink; [] when there is no folder. Raises
-        Refused for a folder the door does not open."""
+        """The entries but folders (files, symlinks and the rest, which the reads check)
+        named `*suffix` below `folder`, sorted, walked without following a symlink; []
+        when there is no folder. Raises Refused for a folder the door does not open."""
         for _ in range(OPEN_ATTEMPTS):
             real = self._checked(folder)
             try:
@@ -270,8 +262,8 @@ def _open_folder(shown: Path, real: Path, anchors: Sequence[Path]) -> int:
 def _walk(
     fd: int, prefix: PurePosixPath, suffix: str, budget: list[int], depth: int
 ) -> list[PurePosixPath]:
-    """Names below the open folder `fd` ending in `suffix`: regular files and symlinks;
-    folders are entered through their fds, never through a symlink."""
+    """Names below the open folder `fd` ending in `suffix`, but folders, which are entered
+    through their fds, never through a symlink."""
     found: list[PurePosixPath] = []
     with os.scandir(fd) as entries:
         listed = sorted(entries, key=lambda entry: entry.name)
@@ -282,9 +274,7 @@ def _walk(
         if entry.is_dir(follow_symlinks=False):
             if depth > 0:
                 found += _walk_into(fd, entry.name, prefix, suffix, budget, depth)
-        elif entry.name.endswith(suffix) and (
-            entry.is_file(follow_symlinks=False) or entry.is_symlink()
-        ):
+        elif entry.name.endswith(suffix):  # a FIFO too: its read says why it is refused
             found.append(prefix / entry.name)
     return found
 
