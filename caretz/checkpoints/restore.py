@@ -126,6 +126,9 @@ class TreeWriter:
         self.displaced_dir = displaced
         self.on_step = on_step
         self.journal: list[tuple[str, str, Path | int | None]] = []
+        # Folders this restore found or made: not looked at again for each file below them
+        # (a write still opens its folder without following a symlink, so a swap fails it).
+        self.folders: set[str] = set()
         self.displaced: list[tuple[str, str]] = []
         self.rollback_problems: list[str] = []
 
@@ -170,7 +173,8 @@ class TreeWriter:
         info = self.tree.lstat(path)
         if info is not None:
             old_mode = info.st_mode if stat.S_ISREG(info.st_mode) else None
-            self._move_aside(path, keep=not in_snapshot or stat.S_ISDIR(info.st_mode))
+            keep = not in_snapshot or stat.S_ISDIR(info.st_mode)
+            self._move_aside(path, keep=keep, present=True)
         data = self.blobs.read(entry.sha)
         if entry.mode == SYMLINK:
             self.tree.make_link(os.fsdecode(data), path)
@@ -186,19 +190,25 @@ class TreeWriter:
         current = PurePosixPath()
         for part in folder.parts:
             current = current / part
+            if str(current) in self.folders:
+                continue
             info = self.tree.lstat(str(current))
             if info is not None and not stat.S_ISDIR(info.st_mode):
-                self._move_aside(str(current), keep=True)
+                self._move_aside(str(current), keep=True, present=True)
                 info = None
             if info is None:
                 self.tree.make_folder(str(current))
                 self.journal.append(("mkdir", str(current), None))
+            self.folders.add(str(current))
 
-    def _move_aside(self, path: str, keep: bool) -> None:
-        if self.tree.lstat(path) is None:
+    def _move_aside(self, path: str, keep: bool, present: bool = False) -> None:
+        """Move what stands at `path` to the trash or the displaced folder (`present`: it
+        was just seen there)."""
+        if not present and self.tree.lstat(path) is None:
             return
         destination = (self.displaced_dir if keep else self.trash) / path
         self.tree.move_out(path, destination)
+        self.folders = {f for f in self.folders if f != path and not f.startswith(path + "/")}
         self.journal.append(("moved", path, destination))
         if keep:
             self.displaced.append((path, str(destination)))

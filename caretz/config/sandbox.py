@@ -75,8 +75,8 @@ def project_door(
 
 
 def session_door(sandbox: Sandbox, workspace: Path) -> ProjectDoor:
-    """`project_door` for the sandbox a session opened."""
-    return ProjectDoor.for_session(sandbox.policy, find_project_root(workspace))
+    """`project_door` for the sandbox a session opened (its file tools' checks shared)."""
+    return ProjectDoor.for_session(sandbox.policy, find_project_root(workspace), sandbox.paths)
 
 
 def _with_read_only(policy: SandboxPolicy, paths: list[Path]) -> SandboxPolicy:

@@ -45,9 +45,9 @@ class Beneath:
         parts = PurePosixPath(relative).parts
         if not parts or parts[0] == "/" or ".." in parts:
             raise ValueError(f"{relative!r} is not a path below {self.root}")
-        folder = self.root.joinpath(*parts[:-1])
+        folder = "/".join(parts[:-1]) or "."
         try:
-            fd = safe_open.open_exact(folder, O_PATH | os.O_DIRECTORY, (self.root,))
+            fd = safe_open.open_below(self.root, folder, O_PATH | os.O_DIRECTORY)
         except PathMoved:
             raise self._why_not_a_folder(parts[:-1]) from None
         try:

@@ -74,10 +74,14 @@ class ProjectDoor:
     hidden: HiddenCheck = _nothing_hidden  # why a path is hidden by the sandbox, or None
 
     @classmethod
-    def for_session(cls, policy: SandboxPolicy, project_root: Path) -> ProjectDoor:
-        """The session's door: its roots and the project's, its hidden paths."""
+    def for_session(
+        cls, policy: SandboxPolicy, project_root: Path, guard: PathGuard | None = None
+    ) -> ProjectDoor:
+        """The session's door: its roots and the project's, its hidden paths (`guard`: the
+        file tools' checks of the same policy, when they are built already)."""
         roots = [Path(os.path.realpath(project_root)), *policy.roots]
-        return cls(tuple(dict.fromkeys(roots)), PathGuard(policy).hidden_reason)
+        hidden = (guard or PathGuard(policy)).hidden_reason
+        return cls(tuple(dict.fromkeys(roots)), hidden)
 
     @classmethod
     def users_own(cls) -> ProjectDoor:
