@@ -45,11 +45,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.session": set(),
     "caretz.providers": set(),
     "caretz.pricing": set(),
-    "caretz.checkpoints": set(),
-    "caretz.permissions": set(),
     "caretz.sandbox": set(),
+    # The door (sandbox/door.py, sandbox/beneath.py): the project files caretz reads and
+    # writes itself (settings, command files, a rewind's restores) go through it.
+    "caretz.checkpoints": {"caretz.sandbox"},
+    "caretz.permissions": {"caretz.sandbox"},
     "caretz.tools": {"caretz.permissions", "caretz.sandbox"},
-    "caretz.slash_commands": set(),
+    "caretz.slash_commands": {"caretz.sandbox"},
     "caretz.hooks": {"caretz.tools"},  # the registry's seam, and ending a process group
     "caretz.mcp_client": {"caretz.tools", "caretz.sandbox"},  # its tools; the launcher
     "caretz.web": {"caretz.tools", "caretz.permissions"},  # its tools; the domain rules

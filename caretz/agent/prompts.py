@@ -15,8 +15,12 @@ from collections.abc import Sequence
 from dataclasses import field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz.lazy_dataclass import lazy_dataclass
+
+if TYPE_CHECKING:
+    from caretz.sandbox.door import ProjectDoor
 
 BASE_INSTRUCTIONS = """\
 You are caretz, a coding agent working in the user's terminal, in their project.
@@ -34,6 +38,7 @@ How to work:
 """
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+INSTRUCTIONS_MAX_BYTES = 256 * 1024  # a larger file is left out, with a line saying so
 GIT_STATUS_TIMEOUT_S = 2.0
 GIT_STATUS_LINES = 5
 BACKEND_NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock"}
@@ -199,8 +204,12 @@ def git_lines(workspace: Path, git: str, timeout_s: float = GIT_STATUS_TIMEOUT_S
     return [f"- git: {branch}; {len(changes)} changed: {shown}{more}"]
 
 
-def project_instructions(workspace: Path) -> list[tuple[Path, str]]:
-    """AGENTS.md (or CLAUDE.md where a folder has no AGENTS.md), from the repo root down.
+def project_instructions(
+    workspace: Path, door: ProjectDoor
+) -> tuple[list[tuple[Path, str]], list[str]]:
+    """AGENTS.md (or CLAUDE.md where a folder has no AGENTS.md), from the repo root down,
+    read through the project's door (sandbox/door.py); and one line for each file the door
+    refused, which is left out.
 
     Like Codex, a deeper file comes later, so it can refine the ones above it.
     """
@@ -213,14 +222,27 @@ def project_instructions(workspace: Path) -> list[tuple[Path, str]]:
     else:
         if not (workspace / ".git").exists():
             folders = [workspace]  # no repo: only the workspace itself
-    found = []
+    found: list[tuple[Path, str]] = []
+    refused: list[str] = []
     for folder in reversed(folders):
         for name in INSTRUCTION_FILES:
             path = folder / name
-            if path.is_file():
-                found.append((path, path.read_text(encoding="utf-8", errors="replace")))
-                break
-    return found
+            if not os.path.lexists(path):
+                continue
+            try:
+                text = door.text(path, INSTRUCTIONS_MAX_BYTES, errors="replace")
+            except FileNotFoundError:
+                continue
+            except OSError as error:  # the door's Refused among them
+                refused.append(f"{path}: not used as instructions: {_reason(error)}")
+            else:
+                found.append((path, text))
+            break
+    return found, refused
+
+
+def _reason(error: OSError) -> str:
+    return getattr(error, "reason", None) or error.strerror or str(error)
 
 
 def environment_section(workspace: Path, env: SessionEnvironment | None) -> str:
@@ -240,10 +262,15 @@ def environment_section(workspace: Path, env: SessionEnvironment | None) -> str:
 
 
 def system_prompt(
-    workspace: Path, extra: str | None = None, environment: SessionEnvironment | None = None
+    workspace: Path,
+    extra: str | None = None,
+    environment: SessionEnvironment | None = None,
+    instructions: Sequence[tuple[Path, str]] = (),
 ) -> str:
+    """caretz's instructions, the environment, the project's `instructions` (as
+    `project_instructions` read them) and the profile's `extra` prompt."""
     parts = [BASE_INSTRUCTIONS, environment_section(workspace, environment)]
-    for path, text in project_instructions(workspace):
+    for path, text in instructions:
         parts.append(f"Project instructions from {path}:\n{text.strip()}")
     if extra:
         parts.append(extra.strip())

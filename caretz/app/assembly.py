@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 from caretz import __version__
 from caretz.agent.agent import Agent
 from caretz.agent.parts import Conversation
+from caretz.agent.prompts import project_instructions
 from caretz.checkpoints.project import project_root
-from caretz.config.sandbox import open_session_sandbox, sandbox_fields
+from caretz.config.sandbox import open_session_sandbox, sandbox_fields, session_door
 from caretz.guard.seam import NullGuard
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
@@ -126,6 +127,8 @@ class Checked:
     place: Place
     git_status: list[str] | None = None  # the prompt's git lines (runtime/probes.py)
     served_window: Callable[[], int | None] | None = None  # the model server's window
+    instructions: tuple[tuple[Path, str], ...] = ()  # AGENTS.md / CLAUDE.md, as read
+    notices: tuple[str, ...] = ()  # lines for the start: the instruction files left out
 
 
 @lazy_dataclass(frozen=True)
@@ -166,6 +169,7 @@ def check(
     if carried is None or carried.mcp is None:
         servers = (*configured_servers(settings, trust), *request.mcp_servers)
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
+    instructions, refused = project_instructions(workspace, session_door(sandbox, workspace))
     provider = session_provider(settings, env, provider_search(settings, rules, carried))
     served_window = probes.ask_served_window(provider)  # while the rest is checked and built
     judge = SessionJudge(settings, env, settings.model)
@@ -174,7 +178,7 @@ def check(
     place = find_place(settings, request.resume, workspace)
     return Checked(
         request, trust, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
-        probes.git_status(), served_window,
+        probes.git_status(), served_window, tuple(instructions), tuple(refused),
     )  # fmt: skip
 
 
@@ -266,7 +270,10 @@ def session_tools(
     wire_network(sandbox, log.emit, permissions.asker)  # the proxy's refusals, into the log
     programs = sandbox_check.programs
     checkpoints = open_checkpoints(settings, workspace, programs, session_id, log)
-    return SessionTools(workspace, permissions, sandbox, JobTable(), hooks, git_watch, checkpoints)
+    return SessionTools(
+        workspace, permissions, sandbox, JobTable(), hooks, git_watch, checkpoints,
+        instructions=checked.instructions,
+    )  # fmt: skip
 
 
 def guard_for(settings: Settings, log: EventLog, judge: SessionJudge) -> LoopGuard | None:
@@ -281,7 +288,8 @@ def start(parts: SessionParts, checked: Checked, carried: Carried | None) -> Non
     """The session's start in its log, then what follows it: checkpoints that are off
     say so, the MCP servers report, the hooks follow the log and SessionStart runs."""
     place, tools = checked.place, parts.tools
-    write_start(parts, place, None if carried is not None else trust_record(checked.trust))
+    trust = None if carried is not None else trust_record(checked.trust)
+    write_start(parts, place, trust, checked.notices)
     if tools.checkpoints is not None:
         tools.checkpoints.announce()
     if parts.mcp is not None and (carried is None or carried.mcp is None):
@@ -306,7 +314,12 @@ def trust_record(trust: ProjectTrust) -> dict[str, Any] | None:
     return found
 
 
-def write_start(parts: SessionParts, place: Place, trust: dict[str, Any] | None = None) -> None:
+def write_start(
+    parts: SessionParts,
+    place: Place,
+    trust: dict[str, Any] | None = None,
+    notices: tuple[str, ...] = (),
+) -> None:
     settings, tools, log = parts.settings, parts.tools, parts.log
     assert tools.sandbox is not None  # every session opens one, if only to say it is off
     opened = SessionResumed if place.resumed else SessionStarted
@@ -321,7 +334,7 @@ def write_start(parts: SessionParts, place: Place, trust: dict[str, Any] | None 
             version=__version__,
             loop_guard=settings.values.guard_mode,
             permission_mode=tools.permissions.mode,
-            sandbox=sandbox_fields(tools.sandbox, parts.sandbox_check),
+            sandbox=sandbox_fields(tools.sandbox, parts.sandbox_check, notices),
             project_config=trust,
         )
     )

@@ -56,10 +56,13 @@ def named_command(
         )
     catalog = custom_commands.catalog_for(settings, workspace, reserved)
     command = catalog.get(name)
+    if command is None and name.lower() in catalog.refused:
+        raise ConfigError(f"/{name}: {catalog.refused[name.lower()]} (nothing was sent)")
     if command is None:
         folders = f".caretz/commands/, {settings.config_path.parent / 'commands'}"
         where = f"no custom command of that name in {folders} or .claude/commands/"
-        raise ConfigError(slash_names.unknown_command(name, catalog.commands, where))
+        unknown = slash_names.unknown_command(name, catalog.commands, where)
+        raise ConfigError("; ".join([unknown, *catalog.folders_refused]))
     return custom_commands.prepare(settings, command, arguments, env)
 
 

@@ -97,6 +97,7 @@ class Session:
             tools.checkpoints,
         )
         self.sandbox, self.sandbox_check = tools.sandbox, parts.sandbox_check
+        self.instructions = tools.instructions  # AGENTS.md / CLAUDE.md, read at the start
         self.mcp = parts.mcp
         self.trust = parts.trust  # what the session uses of its project's configuration
         self.view = view

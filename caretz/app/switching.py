@@ -143,6 +143,7 @@ def session_tools(session: Session, sandbox: Sandbox | None) -> SessionTools:
         session.hooks,
         session.git_watch,
         session.checkpoints,
+        instructions=session.instructions,
     )
 
 

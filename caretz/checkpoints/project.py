@@ -7,6 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from caretz.sandbox.door import ProjectDoor, read_beneath
+
+POINTER_MAX_BYTES = 4096  # a linked worktree's `.git` file: one `gitdir:` line
+
 
 def project_root(workspace: Path) -> Path:
     """The nearest folder at or above `workspace` holding a `.git` (a folder, or the
@@ -48,20 +52,21 @@ def project_git(project: Path) -> ProjectGit | None:
     dot_git = project / ".git"
     if dot_git.is_dir():
         return ProjectGit(dot_git, dot_git)
-    if not dot_git.is_file():
-        return None
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    try:  # a linked worktree's pointer, through the door: no FIFO, no symlink out
+        text = read_beneath(project, ".git", POINTER_MAX_BYTES).decode("utf-8", "replace")
     except OSError:
         return None
+    text = text.strip()
     if not text.startswith("gitdir:"):
         return None
     git_dir = (project / text[len("gitdir:") :].strip()).resolve()
     common_dir = git_dir
-    common = git_dir / "commondir"
-    if common.is_file():
-        try:
-            common_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
-        except OSError:
-            return None
+    try:  # the repository's own folder, outside the project: a regular file, bounded
+        common = ProjectDoor.users_own().text(git_dir / "commondir", POINTER_MAX_BYTES)
+    except FileNotFoundError:
+        common = ""
+    except OSError:
+        return None
+    if common.strip():
+        common_dir = (git_dir / common.strip()).resolve()
     return ProjectGit(git_dir, common_dir)

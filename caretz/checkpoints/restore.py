@@ -22,6 +22,8 @@ from typing import IO
 from caretz.checkpoints.errors import CheckpointError, RestoreFailed
 from caretz.checkpoints.git import ShadowGit
 from caretz.checkpoints.model import FileChange
+from caretz.sandbox.beneath import Beneath
+from caretz.sandbox.safe_open import PathMoved
 
 SYMLINK, EXECUTABLE, GITLINK = "120000", "100755", "160000"
 Step = Callable[[int, int, str], None]
@@ -114,7 +116,12 @@ class BlobReader:
 
 
 class TreeWriter:
-    """Applies changes to the project and can put back everything it did."""
+    """Applies changes to the project and can put back everything it did.
+
+    Every step goes through the project's folder fd (sandbox/beneath.py), never through
+    a symlink: a folder swapped for a link to HOME while the restore runs makes the step
+    fail (and the restore roll back), it never writes, moves or removes anything there.
+    """
 
     def __init__(
         self,
@@ -125,11 +132,15 @@ class TreeWriter:
         on_step: Step | None = None,
     ):
         self.root = root
+        self.tree = Beneath(root)
         self.blobs = blobs
         self.trash = trash
         self.displaced_dir = displaced
         self.on_step = on_step
-        self.journal: list[tuple[str, Path, Path | int | None]] = []
+        self.journal: list[tuple[str, str, Path | int | None]] = []
+        # Folders this restore found or made: not looked at again for each file below them
+        # (a write still opens its folder without following a symlink, so a swap fails it).
+        self.folders: set[str] = set()
         self.displaced: list[tuple[str, str]] = []
         self.rollback_problems: list[str] = []
 
@@ -156,7 +167,7 @@ class TreeWriter:
             try:
                 self._undo(action, path, extra)
             except OSError as error:
-                problems.append(f"{self.relative(path)}: {error.strerror or error}")
+                problems.append(f"{path}: {error.strerror or error}")
         self.journal.clear()
         self.rollback_problems = problems
         return problems
@@ -173,48 +184,47 @@ class TreeWriter:
             data = self.blobs.read(entry.sha)  # first: a blob that cannot be had changes nothing
         except CheckpointError as error:
             raise CheckpointError(f"{path}: {error}") from None
-        target = self.root / path
         self._make_parents(PurePosixPath(path).parent)
         old_mode = None
-        if os.path.lexists(target):
-            info = os.lstat(target)
+        info = self.tree.lstat(path)
+        if info is not None:
             old_mode = info.st_mode if stat.S_ISREG(info.st_mode) else None
-            self._move_aside(path, keep=not in_snapshot or stat.S_ISDIR(info.st_mode))
+            keep = not in_snapshot or stat.S_ISDIR(info.st_mode)
+            self._move_aside(path, keep=keep, present=True)
         if entry.mode == SYMLINK:
-            os.symlink(os.fsdecode(data), target)
-            self.journal.append(("created", target, None))
+            self.tree.make_link(os.fsdecode(data), path)
+            self.journal.append(("created", path, None))
             return
         executable = entry.mode == EXECUTABLE
-        fd = os.open(
-            target,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-            0o777 if executable else 0o666,
-        )
-        self.journal.append(("created", target, None))
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if old_mode is not None:
-            os.chmod(target, _with_exec_bits(old_mode, executable))
+        exact = _with_exec_bits(old_mode, executable) if old_mode is not None else None
+        self.tree.create(path, data, 0o777 if executable else 0o666, exact)
+        self.journal.append(("created", path, None))
 
     def _make_parents(self, folder: PurePosixPath) -> None:
         """Creates the folders above a path; whatever else stands in the way is moved aside."""
-        current = self.root
+        current = PurePosixPath()
         for part in folder.parts:
             current = current / part
-            if os.path.lexists(current) and not _is_real_dir(current):
-                self._move_aside(str(current.relative_to(self.root)), keep=True)
-            if not os.path.lexists(current):
-                os.mkdir(current)
-                self.journal.append(("mkdir", current, None))
+            if str(current) in self.folders:
+                continue
+            info = self.tree.lstat(str(current))
+            if info is not None and not stat.S_ISDIR(info.st_mode):
+                self._move_aside(str(current), keep=True, present=True)
+                info = None
+            if info is None:
+                self.tree.make_folder(str(current))
+                self.journal.append(("mkdir", str(current), None))
+            self.folders.add(str(current))
 
-    def _move_aside(self, path: str, keep: bool) -> None:
-        source = self.root / path
-        if not os.path.lexists(source):
+    def _move_aside(self, path: str, keep: bool, present: bool = False) -> None:
+        """Move what stands at `path` to the trash or the displaced folder (`present`: it
+        was just seen there)."""
+        if not present and self.tree.lstat(path) is None:
             return
         destination = (self.displaced_dir if keep else self.trash) / path
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(source, destination)
-        self.journal.append(("moved", source, destination))
+        self.tree.move_out(path, destination)
+        self.folders = {f for f in self.folders if f != path and not f.startswith(path + "/")}
+        self.journal.append(("moved", path, destination))
         if keep:
             self.displaced.append((path, str(destination)))
 
@@ -222,22 +232,24 @@ class TreeWriter:
         """Removes folders that only held removed files, as `git checkout` does."""
         folders = {p for path in removed for p in PurePosixPath(path).parents if p.parts}
         for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
-            target = self.root / folder
-            if _is_real_dir(target) and not any(os.scandir(target)):
-                mode = stat.S_IMODE(os.lstat(target).st_mode)
-                os.rmdir(target)
-                self.journal.append(("rmdir", target, mode))
+            info = self.tree.lstat(str(folder))
+            if info is None or not stat.S_ISDIR(info.st_mode):
+                continue
+            if self.tree.is_empty_folder(str(folder)):
+                self.tree.remove_folder(str(folder))
+                self.journal.append(("rmdir", str(folder), stat.S_IMODE(info.st_mode)))
 
-    def _undo(self, action: str, path: Path, extra: Path | int | None) -> None:
-        if action == "created" and os.path.lexists(path):
-            os.unlink(path)
-        elif action == "mkdir" and _is_real_dir(path):
-            os.rmdir(path)
-        elif action == "rmdir" and not os.path.lexists(path):
-            os.mkdir(path)
-            os.chmod(path, int(extra or 0o755))
+    def _undo(self, action: str, path: str, extra: Path | int | None) -> None:
+        info = self.tree.lstat(path)
+        if action == "created" and info is not None:
+            self.tree.remove_file(path)
+        elif action == "mkdir" and info is not None and stat.S_ISDIR(info.st_mode):
+            self.tree.remove_folder(path)
+        elif action == "rmdir" and info is None:
+            self.tree.make_folder(path)
+            self.tree.chmod_folder(path, int(extra or 0o755))
         elif action == "moved" and isinstance(extra, Path) and os.path.lexists(extra):
-            shutil.move(extra, path)
+            self.tree.move_in(extra, path)
 
     def relative(self, path: Path) -> str:
         try:
@@ -272,32 +284,29 @@ def apply_or_roll_back(writer: TreeWriter, changes: Sequence[Change], undo_hint:
 def unsaved_paths(root: Path, changes: Sequence[Change]) -> list[str]:
     """Paths a restore writes where something stands that no snapshot holds (an ignored
     file, one over the size cap, a folder holding such files)."""
+    tree = Beneath(root)
     removed = {c.path for c in changes if c.new is None}
     unsaved = []
     for change in changes:
-        path = root / change.path
-        if change.old is not None or not os.path.lexists(path):
+        if change.old is not None:
             continue
-        in_the_way = not _is_real_dir(path)
-        if in_the_way or any(p not in removed for p in _files_under(path, root)):
-            unsaved.append(change.path)
+        try:
+            info = tree.lstat(change.path)
+            if info is None:
+                continue
+            in_the_way = not stat.S_ISDIR(info.st_mode)
+            if in_the_way or any(p not in removed for p in tree.files_under(change.path)):
+                unsaved.append(change.path)
+        except PathMoved:
+            raise CheckpointError(
+                f"{change.path}: a symlink appeared along it while the restore looked; "
+                "nothing was restored (try again once nothing is changing the project)"
+            ) from None
     return unsaved
-
-
-def _files_under(folder: Path, root: Path) -> list[str]:
-    found = []
-    for current, dirs, files in os.walk(folder):
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(current, d))]:
-            found.append(Path(current, name).relative_to(root).as_posix())
-    return found
 
 
 def _deepest_first(change: Change) -> tuple[int, str]:
     return (-len(PurePosixPath(change.path).parts), change.path)
-
-
-def _is_real_dir(path: Path) -> bool:
-    return os.path.isdir(path) and not os.path.islink(path)
 
 
 def _with_exec_bits(mode: int, executable: bool) -> int:

@@ -30,8 +30,10 @@ from caretz.checkpoints.errors import CheckpointError, ProjectTooLarge
 from caretz.checkpoints.git import ShadowGit, last_line
 from caretz.checkpoints.project import ProjectGit, project_git
 from caretz.checkpoints.seed import secure, seed_index
+from caretz.sandbox.door import ProjectDoor
 
 DEFAULT_SIZE_CAP = 5 * 1024 * 1024
+IGNORE_MAX_BYTES = 4 << 20  # an ignore file larger than this is not read
 # Above this many files to hash, `git add` streams them into one pack (one file on
 # disk instead of one per object) and the trees are built by `git fast-import`.
 BULK_THRESHOLD = 500
@@ -126,10 +128,14 @@ def project_tracked(git: str, project: Path) -> list[str]:
 
 
 def _read(path: Path | None) -> str:
+    """A git ignore file's text ("" when there is none or it cannot be read), through the
+    door for files outside the project (sandbox/door.py): a linked worktree's git dir and
+    the user's global ignore file lie elsewhere; only a regular file is read, bounded. Its
+    text decides what a checkpoint leaves out, nothing more."""
     if path is None:
         return ""
     try:
-        return path.read_text(encoding="utf-8", errors="surrogateescape")
+        return ProjectDoor.users_own().text(path, IGNORE_MAX_BYTES, "surrogateescape")
     except OSError:
         return ""
 

@@ -70,8 +70,18 @@ def read_json_file(path: Path, *, required: bool = False) -> Any:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
+        raise ConfigError(f"{path}: cannot read the file: {unreadable(exc)}") from None
+    return parse_json(path, text)
+
+
+def unreadable(exc: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read, for its one line."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
+def parse_json(path: Path, text: str) -> Any:
+    """The JSON in `text` (`path`'s), None when it is empty; a ConfigError naming the
+    file when it is not JSON."""
     if not text.strip():
         return None
     try:

@@ -2,7 +2,9 @@
 project's `.mcp.json` (the file Claude Code and Cursor read), at the project root.
 
 A `.mcp.json` caretz cannot read (not JSON, a wrong type, an entry with neither a
-command nor a url) is a ConfigError naming the file and the key: one line, exit 2.
+command nor a url) is a ConfigError naming the file and the key: one line, exit 2. It is
+read through the door (sandbox/door.py, `read_beneath`): a symlink along it, a FIFO, a
+hard link or a file over MAX_FILE_BYTES is such an error too, naming why.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from typing import Annotated
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 
 from caretz.config.errors import describe_validation_error
-from caretz.config.loading import read_json_file
+from caretz.config.loading import parse_json, unreadable
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
 from caretz.config_section import Section
 from caretz.mcp_client.config import McpServerEntry, named
 from caretz.mcp_client.plan import Configured
+from caretz.sandbox.door import read_beneath
 
 PROJECT_FILE = ".mcp.json"
+MAX_FILE_BYTES = 1 << 20
 
 
 class ProjectServerEntry(McpServerEntry):
@@ -49,7 +53,13 @@ def profile_servers(settings: Settings) -> list[Configured]:
 def project_servers(root: Path, cwd: Path | None = None) -> list[Configured]:
     """The servers of `root/.mcp.json` (none when there is no such file)."""
     path = root / PROJECT_FILE
-    data = read_json_file(path)
+    try:
+        text = read_beneath(root, PROJECT_FILE, MAX_FILE_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:  # the door's Refused among them
+        raise ConfigError(f"{path}: cannot read the file: {unreadable(exc)}") from None
+    data = parse_json(path, text)
     if data is None:
         return []
     try:

@@ -14,13 +14,15 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
+from caretz.permissions.project import find_project_root
 from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable, check_sandbox
+from caretz.sandbox.door import ProjectDoor
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.gitwatch import nested_control_paths
 from caretz.sandbox.policy import (
@@ -60,6 +62,21 @@ def sandbox_policy(settings: Settings, cwd: Path, env: Mapping[str, str]) -> San
     except PolicyError as error:
         raise ConfigError(f"sandbox: {error}") from None
     return _with_read_only(policy, installation_inside(policy.roots))
+
+
+def project_door(
+    settings: Settings, workspace: Path, env: Mapping[str, str] | None = None
+) -> ProjectDoor:
+    """The door caretz reads the project's own files through (sandbox/door.py): the
+    project's root and the session's roots, the sandbox's hidden paths (in every sandbox
+    mode: a repository never makes caretz read a key, whatever the model may do)."""
+    policy = sandbox_policy(settings, workspace, os.environ if env is None else env)
+    return ProjectDoor.for_session(policy, find_project_root(workspace))
+
+
+def session_door(sandbox: Sandbox, workspace: Path) -> ProjectDoor:
+    """`project_door` for the sandbox a session opened (its file tools' checks shared)."""
+    return ProjectDoor.for_session(sandbox.policy, find_project_root(workspace), sandbox.paths)
 
 
 def _with_read_only(policy: SandboxPolicy, paths: list[Path]) -> SandboxPolicy:
@@ -181,8 +198,11 @@ def installation_notice(policy: SandboxPolicy) -> str | None:
     )
 
 
-def sandbox_fields(sandbox: Sandbox, check: SandboxCheck) -> dict[str, object]:
-    """The session's `sandbox` field: what commands run in, and the fallback's notice."""
+def sandbox_fields(
+    sandbox: Sandbox, check: SandboxCheck, notices: Sequence[str] = ()
+) -> dict[str, object]:
+    """The session's `sandbox` field: what commands run in, the fallback's notice, and the
+    start's notices (`notices`: more of them, such as the project files left out)."""
     policy = sandbox.policy
     return {
         "mode": policy.mode.value,
@@ -191,7 +211,7 @@ def sandbox_fields(sandbox: Sandbox, check: SandboxCheck) -> dict[str, object]:
         **_allowed_hosts(sandbox),
         "roots": [str(root) for root in policy.roots],
         "notice": check.notice,
-        "notices": start_notices(sandbox, check),
+        "notices": [*start_notices(sandbox, check), *notices],
     }
 
 

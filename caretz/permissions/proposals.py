@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shlex
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from caretz.permissions.policy import RuleSet, allowing_rule, url_host
 from caretz.permissions.project import PROJECT_SETTINGS, read_project_settings
 from caretz.permissions.rules import TOOL_FAMILIES, domain_rule, parse_rule
 from caretz.permissions.shell import parse_command_line
+from caretz.sandbox.door import write_beneath
 
 _RULE_NAMES = {
     "read": "Read",
@@ -161,16 +161,13 @@ def _escaped(path: str) -> str:
 
 
 def save_allow_rules(project_root: str | Path, rules: Iterable[str]) -> Path:
-    """Add rules to `permissions.allow` in `.caretz/settings.json`, keeping everything else."""
-    path = Path(project_root) / PROJECT_SETTINGS
+    """Add rules to `permissions.allow` in `.caretz/settings.json`, keeping everything else.
+
+    Read and written through the door (sandbox/door.py): no symlink followed below the
+    project's root, the new file renamed over the old; a Refused (an OSError) names why."""
     data = read_project_settings(project_root)
     permissions = data.setdefault("permissions", {})
     allow = permissions.setdefault("allow", [])
     allow += [rule for rule in rules if rule not in allow]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=2)
-        out.write("\n")
-    os.replace(temporary, path)
-    return path
+    text = json.dumps(data, indent=2) + "\n"
+    return write_beneath(Path(project_root), PROJECT_SETTINGS.as_posix(), text.encode())

@@ -43,7 +43,7 @@ class PreparedCommand:
 
 def catalog_for(settings: Settings, workspace: Path, reserved: Iterable[str] = ()) -> Catalog:
     """The custom commands a session in `workspace` has; `reserved`: built-in names. Read
-    by the project's gate (runtime/project_trust.py)."""
+    by the project's gate (runtime/project_trust.py), through the project's door."""
     return project_trust.command_catalog(settings, workspace, reserved)
 
 

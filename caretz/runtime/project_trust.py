@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
+from caretz.config import sandbox as sandbox_config
 from caretz.permissions.project import RuleError, find_project_root, read_project_settings
+from caretz.sandbox.door import ProjectDoor
 from caretz.secrets import holds_secret
 
 # What reads the parts beyond the settings file (pydantic's schemas, the command files)
@@ -203,9 +205,10 @@ def project_commands(root: Path) -> list[ProjectCommand]:
     approved, so they never run their shell lines)."""
     if not any((root / home).is_dir() for home in COMMAND_HOMES):
         return []
+    inside = ProjectDoor((Path(os.path.realpath(root)),))  # the project's files alone
     folders = [
         folder
-        for folder in command_reading.command_folders(root, root)
+        for folder in command_reading.command_folders(root, root, inside)
         if folder.label in PROJECT_LABELS and _inside(folder.path, root)
     ]
     try:
@@ -241,7 +244,8 @@ def command_catalog(settings: Settings, workspace: Path, reserved: Iterable[str]
     `reserved`: built-in names. Whether a project's may run its shell lines is
     `ProjectTrust.command_approved`'s."""
     root = find_project_root(workspace)
-    folders = command_reading.command_folders(root, settings.config_path.parent)
+    door = sandbox_config.project_door(settings, workspace)
+    folders = command_reading.command_folders(root, settings.config_path.parent, door)
     return command_reading.load_catalog(folders, reserved)
 
 

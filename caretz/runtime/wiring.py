@@ -66,6 +66,9 @@ class SessionTools:
     git_watch: GitWatchHook | None = None
     checkpoints: TurnCheckpoints | None = None
     web_cache: FetchCache = field(default_factory=FetchCache)  # web_fetch's pages, by URL
+    # The project's AGENTS.md / CLAUDE.md as read through its door when the session
+    # opened: a switch rebuilds the prompt with them, it does not read the files again.
+    instructions: tuple[tuple[Path, str], ...] = ()
 
 
 @lazy_dataclass(frozen=True)
@@ -120,7 +123,9 @@ def wire_agent(
         settings, tools.sandbox, tools.permissions, wiring.git_status, web
     )
     if system is None:
-        system = system_prompt(tools.workspace, settings.system_prompt, environment)
+        system = system_prompt(
+            tools.workspace, settings.system_prompt, environment, tools.instructions
+        )
     else:
         system = with_web_lines(system, environment)
     compaction = CompactionPolicy(

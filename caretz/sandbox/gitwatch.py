@@ -14,21 +14,26 @@ removed is written back as it was, and each is one line for the tool result and 
 session's log. Under bubblewrap only creations can happen (the rest is read-only), so
 only those are looked at there; a change the user makes to `.git/config` meanwhile is
 theirs and stays.
+
+A command, or a background job still running, may swap a folder along these paths for a
+symlink (`.git/hooks -> ~`): every look, move and write goes through the root's own fd
+(sandbox/beneath.py) and follows no symlink, so a put-back never lands outside the root;
+a git dir with a symlink along it is one line, and left as it is.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import stat
 import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.sandbox.beneath import Beneath
+from caretz.sandbox.safe_open import PathMoved
 
 # In a git dir (`.git`, `.git/modules/<name>`): files git reads configuration or code from.
 CONTROL_FILES = ("config", "commondir", "config.worktree", "gitdir")
@@ -51,87 +56,86 @@ class Saved:
 class RepoState:
     """One git dir's watched files (relative to the git dir) as last accepted."""
 
-    git_dir: Path
+    tree: Beneath  # the writable root it lies in: every step goes through its fd
+    git_dir: str  # relative to the root
     files: dict[str, Saved] = field(default_factory=dict)
     full: bool = True  # every change is undone; False: only creations (read-only mounts)
+
+    @property
+    def path(self) -> Path:
+        return self.tree.root / self.git_dir
 
 
 def fingerprint(info: os.stat_result) -> Fingerprint:
     return (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def control_paths(git_dir: Path) -> list[str]:
-    """The watched paths of `git_dir` that exist, relative to it (parents first)."""
+def control_paths(tree: Beneath, git_dir: str) -> list[str]:
+    """The watched paths of the git dir at `git_dir` (below `tree`'s root) that exist,
+    relative to it (parents first)."""
     found: list[str] = []
     for name in CONTROL_FILES:
-        if os.path.lexists(git_dir / name):
+        if tree.lstat(f"{git_dir}/{name}") is not None:
             found.append(name)
     for name in CONTROL_DIRS:
-        found += _tree(git_dir, name)
-    modules = git_dir / "modules"
-    if modules.is_dir() and not modules.is_symlink():
+        found += _tree(tree, git_dir, name)
+    modules = tree.lstat(f"{git_dir}/modules")
+    if modules is not None:
         found.append("modules")
-        found += [f"modules/{sub}" for sub in _module_paths(modules)]
-    elif os.path.lexists(modules):
-        found.append("modules")
-    worktrees = git_dir / "worktrees"
-    if os.path.lexists(worktrees):
+        if stat.S_ISDIR(modules.st_mode):
+            found += [f"modules/{sub}" for sub in _module_paths(tree, f"{git_dir}/modules")]
+    worktrees = tree.lstat(f"{git_dir}/worktrees")
+    if worktrees is not None:
         found.append("worktrees")
-        if worktrees.is_dir() and not worktrees.is_symlink():
-            for entry in sorted(os.listdir(worktrees)):
-                found.append(f"worktrees/{entry}")
-                for name in CONTROL_FILES:
-                    if os.path.lexists(worktrees / entry / name):
-                        found.append(f"worktrees/{entry}/{name}")
+        for entry in tree.names(f"{git_dir}/worktrees"):
+            found.append(f"worktrees/{entry}")
+            for name in CONTROL_FILES:
+                if tree.lstat(f"{git_dir}/worktrees/{entry}/{name}") is not None:
+                    found.append(f"worktrees/{entry}/{name}")
     return found
 
 
-def _tree(base: Path, name: str) -> list[str]:
-    path = base / name
-    if not os.path.lexists(path):
+def _tree(tree: Beneath, base: str, name: str) -> list[str]:
+    if tree.lstat(f"{base}/{name}") is None:
         return []
     found = [name]
-    if path.is_dir() and not path.is_symlink():
-        for entry in sorted(os.listdir(path)):
-            found += _tree(base, f"{name}/{entry}")
+    for entry in tree.names(f"{base}/{name}"):
+        found += _tree(tree, base, f"{name}/{entry}")
     return found
 
 
-def _module_paths(modules: Path) -> list[str]:
+def _module_paths(tree: Beneath, modules: str) -> list[str]:
     """Each submodule's git dir below `modules` (names may hold `/`), and its control paths."""
     found: list[str] = []
-    for entry in sorted(os.listdir(modules)):
-        path = modules / entry
-        if not path.is_dir() or path.is_symlink():
-            found.append(entry)
-            continue
+    for entry in tree.names(modules):
+        path = f"{modules}/{entry}"
         found.append(entry)
-        if (path / "HEAD").exists():
-            found += [f"{entry}/{sub}" for sub in control_paths(path)]
+        if not tree.is_folder(path):
+            continue
+        if tree.lstat(f"{path}/HEAD") is not None:
+            found += [f"{entry}/{sub}" for sub in control_paths(tree, path)]
         else:
-            found += [f"{entry}/{sub}" for sub in _module_paths(path)]
+            found += [f"{entry}/{sub}" for sub in _module_paths(tree, path)]
     return found
 
 
-def read_state(git_dir: Path, content: bool = True) -> dict[str, Saved]:
+def read_state(tree: Beneath, git_dir: str, content: bool = True) -> dict[str, Saved]:
     """The watched paths with their stat data, and (`content`) their bytes to put back."""
     files: dict[str, Saved] = {}
-    for relative in control_paths(git_dir):
-        path = git_dir / relative
-        try:
-            info = os.lstat(path)
-        except OSError:
+    for relative in control_paths(tree, git_dir):
+        path = f"{git_dir}/{relative}"
+        info = tree.lstat(path)
+        if info is None:
             continue
-        files[relative] = Saved(fingerprint(info), _content(path, info) if content else None)
+        files[relative] = Saved(fingerprint(info), _content(tree, path, info) if content else None)
     return files
 
 
-def _content(path: Path, info: os.stat_result) -> bytes | None:
+def _content(tree: Beneath, path: str, info: os.stat_result) -> bytes | None:
     if stat.S_ISLNK(info.st_mode):
-        return os.fsencode(os.readlink(path))
-    if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_SAVED_BYTES:
-        with contextlib.suppress(OSError):
-            return path.read_bytes()
+        return os.fsencode(tree.readlink(path))
+    if stat.S_ISREG(info.st_mode):
+        return tree.read(path, MAX_SAVED_BYTES)
     return None
 
 
@@ -160,13 +164,14 @@ class GitWatch:
     def start(self) -> None:
         """Record everything as it is now (session start)."""
         for root in self.roots:
-            git_dir = root / ".git"
-            if git_dir.is_dir() and not git_dir.is_symlink():
-                self._repos[git_dir] = RepoState(git_dir, read_state(git_dir), self.full)
+            tree = Beneath(root)
+            if tree.is_folder(".git"):
+                git_dir = root / ".git"
+                self._repos[git_dir] = RepoState(tree, ".git", read_state(tree, ".git"), self.full)
                 self._indexes[root] = _index_fingerprint(git_dir)
                 self._gitlinks[root] = self._read_gitlinks(root)
                 for link in self._gitlinks[root]:
-                    self._watch_nested(link)
+                    self._watch_nested(root, link)
 
     def check(self, accept: bool = False) -> list[str]:
         """Undo what changed since the last check, one line each; `accept` takes the
@@ -174,10 +179,16 @@ class GitWatch:
         lines: list[str] = []
         # The git dirs first: git reads the index only once a planted commondir is gone.
         for state in list(self._repos.values()):
-            if accept:
-                state.files = read_state(state.git_dir)
-            else:
-                lines += self._undo(state)
+            try:
+                if accept:
+                    state.files = read_state(state.tree, state.git_dir)
+                else:
+                    lines += self._undo(state)
+            except (PathMoved, NotADirectoryError):
+                lines.append(
+                    f"{state.path}: a symlink or a file stands along it now; caretz changed "
+                    "nothing there (git would follow it: look before running git)"
+                )
         for root in self.roots:
             self._follow_index(root, lines, accept)
         return lines
@@ -195,21 +206,32 @@ class GitWatch:
         links = self._read_gitlinks(root)
         new = links - self._gitlinks.get(root, set())
         self._gitlinks[root] = links
+        tree = Beneath(root)
         for link in sorted(new):
-            nested = link / ".git"
-            if accept or not os.path.lexists(nested):
-                self._watch_nested(link)
+            nested = _below(root, link / ".git")
+            try:
+                present = nested is not None and tree.lstat(nested) is not None
+            except PathMoved:
+                present = False  # under a symlink: not the project's own; git stops there
+            if accept or not present:
+                self._watch_nested(root, link)
                 continue
-            moved = self._move_aside(nested)
+            assert nested is not None
+            moved = self._move_aside(tree, nested)
             lines.append(
-                f"{_shown(nested)}: a nested repository linked into the index during the "
-                f"session; git would read its config and hooks, so caretz moved it to {moved}"
+                f"{_shown(link / '.git')}: a nested repository linked into the index during "
+                f"the session; git would read its config and hooks, so caretz moved it to {moved}"
             )
 
-    def _watch_nested(self, link: Path) -> None:
-        nested = link / ".git"
-        if nested.is_dir() and not nested.is_symlink():
-            self._repos.setdefault(nested, RepoState(nested, read_state(nested)))
+    def _watch_nested(self, root: Path, link: Path) -> None:
+        nested = _below(root, link / ".git")
+        tree = Beneath(root)
+        try:
+            if nested is None or not tree.is_folder(nested):
+                return
+            self._repos.setdefault(link / ".git", RepoState(tree, nested, read_state(tree, nested)))
+        except PathMoved:
+            return  # a symlink along it: not a repository of the project's own
 
     def _read_gitlinks(self, root: Path) -> set[Path]:
         return gitlinks(root, self.git)
@@ -219,15 +241,20 @@ class GitWatch:
     def _undo(self, state: RepoState) -> list[str]:
         lines: list[str] = []
         before = state.files
-        now = read_state(state.git_dir, content=False) if state.full else self._creatable(state)
+        if state.full:
+            now = read_state(state.tree, state.git_dir, content=False)
+        else:
+            now = self._creatable(state)
         moved: list[str] = []
         for relative in now:
             if relative in before or any(relative.startswith(m + "/") for m in moved):
                 continue
-            path = state.git_dir / relative
-            target = self._move_aside(path)
+            target = self._move_aside(state.tree, f"{state.git_dir}/{relative}")
             moved.append(relative)
-            lines.append(f"{_shown(path)}: created by a command; caretz moved it to {target}")
+            lines.append(
+                f"{_shown(state.path / relative)}: created by a command; caretz moved it "
+                f"to {target}"
+            )
         if state.full:
             lines += self._put_back(state, now)
         return lines
@@ -235,38 +262,42 @@ class GitWatch:
     def _creatable(self, state: RepoState) -> dict[str, Saved]:
         found = dict(state.files)
         for name in CREATABLE:
-            path = state.git_dir / name
-            if name not in found and os.path.lexists(path):
-                found[name] = Saved(fingerprint(os.lstat(path)), None)
+            info = state.tree.lstat(f"{state.git_dir}/{name}")
+            if name not in found and info is not None:
+                found[name] = Saved(fingerprint(info), None)
         return found
 
     def _put_back(self, state: RepoState, now: dict[str, Saved]) -> list[str]:
         lines: list[str] = []
+        tree = state.tree
         for relative, saved in state.files.items():
             current = now.get(relative)
-            if saved.data is None or (current and current.fingerprint == saved.fingerprint):
+            if not _to_put_back(saved, current):
                 continue
-            path = state.git_dir / relative
+            path = f"{state.git_dir}/{relative}"
             if current is not None and _same_type(current, saved):
-                data = _content(path, os.lstat(path))
-                if data == saved.data:  # touched, not changed
-                    saved.fingerprint = current.fingerprint
+                info = tree.lstat(path)
+                if info is not None and _content(tree, path, info) == saved.data:
+                    saved.fingerprint = current.fingerprint  # touched, not changed
                     continue
             if current is not None:
-                self._move_aside(path)
-            _write_back(path, saved)
-            saved.fingerprint = fingerprint(os.lstat(path))
+                self._move_aside(tree, path)
+            _write_back(tree, path, saved)
+            info = tree.lstat(path)
+            if info is not None:
+                saved.fingerprint = fingerprint(info)
             what = "changed" if current is not None else "removed"
-            lines.append(f"{_shown(path)}: {what} by a command; caretz put it back")
+            lines.append(
+                f"{_shown(state.path / relative)}: {what} by a command; caretz put it back"
+            )
         return lines
 
-    def _move_aside(self, path: Path) -> Path:
+    def _move_aside(self, tree: Beneath, relative: str) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        target = self.quarantine / stamp / str(path).lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = self.quarantine / stamp / str(tree.root / relative).lstrip("/")
         while os.path.lexists(target):
             target = target.with_name(target.name + "~")
-        shutil.move(str(path), str(target))
+        tree.move_out(relative, target)
         return target
 
 
@@ -302,20 +333,45 @@ def nested_control_paths(roots: Sequence[Path], git: str | None) -> list[Path]:
     return found
 
 
+def _to_put_back(saved: Saved, current: Saved | None) -> bool:
+    """Whether `saved` differs from what stands there now and can be put back: a folder
+    gone or replaced (its entries are looked at one by one), a file or link changed."""
+    if stat.S_ISDIR(saved.fingerprint[0]):
+        return current is None or not _same_type(current, saved)
+    if saved.data is None:  # too large to keep
+        return False
+    return current is None or current.fingerprint != saved.fingerprint
+
+
 def _same_type(a: Saved, b: Saved) -> bool:
     return stat.S_IFMT(a.fingerprint[0]) == stat.S_IFMT(b.fingerprint[0])
 
 
-def _write_back(path: Path, saved: Saved) -> None:
-    assert saved.data is not None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if stat.S_ISLNK(saved.fingerprint[0]):
-        os.symlink(os.fsdecode(saved.data), path)
-        return
-    temporary = path.with_name(path.name + ".caretz-restore")
-    temporary.write_bytes(saved.data)
-    os.chmod(temporary, stat.S_IMODE(saved.fingerprint[0]))
-    os.replace(temporary, path)
+def _write_back(tree: Beneath, path: str, saved: Saved) -> None:
+    """Put `saved` back at `path` (its missing folders made), through the root's fd."""
+    parents = PurePosixPath(path).parents
+    for folder in reversed([str(p) for p in parents if p.parts]):
+        if tree.lstat(folder) is None:
+            tree.make_folder(folder)
+    mode = saved.fingerprint[0]
+    if stat.S_ISDIR(mode):
+        tree.make_folder(path)
+        tree.chmod_folder(path, stat.S_IMODE(mode))
+    elif stat.S_ISLNK(mode):
+        assert saved.data is not None
+        tree.make_link(os.fsdecode(saved.data), path)
+    else:
+        assert saved.data is not None
+        tree.rewrite(path, saved.data, mode)
+
+
+def _below(root: Path, path: Path) -> str | None:
+    """`path` relative to `root` (POSIX), None when it is not below it."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return None
+    return relative.as_posix() if relative.parts else None
 
 
 def _index_fingerprint(git_dir: Path) -> Fingerprint | None:

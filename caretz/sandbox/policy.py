@@ -261,7 +261,8 @@ def existing_paths(entries: Iterable[Path]) -> list[Path]:
 
 def is_within(path: Path, base: Path) -> bool:
     """Whether `path` is `base` or lies below it (both absolute and normalized)."""
-    return path == base or base in path.parents
+    parts = base.parts  # a prefix of parts: `base in path.parents`, without making each parent
+    return path.parts[: len(parts)] == parts
 
 
 def depth(path: Path) -> int:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.sandbox.beneath import remove_tree
 
 hashlib = lazy_module("hashlib")  # a filter's file name: when a command first needs one
 # The network allowlist's checks and proxy: only once a command runs with an allowlist.
@@ -228,24 +229,6 @@ def _release(path: Path | None, fds: Sequence[int]) -> None:
             os.close(fd)
     if path is not None:
         remove_tree(path)
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a session directory, also what a command left read-only in it."""
-    for directory, dirs, files in os.walk(path, topdown=False):
-        for name in files:
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(directory, name))
-        for name in dirs:
-            target = os.path.join(directory, name)
-            with contextlib.suppress(OSError):
-                os.chmod(target, 0o700)
-                if os.path.islink(target):
-                    os.unlink(target)
-                else:
-                    os.rmdir(target)
-    with contextlib.suppress(OSError):
-        os.rmdir(path)
 
 
 def _remove_abandoned(parent: Path) -> None:

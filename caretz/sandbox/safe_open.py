@@ -105,6 +105,12 @@ def open_exact(path: Path, flags: int, anchors: Sequence[Path] = (), mode: int =
     """
     anchor = _anchor(path, anchors)
     relative = "." if path == anchor else str(path.relative_to(anchor))
+    return open_below(anchor, relative, flags, mode)
+
+
+def open_below(anchor: Path, relative: str, flags: int, mode: int = 0o666) -> int:
+    """`open_exact` for `relative` (a path without `..`; "." for `anchor` itself) beneath
+    the directory `anchor`, for callers that hold the two apart (sandbox/beneath.py)."""
     flags |= os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         if has_openat2():
@@ -116,7 +122,8 @@ def open_exact(path: Path, flags: int, anchors: Sequence[Path] = (), mode: int =
         return _walk_open(anchor, relative, flags, mode)
     except OSError as error:
         if error.errno in _MOVED and not isinstance(error, PathMoved):
-            raise PathMoved(error.errno, f"{path} changed while it was opened") from None
+            where = os.path.normpath(os.path.join(anchor, relative))
+            raise PathMoved(error.errno, f"{where} changed while it was opened") from None
         raise
 
 

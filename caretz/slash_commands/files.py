@@ -5,6 +5,13 @@ Folders, first one wins a name: the project's `.caretz/commands/`, the user's
 teams moving over from Claude Code). A file's path below its folder is its name:
 `review.md` is `/review`, `frontend/test.md` is `/frontend:test`. Names are lower case.
 A command that would shadow a built-in command is left out, with a warning.
+
+The project's folders and files are listed and read through the project's door
+(sandbox/door.py): a folder or file that leads outside the project (`.claude/commands ->
+/proc`, `review.md -> ~/.ssh/id_rsa`), a FIFO, a hard link or a file over the size cap is
+left out with one warning naming it and why, and its name stays taken, so `/review` says
+why it cannot run instead of running another folder's `review.md`. The user's own folder
+is read through `ProjectDoor.users_own()`: what it holds is the user's choice.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from caretz.sandbox.door import ProjectDoor
 from caretz.slash_commands.markdown import split_front_matter, split_list
 
 PROJECT_FOLDER = Path(".caretz") / "commands"
@@ -25,6 +33,7 @@ MAX_FILE_BYTES = 256 * 1024
 class CommandFolder:
     path: Path
     label: str  # "project", "user" or "claude", shown in /help
+    door: ProjectDoor  # how its files are listed and read
 
 
 @dataclass(frozen=True)
@@ -43,16 +52,19 @@ class CustomCommand:
 class Catalog:
     commands: dict[str, CustomCommand] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # a name's file not read: the line
+    folders_refused: list[str] = field(default_factory=list)  # a folder not read: the line
 
     def get(self, name: str) -> CustomCommand | None:
         return self.commands.get(name.lower())
 
 
-def command_folders(project_root: Path, config_dir: Path) -> list[CommandFolder]:
+def command_folders(project_root: Path, config_dir: Path, door: ProjectDoor) -> list[CommandFolder]:
+    """The folders, first one wins a name; `door`: the project's."""
     return [
-        CommandFolder(project_root / PROJECT_FOLDER, "project"),
-        CommandFolder(config_dir / USER_FOLDER, "user"),
-        CommandFolder(project_root / CLAUDE_FOLDER, "claude"),
+        CommandFolder(project_root / PROJECT_FOLDER, "project", door),
+        CommandFolder(config_dir / USER_FOLDER, "user", ProjectDoor.users_own()),
+        CommandFolder(project_root / CLAUDE_FOLDER, "claude", door),
     ]
 
 
@@ -61,38 +73,51 @@ def load_catalog(folders: Iterable[CommandFolder], reserved: Iterable[str] = ())
     taken = {name.lower() for name in reserved}
     catalog = Catalog()
     for folder in folders:
-        for name, path in command_files(folder.path):
+        try:
+            found = command_files(folder)
+        except OSError as error:  # the door's Refused among them
+            line = f"{folder.path}: not read ({_reason(error)}); its commands are left out"
+            catalog.warnings.append(line)
+            catalog.folders_refused.append(line)
+            continue
+        for name, path in found:
             if name in taken:
                 catalog.warnings.append(
                     f"{path}: /{name} is a built-in command; the file is not used (rename it)"
                 )
                 continue
-            if name in catalog.commands:
+            if name in catalog.commands or name in catalog.refused:
                 continue  # an earlier folder has it
             try:
-                catalog.commands[name] = read_command(name, path, folder.label)
+                catalog.commands[name] = read_command(name, path, folder)
             except (OSError, UnicodeDecodeError) as error:
-                catalog.warnings.append(f"{path}: cannot be read ({error})")
+                line = f"{path}: not read ({_reason(error)})"
+                catalog.warnings.append(line)
+                catalog.refused[name] = line
     return catalog
 
 
-def command_files(folder: Path) -> list[tuple[str, Path]]:
-    """(name, path) of each `*.md` below `folder`, sorted by name."""
-    if not folder.is_dir():
-        return []
+def command_files(folder: CommandFolder) -> list[tuple[str, Path]]:
+    """(name, path) of each `*.md` below the folder, sorted by name; the folder is listed
+    through its door (Refused: a folder it does not open)."""
     found = []
-    for path in folder.rglob("*.md"):
-        if not path.is_file():
-            continue
-        parts = path.relative_to(folder).with_suffix("").parts
+    for path in folder.door.list_files(folder.path, ".md"):
+        parts = path.relative_to(folder.path).with_suffix("").parts
         if any(not part or part.startswith(".") or " " in part for part in parts):
             continue
         found.append((":".join(parts).lower(), path))
     return sorted(found)
 
 
-def read_command(name: str, path: Path, label: str) -> CustomCommand:
-    raw = path.read_bytes()[:MAX_FILE_BYTES].decode("utf-8")
+def _reason(error: OSError | UnicodeDecodeError) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text: {error.reason} at byte {error.start}"
+    return getattr(error, "reason", None) or error.strerror or str(error)
+
+
+def read_command(name: str, path: Path, folder: CommandFolder) -> CustomCommand:
+    raw = folder.door.text(path, MAX_FILE_BYTES)
+    label = folder.label
     meta, prompt = split_front_matter(raw)
     model = _text(meta.get("model"))
     return CustomCommand(

@@ -8,6 +8,8 @@ only taken when it names an existing directory inside the sandbox's roots (the w
 directory and the `--add-dir` dirs); anything else, and a directory that has gone
 since, puts the next command back in the working directory, and the model is told.
 A command that is killed, or replaces the trap, reports nothing: the directory stays.
+The report is read through the door for that folder (sandbox/beneath.py): a report the
+command swapped for a symlink (to a key) or a FIFO is not followed, nor waited on.
 Background jobs start in the current directory and do not move it.
 """
 
@@ -18,6 +20,7 @@ import os
 import shlex
 from pathlib import Path
 
+from caretz.sandbox.beneath import Beneath
 from caretz.tools.base import ToolContext
 
 MAX_REPORT_BYTES = 4096
@@ -46,16 +49,17 @@ def take_report(ctx: ToolContext, host_file: Path) -> str | None:
     """Read what the command reported; a note when its cwd was not kept."""
     if ctx.sandbox is None:
         return None
+    folder = Beneath(host_file.parent)
     try:
-        with open(host_file, "rb") as handle:
-            text = handle.read(MAX_REPORT_BYTES).decode(errors="replace").strip()
+        data = folder.read(host_file.name, MAX_REPORT_BYTES)
     except OSError:
-        return None  # killed, or the trap replaced: the directory stays
+        data = None
     finally:
         with contextlib.suppress(OSError):
-            os.unlink(host_file)
+            folder.remove_file(host_file.name)
+    text = (data or b"").decode(errors="replace").strip()
     if not text:
-        return None
+        return None  # killed, or the trap replaced: the directory stays
     path = Path(text)
     runtime = ctx.sandbox.runtime
     if "\n" not in text and path.is_absolute() and _acceptable(ctx, path):

@@ -12,10 +12,12 @@ import pytest
 from caretz.agent.prompts import (
     SessionEnvironment,
     git_lines,
+    project_instructions,
     sandbox_line,
     system_prompt,
     with_web_lines,
 )
+from caretz.sandbox.door import ProjectDoor
 
 GIT = shutil.which("git") or "git"
 
@@ -161,12 +163,14 @@ def test_a_kept_prompt_takes_new_web_lines_and_keeps_the_rest_word_for_word(
     searching = SessionEnvironment("auto", "bwrap", web_fetch=True, web_search="the provider's")
     fetching = SessionEnvironment("auto", "bwrap", web_fetch=True)
     bare = SessionEnvironment("auto", "bwrap")
-    first = system_prompt(tmp_path, "Be brief.", searching)
+    found, refused = project_instructions(tmp_path, ProjectDoor((tmp_path,)))
+    first = system_prompt(tmp_path, "Be brief.", searching, found)
 
     without = with_web_lines(first, fetching)
 
-    assert without == system_prompt(tmp_path, "Be brief.", fetching)
-    assert with_web_lines(first, bare) == system_prompt(tmp_path, "Be brief.", bare)
+    assert refused == []
+    assert without == system_prompt(tmp_path, "Be brief.", fetching, found)
+    assert with_web_lines(first, bare) == system_prompt(tmp_path, "Be brief.", bare, found)
     assert with_web_lines(without, searching) == first  # switched back: the same prompt
     assert without.endswith("Be brief.\n")
     assert ("a line of the project's" in without) is instructions

@@ -119,3 +119,25 @@ def test_a_linked_nested_repository_that_was_there_keeps_its_config(repo, tmp_pa
 
     assert line == f"{nested}/.git/config: changed by a command; caretz put it back"
     assert (nested / ".git" / "config").read_bytes() == before
+
+
+def test_a_hooks_folder_swapped_for_a_link_out_is_put_back_inside_never_through_it(repo, tmp_path):
+    """Under Landlock `.git/hooks` may become a link to HOME; the put-back of the hooks
+    it held goes into a new folder in `.git`, never through the link."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("mine\n")
+    git_dir = repo / ".git"
+    watching = watch(repo, tmp_path, full=True)
+    samples = sorted(path.name for path in (git_dir / "hooks").iterdir())
+    shutil.rmtree(git_dir / "hooks")
+    (git_dir / "hooks").symlink_to(home)
+
+    lines = watching.check()
+
+    assert sorted(path.name for path in home.iterdir()) == [".bashrc"]
+    assert (git_dir / "hooks").is_dir() and not (git_dir / "hooks").is_symlink()
+    assert sorted(path.name for path in (git_dir / "hooks").iterdir()) == samples
+    assert lines[0] == f"{git_dir / 'hooks'}: changed by a command; caretz put it back"
+    assert list((tmp_path / "quarantine").rglob("hooks"))  # the link, kept aside
+    assert watching.check() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from caretz.sandbox.door import ProjectDoor
 from caretz.slash_commands.expand import expand
 from caretz.slash_commands.files import command_folders, load_catalog
 from caretz.slash_commands.markdown import split_front_matter, split_list
@@ -25,7 +26,7 @@ def test_names_come_from_paths_and_the_first_folder_wins(tmp_path: Path):
     write(project / ".claude/commands/.hidden/x.md", "skipped")
     write(project / ".claude/commands/notes.txt", "not markdown")
 
-    catalog = load_catalog(command_folders(project, config))
+    catalog = load_catalog(command_folders(project, config, ProjectDoor((project,))))
 
     assert sorted(catalog.commands) == ["frontend:test", "legacy", "mine", "review"]
     assert catalog.get("review").prompt == "project review"
@@ -36,7 +37,10 @@ def test_names_come_from_paths_and_the_first_folder_wins(tmp_path: Path):
 def test_a_command_that_shadows_a_built_in_is_refused_with_a_warning(tmp_path: Path):
     path = write(tmp_path / ".caretz/commands/model.md", "shadow")
 
-    catalog = load_catalog(command_folders(tmp_path, tmp_path / "cfg"), reserved=["model", "q"])
+    catalog = load_catalog(
+        command_folders(tmp_path, tmp_path / "cfg", ProjectDoor((tmp_path,))),
+        reserved=["model", "q"],
+    )
 
     assert catalog.commands == {}
     assert catalog.warnings == [
@@ -62,7 +66,7 @@ def test_front_matter_fields(tmp_path: Path):
         "---\nallowed-tools:\n  - Read\n  - Bash(echo a, b)\n---\nx",
     )
 
-    catalog = load_catalog(command_folders(tmp_path, tmp_path / "cfg"))
+    catalog = load_catalog(command_folders(tmp_path, tmp_path / "cfg", ProjectDoor((tmp_path,))))
     commit = catalog.get("commit")
 
     assert commit.description == "Make a commit" and commit.argument_hint == "[message]"

@@ -3,6 +3,7 @@ whatever the command writes into its report."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,23 @@ def test_a_directory_gone_since_is_left_with_a_note(ctx):
     (ctx.workspace / "sub").rmdir()
     where, note = start_dir(ctx)
     assert where == ctx.workspace and note is not None and "sub" in note
+
+
+@pytest.mark.parametrize("form", ["link", "fifo"])
+def test_a_report_swapped_for_a_link_to_a_key_or_a_fifo_is_not_read(ctx, tmp_path, form):
+    """The report lies in the session's /tmp, which commands write: a link to a key
+    there is not followed (its first line would reach the model in the note), and a
+    FIFO nobody writes is not waited on."""
+    key = tmp_path / "id_rsa"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY----- workdir-canary\n")
+    assert ctx.sandbox is not None
+    _, host = ctx.sandbox.cwd_report()
+    if form == "link":
+        host.symlink_to(key)
+    else:
+        os.mkfifo(host)
+
+    note = take_report(ctx, host)
+
+    assert note is None  # as if the command reported nothing: the directory stays
+    assert not os.path.lexists(host) and key.exists()
