@@ -102,11 +102,11 @@ class SessionStore:
         return session_id, folder / EVENTS_FILE
 
     def discard_unused(self, session_id: str) -> None:
-        """Remove the session's folder if no turn ever started in it (nothing was sent)."""
+        """Remove the session's folder if its log holds nothing but its start: no turn, no
+        hook, no command ran in it."""
         folder = self.root / session_id
-        if any(isinstance(event, TurnStarted) for event in read_events(folder / EVENTS_FILE)):
-            return
-        shutil.rmtree(folder, ignore_errors=True)
+        if all(isinstance(event, SessionStarted) for event in read_events(folder / EVENTS_FILE)):
+            shutil.rmtree(folder, ignore_errors=True)
 
     def model_of(self, session_id: str) -> str:
         """The model the session last ran on: its start's, or its last switch's ("" if none)."""
