@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from caretz.config import sandbox as sandbox_config
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
-from caretz.config import sandbox as sandbox_config
 from caretz.permissions.project import RuleError, find_project_root, read_project_settings
 from caretz.sandbox.door import ProjectDoor
 from caretz.secrets import holds_secret
