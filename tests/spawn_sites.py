@@ -43,8 +43,8 @@ class Site:
     line: int
 
 
-def spawns(module: str, name: str) -> bool:
-    for wanted in SPAWNING.get(module, ()):
+def spawns(module: str, name: str, spawning: dict[str, list[str]] | None = None) -> bool:
+    for wanted in (spawning or SPAWNING).get(module, ()):
         if name == wanted or (wanted.endswith("*") and name.startswith(wanted[:-1])):
             return True
     return False
@@ -57,8 +57,9 @@ def spawning_module(name: str) -> bool:
 
 
 class _Finder(ast.NodeVisitor):
-    def __init__(self, path: str):
+    def __init__(self, path: str, spawning: dict[str, list[str]] | None = None):
         self.path = path
+        self.spawning = spawning
         self.modules: dict[str, str] = {}  # local name -> module it stands for
         self.functions: dict[str, str] = {}  # local name -> "module.name" that spawns
         self.stack: list[str] = []
@@ -77,7 +78,7 @@ class _Finder(ast.NodeVisitor):
         module = node.module or ""
         for alias in node.names:
             local = alias.asname or alias.name
-            if spawns(module, alias.name):
+            if spawns(module, alias.name, self.spawning):
                 self.functions[local] = f"{module}.{alias.name}"
             elif spawning_module(f"{module}.{alias.name}"):
                 self.modules[local] = f"{module}.{alias.name}"
@@ -88,7 +89,26 @@ class _Finder(ast.NodeVisitor):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.modules[target.id] = imported
+        aliased = self._spawning_name(node.value)
+        if aliased is not None:  # `Process = ShellProcess`: another name for a way to start
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.functions[target.id] = aliased
+            return
         self.generic_visit(node)
+
+    def _spawning_name(self, node: ast.expr) -> str | None:
+        """What a plain name or attribute stands for, when it is a way to start a process."""
+        dotted = _dotted(node.value if isinstance(node, ast.Subscript) else node)
+        if dotted is None:
+            return None
+        if dotted in self.functions:
+            return self.functions[dotted]
+        head, _, name = dotted.rpartition(".")
+        module = self._module(head) if head else None
+        if module is not None and spawns(module, name, self.spawning):
+            return f"{module}.{name}"
+        return None
 
     # -- where they are used -------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -105,6 +125,8 @@ class _Finder(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if any(self._spawning_name(base) for base in node.bases):
+            self.functions[node.name] = node.name  # a Popen of its own: made, it starts one
         self.stack.append(node.name)
         for statement in node.body:
             self.visit(statement)
@@ -133,7 +155,7 @@ class _Finder(ast.NodeVisitor):
         if dotted is not None:
             base, _, name = dotted.rpartition(".")
             module = self._module(base)
-            if module is not None and spawns(module, name):
+            if module is not None and spawns(module, name, self.spawning):
                 self._site(f"{module}.{name}", node)
                 return
         if node.attr in LOOP_METHODS:
@@ -179,10 +201,39 @@ def _dynamic_import(node: ast.expr) -> str | None:
 
 
 def find_sites(tree: Path) -> list[Site]:
-    """Every process-starting site in the .py files under `tree`."""
+    """Every process-starting site in the .py files under `tree`. A module's own names for
+    a way to start a process (a Popen subclass, an alias, a name imported from elsewhere)
+    are ways to start one for every module that imports them, so they are found first,
+    until no module adds one."""
+    parsed = {
+        path: ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for path in sorted(tree.rglob("*.py"))
+    }
+    spawning = {module: list(names) for module, names in SPAWNING.items()}
+    grew = True
+    while grew:
+        grew = False
+        for path, module_tree in parsed.items():
+            finder = _run(path, tree, module_tree, spawning)
+            module = _module_name(path, tree)
+            known = spawning.setdefault(module, [])
+            for name in finder.functions:
+                if name not in known:
+                    known.append(name)
+                    grew = True
     found: list[Site] = []
-    for path in sorted(tree.rglob("*.py")):
-        finder = _Finder(path.relative_to(tree.parent).as_posix())
-        finder.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
-        found += finder.sites
+    for path, module_tree in parsed.items():
+        found += _run(path, tree, module_tree, spawning).sites
     return sorted(found)
+
+
+def _module_name(path: Path, tree: Path) -> str:
+    return ".".join(path.relative_to(tree.parent).with_suffix("").parts)
+
+
+def _run(
+    path: Path, tree: Path, module_tree: ast.Module, spawning: dict[str, list[str]]
+) -> _Finder:
+    finder = _Finder(path.relative_to(tree.parent).as_posix(), spawning)
+    finder.visit(module_tree)
+    return finder

@@ -329,6 +329,8 @@ OTHER_TEXT = {
     "tools/output.py": "a command's output pipe, and the file its whole output is kept in",
     "tools/ripgrep.py": "rg's own error messages",
     "tools/workdir.py": "the shell's report of its working directory",
+    "checkpoints/restore.py": "git's own output and object names, never a file's text",
+    "sandbox/door.py": "caretz's own configuration files (settings, commands), UTF-8 as specified",
 }
 _CODEC_CALLS = {"decode", "encode", "read_text", "write_text", "getincrementaldecoder"}
 

@@ -71,7 +71,7 @@ TRUSTED_LAUNCHERS = {
     ("caretz/providers/local.py", "LocalServers._spawn"): (
         "caretz's own local model server (python -m caretz.providers.local)"
     ),
-    ("caretz/mcp_client/connection.py", "ServerConnection._transport"): (
+    ("caretz/mcp_client/launch.py", "spawn"): (
         "an MCP stdio server from the user's profile or an approved .mcp.json entry, under "
         "the launcher without rules (its process group ends with caretz)"
     ),
@@ -179,3 +179,36 @@ def test_the_checker_finds_each_way_to_start_a_process(tmp_path: Path):
 def test_a_site_is_named_by_its_file_and_function():
     site = Site("caretz/x.py", "Class.method", "subprocess.run", 3)
     assert (site.path, site.function) == ("caretz/x.py", "Class.method")
+
+
+OWN_POPEN = """
+import subprocess
+
+
+class Mine(subprocess.Popen):
+    pass
+
+
+Short = Mine
+"""
+
+USES_OWN = """
+from pkg.own import Short
+
+
+def made(argv):
+    return Short(argv)
+"""
+
+
+def test_a_popen_of_the_trees_own_and_its_aliases_are_found_where_they_are_made(
+    tmp_path: Path,
+):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "own.py").write_text(OWN_POPEN)
+    (package / "uses.py").write_text(USES_OWN)
+
+    found = [(site.path, site.function) for site in find_sites(package)]
+
+    assert found == [("pkg/uses.py", "made")]  # defining and naming it start nothing

@@ -21,11 +21,11 @@ the restore (and it is undone) rather than writing something else.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from caretz.checkpoints.git import ShadowGit
+from caretz.sandbox.door import read_beneath_stat
 
 GITLINK = b"160000"
 # A project's index larger than this is not copied (a million files' is about 100 MB).
@@ -111,15 +111,10 @@ def _pack_base(git: ShadowGit) -> Path:
 def _copy_index(source: Path, seed: Path) -> bool:
     """Copies the project's index, its mtime kept. Only a regular file (not a link: a
     command may have put one there) of at most INDEX_LIMIT bytes; False otherwise."""
-    try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:  # through the door: no symlink below the git dir, a regular file, bounded
+        data, info = read_beneath_stat(source.parent, source.name, INDEX_LIMIT)
     except OSError:
         return False
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > INDEX_LIMIT:
-            return False
-        data = handle.read(INDEX_LIMIT + 1)
     if len(data) != info.st_size:
         return False  # changed while read
     seed.write_bytes(data)

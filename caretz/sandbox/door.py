@@ -151,6 +151,11 @@ class ProjectDoor:
 def read_beneath(root: Path, relative: str, limit: int) -> bytes:
     """The regular file at `root/relative`, reached with no symlink anywhere below `root`;
     FileNotFoundError when there is none, Refused otherwise (a symlink, a FIFO, too large)."""
+    return read_beneath_stat(root, relative, limit)[0]
+
+
+def read_beneath_stat(root: Path, relative: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """`read_beneath`, with the file's status as it was opened (its mtime, say)."""
     anchor, path = _beneath(root, relative)
     try:
         fd, info = safe_open.open_regular(path, (anchor,))
@@ -159,7 +164,7 @@ def read_beneath(root: Path, relative: str, limit: int) -> bytes:
     except safe_open.NotRegular as kind:
         raise Refused(root / relative, f"is {kind.kind}, not a regular file") from None
     try:
-        return _bounded(root / relative, fd, info, limit)
+        return _bounded(root / relative, fd, info, limit), info
     finally:
         os.close(fd)
 
