@@ -23,7 +23,7 @@ from rich.console import Console
 
 from caretz.agent.outcomes import Interrupted
 from caretz.agent.signals import signals_interrupt
-from caretz.api.result import refused_before_start
+from caretz.api.result import RunResult, refused_before_start
 from caretz.api.session import Session as ApiSession
 from caretz.app.commands import find_command
 from caretz.app.goals import check_evaluator, paused_goal
@@ -209,16 +209,21 @@ def run_headless(
             fail(result.message)
     finally:
         session.close()
-    if result.status == "usage_error" and resume is None and result.session_id is not None:
-        # Found once the session was open (an @image that cannot be sent): nothing was
-        # sent, so it leaves no session behind, as one found before it opened.
-        SessionStore(settings.data_dir).discard_unused(result.session_id)
+    if discarded(result, resume, settings):
         if settings.output == "json":
             write_usage_result(result.message)
         return result.exit_code
     result = dataclasses.replace(result, duration_s=time.monotonic() - started)
     output.closing(result.to_dict())
     return result.exit_code
+
+
+def discarded(result: RunResult, resume: str | None, settings: Settings) -> bool:
+    """A usage error found once a new session was open (an @image that cannot be sent),
+    before anything ran in it, leaves no session behind, as one found before it opened."""
+    if result.status != "usage_error" or resume is not None or result.session_id is None:
+        return False
+    return SessionStore(settings.data_dir).discard_unused(result.session_id)
 
 
 def plan_work(settings: Settings, prompt: str | None, resume: str | None, goal: str | None) -> Work:

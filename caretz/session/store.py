@@ -101,12 +101,14 @@ class SessionStore:
             raise ConfigError(f"cannot create {folder}: {reason}: {_FIX_DATA_DIR}") from None
         return session_id, folder / EVENTS_FILE
 
-    def discard_unused(self, session_id: str) -> None:
-        """Remove the session's folder if its log holds nothing but its start: no turn, no
-        hook, no command ran in it."""
+    def discard_unused(self, session_id: str) -> bool:
+        """Remove the session's folder if its log holds nothing but its start (no turn, no
+        hook, no command ran in it); whether it did."""
         folder = self.root / session_id
-        if all(isinstance(event, SessionStarted) for event in read_events(folder / EVENTS_FILE)):
-            shutil.rmtree(folder, ignore_errors=True)
+        if not all(isinstance(e, SessionStarted) for e in read_events(folder / EVENTS_FILE)):
+            return False
+        shutil.rmtree(folder, ignore_errors=True)
+        return True
 
     def model_of(self, session_id: str) -> str:
         """The model the session last ran on: its start's, or its last switch's ("" if none)."""
