@@ -91,7 +91,7 @@ def test_unknown_tool_fails_listing_available_names(ctx):
 
 
 def test_invalid_json_arguments_fail_showing_the_error(ctx):
-    from caretz.providers.draft import parse_arguments
+    from caretz.inbound import tool_arguments as parse_arguments
 
     tool = ScriptedTool("t", echo)
     _, error = parse_arguments('{"a": 1 "b": 2}')  # the error a provider attaches to the call
@@ -104,7 +104,7 @@ def test_invalid_json_arguments_fail_showing_the_error(ctx):
 
 
 def test_a_json_error_that_ends_in_at_is_not_doubled():
-    from caretz.providers.draft import parse_arguments
+    from caretz.inbound import tool_arguments as parse_arguments
 
     _, error = parse_arguments('{"command": "ls')
 
