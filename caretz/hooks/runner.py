@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caretz import inbound
 from caretz.tools.process import end_group
 
 KILL_GRACE_S = 1.0  # between SIGTERM and SIGKILL for a hook past its timeout
@@ -60,7 +61,7 @@ def run_command(
     """`bash -c command` with `payload` as JSON on stdin; waits at most `timeout_s`.
     `started_process` gets the process as soon as it runs (to end it from elsewhere)."""
     started = clock()
-    data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+    data = inbound.utf8(json.dumps(payload, ensure_ascii=False, default=str))
     try:
         process = subprocess.Popen(
             ["bash", "-c", command],

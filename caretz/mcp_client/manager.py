@@ -179,8 +179,8 @@ class McpManager:
         timeout_s: float,
         cancel: threading.Event,
     ) -> CallToolResult:
-        """The server's result. Raises the connection's ServerDown, CallTimedOut or
-        CallRefused, CallCancelled when `cancel` is set, and lets Ctrl-C through (the
+        """The server's result. Raises the connection's ServerDown, CallTimedOut,
+        CallRefused or Unreadable, CallCancelled when `cancel` is set, and lets Ctrl-C through (the
         call is cancelled on the loop either way)."""
         connection = self._connections.get(server)
         if connection is None or self.closed:
