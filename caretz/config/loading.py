@@ -79,3 +79,5 @@ def read_json_file(path: Path, *, required: bool = False) -> Any:
     except json.JSONDecodeError as exc:
         where = f"(line {exc.lineno}, column {exc.colno})"
         raise ConfigError(f"{path}: not valid JSON: {exc.msg} {where}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid JSON: nested too deep") from None

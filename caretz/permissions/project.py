@@ -41,6 +41,8 @@ def read_project_settings(project_root: str | Path) -> dict[str, Any]:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
         raise RuleError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    except RecursionError:
+        raise RuleError(f"{path}: not valid JSON (nested too deep)") from None
     if not isinstance(data, dict):
         raise RuleError(f"{path}: must hold a JSON object")
     return data

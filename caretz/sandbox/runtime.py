@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from caretz.sandbox.netgate import AskToAllow, NetworkGate
     from caretz.sandbox.netproxy import ProxyServer
 
+from caretz.inbound import ascii_number
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 
@@ -252,7 +253,7 @@ def _remove_abandoned(parent: Path) -> None:
     """Remove the directories of sessions whose caretz is gone (killed outright)."""
     for entry in os.scandir(parent):
         owner = entry.name.split("-")[1] if entry.name.startswith("session-") else ""
-        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+        if ascii_number(owner) is not None and not os.path.exists(f"/proc/{owner}"):
             remove_tree(Path(entry.path))
 
 
