@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from caretz import private_data
 from caretz.checkpoints.errors import CheckpointError, RestoreFailed
 from caretz.checkpoints.git import ShadowGit
 from caretz.checkpoints.model import FileChange
@@ -78,6 +79,7 @@ class BlobReader:
             stderr=subprocess.DEVNULL,
             cwd=git.work_tree,
             env=git.env(),
+            umask=private_data.PRIVATE_UMASK,
         )
 
     def read(self, sha: str) -> bytes:
@@ -197,7 +199,7 @@ class TreeWriter:
         if not os.path.lexists(source):
             return
         destination = (self.displaced_dir if keep else self.trash) / path
-        destination.parent.mkdir(parents=True, exist_ok=True)
+        private_data.make_dir(destination.parent)  # in the data dir; the file keeps its mode
         shutil.move(source, destination)
         self.journal.append(("moved", source, destination))
         if keep:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from caretz import private_data
 from caretz.lazy import lazy_module
 from caretz.mcp_client.model import RemoteTool, ServerSpec
 from caretz.mcp_client.names import server_part
@@ -147,8 +148,9 @@ class McpManager:
         if self.log_dir is None:
             handle = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (closed in close)
         else:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            handle = (self.log_dir / f"{server_part(spec.name)}.log").open("w", encoding="utf-8")
+            path = private_data.make_dir(self.log_dir) / f"{server_part(spec.name)}.log"
+            opened = private_data.open_file(path, os.O_WRONLY | os.O_TRUNC)
+            handle = os.fdopen(opened, "w", encoding="utf-8")
         self._logs[spec.name] = handle
         return handle
 

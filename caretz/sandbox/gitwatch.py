@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
 
+from caretz import private_data
 from caretz.lazy_dataclass import lazy_dataclass
 
 # In a git dir (`.git`, `.git/modules/<name>`): files git reads configuration or code from.
@@ -263,10 +264,11 @@ class GitWatch:
     def _move_aside(self, path: Path) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         target = self.quarantine / stamp / str(path).lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_data.make_dir(target.parent)
         while os.path.lexists(target):
             target = target.with_name(target.name + "~")
         shutil.move(str(path), str(target))
+        private_data.close_tree(target)  # what a command wrote is the user's alone now
         return target
 
 

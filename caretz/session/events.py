@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from caretz import inbound
+from caretz import inbound, private_data
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 from caretz.session.records.base import Record, UnknownRecord
@@ -62,7 +62,7 @@ class EventLog:
             line, event = written(event)
             with self._lock:  # tools running at the same time may emit
                 if self._file is None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    private_data.make_dir(self.path.parent)
                     cut_torn_tail(self.path)
                     self._file = open_log(self.path, "ab")
                 self._file.write(line)
@@ -159,9 +159,10 @@ _TAIL_CHUNK = 64 * 1024
 def open_log(path: Path, mode: str) -> IO[Any]:
     """The log file, never through a symlink (O_NOFOLLOW) and only if it is a regular
     file: a link planted in its place does not make caretz write elsewhere."""
-    flags = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
-    flags |= os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode.startswith("a") else os.O_RDWR
-    handle = os.open(path, flags, 0o600)
+    if mode.startswith("a"):  # created 0600, whatever the umask
+        handle = private_data.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    else:
+        handle = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     if not stat.S_ISREG(os.fstat(handle).st_mode):
         os.close(handle)
         raise IsADirectoryError(f"{path} is not a regular file")
