@@ -69,6 +69,11 @@ class Reply:
     encrypted_reasoning: str = ""
     error_code: str = "server_error"  # Responses: the code of the `error` event
     error_event: str = "error"  # Responses: "error" or "response.failed" carries it
+    # Bytes sent verbatim before SSE event N (a line that is no JSON, say): (N, bytes).
+    raw_before_event: tuple[int, bytes] | None = None
+    # The reply's first text delta sent again and again, without end, until the client
+    # goes away or the server stops: a server that streams text for ever.
+    endless_text: bool = False
     # The provider's own web search, run before the text: (query, [(url, title), …]) each.
     # Anthropic: server_tool_use and web_search_tool_result blocks; Responses: a
     # web_search_call item (see server_search.py).
@@ -595,6 +600,16 @@ def _sse(protocol: WireProtocol, event: tuple[str, dict[str, Any]] | dict[str, A
     return f"data: {data}\n\n".encode()
 
 
+def _is_text_delta(protocol: WireProtocol, payload: Any) -> bool:
+    if protocol == "anthropic":
+        name, data = payload
+        return name == "content_block_delta" and data["delta"]["type"] == "text_delta"
+    if protocol == "responses":
+        return payload[0] == "response.output_text.delta"
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    return bool(choices and choices[0]["delta"].get("content"))
+
+
 def _error_event(
     protocol: WireProtocol, message: str, code: str = "server_error", kind: str = "error"
 ) -> bytes:
@@ -726,12 +741,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, whole, reply.headers)
             return
         if protocol == "anthropic":
-            events = [_sse(protocol, e) for e in anthropic_events(rendered)]
+            payloads: list[Any] = anthropic_events(rendered)
         elif protocol == "responses":
-            events = [_sse(protocol, e) for e in responses_events(rendered)]
+            payloads = responses_events(rendered)
         else:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            events = [_sse(protocol, e) for e in openai_events(rendered, include_usage)]
+            payloads = openai_events(rendered, include_usage)
+        events = [_sse(protocol, e) for e in payloads]
+        if reply.endless_text:
+            first = next(i for i, e in enumerate(payloads) if _is_text_delta(protocol, e))
+            self._stream_without_end(events[:first], events[first])
+            return
         self._stream(protocol, events, reply)
 
     def _stream(self, protocol: WireProtocol, events: list[bytes], reply: Reply) -> None:
@@ -743,6 +763,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         for count, event in enumerate(events):
+            if reply.raw_before_event is not None and count == reply.raw_before_event[0]:
+                self._write_chunk(reply.raw_before_event[1])
             if count == reply.stall_after_events:
                 self.wfile.flush()
                 self.server.owner._stopping.wait()
@@ -756,6 +778,19 @@ class _Handler(BaseHTTPRequestHandler):
                 break
             self._write_chunk(event)
         self.wfile.write(b"0\r\n\r\n")
+
+    def _stream_without_end(self, opening: list[bytes], delta: bytes) -> None:
+        """`opening`, then `delta` again and again until the client closes the stream (a
+        ConnectionError, which ends the request) or the server stops."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for event in opening:
+            self._write_chunk(event)
+        while not self.server.owner._stopping.is_set():
+            self._write_chunk(delta)
+        raise _Dropped
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%X\r\n%s\r\n" % (len(data), data))

@@ -7,7 +7,7 @@ deep, a line that is no JSON at all).
 Its tool `say` answers a call with the garbage its `kind` names (ANSWERS, or `not_json`:
 a line that is no JSON, then half a message). LIST names what else the tool list holds:
 `surrogate` (a description with a lone surrogate), `deep` (a tool whose schema is nested
-thousands deep), `clean` (nothing else; the default).
+thousands deep), `nested` (150 deep), `clean` (nothing else; the default).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import sys
 
 DEEP = '{"a":' * 3000 + "1" + "}" * 3000
+NESTED = '{"type": "object", "properties": {"a": ' + '{"a":' * 150 + "1" + "}" * 151 + "}"
 SAY = {
     "name": "say",
     "description": "Answers with the garbage its argument names.",
@@ -29,6 +30,7 @@ LISTS = {
     "clean": [SAY],
     "surrogate": [SAY, {**SAY, "name": "odd", "description": "a lone \ud800 surrogate"}],
     "deep": [SAY, {"name": "deep", "description": "nested too deep", "inputSchema": "DEEP"}],
+    "nested": [SAY, {"name": "nested", "description": "150 deep", "inputSchema": "NESTED"}],
 }
 # The `result` of a tools/call, as JSON text, for each kind.
 ANSWERS = {
@@ -65,7 +67,8 @@ def main() -> None:
                 ),
             )
         elif method == "tools/list":
-            answer(message_id, json.dumps({"tools": tools}).replace('"DEEP"', DEEP))
+            listed = json.dumps({"tools": tools}).replace('"DEEP"', DEEP)
+            answer(message_id, listed.replace('"NESTED"', NESTED))
         elif method == "tools/call":
             kind = message["params"]["arguments"].get("kind", "")
             if kind == "not_json":
