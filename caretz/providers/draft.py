@@ -104,7 +104,7 @@ class MessageDraft:
     def finished_server_blocks(self) -> list[dict[str, Any]]:
         return [
             finished_input(block, self.server_inputs.get(index, []))
-            for index, block in sorted(self.server_blocks.items())
+            for index, block in sorted(self.server_blocks.items(), key=by_index)
         ]
 
     def partial(self) -> Message:
@@ -112,7 +112,7 @@ class MessageDraft:
         return Message("assistant", "".join(self.text), thinking="".join(self.thinking))
 
     def response(self, fallback_model: str, stop_aliases: Mapping[str, str]) -> ModelResponse:
-        tool_calls = [call.finish() for _, call in sorted(self.calls.items())]
+        tool_calls = [call.finish() for _, call in sorted(self.calls.items(), key=by_index)]
         message = Message(
             "assistant",
             "".join(self.text),
@@ -140,6 +140,15 @@ def joined(first: ModelResponse, rest: ModelResponse) -> ModelResponse:
         server_blocks=[*a.server_blocks, *b.server_blocks],
     )
     return ModelResponse(message, first.usage + rest.usage, rest.stop_reason, rest.model)
+
+
+def by_index(item: tuple[Any, Any]) -> tuple[int, int, str]:
+    """A stream's order for what it numbered: by the number, and what a server numbered
+    with something else (null, text) after, in a stable order."""
+    index = item[0]
+    if isinstance(index, int) and not isinstance(index, bool):
+        return 0, index, ""
+    return 1, 0, repr(index)
 
 
 def word(value: Any) -> str:
