@@ -173,7 +173,7 @@ def retry_delay(retry_number: int, headers: Mapping[str, str]) -> float:
 def error_detail(response: wire.Response) -> str:
     """The server's own words about an HTTP error, e.g. "overloaded_error: Overloaded"."""
     try:
-        payload = response.json()
+        payload = inbound.load_json(response.read(), "the error")
     except ValueError:
         return shorten(response.text.strip(), CLIP_CHARS) or response.reason_phrase or "no details"
     return describe_error(payload) or shorten(response.text.strip(), CLIP_CHARS) or "no details"

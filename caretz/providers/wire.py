@@ -25,7 +25,6 @@ from urllib.parse import SplitResult, urlsplit
 
 import h11
 
-from caretz import inbound
 from caretz.providers import connection
 from caretz.providers.connection import Connection, Key, NoAnswer, default_port
 
@@ -146,10 +145,6 @@ class Response:
     @property
     def text(self) -> str:
         return self.read().decode("utf-8", "replace")
-
-    def json(self) -> Any:
-        """The body as JSON, read as everything from outside is; raises ValueError."""
-        return inbound.load_json(self.read(), "the response")
 
 
 class Client:

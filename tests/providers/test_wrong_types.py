@@ -118,4 +118,4 @@ def test_a_wrong_type_in_any_field_is_a_stream_failure_or_a_well_typed_reply(pro
                 found = wrong_typed(streamed, response)
                 problems += [f"{index}{list(path)}={wrong!r}: {p}" for p in found]
     assert problems == []
-    assert played > 500 and 0 < failed < played  # both outcomes were met
+    assert played > 300 and 0 < failed < played  # both outcomes were met
