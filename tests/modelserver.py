@@ -56,7 +56,8 @@ class Reply:
     error_message: str = "scripted error"
     error_code: str | None = None  # OpenAI's error `code` (e.g. "context_length_exceeded")
     headers: dict[str, str] = field(default_factory=dict)  # sent with the reply
-    raw_arguments: str | None = None  # sent verbatim as the first tool call's arguments
+    # Sent verbatim as the first tool call's arguments (a list: as each call's, in order).
+    raw_arguments: str | Sequence[str] | None = None
     drop_after_events: int | None = None  # close the connection after N SSE events
     error_after_events: int | None = None  # send the protocol's error event after N events
     delay_s: float = 0.0  # wait before answering
@@ -724,12 +725,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         rendered = _Rendered(reply, request.model or "scripted-model", [])
+        raws = [reply.raw_arguments] if isinstance(reply.raw_arguments, str) else []
+        raws = raws or list(reply.raw_arguments or ())
         for index, (name, args) in enumerate(reply.tool_calls):
-            raw = (
-                reply.raw_arguments
-                if index == 0 and reply.raw_arguments is not None
-                else json.dumps(args)
-            )
+            raw = raws[index] if index < len(raws) else json.dumps(args)
             rendered.calls.append(_Call(owner._next_call_id(), name, raw))
         body = request.body if isinstance(request.body, dict) else {}
         if not body.get("stream"):

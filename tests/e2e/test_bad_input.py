@@ -183,46 +183,58 @@ def results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [event for event in events if event["type"] == "Tool.Result"]
 
 
+def sent_results(message: dict[str, Any]) -> list[str]:
+    """The texts of the tool results a user message sent back (Anthropic's blocks)."""
+    blocks = [b for b in message["content"] if b.get("type") == "tool_result"]
+    contents = [block.get("content", "") for block in blocks]
+    return [c if isinstance(c, str) else "".join(b.get("text", "") for b in c) for c in contents]
+
+
 def sent_result(message: dict[str, Any]) -> str:
-    """The text of the tool result a user message sent back (Anthropic's blocks)."""
-    [block] = [b for b in message["content"] if b.get("type") == "tool_result"]
-    content = block.get("content", "")
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    [text_of] = sent_results(message)
+    return text_of
 
 
 DEEP_ARRAYS = '{"command": ' + "[" * 2500 + "]" * 2500 + "}"
 DEEP_OBJECTS = '{"command": "ls", "x": ' + '{"a": ' * 2500 + "1" + "}" * 2500 + "}"
 
 
-@pytest.mark.parametrize(
-    ("raw", "said"),
-    [
-        ('{"command": "echo \\ud800"}', "lone surrogate (\\ud800)"),  # high, alone
-        ('{"command": "echo \\udfff tail"}', "lone surrogate (\\udfff)"),  # low, alone
-        ('{"\\udc80": "key"}', "lone surrogate (\\udc80)"),  # in a key
-        ('{"command": "echo \\ude00\\ud83d"}', "lone surrogate (\\ude00)"),  # a pair reversed
-        (DEEP_ARRAYS, "nested deeper than 100 levels"),
-        (DEEP_OBJECTS, "nested deeper than 100 levels"),
-        ('{"command": NaN}', "NaN is not a JSON number"),
-        ('{"command": "ls", "timeout": -Infinity}', "-Infinity is not a JSON number"),
-        ('{"command": "ls", "timeout": 1e999}', "a number JSON cannot carry"),
-        ('{"command": "ls", "timeout": ' + "9" * 5000 + "}", "a number too long to read"),
-        ('{"command": "ls", "command": "rm -rf x"}', "the key 'command' is given twice"),
-        ('{"command": 5}', "argument 'command' must be a string"),
-        ('{"command": ["ls"]}', "argument 'command' must be a string"),
-        ('"ls"', "must be a JSON object, not str"),
-    ],
-)
-def test_tool_arguments_no_tool_can_take_are_a_failed_result(caretz, server, raw, said):
-    server.add(Reply(tool_calls=[("bash", {})], raw_arguments=raw), text("Understood."))
+BAD_ARGUMENTS = [
+    ('{"command": "echo \\ud800"}', "lone surrogate (\\ud800)"),  # high, alone
+    ('{"command": "echo \\udfff tail"}', "lone surrogate (\\udfff)"),  # low, alone
+    ('{"\\udc80": "key"}', "lone surrogate (\\udc80)"),  # in a key
+    ('{"command": "echo \\ude00\\ud83d"}', "lone surrogate (\\ude00)"),  # a pair reversed
+    (DEEP_ARRAYS, "nested deeper than 100 levels"),
+    (DEEP_OBJECTS, "nested deeper than 100 levels"),
+    ('{"command": NaN}', "NaN is not a JSON number"),
+    ('{"command": "ls", "timeout": -Infinity}', "-Infinity is not a JSON number"),
+    ('{"command": "ls", "timeout": 1e999}', "a number JSON cannot carry"),
+    ('{"command": "ls", "timeout": ' + "9" * 5000 + "}", "a number too long to read"),
+    ('{"command": "ls", "command": "touch x"}', "the key 'command' is given twice"),
+    ('{"command": 5}', "argument 'command' must be a string"),
+    ('{"command": ["ls"]}', "argument 'command' must be a string"),
+    ('"ls"', "must be a JSON object, not str"),
+    # (the raw arguments a model sends, what the failed result says), one call each
+]
 
-    run = caretz("-p", "list the files", "--output", "json")
+
+def test_tool_arguments_no_tool_can_take_are_failed_results(caretz, server, workspace):
+    raws = [raw for raw, _ in BAD_ARGUMENTS]
+    server.add(Reply(tool_calls=[("bash", {})] * len(raws), raw_arguments=raws))
+    server.add(text("Understood."))
+
+    run = caretz("-p", "list the files", "--output", "json", "--loop-guard", "off")
 
     events = ended_whole(caretz, run, 0)
-    [failed] = results(events)
-    assert not failed["ok"] and said in failed["output"]
+    said = [result["output"] for result in results(events)]
+    missing = [
+        words for (_, words), output in zip(BAD_ARGUMENTS, said, strict=True) if words not in output
+    ]
+    assert missing == [] and not any(result["ok"] for result in results(events))
     assert "Understood." in last_json_line(run.stdout)["text"]
-    assert said in sent_result(server.requests[1].messages[-1])
+    sent = sent_results(server.requests[1].messages[-1])
+    assert all(words in text_of for (_, words), text_of in zip(BAD_ARGUMENTS, sent, strict=True))
+    assert not (workspace / "x").exists()  # the key given twice ran neither command
 
 
 def test_a_huge_argument_is_cut_at_the_output_limit_and_not_run(caretz, server, workspace):
@@ -330,24 +342,22 @@ def test_an_mcp_server_that_answers_garbage_fails_each_call_and_the_run_goes_on(
     assert "cannot read" in said[5]
 
 
-@pytest.mark.parametrize(
-    ("tools", "said"),
-    [
-        ("surrogate", "cannot read"),  # the SDK's own JSON reader refuses it
-        ("deep", "cannot read"),  # past the SDK's own depth
-        ("nested", "'nested' is nested deeper than 100 levels"),  # within it, past caretz's
-    ],
-)
-def test_an_mcp_server_whose_tool_list_is_garbage_is_one_line(caretz, server, tools, said):
-    garbage = {"command": sys.executable, "args": [str(GARBAGE), tools]}
-    caretz.write_config({"profiles": {"general": {"mcpServers": {"garbage": garbage}}}})
+def test_mcp_servers_whose_tool_lists_are_garbage_are_one_line_each(caretz, server):
+    said = {
+        "surrogate": "cannot read",  # the SDK's own JSON reader refuses it
+        "deep": "cannot read",  # past the SDK's own depth
+        "nested": "'nested' is nested deeper than 100 levels",  # within it, past caretz's
+    }
+    servers = {kind: {"command": sys.executable, "args": [str(GARBAGE), kind]} for kind in said}
+    caretz.write_config({"profiles": {"general": {"mcpServers": servers}}})
     server.add(text("Hello."))
 
     run = caretz("-p", "hi", "--output", "json")
 
     events = ended_whole(caretz, run, 0)
-    [failed] = [e for e in events if e["type"] == "Mcp.ServerFailed"]
-    assert said in failed["reason"] and "\n" not in failed["reason"]
+    failed = {e["server"]: e["reason"] for e in events if e["type"] == "Mcp.ServerFailed"}
+    assert set(failed) == set(said)
+    assert all(said[kind] in failed[kind] and "\n" not in failed[kind] for kind in said)
 
 
 def test_hooks_that_print_garbage_leave_the_run_whole(caretz, server, workspace):
