@@ -23,6 +23,23 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 PRIVATE_UMASK = 0o077  # for a program caretz runs that writes in the data dir
 OPEN_TO_OTHERS = 0o077  # the group's and others' bits
+# What caretz keeps at the top of its data dir (tests/test_architecture_boundaries.py
+# finds each name the code joins to the data dir here): a data dir an older caretz left
+# open is closed only when it holds nothing else.
+OWN_NAMES = frozenset(
+    {
+        "sessions",
+        "checkpoints",
+        "mcp-logs",
+        "run",
+        "quarantine",
+        "schedule",
+        "judge-eval",
+        "prompt-history",
+        "hook-approvals.json",
+        "mcp-approvals.json",
+    }
+)
 
 
 class NotPrivate(OSError):
@@ -107,8 +124,17 @@ def private_root(root: Path) -> Path:
         raise NotPrivate(f"the data folder {root} belongs to another user")
     if info.st_mode & (stat.S_ISVTX | stat.S_IWOTH):
         raise NotPrivate(f"the data folder {root} is one everyone may write in")
+    others = sorted(name for name in os.listdir(root) if not _own(name))
+    if others:  # a folder of the user's (their home, say): closing it all is not caretz's to do
+        shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
+        raise NotPrivate(f"the data folder {root} holds what caretz did not make ({shown})")
     close_tree(root)
     return root
+
+
+def _own(name: str) -> bool:
+    """A name caretz keeps at the top of its data dir, or one of its files being written."""
+    return name in OWN_NAMES or name.startswith((".approvals-", ".hook-", ".mcp-", ".prompt"))
 
 
 def close_tree(root: Path) -> None:

@@ -250,3 +250,54 @@ def test_numbers_are_read_as_ascii_digits_only():
             if not any("isascii()" in ast.unparse(node) for node in beside):
                 loose.add(f"{name}:{call.lineno}: {ast.unparse(call)}")
     assert loose == set(), "use caretz.inbound.ascii_number or port_number"
+
+
+def test_every_name_joined_to_the_data_dir_is_one_private_data_knows():
+    """A data dir an older caretz left open is closed only when it holds nothing but what
+    caretz keeps there: a new name at its top must be known, or that dir is refused."""
+    from caretz.private_data import OWN_NAMES
+
+    trees = dict(modules())
+    everywhere = {k: v for tree in trees.values() for k, v in module_constants(tree).items()}
+    joined = set()
+    for name, tree in trees.items():
+        constants = {**everywhere, **module_constants(tree)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                left = ast.unparse(node.left)
+                if "data_dir" in left and "/" not in left and not is_parameter(node.right):
+                    joined.add(first_part(node.right, constants) or f"{name}: {ast.unparse(node)}")
+            if isinstance(node, ast.Call) and called(node)[1] == "ApprovalStore":
+                joined.add(first_part(node.args[1], constants) or ast.unparse(node))
+    assert joined, "nothing joined to the data dir was found: has it been renamed?"
+    assert joined <= OWN_NAMES, "add the name to caretz.private_data.OWN_NAMES"
+    assert {"sessions", "checkpoints", "mcp-logs", "run", "schedule"} <= joined
+
+
+def is_parameter(node: ast.expr) -> bool:
+    """A lower-case name: a function's parameter (`data_dir / file_name`), checked where
+    the function is called."""
+    return isinstance(node, ast.Name) and node.id.islower()
+
+
+def module_constants(tree: ast.Module) -> dict[str, ast.expr]:
+    return {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def first_part(node: ast.expr, constants: dict[str, ast.expr]) -> str | None:
+    """The first path part an expression spells: "x", NAME = "x", Path("x") / …"""
+    if isinstance(node, ast.Name) and node.id in constants:
+        return first_part(constants[node.id], constants)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split("/")[0]
+    if isinstance(node, ast.BinOp):
+        return first_part(node.left, constants)
+    if isinstance(node, ast.Call) and called(node)[1] == "Path" and node.args:
+        return first_part(node.args[0], constants)
+    return None

@@ -180,3 +180,19 @@ def test_a_data_dir_everyone_may_write_in_is_refused_not_taken(caretz: Caretz, t
     assert line.startswith("caretz: ") and "CARETZ_DATA_DIR" in line and str(shared) in line
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
     assert list(shared.iterdir()) == []
+
+
+def test_an_open_folder_of_the_users_is_refused_not_closed(caretz: Caretz, tmp_path: Path):
+    home = tmp_path / "home"
+    (home / "public_html").mkdir(parents=True)
+    (home / "public_html" / "index.html").write_text("<p>shared on purpose</p>")
+    for path in [home, *home.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+    run = caretz("-p", "hi", env={"CARETZ_DATA_DIR": str(home)})
+
+    assert run.code == 2
+    [line] = run.stderr.strip().splitlines()
+    assert "holds what caretz did not make (public_html)" in line and "CARETZ_DATA_DIR" in line
+    assert stat.S_IMODE((home / "public_html" / "index.html").stat().st_mode) == 0o644
+    assert stat.S_IMODE(home.stat().st_mode) == 0o755
