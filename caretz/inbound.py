@@ -13,7 +13,7 @@ that says why, which the caller turns into a failed tool result or its own one l
   value where what was sent must be run as it was (a tool call's arguments);
 - a port is ASCII digits (`²²`, `٢٢`, `+22`, `2_2` are not ports).
 
-A leaf: imports nothing from caretz but the other leaves. `tests/test_architecture.py`
+A leaf: imports nothing from caretz but the other leaves. tests/test_architecture_boundaries.py
 keeps JSON parsing of outside data here, so new code cannot read it another way.
 """
 

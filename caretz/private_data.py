@@ -9,7 +9,7 @@ caretz runs to write there (git, for the checkpoints) run with `PRIVATE_UMASK`.
 
 A leaf: the session log, the checkpoints, the sandbox's quarantine, approvals and the
 views all create their folders and files here and nowhere else
-(tests/test_architecture.py).
+(tests/test_architecture_boundaries.py).
 """
 
 from __future__ import annotations
