@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from caretz import inbound
 from caretz.guard.model import JudgeResult, Verdict
+from caretz.inbound import BadInput, load_json, load_json_at
 from caretz.messages import Message, ModelRequest, ModelResponse, Reasoning
 from caretz.text import one_line
 
@@ -108,15 +108,15 @@ def json_objects(text: str) -> list[dict[str, Any]]:
     fenced = re.findall(r"```(?:json|JSON)?\s*(.*?)```", text, re.DOTALL)
     for chunk in [stripped, *fenced]:
         try:
-            value = inbound.load_json(chunk, "the reply")
-        except inbound.BadInput:
+            value = load_json(chunk, "the reply")
+        except BadInput:
             continue
         if isinstance(value, dict):
             found.append(value)
     for match in re.finditer(r"\{", text):
         try:
-            value, _ = inbound.load_json_at(text, match.start(), "the reply")
-        except inbound.BadInput:
+            value, _ = load_json_at(text, match.start(), "the reply")
+        except BadInput:
             continue
         if isinstance(value, dict):
             found.append(value)
