@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from caretz import private_data
 
 MAX_STORE_CHARS = 16 << 20
 
@@ -63,20 +64,9 @@ class ApprovalStore:
         return True
 
     def _write(self, data: dict[str, dict[str, str]]) -> None:
-        """Written as a new file renamed over the store, in the data dir's own fd: a symlink
-        planted in the store's place is replaced, never followed."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-        directory = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            temporary = f".approvals-{secrets.token_hex(6)}"
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            handle = os.open(temporary, flags, 0o600, dir_fd=directory)
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.rename(temporary, self.path.name, src_dir_fd=directory, dst_dir_fd=directory)
-        finally:
-            os.close(directory)
+        """Written as a new file renamed over the store: a symlink planted in the store's
+        place is replaced, never followed."""
+        private_data.write_file(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
     def _read(self) -> dict[str, dict[str, str]]:
         try:

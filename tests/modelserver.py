@@ -56,7 +56,8 @@ class Reply:
     error_message: str = "scripted error"
     error_code: str | None = None  # OpenAI's error `code` (e.g. "context_length_exceeded")
     headers: dict[str, str] = field(default_factory=dict)  # sent with the reply
-    raw_arguments: str | None = None  # sent verbatim as the first tool call's arguments
+    # Sent verbatim as the first tool call's arguments (a list: as each call's, in order).
+    raw_arguments: str | Sequence[str] | None = None
     drop_after_events: int | None = None  # close the connection after N SSE events
     error_after_events: int | None = None  # send the protocol's error event after N events
     delay_s: float = 0.0  # wait before answering
@@ -69,6 +70,11 @@ class Reply:
     encrypted_reasoning: str = ""
     error_code: str = "server_error"  # Responses: the code of the `error` event
     error_event: str = "error"  # Responses: "error" or "response.failed" carries it
+    # Bytes sent verbatim before SSE event N (a line that is no JSON, say): (N, bytes).
+    raw_before_event: tuple[int, bytes] | None = None
+    # The reply's first text delta sent again and again, without end, until the client
+    # goes away or the server stops: a server that streams text for ever.
+    endless_text: bool = False
     # The provider's own web search, run before the text: (query, [(url, title), …]) each.
     # Anthropic: server_tool_use and web_search_tool_result blocks; Responses: a
     # web_search_call item (see server_search.py).
@@ -595,6 +601,16 @@ def _sse(protocol: WireProtocol, event: tuple[str, dict[str, Any]] | dict[str, A
     return f"data: {data}\n\n".encode()
 
 
+def _is_text_delta(protocol: WireProtocol, payload: Any) -> bool:
+    if protocol == "anthropic":
+        name, data = payload
+        return name == "content_block_delta" and data["delta"]["type"] == "text_delta"
+    if protocol == "responses":
+        return payload[0] == "response.output_text.delta"
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    return bool(choices and choices[0]["delta"].get("content"))
+
+
 def _error_event(
     protocol: WireProtocol, message: str, code: str = "server_error", kind: str = "error"
 ) -> bytes:
@@ -709,12 +725,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         rendered = _Rendered(reply, request.model or "scripted-model", [])
+        raws = [reply.raw_arguments] if isinstance(reply.raw_arguments, str) else []
+        raws = raws or list(reply.raw_arguments or ())
         for index, (name, args) in enumerate(reply.tool_calls):
-            raw = (
-                reply.raw_arguments
-                if index == 0 and reply.raw_arguments is not None
-                else json.dumps(args)
-            )
+            raw = raws[index] if index < len(raws) else json.dumps(args)
             rendered.calls.append(_Call(owner._next_call_id(), name, raw))
         body = request.body if isinstance(request.body, dict) else {}
         if not body.get("stream"):
@@ -726,12 +740,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, whole, reply.headers)
             return
         if protocol == "anthropic":
-            events = [_sse(protocol, e) for e in anthropic_events(rendered)]
+            payloads: list[Any] = anthropic_events(rendered)
         elif protocol == "responses":
-            events = [_sse(protocol, e) for e in responses_events(rendered)]
+            payloads = responses_events(rendered)
         else:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            events = [_sse(protocol, e) for e in openai_events(rendered, include_usage)]
+            payloads = openai_events(rendered, include_usage)
+        events = [_sse(protocol, e) for e in payloads]
+        if reply.endless_text:
+            first = next(i for i, e in enumerate(payloads) if _is_text_delta(protocol, e))
+            self._stream_without_end(events[:first], events[first])
+            return
         self._stream(protocol, events, reply)
 
     def _stream(self, protocol: WireProtocol, events: list[bytes], reply: Reply) -> None:
@@ -743,6 +762,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         for count, event in enumerate(events):
+            if reply.raw_before_event is not None and count == reply.raw_before_event[0]:
+                self._write_chunk(reply.raw_before_event[1])
             if count == reply.stall_after_events:
                 self.wfile.flush()
                 self.server.owner._stopping.wait()
@@ -756,6 +777,19 @@ class _Handler(BaseHTTPRequestHandler):
                 break
             self._write_chunk(event)
         self.wfile.write(b"0\r\n\r\n")
+
+    def _stream_without_end(self, opening: list[bytes], delta: bytes) -> None:
+        """`opening`, then `delta` again and again until the client closes the stream (a
+        ConnectionError, which ends the request) or the server stops."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for event in opening:
+            self._write_chunk(event)
+        while not self.server.owner._stopping.is_set():
+            self._write_chunk(delta)
+        raise _Dropped
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%X\r\n%s\r\n" % (len(data), data))

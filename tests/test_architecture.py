@@ -36,6 +36,8 @@ LEAVES = {
     "caretz.approvals",
     "caretz.trusted",  # which bwrap, git and interpreter caretz runs: sandbox and checkpoints
     "caretz.lazy",  # lazy_module: an import declared at the top, run at first use
+    "caretz.inbound",  # data from outside read one way: models, servers, MCP, pages, hooks
+    "caretz.private_data",  # the data dir's folders 0700 and files 0600, whatever the umask
 }
 # What each package may import besides the leaves, lowest layer first.
 MAY_IMPORT: dict[str, set[str]] = {

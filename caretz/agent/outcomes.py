@@ -6,6 +6,11 @@ class and turns it into a TurnResult. The CLI maps the exit code to the process.
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
+
+from caretz.text import one_line
+
 
 class TurnEnd(Exception):
     status: str = "done"
@@ -26,6 +31,15 @@ class RuntimeFailure(TurnEnd):
 
     status = "error"
     exit_code = 1
+
+
+def internal_failure(error: Exception) -> RuntimeFailure:
+    """One line for a fault inside caretz, with where it happened (for a bug report)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f", at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return RuntimeFailure(
+        f"caretz failed: {type(error).__name__}: {one_line(str(error), 300)}{where}"
+    )
 
 
 class ProviderRefused(RuntimeFailure):

@@ -25,6 +25,7 @@ from caretz.agent.outcomes import (
     RuntimeFailure,
     StoppedByHook,
     TurnEnd,
+    internal_failure,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.result_room import tool_context
@@ -131,6 +132,8 @@ class Turn:
             if isinstance(interrupt, ToolInterrupted) and interrupt.cause is not None:
                 interrupt = interrupt.cause  # a tool stopped by it: the signal decides the code
             return self.finish(interrupted_by(interrupt))
+        except Exception as error:  # a fault no check turned into a result: the turn still ends
+            return self.finish(internal_failure(error))
 
     def step(self) -> None:
         self.config.limits.check_before_request(self.conversation.totals)

@@ -21,8 +21,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from caretz import private_data
 from caretz.checkpoints.errors import CheckpointError, GitNotFound
 from caretz.trusted import Program, find_program, untrusted_roots
+
+PRIVATE_UMASK = private_data.PRIVATE_UMASK
 
 # Attributes that would make git change bytes on the way in or out (line endings,
 # filters such as LFS, ident, encodings) are switched off for every path, so a
@@ -140,6 +143,7 @@ class ShadowGit:
             capture_output=True,
             cwd=self.work_tree,
             env=self.env(env, borrow),
+            umask=PRIVATE_UMASK,  # git's objects 0400 and its folders 0700 (private_data.py)
         )
 
     def run(
@@ -163,20 +167,19 @@ class ShadowGit:
         """Creates the shadow git dir on first use (refs and objects only, no work tree)."""
         if (self.git_dir / "HEAD").is_file():
             return
-        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        private_data.make_dir(self.git_dir.parent)
         done = subprocess.run(
             [self.git, "init", "-q", "--bare", str(self.git_dir)],
             capture_output=True,
             cwd=self.git_dir.parent,
             env={k: v for k, v in self.env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")},
+            umask=PRIVATE_UMASK,
         )
         if done.returncode != 0:
             raise CheckpointError(f"git init failed: {last_line(done.stderr)}")
         self.run("config", "core.bare", "false")
-        info = self.git_dir / "info"
-        info.mkdir(exist_ok=True)
-        (info / "attributes").write_text(ATTRIBUTES, encoding="utf-8")
-        self._home.mkdir(exist_ok=True)
+        private_data.write_file(self.git_dir / "info" / "attributes", ATTRIBUTES)
+        private_data.make_dir(self._home)
         for sample in (self.git_dir / "hooks").glob("*.sample"):
             sample.unlink()
 
@@ -207,8 +210,7 @@ class ShadowGit:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """One caretz process at a time works on this shadow repository."""
-        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
-        with (self.git_dir.parent / "lock").open("a") as handle:
+        with os.fdopen(private_data.append_to(self.git_dir.parent / "lock"), "a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from caretz import private_data
 from caretz.checkpoints.errors import CheckpointError, RestoreFailed
 from caretz.checkpoints.git import ShadowGit
 from caretz.checkpoints.model import FileChange
@@ -83,6 +84,7 @@ class BlobReader:
             stderr=subprocess.DEVNULL,
             cwd=git.work_tree,
             env=git.env(borrow=True),
+            umask=private_data.PRIVATE_UMASK,
         )
 
     def read(self, sha: str) -> bytes:
@@ -222,6 +224,7 @@ class TreeWriter:
         if not present and self.tree.lstat(path) is None:
             return
         destination = (self.displaced_dir if keep else self.trash) / path
+        private_data.make_dir(destination.parent)  # in the data dir; the file keeps its mode
         self.tree.move_out(path, destination)
         self.folders = {f for f in self.folders if f != path and not f.startswith(path + "/")}
         self.journal.append(("moved", path, destination))

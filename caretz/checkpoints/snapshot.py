@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from caretz import private_data
 from caretz.checkpoints.errors import CheckpointError, ProjectTooLarge
 from caretz.checkpoints.git import ShadowGit, last_line
 from caretz.checkpoints.project import ProjectGit, project_git
@@ -233,8 +234,7 @@ class Stager:
         target = self.git.git_dir / "info" / "exclude"
         if _read(target) == content:
             return False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8", errors="surrogateescape")
+        private_data.write_file(target, content)
         return True
 
     def _exclude_rules(self) -> str:
@@ -322,9 +322,7 @@ class Stager:
     def _add(self, left_out: list[tuple[str, str]], bulk: bool) -> list[tuple[str, str]]:
         """Stages everything but `left_out`; returns the files git could not read."""
         lines = [literal_pattern(path.rstrip("/")) for path, _ in left_out]
-        self._large_list.write_text(
-            "\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape"
-        )
+        private_data.write_file(self._large_list, "\n".join(lines) + "\n")
         settings = ["-c", f"core.excludesFile={self._large_list}"]
         env = {}
         if bulk:

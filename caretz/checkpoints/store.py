@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
+from caretz import private_data
 from caretz.checkpoints import history
 from caretz.checkpoints.conflicts import changed_by_others, find_conflicts
 from caretz.checkpoints.errors import (
@@ -295,7 +296,7 @@ class CheckpointStore:
         self.git.ensure_repo()
         marker = self.folder / "project"
         if not marker.is_file():
-            marker.write_text(str(self.project) + "\n", encoding="utf-8")
+            private_data.write_file(marker, str(self.project) + "\n")
 
     def _commit(
         self,

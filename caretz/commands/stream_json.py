@@ -10,13 +10,13 @@ skipped; anything else is a ConfigError naming the line and what is wrong with i
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from caretz import inbound
 from caretz.agent.signals import interrupted_by, signals_interrupt
 from caretz.api.result import refused_before_start
 from caretz.api.session import Session
@@ -41,9 +41,9 @@ def user_messages(lines: Iterable[str]) -> Iterator[str]:
 def message_text(line: str, number: int) -> str:
     """The text of one input line's user message."""
     try:
-        data = json.loads(line)
-    except ValueError as error:
-        raise _bad(number, f"not JSON ({error})") from None
+        data = inbound.load_json(line, "the line")
+    except inbound.BadInput as problem:
+        raise _bad(number, f"not JSON ({problem})") from None
     if not isinstance(data, dict):
         raise _bad(number, f"expected an object like {SHAPE}")
     if data.get("type") != "user":

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from caretz import private_data
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 
@@ -36,10 +37,19 @@ def config_path(env: Mapping[str, str], flag: str | Path | None = None) -> Path:
 
 
 def data_dir(env: Mapping[str, str]) -> Path:
-    """CARETZ_DATA_DIR > the platform's user data dir. Nothing is created here."""
+    """CARETZ_DATA_DIR > the platform's user data dir, closed to other users when an older
+    caretz left it open (private_data.py); nothing is created here. A ConfigError for a
+    folder that is not this user's to close."""
     if env.get(DATA_DIR_ENV):
-        return Path(env[DATA_DIR_ENV]).expanduser()
-    return Path(platformdirs.user_data_dir("caretz"))
+        path = Path(env[DATA_DIR_ENV]).expanduser()
+    else:
+        path = Path(platformdirs.user_data_dir("caretz"))
+    try:
+        return private_data.private_root(path)
+    except private_data.NotPrivate as refusal:
+        raise ConfigError(f"{refusal}: point {DATA_DIR_ENV} at a folder of your own") from None
+    except OSError:
+        return path  # one caretz cannot use: the session store names what is wrong
 
 
 def load_config_file(path: Path, *, required: bool = False) -> ConfigFile:
@@ -89,3 +99,5 @@ def parse_json(path: Path, text: str) -> Any:
     except json.JSONDecodeError as exc:
         where = f"(line {exc.lineno}, column {exc.colno})"
         raise ConfigError(f"{path}: not valid JSON: {exc.msg} {where}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid JSON: nested too deep") from None

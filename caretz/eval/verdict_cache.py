@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from caretz import private_data
 from caretz.guard.judge import JUDGE_SYSTEM, VERDICT_SCHEMA
 from caretz.guard.model import JudgeResult, Verdict
 from caretz.messages import Usage
@@ -62,8 +64,7 @@ class VerdictCache:
         line = json.dumps({"key": key, **_to_json(result)}) + "\n"
         with self._lock:
             self._answers[key] = result
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
+            with os.fdopen(private_data.append_to(self.path), "a", encoding="utf-8") as handle:
                 handle.write(line)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from caretz.guard.model import JudgeResult, Verdict
+from caretz.inbound import BadInput, load_json, load_json_at
 from caretz.messages import Message, ModelRequest, ModelResponse, Reasoning
 from caretz.text import one_line
 
@@ -107,16 +108,15 @@ def json_objects(text: str) -> list[dict[str, Any]]:
     fenced = re.findall(r"```(?:json|JSON)?\s*(.*?)```", text, re.DOTALL)
     for chunk in [stripped, *fenced]:
         try:
-            value = json.loads(chunk)
-        except ValueError:
+            value = load_json(chunk, "the reply")
+        except BadInput:
             continue
         if isinstance(value, dict):
             found.append(value)
-    decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
         try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+            value, _ = load_json_at(text, match.start(), "the reply")
+        except BadInput:
             continue
         if isinstance(value, dict):
             found.append(value)

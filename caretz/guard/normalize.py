@@ -62,7 +62,7 @@ def _hex_id(match: re.Match[str]) -> str:
     standalone = (start == 0 or not _WORD_CHAR.match(text[start - 1])) and (
         end == len(text) or not _WORD_CHAR.match(text[end])
     )
-    mixed = any(c.isdigit() for c in word) and any(not c.isdigit() for c in word)
+    mixed = any(c in "0123456789" for c in word) and any(c not in "0123456789" for c in word)
     return "<hex>" if standalone and mixed else word
 
 

@@ -10,15 +10,16 @@
 
 Where a hook's answer cannot be read it is read the safe way: a permission decision
 caretz does not know asks the user, and an `updatedInput` that is no object refuses
-the call.
+the call. Stdout that is not JSON as caretz reads it (caretz/inbound.py: no NaN, no key
+given twice, no nesting past its depth) is plain stdout.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from caretz import inbound
 from caretz.hooks.config import HookEvent
 from caretz.hooks.runner import CommandRun
 from caretz.text import one_line
@@ -85,9 +86,9 @@ def _read_stdout(event: HookEvent, stdout: str) -> HookResult:
 def _json_object(text: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+    try:  # read as all data from outside is (caretz/inbound.py): strictly, text made valid
+        data = inbound.load_json(text, "the hook's output")
+    except inbound.BadInput:
         return None
     return data if isinstance(data, dict) else None
 

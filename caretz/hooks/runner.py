@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from caretz import inbound
 from caretz.tools.process import end_group, shell_program, start_process
 from caretz.trusted import trusted_path, untrusted_roots
 
@@ -77,7 +78,7 @@ def run_command(
     `confined` is False (the user's `"sandbox": "off"`); waits at most `timeout_s`.
     `started_process` gets the process as soon as it runs (to end it from elsewhere)."""
     started = clock()
-    data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+    data = inbound.utf8(json.dumps(payload, ensure_ascii=False, default=str))
     sandbox = where.sandbox
     try:
         process = start_process(

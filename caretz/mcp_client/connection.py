@@ -17,8 +17,8 @@ import asyncio
 import concurrent.futures
 import contextlib
 import time
-from collections.abc import AsyncIterator
-from typing import IO, Any
+from collections.abc import AsyncIterator, Coroutine
+from typing import IO, Any, TypeVar
 
 import anyio
 import httpx2
@@ -34,16 +34,19 @@ from mcp_types import (
     jsonrpc_message_adapter,
 )
 
-from caretz import __version__
+from caretz import __version__, inbound
 from caretz.mcp_client.launch import CommandNotFound, stop
 from caretz.mcp_client.model import RemoteTool, ServerSpec
+from caretz.text import one_line
 
 Spawned = concurrent.futures.Future[asyncio.subprocess.Process]
+T = TypeVar("T")
 
 CLIENT_INFO = Implementation(name="caretz", version=__version__)
 HTTP_TIMEOUT_S = 30.0
 HTTP_READ_TIMEOUT_S = 300.0  # a server may hold a response stream open this long
 MAX_TOOL_PAGES = 50
+MAX_REASON_CHARS = 300
 
 
 class ServerDown(Exception):
@@ -62,6 +65,10 @@ class CallRefused(Exception):
     """The server answered the call with a protocol error (an unknown tool, bad arguments)."""
 
 
+class Unreadable(Exception):
+    """The server sent a message caretz cannot read (no JSON, or not what MCP says)."""
+
+
 class ServerConnection:
     def __init__(self, spec: ServerSpec, errlog: IO[str], spawned: Spawned | None = None):
         """`spawned`: a stdio server's process, being started (launch.spawn)."""
@@ -73,6 +80,10 @@ class ServerConnection:
         self.ended: str | None = None  # why the connection ended; None while it is open
         self.settled_at: float | None = None  # time.monotonic() when it was ready, or failed
         self._stop: asyncio.Event | None = None
+        # What waits for the server's answer now (its start, calls), and why the last of
+        # them was ended early: the server sent a message the SDK could not read.
+        self._waiting: set[asyncio.Future[Any]] = set()
+        self._unreadable = ""
 
     async def hold(self, ready: concurrent.futures.Future[None]) -> None:
         """Open the connection and list the tools (then `ready` is done), and hold it until
@@ -82,10 +93,12 @@ class ServerConnection:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, client_info=CLIENT_INFO)
+                    ClientSession(
+                        read, write, client_info=CLIENT_INFO, message_handler=self._on_message
+                    )
                 )
-                await session.initialize()
-                self.tools = await _all_tools(session)
+                await self._answer(session.initialize())
+                self.tools = await self._answer(_all_tools(session))
                 self.session = session
                 self.settled_at = time.monotonic()
                 ready.set_result(None)
@@ -117,7 +130,9 @@ class ServerConnection:
         if session is None:
             raise ServerDown(self.ended or "it is not connected")
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+            result = await self._answer(
+                session.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+            )
         except MCPError as error:
             if error.code == REQUEST_TIMEOUT:
                 raise CallTimedOut(str(error)) from None
@@ -126,9 +141,34 @@ class ServerConnection:
             raise CallRefused(str(error) or f"error {error.code}") from None
         except (OSError, httpx2.HTTPError, RuntimeError) as error:
             raise self._down(describe(error)) from None
+        except ValueError as error:  # the SDK's check of the answer (a pydantic error)
+            raise Unreadable(one_line(describe(error), MAX_REASON_CHARS)) from None
         if not isinstance(result, CallToolResult):
             raise CallRefused(f"the server sent a {type(result).__name__}, not a tool result")
         return result
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK hands over what it could not read as an exception: whatever waits for
+        the server's answer gets none, so it ends now, saying why, not at its timeout."""
+        if isinstance(message, Exception):
+            self._unreadable = one_line(describe(message), MAX_REASON_CHARS)
+            for waiting in list(self._waiting):
+                waiting.cancel()
+
+    async def _answer(self, answer: Coroutine[Any, Any, T]) -> T:
+        """What `answer` awaits from the server; Unreadable when an unreadable message
+        ended the wait."""
+        task = asyncio.ensure_future(answer)
+        self._waiting.add(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # this wait itself was cancelled (a timeout, the end)
+            raise Unreadable(self._unreadable) from None
+        finally:
+            self._waiting.discard(task)
 
     def _down(self, reason: str) -> ServerDown:
         self.stop(reason)
@@ -198,11 +238,13 @@ async def _stdio(spawned: Spawned) -> AsyncIterator[Any]:
 
 
 def _message(line: bytes) -> SessionMessage | Exception:
-    """One line from the server; one that is not a JSON-RPC message is handed on as an
-    error, as the SDK's own transport does."""
+    """One line from the server, read as all data from outside is (caretz/inbound.py:
+    strict JSON, no key twice, bounded depth); one that is not a JSON-RPC message is
+    handed on as an error, as the SDK's own transport does."""
     try:
-        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as error:
+        data = inbound.load_json(line, "the server's message")
+        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False))
+    except ValueError as error:  # BadInput, or the SDK's check of the message
         return error
 
 
@@ -212,14 +254,18 @@ async def _all_tools(session: ClientSession) -> list[RemoteTool]:
     for _ in range(MAX_TOOL_PAGES):
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         listed = await session.list_tools(params=params)
-        tools += [
-            RemoteTool(tool.name, tool.description or "", dict(tool.input_schema), _read_only(tool))
-            for tool in listed.tools
-        ]
+        tools += [_remote(tool) for tool in listed.tools]
         cursor = listed.next_cursor
         if not cursor:
             break
     return tools
+
+
+def _remote(tool: Any) -> RemoteTool:
+    """A listed tool as caretz takes it (caretz/inbound.py); raises inbound.BadInput."""
+    name = inbound.text(tool.name)
+    schema = inbound.checked(dict(tool.input_schema), f"the input schema of its tool {name!r}")
+    return RemoteTool(name, inbound.text(tool.description), schema, _read_only(tool))
 
 
 def _read_only(tool: Any) -> bool:
@@ -238,6 +284,10 @@ def describe(error: BaseException) -> str:
     if isinstance(error, MCPError):
         return "its connection closed" if error.code == CONNECTION_CLOSED else str(error)
     if isinstance(error, CommandNotFound):
+        return str(error)
+    if isinstance(error, Unreadable):
+        return f"it sent a message caretz cannot read ({error})"
+    if isinstance(error, inbound.BadInput):
         return str(error)
     text = str(error).strip()
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from caretz import private_data
 from caretz.lazy import lazy_module
 from caretz.mcp_client.launch import spawn
 from caretz.mcp_client.model import RemoteTool, ServerSpec
@@ -160,8 +161,9 @@ class McpManager:
         if self.log_dir is None:
             handle = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (closed in close)
         else:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            handle = (self.log_dir / f"{server_part(spec.name)}.log").open("w", encoding="utf-8")
+            path = private_data.make_dir(self.log_dir) / f"{server_part(spec.name)}.log"
+            opened = private_data.open_file(path, os.O_WRONLY | os.O_TRUNC)
+            handle = os.fdopen(opened, "w", encoding="utf-8")
         self._logs[spec.name] = handle
         return handle
 
@@ -192,8 +194,8 @@ class McpManager:
         timeout_s: float,
         cancel: threading.Event,
     ) -> CallToolResult:
-        """The server's result. Raises the connection's ServerDown, CallTimedOut or
-        CallRefused, CallCancelled when `cancel` is set, and lets Ctrl-C through (the
+        """The server's result. Raises the connection's ServerDown, CallTimedOut,
+        CallRefused or Unreadable, CallCancelled when `cancel` is set, and lets Ctrl-C through (the
         call is cancelled on the loop either way)."""
         connection = self._connections.get(server)
         if connection is None or self.closed:

@@ -9,6 +9,10 @@ audio and other binary blobs become a short placeholder. A result whose text is 
 size cap is a failed result that says so and shows its start, so the model asks for less
 instead of flooding its context.
 
+Everything a result holds passes caretz/inbound.py: its text becomes valid Unicode, and
+structured content deeper than inbound.MAX_DEPTH, or with a number JSON cannot carry,
+makes the result a failed one that says so (`BadInput`).
+
 The SDK's result objects are read by their attributes only, so this module does not
 import the SDK.
 """
@@ -20,6 +24,7 @@ import json
 from base64 import b64decode
 from typing import Any
 
+from caretz import inbound
 from caretz.messages import Image
 from caretz.text import shorten
 from caretz.tools.image_fit import ImageProblem, fit_image
@@ -29,9 +34,11 @@ EXCERPT_CHARS = 2000
 
 def result_content(content: list[Any], structured: Any, tool: str) -> tuple[str, list[Image]]:
     """The blocks of a `CallToolResult` (its `content` and `structured_content`) as text,
-    and the images among them (from the tool `tool`)."""
+    and the images among them (from the tool `tool`); raises inbound.BadInput."""
     reader = _Blocks(tool)
-    parts = [reader.text(block) for block in content]
+    parts = [inbound.text(reader.text(block)) for block in content]
+    if structured is not None:
+        structured = inbound.checked(structured, "its structured content")
     if structured is not None and not _carried(structured, parts):
         parts.append(json.dumps(structured, ensure_ascii=False, indent=2, default=str))
     text = "\n".join(part for part in parts if part)
@@ -97,9 +104,9 @@ def _carried(structured: Any, parts: list[str]) -> bool:
         if wrapped is not None and part == str(wrapped):
             return True
         try:
-            if json.loads(part) in (structured, wrapped):
+            if inbound.load_json(part) in (structured, wrapped):
                 return True
-        except ValueError:
+        except inbound.BadInput:
             continue
     return False
 

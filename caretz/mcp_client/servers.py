@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from caretz import inbound
 from caretz.lazy import lazy_module
 from caretz.mcp_client.background import BackgroundStart
 from caretz.mcp_client.config import McpConfig
@@ -277,10 +278,17 @@ class McpServers:
             return _failed(started, f"{text}; the call was cancelled, but {ACTED}", "timeout")
         except mcp_connection.CallRefused as refusal:
             return _failed(started, f"MCP server {server!r} refused the {name} call: {refusal}")
+        except mcp_connection.Unreadable as unreadable:
+            said = f"MCP server {server!r} answered the {name} call with a message caretz"
+            return _failed(started, f"{said} cannot read ({unreadable}); {ACTED}")
         except mcp_connection.ServerDown as down:
             self._went_down(server, down.reason)
             return self._down_result(tool, self._down[server], started)
-        text, images = result_content(list(result.content), result.structured_content, name)
+        try:
+            text, images = result_content(list(result.content), result.structured_content, name)
+        except inbound.BadInput as problem:
+            said = f"MCP server {server!r} answered the {name} call with a result caretz"
+            return _failed(started, f"{said} does not take: {problem}; {ACTED}")
         if len(text) > self.config.max_result_chars:
             return _failed(started, over_cap(name, text, self.config.max_result_chars))
         if images and ctx.no_images is not None:  # the text says what each one was

@@ -51,6 +51,8 @@ def read_project_settings(project_root: str | Path) -> dict[str, Any]:
         raise RuleError(f"{path}: not UTF-8 text ({error.reason})") from None
     except json.JSONDecodeError as error:
         raise RuleError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    except RecursionError:
+        raise RuleError(f"{path}: not valid JSON (nested too deep)") from None
     if not isinstance(data, dict):
         raise RuleError(f"{path}: must hold a JSON object")
     return data

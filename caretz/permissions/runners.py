@@ -255,7 +255,7 @@ def _sed_runs_commands(script: str) -> bool:
     i, n = 0, len(script)
     while i < n:
         char = script[i]
-        if char in " \t\n;!" or char.isdigit() or char in "$,~+":
+        if char in " \t\n;!0123456789$,~+":
             i += 1
         elif char in "/\\":  # an address /re/ or \cREc
             delimiter = script[i + 1] if char == "\\" and i + 1 < n else "/"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
+from caretz.inbound import ascii_number
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.words import Word
 
@@ -324,7 +325,7 @@ def _option(name: str, spec: WrapperSpec, args: tuple[Word, ...], i: int) -> tup
     text = args[i].text
     if text.startswith("--"):
         return _long_option(spec, text)
-    if spec.numeric_option and text[1:].isdigit():
+    if spec.numeric_option and ascii_number(text[1:]) is not None:
         return 1, "flag"
     for position in range(1, len(text)):
         option = "-" + text[position]

@@ -7,9 +7,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from caretz.messages import Image, Message, ModelRequest, ModelResponse, ToolSpec, Usage
-from caretz.providers.base import Completed, StreamEvent, ToolCallStarted
-from caretz.providers.draft import PendingCall
+from caretz.messages import Image, Message, ModelRequest, ModelResponse, ToolSpec
+from caretz.providers.base import Completed, StreamEvent
+from caretz.providers.draft import PendingCall, joined
 from caretz.providers.sse import (
     SSEEvent,
     SSEProvider,
@@ -82,22 +82,6 @@ class AnthropicProvider(SSEProvider):
         if INTERLEAVED_THINKING not in betas:
             betas.append(INTERLEAVED_THINKING)
         return {key: ",".join(betas)}
-
-
-def joined(first: ModelResponse, rest: ModelResponse) -> ModelResponse:
-    """A paused reply and its continuation as one reply (the continuation's calls and stop)."""
-    a, b = first.message, rest.message
-    # One thinking block goes back, and its signature covers its own text only: the first's.
-    thinking = a if a.thinking_signature else b
-    message = Message(
-        "assistant",
-        a.content + b.content,
-        tool_calls=b.tool_calls,
-        thinking=thinking.thinking,
-        thinking_signature=thinking.thinking_signature,
-        server_blocks=[*a.server_blocks, *b.server_blocks],
-    )
-    return ModelResponse(message, first.usage + rest.usage, rest.stop_reason, rest.model)
 
 
 def request_body(request: ModelRequest, server_search: int | None = None) -> dict[str, Any]:
@@ -290,7 +274,7 @@ class AnthropicParser(StreamParser):
             if isinstance(block.get("input"), dict):
                 call.initial = block["input"]
             self.draft.calls[index] = call
-            yield ToolCallStarted(call.id, call.name)
+            yield from self.draft.started(call)
 
     def _delta(self, index: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = delta.get("type")
@@ -301,19 +285,19 @@ class AnthropicParser(StreamParser):
         elif kind == "signature_delta":
             self.draft.signature = delta.get("signature") or self.draft.signature
         elif kind == "input_json_delta" and index in self.draft.server_blocks:
-            self.draft.server_inputs.setdefault(index, []).append(delta.get("partial_json", ""))
+            self.draft.add_server_input(index, delta.get("partial_json"))
         elif kind == "input_json_delta":
             call = self.draft.calls.get(index)
             if call is None:
                 raise StreamFailure(f"arguments for a tool call that never started (block {index})")
-            call.parts.append(delta.get("partial_json", ""))
+            self.draft.add_arguments(call, delta.get("partial_json"))
 
     def _add_usage(self, usage: dict[str, Any] | None) -> None:
         """Usage counts are cumulative: a later event's number replaces an earlier one."""
         if not usage:
             return
         current = self.draft.usage
-        self.draft.usage = Usage(
+        self.draft.set_usage(
             input_tokens=usage.get("input_tokens") or current.input_tokens,
             output_tokens=usage.get("output_tokens") or current.output_tokens,
             cache_read_tokens=usage.get("cache_read_input_tokens") or current.cache_read_tokens,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from caretz import inbound
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ProtocolName, Reasoning
@@ -134,7 +135,7 @@ def server_context_window(root_url: str, timeout_s: float = 2.0) -> int | None:
             response = wire.get(root_url.rstrip("/") + path, timeout_s)
             if response.status_code != 200:
                 continue
-            window = reported_context(response.json())
+            window = reported_context(inbound.load_json(response.read(), "the answer"))
         except (wire.WireError, ValueError):
             continue
         if window is not None:

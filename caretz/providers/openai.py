@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from caretz.messages import Image, Message, ModelRequest, ToolSpec, Usage
-from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.messages import Image, Message, ModelRequest, ToolSpec
+from caretz.providers.base import StreamEvent
 from caretz.providers.draft import PendingCall
 from caretz.providers.sse import (
     SSEEvent,
@@ -207,12 +207,12 @@ class OpenAIParser(StreamParser):
         if function.get("name") and not call.name:  # some servers repeat it in every chunk
             call.name = function["name"]
             call.id = call.id or f"call_{uuid.uuid4().hex[:24]}"
-            yield ToolCallStarted(call.id, call.name)
+            yield from self.draft.started(call)
         arguments = function.get("arguments")
         if isinstance(arguments, dict):  # a few servers send the object itself
-            arguments = json.dumps(arguments)
-        if arguments:
-            call.parts.append(arguments)
+            call.initial = arguments
+        elif arguments:
+            self.draft.add_arguments(call, arguments)
 
     def _index_of(self, piece: dict[str, Any]) -> int:
         index = piece.get("index")
@@ -228,7 +228,7 @@ class OpenAIParser(StreamParser):
     def _set_usage(self, usage: dict[str, Any]) -> None:
         details = usage.get("prompt_tokens_details") or {}
         # input_tokens is the whole prompt, cached part included, as the API counts it.
-        self.draft.usage = Usage(
+        self.draft.set_usage(
             input_tokens=usage.get("prompt_tokens") or 0,
             output_tokens=usage.get("completion_tokens") or 0,
             cache_read_tokens=(

@@ -15,8 +15,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from caretz.messages import Image, Message, ModelRequest, ToolSpec, Usage
-from caretz.providers.base import StreamEvent, ToolCallStarted
+from caretz.messages import Image, Message, ModelRequest, ToolSpec
+from caretz.providers.base import StreamEvent
 from caretz.providers.draft import PendingCall
 from caretz.providers.openai import bearer_headers
 from caretz.providers.sse import (
@@ -171,10 +171,10 @@ class ResponsesParser(StreamParser):
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             yield from self.draft.add_text(data.get("delta"))
         elif kind == "response.function_call_arguments.delta":
-            self._call_at(data).parts.append(str(data.get("delta") or ""))
+            self.draft.add_arguments(self._call_at(data), data.get("delta"))
         elif kind == "response.function_call_arguments.done":
             if isinstance(data.get("arguments"), str):
-                self._call_at(data).parts[:] = [data["arguments"]]
+                self.draft.add_arguments(self._call_at(data), data["arguments"], whole=True)
         elif kind == "response.reasoning_summary_text.delta":
             yield from self._summary(data)
         elif kind == "response.reasoning_text.delta":  # open models' raw reasoning
@@ -192,11 +192,10 @@ class ResponsesParser(StreamParser):
     def _item_added(self, index: int, item: dict[str, Any]) -> Iterator[StreamEvent]:
         if item.get("type") != "function_call" or index in self.draft.calls:
             return
-        call = PendingCall(str(item.get("call_id") or item.get("id") or ""), item.get("name", ""))
-        if item.get("arguments"):
-            call.parts.append(str(item["arguments"]))
+        call = PendingCall(item.get("call_id") or item.get("id") or "", item.get("name", ""))
+        self.draft.add_arguments(call, item.get("arguments"))
         self.draft.calls[index] = call
-        yield ToolCallStarted(call.id, call.name)
+        yield from self.draft.started(call)
 
     def _item_done(self, index: int, item: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = item.get("type")
@@ -214,7 +213,7 @@ class ResponsesParser(StreamParser):
             if index not in self.draft.calls:
                 yield from self._item_added(index, item)
             elif isinstance(item.get("arguments"), str):
-                self.draft.calls[index].parts[:] = [item["arguments"]]
+                self.draft.add_arguments(self.draft.calls[index], item["arguments"], whole=True)
 
     def _call_at(self, data: dict[str, Any]) -> PendingCall:
         index = data.get("output_index", 0)
@@ -236,17 +235,16 @@ class ResponsesParser(StreamParser):
         if response.get("status") == "incomplete":
             reason = (response.get("incomplete_details") or {}).get("reason")
             self.draft.stop_reason = str(reason or "max_output_tokens")
-        self.draft.usage = usage(response.get("usage") or {})
+        self._set_usage(response.get("usage") or {})
 
-
-def usage(data: dict[str, Any]) -> Usage:
-    # input_tokens is the whole prompt, cached part included; output_tokens holds reasoning.
-    return Usage(
-        input_tokens=data.get("input_tokens") or 0,
-        output_tokens=data.get("output_tokens") or 0,
-        cache_read_tokens=(data.get("input_tokens_details") or {}).get("cached_tokens") or 0,
-        reasoning_tokens=(data.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
-    )
+    def _set_usage(self, data: dict[str, Any]) -> None:
+        # input_tokens is the whole prompt, cached part included; output_tokens holds reasoning.
+        self.draft.set_usage(
+            input_tokens=data.get("input_tokens") or 0,
+            output_tokens=data.get("output_tokens") or 0,
+            cache_read_tokens=(data.get("input_tokens_details") or {}).get("cached_tokens") or 0,
+            reasoning_tokens=(data.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
+        )
 
 
 def failure(error: dict[str, Any]) -> StreamFailure:

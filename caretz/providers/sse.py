@@ -18,7 +18,7 @@ from dataclasses import field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from caretz import __version__
+from caretz import __version__, inbound
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelRequest
@@ -31,7 +31,7 @@ from caretz.providers.base import (
     has_images,
     refuses_images,
 )
-from caretz.providers.draft import CLIP_CHARS, MessageDraft
+from caretz.providers.draft import CLIP_CHARS, MessageDraft, OutputBound
 from caretz.text import shorten
 
 if TYPE_CHECKING:
@@ -87,12 +87,13 @@ class StreamFailure(Exception):
 
 
 def load_chunk(data: str) -> dict[str, Any]:
+    """One event's data, read the one way data from outside is (caretz/inbound.py)."""
     try:
-        value = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise StreamFailure(f"malformed chunk ({exc.msg}): {shorten(data, CLIP_CHARS)}") from None
+        value = inbound.load_json(data, "the chunk")
+    except inbound.BadInput as problem:
+        raise StreamFailure(f"malformed chunk ({problem}): {inbound.clipped(data)}") from None
     if not isinstance(value, dict):
-        raise StreamFailure(f"malformed chunk (not a JSON object): {shorten(data, CLIP_CHARS)}")
+        raise StreamFailure(f"malformed chunk (not a JSON object): {inbound.clipped(data)}")
     return value
 
 
@@ -117,6 +118,17 @@ class StreamParser:
 
     def feed(self, event: SSEEvent) -> Iterator[StreamEvent]:
         raise NotImplementedError
+
+
+def read_event(parser: StreamParser, event: SSEEvent) -> Iterator[StreamEvent]:
+    """The parser's events for one SSE event. A parser reads fields by the types the
+    protocol gives them; a server that sends another type (a list for an object, a number
+    for a name) sent a malformed event, which fails the stream with one line."""
+    try:
+        yield from parser.feed(event)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as error:
+        what = f"{type(error).__name__}: {error}"
+        raise StreamFailure(f"malformed event ({what}): {inbound.clipped(event.data)}") from None
 
 
 # --- Retries --------------------------------------------------------------------------
@@ -161,7 +173,7 @@ def retry_delay(retry_number: int, headers: Mapping[str, str]) -> float:
 def error_detail(response: wire.Response) -> str:
     """The server's own words about an HTTP error, e.g. "overloaded_error: Overloaded"."""
     try:
-        payload = response.json()
+        payload = inbound.load_json(response.read(), "the error")
     except ValueError:
         return shorten(response.text.strip(), CLIP_CHARS) or response.reason_phrase or "no details"
     return describe_error(payload) or shorten(response.text.strip(), CLIP_CHARS) or "no details"
@@ -297,21 +309,25 @@ class SSEProvider:
         self, request: ModelRequest, body: dict[str, Any]
     ) -> Generator[StreamEvent, None, _Retry | None]:
         parser = self.new_parser()
+        bound = OutputBound.of(body, request)
         started = False
         headers: Mapping[str, str] = {}
         try:
-            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+            data = inbound.utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
             headers = {**self._headers(), **self.request_headers(body)}
             with self._http().stream("POST", self.url, data, headers) as resp:
                 if resp.status_code >= 400:
                     return self._http_failure(resp, request.model, has_images(request))
                 headers = resp.headers
                 self._refuse_whole_json(resp)
-                for sse in iter_sse(resp.iter_lines()):
-                    for event in parser.feed(sse):
+                for count, sse in enumerate(iter_sse(resp.iter_lines()), 1):
+                    for event in read_event(parser, sse):
                         started = True
                         yield event
                     if parser.done:
+                        break
+                    if bound.reached(parser.draft, count):
+                        parser.draft.stop_reason = "max_tokens"  # read as the limit's stop
                         break
                 if not (parser.done or parser.draft.stop_reason):
                     raise StreamFailure(
@@ -380,6 +396,8 @@ class SSEProvider:
     def _describe(self, exc: Exception) -> tuple[str, bool]:
         if isinstance(exc, StreamFailure):
             return exc.reason, exc.retryable
+        if isinstance(exc, wire.TooLong):
+            return str(exc), False
         timed_out = isinstance(exc, wire.TimedOut)
         if timed_out and exc.reading and self.idle_timeout_s < self.timeout_s:
             idle = self.idle_timeout_s

@@ -16,7 +16,6 @@ never quotes it, since it may be the key).
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import socket
 import threading
@@ -31,6 +30,9 @@ from caretz.providers import connection
 from caretz.providers.connection import Connection, Key, NoAnswer, default_port
 
 READ_SIZE = connection.READ_SIZE
+# A reply's longest line is its last event, the whole reply once more (Responses).
+MAX_LINE_BYTES = 16 << 20
+MAX_BODY_BYTES = 16 << 20  # a body read whole (an error's, a JSON answer)
 _NEWLINE = re.compile(rb"\r\n|\r|\n")
 
 
@@ -54,6 +56,10 @@ class Broken(WireError):
 
 class BadURL(WireError):
     """A URL that is not http(s)://host[:port]/path."""
+
+
+class TooLong(Broken):
+    """A line of the answer longer than any a reply needs: a server that streams without end."""
 
 
 class BadHeader(WireError):
@@ -105,31 +111,41 @@ class Response:
         return part
 
     def iter_lines(self) -> Iterator[str]:
-        """The body's lines as they arrive (\\n, \\r\\n or \\r ends one), decoded as UTF-8."""
-        pending, after_cr = b"", False
+        """The body's lines as they arrive (\\n, \\r\\n or \\r ends one), decoded as UTF-8;
+        a line longer than MAX_LINE_BYTES raises TooLong rather than filling memory."""
+        pending: list[bytes] = []  # the start of a line no read has ended yet
+        size, after_cr = 0, False
         while chunk := self.read1():
             if after_cr and chunk.startswith(b"\n"):  # the \n of a \r\n split between reads
                 chunk = chunk[1:]
-            data = pending + chunk
-            lines = _NEWLINE.split(data)
-            pending = lines.pop()
-            after_cr = data.endswith(b"\r")
+            after_cr = chunk.endswith(b"\r")
+            if not _NEWLINE.search(chunk):
+                pending.append(chunk)
+                size += len(chunk)
+                if size > MAX_LINE_BYTES:
+                    raise TooLong(f"a line of the stream is longer than {MAX_LINE_BYTES:,} bytes")
+                continue
+            lines = _NEWLINE.split(b"".join([*pending, chunk]))
+            tail = lines.pop()
+            pending, size = ([tail], len(tail)) if tail else ([], 0)
             for line in lines:
                 yield line.decode("utf-8", "replace")
         if pending:
-            yield pending.decode("utf-8", "replace")
+            yield b"".join(pending).decode("utf-8", "replace")
 
     def read(self) -> bytes:
+        """The body, or its first MAX_BODY_BYTES (the rest is not read)."""
         if self._body is None:
-            self._body = b"".join(iter(self.read1, b""))
+            parts, size = [], 0
+            while size <= MAX_BODY_BYTES and (part := self.read1()):
+                parts.append(part)
+                size += len(part)
+            self._body = b"".join(parts)[:MAX_BODY_BYTES]
         return self._body
 
     @property
     def text(self) -> str:
         return self.read().decode("utf-8", "replace")
-
-    def json(self) -> Any:
-        return json.loads(self.read())
 
 
 class Client:

@@ -188,9 +188,8 @@ class Beneath:
                 raise
 
     def move_out(self, relative: str, destination: Path) -> None:
-        """Move what stands at `relative` to `destination` (in caretz's own data dir; its
-        folders are made)."""
-        destination.parent.mkdir(parents=True, exist_ok=True)
+        """Move what stands at `relative` to `destination` (in caretz's own data dir, whose
+        folder the caller made: private_data.make_dir)."""
         target = os.open(destination.parent, O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             with self.parent(relative) as (fd, name):

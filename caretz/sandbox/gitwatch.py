@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path, PurePosixPath
 
+from caretz import private_data
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.beneath import Beneath
 from caretz.sandbox.safe_open import PathMoved
@@ -295,9 +296,11 @@ class GitWatch:
     def _move_aside(self, tree: Beneath, relative: str) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         target = self.quarantine / stamp / str(tree.root / relative).lstrip("/")
+        private_data.make_dir(target.parent)
         while os.path.lexists(target):
             target = target.with_name(target.name + "~")
         tree.move_out(relative, target)
+        private_data.close_tree(target)  # what a command wrote is the user's alone now
         return target
 
 

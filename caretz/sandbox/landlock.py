@@ -400,7 +400,7 @@ def _kill_descendants() -> None:
 def _descendants(root: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not (entry.isascii() and entry.isdigit()):
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as handle:

@@ -33,7 +33,7 @@ BACKLOG = 128
 
 def main(args: list[str]) -> int:
     """In the namespace: make the listening socket and hand it over the inherited fd."""
-    if len(args) != 1 or not args[0].isdigit():
+    if len(args) != 1 or not (args[0].isascii() and args[0].isdigit()):
         os.write(2, b"usage: netbridge.py FD\n")
         return 2
     channel = _socket.socket(fileno=int(args[0]))

@@ -26,6 +26,7 @@ import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from caretz import inbound
 from caretz.sandbox.netgate import Admitted, NetworkGate, Refusal
 
 HEAD_LIMIT = 64 * 1024
@@ -137,6 +138,8 @@ class ProxyServer:
             _relay(client, upstream)
         except BadRequest as error:
             _answer(client, 400, str(error))
+        except ValueError as error:  # a name no resolver takes (UnicodeError, IDNA), and such
+            _answer(client, 400, f"caretz's proxy cannot read the request: {error}")
         except OSError:
             pass  # the command or the host went away
         finally:
@@ -195,11 +198,14 @@ def split_authority(authority: str) -> tuple[str, int | None]:
         port_text = tail[1:] if tail.startswith(":") else tail
     else:
         host, _, port_text = authority.partition(":")
+    if not host.isascii() or not host.isprintable() or " " in host:
+        raise BadRequest("not a host name")
     if not port_text:
         return host, None
-    if not port_text.isdigit() or len(port_text) > 5:
+    port = inbound.port_number(port_text)
+    if port is None:
         raise BadRequest("not a port")
-    return host, int(port_text)
+    return host, port
 
 
 def origin_form(request: Request, host: str, port: int) -> bytes:

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 
+from caretz.inbound import ascii_number
 from caretz.lazy import lazy_module
 
 ctypes = lazy_module("ctypes")  # at the first command, not at start
@@ -72,7 +73,7 @@ def descendants(root: int) -> list[int]:
     children: dict[int, list[int]] = {}
     states: dict[int, bytes] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if ascii_number(entry) is None:
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as handle:

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from caretz.sandbox.netgate import AskToAllow, NetworkGate
     from caretz.sandbox.netproxy import ProxyServer
 
+from caretz import private_data
+from caretz.inbound import ascii_number
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.beneath import remove_tree
@@ -235,15 +237,13 @@ def _remove_abandoned(parent: Path) -> None:
     """Remove the directories of sessions whose caretz is gone (killed outright)."""
     for entry in os.scandir(parent):
         owner = entry.name.split("-")[1] if entry.name.startswith("session-") else ""
-        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+        if ascii_number(owner) is not None and not os.path.exists(f"/proc/{owner}"):
             remove_tree(Path(entry.path))
 
 
 def _private_parent(parent: Path) -> None:
     """Make `parent` (0700, this user's); refuse one that is not (another user's trap)."""
-    parent.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(parent, 0o700)
+    private_data.make_dir(parent)
     info = os.lstat(parent)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise OSError(f"{parent} is not a private directory of this user; remove it")

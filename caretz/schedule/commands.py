@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz import private_data
 from caretz.config.env_file import read_env_file
 from caretz.config.loading import data_dir
 from caretz.config.settings import Settings, resolve_goal_model, resolve_settings
@@ -78,7 +79,7 @@ def add_job(
         crontab.write(with_job(table, job))
     except (CrontabError, ConfigError, ScheduleError, ValueError) as error:
         return _fails(error)
-    job.log.parent.mkdir(parents=True, exist_ok=True)
+    private_data.touch(job.log)  # cron's shell appends to it: the file is the user's alone
     sys.stdout.write(f"added job {job.id}: {job.schedule} in {job.workdir}\n")
     sys.stdout.write(f"  output: {job.log}\n")
     if cron_daemon_running(proc) is False:
@@ -226,8 +227,8 @@ def run_job(flags: Flags, job_id: str, env: Mapping[str, str] | None = None) -> 
     job = next((job for job in jobs_in(table) if job.id == job_id), None)
     if job is None:
         return fail(f"no job {job_id!r} in your crontab (see: caretz schedule list)")
-    job.log.parent.mkdir(parents=True, exist_ok=True)
-    start = job.log.stat().st_size if job.log.is_file() else 0
+    private_data.touch(job.log)
+    start = job.log.stat().st_size
     done = subprocess.run(["/bin/sh", "-c", job.installed], env=cron_environment(env), check=False)
     with job.log.open(encoding="utf-8", errors="replace") as log:
         log.seek(start)

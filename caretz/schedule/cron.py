@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from caretz.inbound import ascii_number
+
 MACROS = frozenset(
     {"@reboot", "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 )
@@ -61,7 +63,7 @@ def _check_field(word: str, field: _Field) -> None:
 
 def _check_item(item: str, field: _Field) -> None:
     span, slash, step = item.partition("/")
-    if slash and (not step.isdigit() or int(step) < 1):
+    if slash and (ascii_number(step) or 0) < 1:
         raise ValueError(f"the step in {item!r} must be a whole number from 1")
     if span == "*":
         return
@@ -76,9 +78,9 @@ def _check_item(item: str, field: _Field) -> None:
 def _number(text: str, field: _Field) -> int:
     if text.lower() in field.names:
         return field.names.index(text.lower()) + field.low
-    if not text.isdigit():
+    value = ascii_number(text)
+    if value is None:
         raise ValueError(f"{text!r} is not a number from {field.low} to {field.high}")
-    value = int(text)
     if not field.low <= value <= field.high:
         raise ValueError(f"{value} is outside {field.low}-{field.high}")
     return value

@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from caretz.inbound import ascii_number
 from caretz.trusted import find_program, untrusted_roots
 
 MISSING = "crontab not found: install the cron package (apt install cron)"
@@ -96,7 +97,7 @@ def cron_daemon_running(proc: Path = Path("/proc")) -> bool | None:
     """Whether a cron daemon runs here, by the process names under `proc`; None where
     that cannot be told (no /proc)."""
     try:
-        entries = [entry for entry in proc.iterdir() if entry.name.isdigit()]
+        entries = [entry for entry in proc.iterdir() if ascii_number(entry.name) is not None]
     except OSError:
         return None
     for entry in entries:

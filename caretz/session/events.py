@@ -1,12 +1,18 @@
 """The session log: append-only JSONL, one event a line, flushed per event.
 
 Each event is a record (`caretz/session/records/`); its line is `record.to_dict()`.
+`EventLog.emit` is the only writer of events.jsonl (tests/test_architecture.py), and
+it writes any record: text that is no valid Unicode (a lone surrogate, a file name's
+undecodable bytes), a number JSON has no word for, nesting too deep to write or a value
+of no JSON type are written as the nearest valid thing, so the line stays one valid
+JSON object in UTF-8 and the listeners see the record as it was written.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import stat
 import threading
@@ -15,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from caretz import inbound, private_data
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 from caretz.session.records.base import Record, UnknownRecord
@@ -37,7 +44,7 @@ class EventLog:
     def __init__(self, path: Path | None, clock: Callable[[], float] = time.time):
         self.path = path
         self._clock = clock
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
 
@@ -52,12 +59,12 @@ class EventLog:
         """Stamps `record` with the time, writes its line, tells the listeners."""
         event = stamped(record, round(self._clock(), 3))
         if self.path is not None:
-            line = json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n"
+            line, event = written(event)
             with self._lock:  # tools running at the same time may emit
                 if self._file is None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    private_data.make_dir(self.path.parent)
                     cut_torn_tail(self.path)
-                    self._file = open_log(self.path, "a")
+                    self._file = open_log(self.path, "ab")
                 self._file.write(line)
                 self._file.flush()
         for listener in self._listeners:
@@ -78,6 +85,40 @@ class EventLog:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def written(record: Record) -> tuple[bytes, Record]:
+    """The record's line as UTF-8, and the record as the line says it: itself, or, when
+    something in it could not be written as it was, the record read back from its line."""
+    data = record.to_dict()
+    try:
+        text = json.dumps(data, ensure_ascii=False, default=str, allow_nan=False)
+        line = text.encode("utf-8")
+    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        text = json.dumps(writable(data), ensure_ascii=False, default=str)
+        record = records_parse.parse_record(json.loads(text))
+        line = text.encode("utf-8")
+    return line + b"\n", record
+
+
+def writable(value: Any, depth: int = 0) -> Any:
+    """`value` with nothing JSON in UTF-8 cannot hold: valid text, finite numbers (others
+    as their words), at most inbound.MAX_DEPTH levels, JSON's types (others as text)."""
+    if isinstance(value, str):
+        return inbound.clean_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, dict | list | tuple) and depth >= inbound.MAX_DEPTH:
+        return "[nested too deep to write]"
+    if isinstance(value, dict):
+        return {writable(str(key)): writable(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [writable(item, depth + 1) for item in value]
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    return inbound.clean_text(str(value))
 
 
 def stamped(record: Record, ts: float) -> Record:
@@ -118,9 +159,10 @@ _TAIL_CHUNK = 64 * 1024
 def open_log(path: Path, mode: str) -> IO[Any]:
     """The log file, never through a symlink (O_NOFOLLOW) and only if it is a regular
     file: a link planted in its place does not make caretz write elsewhere."""
-    flags = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
-    flags |= os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode == "a" else os.O_RDWR
-    handle = os.open(path, flags, 0o600)
+    if mode.startswith("a"):  # created 0600, whatever the umask
+        handle = private_data.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    else:
+        handle = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     if not stat.S_ISREG(os.fstat(handle).st_mode):
         os.close(handle)
         raise IsADirectoryError(f"{path} is not a regular file")

@@ -8,17 +8,15 @@ bytes no longer match its name (edited, truncated) is not read back.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from caretz import private_data
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 
 # OpenSSL's digests: only an image read back (on resume) is checked here.
 hashlib = lazy_module("hashlib")
-# A name for the file being written: with the first image stored.
-random_tokens = lazy_module("secrets")
 
 FOLDER = "images"
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
@@ -38,13 +36,7 @@ class ImageFiles:
         target = self.path(image.sha256, image.media_type)
         if target.is_file():
             return
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # Written aside, then renamed: a reader never sees half a file.
-        partial = self.folder / f".{target.name}.{random_tokens.token_hex(4)}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(partial, flags, 0o600), "wb") as handle:
-            handle.write(image.data)
-        os.replace(partial, target)
+        private_data.write_file(target, image.data)  # aside, then renamed: never half a file
 
     def load(self, ref: dict[str, Any]) -> Image | None:
         """The image a ref names; None when its file is missing or does not match it."""

@@ -10,6 +10,7 @@ from dataclasses import field, replace
 from datetime import datetime
 from pathlib import Path
 
+from caretz import private_data
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
@@ -95,7 +96,7 @@ class SessionStore:
         session_id = f"{stamp:%Y%m%d-%H%M%S}-{os.urandom(2).hex()}"
         folder = self.root / session_id
         try:
-            folder.mkdir(parents=True, exist_ok=False)
+            private_data.make_new_dir(folder)
         except OSError as error:
             reason = error.strerror or type(error).__name__
             raise ConfigError(f"cannot create {folder}: {reason}: {_FIX_DATA_DIR}") from None

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.inbound import ascii_number
 from caretz.sandbox.reaper import become_subreaper
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ def _processes() -> list[tuple[int, list[str]]]:
     if not os.path.isdir("/proc/self"):
         return found
     for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
+        if ascii_number(entry.name) is not None:
             fields = _stat_fields(int(entry.name))
             if fields is not None:
                 found.append((int(entry.name), fields))

@@ -4,6 +4,11 @@
 ill-typed arguments, a path the sandbox does not allow) into a failed result the
 model can read and correct. Only a bug inside a tool escapes, as ToolCrash.
 
+Every call's arguments, whoever made them (a provider's parser, a hook's updatedInput,
+the Python API, an editor), are taken as caretz/inbound.py takes data from outside, and
+every result leaves as valid Unicode (an MCP server's text, a file name's undecodable
+bytes): no call or result reaches the turn another way.
+
 A call that can run (a known tool, arguments that fit its schema) then passes the
 registry's before-call checks (PreToolUse hooks, the permission check) and the per-run
 ones (the loop guard's), in order (see tools/policy.py): a check may refuse the call
@@ -22,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, cast
 
+from caretz import inbound
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolCall, ToolSpec
 from caretz.permissions.modes import Effect
@@ -209,7 +215,7 @@ class ToolRegistry:
         try:
             call, ctx, args = self._checked(call, ctx, prepared, before_call)
         except CancelToolCall as refusal:
-            return fit(_failed(refusal.reason), ctx.output_limit_chars)
+            return fit(_failed(refusal.reason), ctx.output_limit_chars)  # a hook's reason too
         return ReadyCall(call, ctx, args)
 
     def invoke(self, ready: ReadyCall) -> ToolResult:
@@ -221,11 +227,11 @@ class ToolRegistry:
         return result
 
     def finish(self, ready: ReadyCall, result: ToolResult) -> ToolResult:
-        """The after-call hooks, in the caller's thread; then the result fitted to the
-        call's cap (tools/result_cap.py), whatever the tool or a hook made of it."""
+        """The after-call hooks, in the caller's thread; then the result as valid Unicode,
+        fitted to the call's cap (tools/result_cap.py), whatever the tool or a hook made of it."""
         for hook in self.after_call:
             hook(ready.call, result, ready.ctx)
-        return fit(result, ready.ctx.output_limit_chars)
+        return fit(valid_text(result), ready.ctx.output_limit_chars)
 
     def runs_in_parallel(self, name: str) -> bool:
         """Whether calls of `name` may run at the same time as other such calls of one
@@ -278,8 +284,14 @@ class ToolRegistry:
             )
         if not isinstance(call.arguments, dict):
             return _failed(f"The arguments for {call.name} must be a JSON object.")
+        try:
+            arguments = inbound.checked(call.arguments, "the arguments", surrogates="refuse")
+        except inbound.BadInput as problem:
+            return _failed(
+                f"Not run: {problem}. Send one JSON object that fits the {call.name} tool's schema."
+            )
         # A null optional argument means "not given", as models often send it.
-        args = {key: value for key, value in call.arguments.items() if value is not None}
+        args = {key: value for key, value in arguments.items() if value is not None}
         problems = validate_arguments(tool.spec.parameters, args)
         if problems:
             return _failed(f"Invalid arguments for {call.name}: {'; '.join(problems)}.")
@@ -311,7 +323,16 @@ class ToolRegistry:
 
 
 def _failed(output: str) -> ToolResult:
-    return ToolResult(ok=False, output=output)
+    return valid_text(ToolResult(ok=False, output=output))
+
+
+def valid_text(result: ToolResult) -> ToolResult:
+    """`result` with its output and diff as valid Unicode (caretz/inbound.py)."""
+    texts = (result.output, result.diff or "")
+    if not any(inbound.has_surrogate(text) for text in texts):
+        return result
+    diff = inbound.clean_text(result.diff) if result.diff is not None else None
+    return dataclasses.replace(result, output=inbound.clean_text(result.output), diff=diff)
 
 
 def _os_error_text(name: str, error: OSError) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from caretz.inbound import ascii_number
 from caretz.text import one_line
 
 if TYPE_CHECKING:
@@ -120,11 +121,12 @@ def list_loops(repl: SessionControl) -> None:
 
 
 def stop_loop(repl: SessionControl, number: str) -> None:
-    if not number.isdigit():
+    which = ascii_number(number)
+    if which is None:
         repl.error("/loop stop needs a loop's number: /loop lists them")
         return
     try:
-        loop = repl.loops.stop(int(number))
+        loop = repl.loops.stop(which)
     except KeyError:
         repl.error(f"no loop {number}: /loop lists them")
         return

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
+from caretz.inbound import ascii_number
 from caretz.text import one_line
 from caretz.tools.jobtable import JobError
 
@@ -46,7 +47,7 @@ def stop_job(repl: SessionControl, job_id: str) -> None:
     """Stop one job and what it started; its output stays readable to the agent."""
     jobs = repl.session.jobs
     try:
-        job = jobs.get(job_id if not job_id.isdigit() else f"j{job_id}")  # "3" is j3
+        job = jobs.get(job_id if ascii_number(job_id) is None else f"j{job_id}")  # "3" is j3
     except JobError as error:
         repl.error(str(error))
         return

@@ -17,6 +17,8 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from caretz import private_data
+
 try:
     import termios
 except ImportError:  # Windows: the console does not echo over the output
@@ -91,7 +93,7 @@ def build_prompt_session(
 
     Ctrl-C clears a line that has text (then calls `on_line_cleared`) and raises
     KeyboardInterrupt from `prompt()` on an empty one."""
-    history_path.parent.mkdir(parents=True, exist_ok=True)
+    private_data.touch(history_path)  # prompt_toolkit appends to it under the umask
     bindings = KeyBindings()
 
     @Condition

@@ -28,6 +28,7 @@ from caretz.checkpoints import (
 from caretz.checkpoints.events import Scope
 from caretz.checkpoints.notices import conflict_lines
 from caretz.config_base import ConfigError
+from caretz.inbound import ascii_number
 from caretz.lazy import lazy_module
 
 prompt_toolkit = lazy_module("prompt_toolkit")  # only to ask: `caretz rewind --turn` never does
@@ -147,10 +148,11 @@ class RewindChooser:
         if not answer:
             self.repl.info("nothing was changed")
             return None
-        if not answer.isdigit() or not 1 <= int(answer) <= len(points):
+        number = ascii_number(answer)
+        if number is None or not 1 <= number <= len(points):
             self.repl.error(f"no checkpoint {answer!r}: give a number from the list")
             return None
-        return points[int(answer) - 1]
+        return points[number - 1]
 
     def pick_scope(self, answer: str | None) -> Scope | None:
         if answer is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from caretz import inbound
 from caretz.web.address import Address, Resolver, Vetted, system_resolver, vet
 from caretz.web.http import ClientFactory, open_response, plain_client, read_body
 from caretz.web.markdown import decode_text, html_to_markdown
@@ -32,15 +33,23 @@ def parse_url(text: str) -> httpx.URL:
     """The URL to fetch; raises FetchRefused naming what is wrong with it."""
     try:
         url = httpx.URL(text.strip())
+        host, _ = url.host, url.raw_host.decode("ascii")  # each may find the name bad
     except (httpx.InvalidURL, ValueError) as error:
         raise FetchRefused(f"{text!r} is not a URL: {error}") from None
     if url.scheme not in ("http", "https"):
         raise FetchRefused(f"{text!r} is not an http:// or https:// URL")
-    if not url.host:
+    if not host:
         raise FetchRefused(f"{text!r} names no host")
+    if not has_port_or_none(url):
+        raise FetchRefused(f"{text!r} names a port no host has (1 to 65535)")
     if url.userinfo:
         raise FetchRefused("a URL with a user name or password in it is not fetched")
     return url.copy_with(fragment=None)
+
+
+def has_port_or_none(url: httpx.URL) -> bool:
+    """Whether the URL's port, if it names one, is a TCP port (httpx reads up to 99999)."""
+    return url.port is None or 0 < url.port < 65536
 
 
 def media_type(content_type: str) -> tuple[str, str | None]:
@@ -164,9 +173,10 @@ class Fetcher:
     def _redirect_target(self, url: httpx.URL, location: str) -> httpx.URL:
         try:
             target = url.join(location.strip())
+            host, _ = target.host, target.raw_host.decode("ascii")  # each may find it bad
         except (httpx.InvalidURL, ValueError):
             raise FetchRefused(f"{url} redirects to {location!r}, which is not a URL") from None
-        if target.scheme not in ("http", "https") or not target.host:
+        if target.scheme not in ("http", "https") or not host or not has_port_or_none(target):
             raise FetchRefused(f"{url} redirects to {location!r}, which web_fetch does not follow")
         if target.userinfo:
             raise FetchRefused(f"{url} redirects to a URL with a user name or password in it")
@@ -198,16 +208,15 @@ class Fetcher:
             what = f"of type {kind}" if kind else "of no stated type"
             raise FetchRefused(f"{url} is {what}; web_fetch reads only {READABLE}")
         body = read_body(response, url, self.limits.max_bytes, deadline, cancel)
+        title, text = "", decode_text(body.data, charset)
         if kind in HTML_TYPES:
             title, text = html_to_markdown(body.data, charset, str(url))
-        else:
-            title, text = "", decode_text(body.data, charset)
         return Page(
             url=str(url),
             status=response.status_code,
             content_type=kind,
-            title=title,
-            text=text,
+            title=inbound.text(title),
+            text=inbound.text(text),
             size=len(body.data),
             truncated=body.truncated,
             redirects=tuple(passed),

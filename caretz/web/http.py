@@ -73,7 +73,9 @@ def open_response(
         raise FetchTimeout(f"{url} did not answer in time (webFetch.timeout)") from None
     except httpx.ConnectError as error:
         raise FetchUnreachable(f"{url} could not be reached: {_error_text(error)}") from None
-    except httpx.HTTPError as error:
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as error:
+        # httpx reads a redirect's Location as it answers: one that is no URL (`http:foo`
+        # from an https page, a bad port or host name) is the page's fault.
         raise FetchRefused(f"{url} could not be fetched: {_error_text(error)}") from None
     except ssl.SSLError as error:
         raise FetchRefused(f"{url}: TLS failed: {error.reason or error}") from None

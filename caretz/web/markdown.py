@@ -29,10 +29,12 @@ _DROPPED = (
 _HEADER_LINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link"})
 _BLANK_LINES = re.compile(r"\n{3,}")
 _LINK_SCHEMES = ("http", "https", "mailto", "ftp")
+TOO_DEEP = "[this page nests its HTML deeper than caretz converts to Markdown: its text follows]"
 
 
 def html_to_markdown(body: bytes, charset: str | None, base_url: str) -> tuple[str, str]:
-    """(the page's title, its content as Markdown)."""
+    """(the page's title, its content as Markdown). A page nested deeper than the
+    converter goes (it walks the tree by recursion) comes back as its plain text."""
     soup = bs4.BeautifulSoup(body, "html.parser", from_encoding=charset)
     title = soup.title.get_text(" ", strip=True) if soup.title is not None else ""
     for element in soup(list(_DROPPED)):
@@ -42,7 +44,10 @@ def html_to_markdown(body: bytes, charset: str | None, base_url: str) -> tuple[s
     converter = markdownify.MarkdownConverter(
         heading_style="ATX", bullets="-", code_language_callback=_code_language
     )
-    text = converter.convert_soup(root)
+    try:
+        text = converter.convert_soup(root)
+    except RecursionError:
+        text = f"{TOO_DEEP}\n\n{root.get_text(chr(10), strip=True)}"
     text = "\n".join(line.rstrip() for line in text.splitlines())
     return title, _BLANK_LINES.sub("\n\n", text).strip()
 
@@ -77,18 +82,29 @@ def _absolute_links(root: Tag, base_url: str) -> None:
         elif not href or href.startswith("#") or not _linkable(href):
             link.unwrap()  # same-page or script links: the text alone
         else:
-            link["href"] = urljoin(base_url, href)
+            link["href"] = _absolute(base_url, href)
     for image in root.find_all("img"):
         source = str(image.get("src") or "").strip()
-        if not source or source.startswith("data:"):
+        if not source or source.startswith("data:") or not _absolute(base_url, source):
             image.decompose()
         else:
-            image["src"] = urljoin(base_url, source)
+            image["src"] = _absolute(base_url, source)
+
+
+def _absolute(base_url: str, href: str) -> str:
+    """`href` as an absolute URL; "" for one that is no URL (`http://[::1`)."""
+    try:
+        return urljoin(base_url, href)
+    except ValueError:
+        return ""
 
 
 def _linkable(href: str) -> bool:
-    scheme = urlsplit(href).scheme.lower() if ":" in href else ""
-    return scheme in ("", *_LINK_SCHEMES)
+    try:
+        scheme = urlsplit(href).scheme.lower() if ":" in href else ""
+    except ValueError:
+        return False
+    return scheme in ("", *_LINK_SCHEMES) and bool(_absolute("http://a/", href))
 
 
 def _code_language(element: Tag) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from caretz import __version__
+from caretz import __version__, inbound
 
 _TAGS = re.compile(r"<[^>]+>")
 SNIPPET_CHARS = 400
@@ -114,9 +114,10 @@ def _send(backend: Any, method: str, url: str, options: dict[str, Any]) -> dict[
     if response.status_code >= 400:
         raise SearchFailed(f"{backend.name} answered HTTP {response.status_code}")
     try:
-        data = response.json()
-    except ValueError:
-        raise SearchFailed(f"{backend.name} answered with something other than JSON") from None
+        data = inbound.load_json(response.content, "the answer")
+    except inbound.BadInput as problem:
+        said = f"{backend.name} answered with something other than JSON as caretz reads it"
+        raise SearchFailed(f"{said} ({problem})") from None
     if not isinstance(data, dict):
         raise SearchFailed(f"{backend.name} answered with JSON that is not an object")
     return data
@@ -140,7 +141,7 @@ def _hits(results: Any, snippet_key: str, count: int) -> list[Hit]:
         hits.append(
             Hit(
                 title=_plain(item.get("title")) or item["url"],
-                url=item["url"],
+                url=inbound.clean_text(item["url"]),
                 snippet=_plain(item.get(snippet_key))[:SNIPPET_CHARS],
             )
         )

@@ -127,3 +127,22 @@ def test_resume_after_a_crash_says_a_started_call_has_an_unknown_outcome():
         OUTCOME_UNKNOWN,
         SESSION_ENDED,
     ]
+
+
+class FaultyProvider(ScriptedProvider):
+    """A provider whose stream meets a fault no check turned into a result."""
+
+    def stream(self, request):
+        yield from ()
+        raise LookupError("a fault inside caretz")
+
+
+def test_a_fault_no_check_caught_still_ends_the_turn_with_one_line(tmp_path: Path):
+    agent, events = make_agent(tmp_path, FaultyProvider())
+
+    result = agent.run_turn("go")
+
+    assert (result.status, result.exit_code) == ("error", 1)
+    assert result.message.startswith("caretz failed: LookupError: a fault inside caretz, at ")
+    assert "test_honest_outcomes.py:" in result.message and "\n" not in result.message
+    assert events[-1]["type"] == "Turn.Ended" and events[-1]["message"] == result.message

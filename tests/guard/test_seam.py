@@ -28,6 +28,7 @@ ALLOWED = (
     "caretz.config_section",
     "caretz.lazy_dataclass",
     "caretz.secrets",
+    "caretz.inbound",  # a judge's reply is read as all data from outside is
 )
 # The guard's working parts, which a run with the guard off never needs.
 HEAVY = (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from caretz import inbound
 from caretz.providers import wire
 from tests.providers.raw_http import answering, client, fetch, read_request
 
@@ -84,5 +85,5 @@ def test_json_and_text_of_an_answer(serve):
     )
     got = wire.get(server.url + "/props", 5)
 
-    assert got.json() == {"n_ctx": 8192, "ok": True}
+    assert inbound.load_json(got.read()) == {"n_ctx": 8192, "ok": True}
     assert server.requests[0].startswith(b"GET /props HTTP/1.1\r\n")

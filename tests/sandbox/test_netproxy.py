@@ -137,3 +137,32 @@ def test_closing_the_proxy_stops_it(gate):
     assert not server._thread.is_alive()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+@pytest.mark.parametrize(
+    "request_line",
+    [
+        "CONNECT allowed.test:²² HTTP/1.1\r\n\r\n",  # str.isdigit() says yes, int() says no
+        "CONNECT allowed.test:٢٢ HTTP/1.1\r\n\r\n",  # int() reads Arabic-Indic digits as 22
+        "CONNECT allowed.test:+80 HTTP/1.1\r\n\r\n",
+        "CONNECT allowed.test:8_0 HTTP/1.1\r\n\r\n",
+        "CONNECT allowed.test:0 HTTP/1.1\r\n\r\n",
+        "CONNECT allowed.test:65536 HTTP/1.1\r\n\r\n",
+        "CONNECT allowed.test:99999 HTTP/1.1\r\n\r\n",
+        "CONNECT [::1:80 HTTP/1.1\r\n\r\n",
+        "CONNECT bücher.test:80 HTTP/1.1\r\n\r\n",
+        "CONNECT allowed\x7f.test:80 HTTP/1.1\r\n\r\n",
+        "GET http://[::1/ HTTP/1.1\r\n\r\n",
+        "GET http://allowed.test:²²/ HTTP/1.1\r\n\r\n",
+    ],
+)
+def test_a_request_with_a_port_or_host_that_is_none_is_a_400_not_a_traceback(
+    proxy, upstream, request_line
+):
+    # The proxy reads a head as latin-1, one character a byte: "²" is the byte 0xb2.
+    encoding = "latin-1" if request_line.isascii() or max(request_line) <= "\xff" else "utf-8"
+    reply = raw(proxy, request_line.encode(encoding))
+
+    assert reply.startswith(b"HTTP/1.1 400 Bad Request\r\n"), reply
+    assert upstream.seen == []

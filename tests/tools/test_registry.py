@@ -91,7 +91,7 @@ def test_unknown_tool_fails_listing_available_names(ctx):
 
 
 def test_invalid_json_arguments_fail_showing_the_error(ctx):
-    from caretz.providers.draft import parse_arguments
+    from caretz.inbound import tool_arguments as parse_arguments
 
     tool = ScriptedTool("t", echo)
     _, error = parse_arguments('{"a": 1 "b": 2}')  # the error a provider attaches to the call
@@ -104,7 +104,7 @@ def test_invalid_json_arguments_fail_showing_the_error(ctx):
 
 
 def test_a_json_error_that_ends_in_at_is_not_doubled():
-    from caretz.providers.draft import parse_arguments
+    from caretz.inbound import tool_arguments as parse_arguments
 
     _, error = parse_arguments('{"command": "ls')
 
@@ -377,3 +377,44 @@ def test_read_only_tools_run_in_parallel_and_the_rest_do_not():
     registry = ToolRegistry(default_tools())
     parallel = [name for name in registry.names() if registry.runs_in_parallel(name)]
     assert parallel == ["read", "glob", "grep"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"text": "lone \ud800"}, "lone surrogate (\\ud800)"),
+        ({"text": "x", "\udc80": 1}, "lone surrogate (\\udc80)"),
+        ({"text": "x", "ratio": float("nan")}, "a number JSON cannot carry (nan)"),
+        ({"text": "x", "ratio": float("inf")}, "a number JSON cannot carry (inf)"),
+        ({"text": "x", "flag": {1, 2}}, "a set, which is no JSON value"),
+    ],
+)
+def test_arguments_made_anywhere_are_taken_as_data_from_outside(ctx, arguments, said):
+    """A hook's updatedInput, the Python API or an editor make calls without a provider's
+    parser: the registry holds their arguments to the same rules."""
+    tool = ScriptedTool("t", echo)
+
+    result = ToolRegistry([tool]).run(call("t", arguments), ctx)
+
+    assert not result.ok and said in result.output and tool.calls == []
+
+
+def test_arguments_nested_past_the_limit_are_refused_before_any_check(ctx):
+    tool = ScriptedTool("t", echo)
+    nested: dict = {}
+    for _ in range(150):
+        nested = {"a": nested}
+
+    result = ToolRegistry([tool]).run(call("t", {"text": "x", "n": nested}), ctx)
+
+    assert not result.ok and "nested deeper than 100 levels" in result.output
+    assert tool.calls == []
+
+
+def test_a_result_leaves_the_registry_as_valid_unicode(ctx):
+    def surrogates(args):
+        return ToolResult(ok=True, output="caf\udce9 \ud800", diff="-\udcff\n+x\n")
+
+    result = ToolRegistry([ScriptedTool("t", surrogates)]).run(call("t", {"text": "x"}), ctx)
+
+    assert result.output == "caf\ufffd \ufffd" and result.diff == "-\ufffd\n+x\n"
