@@ -38,6 +38,7 @@ OWN_NAMES = frozenset(
         "prompt-history",
         "hook-approvals.json",
         "mcp-approvals.json",
+        "project-trust.json",
     }
 )
 

@@ -334,7 +334,7 @@ def _looks_secret(name: str, value: str) -> bool:
         return False  # `YOUR_ACCESS_TOKEN`, `CHANGE_ME`
     if len(inner.split()) > 5:
         return False  # `:param access_token: The token that provides access to …`: prose
-    if inner.isdigit() and name_words(name)[-1] not in SECRET_WORDS:
+    if inner.isascii() and inner.isdigit() and name_words(name)[-1] not in SECRET_WORDS:
         return False  # `PASSWORD_RESET_DAYS = 3`: a number about a secret
     if name_words(name)[-1] == "key":  # weaker evidence: `cache_key='user:42'` is not a key
         spaced = any(char.isspace() for char in inner)

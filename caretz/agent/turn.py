@@ -28,6 +28,7 @@ from caretz.agent.outcomes import (
     internal_failure,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
+from caretz.agent.request import turn_request
 from caretz.agent.result_room import tool_context
 from caretz.agent.signals import interrupted_by
 from caretz.agent.tool_batch import run_parallel
@@ -208,26 +209,8 @@ class Turn:
         self, trailing: list[Message], final_report: bool, *, may_overflow: bool
     ) -> ModelResponse:
         config, parts, conversation = self.config, self.parts, self.conversation
-        request = ModelRequest(
-            model=config.model_id,
-            system=config.system,
-            messages=[*conversation.messages, *trailing],
-            # The final report may not call tools. Anthropic still needs the tools
-            # declared when the history holds tool calls, so they are forbidden
-            # with tool_choice "none" rather than left out (OpenAI leaves them out).
-            tools=parts.tools.specs(),
-            tool_choice="none" if final_report else None,
-            reasoning=config.reasoning,
-            max_tokens=config.max_tokens,
-        )
-        self.emit(
-            records.ModelRequest(
-                model=config.model_ref,
-                messages=len(request.messages),
-                tools=len(request.tools),
-                trailing=[m.content for m in trailing],
-            )
-        )
+        request, record = turn_request(config, parts, conversation, trailing, final_report)
+        self.emit(record)
         started = parts.clock()
         response = self.stream(request, may_overflow)
         latency = parts.clock() - started

@@ -224,8 +224,7 @@ class TreeWriter:
         if not present and self.tree.lstat(path) is None:
             return
         destination = (self.displaced_dir if keep else self.trash) / path
-        private_data.make_dir(destination.parent)  # in the data dir; the file keeps its mode
-        self.tree.move_out(path, destination)
+        self.tree.move_out(path, destination)  # into the data dir; the file keeps its mode
         self.folders = {f for f in self.folders if f != path and not f.startswith(path + "/")}
         self.journal.append(("moved", path, destination))
         if keep:

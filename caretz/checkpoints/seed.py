@@ -24,6 +24,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from caretz import private_data
 from caretz.checkpoints.git import ShadowGit
 from caretz.sandbox.door import read_beneath_stat
 
@@ -67,11 +68,8 @@ def seed_index(git: ShadowGit, source: Path, objects: Path) -> list[str] | None:
                 )
                 if done.returncode != 0:
                     return None
-        git.borrowed_marker.parent.mkdir(parents=True, exist_ok=True)
-        git.borrowed_marker.write_text(
-            str(objects) + "\n", encoding="utf-8", errors="surrogateescape"
-        )
-        os.replace(seed, git.index)
+        private_data.write_file(git.borrowed_marker, str(objects) + "\n")
+        os.replace(seed, git.index)  # both in the shadow repository, made by private_data
         _adopt_trees(git)
         return list(dict.fromkeys(unmerged))
     finally:
@@ -117,7 +115,7 @@ def _copy_index(source: Path, seed: Path) -> bool:
         return False
     if len(data) != info.st_size:
         return False  # changed while read
-    seed.write_bytes(data)
+    private_data.write_file(seed, data)
     os.utime(seed, ns=(info.st_atime_ns, info.st_mtime_ns))
     return True
 

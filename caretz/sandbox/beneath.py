@@ -24,6 +24,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from caretz import private_data
 from caretz.sandbox import safe_open
 from caretz.sandbox.safe_open import O_PATH, PathMoved
 
@@ -188,8 +189,9 @@ class Beneath:
                 raise
 
     def move_out(self, relative: str, destination: Path) -> None:
-        """Move what stands at `relative` to `destination` (in caretz's own data dir, whose
-        folder the caller made: private_data.make_dir)."""
+        """Move what stands at `relative` to `destination` (in caretz's own data dir; its
+        folders are made private)."""
+        private_data.make_dir(destination.parent)
         target = os.open(destination.parent, O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             with self.parent(relative) as (fd, name):

@@ -296,7 +296,6 @@ class GitWatch:
     def _move_aside(self, tree: Beneath, relative: str) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         target = self.quarantine / stamp / str(tree.root / relative).lstrip("/")
-        private_data.make_dir(target.parent)
         while os.path.lexists(target):
             target = target.with_name(target.name + "~")
         tree.move_out(relative, target)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import binascii
 import io
-import json
 import os
 from base64 import b64decode
 from collections.abc import Iterator
 from typing import Any
 
+from caretz import inbound
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 from caretz.sandbox import safe_open
@@ -105,7 +105,7 @@ class _Notebook:
     def __init__(self, data: bytes, shown: str, ctx: ToolContext):
         try:
             text, _ = file_text.decode(data)
-            self.doc = json.loads(text)
+            self.doc = inbound.load_json(text, shown, limit=len(text))  # strict, bounded depth
         except (file_text.NotText, ValueError) as error:
             raise FileProblem(f"{shown} is not a notebook caretz can read: {error}") from None
         if not isinstance(self.doc, dict) or not isinstance(self.doc.get("cells"), list):

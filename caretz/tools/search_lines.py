@@ -114,6 +114,6 @@ class LongLines:
         for row in ran.stdout.split(b"\n"):
             line, _, rest = row.partition(b":")
             offset = rest.partition(b":")[0]
-            if line.isdigit() and offset.isdigit():
+            if line.isascii() and line.isdigit() and offset.isascii() and offset.isdigit():
                 starts.setdefault(int(line), int(offset))
         return starts
