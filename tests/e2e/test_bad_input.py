@@ -357,9 +357,10 @@ def test_an_mcp_server_that_answers_garbage_fails_each_call_and_the_run_goes_on(
 
     events = ended_whole(caretz, run, 0)
     said = [result["output"] for result in results(events)]
-    assert len(said) == len(kinds) and not any(result["ok"] for result in results(events))
-    assert "cannot read" in said[0]  # the SDK's JSON reader refuses a lone surrogate
-    assert "a number JSON cannot carry (nan)" in said[1]
+    ok = [result["ok"] for result in results(events)]
+    assert len(said) == len(kinds) and ok == [True, False, False, False, False, False]
+    assert said[0] == "lone \ufffd surrogate"  # outside text: a lone surrogate replaced
+    assert "NaN is not a JSON number" in said[1]
     assert "cannot read" in said[2] and "cannot read" in said[3]
     assert "mcp.maxResultChars" in said[4]
     assert "cannot read" in said[5]
@@ -367,11 +368,11 @@ def test_an_mcp_server_that_answers_garbage_fails_each_call_and_the_run_goes_on(
 
 def test_mcp_servers_whose_tool_lists_are_garbage_are_one_line_each(caretz, server):
     said = {
-        "surrogate": "cannot read",  # the SDK's own JSON reader refuses it
-        "deep": "cannot read",  # past the SDK's own depth
-        "nested": "'nested' is nested deeper than 100 levels",  # within it, past caretz's
+        "deep": "message is nested deeper than 100 levels",  # as caretz reads each message
+        "nested": "message is nested deeper than 100 levels",
     }
-    servers = {kind: {"command": sys.executable, "args": [str(GARBAGE), kind]} for kind in said}
+    kinds = [*said, "surrogate"]  # outside text: a lone surrogate is replaced, the server kept
+    servers = {kind: {"command": sys.executable, "args": [str(GARBAGE), kind]} for kind in kinds}
     caretz.write_config({"profiles": {"general": {"mcpServers": servers}}})
     server.add(text("Hello."))
 
@@ -381,6 +382,8 @@ def test_mcp_servers_whose_tool_lists_are_garbage_are_one_line_each(caretz, serv
     failed = {e["server"]: e["reason"] for e in events if e["type"] == "Mcp.ServerFailed"}
     assert set(failed) == set(said)
     assert all(said[kind] in failed[kind] and "\n" not in failed[kind] for kind in said)
+    offered = {tool["name"]: tool for tool in server.requests[0].body["tools"]}
+    assert offered["mcp__surrogate__odd"]["description"] == "a lone \ufffd surrogate"
 
 
 def test_hooks_that_print_garbage_leave_the_run_whole(caretz, server, workspace):
