@@ -1,8 +1,9 @@
 """What a deny rule costs in questions: how many everyday commands ask beside one.
 
-A command whose program may run others caretz does not read (a Makefile, a test suite,
-inline code, any program not known to run nothing else) asks where a deny rule could
-match it. This prints, for the commands of tests/permissions/everyday.py and, with
+A command whose text hands another to a program caretz does not read (a wrapper it does
+not know, code given inline, a file the line writes for `make`) asks where a deny rule
+could match it; one that only runs the project's files (`pytest`, `make test`) runs.
+This prints, for the commands of tests/permissions/everyday.py and, with
 --trajectories FILE..., for every shell command of real agent trajectories
 (../shared/corpus/*.jsonl), how many each rule set lets run (allow or no rule), asks
 about, and denies:
@@ -11,6 +12,7 @@ about, and denies:
   deny git push                  `Bash(git push:*)` denied, nothing allowed
   deny git push + typical allows the same, with the allow rules a user of such a project
                                  writes for the runners they trust (everyday.TYPICAL_ALLOWS)
+  deny rm, curl, wget            `Bash(rm:*)`, `Bash(curl:*)`, `Bash(wget:*)` denied
 
 and the most common reasons for asking.
 
@@ -49,6 +51,7 @@ def rule_sets(allows: list[str]) -> dict[str, dict[str, list[str]]]:
         "no rules": {},
         "deny git push": {"deny": DENY},
         "deny git push + typical allows": {"deny": DENY, "allow": allows},
+        "deny rm, curl, wget": {"deny": ["Bash(rm:*)", "Bash(curl:*)", "Bash(wget:*)"]},
     }
 
 

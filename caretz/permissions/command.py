@@ -9,6 +9,10 @@ from functools import cached_property
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.words import Word
 
+# How deep commands inside commands are followed (`bash -c "bash -c '…'"`, a command's
+# arguments read as a command) before giving up, failing closed.
+MAX_DEPTH = 8
+
 
 class Runs(Enum):
     """How a command relates to the commands it runs (`Command.inner`)."""
@@ -28,11 +32,19 @@ class Command:
     inner: tuple[Command, ...] = ()
     runs: Runs = Runs.ITSELF
     via: str = ""  # how an inner command is reached: "bash -c", "find -exec", "find -delete"…
-    # Set when the program may run commands caretz does not read (its own scripts, a
-    # Makefile, a package's scripts, inline code, any program not known to run nothing
-    # else): why. Unlike `hidden`, the command itself is seen, so an allow rule naming it
-    # covers it; a deny or ask rule for another program cannot be ruled out.
+    # Set when what the command's own text says it runs cannot be read (code given inline,
+    # an editor's `:!`, an argument known only when it runs where a program could start):
+    # why. Unlike `hidden`, the command itself is seen, so an allow rule naming it covers
+    # it; a deny or ask rule for any program could match what it runs.
     unseen: str | None = None
+    # Set for a program caretz does not read (a script, a Makefile, a test suite, any
+    # program not known to run nothing else): why. The code it runs is its own or the
+    # project's, which no rule reads and the sandbox holds; what its text hands it is
+    # read: `carries` (runner.py), and the line's text (handed.py).
+    runs_code: str | None = None
+    # The commands its arguments form (`prlimit --nofile=9 git push` carries `git push`),
+    # which it may run with other words: a rule for their program could match.
+    carries: tuple[Command, ...] = ()
 
     def __init__(
         self,
@@ -43,12 +55,15 @@ class Command:
         runs: Runs = Runs.ITSELF,
         via: str = "",
         unseen: str | None = None,
+        runs_code: str | None = None,
+        carries: tuple[Command, ...] = (),
     ):
         # Set as a frozen dataclass's own __init__ would, without a call per field; the
         # program is read for every rule, so it is worked out here, once.
         self.__dict__.update(
-            words=words, text=text, hidden=hidden, inner=inner, runs=runs, via=via, unseen=unseen
-        )
+            words=words, text=text, hidden=hidden, inner=inner, runs=runs, via=via,
+            unseen=unseen, runs_code=runs_code, carries=carries,
+        )  # fmt: skip
         self.__dict__["program"] = _program(words)
 
     @cached_property
@@ -72,15 +87,21 @@ class Command:
 
     def reached(self, via: str) -> Command:
         """This command, as run by another (`bash -c`, `find -exec`, an alias)."""
-        return Command(self.words, self.text, self.hidden, self.inner, self.runs, via, self.unseen)
+        return self._but(via=via)
 
     def with_hidden(self, hidden: str) -> Command:
-        return Command(self.words, self.text, hidden, self.inner, self.runs, self.via, self.unseen)
+        return self._but(hidden=hidden)
 
     def with_unseen(self, unseen: str) -> Command:
-        """This command, known to run what caretz does not read (its first reason kept)."""
-        why = self.unseen or unseen
-        return Command(self.words, self.text, self.hidden, self.inner, self.runs, self.via, why)
+        """This command, known to run what caretz cannot read (its first reason kept)."""
+        return self._but(unseen=self.unseen or unseen)
+
+    def without_unseen(self) -> Command:
+        return self._but(unseen=None)
+
+    def _but(self, **changed: object) -> Command:
+        fields = {name: self.__dict__[name] for name in _FIELDS}
+        return Command(**{**fields, **changed})  # type: ignore[arg-type]
 
     @cached_property
     def argument_texts(self) -> frozenset[str]:
@@ -96,6 +117,9 @@ class Command:
     def shown(self) -> str:
         """The words as one line, for messages and saved rules."""
         return " ".join(word.text or "…" for word in self.words) or self.text
+
+
+_FIELDS = ("words", "text", "hidden", "inner", "runs", "via", "unseen", "runs_code", "carries")
 
 
 def _program(words: tuple[Word, ...]) -> str | None:

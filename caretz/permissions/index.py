@@ -7,8 +7,6 @@ from collections.abc import Iterable
 from caretz.permissions.command import Command
 from caretz.permissions.rules import Rule
 
-_GLOB_CHARS = frozenset("*?[")
-
 
 class ProgramIndex:
     """The command rules of one behavior (deny, ask or allow), by program.
@@ -24,7 +22,7 @@ class ProgramIndex:
         for rule in self.ordered:
             if rule.command is None:
                 continue
-            if _GLOB_CHARS & set(rule.command.program):
+            if not rule.command.literal_program:  # a glob, or a flag cluster (`-rf` is `-fr`)
                 wildcard.append(rule)
             else:
                 named.setdefault(rule.command.program, []).append(rule)

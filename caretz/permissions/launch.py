@@ -8,7 +8,6 @@ rm is about deleting files, and `find -delete` deletes them.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable
 from functools import lru_cache
@@ -16,6 +15,7 @@ from functools import lru_cache
 from caretz.permissions.command import Command, Runs, program_name
 from caretz.permissions.git import read_git
 from caretz.permissions.plain import PLAIN, code_option, from_system
+from caretz.permissions.runner import SHELLS, interpreter_family, runner
 from caretz.permissions.runners import BUILDERS as RUNNERS
 from caretz.permissions.words import Word
 from caretz.permissions.wrappers import SPECS, is_loader, unwrap
@@ -24,9 +24,7 @@ from caretz.permissions.wrappers import program_changing as _program_changing
 # Parses a command line found inside another (the body of `bash -c`) one level deeper.
 Parse = Callable[[str, int], tuple[Command, ...]]
 
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish"})
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_INTERPRETER = re.compile(r"(?:python|pypy)[0-9.]*|node|nodejs|perl|ruby|php|lua[0-9.]*|tclsh")
 _CODE_FLAGS = frozenset(
     {"-c", "-e", "-E", "-m", "-p", "-r", "--eval", "--print", "--command", "--version", "-V",
      "--help", "-h", "-v"}
@@ -42,7 +40,25 @@ STDIN_CODE = "reads the commands it runs from standard input"
 
 
 def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
-    """The command these words run, with the commands it runs in turn inside it."""
+    """The command these words run, with the commands it runs in turn inside it, and for
+    a program caretz does not read, the commands its arguments hand it (runner.py)."""
+    command = _read(words, text, depth, parse)
+    if command.runs_code is None or command.hidden is not None or command.unseen is not None:
+        return command
+
+    def build(words: tuple[Word, ...], text: str, depth: int) -> Command:
+        return build_command(words, text, depth, parse)
+
+    return runner(command.words, text, command.runs_code, depth, build, reads_further)
+
+
+def reads_further(name: str) -> bool:
+    """Whether caretz reads what this program runs from its arguments (a wrapper, a shell,
+    git, find, an interpreter, a plain program's option that runs one)."""
+    return name in _RUN_OTHERS or is_interpreter(name) or bool(PLAIN.get(name))
+
+
+def _read(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if not words:
         return Command((), text, hidden="an empty command")
     first = words[0]
@@ -53,8 +69,7 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
         return Command(words, text)
     name = program.text
     if not from_system(first.text) and not is_loader(name):
-        where = f"{first.text} is not the system's {name}: it may run anything"
-        return Command(words, text, unseen=where)
+        return Command(words, text, runs_code=f"{first.text} is a file caretz does not read")
     if name in PLAIN:
         option = code_option(name, words[1:])
         if option is not None:
@@ -63,9 +78,7 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
     if name not in _RUN_OTHERS and not is_interpreter(name):
         if is_loader(name):
             return _wrapper(words, text, depth, parse, "ld.so")
-        return Command(
-            words, text, unseen=f"caretz does not know that {name} runs no other command"
-        )
+        return Command(words, text, runs_code=f"caretz does not read what {name} runs")
     args = words[1:]
     if name in SHELLS:
         return _shell(words, text, depth, parse)
@@ -75,7 +88,7 @@ def build_command(words: tuple[Word, ...], text: str, depth: int, parse: Parse) 
         return _wrapper(words, text, depth, parse)
     if _reads_stdin_code(args):
         return Command(words, text, hidden=f"{name} {STDIN_CODE}")
-    return Command(words, text, unseen=f"{name} runs code caretz does not read")
+    return Command(words, text, runs_code=f"{name} runs a program caretz does not read")
 
 
 def _wrapper(
@@ -106,7 +119,10 @@ def _wrapper(
             words, text, hidden=f"{name} with no command opens a shell that {STDIN_CODE}"
         )
     runs = runs if inner else Runs.ITSELF
-    return Command(words, text, inner=tuple(inner), runs=runs, unseen=found.unseen)
+    # `env FOO=1 make`: a variable caretz does not know may change what a program it
+    # reads runs (RIPGREP_CONFIG_PATH); one it does not read runs its own code anyway.
+    unseen = found.unseen if any(c.runs_code is None for c in inner) else None
+    return Command(words, text, inner=tuple(inner), runs=runs, unseen=unseen)
 
 
 def _filled_by_xargs(options: tuple[Word, ...], command: tuple[Word, ...]) -> tuple[Word, ...]:
@@ -165,8 +181,8 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
             reads_stdin = reads_stdin or "s" in letters or "i" in letters
         i += 1
     if command_string:
-        if not positional:
-            return Command(words, text)
+        if not positional:  # its command line is given when it runs (`xargs sh -c`)
+            return Command(words, text, hidden=f"{name} -c is given no command line")
         if interactive:
             return Command(
                 words, text, hidden=f"{name} -i reads start-up files and expands aliases"
@@ -176,9 +192,7 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
     if reads_stdin or not positional or positional[0].text == "-":
         return Command(words, text, hidden=f"{name} {STDIN_CODE}")
     script = positional[0].text or "a computed path"
-    return Command(
-        words, text, unseen=f"{name} runs the script {script}, which caretz does not read"
-    )
+    return Command(words, text, runs_code=f"{name} runs the script {script}")
 
 
 def _parse_body(body: Word, where: str, depth: int, parse: Parse) -> tuple[Command, ...]:
@@ -212,7 +226,7 @@ def _eval(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
 def _source(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if len(words) > 1 and not words[1].known:
         return Command(words, text, hidden=f"source of a computed path ({words[1].problem})")
-    return Command(words, text, unseen="source runs the commands of a file caretz does not read")
+    return Command(words, text, runs_code="source runs the commands of a file")
 
 
 def _alias(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -325,8 +339,8 @@ def _joined(body: Word, rest: tuple[Word, ...]) -> Word:
 
 @lru_cache(maxsize=512)
 def is_interpreter(program: str) -> bool:
-    """python, node, perl, ruby, php, lua, tclsh: programs whose arguments may be code."""
-    return _INTERPRETER.fullmatch(program) is not None
+    """python, node, perl, ruby, php, lua, R, julia…: programs whose arguments may be code."""
+    return interpreter_family(program) is not None
 
 
 def program_changing(name: str) -> bool:

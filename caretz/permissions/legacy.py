@@ -65,6 +65,10 @@ class LegacyPattern:
             position = found + 1
         return Match.YES, first_part  # every command of the pattern runs, in order
 
+    def names(self, program: str) -> bool:
+        """Whether one of the pattern's commands runs this program."""
+        return any(pattern.names(program) for pattern in self.commands)
+
     def _mentioned(self, command: Command) -> Match:
         texts = [word.text for word in command.words]
         size = len(self.mentions)

@@ -81,6 +81,12 @@ class CommandPattern:
         program = self.program
         return not any(char in program for char in "*?[") and not _is_cluster(program)
 
+    def names(self, program: str) -> bool:
+        """Whether the rule is about this program, whatever its other words."""
+        return program == self.program or (
+            not self.literal_program and _token_equal(self.program, program)
+        )
+
     def contains(self, command: Command) -> Match:
         program = command.program
         if program is None:

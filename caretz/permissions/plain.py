@@ -4,15 +4,15 @@ A deny rule on `git push` holds only where caretz sees every command a line runs
 program named here runs nothing but itself, except through the options listed beside it
 (`rg --pre CMD`, `sort --compress-program=CMD`, `zip -TT CMD`): with one of those the
 command is hidden. A program caretz reads further (a wrapper, a shell, git, find, sed, tar,
-awk, xargs…) is read by its own reader. Every other program may run commands caretz does
-not read (its Makefile, a package's scripts, a test suite's code, inline code, plugins):
-such a command is `unseen`, and a deny or ask rule for any program could match it.
+awk, xargs…) is read by its own reader. Every other program runs code caretz does not
+read (its Makefile, a package's scripts, a test suite's code, plugins): no rule reaches
+into that code, and what the command's text hands it is read instead (runner.py).
 
-This list is the safe default: a program missing from it asks where a deny rule could
-match; a program wrongly on it would let one through. So it names only programs whose
-every way of running another is known, and a program reached by a path outside the
-system's own directories (`./ls`, a venv's `bin/git`) is not the program of that name:
-it may run anything (`from_system`).
+A program on this list runs nothing besides itself whatever its arguments say: one
+wrongly on it would let the commands its arguments name through, so the list names only
+programs whose every way of running another is known. A program reached by a path
+outside the system's own directories (`./ls`, a venv's `bin/git`) is not the program of
+that name: it is a file caretz does not read (`from_system`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from collections.abc import Iterable
 from caretz.permissions.words import Word
 
 _NONE: tuple[str, ...] = ()
+_BUILTINS = (
+    ": cd pushd popd dirs read set shift wait exit return break continue local declare "
+    "typeset readonly export unset let umask ulimit type jobs times getopts help unalias"
+)
 
 
 def _each(names: str) -> dict[str, tuple[str, ...]]:
@@ -71,12 +75,14 @@ PLAIN: dict[str, tuple[str, ...]] = {
     # shell builtins that run nothing (bash's `command`, `exec`, `eval`, `source`, `trap`,
     # `alias`, `hash`, `enable`, `shopt` are read elsewhere; `fc`, `bind -x` and
     # `compgen -C` run commands and are not here)
-    **_each(
-        ": cd pushd popd dirs read set shift wait exit return break continue local declare "
-        "typeset readonly export unset let umask ulimit type jobs times getopts mapfile "
-        "readarray help unalias"
-    ),
+    **_each(_BUILTINS),
+    "mapfile": ("-C",),  # the callback it evaluates every -c lines
+    "readarray": ("-C",),
 }
+# The shell's builtins that run nothing whatever the environment says (a variable can
+# change what an external program reads, never what `cd` or `echo` does).
+BUILTINS = frozenset(_BUILTINS.split()) | {"echo", "printf", "true", "false", "test", "[",
+                                           "pwd", "kill", "mapfile", "readarray"}  # fmt: skip
 
 # Where a program named on the list is the system's own (a bare name is found on PATH).
 SYSTEM_DIRECTORIES = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")

@@ -35,8 +35,13 @@ rule_patterns = lazy_module("caretz.permissions.patterns")
 shell_commands = lazy_module("caretz.permissions.command")
 # The shell's reader (tree-sitter): only with bash rules to check.
 shell_parse = lazy_module("caretz.permissions.shell")
+# What a line hands the programs caretz does not read: only with bash rules to check.
+handed_commands = lazy_module("caretz.permissions.handed")
 
 Outcome = Literal["allow", "ask", "deny", "no-match"]
+# A part a deny or ask rule could match: (the rule, the part, why it cannot be read,
+# whether an allow rule naming the part answers for it).
+Unresolved = tuple["Rule", "Command", str, bool]
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target")
 _SEARCHES = frozenset({"glob", "grep"})
 _ANY_CHILD = "/\0"  # a name no file has: stands for anything inside a directory
@@ -101,21 +106,21 @@ class RuleSet:
 def _check_command(rules: BashRules, line: str) -> Decision:
     commands = shell_parse.parse_command_line(line)
     parts = shell_commands.LineParts(commands)
-    maybe: list[tuple[Rule, Command]] = []
+    maybe: list[Unresolved] = []
     for behavior in ("deny", "ask"):
-        match, rule, part, unknown = _find(rules, behavior, parts)
+        match, rule, part, unknown = _find(rules, behavior, parts, line)
         if match is rule_patterns.Match.YES:
             shown = _shown(part)
             return Decision(behavior, f"`{shown}` {_VERBS[behavior]} {_named(rule)}", rule, shown)
         maybe += unknown
     if maybe:
-        hidden = next((pair for pair in maybe if not _vouchable(pair[1])), None)
+        hidden = next((entry for entry in maybe if not entry[3]), None)
         if hidden is not None:
-            return _cannot_tell(*hidden)
+            return _cannot_tell(*hidden[:3])
         named = _allowed_by_name(rules.allow, commands, set())
-        unresolved = next((pair for pair in maybe if id(pair[1]) not in named), None)
+        unresolved = next((entry for entry in maybe if id(entry[1]) not in named), None)
         if unresolved is not None:
-            return _cannot_tell(*unresolved)
+            return _cannot_tell(*unresolved[:3])
     decision = _allow_all(rules.allow, commands, line)
     if maybe and decision.outcome == "allow":
         reason = f"{decision.reason}, which covers what `{_shown(maybe[0][1])}` runs"
@@ -123,17 +128,23 @@ def _check_command(rules: BashRules, line: str) -> Decision:
     return decision
 
 
-def _cannot_tell(rule: Rule, part: Command) -> Decision:
-    why = part.unknown or _unknown_word(part) or part.unseen
+def _cannot_tell(rule: Rule, part: Command, why: str) -> Decision:
     shown = _shown(part)
     reason = f"caretz cannot tell what `{shown}` runs ({why}) and {_named(rule)} could match it"
     return Decision("ask", reason, rule, shown, why)
 
 
-def _vouchable(part: Command) -> bool:
-    """Whether only what the command runs is unknown (not the command itself): an allow
-    rule naming it then answers for all it runs (`Bash(make test)`, `Bash(npm test)`)."""
-    return part.unknown is None and part.unseen is not None and _unknown_word(part) is None
+def _unresolved(rule: Rule, part: Command) -> Unresolved:
+    """A command a rule could match, why it cannot be read, and whether an allow rule
+    naming it may answer for it: only when what it runs is unknown, not the command
+    itself (`Bash(python3:*)` for `python3 -c …`; never `Bash(git:*)` for `git $x` beside
+    a deny on `git push`, where the word known only when it runs may be `push`)."""
+    why = part.unknown or _unknown_word(part) or part.unseen or ""
+    itself = _unknown_word(part) is not None and (
+        rule.command is None or part.program is None or rule.command.names(part.program)
+    )
+    vouchable = part.unknown is None and part.unseen is not None and not itself
+    return (rule, part, why, vouchable)
 
 
 def _allowed_by_name(
@@ -155,33 +166,40 @@ def _allowed_by_name(
 
 
 def _find(
-    rules: BashRules, behavior: str, parts: LineParts
-) -> tuple[Match, Any, Any, list[tuple[Rule, Command]]]:
-    """(YES or UNKNOWN or NO, the rule, the part, and every (rule, part) that could match):
-    the first part a rule matches."""
-    unknown: list[tuple[Rule, Command]] = []
+    rules: BashRules, behavior: str, parts: LineParts, line: str
+) -> tuple[Match, Any, Any, list[Unresolved]]:
+    """(YES or UNKNOWN or NO, the rule, the part, and every part a rule could match, with
+    why): the first part a rule matches."""
+    unknown: list[Unresolved] = []
     index = rules.of(behavior)
     read: set[int] = set()
     for part in _reachable(index, parts):
         if id(part) in read:
             continue  # a command written again (the same object): it matched nothing before
         read.add(id(part))
-        could: tuple[Rule, Command] | None = None
+        could: Unresolved | None = None
         for rule in index.candidates(part):
             match = rule_patterns.Match.YES if rule.command is None else rule.command.contains(part)
             if match is rule_patterns.Match.YES:
                 return match, rule, part, []
             if match is rule_patterns.Match.UNKNOWN and could is None:
-                could = (rule, part)  # one rule that could match this part is enough to know
+                could = _unresolved(rule, part)  # one rule that could match is enough
         if could is not None:
             unknown.append(could)
-    for rule in (r for r in rules.legacy if r.behavior == behavior):
+    legacy = [r for r in rules.legacy if r.behavior == behavior]
+    for rule in legacy:
         assert rule.legacy is not None
         match, part = rule.legacy.find(parts)
         if match is rule_patterns.Match.YES:
             return match, rule, part, []
         if match is rule_patterns.Match.UNKNOWN and part is not None:
-            unknown.append((rule, part))
+            unknown.append(_unresolved(rule, part))
+    # What the line hands a program caretz does not read (handed.py): it may run it.
+    for rule, part, why in handed_commands.handed(index, legacy, parts, line):
+        unknown.append((rule, part, why, part.unknown is None))
+    # What bash itself may evaluate in the line's strings: no allow rule names that.
+    for rule, part, why in handed_commands.evaluated(index, legacy, parts, line):
+        unknown.append((rule, part, why, False))
     if unknown:
         return rule_patterns.Match.UNKNOWN, unknown[0][0], unknown[0][1], unknown
     return rule_patterns.Match.NO, None, None, []

@@ -5,10 +5,11 @@ what later names run: read so that a rule sees the command, or hidden where it c
 it is read. `sed` scripts with the `e` command or flag, awk programs with `system()` or a
 pipe, `tar --checkpoint-action=exec=…` (and tar's other program options), vim's `-c`/`+`
 commands, gdb, expect, parallel, at, tmux, screen and ed run commands caretz cannot read
-before they run: hidden. npm's scripts, an editor's `:!`, and what ssh reads from its
-input run commands caretz does not read: unseen. So are the shell
-builtins that change which program a later name runs (`hash -p`, `shopt -s
-expand_aliases`, `enable -f`).
+before they run: hidden, and so are the shell builtins that change which program a
+later name runs (`hash -p`, `shopt -s expand_aliases`, `enable -f`). An editor's or a
+pager's shell escape (`:!`, `!`) and what ssh reads from its input run commands caretz
+cannot read: unseen. npm's scripts are the package's code: npm runs code caretz does
+not read (runs_code), like any program it has no reader for.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ _VIM = frozenset({"vim", "vi", "nvim", "view", "vimdiff", "gvim", "rvim", "evim"
 _EDITOR = (
     "{} runs the commands it reads from its input and files (`:!`), which caretz does not read"
 )
+# Editors and pagers whose commands (a shell escape among them) come from what they read.
+_ESCAPES = {
+    **dict.fromkeys(("nano", "pico", "micro", "joe", "jed", "mcedit", "kak", "hx", "helix",
+                     "ne", "mg", "zile"), _EDITOR),
+    **dict.fromkeys(("less", "more", "most", "pg"),
+                    "{} runs the `!` commands typed at it, which caretz does not read"),
+}  # fmt: skip
 _VIM_CODE = frozenset({"-c", "--cmd", "-S", "-s", "-u", "-U", "-e", "-E", "-es", "-Es"})
 _TAR_PROGRAMS = ("--checkpoint-action", "--to-command", "--use-compress-program",
                  "--info-script", "--new-volume-script", "--rmt-command", "--rsh-command")  # fmt: skip
@@ -57,6 +65,12 @@ _AWK_RUNS = re.compile(r"system|\||@load|@include")  # `||` too: the check is by
 
 def _hidden(reason: str) -> Builder:
     return lambda words, text, depth, parse: Command(words, text, hidden=reason)
+
+
+def _escapes(reason: str) -> Builder:
+    return lambda words, text, depth, parse: Command(
+        words, text, unseen=reason.format(words[0].text)
+    )
 
 
 def _body(words, text, depth, parse, body: Word, via: str, runs: Runs = Runs.INSTEAD) -> Command:
@@ -120,7 +134,7 @@ def _npx(words, text, depth, parse) -> Command:
             why = (
                 f"{words[0].text} runs the package's scripts and its dependencies' install scripts"
             )
-            return Command(words, text, unseen=why)
+            return Command(words, text, runs_code=why)
         args = args[1:]
     body = _option_value(args, ("-c", "--call"))
     if body is not None:
@@ -348,6 +362,7 @@ def _enable(words, text, depth, parse) -> Command:
 
 BUILDERS: dict[str, Builder] = {
     **{name: _hidden(reason) for name, reason in _ALWAYS_HIDDEN.items()},
+    **{name: _escapes(reason) for name, reason in _ESCAPES.items()},
     **dict.fromkeys(_VIM, _vim),
     **dict.fromkeys(_AWK, _awk),
     "emacs": _emacs,

@@ -13,7 +13,8 @@ from typing import Any
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.permissions.command import Command, Runs
+from caretz.permissions import strings as line_texts
+from caretz.permissions.command import MAX_DEPTH, Command, Runs, walk_all
 from caretz.permissions.launch import (
     SHELLS,
     STDIN_CODE,
@@ -22,6 +23,7 @@ from caretz.permissions.launch import (
     program_changing,
     reached,
 )
+from caretz.permissions.plain import BUILTINS
 from caretz.permissions.words import Word, unquoted_word, word_of
 from caretz.permissions.wrappers import COMMAND_VARIABLES, harmless_variable
 
@@ -29,7 +31,8 @@ from caretz.permissions.wrappers import COMMAND_VARIABLES, harmless_variable
 tree_sitter = lazy_module("tree_sitter")
 tree_sitter_bash = lazy_module("tree_sitter_bash")
 
-MAX_DEPTH = 8  # `bash -c "bash -c '…'"` nesting followed before giving up (failing closed)
+SYNTAX_ERROR = "bash cannot parse it (a syntax error)"
+_AFTER_IT = " may change what the commands after it run"
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
 
@@ -98,6 +101,7 @@ def load_parser() -> None:
 def forget_read() -> None:
     """Forget every line and word read so far (a benchmark times a first read)."""
     parse_command_line.cache_clear()
+    line_texts.forget()
     unquoted_word.cache_clear()
     is_interpreter.cache_clear()
 
@@ -127,8 +131,28 @@ def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
         commands = _sourced_before_others(commands)
     commands += _state_changes(captures.get("assigned", ()))
     if tree.root_node.has_error:
-        commands.append(Command((), line, hidden="bash cannot parse it (a syntax error)"))
-    return tuple(commands)
+        commands.append(Command((), line, hidden=SYNTAX_ERROR))
+    if (
+        "$(" in line
+        or "`" in line
+        or any(c.runs_code is not None and not c.opaque for c in walk_all(tuple(commands)))
+    ):
+        line_texts.keep(line, tree)  # what the line hands them (handed.py)
+    return _variables_read(commands)
+
+
+def _variables_read(commands: list[Command]) -> tuple[Command, ...]:
+    """`export FOO=1` may change what a program caretz reads runs (`RIPGREP_CONFIG_PATH`,
+    `TAR_OPTIONS`); where the line runs none (`export X=1 && cd src && pytest`: a builtin
+    and a program that runs its own code), it changes nothing caretz reads."""
+    setters = {id(c) for c in commands if c.unseen is not None and c.unseen.endswith(_AFTER_IT)}
+    if not setters or any(
+        c.runs_code is None and c.program not in BUILTINS
+        for c in walk_all(tuple(commands))
+        if id(c) not in setters
+    ):
+        return tuple(commands)
+    return tuple(c.without_unseen() if id(c) in setters else c for c in commands)
 
 
 def _statements_by_first_child(statements: list[Any]) -> dict[Any, Any]:
@@ -236,12 +260,15 @@ class _Reader:
             command = _with_heredoc(command, redirects, self.depth)
         if dropped not in (None, "-"):
             skipped = skipped or f"bash reads {dropped!r} in it differently"
-        hidden = changes_program or skipped
+        # A variable changes what a program caretz reads runs; a program caretz does not
+        # read runs its own code (or the project's) whatever its variables say.
+        reads = command.runs_code is None
+        hidden = (changes_program if reads else None) or skipped
         if hidden is None and runs_too:
             command = _with_commands_in_values(command, runs_too, self.depth)
         if hidden is not None:
             return Command(command.words, text, hidden, command.inner, command.runs)
-        if unseen is not None:
+        if unseen is not None and reads:
             return command.with_unseen(unseen)
         return command
 
@@ -270,7 +297,9 @@ def _with_commands_in_values(
     )
     runs = Runs.BESIDES if command.runs is Runs.ITSELF else command.runs
     inner = command.inner + extra
-    return Command(command.words, command.text, command.hidden, inner, runs, unseen=command.unseen)
+    return Command(command.words, command.text, command.hidden, inner, runs,
+                   unseen=command.unseen, runs_code=command.runs_code,
+                   carries=command.carries)  # fmt: skip
 
 
 def _subtree(children: list[Any], offset: int, by_text: frozenset[int], into: list[Any]) -> None:
@@ -309,7 +338,7 @@ def _with_heredoc(command: Command, redirects: list[Any], depth: int) -> Command
     if command.program in SHELLS:
         inner = tuple(reached(c, "heredoc") for c in parse_command_line(body, depth + 1))
         return Command(command.words, command.text, None, inner, Runs.INSTEAD)
-    why = f"{command.program} runs code caretz does not read"
+    why = f"{command.program} runs code given inline (a heredoc), which caretz does not read"
     return Command(command.words, command.text, unseen=why)
 
 
@@ -343,7 +372,7 @@ def _declaration(node: Any) -> Command:
         if hidden is None and "=" in value and program_changing(name):
             hidden = f"{keyword} {name}=… changes what the commands after it run"
         elif unseen is None and not harmless_variable(name):
-            unseen = f"{keyword} {name} may change what the commands after it run"
+            unseen = f"{keyword} {name}{_AFTER_IT}"
     return Command(tuple(words), text, hidden=hidden, unseen=unseen)
 
 
@@ -362,22 +391,26 @@ def _state_changes(names: Any) -> list[Command]:
             hidden = f"{variable}=… changes what the commands after it run"
             found.append(Command((Word(text),), text, hidden=hidden))
         elif not harmless_variable(variable):
-            unseen = f"{variable}=… may change what the commands after it run"
+            unseen = f"{variable}=…{_AFTER_IT}"
             found.append(Command((Word(text),), text, unseen=unseen))
     return found
 
 
 def _sourced_before_others(commands: list[Command]) -> list[Command]:
     """`source FILE` runs FILE's commands in this shell: they may define functions and
-    aliases or change PATH, so the names of the commands after it are not what they seem.
-    Alone (or last) it is a script run, which rules do not read either."""
-    last = len(commands) - 1
-    return [
-        c.with_hidden("source runs a file that may change what later commands run")
-        if c.program == "source" and c.hidden is None and i < last
-        else c
-        for i, c in enumerate(commands)
-    ]
+    aliases or change PATH, so a later name caretz reads (`git status`, `ls`, `cd`) is
+    not what it seems. A later program that runs its own code anyway (`pytest`, `make`)
+    is no less readable for it, and a `source` alone is a script run."""
+    found = list(commands)
+    for index, command in enumerate(commands):
+        if command.program != "source" or command.hidden is not None:
+            continue
+        later = walk_all(tuple(commands[index + 1 :]))
+        if any(c.runs_code is None for c in later):
+            found[index] = command.with_hidden(
+                "source runs a file that may change what later commands run"
+            )
+    return found
 
 
 def _expands(node: Any) -> bool:

@@ -27,10 +27,11 @@ BYPASSES = [
     "find v -delete",
     "$'\\x72\\x6d' -rf v",
     "rm${IFS}-rf${IFS}v",
-    # npm runs the package's script, which caretz does not read: it may delete v
-    "npm run format",
+    # npm runs the package's script, handed `rm -rf v`: it may run it
+    "npm run format -- rm -rf v",
 ]
-LOOK_ALIKES = ["grep -rl -e format -e ran bin/", "ls platform/"]
+# npm runs the package's script, the project's code, which no rule reads: it runs.
+LOOK_ALIKES = ["npm run format", "grep -rl -e format -e ran bin/", "ls platform/"]
 
 
 def tool_results(request: RecordedRequest) -> list[dict[str, Any]]:
@@ -90,8 +91,9 @@ def test_every_bypass_form_is_refused_and_the_look_alikes_run(
     for command, result in zip(BYPASSES, results, strict=False):
         assert result["is_error"] is True, command
         assert "did not run" in result["content"] or "refused" in result["content"], command
-    assert "npm runs the package's scripts" in results[len(BYPASSES) - 1]["content"]
-    grep, ls = results[len(BYPASSES) :]
+    assert "its arguments hand it `rm -rf v`" in results[len(BYPASSES) - 1]["content"]
+    npm, grep, ls = results[len(BYPASSES) :]
+    assert npm.get("is_error") is not True and "fake npm ran: run format" in npm["content"]
     assert grep.get("is_error") is not True and "bin/npm" in grep["content"]
     assert ls.get("is_error") is not True and "linux.txt" in ls["content"]
     denials = result_object(run.stdout)["permission_denials"]

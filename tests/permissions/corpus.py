@@ -207,6 +207,8 @@ def command_record(command: Command) -> dict[str, Any]:
         "runs": command.runs.value,
         "via": command.via,
         "inner": [command_record(inner) for inner in command.inner],
+        "runs_code": command.runs_code,
+        "carries": [command_record(carried) for carried in command.carries],
     }
 
 

@@ -66,13 +66,14 @@ PLAIN = [
     "ruff check src/",
 ]
 
-# Commands whose program runs others caretz does not read: tests, builds, scripts.
+# Commands whose program runs code caretz does not read, the project's or its own: tests,
+# builds, scripts. Their text hands them nothing a rule names, so they run beside a deny
+# rule: what the project's code does, the sandbox holds.
 RUNNERS = [
     "python -m pytest tests/ -x -q",
     "python3 -m pytest tests/test_models.py -k parse",
     "pytest -q",
     "python reproduce.py",
-    "python3 -c 'import sys; print(sys.version)'",
     "pip install -e .",
     "npm test",
     "npm run build",
@@ -88,9 +89,29 @@ RUNNERS = [
     "./gradlew test",
     "bundle exec rspec",
     "tox -e py311",
+    "source .venv/bin/activate && pytest -q",
+    "PYTHONPATH=src python -m pytest -q",
+    "export DJANGO_SETTINGS_MODULE=app.settings && python manage.py test",
+    "uv run python -m pytest -x",
+    "npm run lint -- --fix",
+    "cargo test -- --nocapture",
+    "go test -run TestParse ./...",
+    "sh scripts/check.sh",
+    "bash -x ./run_tests.sh",
+    'for f in tests/test_*.py; do python "$f"; done',
+    "cat > repro.py <<'EOF'\nfrom app import parse\nprint(parse('a b'))\nEOF\npython repro.py",
+    "git add -A && git commit -m 'Fix the parser' && pytest -q",
+    "docker compose run --rm app pytest",
+    "mypy src",
 ]
 
-EVERYDAY = PLAIN + RUNNERS
+# Commands given code inline: caretz does not read the language, so beside a deny rule
+# they ask until an allow rule names them.
+INLINE = [
+    "python3 -c 'import sys; print(sys.version)'",
+]
+
+EVERYDAY = PLAIN + RUNNERS + INLINE
 
 # What a user of such a project allows, naming the runners they trust.
 TYPICAL_ALLOWS = [

@@ -77,7 +77,14 @@ def _workdir(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["grep -rn format src/", "ls platform/", "git rm -r --cached x", "echo rm -rf"]
+    "command",
+    [
+        "npm run format",
+        "grep -rn format src/",
+        "ls platform/",
+        "git rm -r --cached x",
+        "echo rm -rf",
+    ],
 )
 def test_commands_that_only_look_like_rm_are_not_matched(tmp_path: Path, command: str):
     for name, rules in rulesets(tmp_path).items():
@@ -85,12 +92,13 @@ def test_commands_that_only_look_like_rm_are_not_matched(tmp_path: Path, command
         assert decision.outcome == "no-match", (name, decision.reason)
 
 
-def test_a_program_that_runs_scripts_asks_whatever_its_words(tmp_path: Path):
-    """`npm run format` holds no "rm", but runs the package's script, which may."""
+def test_a_program_that_runs_scripts_asks_where_its_words_hand_it_rm(tmp_path: Path):
+    """`npm run format` runs the package's script, the project's code (which the sandbox
+    holds, whatever the rules say); handed `rm -rf v` in its arguments, it may run it."""
     for name, rules in rulesets(tmp_path).items():
-        decision = rules.check("bash", {"command": "npm run format"}, tmp_path)
+        decision = rules.check("bash", {"command": "npm run format -- rm -rf v"}, tmp_path)
         assert decision.outcome == "ask", (name, decision.reason)
-        assert "npm runs the package's scripts" in (decision.unresolved or "")
+        assert "its arguments hand it `rm -rf v`" in (decision.unresolved or "")
 
 
 def test_a_deny_on_rm_rf_leaves_rm_without_both_flags_alone(tmp_path: Path):

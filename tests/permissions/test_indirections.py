@@ -9,8 +9,11 @@ programs stay allowed by their allow rules.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -103,6 +106,22 @@ ALLOW_ALL = [
 
 def pushes_for_real(command: str, root: Path) -> bool:
     """Run `command` in a repository whose remote is a bare one; whether main reached it."""
+    shutil.copytree(_template(), root, dirs_exist_ok=True, symlinks=True)
+    remote, work = root / "origin.git", root / "work"
+    subprocess.run(
+        ["bash", "-c", command], cwd=work, stdin=subprocess.DEVNULL, capture_output=True,
+        timeout=60,
+    )  # fmt: skip
+    found = subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/heads/main"], cwd=remote,
+                           capture_output=True)  # fmt: skip
+    return found.returncode == 0
+
+
+@functools.cache
+def _template() -> Path:
+    """The repository and its bare remote, made once and copied for each form."""
+    root = Path(tempfile.mkdtemp(prefix="caretz-push-"))
+    atexit.register(shutil.rmtree, root, True)
     remote, work = root / "origin.git", root / "work"
     git = ["git", "-c", "init.defaultBranch=main"]
     subprocess.run([*git, "init", "-q", "--bare", str(remote)], check=True)
@@ -120,13 +139,7 @@ def pushes_for_real(command: str, root: Path) -> bool:
     _script(work / "evil" / "git", "exec /usr/bin/git push origin HEAD:refs/heads/main")
     (work / "env.sh").write_text(PUSH + "\n")
     (work / "pusher.sh").write_text(f"git() {{ command {PUSH}; }}\n")
-    subprocess.run(
-        ["bash", "-c", command], cwd=work, stdin=subprocess.DEVNULL, capture_output=True,
-        timeout=60,
-    )  # fmt: skip
-    found = subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/heads/main"], cwd=remote,
-                           capture_output=True)  # fmt: skip
-    return found.returncode == 0
+    return root
 
 
 def _script(path: Path, body: str) -> None:

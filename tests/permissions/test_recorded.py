@@ -3,8 +3,8 @@
 tests/data/permission_decisions.json holds, for each line of tests/permissions/corpus.py
 (the benchmark's lines, every string in the permission tests, random joins of them), the
 outcome under each named rule set and digests of the full decisions (outcome, reason,
-rule, part, unresolved) and of every parsed command (words, problems, hidden, runs, via,
-inner). A faster reader or matcher must change none of them.
+rule, part, unresolved) and of every parsed command (words, problems, hidden, unseen,
+runs, via, inner, what code it runs and the commands it carries). A faster reader or matcher must change none of them.
 """
 
 from __future__ import annotations

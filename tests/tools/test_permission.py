@@ -215,23 +215,26 @@ def test_yes_always_saves_the_rule_and_the_same_call_then_runs_unasked(tmp_path:
     assert decided["answer"] == "always" and decided["saved_rules"] == ["Bash(echo 'one two')"]
 
 
-def test_a_runner_beside_a_deny_rule_asks_once_and_always_answers_for_it(tmp_path: Path):
-    """`make` runs a Makefile caretz does not read: beside a deny rule it asks, saying why;
-    "always" saves a rule naming it, which from then on answers for what it runs."""
+def test_inline_code_beside_a_deny_rule_asks_once_and_always_answers_for_it(tmp_path: Path):
+    """`make` runs the project's Makefile, which no rule reads: beside a deny rule it runs
+    unasked. Code given inline asks, saying why; "always" saves a rule naming it, which
+    from then on answers for what it runs, and a push the line shows is still denied."""
     (tmp_path / "Makefile").write_text("hello:\n\t@echo hello from make\n")
     asker = ScriptedAsker(Answer("always"))
     session = Session(tmp_path, asker=asker, rules={"deny": ["Bash(git push:*)"]})
+    inline = "python3 -c 'print(6 * 7)'"
 
-    first = session.run("bash", command="make -s hello")
-    again = session.run("bash", command="make -s hello")
-    listed = session.run("bash", command="ls")
+    made = session.run("bash", command="make -s hello")
+    first = session.run("bash", command=inline)
+    again = session.run("bash", command=inline)
 
-    assert first.ok and again.ok and listed.ok and "hello from make" in again.output
+    assert made.ok and "hello from make" in made.output
+    assert first.ok and again.ok and "42" in again.output
     (question,) = asker.questions
-    assert "caretz cannot tell what `make -s hello` runs" in question.reason
-    assert "Bash(git push:*)" in question.reason
-    assert question.saves == ("Bash(make -s hello)",)
-    pushed = session.run("bash", command="make -s hello && git push origin main")
+    assert "caretz cannot tell what `python3 -c print(6 * 7)` runs" in question.reason
+    assert "runs code given inline" in question.reason and "Bash(git push:*)" in question.reason
+    assert question.saves == (f"Bash({inline})",)
+    pushed = session.run("bash", command=f"{inline} && git push origin main")
     assert not pushed.ok and "is denied by the deny rule Bash(git push:*)" in pushed.output
 
 
