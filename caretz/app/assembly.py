@@ -153,10 +153,10 @@ def check(
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
     provider = session_provider(settings, env, provider_search(settings, rules, carried))
     served_window = probes.ask_served_window(provider)  # while the rest is checked and built
-    judge = SessionJudge(settings, env, settings.model)
+    place = find_place(settings, request.resume, workspace)
+    judge = SessionJudge(settings, env, settings.model, place.conversation.totals)
     if settings.values.guard_mode != "off":
         judge.ensure()  # a judge model without its key fails now
-    place = find_place(settings, request.resume, workspace)
     return Checked(
         request, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
         probes.git_status(), served_window,
