@@ -66,11 +66,10 @@ class Tally:
             tokens = sum(r.tokens for r in self.ended) + sum(
                 r.spent.tokens for r in self.running.values()
             )
-            cost = sum(r.cost_usd or 0.0 for r in self.ended) + sum(
-                r.spent.cost_usd for r in self.running.values()
-            )
+            costs = [r.cost_usd for r in self.ended]
+            costs += [r.spent.cost_usd for r in self.running.values()]
         parts = [f"{done} done", f"{running} running", f"{failed} failed", f"{waiting} waiting"]
-        parts += [f"{tokens_text(tokens)} tokens", f"${cost:.4f}"]
+        parts += [f"{tokens_text(tokens)} tokens", cost_text(costs)]
         return " · ".join(parts) + (" · stopping" if self.stopping else "")
 
 
@@ -149,14 +148,14 @@ def closing_table(tasks: Iterable[Task], results: dict[str, TaskResult], out: Co
         table.add_column(
             column, justify="right" if column in ("exit", "tokens", "cost") else "left"
         )
-    tokens, cost = 0, 0.0
+    tokens, costs = 0, []
     for task in tasks:
         result = results.get(task.id)
         if result is None:
             table.add_row(task.id, "not run", "", "", "", "", "")
             continue
         tokens += result.tokens
-        cost += result.cost_usd or 0.0
+        costs.append(result.cost_usd)
         table.add_row(
             task.id,
             result.status,
@@ -167,7 +166,7 @@ def closing_table(tasks: Iterable[Task], results: dict[str, TaskResult], out: Co
             result.branch,
         )
     table.add_section()
-    table.add_row("all", "", "", tokens_text(tokens), f"${cost:.4f}", "", "")
+    table.add_row("all", "", "", tokens_text(tokens), cost_text(costs), "", "")
     out.print(table)
 
 
@@ -188,6 +187,14 @@ def ended_text(result: TaskResult) -> str:
     if result.message:
         parts.append(one_line(result.message, 120))
     return " · ".join(parts)
+
+
+def cost_text(costs: list[float | None]) -> str:
+    """The costs' sum; "+" when some are unknown (a model without a price)."""
+    known = [cost for cost in costs if cost is not None]
+    if costs and not known:
+        return "cost unknown"
+    return f"${sum(known):.4f}{'+' if len(known) < len(costs) else ''}"
 
 
 def tokens_text(tokens: int) -> str:
