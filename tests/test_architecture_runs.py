@@ -60,15 +60,17 @@ def _git_by_name(tree: ast.AST) -> list[tuple[int, str]]:
     """An argv whose program is the word git (or a path to one), or `which("git")`."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.List | ast.Tuple) and node.elts:
-            first = node.elts[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                if first.value == "git" or first.value.endswith("/git"):
-                    found.append((node.lineno, ast.unparse(node)[:60]))
-        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("which"):
-            if any(isinstance(a, ast.Constant) and a.value == "git" for a in node.args):
-                found.append((node.lineno, ast.unparse(node)))
+        first = node.elts[0] if isinstance(node, ast.List | ast.Tuple) and node.elts else None
+        if isinstance(first, ast.Constant) and _names_git(first.value):
+            found.append((node.lineno, ast.unparse(node)[:60]))
+        asks_which = isinstance(node, ast.Call) and ast.unparse(node.func).endswith("which")
+        if asks_which and any(isinstance(a, ast.Constant) and a.value == "git" for a in node.args):
+            found.append((node.lineno, ast.unparse(node)))
     return found
+
+
+def _names_git(value: object) -> bool:
+    return isinstance(value, str) and (value == "git" or value.endswith("/git"))
 
 
 def test_git_runs_only_as_the_trusted_program():
