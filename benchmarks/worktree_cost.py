@@ -6,7 +6,8 @@ folder of /work/cache/linux-git when it is there (the Linux 6.1 tree, ~78,000 fi
 else of a generated repository of --files files. Prints the median of --runs wall and
 CPU times (git's CPU counted: a busy machine inflates wall time, not CPU) for making the
 worktree (a checkout of every file), listing the worktrees, and removing one (clean, and
-with a changed file through --force), and the disk a worktree takes.
+with a changed file through --force), the status `caretz worktree list` asks of each, and
+the disk a worktree takes.
 
     .venv/bin/python benchmarks/worktree_cost.py [--runs 3] [--files 20000] [--source PATH]
 """
@@ -103,7 +104,8 @@ def main() -> None:
         print(f"{source}: {files:,} files; load average {os.getloadavg()[0]:.1f}")
         print(f"{'':<34}{'wall':>10} {'CPU':>10}")
         figures: dict[str, tuple[list[float], list[float]]] = {}
-        names = ["make a worktree (checkout)", "list the worktrees", "remove a clean one"]
+        names = ["make a worktree (checkout)", "list the worktrees", "its changes (git status)"]
+        names.append("remove a clean one")
         names.append("remove a changed one (--force)")
         for name in names:
             figures[name] = ([], [])
@@ -113,11 +115,13 @@ def main() -> None:
             timed(lambda m=made: manage.enter(repo, m), *figures[names[0]])
             disk = disk_usage(repo.folder / made)
             timed(lambda: manage.listed(repo), *figures[names[1]])
+            worktree = manage.Worktree(made, repo.folder / made, "caretz/" + made)
+            timed(lambda w=worktree: manage.changes(repo, w), *figures[names[2]])
             if run % 2 == 0:
-                timed(lambda m=made: manage.remove(repo, m), *figures[names[2]])
+                timed(lambda m=made: manage.remove(repo, m), *figures[names[3]])
             else:
                 (repo.folder / made / "README").write_text("changed\n")
-                timed(lambda m=made: manage.remove(repo, m, force=True), *figures[names[3]])
+                timed(lambda m=made: manage.remove(repo, m, force=True), *figures[names[4]])
         for name in names:
             if figures[name][0]:
                 row(name, *figures[name])

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from caretz.worktrees.git import RepoGit, WorktreeError, absolute
+from caretz.worktrees.git import RepoGit, WorktreeError, absolute, last_line
 
 WORKTREES = Path(".caretz") / "worktrees"
 EXCLUDE_LINE = "/.caretz/worktrees/"
@@ -135,16 +135,21 @@ def remove(repo: Repository, name: str, *, force: bool = False) -> Removed:
         raise WorktreeError(f"no worktree {name!r} here: `caretz worktree list` lists them")
     if worktree.missing:
         repo.git.run(repo.main, "worktree", "prune")
-    else:
-        changed = changes(repo, worktree)
-        if changed and not force:
+        return _without_branch(repo, worktree)
+    # git checks the worktree is clean as it removes it (one pass over a large tree, and
+    # no change can slip in between a check and the removal); a refusal is then told
+    # with the files.
+    flags = ["--force"] if force else []
+    done = repo.git.call(repo.main, "worktree", "remove", *flags, str(worktree.path))
+    if done.returncode != 0:
+        changed = [] if force else changes(repo, worktree)
+        if changed:
             raise WorktreeError(
                 f"worktree {name} has uncommitted changes ({_files(changed)}): commit them, "
                 "or remove it with --force to discard them",
                 code=1,
             )
-        flags = ["--force"] if changed else []
-        repo.git.run(repo.main, "worktree", "remove", *flags, str(worktree.path))
+        raise WorktreeError(last_line(done.stderr) or f"git could not remove worktree {name}")
     return _without_branch(repo, worktree)
 
 
