@@ -46,7 +46,7 @@ def run_batch(
             apply_env_file(env_file, os.environ)
         tasks = read_tasks(tasks_path, start)
         check_folders(tasks, tasks_path)
-        base = run_flags(absolute_paths(flags, start), tasks, tasks_path)
+        settings_of = run_flags(absolute_paths(flags, start), tasks, tasks_path)
     except (TaskFileError, ConfigError) as error:
         return fail(str(error))
     results = ResultsFile(results_path or tasks_path.with_name(tasks_path.stem + ".results.jsonl"))
@@ -58,7 +58,7 @@ def run_batch(
         say(f"{len(tasks) - len(to_run)} already in {results.path.name}, skipped")
     if unreadable:
         say(f"{unreadable} line(s) of {results.path.name} could not be read and are ignored")
-    flags_for = lambda task: task_flags(base, task)  # noqa: E731
+    flags_for = lambda task: settings_of[(task.model, task.profile)]  # noqa: E731
     plan = Plan(to_run, flags_for, dict(os.environ), count, results, previous)
     batch, view = _batch(plan)
     try:
@@ -93,30 +93,35 @@ def _folder_problem(folder: Path) -> str | None:
     return None
 
 
-def run_flags(flags: dict[str, Any], tasks: list[Task], tasks_path: Path) -> dict[str, Any]:
-    """The flags every task runs with; each distinct model and profile is resolved now
-    (the profile, the model, its key, the judge), a problem a ConfigError naming the
-    first line that has it. The loop guard is on unless the command line, CARETZ_LOOP_GUARD
-    or the profile turns it on in another mode."""
-    base = dict(flags)
+Setting = tuple[str | None, str | None]  # a task's (model, profile)
+
+
+def run_flags(
+    flags: dict[str, Any], tasks: list[Task], tasks_path: Path
+) -> dict[Setting, dict[str, Any]]:
+    """The flags each task runs with, by its model and profile, each resolved now (the
+    profile, the model, its key, the judge): a problem is a ConfigError naming the first
+    line that has it. The loop guard is on: `active` where neither the command line,
+    CARETZ_LOOP_GUARD nor the task's profile turns it on in another mode."""
     guard_named = bool(flags.get("loop_guard") or os.environ.get("CARETZ_LOOP_GUARD"))
-    seen: set[tuple[str | None, str | None]] = set()
+    found: dict[Setting, dict[str, Any]] = {}
     for task in tasks:
-        if (task.model, task.profile) in seen:
+        if (task.model, task.profile) in found:
             continue
-        seen.add((task.model, task.profile))
         try:
-            settings = resolve_settings(task_flags(base, task), os.environ)
+            chosen = task_flags(flags, task)
+            settings = resolve_settings(chosen, os.environ)
             api_key_for(settings.model.entry, os.environ)
             if settings.values.guard_mode == "off" and not guard_named:
-                base["loop_guard"] = "active"
-                settings = resolve_settings(task_flags(base, task), os.environ)
+                chosen["loop_guard"] = "active"
+                settings = resolve_settings(chosen, os.environ)
             if settings.values.guard_mode != "off":
                 judge = resolve_judge_model(settings)
                 api_key_for(judge.entry if judge else settings.model.entry, os.environ)
         except ConfigError as error:
             raise ConfigError(f"{tasks_path} line {task.line}: {error}") from None
-    return base
+        found[(task.model, task.profile)] = chosen
+    return found
 
 
 def task_flags(base: Mapping[str, Any], task: Task) -> dict[str, Any]:

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 INTERRUPTED = "interrupted"
-EMPTY_USAGE = {
+_NO_TOKENS = {
     "input_tokens": 0,
     "output_tokens": 0,
     "cache_read_tokens": 0,
     "cache_write_tokens": 0,
 }
+EMPTY_USAGE = {**_NO_TOKENS, "judge": dict(_NO_TOKENS)}  # a task that printed no result
 
 
 @dataclass(frozen=True)
