@@ -105,7 +105,10 @@ class Batch:
                 task = self._queue.get_nowait()
             except queue.Empty:
                 return
-            result = self._run(task)
+            try:
+                result = self._run(task)
+            except OSError as error:  # its process could not start: the batch carries on
+                result = TaskResult(task.id, "error", 1, f"could not start: {error}")
             if result is None:
                 continue
             self.results[task.id] = result
