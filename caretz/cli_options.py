@@ -77,7 +77,8 @@ def click_exception() -> type[Exception]:
 def wants_json(argv: list[str]) -> bool:
     """Whether the command line asks a run for JSON answers (`--output json`, or
     `--input-format stream-json`), read before it is parsed."""
-    if argv and argv[0] in ("sessions", "config", "guard", "mcp", "hooks", "acp"):
+    subcommands = ("sessions", "config", "guard", "mcp", "hooks", "acp", "batch", "worktree")
+    if argv and argv[0] in subcommands:
         return False  # a subcommand, not a run: it has no result object
     pairs = list(zip(argv, [*argv[1:], ""], strict=True))
     for flag, value in (("--output", "json"), ("--input-format", "stream-json")):

@@ -47,6 +47,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.session": set(),
     "caretz.providers": set(),
     "caretz.pricing": set(),
+    "caretz.worktrees": set(),  # git worktrees through the trusted git
     "caretz.sandbox": set(),
     # The door (sandbox/door.py, sandbox/beneath.py): the project files caretz reads and
     # writes itself (settings, command files, a rewind's restores) go through it.
@@ -105,6 +106,7 @@ MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
 # The Python API drives the application session; it imports no front end.
 MAY_IMPORT["caretz.api"] = WIRING | {"caretz.app"}
 MAY_IMPORT["caretz.commands"] = WIRING | {
+    "caretz.worktrees",  # --worktree, caretz worktree list / remove
     "caretz.cli_options",  # what the command line's words mean (-r without an ID)
     "caretz.runtime",
     "caretz.ui",
@@ -112,10 +114,18 @@ MAY_IMPORT["caretz.commands"] = WIRING | {
     "caretz.api",
 }
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
+# caretz batch: each task a caretz process in a worktree; its runs' settings checked first.
+MAY_IMPORT["caretz.batch"] = {
+    "caretz.config",
+    "caretz.providers",
+    "caretz.usage_error",
+    "caretz.worktrees",
+}
 # The ACP agent drives the application layer (caretz.app) and reads what it may read.
 MAY_IMPORT["caretz.acp"] = WIRING | {"caretz.runtime", "caretz.app"}
 MAY_IMPORT["caretz.cli"] = {
     "caretz.acp",
+    "caretz.batch",
     "caretz.cli_options",
     "caretz.commands",
     "caretz.config",

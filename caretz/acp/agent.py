@@ -115,7 +115,8 @@ class CaretzAgent:
         text = await prompt_text(
             prompt, session.workspace, self._reader(session_id) if reads else None
         )
-        return PromptResponse(stop_reason=await session.prompt(text))
+        stop, usage = await session.prompt(text)
+        return PromptResponse(stop_reason=stop, usage=usage)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

@@ -10,6 +10,7 @@ The view posts the turn's updates through the outbox; permission questions go th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp import RequestError
-from acp.schema import PermissionOption, RequestPermissionResponse, StopReason, ToolCallUpdate
+from acp.schema import (
+    PermissionOption,
+    RequestPermissionResponse,
+    StopReason,
+    ToolCallUpdate,
+    Usage,
+)
 
 from caretz.acp.bridge import Outbox, Questions
 from caretz.acp.commands import available_commands
@@ -25,7 +32,9 @@ from caretz.acp.notices import from_caretz
 from caretz.acp.permissions import EditorAsker
 from caretz.acp.replay import replay
 from caretz.acp.translate import Update, agent_text
+from caretz.acp.usage import prompt_usage, session_usage
 from caretz.acp.view import AcpView, TurnSigns
+from caretz.agent.limits import usage_report
 from caretz.lazy import lazy_module
 
 # The application layer, loaded when the editor opens its first session (after the handshake).
@@ -92,12 +101,15 @@ class AcpSession:
             self.outbox.post(update)
         await self.outbox.flush()
 
-    async def prompt(self, text: str) -> StopReason:
+    async def prompt(self, text: str) -> tuple[StopReason, Usage]:
+        """How the prompt's work ended, and what it used (the judge's share in); the
+        session's context and cost go out as a `usage_update` before the answer."""
         session = self.live
         if self.running:
             raise RequestError(-32600, "a prompt is already running in this session")
         self.running, self.cancelled = True, False
         self.view.begin_prompt()
+        before = dataclasses.replace(session.totals)
         try:
             outcome = await self.call(self._submit, session, text)
         except asyncio.CancelledError:  # the request was dropped (the editor went away)
@@ -108,8 +120,10 @@ class AcpSession:
         said_already = self.view.signs.prompt_blocked  # its notice came with its event
         if outcome.status in _SAID and outcome.message and not said_already:
             self.outbox.post(agent_text(from_caretz([outcome.message])))
+        self.outbox.post(await self.call(session_usage, session))
         await self.outbox.flush()
-        return stop_reason(outcome, self.view.signs, self.cancelled)
+        used = prompt_usage(usage_report(session.totals, before))
+        return stop_reason(outcome, self.view.signs, self.cancelled), used
 
     def cancel(self) -> None:
         """End the running prompt's work (no-op when idle), an open question with it."""

@@ -16,6 +16,7 @@ from acp.schema import (
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
+    UsageUpdate,
     UserMessageChunk,
 )
 
@@ -37,6 +38,7 @@ Update = (
     | ToolCallStart
     | ToolCallProgress
     | AgentPlanUpdate
+    | UsageUpdate
 )
 _PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
 

@@ -14,9 +14,11 @@ failure (1) pause it instead, to be resumed.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from caretz.agent.agent import Agent
+from caretz.agent.limits import usage_report
 from caretz.agent.outcomes import GOAL_IMPOSSIBLE, Interrupted, LimitReached
 from caretz.agent.turn import TurnResult
 from caretz.goal.evaluator import Evaluation, Evaluator
@@ -121,11 +123,10 @@ class GoalDriver:
 
     def turn(self, prompt: str, from_user: bool, continuation: bool) -> TurnResult:
         totals = self.agent.conversation.totals
-        before = totals.cost_usd
+        before = dataclasses.replace(totals)
         result = self.agent.run_turn(prompt, from_user=from_user, continuation=continuation)
         self.goal.turns += 1
-        after = totals.cost_usd
-        self.goal.add_spend(after - before if after is not None and before is not None else None)
+        self.goal.add_spend(usage_report(totals, before).cost_usd)  # the judge's share in
         return result
 
     def unfinished(self, result: TurnResult) -> GoalRun:
@@ -190,7 +191,7 @@ class GoalDriver:
     def over_budget(self) -> str | None:
         """The run's budget counts the evaluator's priced calls too."""
         budget = self.agent.config.limits.max_budget_usd
-        spent = self.agent.conversation.totals.cost_usd
+        spent = usage_report(self.agent.conversation.totals).cost_usd
         if budget is None or spent is None:
             return None
         spent += self.evaluator_cost

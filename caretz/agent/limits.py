@@ -1,8 +1,11 @@
-"""Usage limits, checked before every model request and every tool call."""
+"""Usage limits, checked before every model request and every tool call, and what a run
+has used: `RunTotals` as it runs, `usage_report` the one reading of it every report makes
+(the result object, `--output json`, ACP, the Python API, the REPL), the judge's share in."""
 
 from __future__ import annotations
 
 from dataclasses import field
+from typing import Any
 
 from caretz.agent.outcomes import LimitReached
 from caretz.lazy_dataclass import lazy_dataclass
@@ -11,12 +14,16 @@ from caretz.messages import Usage
 
 @lazy_dataclass
 class RunTotals:
-    """What this run has used so far, across its turns."""
+    """What this run has used so far, across its turns: the agent's own model calls (its
+    turns, subagents, compaction's summaries) and, apart, the loop guard's judge's."""
 
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = 0.0  # None once a response had no known price
     requests: int = 0
     tool_calls: int = 0
+    judge_usage: Usage = field(default_factory=Usage)
+    judge_cost_usd: float | None = 0.0  # None once a judge call had no known price
+    judge_calls: int = 0
 
     def price_unknown(self) -> None:
         """A model without a known price takes part in the run: its cost is unknown."""
@@ -25,10 +32,68 @@ class RunTotals:
     def add_response(self, usage: Usage, cost: float | None) -> None:
         self.usage = self.usage + usage
         self.requests += 1
-        if cost is None or self.cost_usd is None:
-            self.cost_usd = None
-        else:
-            self.cost_usd += cost
+        self.cost_usd = _plus(self.cost_usd, cost)
+
+    def add_judge_call(self, usage: Usage, cost: float | None) -> None:
+        """One call of the loop guard's judge (answered or not) and what it cost."""
+        self.judge_usage = self.judge_usage + usage
+        self.judge_calls += 1
+        self.judge_cost_usd = _plus(self.judge_cost_usd, cost)
+
+
+@lazy_dataclass(frozen=True)
+class UsageReport:
+    """What a run (or a stretch of it) used, every model call counted: `usage` and
+    `cost_usd` are the agent's and the judge's together, `judge_usage` and
+    `judge_cost_usd` the judge's part of them. A cost is None when a model that took
+    part has no known price."""
+
+    usage: Usage
+    cost_usd: float | None
+    judge_usage: Usage
+    judge_cost_usd: float | None
+    judge_calls: int
+
+    def usage_dict(self) -> dict[str, Any]:
+        """The tokens as a result object writes them, the judge's part under "judge"."""
+        return {**self.usage.to_dict(), "judge": self.judge_usage.to_dict()}
+
+
+def usage_report(totals: RunTotals, since: RunTotals | None = None) -> UsageReport:
+    """What `totals` holds (with `since`, an earlier copy of the same totals: what came
+    after it), the judge's share in. Every usage report reads the totals through this."""
+    before = since if since is not None else RunTotals()
+    model_usage = _minus(totals.usage, before.usage)
+    judge_usage = _minus(totals.judge_usage, before.judge_usage)
+    model_cost = _cost_between(before.cost_usd, totals.cost_usd)
+    judge_cost = _cost_between(before.judge_cost_usd, totals.judge_cost_usd)
+    return UsageReport(
+        usage=model_usage + judge_usage,
+        cost_usd=_plus(model_cost, judge_cost),
+        judge_usage=judge_usage,
+        judge_cost_usd=judge_cost,
+        judge_calls=totals.judge_calls - before.judge_calls,
+    )
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def _cost_between(before: float | None, after: float | None) -> float | None:
+    if before is None or after is None:
+        return None
+    return round(after - before, 10)
+
+
+def _minus(after: Usage, before: Usage) -> Usage:
+    return Usage(
+        after.input_tokens - before.input_tokens,
+        after.output_tokens - before.output_tokens,
+        after.cache_read_tokens - before.cache_read_tokens,
+        after.cache_write_tokens - before.cache_write_tokens,
+        after.reasoning_tokens - before.reasoning_tokens,
+    )
 
 
 @lazy_dataclass(frozen=True)
@@ -37,7 +102,7 @@ class UsageLimits:
     max_budget_usd: float | None = None
 
     def check_before_request(self, totals: RunTotals) -> None:
-        budget, spent = self.max_budget_usd, totals.cost_usd
+        budget, spent = self.max_budget_usd, usage_report(totals).cost_usd
         if budget is not None and spent is not None and spent >= budget:
             raise LimitReached(
                 f"budget limit reached: ${spent:.4f} spent of --max-budget-usd {budget:g}"

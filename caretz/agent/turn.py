@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from caretz.agent import output_limit
+from caretz.agent.limits import usage_report
 from caretz.agent.outcomes import (
     REFUSING_STATUSES,
     Done,
@@ -173,7 +174,7 @@ class Turn:
         )
         stopped = isinstance(end, LoopGuardStopped) and self.stopping is not None
         resume = self.stopping.resume if stopped and self.stopping is not None else None
-        totals = self.conversation.totals
+        used = usage_report(self.conversation.totals)  # the session's, the judge's share in
         result = TurnResult(
             end.status, end.exit_code, end.message, self.last_text, self.tool_calls, resume
         )
@@ -185,8 +186,8 @@ class Turn:
                 text=self.last_text,
                 tool_calls=self.tool_calls,
                 duration_s=round(self.parts.clock() - self.started, 3),
-                usage=totals.usage.to_dict(),
-                cost_usd=totals.cost_usd,
+                usage=used.usage_dict(),
+                cost_usd=used.cost_usd,
             )
         )
         return result

@@ -62,9 +62,11 @@ class RunResult:
     """How a run ended (`status` and `exit_code` as the README's exit codes table says:
     done 0, error 1 (2 for a key, model or images the provider refused), usage_error 2 (refused
     before anything was sent), loop_guard 3, limit 4, hook 6, interrupted 130, …), the
-    agent's final answer, and what the run used: tokens, cost (None when the model has no
+    agent's final answer, and what the run used: tokens, cost (None when a model has no
     known price), tool calls, the calls refused for want of approval, the judge's
-    verdicts. The usage and counts are this run's, not the session's."""
+    verdicts. `usage` and `cost_usd` count every model call, the loop guard's judge's
+    too; `judge_usage` and `judge_cost_usd` are the judge's part of them. The usage and
+    counts are this run's, not the session's."""
 
     session_id: str | None
     status: str
@@ -79,6 +81,8 @@ class RunResult:
     permission_hint: str | None = None  # how to allow what was denied, in one line
     guard_verdicts: tuple[GuardVerdict, ...] = ()
     goal: Mapping[str, Any] | None = None  # a goal's state, for a run that pursued one
+    judge_usage: Usage = field(default_factory=Usage)
+    judge_cost_usd: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -93,8 +97,9 @@ class RunResult:
             "message": self.message,
             "text": self.text,
             "tool_calls": self.tool_calls,
-            "usage": self.usage.to_dict(),
+            "usage": {**self.usage.to_dict(), "judge": self.judge_usage.to_dict()},
             "cost_usd": self.cost_usd,
+            "judge_cost_usd": self.judge_cost_usd,
             "duration_s": round(self.duration_s, 3),
             "permission_denials": [denial.to_dict() for denial in self.permission_denials],
             "guard_verdicts": [verdict.to_dict() for verdict in self.guard_verdicts],
@@ -109,21 +114,3 @@ class RunResult:
 def refused_before_start(message: str) -> RunResult:
     """The result of a run refused before it started (exit 2): no session, nothing used."""
     return RunResult(None, "usage_error", USAGE_ERROR, message, "")
-
-
-def usage_since(before: Usage, after: Usage) -> Usage:
-    """The tokens used between two readings of a session's running total."""
-    return Usage(
-        after.input_tokens - before.input_tokens,
-        after.output_tokens - before.output_tokens,
-        after.cache_read_tokens - before.cache_read_tokens,
-        after.cache_write_tokens - before.cache_write_tokens,
-        after.reasoning_tokens - before.reasoning_tokens,
-    )
-
-
-def cost_since(before: float | None, after: float | None) -> float | None:
-    """The cost between two readings of a running total (None: a price was unknown)."""
-    if before is None or after is None:
-        return None
-    return round(after - before, 10)

@@ -11,6 +11,7 @@ a bad one is one `ConfigError` line and nothing has started. docs/python-api.md.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -20,16 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.agent.limits import RunTotals, usage_report
 from caretz.api.relay import Relay
-from caretz.api.result import (
-    PermissionDenial,
-    RunResult,
-    cost_since,
-    usage_since,
-)
+from caretz.api.result import PermissionDenial, RunResult
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
-from caretz.messages import Usage
 
 # `from caretz import Session` loads none of these: the app when a session opens, the
 # settings from keywords when one is made (-p brings its own), streaming with stream().
@@ -53,9 +49,7 @@ if TYPE_CHECKING:
 class _Reading:
     """The session's running totals as a run starts: its result is what came after."""
 
-    usage: Usage
-    cost_usd: float | None
-    tool_calls: int
+    totals: RunTotals  # a copy
     denials: int
     verdicts: int
     started: float
@@ -233,11 +227,8 @@ class Session:
             self._busy.release()
 
     def _reading(self) -> _Reading:
-        totals = self.app.totals
         return _Reading(
-            totals.usage,
-            totals.cost_usd,
-            totals.tool_calls,
+            dataclasses.replace(self.app.totals),
             len(self.app.permission_denials),
             len(self._relay.verdicts),
             time.monotonic(),
@@ -245,6 +236,7 @@ class Session:
 
     def _result(self, outcome: Outcome, before: _Reading) -> RunResult:
         totals = self.app.totals
+        used = usage_report(totals, before.totals)
         denials = list(self.app.permission_denials[before.denials :])
         return RunResult(
             session_id=self.app.id,
@@ -252,14 +244,16 @@ class Session:
             exit_code=outcome.exit_code,
             message=outcome.message,
             text=outcome.text,
-            usage=usage_since(before.usage, totals.usage),
-            cost_usd=cost_since(before.cost_usd, totals.cost_usd),
-            tool_calls=totals.tool_calls - before.tool_calls,
+            usage=used.usage,
+            cost_usd=used.cost_usd,
+            tool_calls=totals.tool_calls - before.totals.tool_calls,
             duration_s=time.monotonic() - before.started,
             permission_denials=tuple(PermissionDenial.from_dict(d) for d in denials),
             permission_hint=tools_permission.allow_hint(denials),
             guard_verdicts=tuple(self._relay.verdicts[before.verdicts :]),
             goal=outcome.goal,
+            judge_usage=used.judge_usage,
+            judge_cost_usd=used.judge_cost_usd,
         )
 
     def _raise_callback_error(self) -> None:

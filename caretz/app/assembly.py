@@ -172,10 +172,10 @@ def check(
     instructions, refused = project_instructions(workspace, session_door(sandbox, workspace))
     provider = session_provider(settings, env, provider_search(settings, rules, carried))
     served_window = probes.ask_served_window(provider)  # while the rest is checked and built
-    judge = SessionJudge(settings, env, settings.model)
+    place = find_place(settings, request.resume, workspace)
+    judge = SessionJudge(settings, env, settings.model, place.conversation.totals)
     if settings.values.guard_mode != "off":
         judge.ensure()  # a judge model without its key fails now
-    place = find_place(settings, request.resume, workspace)
     return Checked(
         request, trust, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
         probes.git_status(), served_window, tuple(instructions), tuple(refused),

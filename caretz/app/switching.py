@@ -54,7 +54,7 @@ def apply_settings(
 ) -> None:
     """Another profile's settings: model, guard (built anew), limits, prompt, sandbox."""
     env = session.env if env is None else env
-    judge = SessionJudge(settings, env, settings.model)
+    judge = SessionJudge(settings, env, settings.model, session.agent.conversation.totals)
     guard = new_guard(session, settings, judge)
     rewire(session, settings, judge, guard=guard, new_sandbox=True)
     session.judge, session.loop_guard = judge, guard

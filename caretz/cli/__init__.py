@@ -26,6 +26,7 @@ from caretz.lazy import lazy_module
 # Each command's work, loaded when that command runs: --help and --version load none of it.
 config_flags = lazy_module("caretz.config.flags")
 run_command = lazy_module("caretz.commands.run")
+worktree_command = lazy_module("caretz.commands.worktree")
 
 app = typer.Typer(
     cls=Group,
@@ -206,6 +207,15 @@ def main_command(
             "@shot.png in a prompt attaches it too.",
         ),
     ] = None,
+    worktree: Annotated[
+        str | None,
+        typer.Option(
+            "--worktree",
+            "-w",
+            help="Work in the git worktree .caretz/worktrees/NAME on branch caretz/NAME, "
+            "made from HEAD when there is none (docs/batch.md).",
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -214,6 +224,11 @@ def main_command(
         ctx.params["output"] = "json"
     # The options above that override settings reach them by name, from ctx.params.
     given = ctx.obj = config_flags.given_flags(ctx.params)
+    if worktree is not None:
+        env_file = ctx.params["env_file"] = env_file.absolute() if env_file else None
+        problem = worktree_command.enter_worktree(worktree, given, ctx.invoked_subcommand)
+        if problem is not None:
+            raise typer.Exit(run_command.fail_run(problem, given.get("output") == "json"))
     if ctx.invoked_subcommand is not None:
         return
     session = "latest" if continue_ else resume

@@ -5,31 +5,28 @@ Each command's module is declared lazy below and loaded only when that command r
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from caretz.batch.cli import batch
 from caretz.eval.cli import guard_app
 from caretz.lazy import lazy_module
+from caretz.schedule.cli import schedule_app
 
 # Each command's work, loaded when that command runs: --help and --version load none of it.
 config_command = lazy_module("caretz.commands.config")
 sessions_command = lazy_module("caretz.commands.sessions")
 rewind_command = lazy_module("caretz.commands.rewind")
-schedule_commands = lazy_module("caretz.schedule.commands")
 sandbox_command = lazy_module("caretz.commands.sandbox")
 mcp_command = lazy_module("caretz.commands.mcp")
 hooks_command = lazy_module("caretz.commands.hooks")
+worktree_command = lazy_module("caretz.commands.worktree")
 trust_command = lazy_module("caretz.commands.trust")
 acp_server = lazy_module("caretz.acp.server")
 
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
-schedule_app = typer.Typer(
-    help="Run caretz on a schedule, through your crontab (docs/scheduling.md).",
-    no_args_is_help=True,
-)
 sandbox_app = typer.Typer(help="The command sandbox.", no_args_is_help=True)
 mcp_app = typer.Typer(
     help="MCP servers: mcpServers in profiles.json and the project's .mcp.json (docs/mcp.md).",
@@ -37,6 +34,10 @@ mcp_app = typer.Typer(
 )
 hooks_app = typer.Typer(
     help="Hooks: hooks in profiles.json and the project's .caretz/settings.json (docs/hooks.md).",
+    no_args_is_help=True,
+)
+worktree_app = typer.Typer(
+    help="caretz's git worktrees of this repository: .caretz/worktrees/NAME (docs/batch.md).",
     no_args_is_help=True,
 )
 
@@ -49,7 +50,9 @@ def add_subcommands(app: typer.Typer) -> None:
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(mcp_app, name="mcp")
     app.add_typer(hooks_app, name="hooks")
+    app.add_typer(worktree_app, name="worktree")
     app.add_typer(guard_app, name="guard")
+    app.command("batch")(batch)
     app.command("rewind")(rewind)
     app.command("trust")(trust)
     app.command("acp")(acp_command)
@@ -118,53 +121,6 @@ def rewind(
     )
 
 
-@schedule_app.command("add")
-def schedule_add(
-    ctx: typer.Context,
-    schedule: Annotated[
-        str, typer.Argument(help='Five cron fields, e.g. "*/10 * * * *", or a macro (@daily).')
-    ],
-    prompt: Annotated[str, typer.Option("-p", "--prompt", help="What the run is asked.")],
-    goal: Annotated[
-        str | None, typer.Option(help="Work until this holds, as with caretz --goal.")
-    ] = None,
-    profile: Annotated[str | None, typer.Option(help="The profile the run uses.")] = None,
-    directory: Annotated[
-        Path | None, typer.Option("--dir", help="Run in this folder (default: this one).")
-    ] = None,
-    env_file: Annotated[
-        Path | None,
-        typer.Option(
-            help="Where the run reads its API keys (default: schedule.env by profiles.json)."
-        ),
-    ] = None,
-) -> None:
-    """Install a scheduled headless run, guarded as this command's settings say."""
-    flags = {**(ctx.obj or {}), **({"profile": profile} if profile else {})}
-    code = schedule_commands.add_job(
-        flags, schedule, prompt, goal=goal, workdir=directory, env_file=env_file
-    )
-    raise typer.Exit(code)
-
-
-@schedule_app.command("list")
-def schedule_list(ctx: typer.Context) -> None:
-    """Your scheduled jobs, with each one's last run."""
-    raise typer.Exit(schedule_commands.list_jobs(ctx.obj or {}))
-
-
-@schedule_app.command("remove")
-def schedule_remove(ctx: typer.Context, job_id: str) -> None:
-    """Remove a job's line from your crontab (every other line stays)."""
-    raise typer.Exit(schedule_commands.remove_job(ctx.obj or {}, job_id))
-
-
-@schedule_app.command("run")
-def schedule_run(ctx: typer.Context, job_id: str) -> None:
-    """Run a job's installed command now, as cron would."""
-    raise typer.Exit(schedule_commands.run_job(ctx.obj or {}, job_id))
-
-
 @sandbox_app.command("check")
 def sandbox_check(
     ctx: typer.Context,
@@ -231,3 +187,21 @@ def acp_command(ctx: typer.Context) -> None:
     root options apply, e.g. caretz --permission-mode ask acp."""
     root = ctx.parent.params if ctx.parent is not None else {}
     raise typer.Exit(acp_server.run_acp(ctx.obj or {}, root.get("env_file")))
+
+
+@worktree_app.command("list")
+def worktree_list(ctx: typer.Context) -> None:
+    """caretz's worktrees of this repository: name, branch, changes, sessions, folder."""
+    raise typer.Exit(worktree_command.list_worktrees(ctx.obj or {}))
+
+
+@worktree_app.command("remove")
+def worktree_remove(
+    ctx: typer.Context,
+    name: str,
+    force: Annotated[
+        bool, typer.Option("--force", help="Remove it even with uncommitted changes (lost).")
+    ] = False,
+) -> None:
+    """Remove a worktree (refused with uncommitted changes), and its branch when merged."""
+    raise typer.Exit(worktree_command.remove_worktree(ctx.obj or {}, name, force))

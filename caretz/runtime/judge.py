@@ -15,6 +15,7 @@ from caretz.config.settings import resolve_goal_model, resolve_judge_model
 from caretz.config_base import ConfigError
 from caretz.guard.model import JudgeResult
 from caretz.lazy import lazy_module
+from caretz.pricing import cost_usd
 from caretz.providers.base import collect
 from caretz.runtime.models import open_provider
 from caretz.session.events import Emit
@@ -25,6 +26,7 @@ goal_evaluator = lazy_module("caretz.goal.evaluator")  # the goal's modules: onl
 guarding = lazy_module("caretz.guard.guard")
 
 if TYPE_CHECKING:
+    from caretz.agent.limits import RunTotals
     from caretz.config.settings import Settings
     from caretz.goal.evaluator import ModelEvaluator
     from caretz.guard.config import LoopGuardConfig
@@ -92,12 +94,21 @@ class SessionJudge:
     Built on first use and rebuilt when the session's model changes (`follow`), so a
     guard switched on mid-session, or after a /model switch, always has a judge.
     A judge that cannot be built (a missing key) answers "not stuck" with the reason.
+    Each call it makes is charged to the session's `totals` (priced by the settings'
+    prices), which is how every usage report counts the judge's share.
     """
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], session_model: ResolvedModel):
+    def __init__(
+        self,
+        settings: Settings,
+        env: Mapping[str, str],
+        session_model: ResolvedModel,
+        totals: RunTotals | None = None,
+    ):
         self.settings = settings
         self.env = env
         self.session_model = session_model
+        self.totals = totals
         self._built: tuple[str, Judge] | None = None
 
     @property
@@ -120,7 +131,11 @@ class SessionJudge:
             judge = self.ensure()
         except ConfigError as error:
             return JudgeResult.no_verdict(self.model_ref, 0.0, f"error: {error}")
-        return judge(summary, timeout_s)
+        result = judge(summary, timeout_s)
+        if self.totals is not None:
+            cost = cost_usd(result.model, result.usage, self.settings.prices)
+            self.totals.add_judge_call(result.usage, cost)
+        return result
 
 
 def build_loop_guard(config: LoopGuardConfig, emit: Emit, judge: SessionJudge) -> LoopGuard:

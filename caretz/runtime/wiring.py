@@ -21,6 +21,7 @@ from caretz.agent.limits import UsageLimits
 from caretz.agent.parts import AgentConfig, AgentParts, TurnListener
 from caretz.agent.prompts import system_prompt, with_web_lines
 from caretz.agent.subagents import TaskTool
+from caretz.config.settings import resolve_judge_model
 from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.pricing import cost_usd, price_for
@@ -87,13 +88,19 @@ class AgentWiring:
 
 
 def check_budget_is_priceable(settings: Settings) -> None:
+    """A budget counts every model call, the loop guard's judge's too: each needs a price."""
     if settings.max_budget_usd is None:
         return
-    if price_for(settings.model.ref, settings.prices) is None:
-        raise ConfigError(
-            f"--max-budget-usd needs a price for {settings.model.ref!r}: add one under "
-            f'"prices" in {settings.config_path}'
-        )
+    models = [settings.model.ref]
+    if settings.values.guard_mode != "off":
+        judge = resolve_judge_model(settings)
+        models += [judge.ref] if judge is not None else []
+    for ref in models:
+        if price_for(ref, settings.prices) is None:
+            raise ConfigError(
+                f"--max-budget-usd needs a price for {ref!r}: add one under "
+                f'"prices" in {settings.config_path}'
+            )
 
 
 def session_provider(

@@ -25,14 +25,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from caretz import __version__
-from caretz.agent.limits import RunTotals
+from caretz.agent.limits import RunTotals, usage_report
 from caretz.agent.signals import Terminated, interruption, signals_interrupt
 from caretz.app.commands import allowed_tools
 from caretz.app.mentions import ProjectFiles
 from caretz.app.outcome import Outcome
 from caretz.app.session import Session
 from caretz.config_base import ConfigError
-from caretz.messages import Usage
 from caretz.session.store import SessionNotFound
 from caretz.text import plural
 from caretz.ui.asking import TerminalAsker
@@ -284,12 +283,13 @@ class Repl(SessionControl):
 
     def turn_summary(self, result: Outcome, before: RunTotals, seconds: float) -> None:
         totals = self.session.agent.conversation.totals
-        used = _usage_since(totals.usage, before.usage)
+        report = usage_report(totals, before)  # the judge's share in
+        used = report.usage
         parts = [f"{used.input_tokens + used.cache_read_tokens:,} in / {used.output_tokens:,} out"]
         if totals.tool_calls > before.tool_calls:
             parts.insert(0, plural(totals.tool_calls - before.tool_calls, "tool call"))
-        if totals.cost_usd is not None and before.cost_usd is not None:
-            parts.append(f"${totals.cost_usd - before.cost_usd:.4f}")
+        if report.cost_usd is not None:
+            parts.append(f"${report.cost_usd:.4f}")
         parts.append(f"{seconds:.1f}s")
         status = result.status
         colour, label, hint = _STATUS_LOOK.get(status, ("red", status, ""))
@@ -350,12 +350,3 @@ def _turn_of(outcome: Outcome) -> Outcome:
     if outcome.goal is None:
         return outcome
     return outcome.last_turn or Outcome("interrupted", 130)
-
-
-def _usage_since(now: Usage, before: Usage) -> Usage:
-    return Usage(
-        now.input_tokens - before.input_tokens,
-        now.output_tokens - before.output_tokens,
-        now.cache_read_tokens - before.cache_read_tokens,
-        now.cache_write_tokens - before.cache_write_tokens,
-    )

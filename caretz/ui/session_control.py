@@ -15,10 +15,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from caretz.agent.compaction import ContextMeter, Reason
+from caretz.agent.limits import usage_report
 from caretz.agent.signals import Terminated
 from caretz.config_base import ConfigError
 from caretz.pricing import price_for
 from caretz.session.store import SessionNotFound, SessionStore
+from caretz.text import plural
 from caretz.ui.goal_commands import GoalWork
 from caretz.ui.live import LiveView, WrappingMarkdown
 from caretz.ui.loops import LoopSchedule
@@ -160,14 +162,23 @@ class SessionControl:
     def show_cost(self) -> None:
         agent = self.session.agent
         totals = agent.conversation.totals
-        usage = totals.usage
+        report = usage_report(totals)  # every call, the loop guard's judge's too
+        usage = report.usage
         lines = [
             f"tokens: {usage.input_tokens:,} in · {usage.output_tokens:,} out · "
             f"{usage.cache_read_tokens:,} cache read · {usage.cache_write_tokens:,} cache write",
             f"requests: {totals.requests} · tool calls: {totals.tool_calls}",
         ]
-        if totals.cost_usd is not None:
-            lines.append(f"cost: ${totals.cost_usd:.4f}")
+        if report.judge_calls:
+            judge = report.judge_usage
+            cost = _dollars(report.judge_cost_usd)
+            lines.append(
+                f"of which the loop guard's judge: {plural(report.judge_calls, 'call')} · "
+                f"{judge.input_tokens + judge.cache_read_tokens:,} in · "
+                f"{judge.output_tokens:,} out · {cost}"
+            )
+        if report.cost_usd is not None:
+            lines.append(f"cost: {_dollars(report.cost_usd)}")
         else:
             lines.append('cost: unknown (a model without a price; add one under "prices")')
         if price_for(agent.config.model_ref, self.session.settings.prices) is None:
@@ -196,3 +207,7 @@ class SessionControl:
 
     def error(self, text: str) -> None:
         self.console.print(f"[red]{escape(text)}[/]", highlight=False)
+
+
+def _dollars(cost: float | None) -> str:
+    return "cost unknown" if cost is None else f"${cost:.4f}"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
-from caretz.api import Finished, GuardNotice, GuardVerdict, ThinkingDelta
-from tests.e2e.test_loop_guard import GO_TEST, GO_TEST_SCRIPT, JUDGE, STUCK, verdict
+import pytest
+
+from caretz.api import Finished, GuardNotice, GuardVerdict, ThinkingDelta, Usage
+from tests.e2e.test_loop_guard import GO_TEST, GO_TEST_SCRIPT, JUDGE, STUCK
 from tests.modelserver import Reply, text, tool
 
 
@@ -17,10 +19,10 @@ def test_the_guards_notices_stream_and_its_verdicts_are_in_the_result(
     script.chmod(0o755)
     config = workspace.parent / "judged.json"
     judge = {"loopGuard": {"judge": {"model": f"anthropic/{JUDGE}"}}}
-    config.write_text(json.dumps({"profiles": {"general": judge}}))
+    config.write_text(json.dumps({"profiles": {"general": judge}, "prices": PRICES}))
     server.add(*[tool("bash", command=GO_TEST) for _ in range(6)])
     server.add(text("testDB is still undefined; I need the build tags."))
-    server.add(verdict(STUCK), verdict(STUCK), model=JUDGE)
+    server.add(*[text(json.dumps(STUCK), usage=(1000, 50, 0)) for _ in range(2)], model=JUDGE)
 
     session = open_session(loop_guard="active", config=config)
     events = list(session.stream("make the integration tests pass"))
@@ -40,6 +42,17 @@ def test_the_guards_notices_stream_and_its_verdicts_are_in_the_result(
     assert (first.stuck, first.confidence, first.reason) == (True, 0.9, STUCK["reason"])
     assert first.model == f"anthropic/{JUDGE}" and first.applied
     assert result.to_dict()["guard_verdicts"][0]["try_instead"] == STUCK["try_instead"]
+    # What the run used counts the judge's two calls, and shows them apart.
+    assert result.judge_usage == Usage(2000, 100)
+    assert result.usage == Usage(7 * 100 + 2000, 7 * 20 + 100)
+    assert result.judge_cost_usd == pytest.approx(2000 * 1e-6 + 100 * 5e-6)
+    assert result.cost_usd == pytest.approx(700 * 3e-6 + 140 * 15e-6 + 0.0025)
+
+
+PRICES = {
+    "anthropic/claude-test": {"input": 3.0, "output": 15.0},
+    f"anthropic/{JUDGE}": {"input": 1.0, "output": 5.0},
+}
 
 
 def test_the_models_reasoning_streams_as_thinking(server, open_session):

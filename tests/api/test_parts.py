@@ -137,18 +137,27 @@ def test_the_result_object_is_the_output_json_one():
         0,
         "",
         "All green.",
-        Usage(100, 20),
-        0.0012,
+        Usage(130, 25),
+        0.0015,
         3,
         1.23456,
+        judge_usage=Usage(30, 5),
+        judge_cost_usd=0.0003,
     )
     data = result.to_dict()
     assert data["usage"] == {
-        "input_tokens": 100,
-        "output_tokens": 20,
+        "input_tokens": 130,
+        "output_tokens": 25,
         "cache_read_tokens": 0,
         "cache_write_tokens": 0,
+        "judge": {
+            "input_tokens": 30,
+            "output_tokens": 5,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+        },
     }
+    assert (data["cost_usd"], data["judge_cost_usd"]) == (0.0015, 0.0003)
     assert (data["duration_s"], data["permission_denials"], data["guard_verdicts"]) == (
         1.235,
         [],

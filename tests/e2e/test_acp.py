@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from acp import text_block
-from acp.schema import FileEditToolCallContent
+from acp.schema import FileEditToolCallContent, PromptResponse, UsageUpdate
 
 from tests.e2e.acp_editor import Editor, caretz_acp, run, texts
 from tests.e2e.sandbox_folders import require
@@ -159,21 +160,35 @@ def test_a_loop_guard_stop_shows_caretz_notices_and_ends_the_turn_on_the_report(
     script.chmod(0o755)
     server.add(*[tool("bash", command="./gotest.sh ./db/...") for _ in range(6)])
     server.add(text("I changed nothing that worked. testDB is still undefined."))
-    server.add(text(json.dumps(STUCK)), text(json.dumps(STUCK)), model="judge-model")
+    server.add(
+        *[text(json.dumps(STUCK), usage=(1000, 50, 0)) for _ in range(2)], model="judge-model"
+    )
+    caretz.write_config({"prices": PRICES})
     editor = Editor()
     flags = ("--loop-guard", "active", "--loop-guard-model", "anthropic/judge-model")
 
-    async def scenario() -> str:
+    async def scenario() -> PromptResponse:
         async with caretz_acp(caretz, editor, *flags) as (conn, _):
             new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             guard = {o.id: o.current_value for o in new.config_options}["loop_guard"]
             assert guard == "active"
-            answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("fix db")])
-            return answer.stop_reason
+            return await conn.prompt(session_id=new.session_id, prompt=[text_block("fix db")])
 
-    stop = run(scenario())
+    answer = run(scenario())
 
-    assert stop == "end_turn"
+    assert answer.stop_reason == "end_turn"
+    # The prompt's usage counts the judge's two calls, and shows them apart; the session's
+    # cost goes out in a usage_update before the answer.
+    usage = answer.usage
+    assert (usage.input_tokens, usage.output_tokens) == (7 * 100 + 2000, 7 * 20 + 100)
+    assert usage.total_tokens == 2700 + 240
+    caretz_part = usage.field_meta["caretz"]
+    assert caretz_part["judge"]["inputTokens"] == 2000 and caretz_part["judge"]["calls"] == 2
+    assert caretz_part["judge"]["costUsd"] == pytest.approx(0.0025)
+    assert caretz_part["costUsd"] == pytest.approx(0.0042 + 0.0025)
+    (update,) = editor.of(UsageUpdate)
+    assert update.cost.amount == pytest.approx(0.0067) and update.cost.currency == "USD"
+    assert 0 < update.used < update.size
     said = editor.text()
     assert "**caretz loop guard:** judging: repeat: 3×" in said
     assert "**caretz loop guard:** stuck (0.90) → redirecting" in said
@@ -193,6 +208,10 @@ echo "$dir/db_test.go:$((10 + n)):9: undefined: testDB"
 echo "FAIL	example.com/shop/db [build failed]"
 exit 1
 """
+PRICES = {
+    "anthropic/claude-test": {"input": 3.0, "output": 15.0},
+    "anthropic/judge-model": {"input": 1.0, "output": 5.0},
+}
 STUCK = {
     "stuck": True,
     "confidence": 0.9,

@@ -208,6 +208,19 @@ def test_budget_limit_is_checked_before_each_request(caretz, server):
     assert len(server.requests) == 1
 
 
+def test_a_budget_needs_a_price_for_the_judge_too(caretz, server):
+    caretz.write_config({"prices": {"anthropic/claude-test": {"input": 1, "output": 1}}})
+    judged = ("--loop-guard", "active", "--loop-guard-model", "anthropic/unpriced-judge")
+
+    run = caretz("-p", "spend", "--max-budget-usd", "1", *judged)
+
+    assert run.code == 2
+    assert run.stderr.startswith(
+        "caretz: --max-budget-usd needs a price for 'anthropic/unpriced-judge'"
+    )
+    assert server.requests == []
+
+
 def test_output_json_is_events_then_a_result(caretz, server):
     server.add(tool("bash", command="echo hi"), text("all done"))
 

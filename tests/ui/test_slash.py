@@ -174,6 +174,12 @@ def test_cost_and_compact_on_a_short_conversation(repl, server):
     assert "tokens: 100 in · 20 out" in said and "requests: 1 · tool calls: 0" in said
     assert "nothing to compact yet" in run(repl, "/compact")
     assert len(server.requests) == 1
+    # The loop guard's judge asked once (through the session's judge): counted, and apart.
+    server.add(text('{"stuck": false, "confidence": 0.2, "reason": "fine"}', usage=(1000, 40, 0)))
+    assert repl.session.judge("the turn so far", 30).error is None
+    said = run(repl, "/cost")
+    assert "tokens: 1,100 in · 60 out" in said
+    assert "of which the loop guard's judge: 1 call · 1,000 in · 40 out · cost unknown" in said
 
 
 def test_exit_stops_the_loop(repl):
