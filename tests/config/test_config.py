@@ -73,7 +73,8 @@ def test_no_file_gives_the_documented_defaults(home: Path) -> None:
     assert (settings.context_window, settings.max_tokens) == (200_000, 32_000)
     assert settings.max_tool_calls is None and settings.max_budget_usd is None
     assert settings.bash_timeout_s == 120.0
-    assert settings.values.stream_idle_timeout_s == 90.0  # streamIdleTimeout
+    assert settings.values.stream_idle_timeout_s == 50.0  # streamIdleTimeout
+    assert settings.values.first_byte_timeout_s == 50.0  # firstByteTimeout
     assert settings.loop_guard == LoopGuardConfig()
     assert settings.config_path == home / "profiles.json"
     assert settings.data_dir == home / "data"

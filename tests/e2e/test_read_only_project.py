@@ -61,7 +61,7 @@ def read_only_mount(folder: Path) -> list[str]:
     `folder` bound read-only onto itself. Fails (never skips) under CI when it cannot."""
     unshare, mount = shutil.which("unshare"), shutil.which("mount")
     where = shlex.quote(str(folder))
-    script = f"{mount} --bind {where} {where} && {mount} -o remount,bind,ro {where} && exec \"$@\""
+    script = f'{mount} --bind {where} {where} && {mount} -o remount,bind,ro {where} && exec "$@"'
     prefix = [str(unshare), "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
     probe = subprocess.run(
         [*prefix, "/bin/sh", "-c", f"touch {where}/probe"], capture_output=True, text=True
