@@ -22,6 +22,7 @@ from caretz.cli_options import (
 )
 from caretz.eval.cli import guard_app
 from caretz.lazy import lazy_module
+from caretz.schedule.cli import schedule_app
 
 # Each command's work, loaded when that command runs: --help and --version load none of it.
 config_flags = lazy_module("caretz.config.flags")
@@ -29,11 +30,11 @@ run_command = lazy_module("caretz.commands.run")
 config_command = lazy_module("caretz.commands.config")
 sessions_command = lazy_module("caretz.commands.sessions")
 rewind_command = lazy_module("caretz.commands.rewind")
-schedule_commands = lazy_module("caretz.schedule.commands")
 sandbox_command = lazy_module("caretz.commands.sandbox")
 mcp_command = lazy_module("caretz.commands.mcp")
 hooks_command = lazy_module("caretz.commands.hooks")
 trust_command = lazy_module("caretz.commands.trust")
+doctor_command = lazy_module("caretz.commands.doctor")
 acp_server = lazy_module("caretz.acp.server")
 
 app = typer.Typer(
@@ -51,10 +52,6 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
-schedule_app = typer.Typer(
-    help="Run caretz on a schedule, through your crontab (docs/scheduling.md).",
-    no_args_is_help=True,
-)
 sandbox_app = typer.Typer(help="The command sandbox.", no_args_is_help=True)
 mcp_app = typer.Typer(
     help="MCP servers: mcpServers in profiles.json and the project's .mcp.json (docs/mcp.md).",
@@ -324,53 +321,6 @@ def rewind(
     )
 
 
-@schedule_app.command("add")
-def schedule_add(
-    ctx: typer.Context,
-    schedule: Annotated[
-        str, typer.Argument(help='Five cron fields, e.g. "*/10 * * * *", or a macro (@daily).')
-    ],
-    prompt: Annotated[str, typer.Option("-p", "--prompt", help="What the run is asked.")],
-    goal: Annotated[
-        str | None, typer.Option(help="Work until this holds, as with caretz --goal.")
-    ] = None,
-    profile: Annotated[str | None, typer.Option(help="The profile the run uses.")] = None,
-    directory: Annotated[
-        Path | None, typer.Option("--dir", help="Run in this folder (default: this one).")
-    ] = None,
-    env_file: Annotated[
-        Path | None,
-        typer.Option(
-            help="Where the run reads its API keys (default: schedule.env by profiles.json)."
-        ),
-    ] = None,
-) -> None:
-    """Install a scheduled headless run, guarded as this command's settings say."""
-    flags = {**(ctx.obj or {}), **({"profile": profile} if profile else {})}
-    code = schedule_commands.add_job(
-        flags, schedule, prompt, goal=goal, workdir=directory, env_file=env_file
-    )
-    raise typer.Exit(code)
-
-
-@schedule_app.command("list")
-def schedule_list(ctx: typer.Context) -> None:
-    """Your scheduled jobs, with each one's last run."""
-    raise typer.Exit(schedule_commands.list_jobs(ctx.obj or {}))
-
-
-@schedule_app.command("remove")
-def schedule_remove(ctx: typer.Context, job_id: str) -> None:
-    """Remove a job's line from your crontab (every other line stays)."""
-    raise typer.Exit(schedule_commands.remove_job(ctx.obj or {}, job_id))
-
-
-@schedule_app.command("run")
-def schedule_run(ctx: typer.Context, job_id: str) -> None:
-    """Run a job's installed command now, as cron would."""
-    raise typer.Exit(schedule_commands.run_job(ctx.obj or {}, job_id))
-
-
 @sandbox_app.command("check")
 def sandbox_check(
     ctx: typer.Context,
@@ -431,6 +381,14 @@ def trust(
     """Show what this project's configuration lets caretz do (its allow rules, hooks, MCP
     servers, command files with shell lines) and approve it, whole, as it is now."""
     raise typer.Exit(trust_command.trust_command(ctx.obj, yes=yes, show=show, revoke=revoke))
+
+
+@app.command("doctor")
+def doctor(ctx: typer.Context) -> None:
+    """What is set up here: provider keys (never their values), the default model and
+    whether it can run, the sandbox, git, ripgrep, MCP servers, the data dir, the project's
+    approval; a fix for each problem. Exit 0 when the default model can run, else 1."""
+    raise typer.Exit(doctor_command.doctor_command(ctx.obj))
 
 
 @app.command("acp")
