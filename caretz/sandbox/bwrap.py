@@ -47,6 +47,7 @@ from caretz.sandbox.policy import (
     guarded_roots,
     is_within,
     root_protection,
+    sealed_roots,
 )
 
 BASE_MOUNTS: tuple[str, ...] = (
@@ -120,10 +121,9 @@ def bwrap_argv(
 
 
 def _mounts(policy: SandboxPolicy) -> list[tuple[str, Path]]:
-    guarded = guarded_roots(policy)
+    guarded, sealed = guarded_roots(policy), sealed_roots(policy)
     # A writable root on a read-only mount is bound read-only: bwrap's own bind keeps it
     # so even if the host remounts it read-write while the command runs.
-    sealed = set(policy.writable_roots) - set(guarded)
     mounts = [("read-only" if root in sealed else "root", root) for root in policy.roots]
     for root in guarded:
         protection = root_protection(root)
@@ -131,7 +131,7 @@ def _mounts(policy: SandboxPolicy) -> list[tuple[str, Path]]:
         mounts += [("read-only", path) for path in protection.read_only]
         mounts += [("cover", path) for path in protection.missing_dirs]
     roots = set(policy.roots)
-    if policy.writable_roots:
+    if guarded or sealed:  # writable roots: the user's read-only paths inside them
         mounts += [("read-only", p) for p in policy.existing_read_only() if p not in roots]
     # A hidden path the user also named as a root stays visible: the root wins.
     mounts += [("hide", path) for path in policy.existing_hidden() if path not in roots]

@@ -146,11 +146,9 @@ def unconfined_argv(argv: Sequence[str], python: str | None = None) -> list[str]
 
 def _read_only_inside(policy: SandboxPolicy) -> list[Path]:
     found: list[Path] = []
-    for root in guarded_roots(policy):
+    guarded = guarded_roots(policy)
+    for root in guarded:
         protection = root_protection(root)
         found += [*protection.pinned, *protection.read_only, *protection.missing_dirs]
-    if policy.writable_roots:
-        found += [
-            p for p in policy.existing_read_only() if any(is_within(p, r) for r in policy.roots)
-        ]
+    found += [p for p in policy.existing_read_only() if any(is_within(p, r) for r in guarded)]
     return found

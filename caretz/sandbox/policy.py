@@ -232,6 +232,12 @@ def guarded_roots(policy: SandboxPolicy) -> tuple[Path, ...]:
     return tuple(root for root in policy.writable_roots if not mounted_read_only(root))
 
 
+def sealed_roots(policy: SandboxPolicy) -> tuple[Path, ...]:
+    """The writable roots on a read-only mount: bound read-only, nothing in them to cover."""
+    guarded = guarded_roots(policy)
+    return tuple(root for root in policy.writable_roots if root not in guarded)
+
+
 def root_protection(root: Path) -> RootProtection:
     """The git and caretz paths of one writable root, as they are on disk now."""
     pinned: list[Path] = []
