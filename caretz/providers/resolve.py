@@ -98,25 +98,29 @@ def api_key_for(entry: ProviderEntry, env: Mapping[str, str]) -> str | None:
 
 
 def missing_key_message(entry: ProviderEntry, env: Mapping[str, str]) -> str:
-    """A missing key, and the other ways in: a key that is set (or the providers' keys),
-    an OpenAI-compatible server, a GGUF file; never a key's value."""
-    lines = [f"missing API key for provider {entry.name!r}: set {entry.api_key_env}. Or:"]
+    """A missing key in one line, with the other ways in: a key that is set (or the
+    providers' keys), an OpenAI-compatible server, a GGUF file; never a key's value."""
     others = key_providers(exclude=entry.api_key_env)
-    have = [(name, var) for name, var in others if env.get(var, "").strip()]
-    if have:
-        lines += [f"  - {var} is set: --model {example_ref(name)}" for name, var in have]
-    else:
-        named = ", ".join(f"{var} with --model {example_ref(name)}" for name, var in others[:2])
-        rest = ", ".join(var for _, var in others[2:])
-        lines.append(f"  - another provider's key: {named}; {rest} likewise")
-    lines += [
-        "  - an OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio): "
-        "--base-url http://127.0.0.1:8080/v1 --model NAME",
-        "  - a GGUF model file on this machine: --model local/PATH.gguf "
-        "(pip install 'caretz[local]')",
-        "caretz doctor says what is set up here",
+    have = [
+        f"{var} is set: --model {example_ref(name)}"
+        for name, var in others
+        if env.get(var, "").strip()
     ]
-    return "\n".join(lines)
+    if not have:
+        (name, variable), rest = others[0], ", ".join(var for _, var in others[1:])
+        have = [
+            f"another provider's key ({variable} with --model {example_ref(name)}; {rest} likewise)"
+        ]
+    ways = [
+        *have,
+        "an OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) with --base-url "
+        "http://127.0.0.1:8080/v1 --model NAME",
+        "a GGUF model file with --model local/PATH.gguf (pip install 'caretz[local]')",
+    ]
+    return (
+        f"missing API key for provider {entry.name!r}: set {entry.api_key_env}, or take "
+        f"another way in: {'; '.join(ways)}; caretz doctor says what is set up here"
+    )
 
 
 def key_providers(exclude: str | None = None) -> list[tuple[str, str]]:
