@@ -61,6 +61,9 @@ class Reply:
     drop_after_events: int | None = None  # close the connection after N SSE events
     error_after_events: int | None = None  # send the protocol's error event after N events
     delay_s: float = 0.0  # wait before answering
+    # Answer only once this is set (or the server stops): before that, not a byte, not
+    # even the status line. A test that never sets it has a server that never answers.
+    hold: threading.Event | None = None
     # Send the headers and N SSE events, then nothing (no byte, no keep-alive) until the
     # server stops: a stalled stream, which any idle timeout ends.
     stall_after_events: int | None = None
@@ -278,6 +281,13 @@ class ModelServer:
             named = {model for model in self._queues if model}
             named.update(r.model for r in self.requests if r.model)
         return sorted(named)
+
+    def _held(self, hold: threading.Event) -> bool:
+        """Wait for `hold` or the server's stop; whether `hold` came first."""
+        while not hold.wait(0.05):
+            if self._stopping.is_set():
+                return False
+        return True
 
     def _track(self, connection: socket.socket, alive: bool) -> None:
         with self._lock:
@@ -706,6 +716,9 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         reply = owner._take_reply(request)
         if reply.delay_s and owner._stopping.wait(reply.delay_s):
+            self.close_connection = True
+            return
+        if reply.hold is not None and not owner._held(reply.hold):
             self.close_connection = True
             return
         try:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from caretz.agent.signals import is_ignored
 from caretz.config.env_file import apply_env_file
 from caretz.config.loading import load_config_file
 from caretz.config.settings import resolve_settings
@@ -57,7 +58,8 @@ async def serve(agent: Any, reader: IO[bytes], writer: IO[bytes]) -> None:
     incoming, outgoing = await streams(loop, reader, writer)
     listening = asyncio.ensure_future(acp_sdk.run_agent(agent, outgoing, incoming))
     for ending in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(ending, listening.cancel)
+        if not is_ignored(ending):  # inherited as ignored (nohup): it stays so
+            loop.add_signal_handler(ending, listening.cancel)
     try:
         with contextlib.suppress(asyncio.CancelledError):
             await listening

@@ -52,6 +52,9 @@ class AcpView:
     def on_response_start(self) -> None:
         self.streamed = False
 
+    def on_waiting(self, event: Any) -> None:
+        pass  # an editor shows its own spinner while a prompt runs
+
     def on_text(self, text: str) -> None:
         self.streamed = True
         self.post(agent_text(text))

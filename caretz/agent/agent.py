@@ -8,8 +8,9 @@ from dataclasses import field
 
 from caretz.agent import compaction
 from caretz.agent.compaction import Compaction, CompactionPolicy, Reason, needs_compaction
-from caretz.agent.outcomes import StoppedByHook
+from caretz.agent.outcomes import PromptTooLarge, StoppedByHook
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
+from caretz.agent.prompt_room import prompt_too_large
 from caretz.agent.turn import Turn, TurnResult
 from caretz.agent.turn_hooks import TurnHooks
 from caretz.lazy import lazy_module
@@ -94,6 +95,9 @@ class Agent:
     def run_one_turn(
         self, prompt: str, from_user: bool, continuation: bool, images: Sequence[Image] = ()
     ) -> TurnResult:
+        too_large = prompt_too_large(self.config, self.parts, prompt, images)
+        if too_large is not None:
+            return TurnResult(PromptTooLarge.status, PromptTooLarge.exit_code, too_large, "", 0)
         state = self.conversation
         state.turns += 1
         turn = Turn(

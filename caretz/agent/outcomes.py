@@ -85,6 +85,14 @@ class StoppedByHook(TurnEnd):
     exit_code = 6
 
 
+class PromptTooLarge(TurnEnd):
+    """The prompt alone is over the model's window (agent/prompt_room.py): nothing was
+    sent, and the conversation does not keep it; fixed by the user, as a usage error."""
+
+    status = "usage_error"
+    exit_code = 2
+
+
 # Not a turn's end: a goal's evaluator found the goal cannot be met (agent/goal_driver.py).
 GOAL_IMPOSSIBLE = 5
 

@@ -22,7 +22,7 @@ from caretz.agent.limits import RunTotals, UsageLimits
 from caretz.guard.seam import Guard, NullGuard
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, Reasoning, Usage
-from caretz.providers.base import Provider, Retrying
+from caretz.providers.base import Provider, Retrying, Waiting
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 
@@ -38,6 +38,7 @@ class TurnListener(Protocol):
     def on_thinking(self, text: str) -> None: ...
     def on_retry(self, event: Retrying) -> None: ...
     def on_response_start(self) -> None: ...
+    def on_waiting(self, event: Waiting) -> None: ...
 
 
 class QuietListener:
@@ -51,6 +52,9 @@ class QuietListener:
         pass
 
     def on_response_start(self) -> None:
+        pass
+
+    def on_waiting(self, event: Waiting) -> None:
         pass
 
 

@@ -6,6 +6,9 @@ where it stands: no `Turn.Ended` in the log, a running command left to its fate.
 thread, so the path Ctrl-C takes runs: the bash tool kills its command's process group, the
 turn loop answers the open tool calls and writes `Turn.Ended`, and the exit code is
 128 + the signal's number (143, 129).
+
+A signal the process was started with ignored stays ignored: `nohup caretz -p …` asked
+for hangups to pass it by, and a handler would end the run on the first one.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ class Terminated(KeyboardInterrupt):
 @contextmanager
 def signals_interrupt() -> Iterator[None]:
     """While inside, the first SIGTERM or SIGHUP raises Terminated; later ones are ignored
-    so the clean-up they started can finish."""
+    so the clean-up they started can finish. One ignored when the block starts (inherited
+    as ignored: nohup, a shell's `trap '' TERM`) stays ignored."""
     received: list[int] = []
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -45,12 +49,21 @@ def signals_interrupt() -> Iterator[None]:
         received.append(signum)
         raise Terminated(signum)
 
-    previous = {signum: signal.signal(signum, interrupt) for signum in ENDING_SIGNALS}
+    previous = {
+        signum: signal.signal(signum, interrupt)
+        for signum in ENDING_SIGNALS
+        if not is_ignored(signum)
+    }
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def is_ignored(signum: int) -> bool:
+    """Whether `signum` is ignored now (as a child that inherited SIG_IGN starts)."""
+    return signal.getsignal(signum) == signal.SIG_IGN
 
 
 def interrupted_by(interrupt: KeyboardInterrupt) -> Interrupted:

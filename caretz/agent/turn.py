@@ -33,7 +33,13 @@ from caretz.agent.request import turn_request
 from caretz.agent.result_room import tool_context
 from caretz.agent.signals import interrupted_by
 from caretz.agent.tool_batch import run_parallel
-from caretz.agent.turn_stream import ABORTED, PromptTooLong, StreamCut, close_stream
+from caretz.agent.turn_stream import (
+    ABORTED,
+    PromptTooLong,
+    StreamCut,
+    close_stream,
+    retrying_record,
+)
 from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.lazy_dataclass import lazy_dataclass
@@ -52,6 +58,7 @@ from caretz.providers.base import (
     Retrying,
     TextDelta,
     ThinkingDelta,
+    Waiting,
     is_prompt_too_long,
 )
 from caretz.session.records import loop as records
@@ -270,17 +277,11 @@ class Turn:
         if isinstance(event, ThinkingDelta):
             listener.on_thinking(event.text)
             self.check_stream(guard.on_thinking(event.text), partial)
+        elif isinstance(event, Waiting):
+            listener.on_waiting(event)  # no answer yet: a view may say so
         elif isinstance(event, Retrying):
             listener.on_retry(event)
-            discarded = event.discarded.to_dict() if event.discarded is not None else None
-            self.emit(
-                records.ProviderRetrying(
-                    attempt=event.attempt,
-                    delay_s=event.delay_s,
-                    reason=event.reason,
-                    discarded=discarded,
-                )
-            )
+            self.emit(retrying_record(event))
             return ""  # the next attempt streams the reply from its start
         return partial
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from caretz.messages import Message, ModelResponse, Usage
-from caretz.providers.base import ProviderError
+from caretz.providers.base import ProviderError, Retrying
+from caretz.session.records.loop import ProviderRetrying
 
 ABORTED = "aborted"
 
@@ -31,6 +32,14 @@ class StreamCut(Exception):
     def response(self, model: str) -> ModelResponse:
         text = f"{self.partial}\n[stream stopped by the loop guard: {self.reason}]"
         return ModelResponse(Message("assistant", text), Usage(), ABORTED, model)
+
+
+def retrying_record(event: Retrying) -> ProviderRetrying:
+    """The log's record of a retry (with the partial reply it discards, if any)."""
+    discarded = event.discarded.to_dict() if event.discarded is not None else None
+    return ProviderRetrying(
+        attempt=event.attempt, delay_s=event.delay_s, reason=event.reason, discarded=discarded
+    )
 
 
 def close_stream(events: Iterator[object]) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from caretz.api.events import Event
     from caretz.api.result import GuardVerdict
     from caretz.app.session import View
-    from caretz.providers.base import Retrying
+    from caretz.providers.base import Retrying, Waiting
 
 
 class Relay:
@@ -34,6 +34,10 @@ class Relay:
     def on_response_start(self) -> None:
         if self.view is not None:
             self.view.on_response_start()
+
+    def on_waiting(self, event: Waiting) -> None:
+        if self.view is not None:
+            self.view.on_waiting(event)
 
     def on_text(self, text: str) -> None:
         if self.view is not None:

@@ -6,7 +6,9 @@ so the path Ctrl-C takes runs: the bash tool ends its command's process group, t
 loop answers the open tool calls and writes `Turn.Ended`, the outcome is "interrupted".
 
 - In the main thread it sends SIGINT to it (`signal.pthread_kill`): Ctrl-C itself, which
-  also breaks any wait the thread is blocked in (a socket read, a lock, a sleep).
+  also breaks any wait the thread is blocked in (a socket read, a lock, a sleep). With
+  SIGINT inherited as ignored (a job started with `&` by a script) there is no handler
+  to run, so the main thread is treated as any other.
 - In another thread there is no signal to send, so the interrupt is raised there with
   `PyThreadState_SetAsyncExc`. That lands the next time the thread runs Python code,
   which a thread blocked inside a C call does not: the bash tool's wait wakes every 50 ms
@@ -74,7 +76,10 @@ class Canceller:
             if worker is None:
                 return False
             self._sent = True
-            if worker == threading.main_thread().ident:
+            # SIGINT inherited as ignored stays so (agent/signals.py): no signal to send.
+            if worker == threading.main_thread().ident and callable(
+                signal.getsignal(signal.SIGINT)
+            ):
                 signal.pthread_kill(worker, signal.SIGINT)
                 return True
             _raise_in(worker, KeyboardInterrupt)

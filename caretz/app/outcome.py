@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from caretz.agent.outcomes import PromptTooLarge
 from caretz.agent.signals import interrupted_by
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.usage_error import USAGE_ERROR
@@ -44,7 +45,10 @@ class Outcome:
 
 
 def turn_outcome(result: TurnResult) -> Outcome:
-    return Outcome(result.status, result.exit_code, result.message, result.text)
+    """A turn's outcome; a turn refused before its request (a prompt over the window) sent
+    nothing."""
+    sent = result.status != PromptTooLarge.status
+    return Outcome(result.status, result.exit_code, result.message, result.text, sent=sent)
 
 
 def goal_outcome(run: GoalRun) -> Outcome:

@@ -23,6 +23,7 @@ mcp_command = lazy_module("caretz.commands.mcp")
 hooks_command = lazy_module("caretz.commands.hooks")
 worktree_command = lazy_module("caretz.commands.worktree")
 trust_command = lazy_module("caretz.commands.trust")
+doctor_command = lazy_module("caretz.commands.doctor")
 acp_server = lazy_module("caretz.acp.server")
 
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
@@ -55,6 +56,7 @@ def add_subcommands(app: typer.Typer) -> None:
     app.command("batch")(batch)
     app.command("rewind")(rewind)
     app.command("trust")(trust)
+    app.command("doctor")(doctor)
     app.command("acp")(acp_command)
 
 
@@ -180,6 +182,13 @@ def trust(
     """Show what this project's configuration lets caretz do (its allow rules, hooks, MCP
     servers, command files with shell lines) and approve it, whole, as it is now."""
     raise typer.Exit(trust_command.trust_command(ctx.obj, yes=yes, show=show, revoke=revoke))
+
+
+def doctor(ctx: typer.Context) -> None:
+    """What is set up here: provider keys (never their values), the default model and
+    whether it can run, the sandbox, git, ripgrep, MCP servers, the data dir, the project's
+    approval; a fix for each problem. Exit 0 when the default model can run, else 1."""
+    raise typer.Exit(doctor_command.doctor_command(ctx.obj))
 
 
 def acp_command(ctx: typer.Context) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,10 +13,24 @@ from caretz.commands.loading import load_settings
 from caretz.config.sandbox import installation_problem, sandbox_policy, session_programs
 from caretz.config_base import ConfigError
 from caretz.sandbox.detect import Backend, SandboxCheck, check_sandbox, render_check
+from caretz.sandbox.policy import guarded_roots
 from caretz.usage_error import fail
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
+    from caretz.config.settings import Settings
+
+
+def sandbox_report(
+    settings: Settings, workspace: Path, env: Mapping[str, str], check: SandboxCheck | None = None
+) -> tuple[SandboxCheck, list[str], str | None]:
+    """What sandbox works here (`check`, probed unless given), the writable roots, and why a
+    session would refuse to start under it (None: it would not); raises ConfigError."""
+    policy = sandbox_policy(settings, workspace, env)
+    if check is None:
+        check = check_sandbox(policy.mode, policy.network, programs=session_programs(policy, env))
+    roots = [str(root) for root in guarded_roots(policy)]
+    return check, roots, installation_problem(policy, check)
 
 
 def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
@@ -25,15 +40,9 @@ def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | N
         return fail(f"--output {output!r}: use text or json")
     try:
         settings = load_settings(overrides)
-        policy = sandbox_policy(settings, Path.cwd(), os.environ)
+        check, roots, refused = sandbox_report(settings, Path.cwd(), os.environ, check)
     except ConfigError as error:
         return fail(str(error))
-    if check is None:
-        check = check_sandbox(
-            policy.mode, policy.network, programs=session_programs(policy, os.environ)
-        )
-    roots = [str(root) for root in policy.writable_roots]
-    refused = installation_problem(policy, check)
     if output == "json":
         data = {**check.as_dict(), "writable_roots": roots, "installation_problem": refused}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

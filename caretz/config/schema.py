@@ -157,8 +157,10 @@ class Profile(Section):
     max_tool_calls: ToolCallLimit | None = None  # None: no limit
     max_budget_usd: BudgetUsd | None = None  # None: no limit
     bash_timeout: PositiveDuration = "120s"
-    # A model's stream that sends nothing (no byte, no keep-alive) this long is retried.
-    stream_idle_timeout: PositiveDuration = "90s"
+    # No answer this long after a request went out: that attempt is given up (retried once).
+    first_byte_timeout: PositiveDuration = "50s"
+    # A model's stream that sends nothing (no byte, no keep-alive) this long: given up the same way.
+    stream_idle_timeout: PositiveDuration = "50s"
     max_retries: int = Field(4, ge=0, le=10)  # of a failed model request, with backoff
     output: Output = "text"
     system_prompt: str | None = None  # appended to caretz's own system prompt
@@ -185,6 +187,10 @@ class Profile(Section):
     @property
     def stream_idle_timeout_s(self) -> float:
         return parse_duration(self.stream_idle_timeout)
+
+    @property
+    def first_byte_timeout_s(self) -> float:
+        return parse_duration(self.first_byte_timeout)
 
 
 class PriceEntry(Section):

@@ -81,7 +81,8 @@ class ProfileValues(NamedTuple):
     max_tool_calls: int | None = None
     max_budget_usd: float | None = None
     bash_timeout_s: float = 120.0
-    stream_idle_timeout_s: float = 90.0
+    stream_idle_timeout_s: float = 50.0
+    first_byte_timeout_s: float = 50.0
     max_retries: int = 4
     output: Output = "text"
     system_prompt: str | None = None
@@ -139,6 +140,7 @@ def of_profile(profile: Any) -> ProfileValues:
         max_budget_usd=profile.max_budget_usd,
         bash_timeout_s=profile.bash_timeout_s,
         stream_idle_timeout_s=profile.stream_idle_timeout_s,
+        first_byte_timeout_s=profile.first_byte_timeout_s,
         max_retries=profile.max_retries,
         output=profile.output,
         system_prompt=profile.system_prompt,

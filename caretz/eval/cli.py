@@ -324,7 +324,7 @@ def open_judge(
     model = providers_resolve.resolve_model(
         ref, settings.providers, base_url, env, config_file=settings.config_path
     )
-    provider = runtime_models.open_provider(model, env)
+    provider = runtime_models.open_provider(model, env, runtime_models.request_limits(settings))
     level = reasoning or settings.loop_guard.judge.reasoning or "off"
     return OpenedJudge(
         runtime_judge.model_judge(provider, model.model_id, model.ref, level), model, level

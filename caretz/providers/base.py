@@ -37,11 +37,20 @@ class Retrying:
 
 
 @lazy_dataclass(frozen=True)
+class Waiting:
+    """The request went out `waited_s` ago and no answer has come yet; at `limit_s`
+    (firstByteTimeout) the attempt is given up. Told about once a second."""
+
+    waited_s: float
+    limit_s: float
+
+
+@lazy_dataclass(frozen=True)
 class Completed:
     response: ModelResponse
 
 
-StreamEvent = TextDelta | ThinkingDelta | ToolCallStarted | Retrying | Completed
+StreamEvent = TextDelta | ThinkingDelta | ToolCallStarted | Retrying | Waiting | Completed
 
 
 class Provider(Protocol):

@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 from caretz.messages import Image, Message, ModelRequest, ToolSpec
 from caretz.providers.base import StreamEvent
 from caretz.providers.draft import PendingCall
+from caretz.providers.retries import describe_error
 from caretz.providers.sse import (
     SSEEvent,
     SSEProvider,
     StreamFailure,
     StreamParser,
-    describe_error,
     is_transient,
     load_chunk,
 )

@@ -145,7 +145,8 @@ def entry_for_model(entry: ProviderEntry, model_id: str) -> ProviderEntry:
 
 def create_provider(entry: ProviderEntry, api_key: str | None, **options: Any) -> Provider:
     """A provider for `entry`. Options: base_url, max_retries, sleep, timeout_s,
-    idle_timeout_s, explicit_url (default: whether the entry's URL is the user's), client."""
+    idle_timeout_s, first_byte_timeout_s, explicit_url (default: whether the entry's URL is
+    the user's), client, clock."""
     factory = PROTOCOLS.get(entry.protocol)
     if factory is None:
         known = ", ".join(sorted(PROTOCOLS))

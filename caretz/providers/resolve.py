@@ -13,7 +13,12 @@ from pathlib import Path
 
 from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.providers.registry import BUILTIN_PROVIDERS, ProviderEntry, entry_for_model
+from caretz.providers.registry import (
+    BUILTIN_PROVIDERS,
+    KNOWN_MODELS,
+    ProviderEntry,
+    entry_for_model,
+)
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
 CUSTOM_PROVIDER = "custom"
@@ -88,5 +93,51 @@ def api_key_for(entry: ProviderEntry, env: Mapping[str, str]) -> str | None:
         return None
     key = env.get(entry.api_key_env, "").strip()
     if not key:
-        raise ConfigError(f"missing API key for provider {entry.name!r}: set {entry.api_key_env}")
+        raise ConfigError(missing_key_message(entry, env))
     return key
+
+
+def missing_key_message(entry: ProviderEntry, env: Mapping[str, str]) -> str:
+    """A missing key in one line, with the other ways in: a key that is set (or the
+    providers' keys), an OpenAI-compatible server, a GGUF file; never a key's value."""
+    others = key_providers(exclude=entry.api_key_env)
+    have = [
+        f"{var} is set: --model {example_ref(name)}"
+        for name, var in others
+        if env.get(var, "").strip()
+    ]
+    if not have:
+        (name, variable), rest = others[0], ", ".join(var for _, var in others[1:])
+        have = [
+            f"another provider's key ({variable} with --model {example_ref(name)}; {rest} likewise)"
+        ]
+    ways = [
+        *have,
+        "an OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) with --base-url "
+        "http://127.0.0.1:8080/v1 --model NAME",
+        "a GGUF model file with --model local/PATH.gguf (pip install 'caretz[local]')",
+    ]
+    return (
+        f"missing API key for provider {entry.name!r}: set {entry.api_key_env}, or take "
+        f"another way in: {'; '.join(ways)}; caretz doctor says what is set up here"
+    )
+
+
+def key_providers(exclude: str | None = None) -> list[tuple[str, str]]:
+    """The built-in providers that take a key, one per key variable: (name, variable)."""
+    seen = {exclude}
+    found: list[tuple[str, str]] = []
+    for name, entry in BUILTIN_PROVIDERS.items():
+        variable = entry.api_key_env
+        if variable is not None and variable not in seen:
+            seen.add(variable)
+            found.append((name, variable))
+    return found
+
+
+def example_ref(provider: str) -> str:
+    """A model of `provider` to name in a hint (the newest known one, else a placeholder)."""
+    if DEFAULT_MODEL.startswith(f"{provider}/"):
+        return DEFAULT_MODEL
+    known = KNOWN_MODELS.get(provider)
+    return f"{provider}/{known[0]}" if known else f"{provider}/MODEL"

@@ -1,4 +1,4 @@
-"""What both wire protocols share: SSE framing, the parser seam, retries.
+"""What both wire protocols share: SSE framing, the parser seam, the attempts and their retrying.
 
 A protocol module supplies the URL path, the headers, the request body and a parser
 that turns SSE events into stream events, building the reply in a MessageDraft
@@ -14,12 +14,9 @@ import socket
 import time
 import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from dataclasses import field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from caretz import __version__, inbound
-from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, ModelRequest
 from caretz.providers import wire
@@ -28,23 +25,26 @@ from caretz.providers.base import (
     ProviderError,
     Retrying,
     StreamEvent,
+    Waiting,
     has_images,
     refuses_images,
 )
 from caretz.providers.draft import CLIP_CHARS, MessageDraft, OutputBound
+from caretz.providers.retries import (
+    DEFAULT_FIRST_BYTE_TIMEOUT_S,
+    DEFAULT_IDLE_TIMEOUT_S,
+    TIMEOUT_RETRIES,
+    FailedAttempt,
+    error_detail,
+    is_retryable_status,
+    retry_delay,
+)
 from caretz.text import shorten
 
 if TYPE_CHECKING:
     from caretz.providers.entry import ProviderEntry
 
-email_utils = lazy_module("email.utils")  # a Retry-After HTTP date, rare: not loaded at start
-
-MAX_BACKOFF_S = 30.0
-DEFAULT_IDLE_TIMEOUT_S = 90.0  # streamIdleTimeout: no byte (nor keep-alive) for this long
-QUICK_RETRY_S = 0.5  # before the one retry of a refused connection to a URL the user gave
-# A server asking for a longer pause than this gets a retry after this long instead,
-# so a session never sits silent for minutes.
-MAX_RETRY_AFTER_S = 60.0
+WAITING_TICK_S = 1.0  # how often a wait for the answer is told (`Waiting`)
 
 
 # --- SSE framing -------------------------------------------------------------------------
@@ -131,76 +131,6 @@ def read_event(parser: StreamParser, event: SSEEvent) -> Iterator[StreamEvent]:
         raise StreamFailure(f"malformed event ({what}): {inbound.clipped(event.data)}") from None
 
 
-# --- Retries --------------------------------------------------------------------------
-
-
-def is_retryable_status(status: int) -> bool:
-    return status in (408, 429) or 500 <= status <= 599
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """The pause a server asked for via retry-after-ms or Retry-After (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email_utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def retry_delay(retry_number: int, headers: Mapping[str, str]) -> float:
-    """Seconds before retry `retry_number` (1-based): the server's hint, else 1, 2, 4… ≤ 30."""
-    hinted = retry_after_seconds(headers)
-    if hinted is not None:
-        return min(hinted, MAX_RETRY_AFTER_S)
-    return min(2.0 ** (retry_number - 1), MAX_BACKOFF_S)
-
-
-def error_detail(response: wire.Response) -> str:
-    """The server's own words about an HTTP error, e.g. "overloaded_error: Overloaded"."""
-    try:
-        payload = inbound.load_json(response.read(), "the error")
-    except ValueError:
-        return shorten(response.text.strip(), CLIP_CHARS) or response.reason_phrase or "no details"
-    return describe_error(payload) or shorten(response.text.strip(), CLIP_CHARS) or "no details"
-
-
-def describe_error(payload: Any) -> str:
-    if not isinstance(payload, dict):
-        return ""
-    error = payload.get("error", payload)
-    if isinstance(error, str):
-        return error
-    if not isinstance(error, dict):
-        return ""
-    kind = error.get("type") or error.get("code")
-    message = error.get("message") or error.get("detail")
-    return ": ".join(str(part) for part in (kind, message) if part)
-
-
-@lazy_dataclass(frozen=True)
-class _Retry:
-    reason: str
-    status: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    partial: Message | None = None  # what the attempt streamed before it broke off
-    refused: bool = False  # nothing listens at the URL
-
-
 # --- The provider base ----------------------------------------------------------------
 
 
@@ -224,9 +154,11 @@ class SSEProvider:
         sleep: Callable[[float], None] = time.sleep,
         timeout_s: float = 600,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        first_byte_timeout_s: float = DEFAULT_FIRST_BYTE_TIMEOUT_S,
         explicit_url: bool = False,
         client: wire.Client | None = None,
         server_search: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.name = entry.name
         # The provider's own web search, at most this many searches a request (None: not
@@ -241,6 +173,8 @@ class SSEProvider:
         self.refusal_is_final = explicit_url or names_this_machine(self.base_url)
         self.timeout_s = timeout_s
         self.idle_timeout_s = min(idle_timeout_s, timeout_s)
+        self.first_byte_timeout_s = min(first_byte_timeout_s, timeout_s)
+        self._clock = clock
         # A key read from a file often ends in a newline that HTTP headers cannot carry.
         self._api_key = api_key.strip() if api_key else api_key
         self._sleep = sleep
@@ -282,20 +216,22 @@ class SSEProvider:
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         body = self.build_body(request) | self.entry.extra_body | request.extra_body
-        retries = 0
+        retries = timeouts = 0
         while True:
             retry = yield from self._attempt(request, body)
             if retry is None:
                 return
             quick = retry.refused and self.refusal_is_final
-            if retries >= (min(self.max_retries, 1) if quick else self.max_retries):
+            budget = min(self.max_retries, 1) if quick else self.max_retries
+            timeouts += retry.timed_out
+            if retries >= budget or timeouts > TIMEOUT_RETRIES:
                 raise self._give_up(retry, retries + 1)
             retries += 1
             delay = retry_delay(retries, retry.headers)  # the first retry's: 1 s
             yield Retrying(retries, delay, retry.reason, discarded=retry.partial)
             self._sleep(delay)
 
-    def _give_up(self, retry: _Retry, attempts: int) -> ProviderError:
+    def _give_up(self, retry: FailedAttempt, attempts: int) -> ProviderError:
         tried = f"gave up after {attempts} attempts: " if attempts > 1 else ""
         if retry.refused and self.refusal_is_final:  # the URL says it all, not "custom"
             return self._error(
@@ -307,7 +243,7 @@ class SSEProvider:
 
     def _attempt(
         self, request: ModelRequest, body: dict[str, Any]
-    ) -> Generator[StreamEvent, None, _Retry | None]:
+    ) -> Generator[StreamEvent, None, FailedAttempt | None]:
         parser = self.new_parser()
         bound = OutputBound.of(body, request)
         started = False
@@ -315,7 +251,8 @@ class SSEProvider:
         try:
             data = inbound.utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
             headers = {**self._headers(), **self.request_headers(body)}
-            with self._http().stream("POST", self.url, data, headers) as resp:
+            with self._http().exchange("POST", self.url, data, headers) as sent:
+                resp = yield from self._answer(sent)
                 if resp.status_code >= 400:
                     return self._http_failure(resp, request.model, has_images(request))
                 headers = resp.headers
@@ -351,11 +288,30 @@ class SSEProvider:
             if not retryable:
                 raise self._error(f"{self.name}: {reason}", partial=partial) from None
             refused = isinstance(exc, wire.ConnectFailed) and not started
-            return _Retry(reason, headers=headers, partial=partial, refused=refused)
+            timed_out = isinstance(exc, wire.TimedOut)
+            return FailedAttempt(
+                reason, headers=headers, partial=partial, refused=refused, timed_out=timed_out
+            )
         yield Completed(parser.draft.response(request.model, self.stop_aliases))
         return None
 
-    def _http_failure(self, response: wire.Response, model: str, images: bool) -> _Retry:
+    def _answer(self, sent: wire.Exchange) -> Generator[StreamEvent, None, wire.Response]:
+        """The answer's head, `Waiting` told each second until it comes; raises
+        wire.TimedOut once firstByteTimeout has passed without it. Each slice ends before
+        the limit does, so the last `Waiting` always comes before the timeout."""
+        limit = self.first_byte_timeout_s
+        tick = min(WAITING_TICK_S, limit / 4)
+        started = self._clock()
+        while True:
+            waited = self._clock() - started
+            if waited >= limit:
+                raise wire.TimedOut("no answer", reading=False, answering=True)
+            response = sent.answer(min(tick, limit - waited))
+            if response is not None:
+                return response
+            yield Waiting(self._clock() - started, limit)
+
+    def _http_failure(self, response: wire.Response, model: str, images: bool) -> FailedAttempt:
         response.read()
         status = response.status_code
         detail = error_detail(response)
@@ -379,7 +335,7 @@ class SSEProvider:
                 status=status,
             )
         if is_retryable_status(status):
-            return _Retry(f"HTTP {status} {detail}", status, response.headers)
+            return FailedAttempt(f"HTTP {status} {detail}", status, response.headers)
         raise self._error(f"{self.name}: HTTP {status} {detail}", status=status)
 
     def _refuse_whole_json(self, response: wire.Response) -> None:
@@ -398,12 +354,17 @@ class SSEProvider:
             return exc.reason, exc.retryable
         if isinstance(exc, wire.TooLong):
             return str(exc), False
-        timed_out = isinstance(exc, wire.TimedOut)
-        if timed_out and exc.reading and self.idle_timeout_s < self.timeout_s:
+        if isinstance(exc, wire.TimedOut) and exc.answering:
+            waited = self.first_byte_timeout_s
+            return f"no answer from {self.url} within {waited:g}s (firstByteTimeout)", True
+        if isinstance(exc, wire.TimedOut) and exc.reading:
             idle = self.idle_timeout_s
-            return f"no response from {self.url} within {idle:g}s (streamIdleTimeout)", True
-        if timed_out:
-            return f"no response from {self.url} within {self.timeout_s:g}s", True
+            return (
+                f"the stream from {self.url} sent nothing for {idle:g}s (streamIdleTimeout)",
+                True,
+            )
+        if isinstance(exc, wire.TimedOut):
+            return f"no connection to {self.url} within {min(self.timeout_s, 30.0):g}s", True
         if isinstance(exc, wire.ConnectFailed):
             return f"could not connect to {self.url}: {exc}", True
         return f"the connection to {self.url} failed: {str(exc) or type(exc).__name__}", True

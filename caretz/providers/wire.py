@@ -45,9 +45,10 @@ class ConnectFailed(WireError):
 
 
 class TimedOut(WireError):
-    def __init__(self, message: str, *, reading: bool):
+    def __init__(self, message: str, *, reading: bool, answering: bool = False):
         super().__init__(message)
         self.reading = reading  # True: the answer began and then went quiet
+        self.answering = answering  # True: the request went out and no answer came
 
 
 class Broken(WireError):
@@ -187,21 +188,19 @@ class Client:
     def stream(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
     ) -> Iterator[Response]:
-        """The answer to one request, its body unread; its connection is kept for the next
-        request only when the body was read to its end."""
-        conn, response = self._send(method, url, body, headers)
-        try:
+        """The answer to one request, its body unread (waiting `read_s` for it); its
+        connection is kept for the next request only when the body was read to its end."""
+        with self.exchange(method, url, body, headers) as sent:
+            response = sent.answer(self.read_s)
+            if response is None:
+                raise TimedOut("timed out waiting for the server", reading=False, answering=True)
             yield response
-        finally:
-            if response.finished and conn.reusable():
-                conn.next_exchange()
-                self._keep(conn)
-            else:
-                conn.close()
 
-    def _send(
+    @contextlib.contextmanager
+    def exchange(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
-    ) -> tuple[Connection, Response]:
+    ) -> Iterator[Exchange]:
+        """One request sent, its answer awaited a slice at a time (`Exchange.answer`)."""
         target = _split(url)
         proxy = self._proxy(target)
         key: Key = (
@@ -214,25 +213,12 @@ class Client:
             connection.proxy_auth(_split(proxy)) if proxy and target.scheme == "http" else None
         )
         request = _request(method, target, headers, body, forwarding)
-        for attempt in (1, 2):
-            conn = self._kept(key)
-            reused = conn is not None
-            conn = conn or self._connect(key, forwarding)
-            try:
-                conn.send(request, *([h11.Data(data=body)] if body else []), h11.EndOfMessage())
-                return conn, Response(conn, conn.head())
-            except (NoAnswer, ConnectionResetError, BrokenPipeError):
-                conn.close()
-                if reused and attempt == 1:
-                    continue  # the server had closed the idle connection: a fresh one
-                raise Broken("the server closed the connection before answering") from None
-            except (TimeoutError, h11.ProtocolError, OSError) as error:
-                conn.close()
-                raise _told(conn, error) from None
-            except BaseException:  # Ctrl-C while waiting: the connection is not kept
-                conn.close()
-                raise
-        raise AssertionError("unreachable")
+        events = (request, *([h11.Data(data=body)] if body else []), h11.EndOfMessage())
+        sent = Exchange(self, key, events, forwarding)
+        try:
+            yield sent
+        finally:
+            sent.end()
 
     def _proxy(self, target: SplitResult) -> str | None:
         if not self.trust_env:
@@ -279,6 +265,77 @@ class Client:
         if self.on_socket is not None:
             self.on_socket(sock)
         return Connection(sock, key, forwarding)
+
+
+class Exchange:
+    """A request on its connection and the wait for its answer: `answer(wait_s)` gives
+    the answer's head once it came, or None when nothing came within `wait_s`, so the
+    caller can say it is still waiting and ask again. A kept connection the server had
+    closed while it sat idle is replaced, and the request sent again, once."""
+
+    def __init__(
+        self,
+        client: Client,
+        key: Key,
+        events: tuple[h11.Event, ...],
+        forwarding: dict[str, str] | None,
+    ):
+        self._client, self._key, self._events, self._forwarding = client, key, events, forwarding
+        self.response: Response | None = None
+        conn = client._kept(key)
+        self._fresh = conn is None  # a new connection: no second chance
+        self._conn = conn or client._connect(key, forwarding)
+        self._send()
+
+    def _send(self) -> None:
+        while True:
+            try:
+                self._conn.send(*self._events)
+                return
+            except BaseException as error:
+                self._failed(error)
+
+    def answer(self, wait_s: float) -> Response | None:
+        """The answer's head if it comes within `wait_s` (None: not yet; ask again)."""
+        while self.response is None:
+            conn = self._conn
+            try:
+                conn.sock.settimeout(max(wait_s, 0.001))
+                head = conn.head()
+            except TimeoutError:
+                return None  # nothing yet: the connection stays as it is
+            except BaseException as error:
+                self._failed(error)
+                self._send()
+                continue
+            finally:
+                with contextlib.suppress(OSError):
+                    conn.sock.settimeout(self._client.read_s)
+            self.response = Response(conn, head)
+        return self.response
+
+    def _failed(self, error: BaseException) -> None:
+        """The connection failed: replace a stale kept one (returns: send again), or raise
+        the failure as one of the kinds above."""
+        self._conn.close()
+        if isinstance(error, (NoAnswer, ConnectionResetError, BrokenPipeError)):
+            if self._fresh:
+                raise Broken("the server closed the connection before answering") from None
+            self._fresh = True  # the server had closed the idle connection: a fresh one
+            self._conn = self._client._connect(self._key, self._forwarding)
+            return
+        if isinstance(error, (TimeoutError, h11.ProtocolError, OSError)):
+            raise _told(self._conn, error) from None
+        raise error  # Ctrl-C while waiting: the connection is not kept
+
+    def end(self) -> None:
+        """Keep the connection for the next request when the answer was read whole."""
+        conn, response = self._conn, self.response
+        if response is not None and response.finished and conn.reusable():
+            conn.next_exchange()
+            self._client._keep(conn)
+        else:
+            conn.close()
 
 
 def _request(
@@ -365,6 +422,7 @@ __all__ = [
     "Broken",
     "Client",
     "ConnectFailed",
+    "Exchange",
     "Response",
     "TimedOut",
     "WireError",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from caretz.agent.prompts import SessionEnvironment
 from caretz.lazy import lazy_module
+from caretz.sandbox.policy import guarded_roots
 from caretz.tools.asking import NobodyAsks
 
 sandbox_landlock = lazy_module("caretz.sandbox.landlock")  # ctypes: only under Landlock
@@ -34,7 +35,8 @@ def session_environment(
         permission_mode=settings.permission_mode,
         backend=sandbox.backend.value if sandbox is not None and enforced else "none",
         network=bool(sandbox and sandbox.policy.network),
-        writable=sandbox.policy.writable_roots if sandbox is not None else (),
+        # A root on a read-only mount is told as it is: nothing there can be written.
+        writable=guarded_roots(sandbox.policy) if sandbox is not None else (),
         headless=isinstance(permissions.asker, NobodyAsks),
         git=sandbox.git_path if sandbox is not None else None,
         git_status=git_status,

@@ -17,7 +17,7 @@ from caretz.guard.model import JudgeResult
 from caretz.lazy import lazy_module
 from caretz.pricing import cost_usd
 from caretz.providers.base import collect
-from caretz.runtime.models import open_provider
+from caretz.runtime.models import open_provider, request_limits
 from caretz.session.events import Emit
 
 guard_judge = lazy_module("caretz.guard.judge")  # the judge's prompt: only when one is built
@@ -68,7 +68,11 @@ def build_evaluator(settings: Settings, env: Mapping[str, str]) -> ModelEvaluato
     if reasoning is None and configured.model is None:
         reasoning = settings.loop_guard.judge.reasoning  # the guard's judge evaluates
     provider = open_provider(
-        model, env, role="the goal's evaluator", choose_with="goal.judge.model"
+        model,
+        env,
+        request_limits(settings),
+        role="the goal's evaluator",
+        choose_with="goal.judge.model",
     )
     return goal_evaluator.ModelEvaluator(
         completion(provider), model.model_id, model.ref, reasoning or "off"
@@ -82,6 +86,7 @@ def build_judge(settings: Settings, session_model: ResolvedModel, env: Mapping[s
     provider = open_provider(
         judge_model,
         env,
+        request_limits(settings),
         role="the loop guard's judge",
         choose_with="--loop-guard-model or loopGuard.judge.model",
     )

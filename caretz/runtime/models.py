@@ -12,6 +12,7 @@ from caretz.lazy import lazy_module
 from caretz.providers.model_limits import server_context_window
 from caretz.providers.registry import create_provider
 from caretz.providers.resolve import CUSTOM_PROVIDER, api_key_for, resolve_model
+from caretz.providers.retries import RequestLimits
 
 local_models = lazy_module("caretz.providers.local")  # llama.cpp's servers: a local/… model's
 
@@ -22,19 +23,30 @@ if TYPE_CHECKING:
     from caretz.providers.resolve import ResolvedModel
 
 
+def request_limits(settings: Settings) -> RequestLimits:
+    """The profile's timeouts and retries, for every provider a session opens."""
+    values = settings.values
+    return RequestLimits(
+        first_byte_timeout_s=values.first_byte_timeout_s,
+        idle_timeout_s=values.stream_idle_timeout_s,
+        max_retries=values.max_retries,
+    )
+
+
 def open_provider(
     model: ResolvedModel,
     env: Mapping[str, str],
+    limits: RequestLimits,
     servers: LocalServers | None = None,
     *,
     role: str = "",
     choose_with: str = "",
     **options: Any,
 ) -> Provider:
-    """A provider for `model`; a local model's server is started first (once per process).
-    `role` names what the model is for ("the loop guard's judge") in a missing key's
-    message, and `choose_with` where another one is named; `options` go to the provider
-    (create_provider's).
+    """A provider for `model`, waiting and retrying as `limits` say; a local model's
+    server is started first (once per process). `role` names what the model is for ("the
+    loop guard's judge") in a missing key's message, and `choose_with` where another one
+    is named; `options` go to the provider (create_provider's).
 
     Raises ConfigError when the model cannot be reached that way (a missing key, a
     local model that cannot be loaded).
@@ -54,7 +66,7 @@ def open_provider(
             f"{role}, {model.ref}, needs {entry.api_key_env}: set it, or name a model your "
             f"keys reach with {choose_with}"
         ) from None
-    return create_provider(entry, key, **options)
+    return create_provider(entry, key, **limits._asdict(), **options)
 
 
 def served_context_window(provider: Provider) -> int | None:

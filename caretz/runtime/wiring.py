@@ -29,7 +29,12 @@ from caretz.providers.model_limits import images_refusal
 from caretz.runtime.environment import session_environment
 from caretz.runtime.hooks import tool_hooks
 from caretz.runtime.judge import SessionJudge
-from caretz.runtime.models import context_window, open_provider, served_context_window
+from caretz.runtime.models import (
+    context_window,
+    open_provider,
+    request_limits,
+    served_context_window,
+)
 from caretz.runtime.permissions import build_tools, commands_sandboxed
 from caretz.runtime.web import web_setup
 from caretz.session.events import EventLog
@@ -110,13 +115,7 @@ def session_provider(
     web searches a request may make; None: not offered); raises ConfigError (no price for
     a budget, a missing key) before anything is sent."""
     check_budget_is_priceable(settings)
-    return open_provider(
-        settings.model,
-        env,
-        idle_timeout_s=settings.values.stream_idle_timeout_s,
-        max_retries=settings.values.max_retries,
-        server_search=server_search,
-    )
+    return open_provider(settings.model, env, request_limits(settings), server_search=server_search)
 
 
 def wire_agent(

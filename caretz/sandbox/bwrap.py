@@ -7,7 +7,8 @@ The view a command gets:
   /tmp              the session's own directory (sandbox/runtime.py), shared by its
                     commands and removed when the session ends; a private tmpfs where
                     the caller gives none
-  writable roots    bound read-write (read-only in read-only mode)
+  writable roots    bound read-write (read-only in read-only mode, and where the root
+                    lies on a read-only mount: a read-only project needs no covers)
   .git/hooks, .git/config, .caretz in each root   read-only; `.git` pinned as a mount
                     point so it cannot be renamed and replaced
   hidden paths      an empty read-only tmpfs over a directory, /dev/null over a file
@@ -43,8 +44,10 @@ from caretz.sandbox.policy import (
     SandboxMode,
     SandboxPolicy,
     depth,
+    guarded_roots,
     is_within,
     root_protection,
+    sealed_roots,
 )
 
 BASE_MOUNTS: tuple[str, ...] = (
@@ -118,14 +121,17 @@ def bwrap_argv(
 
 
 def _mounts(policy: SandboxPolicy) -> list[tuple[str, Path]]:
-    mounts: list[tuple[str, Path]] = [("root", root) for root in policy.roots]
-    for root in policy.writable_roots:
+    guarded, sealed = guarded_roots(policy), sealed_roots(policy)
+    # A writable root on a read-only mount is bound read-only: bwrap's own bind keeps it
+    # so even if the host remounts it read-write while the command runs.
+    mounts = [("read-only" if root in sealed else "root", root) for root in policy.roots]
+    for root in guarded:
         protection = root_protection(root)
         mounts += [("pin", path) for path in protection.pinned]
         mounts += [("read-only", path) for path in protection.read_only]
         mounts += [("cover", path) for path in protection.missing_dirs]
     roots = set(policy.roots)
-    if policy.writable_roots:
+    if guarded or sealed:  # writable roots: the user's read-only paths inside them
         mounts += [("read-only", p) for p in policy.existing_read_only() if p not in roots]
     # A hidden path the user also named as a root stays visible: the root wins.
     mounts += [("hide", path) for path in policy.existing_hidden() if path not in roots]

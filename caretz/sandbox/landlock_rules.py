@@ -23,7 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.sandbox.policy import SandboxMode, SandboxPolicy, is_within, root_protection
+from caretz.sandbox.policy import (
+    SandboxMode,
+    SandboxPolicy,
+    guarded_roots,
+    is_within,
+    root_protection,
+)
 
 LAUNCHER = Path(__file__).with_name("landlock.py")
 
@@ -49,7 +55,7 @@ class LandlockRules:
 
 
 def landlock_rules(policy: SandboxPolicy) -> LandlockRules:
-    writable = list(policy.writable_roots)
+    writable = list(guarded_roots(policy))  # a root on a read-only mount gets no write rule
     hidden = [p for p in policy.existing_hidden() if p not in policy.roots]
     inside_roots = [p for p in hidden if any(is_within(p, root) for root in writable)]
     hideable = [p for p in hidden if p not in inside_roots]
@@ -140,11 +146,9 @@ def unconfined_argv(argv: Sequence[str], python: str | None = None) -> list[str]
 
 def _read_only_inside(policy: SandboxPolicy) -> list[Path]:
     found: list[Path] = []
-    for root in policy.writable_roots:
+    guarded = guarded_roots(policy)
+    for root in guarded:
         protection = root_protection(root)
         found += [*protection.pinned, *protection.read_only, *protection.missing_dirs]
-    if policy.writable_roots:
-        found += [
-            p for p in policy.existing_read_only() if any(is_within(p, r) for r in policy.roots)
-        ]
+    found += [p for p in policy.existing_read_only() if any(is_within(p, r) for r in guarded)]
     return found

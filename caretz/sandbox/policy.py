@@ -214,6 +214,30 @@ def build_policy(
     )
 
 
+def mounted_read_only(path: Path) -> bool:
+    """Whether `path` lies on a read-only mount (a read-only bind mount, a CD, a read-only
+    NFS export): nothing below it can be created or changed, by a command or by bubblewrap
+    making a mount point."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def guarded_roots(policy: SandboxPolicy) -> tuple[Path, ...]:
+    """The writable roots a command can write, whose git and caretz paths are protected
+    (`root_protection`). A writable root on a read-only mount is not among them: the
+    sandbox binds it read-only, so nothing in it needs covering (and covering would
+    mean creating mount points there, which its filesystem refuses)."""
+    return tuple(root for root in policy.writable_roots if not mounted_read_only(root))
+
+
+def sealed_roots(policy: SandboxPolicy) -> tuple[Path, ...]:
+    """The writable roots on a read-only mount: bound read-only, nothing in them to cover."""
+    guarded = guarded_roots(policy)
+    return tuple(root for root in policy.writable_roots if root not in guarded)
+
+
 def root_protection(root: Path) -> RootProtection:
     """The git and caretz paths of one writable root, as they are on disk now."""
     pinned: list[Path] = []

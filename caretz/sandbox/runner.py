@@ -54,7 +54,7 @@ from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock_rules import launcher_argv, unconfined_argv
 from caretz.sandbox.netlisten import listener_inside, listener_on_host
 from caretz.sandbox.paths import PathGuard
-from caretz.sandbox.policy import SandboxPolicy, is_within, root_protection
+from caretz.sandbox.policy import SandboxPolicy, guarded_roots, is_within, root_protection
 from caretz.sandbox.runtime import SessionRuntime
 from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 
@@ -194,7 +194,7 @@ class Sandbox:
         """The missing paths of the writable roots that bubblewrap covers."""
         return [
             path
-            for root in self.policy.writable_roots
+            for root in guarded_roots(self.policy)
             for path in root_protection(root).missing_dirs
         ]
 

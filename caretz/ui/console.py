@@ -20,7 +20,7 @@ from rich.markup import escape
 from caretz.agent.parts import QuietListener
 from caretz.lazy import lazy_module
 from caretz.plan import PLAN_TOOL
-from caretz.providers.base import Retrying
+from caretz.providers.base import Retrying, Waiting
 from caretz.session.records import loop
 from caretz.session.records.base import CheckpointRecord, LoopGuardRecord, PermissionRecord
 from caretz.text import one_line, plural, shorten
@@ -50,6 +50,18 @@ SHORT_DIFF_LINES = 12  # and in `-p`'s default view
 FAILED_OUTPUT_LINES = 3
 OUTPUT_LINE_CHARS = 200  # a failed command's output line, shortened to this
 _EXIT_NOTE = re.compile(r"\[exit code -?\d+\]")
+
+
+WAITING = "the model"  # the spinner's key for the wait for a reply (tool calls use their ids)
+WAIT_NOTICE_S = 15.0  # piped: one line when no answer has come after this long
+
+
+def waiting_line(event: Waiting) -> str:
+    """The line a run without a spinner prints once while no answer comes (markup)."""
+    return (
+        f"[yellow]waiting for the model ({event.waited_s:.0f}s)[/]: no answer yet; "
+        f"given up at {event.limit_s:g}s (firstByteTimeout)"
+    )
 
 
 def retry_line(event: Retrying) -> str:
@@ -147,18 +159,38 @@ class TextOutput:
         self.checkpoint_lines: CheckpointLines | None = None  # from the first checkpoint
         self.answer = answer_writer(self.out, clock)
         self.clock = clock
-        self.spins = draws_in_place(self.err)  # a spinner while a tool call runs
-        self.progress: ProgressLine | None = None  # built by the first call
+        self.spins = draws_in_place(self.err)  # a spinner while the model or a tool call runs
+        self.progress: ProgressLine | None = None  # built by the first spinner
+        self.wait_told = False  # piped: the line about a slow answer was printed
 
     # -- streamed deltas (TurnListener) -----------------------------------------
     def on_response_start(self) -> None:
         self.answer.begin()
+        self.wait_told = False
+        self.spin(WAITING, "waiting for the model")
+
+    def on_waiting(self, event: Waiting) -> None:
+        """No answer yet: a terminal's spinner counts the seconds by itself; piped, one
+        line once the wait is long (before firstByteTimeout gives the attempt up)."""
+        if self.spins or self.wait_told:
+            return
+        if event.waited_s >= min(WAIT_NOTICE_S, event.limit_s / 2):
+            self.wait_told = True
+            self.line(waiting_line(event))
 
     def on_text(self, text: str) -> None:
+        self.answered()
         self.answer.write(text)
 
     def on_thinking(self, text: str) -> None:
-        pass
+        running = self.progress.running.get(WAITING) if self.progress is not None else None
+        if running is not None and running.label != "thinking":
+            self.spin(WAITING, "thinking")
+
+    def answered(self) -> None:
+        """The reply began (or the request ended): the wait's spinner goes."""
+        if self.progress is not None:
+            self.progress.ended(WAITING)
 
     def on_retry(self, event: Retrying) -> None:
         if event.discarded is not None:
@@ -167,6 +199,8 @@ class TextOutput:
 
     # -- session events -----------------------------------------------------------
     def on_event(self, event: Record) -> None:
+        if isinstance(event, loop.ModelResponse | loop.ProviderError | loop.ToolCalled):
+            self.answered()
         if isinstance(event, loop.ToolCalled):
             self.tool_called(event.call)
         elif isinstance(event, loop.ToolResult):
@@ -196,12 +230,16 @@ class TextOutput:
 
     def tool_called(self, call: dict[str, Any]) -> None:
         self.calls[call["id"]] = call
+        self.spin(call["id"], f"{call['name']} {call_text(call)}")
+
+    def spin(self, key: str, label: str) -> None:
+        """On a terminal, the spinner says `label` for `key` (a call, or the model)."""
         if not self.spins:
             return
         if self.progress is None:
             self.progress = ui_progress.ProgressLine(self.err, self.clock)
         self.answer.settle()  # the spinner goes below the answer so far
-        self.progress.started(call["id"], f"{call['name']} {call_text(call)}")
+        self.progress.started(key, label)
 
     def tool_line(self, event: loop.ToolResult) -> None:
         call = self.calls.get(event.call_id, {"name": event.name, "arguments": {}})

@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.markup import escape
 
 from caretz.plan import PLAN_TOOL
-from caretz.providers.base import Retrying
+from caretz.providers.base import Retrying, Waiting
 from caretz.session.records import loop
 from caretz.session.records.base import GoalRecord, LoopGuardRecord, Record
 from caretz.session.records.goal import GoalEvaluating
@@ -115,6 +115,9 @@ class LiveView:
     # -- streamed deltas (TurnListener) -----------------------------------------------
     def on_response_start(self) -> None:
         self.set_status("waiting for the model")
+
+    def on_waiting(self, event: Waiting) -> None:
+        pass  # the spinner counts the seconds itself
 
     def on_text(self, text: str) -> None:
         if self.stream is None:

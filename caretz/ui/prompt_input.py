@@ -1,5 +1,6 @@
 """Reading the next message at the terminal: a prompt_toolkit prompt with
-persistent history, completion and multi-line keys, and no echo while a turn runs."""
+persistent history, completion and multi-line keys, large pastes held as placeholders
+(ui/paste_input.py), and no echo while a turn runs."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app, run_in_terminal
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 
-from caretz import private_data
+from caretz.ui.paste_input import Pastes, PrivateHistory
 
 try:
     import termios
@@ -88,13 +89,18 @@ def build_prompt_session(
     completer: Completer,
     toolbar: Callable[[], str],
     on_line_cleared: Callable[[], None],
+    pastes: Pastes,
 ) -> PromptSession[Any]:
     """The prompt: persistent history, completion, multi-line keys, Ctrl-C handling.
 
     Ctrl-C clears a line that has text (then calls `on_line_cleared`) and raises
-    KeyboardInterrupt from `prompt()` on an empty one."""
-    private_data.touch(history_path)  # prompt_toolkit appends to it under the umask
+    KeyboardInterrupt from `prompt()` on an empty one. A large paste goes into `pastes`
+    and the line gets its placeholder (`pastes.expand` gives the message back whole)."""
     bindings = KeyBindings()
+
+    @bindings.add(Keys.BracketedPaste)
+    def _paste(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text(pastes.hold(event.data))
 
     @Condition
     def line_continues() -> bool:
@@ -122,7 +128,7 @@ def build_prompt_session(
     return PromptSession(
         message=[("bold", "› ")],
         prompt_continuation="  ",
-        history=FileHistory(str(history_path)),
+        history=PrivateHistory(history_path),
         completer=completer,
         complete_while_typing=True,
         auto_suggest=AutoSuggestFromHistory(),

@@ -38,6 +38,7 @@ from caretz.ui.asking import TerminalAsker
 from caretz.ui.goal_commands import StartGoal
 from caretz.ui.live import LiveView
 from caretz.ui.mention_input import MentionCompleter, say_attached
+from caretz.ui.paste_input import Pastes
 from caretz.ui.prompt_input import (
     build_prompt_session,
     exit_when_due,
@@ -116,6 +117,7 @@ class Repl(SessionControl):
     end_reason = "other"  # for SessionEnd hooks
     prompt: PromptSession[Any] | None = None  # built on the first read
     project_files: ProjectFiles  # what `@` completes, made with the prompt
+    pastes: Pastes  # the large pastes of the line being typed, made with the prompt
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
 
     # -- the loop ----------------------------------------------------------------------
@@ -165,20 +167,23 @@ class Repl(SessionControl):
             print_when_due(app, session.servers_settled, session.collect_servers)
 
         try:
-            return self.prompt.prompt(default=draft, pre_run=watch)
+            line = self.prompt.prompt(default=draft, pre_run=watch)
         except EOFError:
             return None
         except Terminated:
             raise
         except KeyboardInterrupt:
+            self.pastes.expand("")  # the line was dropped, and its pastes with it
             return CTRL_C
+        return self.pastes.expand(line) if isinstance(line, str) else line
 
     def build_prompt(self) -> PromptSession[Any]:
         history = self.session.settings.data_dir / HISTORY_FILE
         self.project_files = ProjectFiles(lambda: self.session.agent.parts.tool_ctx)
         mentions = ThreadedCompleter(MentionCompleter(self.project_files))  # rg off the keys
         completer = merge_completers([SlashCompleter(self), mentions])
-        return build_prompt_session(history, completer, self.toolbar, self.disarm_exit)
+        self.pastes = Pastes()
+        return build_prompt_session(history, completer, self.toolbar, self.disarm_exit, self.pastes)
 
     def disarm_exit(self) -> None:
         self.exit_armed = False

@@ -57,6 +57,9 @@ class Recorder:
     def on_response_start(self) -> None:
         pass
 
+    def on_waiting(self, event: object) -> None:
+        pass
+
     def on_event(self, event: Record) -> None:
         self.events.append(event.to_dict())
 

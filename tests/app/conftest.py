@@ -37,6 +37,9 @@ class Recorder:
     def on_response_start(self) -> None:
         pass
 
+    def on_waiting(self, event: object) -> None:
+        pass
+
     def on_event(self, event: dict[str, Any]) -> None:
         self.events.append(event)
 

@@ -4,6 +4,7 @@ there, the provider's connection shut to wake a stalled read)."""
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import uuid
@@ -129,6 +130,24 @@ def test_cancel_from_another_thread_while_the_stream_is_stalled(open_session, se
 
     assert_interrupted_turn(session, outcome)
     assert len(server.requests) == 1  # not asked again
+
+
+def test_cancel_in_the_main_thread_with_sigint_inherited_as_ignored(open_session, server):
+    """A run started with SIGINT ignored (`caretz … &` from a script) keeps it ignored, and
+    a cancel still ends its work: there is no signal to send, so it is raised in place."""
+    reached, release = held_reply(server)
+    session = open_session()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        canceller = cancel_when(session, reached.is_set)
+        outcome = session.submit("hello")  # in the main thread
+        canceller.join(WAIT_S)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        release.set()
+
+    assert_interrupted_turn(session, outcome)
+    assert len(server.requests) == 1
 
 
 def test_cancel_of_a_worker_blocked_on_a_stalled_stream(open_session, server):

@@ -73,7 +73,8 @@ def test_no_file_gives_the_documented_defaults(home: Path) -> None:
     assert (settings.context_window, settings.max_tokens) == (200_000, 32_000)
     assert settings.max_tool_calls is None and settings.max_budget_usd is None
     assert settings.bash_timeout_s == 120.0
-    assert settings.values.stream_idle_timeout_s == 90.0  # streamIdleTimeout
+    assert settings.values.stream_idle_timeout_s == 50.0  # streamIdleTimeout
+    assert settings.values.first_byte_timeout_s == 50.0  # firstByteTimeout
     assert settings.loop_guard == LoopGuardConfig()
     assert settings.config_path == home / "profiles.json"
     assert settings.data_dir == home / "data"
@@ -385,7 +386,12 @@ def test_api_key_for() -> None:
     assert api_key_for(entry, {"ANTHROPIC_API_KEY": "k1"}) == "k1"
     with pytest.raises(ConfigError) as caught:
         api_key_for(entry, {"OPENAI_API_KEY": "k2"})
-    assert str(caught.value) == "missing API key for provider 'anthropic': set ANTHROPIC_API_KEY"
+    message = str(caught.value)
+    assert message.startswith(
+        "missing API key for provider 'anthropic': set ANTHROPIC_API_KEY, or take another way "
+        "in: OPENAI_API_KEY is set: --model openai/gpt-5.1; "  # a key that is set comes first
+    )
+    assert "\n" not in message and "k2" not in message
     assert api_key_for(BUILTIN_PROVIDERS["ollama"], {}) is None
 
 

@@ -585,3 +585,25 @@ def test_replay_with_a_judge_prints_each_verdict_once(caretz, server, go_project
     assert replay.stdout.splitlines().index(verdicts[0]) > replay.stdout.splitlines().index(
         firings[-1]
     )
+
+
+def test_the_judge_waits_on_a_stalled_stream_only_as_long_as_the_profile_says(
+    caretz, server, go_project
+):
+    """streamIdleTimeout (and firstByteTimeout, maxRetries) hold for the judge's requests
+    too: a judge whose stream stalls is given up after two silent attempts, long before its
+    own judgeTimeout, and the turn carries on."""
+    caretz.write_config(
+        {"profiles": {"general": {"streamIdleTimeout": "2s", "loopGuard": {"judgeTimeout": "10m"}}}}
+    )
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(3)], text("done trying"))
+    stalled = Reply(text=json.dumps(STUCK), stall_after_events=3)
+    server.add(stalled, stalled, model=JUDGE)
+
+    run = caretz("-p", "make the tests pass", *with_judge("active"))
+
+    assert run.code == 0, run.stderr
+    assert len(server.requests_for(JUDGE)) == 2  # one retry, as the session's own requests
+    assert "no verdict (error" in run.stderr
+    assert "sent nothing for 2s (streamIdleTimeout)" in run.stderr
+    assert not any(is_note(m) for r in server.requests_for("claude-test") for m in r.messages)

@@ -1,19 +1,29 @@
-"""How a run fails when the model's endpoint does: a stalled stream, a closed port, a
-rejected key, an unknown model, a missing key. The real CLI against the loopback model
-server (or a port nothing listens on)."""
+"""How a run fails when the model's endpoint does: a server that never answers, a stalled
+stream, a closed port, a rejected key, an unknown model, a missing key. The real CLI
+against the loopback model server (or a port nothing listens on).
+
+A server that never answers waits for an Event no test sets; a stalled stream waits for the
+server's stop. Only a test about a timeout sets it small; the others set it far above need."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
+import threading
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Caretz
+from tests.e2e.terminal import Screen
 from tests.modelserver import ModelServer, Reply, error, text
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+# The spinner's line as written: its label, colour codes, then the seconds so far.
+WAITING = r"waiting for the model(?:\x1b\[[0-9;]*m)*\s+"
 
 
 def profile(**general: object) -> dict[str, object]:
@@ -34,24 +44,89 @@ def retry_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "retrying" in line]
 
 
-def test_a_stream_that_goes_silent_is_retried_then_fails_in_one_line(
+def test_a_server_that_never_answers_says_so_once_then_fails_after_one_retry(
+    caretz: Caretz, server: ModelServer
+):
+    never = threading.Event()  # the answer waits for this, which nothing sets
+    caretz.write_config(profile(firstByteTimeout="2s"))  # maxRetries stays 4
+    server.add(Reply(text="never sent", hold=never), Reply(text="never sent", hold=never))
+
+    run = caretz("-p", "hello")
+
+    assert run.code == 1
+    assert len(server.requests) == 2  # a silent server is asked again once, not four times
+    lines = run.stderr.splitlines()
+    waiting = [i for i, line in enumerate(lines) if line.startswith("waiting for the model (")]
+    retrying = [i for i, line in enumerate(lines) if "retrying" in line]
+    # Piped: one line while it waits (before the attempt is given up), then the retry's.
+    assert len(waiting) == 1 and len(retrying) == 1 and waiting[0] < retrying[0], run.stderr
+    assert "no answer yet; given up at 2s (firstByteTimeout)" in lines[waiting[0]]
+    url = f"{server.url}/v1/messages"
+    assert f"retrying in 1s (no answer from {url} within 2s (firstByteTimeout))" in run.stderr
+    [line] = error_lines(run.stderr)
+    assert f"gave up after 2 attempts: no answer from {url} within 2s (firstByteTimeout)" in line
+    errors = [e for e in caretz.events(run.session_id) if e["type"] == "Provider.Error"]
+    assert len(errors) == 1 and "firstByteTimeout" in errors[0]["error"]
+
+
+def test_a_stream_that_goes_silent_is_retried_once_then_fails_in_one_line(
     caretz: Caretz, server: ModelServer
 ):
     # The server sends part of a reply, then nothing until it stops: any idle timeout
     # fires, however fast or slow the machine is.
-    caretz.write_config(profile(streamIdleTimeout="1s", maxRetries=1))
+    caretz.write_config(profile(streamIdleTimeout="1s"))  # maxRetries stays 4
     server.add(Reply(text="never finished", stall_after_events=3), Reply(stall_after_events=0))
 
     run = caretz("-p", "hello")
 
     assert run.code == 1
-    assert len(server.requests) == 2  # one retry: the budget of maxRetries
+    assert len(server.requests) == 2  # one retry: a stream silent twice is not answering
     assert len(retry_lines(run.stderr)) == 1, run.stderr
+    assert "waiting for the model" not in run.stderr  # the answer began each time
     [line] = error_lines(run.stderr)
     assert "gave up after 2 attempts" in line
-    assert f"no response from {server.url}/v1/messages within 1s (streamIdleTimeout)" in line
+    assert (
+        f"the stream from {server.url}/v1/messages sent nothing for 1s (streamIdleTimeout)" in line
+    )
     errors = [e for e in caretz.events(run.session_id) if e["type"] == "Provider.Error"]
     assert len(errors) == 1 and "streamIdleTimeout" in errors[0]["error"]
+
+
+def test_in_a_terminal_the_wait_for_the_model_is_a_spinner_that_counts(
+    caretz: Caretz, server: ModelServer, screen
+):
+    answer = threading.Event()
+    caretz.write_config(profile(firstByteTimeout="10m"))  # far above need
+    server.add(Reply(text="Here at last.", hold=answer))
+    term: Screen = screen("-p", "hello")
+
+    term.expect(WAITING + r"[1-9]\d*s")  # on stderr, its seconds counting
+    answer.set()
+    code = term.wait_for_exit()
+
+    assert code == 0, term.text
+    assert "Here at last." in term.text
+    assert "waiting for the model" not in term.text  # erased once the answer came
+    assert len(re.findall(WAITING + r"\d+s", term.raw)) > 1  # redrawn in place
+
+
+def test_the_interactive_session_waits_visibly_and_carries_on_after_a_silent_server(
+    caretz: Caretz, server: ModelServer, screen
+):
+    never = threading.Event()
+    caretz.write_config(profile(firstByteTimeout="2s"))
+    server.add(Reply(text="never sent", hold=never), Reply(text="never sent", hold=never))
+    server.add(text("Back again."))
+    term: Screen = screen()
+
+    term.type("hello")
+    term.expect("waiting for the model")
+    term.expect("retrying in 1s")
+    term.expect("gave up after 2 attempts")
+    term.turn("again")
+
+    assert "Back again." in term.text
+    assert len(server.requests) == 3
 
 
 def test_a_closed_port_fails_after_one_retry_naming_the_url(caretz: Caretz):

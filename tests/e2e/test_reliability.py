@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -235,3 +236,35 @@ def test_cutting_a_torn_tail_longer_than_one_read(tmp_path):
     log.write_text("no newline at all")
     cut_torn_tail(log)
     assert log.read_text() == ""
+
+
+def test_signals_inherited_as_ignored_stay_ignored(caretz, server):
+    """`nohup caretz -p …` (and a shell's `trap '' TERM`): the hangup and the termination
+    it was started to ignore reach it mid-request, and the run carries on to its answer."""
+    answer = threading.Event()
+    server.add(Reply(text="Still here.", hold=answer))
+
+    def ignore_ending_signals() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "caretz", "-p", "say it"],
+        cwd=caretz.workspace,
+        env=caretz.environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore_ending_signals,
+    )
+    try:
+        wait_for(lambda: server.requests)  # the request is in: caretz waits for the answer
+        process.send_signal(signal.SIGHUP)
+        process.send_signal(signal.SIGTERM)
+        answer.set()
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+
+    assert process.returncode == 0, stderr
+    assert stdout == "Still here.\n"
