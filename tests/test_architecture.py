@@ -47,7 +47,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.session": set(),
     "caretz.providers": set(),
     "caretz.pricing": set(),
-    "caretz.worktrees": set(),  # git worktrees through the trusted git
+    "caretz.worktrees": {"caretz.sandbox"},  # the trusted git; info/exclude via the door
     "caretz.sandbox": set(),
     # The door (sandbox/door.py, sandbox/beneath.py): the project files caretz reads and
     # writes itself (settings, command files, a rewind's restores) go through it.
@@ -116,6 +116,7 @@ MAY_IMPORT["caretz.commands"] = WIRING | {
 MAY_IMPORT["caretz.schedule"] = {"caretz.config", "caretz.session", "caretz.usage_error"}
 # caretz batch: each task a caretz process in a worktree; its runs' settings checked first.
 MAY_IMPORT["caretz.batch"] = {
+    "caretz.agent",  # agent/signals.py's is_ignored: an inherited ignore is kept
     "caretz.config",
     "caretz.providers",
     "caretz.usage_error",

@@ -210,6 +210,7 @@ ELSEWHERE = {
     "session/events.py:open_log": "the log reopened to cut a torn line (never created)",
     "checkpoints/seed.py:seed_index": "the seeded index renamed over the shadow's (both made here)",
     "cli_options.py:stdout_reader_gone": "/dev/null in stdout's place",
+    "batch/results.py:ResultsFile.append": "the batch's results file the user named, 0644",
     "sandbox/beneath.py": "the project's tree through a folder's fd (rewinds, the git watch)",
     "sandbox/door.py:_walk_into": "a folder opened to list it (O_DIRECTORY, nothing created)",
 }

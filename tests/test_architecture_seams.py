@@ -29,9 +29,10 @@ PACKAGE = Path(caretz.__file__).parent
 SIGNAL_HANDLERS = {
     "agent/signals.py": "the one place: inherited ignores are kept (`is_ignored`)",
     "acp/server.py": "the editor's event loop; it asks `is_ignored` first",
+    "batch/runner.py": "a batch's stop on Ctrl-C, SIGTERM, SIGHUP; it asks `is_ignored` first",
     "sandbox/landlock.py": "the launcher: a process of its own, which caretz signals itself",
 }
-MUST_ASK_IGNORED = ("agent/signals.py", "acp/server.py")
+MUST_ASK_IGNORED = ("agent/signals.py", "acp/server.py", "batch/runner.py")
 
 
 def functions(root: Path) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:

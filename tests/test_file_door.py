@@ -66,7 +66,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("caretz/session/store.py", "SessionStore.discard_unused", "shutil.rmtree"): DATA,
     ("caretz/schedule/commands.py", "add_job", ".touch"): DATA,
     ("caretz/schedule/commands.py", "run_job", ".touch"): DATA,
-    ("caretz/ui/prompt_input.py", "build_prompt_session", ".touch"): DATA,
+    ("caretz/ui/paste_input.py", "PrivateHistory.__init__", ".touch"): "private_data.touch: "
+    + DATA,
+    ("caretz/ui/paste_input.py", "PrivateHistory.store_string", ".touch"): (
+        "private_data.touch: " + DATA
+    ),
     ("caretz/cli_options.py", "stdout_reader_gone", "os.open"): "/dev/null",
     ("caretz/checkpoints/git.py", "ShadowGit.borrowed", ".read_text"): "the shadow repository",
     ("caretz/checkpoints/git.py", "ShadowGit.repack_own", ".glob"): "the shadow repository",
@@ -114,6 +118,13 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "--env-file: a file the user named, refused unless only its owner can read it"
     ),
     ("caretz/eval/labels.py", "load_labels", ".read_text"): "a labels file the user named",
+    ("caretz/batch/tasks.py", "read_tasks", ".read_text"): "the tasks file `caretz batch` is given",
+    ("caretz/batch/results.py", "ResultsFile.recorded", ".read_text"): (
+        "the batch's results file (--results, or beside the tasks file the user named)"
+    ),
+    ("caretz/batch/results.py", "ResultsFile.append", "os.open"): (
+        "the batch's results file, appended to, no symlink followed (O_NOFOLLOW)"
+    ),
     ("caretz/eval/replay.py", "load_trajectories", ".read_text"): "a corpus the user named",
     ("caretz/providers/local_runner.py", "server_params", ".read_text"): (
         "the chat template a `local` section of profiles.json names"

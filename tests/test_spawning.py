@@ -71,6 +71,16 @@ TRUSTED_LAUNCHERS = {
     ("caretz/providers/local.py", "LocalServers._spawn"): (
         "caretz's own local model server (python -m caretz.providers.local)"
     ),
+    ("caretz/worktrees/git.py", "RepoGit.call"): (
+        "the trusted git on the user's repository for `--worktree` and `caretz worktree`, "
+        "with no inherited GIT_* that points it elsewhere"
+    ),
+    ("caretz/batch/child.py", "TaskProcess.__init__"): (
+        "a batch task's caretz: caretz's own interpreter running caretz.batch.launch"
+    ),
+    ("caretz/batch/launch.py", "main"): (
+        "caretz.batch.launch becoming `python -m caretz` with caretz's own interpreter"
+    ),
     ("caretz/mcp_client/launch.py", "spawn"): (
         "an MCP stdio server from the user's profile or an approved .mcp.json entry, under "
         "the launcher without rules (its process group ends with caretz)"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from caretz import inbound
 from caretz.session.records.guard import LoopGuardJudged
 from caretz.session.records.loop import ModelResponse
 from caretz.session.records.session import ModelSummary
@@ -158,7 +158,7 @@ class TaskProcess:
 
 def _json(raw: bytes) -> dict[str, Any] | None:
     try:
-        data = json.loads(raw)
+        data = inbound.load_json(raw, "a task's line")
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from caretz import inbound
+
 INTERRUPTED = "interrupted"
 _NO_TOKENS = {
     "input_tokens": 0,
@@ -118,7 +120,7 @@ class ResultsFile:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = inbound.load_json(line, "a result line")
                 found[str(data["id"])] = TaskResult.from_dict(data)
             except (ValueError, TypeError, KeyError):
                 unreadable += 1
@@ -128,7 +130,7 @@ class ResultsFile:
         """One line, written whole at the end of the file (after a newline if a torn line
         ends it)."""
         line = json.dumps(result.to_dict(), ensure_ascii=False) + "\n"
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             if _ends_torn(fd):
                 line = "\n" + line

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from caretz.agent.signals import is_ignored
 from caretz.batch.child import Ended, Spent, TaskProcess, run_argv
 from caretz.batch.results import INTERRUPTED, ResultsFile, TaskResult
 from caretz.batch.tasks import Task
@@ -173,8 +174,10 @@ class Batch:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        before = {number: signal.getsignal(number) for number in _STOPPING_SIGNALS}
-        for number in _STOPPING_SIGNALS:
+        # A signal inherited as ignored (nohup caretz batch …) stays ignored.
+        caught = [number for number in _STOPPING_SIGNALS if not is_ignored(number)]
+        before = {number: signal.getsignal(number) for number in caught}
+        for number in caught:
             signal.signal(number, lambda *_: self.stop())
         try:
             yield

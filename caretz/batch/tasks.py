@@ -7,11 +7,12 @@ folder or a duplicate id is a `TaskFileError` naming the file and the line.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from caretz import inbound
 
 KEYS = ("id", "prompt", "cwd", "model", "profile")
 # An id names the worktree batch-<id> and its branch caretz/batch-<id>.
@@ -68,7 +69,7 @@ def read_tasks(path: Path, start: Path) -> list[Task]:
 
 def _task(line: str, number: int, start: Path, where: str) -> Task:
     try:
-        data = json.loads(line)
+        data = inbound.load_json(line, "the line")
     except ValueError as error:
         raise TaskFileError(f"{where}: not JSON ({error})") from None
     if not isinstance(data, dict):

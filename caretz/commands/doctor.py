@@ -121,7 +121,7 @@ def model_finding(settings: Settings, env: Mapping[str, str], workspace: Path) -
         )
         return Finding(item, f"{entry.api_key_env} is not set", ok=False, fix=fix, blocks=True)
     key = f"its key {entry.api_key_env} is set" if entry.api_key_env else "it needs no key"
-    if not wire.is_loopback(entry.base_url):
+    if not wire.names_this_machine(entry.base_url):
         return Finding(item, f"{entry.base_url}, {key}")
     try:
         answered = wire.get(entry.base_url.rstrip("/") + "/models", PROBE_S).status_code < 500

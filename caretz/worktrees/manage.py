@@ -18,10 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from caretz.sandbox import door
 from caretz.worktrees.git import RepoGit, WorktreeError, absolute, last_line
 
 WORKTREES = Path(".caretz") / "worktrees"
 EXCLUDE_LINE = "/.caretz/worktrees/"
+EXCLUDE_LIMIT = 4 << 20  # an info/exclude larger than this is not one git keeps
 BRANCH_PREFIX = "caretz/"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # Worktrees of one repository are made one at a time (a batch makes several at once).
@@ -161,14 +163,24 @@ def has_branch(repo: Repository, branch: str) -> bool:
 def ensure_excluded(repo: Repository) -> None:
     """The worktrees' folder in the repository's own `info/exclude` (local, never
     committed), so the main checkout's `git status` does not list it."""
-    path = absolute(repo.git.run(repo.main, "rev-parse", "--git-path", "info/exclude"), repo.main)
-    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    # The git dir found by git; below it, info/exclude is read and written through the
+    # project door, no symlink followed.
+    git_dir = absolute(repo.git.run(repo.main, "rev-parse", "--git-common-dir"), repo.main)
+    name = "info/exclude"
+    try:
+        text = door.read_beneath(git_dir, name, EXCLUDE_LIMIT).decode("utf-8", "replace")
+    except FileNotFoundError:
+        text = ""
+    except door.Refused as refusal:
+        raise WorktreeError(f"not reading {refusal}") from None
     if EXCLUDE_LINE in text.splitlines():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     separator = "" if not text or text.endswith("\n") else "\n"
-    with path.open("a", encoding="utf-8") as file:
-        file.write(f"{separator}# caretz's worktrees (caretz worktree list)\n{EXCLUDE_LINE}\n")
+    added = f"{separator}# caretz's worktrees (caretz worktree list)\n{EXCLUDE_LINE}\n"
+    try:
+        door.write_beneath(git_dir, name, (text + added).encode("utf-8"))
+    except door.Refused as refusal:
+        raise WorktreeError(f"not writing {refusal}") from None
 
 
 def has_commit(repo: Repository) -> bool:

@@ -106,6 +106,7 @@ def test_every_overriding_option_of_the_command_is_a_field_of_the_model() -> Non
         "goal",
         "env_file",
         "job",
+        "worktree",  # where the run happens (a folder), not a setting
     }
     assert options - not_settings == set(Overrides.model_fields)
 

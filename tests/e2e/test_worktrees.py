@@ -97,3 +97,22 @@ def test_a_worktree_needs_a_repository_with_a_commit_and_a_name_git_takes(
     assert named.code == 2 and named.stderr.startswith("caretz: worktree name '../up': use")
     assert '"status": "usage_error"' in named.stdout
     assert server.requests == []
+
+
+def test_the_repositorys_exclude_file_is_never_followed_out_of_its_git_dir(
+    server, workspace, tmp_path
+):
+    repo = a_repository(workspace / "shop")
+    elsewhere = tmp_path / "profile.sh"
+    elsewhere.write_text("export KEEP=1\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(elsewhere)
+
+    run = Caretz(server, repo)("-w", "feat", "-p", "hi")
+
+    assert run.code == 2
+    assert run.stderr.startswith(f"caretz: not reading {exclude}: "), run.stderr
+    assert server.requests == []
+    assert elsewhere.read_text() == "export KEEP=1\n"  # nothing appended through the link
+    assert not (repo / ".caretz" / "worktrees" / "feat").exists()
