@@ -7,6 +7,11 @@ to the umask (umask 000 would make them readable, and writable, by anyone); prog
 caretz runs to write there (git, for the checkpoints) run with `PRIVATE_UMASK`.
 `private_root` makes a data dir left open by an older caretz private at start.
 
+A write that fails for want of room or rights (a full disk, a quota, a read-only or
+closed folder) is one `DataWriteFailed`, naming the data folder and what to do: every
+function here raises it, and `writing` turns such an error into it around a write on a
+file opened here, so each front end says it in one line.
+
 A leaf: the session log, the checkpoints, the sandbox's quarantine, approvals and the
 views all create their folders and files here and nowhere else
 (tests/test_architecture_boundaries.py).
@@ -15,8 +20,10 @@ views all create their folders and files here and nowhere else
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 DIR_MODE = 0o700
@@ -43,6 +50,50 @@ OWN_NAMES = frozenset(
 )
 
 
+# Why a write fails that no retry fixes: no room, or no right to write there.
+NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+NO_RIGHT = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+class DataWriteFailed(OSError):
+    """caretz could not write its own data: `folder` (the data dir), why, what to do."""
+
+    def __init__(self, folder: Path, cause: OSError):
+        super().__init__(cause.errno, cause.strerror)
+        self.folder = folder
+
+    def __str__(self) -> str:
+        if self.errno in NO_ROOM:
+            fix = "free space there, or point CARETZ_DATA_DIR at a folder with room"
+        else:
+            fix = "make it writable, or point CARETZ_DATA_DIR at a folder caretz can write"
+        reason = self.strerror or os.strerror(self.errno or 0)
+        return f"cannot write caretz's data folder {self.folder}: {reason}: {fix}"
+
+
+def data_folder(path: Path, *, folder: bool = False) -> Path:
+    """The data dir a path of caretz's own lies in: the folder above the first of
+    OWN_NAMES on its way down; else the path itself (a `folder`) or its folder."""
+    for part in [path, *path.parents]:
+        if part.name in OWN_NAMES:
+            return part.parent
+    return path if folder else path.parent
+
+
+@contextlib.contextmanager
+def writing(path: Path, *, folder: bool = False) -> Iterator[None]:
+    """Around a write of caretz's own file (or `folder`) `path`: an OSError for want of
+    room or rights becomes DataWriteFailed, naming the data folder."""
+    try:
+        yield
+    except DataWriteFailed:
+        raise
+    except OSError as error:
+        if error.errno in NO_ROOM or error.errno in NO_RIGHT:
+            raise DataWriteFailed(data_folder(path, folder=folder), error) from error
+        raise
+
+
 class NotPrivate(OSError):
     """A data dir caretz may not make private: another user's, or one everyone may write
     in (/tmp): closing it would take it from them."""
@@ -50,6 +101,11 @@ class NotPrivate(OSError):
 
 def make_dir(path: Path) -> Path:
     """`path`, made with every missing folder above it, each 0700 whatever the umask."""
+    with writing(path, folder=True):
+        return _make_dir(path)
+
+
+def _make_dir(path: Path) -> Path:
     missing: list[Path] = []
     folder = path
     while not os.path.lexists(folder) and folder != folder.parent:
@@ -65,22 +121,24 @@ def make_dir(path: Path) -> Path:
 def make_new_dir(path: Path) -> Path:
     """`path` made 0700 (the folders above it too); FileExistsError when it is there."""
     make_dir(path.parent)
-    os.mkdir(path, DIR_MODE)
-    os.chmod(path, DIR_MODE)
+    with writing(path, folder=True):
+        os.mkdir(path, DIR_MODE)
+        os.chmod(path, DIR_MODE)
     return path
 
 
 def open_file(path: Path, flags: int) -> int:
     """`os.open(path, flags)` for a file of caretz's own, created 0600 (O_CREAT is added),
     and made 0600 when an older caretz left it open; never through a symlink."""
-    handle = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
-    try:
-        mode = stat.S_IMODE(os.fstat(handle).st_mode)
-        if mode != FILE_MODE:
-            os.fchmod(handle, FILE_MODE)
-    except OSError:
-        os.close(handle)
-        raise
+    with writing(path):
+        handle = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+        try:
+            mode = stat.S_IMODE(os.fstat(handle).st_mode)
+            if mode != FILE_MODE:
+                os.fchmod(handle, FILE_MODE)
+        except OSError:
+            os.close(handle)
+            raise
     return handle
 
 
@@ -90,6 +148,19 @@ def append_to(path: Path) -> int:
     return open_file(path, os.O_WRONLY | os.O_APPEND)
 
 
+def append(path: Path, data: bytes) -> None:
+    """`data` added at the end of caretz's own file `path` (made private first)."""
+    with writing(path), os.fdopen(append_to(path), "ab", buffering=0) as out:
+        write_all(out.fileno(), data)
+
+
+def write_all(handle: int, data: bytes) -> None:
+    """Every byte of `data` to the file `handle` (a write may take only part)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view) :]
+
+
 def write_file(path: Path, data: bytes | str) -> None:
     """`path` holds `data`, written beside it and renamed into place: a reader never sees
     half of it, and a symlink planted in its place is replaced, never followed."""
@@ -97,9 +168,10 @@ def write_file(path: Path, data: bytes | str) -> None:
     partial = path.with_name(f".{path.name}.{os.urandom(4).hex()}")
     handle = open_file(partial, os.O_WRONLY | os.O_EXCL)
     try:
-        with os.fdopen(handle, "wb") as out:
+        with writing(path), os.fdopen(handle, "wb") as out:
             out.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
-        os.replace(partial, path)
+            out.close()  # its last bytes written here, where a full disk is caught
+            os.replace(partial, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(partial)

@@ -161,7 +161,7 @@ def test_parsers_are_fed_only_through_the_seam_that_reads_a_malformed_event():
 
 
 def test_only_the_event_log_writes_events_jsonl():
-    """EventLog is its one writer (emit), opened where a session is built or rewound; the
+    """EventLog is its one writer (emit, through _write), opened where a session is built or rewound; the
     file's name is spelled where sessions are found."""
     opened = {
         f"{name}:{where}"
@@ -170,7 +170,7 @@ def test_only_the_event_log_writes_events_jsonl():
         if called(call)[1] in ("open_log", "EventLog")
     }
     assert opened == {
-        "session/events.py:EventLog.emit",
+        "session/events.py:EventLog._write",
         "session/events.py:cut_torn_tail",
         "app/assembly.py:build",
         "app/rewinding.py:open_rewind",

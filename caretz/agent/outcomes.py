@@ -9,6 +9,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from caretz.private_data import DataWriteFailed
 from caretz.text import one_line
 
 
@@ -34,7 +35,10 @@ class RuntimeFailure(TurnEnd):
 
 
 def internal_failure(error: Exception) -> RuntimeFailure:
-    """One line for a fault inside caretz, with where it happened (for a bug report)."""
+    """One line for a fault inside caretz, with where it happened (for a bug report); a
+    data folder caretz cannot write says so, and what to do, in its own line."""
+    if isinstance(error, DataWriteFailed):
+        return RuntimeFailure(str(error))
     frames = traceback.extract_tb(error.__traceback__)
     where = f", at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
     return RuntimeFailure(

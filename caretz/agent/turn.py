@@ -128,11 +128,11 @@ class Turn:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         self.conversation.messages.append(Message("user", self.prompt, images=self.images))
-        self.parts.log.keep_images(self.images)
         sent = {"from_user": self.from_user, "images": [i.ref() for i in self.images] or None}
-        self.emit(records.TurnStarted(prompt=self.prompt, model=self.config.model_ref, **sent))
-        self.parts.guard.begin_turn(self.context())
-        try:
+        try:  # a data folder that cannot take the start ends the turn as any failure does
+            self.parts.log.keep_images(self.images)
+            self.emit(records.TurnStarted(prompt=self.prompt, model=self.config.model_ref, **sent))
+            self.parts.guard.begin_turn(self.context())
             while True:
                 self.step()
         except TurnEnd as end:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caretz.messages import Usage
-from caretz.usage_error import USAGE_ERROR
+from caretz.usage_error import RUNTIME_FAILURE, USAGE_ERROR
 
 
 @dataclass(frozen=True)
@@ -114,3 +114,9 @@ class RunResult:
 def refused_before_start(message: str) -> RunResult:
     """The result of a run refused before it started (exit 2): no session, nothing used."""
     return RunResult(None, "usage_error", USAGE_ERROR, message, "")
+
+
+def failed_outside_work(message: str) -> RunResult:
+    """The result of a run that failed outside its work (exit 1): caretz could not write
+    its data folder as the session opened or closed."""
+    return RunResult(None, "error", RUNTIME_FAILURE, message, "")

@@ -22,6 +22,7 @@ from caretz.cli_options import (
     with_resume_pick,
 )
 from caretz.lazy import lazy_module
+from caretz.private_data import DataWriteFailed
 
 # Each command's work, loaded when that command runs: --help and --version load none of it.
 config_flags = lazy_module("caretz.config.flags")
@@ -256,6 +257,8 @@ def main() -> None:
         if not stdout_reader_gone(error):
             raise
         code = 0  # the reader stopped early (`caretz sessions list | head -1`): no failure
+    except DataWriteFailed as error:  # a full or read-only data folder, outside a turn
+        code = run_command.fail_data_write(str(error), wants_json(sys.argv[1:]))
     except click_exception() as error:  # a bad flag or argument: exit 2
         error.show()
         if wants_json(sys.argv[1:]):

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from caretz.agent.outcomes import Interrupted
 from caretz.agent.signals import signals_interrupt
-from caretz.api.result import RunResult, refused_before_start
+from caretz.api.result import RunResult, failed_outside_work, refused_before_start
 from caretz.api.session import Session as ApiSession
 from caretz.app.commands import find_command
 from caretz.app.goals import check_evaluator, paused_goal
@@ -38,7 +38,7 @@ from caretz.lazy import lazy_module
 from caretz.session.records.session import ScheduleRun
 from caretz.session.store import SessionNotFound, SessionStore
 from caretz.ui.console import JsonOutput, TextOutput
-from caretz.usage_error import fail
+from caretz.usage_error import fail, fail_runtime
 
 # The interactive session: prompt_toolkit, which a headless run never needs.
 repl = lazy_module("caretz.ui.repl")
@@ -167,7 +167,20 @@ def fail_run(message: str, json_output: bool) -> int:
 
 def write_usage_result(message: str) -> None:
     """The result object of a run refused before it started (exit 2), for `--output json`."""
-    sys.stdout.write(json.dumps({"type": "result", **refused_before_start(message).to_dict()}))
+    write_result(refused_before_start(message))
+
+
+def fail_data_write(message: str, json_output: bool) -> int:
+    """A data folder caretz could not write outside a turn (a turn ends on it itself): one
+    line on stderr, exit 1 and, for `--output json`, its result."""
+    code = fail_runtime(message)
+    if json_output:
+        write_result(failed_outside_work(message))
+    return code
+
+
+def write_result(result: RunResult) -> None:
+    sys.stdout.write(json.dumps({"type": "result", **result.to_dict()}))
     sys.stdout.write("\n")
     sys.stdout.flush()
 

@@ -6,10 +6,17 @@ it writes any record: text that is no valid Unicode (a lone surrogate, a file na
 undecodable bytes), a number JSON has no word for, nesting too deep to write or a value
 of no JSON type are written as the nearest valid thing, so the line stays one valid
 JSON object in UTF-8 and the listeners see the record as it was written.
+
+A line the data folder cannot take (a full disk, a read-only folder) is held, with every
+line after it, and written first when the folder takes one again: the first such
+failure is raised (`private_data.DataWriteFailed`, one line at the front end), the lines
+after it are held without a word, and a half-written line is cut off, so the log keeps
+every line written before and stays whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -47,6 +54,8 @@ class EventLog:
         self._file: IO[bytes] | None = None
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
+        self._held: list[bytes] = []  # lines the folder could not take yet, in order
+        self.failure: private_data.DataWriteFailed | None = None  # said; held since
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -58,18 +67,37 @@ class EventLog:
     def emit(self, record: Record) -> Record:
         """Stamps `record` with the time, writes its line, tells the listeners."""
         event = stamped(record, round(self._clock(), 3))
+        failed = None
         if self.path is not None:
             line, event = written(event)
             with self._lock:  # tools running at the same time may emit
-                if self._file is None:
-                    private_data.make_dir(self.path.parent)
-                    cut_torn_tail(self.path)
-                    self._file = open_log(self.path, "ab")
-                self._file.write(line)
-                self._file.flush()
+                failed = self._write(self.path, line)
         for listener in self._listeners:
             listener(event)
+        if failed is not None:
+            raise failed
         return event
+
+    def _write(self, path: Path, line: bytes) -> private_data.DataWriteFailed | None:
+        """`line` written after the lines held before it; a new failure to raise (one
+        already said holds the line without a word)."""
+        if line:
+            self._held.append(line)
+        try:
+            with private_data.writing(path):
+                if self._file is None:
+                    private_data.make_dir(path.parent)
+                    cut_torn_tail(path)
+                    self._file = open_log(path, "ab")
+                append_whole(self._file, b"".join(self._held))
+        except private_data.DataWriteFailed as failed:
+            if self.failure is not None:
+                return None
+            self.failure = failed
+            return failed
+        self._held.clear()
+        self.failure = None
+        return None
 
     def keep_images(self, images: Sequence[Image]) -> None:
         """Store the images an event about to be emitted names by `ref()`, each once, in
@@ -82,9 +110,26 @@ class EventLog:
                 files.save(image)
 
     def close(self) -> None:
+        """Closed; held lines get a last try (the failure was said when it happened)."""
+        if self._held and self.path is not None and self.failure is not None:
+            with self._lock:
+                self._write(self.path, b"")  # the held lines alone
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def append_whole(log: IO[bytes], data: bytes) -> None:
+    """`data` at the end of the log, all of it or none: a write the folder stops half-way
+    is cut back off, so no torn line is left for the next one to be glued to."""
+    handle = log.fileno()
+    start = os.fstat(handle).st_size
+    try:
+        private_data.write_all(handle, data)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(handle, start)
+        raise
 
 
 def written(record: Record) -> tuple[bytes, Record]:
@@ -166,6 +211,8 @@ def open_log(path: Path, mode: str) -> IO[Any]:
     if not stat.S_ISREG(os.fstat(handle).st_mode):
         os.close(handle)
         raise IsADirectoryError(f"{path} is not a regular file")
+    if mode == "ab":  # every line written whole by append_whole, nothing buffered
+        return os.fdopen(handle, mode, buffering=0)
     return os.fdopen(handle, mode, encoding=None if "b" in mode else "utf-8")
 
 

@@ -84,7 +84,8 @@ _FIX_DATA_DIR = "point CARETZ_DATA_DIR at a folder caretz can write"
 
 
 class SessionStore:
-    """Raises ConfigError when the data folder is a file or cannot be written."""
+    """Raises ConfigError when the data folder is a file, DataWriteFailed when it cannot
+    be written."""
 
     def __init__(self, data_dir: Path):
         if data_dir.exists() and not data_dir.is_dir():
@@ -97,6 +98,8 @@ class SessionStore:
         folder = self.root / session_id
         try:
             private_data.make_new_dir(folder)
+        except private_data.DataWriteFailed:
+            raise  # a full or read-only data folder: its own line, exit 1, at the front end
         except OSError as error:
             reason = error.strerror or type(error).__name__
             raise ConfigError(f"cannot create {folder}: {reason}: {_FIX_DATA_DIR}") from None

@@ -31,6 +31,7 @@ from caretz import inbound
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolCall, ToolSpec
 from caretz.permissions.modes import Effect
+from caretz.private_data import DataWriteFailed
 from caretz.sandbox.paths import PathRefused
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
@@ -307,6 +308,8 @@ class ToolRegistry:
             # A path outside what the sandbox allows, or a file the tool cannot use as
             # asked: one line, the call did nothing.
             return _failed(str(refusal))
+        except DataWriteFailed:
+            raise  # caretz's own data folder, not the model's call: the turn ends on it
         except OSError as error:
             # The system refused what the arguments asked (a path that changed under the
             # call, EINVAL, a name too long): the model's to fix, not a bug in the tool.
