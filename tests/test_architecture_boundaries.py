@@ -10,6 +10,8 @@ way fails here, whatever it does when run):
 - only the event log writes events.jsonl, and only two places open one;
 - a folder or a file is created under the data dir only by caretz/private_data.py; the
   functions that create files elsewhere (the project's, the system's tmp) are named here;
+- a write there that the folder cannot take (full, read-only) is one DataWriteFailed, and
+  each front end turns it into one line;
 - a number or a port is read as ASCII digits only.
 """
 
@@ -237,6 +239,109 @@ def test_files_and_folders_are_made_under_the_data_dir_only_by_private_data():
             if creates(call) and name not in ELSEWHERE and f"{name}:{where}" not in ELSEWHERE:
                 made.add(f"{name}:{where}: {ast.unparse(call)[:70]}")
     assert made == set(), "make it with caretz.private_data (or say here why it is elsewhere)"
+
+
+# The calls of private_data that hand back a file to write to, and the functions that write
+# nothing to the one they open, and why.
+FILE_OPENERS = {"open_file", "append_to"}
+WRITE_NOTHING = {
+    "checkpoints/git.py:ShadowGit.locked": "a lock file: flock only, nothing written",
+    "mcp_client/manager.py:McpManager._errlog": "a stdio server's stderr: the server writes",
+}
+
+
+def guarded(tree: ast.AST) -> set[int]:
+    """The calls made inside `with private_data.writing(…)` (its later items too)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.With | ast.AsyncWith):
+            continue
+        names = [
+            called(i.context_expr)[1] if isinstance(i.context_expr, ast.Call) else ""
+            for i in node.items
+        ]
+        if "writing" not in names:
+            continue
+        later = [i.context_expr for i in node.items[names.index("writing") + 1 :]]
+        for part in [*later, *node.body]:
+            inside |= {id(call) for call in ast.walk(part) if isinstance(call, ast.Call)}
+    return inside
+
+
+def imported_from_private_data(tree: ast.Module) -> set[str]:
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "caretz.private_data"
+        for alias in node.names
+    }
+
+
+def test_a_file_of_caretz_own_is_written_only_where_a_failure_is_one_data_write_failed():
+    """private_data's functions raise DataWriteFailed for a full, read-only or closed data
+    folder; a file they hand back is written inside `private_data.writing`, which does the
+    same, so no OSError of a write of caretz's own reaches a front end as a traceback."""
+    loose = set()
+    for name, tree in modules():
+        if name == "private_data.py":
+            continue
+        safe, imported = guarded(tree), imported_from_private_data(tree)
+        for where, call in calls(tree):
+            owner, function = called(call)
+            opens = function in FILE_OPENERS and (owner == "private_data" or function in imported)
+            if opens and id(call) not in safe and f"{name}:{where}" not in WRITE_NOTHING:
+                loose.add(f"{name}:{where}: {ast.unparse(call)[:70]}")
+    assert loose == set(), "write it with private_data.append/write_file, or inside writing()"
+
+
+def test_a_library_that_writes_the_data_dir_writes_through_private_data():
+    """prompt_toolkit's FileHistory appends with open(): its subclass writes each entry
+    through private_data instead."""
+    for name, tree in modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and "FileHistory" in map(ast.unparse, node.bases):
+                methods = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+                assert "store_string" in methods, f"{name}: {node.name} writes with open()"
+                assert "private_data.append" in ast.unparse(methods["store_string"])
+
+
+# Where a data folder caretz cannot write becomes one line (or the turn's end), by front end.
+DATA_FAILURE_EDGES = {
+    "cli/__init__.py:main",  # any command: `caretz: …`, exit 1, the result object for JSON
+    "agent/outcomes.py:internal_failure",  # a turn: its end, status error, exit 1
+    "tools/registry.py:ToolRegistry._invoke",  # passed on, never a result the model reads
+    "ui/repl.py:run_repl",  # the interactive session's start
+    "ui/repl.py:Repl.loop",  # a line's work outside a turn: said once, the prompt goes on
+    "ui/repl.py:Repl.collect_servers",  # at an idle prompt
+    "ui/paste_input.py:PrivateHistory.store_string",  # the prompt's history
+}
+
+
+def test_each_front_end_turns_a_data_write_failure_into_one_line():
+    named = set()
+    for name, tree in modules():
+        for where, node in scoped(tree):
+            if "DataWriteFailed" in ast.unparse(node):
+                named.add(f"{name}:{where}")
+    assert named >= DATA_FAILURE_EDGES
+
+
+def scoped(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """Every `except` clause and isinstance() check in `tree`, with where it is."""
+    for where, call in calls(tree):
+        if called(call)[1] == "isinstance":
+            yield where, call
+
+    def walk(node: ast.AST, where: str) -> Iterator[tuple[str, ast.AST]]:
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = f"{where}.{child.name}" if where else child.name
+            if isinstance(child, ast.ExceptHandler) and child.type is not None:
+                yield where, child.type
+            yield from walk(child, inner)
+
+    yield from walk(tree, "")
 
 
 # --- numbers ---------------------------------------------------------------------------------

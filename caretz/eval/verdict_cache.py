@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,8 +63,7 @@ class VerdictCache:
         line = json.dumps({"key": key, **_to_json(result)}) + "\n"
         with self._lock:
             self._answers[key] = result
-            with os.fdopen(private_data.append_to(self.path), "a", encoding="utf-8") as handle:
-                handle.write(line)
+            private_data.append(self.path, line.encode("utf-8"))
 
 
 def _read(path: Path) -> list[tuple[str, JudgeResult]]:

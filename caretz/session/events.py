@@ -205,7 +205,8 @@ def open_log(path: Path, mode: str) -> IO[Any]:
     """The log file, never through a symlink (O_NOFOLLOW) and only if it is a regular
     file: a link planted in its place does not make caretz write elsewhere."""
     if mode.startswith("a"):  # created 0600, whatever the umask
-        handle = private_data.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        with private_data.writing(path):
+            handle = private_data.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
     else:
         handle = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     if not stat.S_ISREG(os.fstat(handle).st_mode):

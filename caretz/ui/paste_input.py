@@ -12,6 +12,7 @@ lands in it whole (an entry over HISTORY_ENTRY_CHARS keeps its head); it is 0600
 
 from __future__ import annotations
 
+import datetime
 import re
 from pathlib import Path
 
@@ -54,16 +55,28 @@ class Pastes:
 
 
 class PrivateHistory(FileHistory):
-    """The prompt's history: private, and no entry huge."""
+    """The prompt's history: private, and no entry huge. A data folder that cannot take
+    it leaves the prompt working: `failure` says why, for the REPL to say once."""
 
     def __init__(self, path: Path):
         self.path = path
-        private_data.touch(path)
+        self.failure: private_data.DataWriteFailed | None = None
+        try:
+            private_data.touch(path)
+        except private_data.DataWriteFailed as failed:
+            self.failure = failed
         super().__init__(str(path))
 
     def store_string(self, string: str) -> None:
+        """The entry appended as prompt_toolkit's FileHistory writes one."""
         if len(string) > HISTORY_ENTRY_CHARS:
             left = len(string) - HISTORY_ENTRY_CHARS
             string = f"{string[:HISTORY_ENTRY_CHARS]}\n[… {left:,} more characters not kept]"
-        private_data.touch(self.path)  # made again private if it was removed meanwhile
-        super().store_string(string)
+        lines = "".join(f"+{line}\n" for line in string.split("\n"))
+        entry = f"\n# {datetime.datetime.now()}\n{lines}".encode("utf-8", "replace")
+        try:  # made again private if it was removed meanwhile
+            private_data.append(self.path, entry)
+        except private_data.DataWriteFailed as failed:
+            self.failure = failed
+        else:
+            self.failure = None

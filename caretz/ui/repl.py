@@ -32,6 +32,7 @@ from caretz.app.mentions import ProjectFiles
 from caretz.app.outcome import Outcome
 from caretz.app.session import Session
 from caretz.config_base import ConfigError
+from caretz.private_data import DataWriteFailed
 from caretz.session.store import SessionNotFound
 from caretz.text import plural
 from caretz.ui.asking import TerminalAsker
@@ -50,7 +51,7 @@ from caretz.ui.session_picker import pick_session  # noqa: F401 (caretz -r: comm
 from caretz.ui.shell_view import run_shell_command
 from caretz.ui.slash import SlashCompleter, custom_commands, dispatch
 from caretz.ui.trust_prompt import ask_to_trust
-from caretz.usage_error import fail
+from caretz.usage_error import fail, fail_runtime
 
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
@@ -94,6 +95,8 @@ def run_repl(
         )  # fmt: skip
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
+    except DataWriteFailed as error:
+        return fail_runtime(str(error))
     if session.checkpoints is not None:
         session.checkpoints.prepare_in_background()  # while the first message is typed
     repl = Repl(session, view, console, env, overrides)
@@ -119,6 +122,8 @@ class Repl(SessionControl):
     project_files: ProjectFiles  # what `@` completes, made with the prompt
     pastes: Pastes  # the large pastes of the line being typed, made with the prompt
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
+    data_failures: frozenset[str] = frozenset()  # said, while the data folder still fails
+    last_message = ""  # how the last turn ended, as its summary said
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self) -> None:
@@ -150,6 +155,22 @@ class Repl(SessionControl):
             except KeyboardInterrupt:  # a second Ctrl-C while a turn was wrapping up
                 self.view.end_turn("interrupted")
                 self.info("stopped")
+            except DataWriteFailed as failed:  # outside a turn, which ends on it itself
+                self.data_failed(failed)
+            self.data_failed(self.session.log.failure)
+
+    def data_failed(self, failed: DataWriteFailed | None) -> None:
+        """Say once that the data folder cannot be written, and that the session goes on
+        (its log held until the folder takes it); said again only once it wrote again."""
+        history = self.prompt.history if self.prompt is not None else None
+        failures = {str(f) for f in (failed, getattr(history, "failure", None)) if f}
+        if not failures and self.session.log.failure is None:
+            self.data_failures = frozenset()
+        for line in sorted(failures - self.data_failures):
+            if line != self.last_message:  # a turn that ended on it said it
+                self.error(line)
+            self.info("the session goes on; its log is written once the folder takes it again")
+        self.data_failures |= failures
 
     def read(self) -> str | _CtrlC | _LoopDue | None:
         """The next line typed; CTRL_C for Ctrl-C on an empty line; LOOP_DUE when a
@@ -164,7 +185,7 @@ class Repl(SessionControl):
         def watch() -> None:
             exit_when_due(app, lambda: self.loops.due() is not None, LOOP_DUE)
             # MCP servers that became ready: their lines above the prompt, the line kept
-            print_when_due(app, session.servers_settled, session.collect_servers)
+            print_when_due(app, session.servers_settled, self.collect_servers)
 
         try:
             line = self.prompt.prompt(default=draft, pre_run=watch)
@@ -176,6 +197,13 @@ class Repl(SessionControl):
             self.pastes.expand("")  # the line was dropped, and its pastes with it
             return CTRL_C
         return self.pastes.expand(line) if isinstance(line, str) else line
+
+    def collect_servers(self) -> None:
+        """MCP servers that became ready, taken in at an idle prompt."""
+        try:
+            self.session.collect_servers()
+        except DataWriteFailed as failed:
+            self.data_failed(failed)
 
     def build_prompt(self) -> PromptSession[Any]:
         history = self.session.settings.data_dir / HISTORY_FILE
@@ -304,6 +332,7 @@ class Repl(SessionControl):
         shown = ("limit", "error", "hook")
         if result.message and status in shown and not told:
             self.console.print(f"[{colour}]{escape(result.message)}[/]", highlight=False)
+        self.last_message = result.message
         line = f"[{colour}]●[/] [dim]{label} · {escape(' · '.join(parts))}[/]"
         self.console.print(line + (f" [dim]— {hint}[/]" if hint else ""), highlight=False)
 
