@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import pexpect
@@ -39,7 +39,10 @@ class Terminal:
         *args: str,
         env: dict[str, str] | None = None,
         columns: int = COLUMNS,
+        launcher: Sequence[str] = (),
     ):
+        """`launcher`: a command that runs caretz's command line it is given (a mount
+        namespace of its own, say)."""
         merged = {**caretz.env, **(env or {})}
         merged.update(
             TERM="xterm-256color",
@@ -50,9 +53,10 @@ class Terminal:
             COLUMNS=str(columns),
             LINES=str(ROWS),
         )
+        command = [*launcher, sys.executable, "-m", "caretz", *args]
         self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "caretz", *args],
+            command[0],
+            command[1:],
             cwd=str(caretz.workspace),
             env=merged,
             encoding="utf-8",
@@ -99,8 +103,9 @@ class Screen(Terminal):
         *args: str,
         env: dict[str, str] | None = None,
         columns: int = COLUMNS,
+        launcher: Sequence[str] = (),
     ):
-        super().__init__(caretz, *args, env=env, columns=columns)
+        super().__init__(caretz, *args, env=env, columns=columns, launcher=launcher)
         self.screen = pyte.Screen(columns, ROWS)
         self.stream = pyte.Stream(self.screen)
         self.raw = ""  # everything caretz wrote, escape sequences included
