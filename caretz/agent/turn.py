@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from caretz.agent import output_limit
-from caretz.agent.limits import usage_report
+from caretz.agent.limits import UsageReport, usage_report
 from caretz.agent.outcomes import (
     REFUSING_STATUSES,
     Done,
@@ -52,6 +52,7 @@ from caretz.messages import (
     Usage,
     answer_dangling_calls,
 )
+from caretz.private_data import DataWriteFailed
 from caretz.providers.base import (
     Completed,
     ProviderError,
@@ -185,6 +186,15 @@ class Turn:
         result = TurnResult(
             end.status, end.exit_code, end.message, self.last_text, self.tool_calls, resume
         )
+        try:
+            self.emit_end(end, used)
+        except DataWriteFailed as failed:  # the folder filled as the turn ended: it ends so
+            failure = internal_failure(failed)
+            ended = (failure.status, failure.exit_code, failure.message)
+            return TurnResult(*ended, self.last_text, self.tool_calls)
+        return result
+
+    def emit_end(self, end: TurnEnd, used: UsageReport) -> None:
         self.emit(
             records.TurnEnded(
                 status=end.status,
@@ -197,7 +207,6 @@ class Turn:
                 cost_usd=used.cost_usd,
             )
         )
-        return result
 
     # -- model requests -------------------------------------------------------
     def request(self, final_report: bool) -> ModelResponse:
