@@ -160,11 +160,11 @@ class Repl(SessionControl):
             self.data_failed(self.session.log.failure)
 
     def data_failed(self, failed: DataWriteFailed | None) -> None:
-        """Say once that the data folder cannot be written, and that the session goes on
-        (its log held until the folder takes it); said again only once it wrote again."""
+        """Say once that the data folder cannot be written (`failed`, or the prompt's
+        history) and that the session goes on, its log held until the folder takes it."""
         history = self.prompt.history if self.prompt is not None else None
         failures = {str(f) for f in (failed, getattr(history, "failure", None)) if f}
-        if not failures and self.session.log.failure is None:
+        if not failures:  # written again: a later failure is said again
             self.data_failures = frozenset()
         for line in sorted(failures - self.data_failures):
             if line != self.last_message:  # a turn that ended on it said it
