@@ -1,0 +1,59 @@
+"""A session's named subagents: the gate's catalog of agent files, and how a model an
+agent file names is opened (Claude Code's aliases `sonnet`, `opus`, `haiku`; a bare model
+ID on the session's provider; `provider/model`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from caretz.agent.named import NamedAgents, SubagentModel
+from caretz.config_base import ConfigError
+from caretz.permissions.project import find_project_root
+from caretz.pricing import price_for
+from caretz.providers.registry import KNOWN_MODELS
+from caretz.providers.resolve import CUSTOM_PROVIDER
+from caretz.runtime.models import open_provider, request_limits, resolve_model_switch
+from caretz.runtime.project_trust import agent_catalog
+
+if TYPE_CHECKING:
+    from caretz.config.settings import Settings
+
+CLAUDE_ALIASES = ("opus", "sonnet", "haiku")
+
+
+def named_agents(settings: Settings, workspace: Path, env: Mapping[str, str]) -> NamedAgents:
+    """The agents the session's task tool offers, read now through the gate."""
+    catalog = agent_catalog(settings, workspace, Path.home())
+
+    def open_model(written: str) -> SubagentModel:
+        return subagent_model(settings, written, env)
+
+    return NamedAgents(catalog.agents, open_model, find_project_root(workspace))
+
+
+def subagent_model(settings: Settings, written: str, env: Mapping[str, str]) -> SubagentModel:
+    """The model an agent file names, opened; raises ConfigError naming what to fix."""
+    ref = model_ref(settings, written)
+    resolved = resolve_model_switch(settings, ref, env)
+    if settings.max_budget_usd is not None and price_for(resolved.ref, settings.prices) is None:
+        raise ConfigError(
+            f"--max-budget-usd needs a price for {resolved.ref!r}: add one under "
+            f'"prices" in {settings.config_path}'
+        )
+    provider = open_provider(resolved, env, request_limits(settings))
+    return SubagentModel(resolved.model_id, resolved.ref, provider)
+
+
+def model_ref(settings: Settings, written: str) -> str:
+    """`sonnet` → the newest Claude Sonnet caretz knows; a bare ID → on the session's
+    provider (on an ad hoc endpoint it stays bare); `provider/model` as it is."""
+    lowered = written.strip().lower()
+    if lowered in CLAUDE_ALIASES:
+        model = next(m for m in KNOWN_MODELS["anthropic"] if lowered in m)
+        return f"anthropic/{model}"
+    provider = settings.model.entry.name
+    if "/" in written or provider == CUSTOM_PROVIDER:
+        return written.strip()
+    return f"{provider}/{written.strip()}"
