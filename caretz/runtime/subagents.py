@@ -13,12 +13,13 @@ from caretz.config_base import ConfigError
 from caretz.permissions.project import find_project_root
 from caretz.pricing import price_for
 from caretz.providers.registry import KNOWN_MODELS
-from caretz.providers.resolve import CUSTOM_PROVIDER
+from caretz.providers.resolve import CUSTOM_PROVIDER, api_key_for
 from caretz.runtime.models import open_provider, request_limits, resolve_model_switch
 from caretz.runtime.project_trust import agent_catalog
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.providers.resolve import ResolvedModel
 
 CLAUDE_ALIASES = ("opus", "sonnet", "haiku")
 
@@ -35,15 +36,28 @@ def named_agents(settings: Settings, workspace: Path, env: Mapping[str, str]) ->
 
 def subagent_model(settings: Settings, written: str, env: Mapping[str, str]) -> SubagentModel:
     """The model an agent file names, opened; raises ConfigError naming what to fix."""
-    ref = model_ref(settings, written)
-    resolved = resolve_model_switch(settings, ref, env)
+    resolved = _resolved(settings, written, env)
+    provider = open_provider(resolved, env, request_limits(settings))
+    return SubagentModel(resolved.model_id, resolved.ref, provider)
+
+
+def resolved_model(settings: Settings, written: str, env: Mapping[str, str]) -> str:
+    """The model ref an agent file's `model` means here, checked as far as can be without
+    opening it (its provider, its key, its price under a budget); raises ConfigError."""
+    resolved = _resolved(settings, written, env)
+    if resolved.entry.local is None:
+        api_key_for(resolved.entry, env)
+    return resolved.ref
+
+
+def _resolved(settings: Settings, written: str, env: Mapping[str, str]) -> ResolvedModel:
+    resolved = resolve_model_switch(settings, model_ref(settings, written), env)
     if settings.max_budget_usd is not None and price_for(resolved.ref, settings.prices) is None:
         raise ConfigError(
             f"--max-budget-usd needs a price for {resolved.ref!r}: add one under "
             f'"prices" in {settings.config_path}'
         )
-    provider = open_provider(resolved, env, request_limits(settings))
-    return SubagentModel(resolved.model_id, resolved.ref, provider)
+    return resolved
 
 
 def model_ref(settings: Settings, written: str) -> str:

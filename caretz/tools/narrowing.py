@@ -74,17 +74,17 @@ class ToolLimit:
 
     def __call__(self, call: ToolCall, ctx: ToolContext) -> Proceed | None:
         if not self.permits(call.name):
-            raise CancelToolCall(self._refusal(call.name))
+            raise CancelToolCall(self.refusal(call.name))
         args = call.arguments if isinstance(call.arguments, dict) else {}
         rules = self.patterns.get(call.name)
         if rules is not None and rules.check(call.name, args, ctx.workspace).outcome != "allow":
-            raise CancelToolCall(self._refusal(call.name, "this call is outside its pattern"))
+            raise CancelToolCall(self.refusal(call.name, "this call is outside its pattern"))
         denied = self.denied_patterns
         if denied is not None and denied.check(call.name, args, ctx.workspace).outcome == "deny":
-            raise CancelToolCall(self._refusal(call.name, "its disallowedTools name this call"))
+            raise CancelToolCall(self.refusal(call.name, "its disallowedTools name this call"))
         return None
 
-    def _refusal(self, tool: str, why: str = "") -> str:
+    def refusal(self, tool: str, why: str = "") -> str:
         allowed = (
             ", ".join(self.allowed)
             if self.allowed is not None

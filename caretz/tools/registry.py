@@ -134,11 +134,10 @@ class ToolRegistry:
     def fresh(
         self, limit: ToolLimit | None = None, withheld: frozenset[Effect] = frozenset()
     ) -> ToolRegistry:
-        """The default tools, and the ones added besides them (MCP servers'), under the same
-        checks, limits and hooks (a subagent's registry; each agent adds its own `task`).
-        `limit`: one more (a named subagent's): only the tools every limit permits, each
-        call checked against it before the session's checks and again after them (a hook
-        may put another call in its place); `withheld`: effects not offered besides."""
+        """The default tools and those added besides (MCP servers') under the same checks,
+        limits and hooks (a subagent's; each agent adds its own `task`). `limit`: one more
+        (a named subagent's), checked before the session's checks and after them (a hook
+        may put another call in place); `withheld`: effects not offered besides."""
         tools = default_tools(sandboxed=self.sandboxed)
         own = {tool.spec.name for tool in tools} | {"task"}
         added = [tool for name, tool in self._tools.items() if name not in own]
@@ -202,9 +201,7 @@ class ToolRegistry:
     def effect_of(self, name: str) -> Effect | None:
         """What the tool named `name` does (tools/base.py's `effect`); None: no such tool."""
         tool = self._tools.get(name)
-        if tool is None:
-            return None
-        return cast(Effect, getattr(tool, "effect", "external"))
+        return None if tool is None else cast(Effect, getattr(tool, "effect", "external"))
 
     def run(
         self, call: ToolCall, ctx: ToolContext, before_call: Sequence[BeforeCall] = ()
@@ -253,10 +250,9 @@ class ToolRegistry:
         return fit(valid_text(result), ready.ctx.output_limit_chars)
 
     def runs_in_parallel(self, call: ToolCall) -> bool:
-        """Whether `call` may run at the same time as other such calls of one reply: the
-        built-in read-only tools (effect "read": read, grep, glob), MCP tools their server
-        marks read-only (`readOnlyHint`), and a tool that says so of this call's
-        arguments (`reads_only(args)`: the task tool of a read-only subagent)."""
+        """Whether `call` may run beside other such calls of one reply: the built-in read-only
+        tools (effect "read"), MCP tools marked read-only (`readOnlyHint`), a tool that says
+        so of this call's arguments (`reads_only(args)`: a read-only subagent's task)."""
         tool = self._tools.get(call.name)
         if tool is None:
             return False
@@ -302,6 +298,9 @@ class ToolRegistry:
     def _prepare(self, call: ToolCall) -> dict[str, Any] | ToolResult:
         """The call's arguments, checked against its tool's schema, or the failed result."""
         tool = self._tools.get(call.name)
+        refusing = [limit for limit in self.limits if not limit.permits(call.name)]
+        if refusing:  # a named subagent's tools leave it out: say so, not "unknown"
+            return _failed(refusing[0].refusal(call.name))
         if tool is None:
             available = ", ".join(self._tools) or "none"
             return _failed(f"Unknown tool {call.name!r}. Available tools: {available}.")
