@@ -115,7 +115,7 @@ def test_read_only_subagents_asked_for_in_one_reply_run_at_the_same_time(
                 both_asked.set()
         # Each scout answers only once the other has asked too: one after the other,
         # the first would wait here for a request that never comes (and say so).
-        together = both_asked.wait(timeout=60)
+        together = both_asked.wait(timeout=30)
         return text(f"{first}: {'together' if together else 'alone'}", usage=(40, 5, 0))
 
     server.add(
