@@ -76,7 +76,7 @@ def agent_lines(row: dict[str, Any]) -> list[str]:
     lines = [
         f"{row['name']}  ({row['scope']}: {row['path']})",
         f"  {row['description'][:160]}",
-        f"  tools: {tools}; model: {model}; mode: {row['permission_mode'] or 'the session'}'s",
+        f"  tools: {tools}; model: {model}; mode: {row['permission_mode'] or 'inherit'}",
     ]
     if row["skills"]:
         lines.append("  skills: " + ", ".join(row["skills"]))
