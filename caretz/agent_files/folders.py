@@ -101,11 +101,12 @@ def read_agent(path: Path, folder: AgentFolder) -> AgentDefinition:
     return parse_agent(text, path, folder.scope, default)
 
 
-def _problem(path: Path, error: Exception) -> str:
+def _problem(path: Path, error: OSError | UnicodeDecodeError | AgentFileError) -> str:
     if isinstance(error, AgentFileError):
         return f"{error}; the agent is left out"
     if isinstance(error, UnicodeDecodeError):
         return f"{path}: not UTF-8 text ({error.reason}); the agent is left out"
+    assert isinstance(error, OSError)
     return f"{path}: not read ({_reason(error)}); the agent is left out"
 
 

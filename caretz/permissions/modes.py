@@ -19,7 +19,7 @@ A read-only refusal beats an allow rule: the mode promises no writes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from caretz.lazy_dataclass import lazy_dataclass
 
@@ -69,13 +69,14 @@ AGENT_MODES: dict[str, PermissionMode] = {
 }
 
 
-def stricter(mode: str, floor: str | None) -> PermissionMode:
+def stricter(mode: PermissionMode, floor: str | None) -> PermissionMode:
     """The stricter of the session's `mode` and a subagent's `floor` (None: no floor). A
     mode without a rank counts as the strictest there is: fail closed."""
     if floor is None:
-        return mode  # type: ignore[return-value]
+        return mode
     strictest = max(STRICTNESS.values()) + 1
-    return max(mode, floor, key=lambda m: STRICTNESS.get(m, strictest))  # type: ignore[return-value]
+    chosen = max(mode, floor, key=lambda m: STRICTNESS.get(m, strictest))
+    return cast(PermissionMode, chosen)
 
 
 def agent_mode(written: str) -> PermissionMode:

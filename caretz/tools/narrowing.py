@@ -182,4 +182,4 @@ def agent_floor(written: str | None, inherited: str | None) -> str | None:
     if written is None:
         return inherited
     mode = agent_mode(written)
-    return mode if inherited is None else stricter(inherited, mode)
+    return stricter(mode, inherited)

@@ -134,14 +134,16 @@ class ToolRegistry:
     def fresh(
         self, limit: ToolLimit | None = None, withheld: frozenset[Effect] = frozenset()
     ) -> ToolRegistry:
-        """The default tools and those added besides (MCP servers') under the same checks,
-        limits and hooks (a subagent's; each agent adds its own `task`). `limit`: one more
-        (a named subagent's), checked before the session's checks and after them (a hook
-        may put another call in place); `withheld`: effects not offered besides."""
+        """The default tools and those added (MCP servers') under the same checks, limits and
+        hooks (a subagent's; each adds its own `task`). `limit`: one more, a named subagent's,
+        checked before the session's checks and after them (a hook may put another call in
+        place); `withheld`: effects not offered besides."""
         tools = default_tools(sandboxed=self.sandboxed)
         own = {tool.spec.name for tool in tools} | {"task"}
         added = [tool for name, tool in self._tools.items() if name not in own]
-        checks = self.before_call if limit is None else (limit, *self.before_call, limit)
+        checks: tuple[BeforeCall, ...] = self.before_call
+        if limit is not None:
+            checks = (limit, *checks, limit)
         registry = ToolRegistry(
             (),
             before_call=checks,
@@ -263,9 +265,8 @@ class ToolRegistry:
 
     def reads_only(self, name: str) -> bool:  # its effect "read", or marked read-only
         tool = self._tools.get(name)
-        if tool is None:
-            return False
-        return getattr(tool, "effect", None) == "read" or getattr(tool, "read_only", False) is True
+        read = getattr(tool, "effect", None) == "read"
+        return tool is not None and (read or getattr(tool, "read_only", False) is True)
 
     def _checked(
         self,

@@ -16,7 +16,7 @@ from caretz.tools.narrowing import tool_limit
 from caretz.tools.policy import CancelToolCall
 
 
-def test_front_matter_yaml_refuses_is_read_line_by_line():
+def test_front_matter_yaml_refuses_is_read_line_by_line() -> None:
     text = "---\nname: Doc-Writer\ndescription: Writes docs: guides, references\ntools: Read, Write\n---\nBody\n"
     agent = parse_agent(text, Path("a.md"), "project", "a")
     assert (agent.name, agent.description, agent.tools) == (
@@ -27,7 +27,7 @@ def test_front_matter_yaml_refuses_is_read_line_by_line():
     assert agent.prompt == "Body"
 
 
-def test_opencode_and_copilot_shapes():
+def test_opencode_and_copilot_shapes() -> None:
     opencode = (
         "---\ndescription: Reviews\nmode: subagent\ntools:\n  write: false\n  bash: false\n---\nx"
     )
@@ -46,12 +46,12 @@ def test_opencode_and_copilot_shapes():
         ("---\nname: a\ndescription: d\nisolation: docker\n---\n", "isolation 'docker'"),
     ],
 )
-def test_a_file_caretz_cannot_use_says_why(text: str, problem: str):
+def test_a_file_caretz_cannot_use_says_why(text: str, problem: str) -> None:
     with pytest.raises(AgentFileError, match=problem):
         parse_agent(text, Path("bad.md"), "project", "bad")
 
 
-def test_the_nearest_folder_wins_a_name_and_the_user_comes_last(tmp_path: Path):
+def test_the_nearest_folder_wins_a_name_and_the_user_comes_last(tmp_path: Path) -> None:
     root, home = tmp_path / "repo", tmp_path / "home"
     inner = root / "pkg"
     for folder, text in [
@@ -69,7 +69,7 @@ def test_the_nearest_folder_wins_a_name_and_the_user_comes_last(tmp_path: Path):
     assert [a.description for a in catalog.shadowed] == ["root", "github", "user"]
 
 
-def test_a_limit_refuses_what_its_entries_do_not_name(tmp_path: Path):
+def test_a_limit_refuses_what_its_entries_do_not_name(tmp_path: Path) -> None:
     limit = tool_limit("the agent 'x'", ["Read", "Bash(git status)"], ["Grep"], tmp_path, "x.md")
     ctx = ToolContext(tmp_path)
     assert limit.permits("read") and limit.permits("bash")

@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import os
 import threading
+from pathlib import Path
+from typing import Any
 
-from tests.modelserver import RecordedRequest, Reply, calls, text, tool
+from tests.e2e.conftest import Caretz
+from tests.modelserver import ModelServer, RecordedRequest, Reply, calls, text, tool
 
 # An agent file in the shape Claude Code's `/agents` writes (kept unchanged: the keys
 # caretz does not use, `color`, stay in it).
@@ -51,13 +54,13 @@ Find what you are asked for and report the file and line.
 """
 
 
-def result_object(stdout: str) -> dict:
+def result_object(stdout: str) -> dict[str, Any]:
     return json.loads(stdout.splitlines()[-1])
 
 
 def test_a_claude_code_agent_file_is_used_as_written_and_its_tools_bound_it(
-    caretz, server, workspace, tmp_path
-):
+    caretz: Caretz, server: ModelServer, workspace: Path, tmp_path: Path
+) -> None:
     agents = workspace / ".claude" / "agents"
     agents.mkdir(parents=True)
     (agents / "code-reviewer.md").write_text(REVIEWER)
@@ -96,8 +99,8 @@ def test_a_claude_code_agent_file_is_used_as_written_and_its_tools_bound_it(
 
 
 def test_read_only_subagents_asked_for_in_one_reply_run_at_the_same_time(
-    caretz, server, workspace, tmp_path
-):
+    caretz: Caretz, server: ModelServer, workspace: Path, tmp_path: Path
+) -> None:
     (workspace / ".caretz" / "agents").mkdir(parents=True)
     (workspace / ".caretz" / "agents" / "scout.md").write_text(SCOUT)
     both_asked = threading.Event()
@@ -137,8 +140,8 @@ def test_read_only_subagents_asked_for_in_one_reply_run_at_the_same_time(
 
 
 def test_a_project_agent_never_widens_the_session_and_its_files_pass_the_door(
-    caretz, server, workspace, tmp_path
-):
+    caretz: Caretz, server: ModelServer, workspace: Path, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     (home / ".claude" / "agents").mkdir(parents=True)
     (home / ".claude" / "agents" / "fixer.md").write_text(

@@ -369,7 +369,7 @@ def test_a_circular_hand_off_is_blocked():
     assert "refused" in firing.message
 
 
-def test_a_named_agent_handing_back_to_itself_by_type_is_blocked():
+def test_a_named_agent_handing_back_to_itself_by_type_is_blocked() -> None:
     detector = started(SubagentDetector(SubagentsConfig()))
     detector.begin_turn(ctx(agent="code-reviewer", depth=1))
     again = ToolCall("t", "task", {"subagent_type": "Code-Reviewer", "prompt": "review it"})
