@@ -102,7 +102,8 @@ WIRING = {
     "caretz.usage_error",
     "caretz.web",
 }
-MAY_IMPORT["caretz.runtime"] = WIRING
+# caretz's worktrees: a named subagent's `isolation: worktree` (runtime/subagents.py).
+MAY_IMPORT["caretz.runtime"] = WIRING | {"caretz.worktrees"}
 # The application layer: what a session does, for every front end; it imports none.
 MAY_IMPORT["caretz.app"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}

@@ -14,11 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz.agent_files.definition import AgentDefinition
 from caretz.providers.base import Provider
 from caretz.tools.narrowing import ToolLimit, agent_floor, tool_limit
 from caretz.tools.registry import ToolRegistry, withheld_effects
+
+if TYPE_CHECKING:
+    from caretz.sandbox.runner import Sandbox
 
 # Tools that change nothing outside the agent's own state (its plan, its own subagents,
 # which are held to its limits): a subagent with only these and reading tools is read-only.
@@ -41,10 +45,25 @@ OpenModel = Callable[[str], SubagentModel]
 
 
 @dataclass(frozen=True)
+class Isolation:
+    """A worktree of its own for an agent with `isolation: worktree`, and its sandbox."""
+
+    workspace: Path
+    sandbox: Sandbox | None
+    finish: Callable[[], str]  # its sandbox closed, the worktree removed if unchanged: a line
+
+
+# (the agent's name, whether the session's commands are sandboxed) → its worktree; raises
+# ValueError or ConfigError (a folder in no git repository, a sandbox that cannot open).
+Isolate = Callable[[str, bool], Isolation]
+
+
+@dataclass(frozen=True)
 class NamedAgents:
     agents: Mapping[str, AgentDefinition] = field(default_factory=dict)
     open_model: OpenModel | None = None
     project_root: Path = Path(".")
+    isolate: Isolate | None = None
 
     def get(self, name: str) -> AgentDefinition | None:
         return self.agents.get(name.strip().lower())

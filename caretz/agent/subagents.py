@@ -16,6 +16,7 @@ from typing import Any
 from caretz.agent.agent import Agent
 from caretz.agent.named import (
     AgentUnusable,
+    Isolation,
     NamedAgents,
     Narrowing,
     catalog_text,
@@ -31,6 +32,7 @@ from caretz.config_base import ConfigError
 from caretz.messages import ToolSpec
 from caretz.text import one_line
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
+from caretz.tools.narrowing import rules_at
 
 # A hard floor under the guard's own depth check, which only runs while the guard is on.
 MAX_DEPTH = 5
@@ -99,12 +101,34 @@ class TaskTool:
             )
         try:
             child = self.spawn(name, definition)
+            isolation = self._isolated(child) if definition and definition.isolation else None
         except (ValueError, ConfigError) as problem:  # AgentUnusable among them
             return ToolResult(ok=False, output=f"Not run: {one_line(str(problem))}")
-        result = child.run_turn(str(args["prompt"]))
+        try:
+            result = child.run_turn(str(args["prompt"]))
+        finally:
+            where = isolation.finish() if isolation is not None else ""
         if result.status == "interrupted":
             raise interruption(result.exit_code)
-        return ToolResult(ok=result.exit_code == 0, output=report(name, result))
+        output = report(name, result) + (f"\n{where}" if where else "")
+        return ToolResult(ok=result.exit_code == 0, output=output)
+
+    def _isolated(self, child: Agent) -> Isolation:
+        """`child` moved into a worktree of its own: its files, commands and the rules'
+        `./` paths there, in a sandbox of its own (when the session's commands have one)."""
+        if self.named.isolate is None:
+            raise AgentUnusable("isolation: worktree: no worktree can be made here")
+        ctx = child.parts.tool_ctx
+        isolation = self.named.isolate(child.config.name, ctx.sandbox is not None)
+        moved = replace(
+            ctx,
+            workspace=isolation.workspace,
+            sandbox=isolation.sandbox,
+            rules=rules_at(ctx.rules, isolation.workspace),
+            rules_root=isolation.workspace,
+        )
+        child.parts = replace(child.parts, tool_ctx=moved)
+        return isolation
 
     def reads_only(self, args: dict[str, Any]) -> bool:
         """Whether this call runs a named agent that only reads (the registry's
@@ -154,11 +178,6 @@ class TaskTool:
     def _named(
         self, definition: AgentDefinition, config: AgentConfig, parts: AgentParts
     ) -> tuple[AgentConfig, AgentParts]:
-        if definition.isolation is not None:
-            raise AgentUnusable(
-                f"{definition.path}: isolation: {definition.isolation} is not supported; "
-                "remove the key to run the agent in the session's folder"
-            )
         narrow = self._narrowing(definition)
         if definition.prompt:
             config = replace(config, system=config.system + "\n" + definition.prompt + "\n")

@@ -241,7 +241,7 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     agent = Agent(config, agent_parts, place.conversation)
     if agent_parts.price(config.model_ref, Usage()) is None:  # unknown, as a turn says
         place.conversation.totals.price_unknown()
-    named = named_agents(request.settings, request.workspace, request.env)
+    named = named_agents(request.settings, request.workspace, request.env, checked.sandbox_check)
     install(agent, config, agent_parts, mcp, named)
     parts = SessionParts(
         session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,

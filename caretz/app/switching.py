@@ -128,7 +128,7 @@ def rewire(
     provider = session_provider(settings, session.env, server_search(settings, new_rules))
     config, parts = wire_agent(wiring, provider, running, system)
     parts = follow_settings(session.permissions, settings, rules, parts)  # nothing fails now
-    named = named_agents(settings, session.workspace, session.env)
+    named = named_agents(settings, session.workspace, session.env, sandbox_check)
     install(session.agent, config, parts, session.mcp, named)
     session.settings = settings
     session.sandbox, session.sandbox_check = sandbox, sandbox_check

@@ -4,11 +4,13 @@ ID on the session's provider; `provider/model`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from caretz.agent.named import NamedAgents, SubagentModel
+from caretz.agent.named import Isolation, NamedAgents, SubagentModel
+from caretz.config.sandbox import open_session_sandbox
 from caretz.config_base import ConfigError
 from caretz.permissions.project import find_project_root
 from caretz.pricing import price_for
@@ -20,18 +22,71 @@ from caretz.runtime.project_trust import agent_catalog
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.providers.resolve import ResolvedModel
+    from caretz.sandbox.detect import SandboxCheck
 
 CLAUDE_ALIASES = ("opus", "sonnet", "haiku")
 
 
-def named_agents(settings: Settings, workspace: Path, env: Mapping[str, str]) -> NamedAgents:
-    """The agents the session's task tool offers, read now through the gate."""
+def named_agents(
+    settings: Settings,
+    workspace: Path,
+    env: Mapping[str, str],
+    sandbox_check: SandboxCheck | None = None,
+) -> NamedAgents:
+    """The agents the session's task tool offers, read now through the gate;
+    `sandbox_check`: the session's, for the sandbox of an agent in a worktree."""
     catalog = agent_catalog(settings, workspace, Path.home())
 
     def open_model(written: str) -> SubagentModel:
         return subagent_model(settings, written, env)
 
-    return NamedAgents(catalog.agents, open_model, find_project_root(workspace))
+    def isolate(name: str, sandboxed: bool) -> Isolation:
+        return worktree_for(settings, workspace, env, sandbox_check if sandboxed else None, name)
+
+    root = find_project_root(workspace)
+    return NamedAgents(catalog.agents, open_model, root, isolate)
+
+
+def worktree_for(
+    settings: Settings,
+    workspace: Path,
+    env: Mapping[str, str],
+    sandbox_check: SandboxCheck | None,
+    agent: str,
+) -> Isolation:
+    """A new caretz worktree for the agent (`.caretz/worktrees/agent-NAME-XXXXXX`, from
+    HEAD), in a sandbox of its own when `sandbox_check` (the session's) is given; its
+    `finish` removes it when the agent changed nothing, else says where the changes are.
+    Raises ConfigError."""
+    # Only for an agent in a worktree (git's worktree commands, off every run's path).
+    from caretz.worktrees import manage as worktrees
+
+    try:
+        repo = worktrees.open_repository(workspace, env)
+        name = worktrees.check_name(f"agent-{_slug(agent)}-{os.urandom(3).hex()}")
+        tree = worktrees.enter(repo, name)
+    except worktrees.WorktreeError as error:
+        raise ConfigError(f"isolation: worktree: {error}") from None
+    sandbox = None
+    if sandbox_check is not None:
+        sandbox, _ = open_session_sandbox(settings, tree.path, env, sandbox_check)
+
+    def finish() -> str:
+        if sandbox is not None:
+            sandbox.close()
+        try:
+            if worktrees.changes(repo, tree):
+                return f"Its changes are in the worktree {tree.path}, on branch {tree.branch}."
+            worktrees.remove(repo, name)
+        except worktrees.WorktreeError as error:
+            return f"Its worktree {tree.path} is kept: {error}"
+        return "It changed no file; its worktree is removed."
+
+    return Isolation(tree.path, sandbox, finish)
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in name)[:40] or "agent"
 
 
 def subagent_model(settings: Settings, written: str, env: Mapping[str, str]) -> SubagentModel:

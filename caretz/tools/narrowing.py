@@ -183,3 +183,8 @@ def agent_floor(written: str | None, inherited: str | None) -> str | None:
         return inherited
     mode = agent_mode(written)
     return stricter(mode, inherited)
+
+
+def rules_at(rules: RuleSet | None, root: Path) -> RuleSet | None:
+    """`rules` with their `./` paths read from `root` (a subagent's worktree)."""
+    return None if rules is None else RuleSet(rules.rules, root, rules.home)

@@ -162,6 +162,7 @@ class SessionPermissions:
         hint: PermissionHint | None = None,
         grant: TurnGrant | None = None,
         mode_floor: str | None = None,
+        rules_root: Path | None = None,
     ) -> Proceed | None:
         """None or Proceed (with a grant) when the call may run; raises CancelToolCall.
 
@@ -169,13 +170,16 @@ class SessionPermissions:
         decided) or "ask" (asks where the call would have run unasked). `grant`: what a
         custom command lets the calls of its turn do (allow rules, and why commands no
         rule allows ask). `mode_floor`: a subagent's mode, applied where stricter than the
-        session's; read-only refuses commands unless the session's sandbox is read-only too."""
+        session's; read-only refuses commands unless the session's sandbox is read-only too.
+        `rules_root`: the worktree a subagent works in, where the rules' `./` paths start."""
         if mode_floor == "read-only" and self.mode != "read-only" and effect == "shell":
             verdict = Verdict("refuse", _WRITABLE_SANDBOX, "mode")
             raise CancelToolCall(self._refuse(call, args, verdict))
         rules = self.rules
         if grant is not None and grant.rules:
             rules = rules.with_rules(rule for rule in grant.rules if rule.behavior == "allow")
+        if rules_root is not None:
+            rules = RuleSet(rules.rules, rules_root, rules.home)  # tools/narrowing.py rules_at
         decision = rules.check(call.name, args, cwd)
         if hint is not None and hint.decision == "allow" and decision.outcome == "no-match":
             decision = Decision("allow", f"allowed by {hint.source}")
@@ -349,6 +353,7 @@ class PermissionCheck:
             ctx.permission_hint,
             ctx.grant,
             ctx.mode_floor,
+            ctx.rules_root,
         )
 
 

@@ -10,7 +10,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tests.checkpoints.helpers import git
 from tests.e2e.conftest import Caretz
+from tests.e2e.test_worktrees import a_repository
 from tests.modelserver import ModelServer, RecordedRequest, Reply, calls, text, tool
 
 # An agent file in the shape Claude Code's `/agents` writes (kept unchanged: the keys
@@ -207,3 +209,50 @@ def test_a_project_agent_never_widens_the_session_and_its_files_pass_the_door(
     assert f"{home / '.claude' / 'agents' / 'fixer.md'}: agent 'fixer' is shadowed" in warnings
     text_listing = caretz("agents", "list", env=env).stdout
     assert "fixer  (project: " in text_listing and "tools: Bash, Write, Edit" in text_listing
+
+
+BUILDER = """\
+---
+name: builder
+description: Makes changes in a worktree of its own.
+tools: Read, Write
+isolation: worktree
+---
+Make the change asked for.
+"""
+
+
+def test_an_agent_in_a_worktree_changes_only_its_worktree_under_the_rules_there(
+    caretz: Caretz, server: ModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "secret.txt").write_text("hunter2\n")
+    (workspace / ".claude" / "agents").mkdir(parents=True)
+    (workspace / ".claude" / "agents" / "builder.md").write_text(BUILDER)
+    (workspace / ".caretz").mkdir()
+    deny = {"permissions": {"deny": ["Read(./secret.txt)"]}}
+    (workspace / ".caretz" / "settings.json").write_text(json.dumps(deny))
+    a_repository(workspace)
+    server.add(
+        tool("task", subagent_type="builder", prompt="add new.txt"),
+        tool("read", path="secret.txt"),  # its copy in the worktree: the deny rule holds
+        tool("write", path="new.txt", content="made\n"),
+        text("Added new.txt."),
+        tool("task", subagent_type="builder", prompt="only look"),
+        text("Nothing to change."),
+        text("Done."),
+    )
+
+    run = caretz("-p", "add it", env={"HOME": str(tmp_path)})
+
+    assert run.code == 0, run.stderr
+    refused = server.requests[2].messages[-1]["content"][0]
+    assert refused["is_error"] is True and "hunter2" not in refused["content"]
+    first = server.requests[4].messages[-1]["content"][0]["content"]
+    assert first.startswith("Added new.txt.\nIts changes are in the worktree ")
+    tree = Path(first.split("worktree ", 1)[1].split(",")[0])
+    assert tree.parent == workspace / ".caretz" / "worktrees"
+    assert (tree / "new.txt").read_text() == "made\n" and not (workspace / "new.txt").exists()
+    assert git(tree, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"caretz/{tree.name}"
+    second = server.requests[6].messages[-1]["content"][0]["content"]
+    assert second == "Nothing to change.\nIt changed no file; its worktree is removed."
+    assert [p.name for p in (workspace / ".caretz" / "worktrees").iterdir()] == [tree.name]
