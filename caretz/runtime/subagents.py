@@ -69,7 +69,11 @@ def worktree_for(
         raise ConfigError(f"isolation: worktree: {error}") from None
     sandbox = None
     if sandbox_check is not None:
-        sandbox, _ = open_session_sandbox(settings, tree.path, env, sandbox_check)
+        try:
+            sandbox, _ = open_session_sandbox(settings, tree.path, env, sandbox_check)
+        except ConfigError:
+            worktrees.remove(repo, name, force=True)  # new and unused: nothing is lost
+            raise
 
     def finish() -> str:
         if sandbox is not None:
