@@ -83,7 +83,9 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     import yaml  # only for a file that has front matter (pyyaml, a dependency)
 
     try:
-        data = yaml.safe_load("\n".join(lines[1:end]))
+        # libyaml's loader where the wheel has it: ~10x faster than the pure Python one.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load("\n".join(lines[1:end]), Loader=loader)  # noqa: S506 (a safe loader)
     except yaml.YAMLError:
         data = None
     if not isinstance(data, Mapping):
