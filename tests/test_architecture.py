@@ -55,6 +55,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.permissions": {"caretz.sandbox"},
     "caretz.tools": {"caretz.permissions", "caretz.sandbox"},
     "caretz.slash_commands": {"caretz.sandbox"},
+    # Agent files: read through the door; a front matter YAML refuses, as command files are.
+    "caretz.agent_files": {"caretz.sandbox", "caretz.slash_commands"},
     "caretz.hooks": {"caretz.tools"},  # the registry's seam, and ending a process group
     "caretz.mcp_client": {"caretz.tools", "caretz.sandbox"},  # its tools; the launcher
     "caretz.web": {"caretz.tools", "caretz.permissions"},  # its tools; the domain rules
@@ -67,6 +69,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "caretz.session",
         "caretz.tools",
         "caretz.checkpoints",
+        "caretz.agent_files",  # a named subagent's definition, plain data
     },
     "caretz.config": {
         "caretz.goal",
@@ -82,6 +85,7 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 WIRING = {
     "caretz.agent",
+    "caretz.agent_files",
     "caretz.checkpoints",
     "caretz.config",
     "caretz.goal",
@@ -98,7 +102,8 @@ WIRING = {
     "caretz.usage_error",
     "caretz.web",
 }
-MAY_IMPORT["caretz.runtime"] = WIRING
+# caretz's worktrees: a named subagent's `isolation: worktree` (runtime/subagents.py).
+MAY_IMPORT["caretz.runtime"] = WIRING | {"caretz.worktrees"}
 # The application layer: what a session does, for every front end; it imports none.
 MAY_IMPORT["caretz.app"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}

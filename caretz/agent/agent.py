@@ -197,7 +197,8 @@ class Agent:
         request = compaction.summary_request(messages, policy, config.model_id)
         response = collect(parts.provider.stream(request))
         usage = response.usage
-        self.conversation.totals.add_response(usage, parts.price(config.model_ref, usage))
+        cost = parts.price(config.model_ref, usage)
+        self.conversation.totals.add_response(usage, cost, config.name, config.model_ref)
         parts.log.emit(
             ModelSummary(
                 agent=config.name,

@@ -4,12 +4,34 @@ has used: `RunTotals` as it runs, `usage_report` the one reading of it every rep
 
 from __future__ import annotations
 
+import threading
 from dataclasses import field
 from typing import Any
 
 from caretz.agent.outcomes import LimitReached
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Usage
+
+# Subagents asked for in one reply run at the same time and add to the same totals.
+_ADDING = threading.Lock()
+
+
+@lazy_dataclass(frozen=True)
+class AgentUsage:
+    """What one agent (by name: "main", or a subagent's) used of a run."""
+
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+    requests: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            **self.usage.to_dict(),
+            "cost_usd": self.cost_usd,
+            "requests": self.requests,
+        }
 
 
 @lazy_dataclass
@@ -24,15 +46,30 @@ class RunTotals:
     judge_usage: Usage = field(default_factory=Usage)
     judge_cost_usd: float | None = 0.0  # None once a judge call had no known price
     judge_calls: int = 0
+    # Each agent's share, by name; replaced whole on each change, so a copy of the totals
+    # (a report's `since`) keeps the shares as they were.
+    agents: dict[str, AgentUsage] = field(default_factory=dict)
 
     def price_unknown(self) -> None:
         """A model without a known price takes part in the run: its cost is unknown."""
         self.cost_usd = None
 
-    def add_response(self, usage: Usage, cost: float | None) -> None:
-        self.usage = self.usage + usage
-        self.requests += 1
-        self.cost_usd = _plus(self.cost_usd, cost)
+    def add_response(
+        self, usage: Usage, cost: float | None, agent: str = "main", model: str = ""
+    ) -> None:
+        with _ADDING:
+            self.usage = self.usage + usage
+            self.requests += 1
+            self.cost_usd = _plus(self.cost_usd, cost)
+            had = self.agents.get(agent) or AgentUsage(model)
+            share = AgentUsage(
+                model or had.model, had.usage + usage, _plus(had.cost_usd, cost), had.requests + 1
+            )
+            self.agents = {**self.agents, agent: share}
+
+    def add_tool_call(self) -> None:
+        with _ADDING:
+            self.tool_calls += 1
 
     def add_judge_call(self, usage: Usage, cost: float | None) -> None:
         """One call of the loop guard's judge (answered or not) and what it cost."""
@@ -53,6 +90,7 @@ class UsageReport:
     judge_usage: Usage
     judge_cost_usd: float | None
     judge_calls: int
+    agents: dict[str, AgentUsage] = field(default_factory=dict)  # each agent's share
 
     def usage_dict(self) -> dict[str, Any]:
         """The tokens as a result object writes them, the judge's part under "judge"."""
@@ -73,7 +111,22 @@ def usage_report(totals: RunTotals, since: RunTotals | None = None) -> UsageRepo
         judge_usage=judge_usage,
         judge_cost_usd=judge_cost,
         judge_calls=totals.judge_calls - before.judge_calls,
+        agents=_agents_between(before.agents, totals.agents),
     )
+
+
+def _agents_between(
+    before: dict[str, AgentUsage], after: dict[str, AgentUsage]
+) -> dict[str, AgentUsage]:
+    shares = {}
+    for name, now in after.items():
+        was = before.get(name) or AgentUsage(now.model)
+        if now.requests > was.requests:
+            cost = _cost_between(was.cost_usd, now.cost_usd)
+            shares[name] = AgentUsage(
+                now.model, _minus(now.usage, was.usage), cost, now.requests - was.requests
+            )
+    return shares
 
 
 def _plus(a: float | None, b: float | None) -> float | None:

@@ -233,7 +233,7 @@ class Turn:
         latency = parts.clock() - started
         cost = parts.price(config.model_ref, response.usage)
         conversation.context.measured(response.usage.to_dict(), conversation.messages)
-        conversation.totals.add_response(response.usage, cost)
+        conversation.totals.add_response(response.usage, cost, config.name, config.model_ref)
         self.emit(
             records.ModelResponse(
                 model=response.model,
@@ -315,8 +315,8 @@ class Turn:
             while (
                 position + len(batch) < len(calls)
                 and len(batch) < MAX_PARALLEL_CALLS
-                and self.parts.tools.runs_in_parallel(batch[0].name)
-                and self.parts.tools.runs_in_parallel(calls[position + len(batch)].name)
+                and self.parts.tools.runs_in_parallel(batch[0])
+                and self.parts.tools.runs_in_parallel(calls[position + len(batch)])
             ):
                 batch.append(calls[position + len(batch)])
             position += len(batch)
@@ -336,7 +336,7 @@ class Turn:
     ) -> tuple[int, ToolCall, ReadyCall | ToolResult]:
         index = self.tool_calls
         self.tool_calls += 1
-        self.conversation.totals.tool_calls += 1
+        self.conversation.totals.add_tool_call()
         self.emit(records.ToolCalled(index=index, call=call.to_dict()))
         try:
             ready = self.parts.tools.start(call, tool_context(self, batch), (self.guard_check,))
@@ -355,7 +355,7 @@ class Turn:
         parts = self.parts
         index = self.tool_calls
         self.tool_calls += 1
-        self.conversation.totals.tool_calls += 1
+        self.conversation.totals.add_tool_call()
         self.emit(records.ToolCalled(index=index, call=call.to_dict()))
         started = parts.clock()
         try:

@@ -65,7 +65,8 @@ class RunResult:
     agent's final answer, and what the run used: tokens, cost (None when a model has no
     known price), tool calls, the calls refused for want of approval, the judge's
     verdicts. `usage` and `cost_usd` count every model call, the loop guard's judge's
-    too; `judge_usage` and `judge_cost_usd` are the judge's part of them. The usage and
+    too; `judge_usage` and `judge_cost_usd` are the judge's part of them, `agents` each
+    agent's (the main one's and each subagent's, by name). The usage and
     counts are this run's, not the session's."""
 
     session_id: str | None
@@ -83,6 +84,9 @@ class RunResult:
     goal: Mapping[str, Any] | None = None  # a goal's state, for a run that pursued one
     judge_usage: Usage = field(default_factory=Usage)
     judge_cost_usd: float | None = None
+    # Each agent's share of `usage` and `cost_usd` (the judge's aside), by name: "main"
+    # and each named subagent: model, tokens, cost_usd, requests.
+    agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -97,7 +101,11 @@ class RunResult:
             "message": self.message,
             "text": self.text,
             "tool_calls": self.tool_calls,
-            "usage": {**self.usage.to_dict(), "judge": self.judge_usage.to_dict()},
+            "usage": {
+                **self.usage.to_dict(),
+                "judge": self.judge_usage.to_dict(),
+                "agents": {name: dict(share) for name, share in self.agents.items()},
+            },
             "cost_usd": self.cost_usd,
             "judge_cost_usd": self.judge_cost_usd,
             "duration_s": round(self.duration_s, 3),

@@ -254,6 +254,7 @@ class Session:
             goal=outcome.goal,
             judge_usage=used.judge_usage,
             judge_cost_usd=used.judge_cost_usd,
+            agents={name: share.to_dict() for name, share in used.agents.items()},
         )
 
     def _raise_callback_error(self) -> None:

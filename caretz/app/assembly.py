@@ -42,6 +42,7 @@ from caretz.runtime.project_trust import (
     project_trust,
     whole_digest,
 )
+from caretz.runtime.subagents import named_agents
 from caretz.runtime.web import server_search
 from caretz.runtime.wiring import (
     AgentWiring,
@@ -240,7 +241,8 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     agent = Agent(config, agent_parts, place.conversation)
     if agent_parts.price(config.model_ref, Usage()) is None:  # unknown, as a turn says
         place.conversation.totals.price_unknown()
-    install(agent, config, agent_parts, mcp)
+    named = named_agents(request.settings, request.workspace, request.env, checked.sandbox_check)
+    install(agent, config, agent_parts, mcp, named)
     parts = SessionParts(
         session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,
         tools, checked.sandbox_check, mcp, checked.trust, place.resumed,

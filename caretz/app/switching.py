@@ -21,6 +21,7 @@ from caretz.guard.seam import NullGuard
 from caretz.runtime.judge import SessionJudge, build_loop_guard
 from caretz.runtime.models import resolve_model_switch
 from caretz.runtime.permissions import follow_settings, profile_rules, with_permission_mode
+from caretz.runtime.subagents import named_agents
 from caretz.runtime.web import server_search
 from caretz.runtime.wiring import AgentWiring, SessionTools, install, session_provider, wire_agent
 from caretz.session.records.session import SessionChanged
@@ -127,7 +128,8 @@ def rewire(
     provider = session_provider(settings, session.env, server_search(settings, new_rules))
     config, parts = wire_agent(wiring, provider, running, system)
     parts = follow_settings(session.permissions, settings, rules, parts)  # nothing fails now
-    install(session.agent, config, parts, session.mcp)
+    named = named_agents(settings, session.workspace, session.env, sandbox_check)
+    install(session.agent, config, parts, session.mcp, named)
     session.settings = settings
     session.sandbox, session.sandbox_check = sandbox, sandbox_check
     if session.hooks is not None and sandbox is not None:

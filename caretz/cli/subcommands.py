@@ -24,6 +24,7 @@ hooks_command = lazy_module("caretz.commands.hooks")
 worktree_command = lazy_module("caretz.commands.worktree")
 trust_command = lazy_module("caretz.commands.trust")
 doctor_command = lazy_module("caretz.commands.doctor")
+agents_command = lazy_module("caretz.commands.agents")
 acp_server = lazy_module("caretz.acp.server")
 
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
@@ -35,6 +36,10 @@ mcp_app = typer.Typer(
 )
 hooks_app = typer.Typer(
     help="Hooks: hooks in profiles.json and the project's .caretz/settings.json (docs/hooks.md).",
+    no_args_is_help=True,
+)
+agents_app = typer.Typer(
+    help="Named subagents: .caretz/agents, .claude/agents and the user's (docs/agents.md).",
     no_args_is_help=True,
 )
 worktree_app = typer.Typer(
@@ -51,6 +56,7 @@ def add_subcommands(app: typer.Typer) -> None:
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(mcp_app, name="mcp")
     app.add_typer(hooks_app, name="hooks")
+    app.add_typer(agents_app, name="agents")
     app.add_typer(worktree_app, name="worktree")
     app.add_typer(guard_app, name="guard")
     app.command("batch")(batch)
@@ -162,6 +168,16 @@ def hooks_list(
     """The hooks that apply here, the profile's and the project's, with the project's
     approval."""
     raise typer.Exit(hooks_command.hooks_command(ctx.obj, approve=False, output=output))
+
+
+@agents_app.command("list")
+def agents_list(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """The named subagents the task tool offers here: the project's (up to its root) and
+    the user's, each with where it comes from, its tools, model and mode."""
+    raise typer.Exit(agents_command.agents_command(ctx.obj, output))
 
 
 @hooks_app.command("approve")

@@ -65,7 +65,9 @@ class SubagentDetector(Detector):
         if call.name != SUBAGENT_TOOL:
             return None
         current = self._turns[-1] if self._turns else TurnContext(task="", model_ref="")
-        target = str(call.arguments.get("agent") or "")
+        args = call.arguments
+        # The name the subagent runs as: its role name, else the named agent it is.
+        target = str(args.get("agent") or str(args.get("subagent_type") or "").strip().lower())
         chain = self.chain.above(current.depth)
         if self.config.block_circular and target and target in chain:
             path = " → ".join([*chain, target])

@@ -19,7 +19,7 @@ A read-only refusal beats an allow rule: the mode promises no writes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from caretz.lazy_dataclass import lazy_dataclass
 
@@ -53,6 +53,38 @@ class Verdict:
     by: DecidedBy = "mode"
     rule: Rule | None = None
     escalated: bool = False  # runs outside the sandbox, as the model asked
+
+
+# From the mode that lets most run to the one that lets least: a subagent's mode applies
+# only where it is stricter than the session's (`stricter`).
+STRICTNESS: dict[str, int] = {"yolo": 0, "auto": 1, "ask": 2, "read-only": 3}
+# Agent files' modes (Claude Code's words) as caretz's: `plan` and `dontAsk` change nothing
+# the user has not allowed; `default` asks as Claude Code does; `acceptEdits` edits unasked.
+AGENT_MODES: dict[str, PermissionMode] = {
+    "plan": "read-only",
+    "dontask": "ask",
+    "default": "ask",
+    "acceptedits": "auto",
+    "bypasspermissions": "yolo",
+}
+
+
+def stricter(mode: PermissionMode, floor: str | None) -> PermissionMode:
+    """The stricter of the session's `mode` and a subagent's `floor` (None: no floor). A
+    mode without a rank counts as the strictest there is: fail closed."""
+    if floor is None:
+        return mode
+    strictest = max(STRICTNESS.values()) + 1
+    chosen = max(mode, floor, key=lambda m: STRICTNESS.get(m, strictest))
+    return cast(PermissionMode, chosen)
+
+
+def agent_mode(written: str) -> PermissionMode:
+    """An agent file's `permissionMode` as caretz's mode; raises ModeError."""
+    word = written.strip().replace("-", "").replace("_", "").lower()
+    if word in AGENT_MODES:
+        return AGENT_MODES[word]
+    return parse_mode(written)
 
 
 class ModeError(ValueError):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from caretz.agent_files.folders import AgentCatalog, agent_folders, load_agents
 from caretz.config import sandbox as sandbox_config
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
@@ -247,6 +248,20 @@ def command_catalog(settings: Settings, workspace: Path, reserved: Iterable[str]
     door = sandbox_config.project_door(settings, workspace)
     folders = command_reading.command_folders(root, settings.config_path.parent, door)
     return command_reading.load_catalog(folders, reserved)
+
+
+def agent_catalog(settings: Settings, workspace: Path, home: Path) -> AgentCatalog:
+    """The named subagents of a session in `workspace`: the project's (from `workspace` up
+    to its root, through the project's door) and the user's under `home`. Nothing in an
+    agent file widens what a session does (its tools and mode only narrow, under the
+    session's rules and sandbox: caretz/agent/named.py), so a project's agents are used
+    before the project is approved, and are no part of what approval covers."""
+    root = find_project_root(workspace)
+    folders = agent_folders(workspace, root, home, ProjectDoor(()))
+    if not any(os.path.lexists(folder.path) for folder in folders):
+        return AgentCatalog()  # none: no door built, no file reader loaded
+    door = sandbox_config.project_door(settings, workspace)
+    return load_agents(agent_folders(workspace, root, home, door))
 
 
 # -- approving ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from caretz.agent.checkpointing import TurnCheckpoints
 from caretz.agent.compaction import CompactionPolicy
 from caretz.agent.limits import UsageLimits
+from caretz.agent.named import NamedAgents
 from caretz.agent.parts import AgentConfig, AgentParts, TurnListener
 from caretz.agent.prompts import system_prompt, with_web_lines
 from caretz.agent.subagents import TaskTool
@@ -206,11 +207,15 @@ def tool_context(
 
 
 def install(
-    agent: Agent, config: AgentConfig, parts: AgentParts, mcp: McpServers | None = None
+    agent: Agent,
+    config: AgentConfig,
+    parts: AgentParts,
+    mcp: McpServers | None = None,
+    named: NamedAgents | None = None,
 ) -> None:
-    """Give `agent` its new config and collaborators (and the MCP servers' tools); its
-    conversation carries on."""
-    parts.tools.add(TaskTool(agent))
+    """Give `agent` its new config and collaborators (and the MCP servers' tools, and the
+    named subagents its task tool offers); its conversation carries on."""
+    parts.tools.add(TaskTool(agent, named))
     if mcp is not None:
         mcp.add_tools(parts.tools)
     agent.config, agent.parts = config, parts

@@ -81,6 +81,12 @@ class ToolContext:
     permission_hint: PermissionHint | None = None
     # What a custom command lets its own turn's calls do (tools/policy.py's TurnGrant).
     grant: TurnGrant | None = None
+    # A named subagent's permission mode: the permission check applies the stricter of it
+    # and the session's (permissions/modes.py `stricter`); None: the session's alone.
+    mode_floor: str | None = None
+    # The folder a subagent in a worktree of its own works in: the permission rules' `./`
+    # paths are read from there, so a rule on `./secrets/**` holds for its copy too.
+    rules_root: Path | None = None
     # Why the session's model cannot take images ("model X does not take images"), known
     # from caretz's model table; None: it can, or nobody knows (the provider will say).
     no_images: str | None = None

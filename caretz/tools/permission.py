@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from caretz.lazy import lazy_module
 from caretz.messages import ToolCall
-from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide
+from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide, stricter
 from caretz.permissions.policy import Decision, RuleSet
 from caretz.permissions.project import PROJECT_SETTINGS, RuleError
 from caretz.session.records.base import Record
@@ -74,6 +74,11 @@ _MODE_HINTS = {
     "outside": "run caretz with --permission-mode yolo (nothing asks)",
     "mode": "run caretz with --permission-mode auto (commands run in the sandbox unasked)",
 }
+
+
+_WRITABLE_SANDBOX = (
+    "this subagent's mode is read-only, and commands run in the session's writable sandbox"
+)
 
 
 def _quiet(record: Record) -> None:
@@ -156,22 +161,31 @@ class SessionPermissions:
         cwd: Path,
         hint: PermissionHint | None = None,
         grant: TurnGrant | None = None,
+        mode_floor: str | None = None,
+        rules_root: Path | None = None,
     ) -> Proceed | None:
         """None or Proceed (with a grant) when the call may run; raises CancelToolCall.
 
         `hint`: a PreToolUse hook's "allow" (weighed as an allow rule where no rule
         decided) or "ask" (asks where the call would have run unasked). `grant`: what a
         custom command lets the calls of its turn do (allow rules, and why commands no
-        rule allows ask)."""
+        rule allows ask). `mode_floor`: a subagent's mode, applied where stricter than the
+        session's; read-only refuses commands unless the session's sandbox is read-only too.
+        `rules_root`: the worktree a subagent works in, where the rules' `./` paths start."""
+        if mode_floor == "read-only" and self.mode != "read-only" and effect == "shell":
+            verdict = Verdict("refuse", _WRITABLE_SANDBOX, "mode")
+            raise CancelToolCall(self._refuse(call, args, verdict))
         rules = self.rules
         if grant is not None and grant.rules:
             rules = rules.with_rules(rule for rule in grant.rules if rule.behavior == "allow")
+        if rules_root is not None:
+            rules = RuleSet(rules.rules, rules_root, rules.home)  # tools/narrowing.py rules_at
         decision = rules.check(call.name, args, cwd)
         if hint is not None and hint.decision == "allow" and decision.outcome == "no-match":
             decision = Decision("allow", f"allowed by {hint.source}")
         escalate = _escalation(args) if effect == "shell" else None
         verdict = decide(
-            self.mode,
+            stricter(self.mode, mode_floor),
             effect,
             decision,
             tool=call.name,
@@ -332,7 +346,14 @@ class PermissionCheck:
         args = {key: value for key, value in call.arguments.items() if value is not None}
         workspace = Path(ctx.workspace)
         return self.permissions.check(
-            call, args, cast(Effect, effect), workspace, ctx.permission_hint, ctx.grant
+            call,
+            args,
+            cast(Effect, effect),
+            workspace,
+            ctx.permission_hint,
+            ctx.grant,
+            ctx.mode_floor,
+            ctx.rules_root,
         )
 
 

@@ -25,7 +25,7 @@ import errno
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from caretz import inbound
 from caretz.lazy_dataclass import lazy_dataclass
@@ -44,6 +44,9 @@ from caretz.tools.policy import BeforeCall, CancelToolCall
 from caretz.tools.result_cap import fit
 from caretz.tools.search import GlobTool, GrepTool
 from caretz.tools.todo import TodoTool
+
+if TYPE_CHECKING:
+    from caretz.tools.narrowing import ToolLimit
 
 
 class ToolCrash(Exception):
@@ -124,24 +127,39 @@ class ToolRegistry:
         self.withheld = withheld
         self.sandboxed = sandboxed  # what the default tools say of commands (fresh())
         self.late: LateTools | None = None  # tools that join once ready (MCP servers')
+        # A named subagent's limits (tools/narrowing.py): no tool they refuse is added.
+        self.limits: tuple[ToolLimit, ...] = ()
         for tool in tools:
             self.add(tool)
 
-    def fresh(self) -> ToolRegistry:
-        """The default tools, and the ones added besides them (MCP servers'), under the same
-        checks and hooks (a subagent's registry; each agent adds its own `task`)."""
+    def fresh(
+        self, limit: ToolLimit | None = None, withheld: frozenset[Effect] = frozenset()
+    ) -> ToolRegistry:
+        """The default tools and those added (MCP servers') under the same checks, limits and
+        hooks (a subagent's; each adds its own `task`). `limit`: one more, a named subagent's,
+        checked before the session's checks and after them (a hook may put another call in
+        place); `withheld`: effects not offered besides."""
         tools = default_tools(sandboxed=self.sandboxed)
         own = {tool.spec.name for tool in tools} | {"task"}
         added = [tool for name, tool in self._tools.items() if name not in own]
+        checks: tuple[BeforeCall, ...] = self.before_call
+        if limit is not None:
+            checks = (limit, *checks, limit)
         registry = ToolRegistry(
-            [*tools, *added],
-            before_call=self.before_call,
+            (),
+            before_call=checks,
             after_call=self.after_call,
-            withheld=self.withheld,
+            withheld=self.withheld | withheld,
             sandboxed=self.sandboxed,
         )
+        registry.limits = self.limits if limit is None else (*self.limits, limit)
+        for tool in (*tools, *added):
+            registry.add(tool)
         registry.late = self.late
         return registry
+
+    def permits(self, name: str) -> bool:  # whether the limits let a tool `name` join
+        return all(limit.permits(name) for limit in self.limits)
 
     def specs(self) -> list[ToolSpec]:
         """The tools offered to the model: all but those whose effect is withheld (late
@@ -161,6 +179,8 @@ class ToolRegistry:
 
     def add(self, tool: Tool) -> None:
         name = tool.spec.name
+        if not self.permits(name):
+            return  # a named subagent's limits leave it out
         if name in self._tools:
             raise ValueError(f"a tool named {name!r} is already registered")
         # A new dict, not an insert: another thread may be going through the old one.
@@ -169,7 +189,7 @@ class ToolRegistry:
     def _join(self) -> None:
         if self.late is not None:
             for tool in self.late.joined():
-                if tool.spec.name not in self._tools:
+                if tool.spec.name not in self._tools and self.permits(tool.spec.name):
                     self.add(tool)
 
     def _on_its_way(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
@@ -184,9 +204,7 @@ class ToolRegistry:
     def effect_of(self, name: str) -> Effect | None:
         """What the tool named `name` does (tools/base.py's `effect`); None: no such tool."""
         tool = self._tools.get(name)
-        if tool is None:
-            return None
-        return cast(Effect, getattr(tool, "effect", "external"))
+        return None if tool is None else cast(Effect, getattr(tool, "effect", "external"))
 
     def run(
         self, call: ToolCall, ctx: ToolContext, before_call: Sequence[BeforeCall] = ()
@@ -234,14 +252,22 @@ class ToolRegistry:
             hook(ready.call, result, ready.ctx)
         return fit(valid_text(result), ready.ctx.output_limit_chars)
 
-    def runs_in_parallel(self, name: str) -> bool:
-        """Whether calls of `name` may run at the same time as other such calls of one
-        reply: the built-in read-only tools (effect "read": read, grep, glob) and MCP tools
-        their server marks read-only (`readOnlyHint`)."""
-        tool = self._tools.get(name)
+    def runs_in_parallel(self, call: ToolCall) -> bool:
+        """Whether `call` may run beside other such calls of one reply: the built-in read-only
+        tools (effect "read"), MCP tools marked read-only (`readOnlyHint`), a tool that says
+        so of this call's arguments (`reads_only(args)`: a read-only subagent's task)."""
+        tool = self._tools.get(call.name)
         if tool is None:
             return False
-        return getattr(tool, "effect", None) == "read" or getattr(tool, "read_only", False) is True
+        reads_only = getattr(tool, "reads_only", None)
+        if callable(reads_only):
+            return isinstance(call.arguments, dict) and reads_only(call.arguments) is True
+        return self.reads_only(call.name)
+
+    def reads_only(self, name: str) -> bool:  # its effect "read", or marked read-only
+        tool = self._tools.get(name)
+        read = getattr(tool, "effect", None) == "read"
+        return tool is not None and (read or getattr(tool, "read_only", False) is True)
 
     def _checked(
         self,
@@ -274,6 +300,9 @@ class ToolRegistry:
     def _prepare(self, call: ToolCall) -> dict[str, Any] | ToolResult:
         """The call's arguments, checked against its tool's schema, or the failed result."""
         tool = self._tools.get(call.name)
+        refusing = [limit for limit in self.limits if not limit.permits(call.name)]
+        if refusing:  # a named subagent's tools leave it out: say so, not "unknown"
+            return _failed(refusing[0].refusal(call.name))
         if tool is None:
             available = ", ".join(self._tools) or "none"
             return _failed(f"Unknown tool {call.name!r}. Available tools: {available}.")

@@ -143,6 +143,7 @@ def test_the_result_object_is_the_output_json_one():
         1.23456,
         judge_usage=Usage(30, 5),
         judge_cost_usd=0.0003,
+        agents={"main": {"model": "anthropic/m", "input_tokens": 100}},
     )
     data = result.to_dict()
     assert data["usage"] == {
@@ -156,6 +157,7 @@ def test_the_result_object_is_the_output_json_one():
             "cache_read_tokens": 0,
             "cache_write_tokens": 0,
         },
+        "agents": {"main": {"model": "anthropic/m", "input_tokens": 100}},
     }
     assert (data["cost_usd"], data["judge_cost_usd"]) == (0.0015, 0.0003)
     assert (data["duration_s"], data["permission_denials"], data["guard_verdicts"]) == (

@@ -369,6 +369,14 @@ def test_a_circular_hand_off_is_blocked():
     assert "refused" in firing.message
 
 
+def test_a_named_agent_handing_back_to_itself_by_type_is_blocked() -> None:
+    detector = started(SubagentDetector(SubagentsConfig()))
+    detector.begin_turn(ctx(agent="code-reviewer", depth=1))
+    again = ToolCall("t", "task", {"subagent_type": "Code-Reviewer", "prompt": "review it"})
+    firing = detector.before_tool(again, 2)
+    assert firing is not None and "main → code-reviewer → code-reviewer" in firing.headline
+
+
 def test_delegating_to_the_same_subagent_again_after_it_returned_is_fine():
     detector = started(SubagentDetector(SubagentsConfig()))
     assert detector.before_tool(delegate("reviewer"), 0) is None

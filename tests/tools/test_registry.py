@@ -375,7 +375,7 @@ def test_a_nul_byte_in_any_argument_is_a_failed_result_and_other_value_errors_ar
 
 def test_read_only_tools_run_in_parallel_and_the_rest_do_not():
     registry = ToolRegistry(default_tools())
-    parallel = [name for name in registry.names() if registry.runs_in_parallel(name)]
+    parallel = [name for name in registry.names() if registry.reads_only(name)]
     assert parallel == ["read", "glob", "grep"]
 
 

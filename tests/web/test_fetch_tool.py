@@ -148,7 +148,7 @@ def test_the_tool_may_run_beside_other_read_only_calls():
 
     tool = WebFetchTool(lambda: fetcher(RuleSet([], "/")), FetchCache())
     registry = ToolRegistry([tool])
-    assert registry.runs_in_parallel("web_fetch")
+    assert registry.reads_only("web_fetch")
     assert registry.effect_of("web_fetch") == "fetch"
 
 
