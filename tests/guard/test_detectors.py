@@ -29,7 +29,8 @@ from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.normalize import failure_fingerprint
 from caretz.guard.progress import NoProgressDetector
 from caretz.guard.rounds import RoundsDetector
-from caretz.guard.streams import ReasoningDetector, StreamTextDetector, repeated_tail
+from caretz.guard.streams import ReasoningDetector, StreamTextDetector
+from caretz.guard.text_loop import repeated_tail
 from caretz.guard.turns import SameAnswerDetector, ToolBudgetDetector, ToolRoundsDetector
 from caretz.messages import Message, ToolCall
 
@@ -471,11 +472,19 @@ def test_stream_text_repeats_zero_turns_it_off():
     assert stream(detector, LOOP_UNIT * 30) == []
 
 
-def test_repeated_tail_finds_only_primitive_units():
+def test_repeated_tail_finds_a_unit_of_min_period_and_never_a_divider():
     unit = "abcdefghij" * 5 + "!"
     assert repeated_tail("intro " + unit * 5, 50, 5) == unit
-    assert repeated_tail("x" * 2000, 50, 5) is None
     assert repeated_tail("intro " + unit * 4, 50, 5) is None
+    # A sentence shorter than minPeriod loops as a block of whole sentences: the same
+    # length of repeated text as a long one (3 × 18 characters, 5 times).
+    short = "It is a cat. Yes. "
+    assert repeated_tail("So: " + short * 15, 50, 5) == short * 3
+    assert repeated_tail("So: " + short * 14, 50, 5) is None
+    assert repeated_tail("x" * 2000, 50, 5) == "x" * 50
+    # Rules, a table's separators and blank lines hold no letter or digit: never a loop.
+    for divider in ("=" * 2000, "|---" * 500, "\n" * 2000, "- - " * 500):
+        assert repeated_tail(divider, 50, 5) is None
 
 
 # ---------------------------------------------------------------- reasoning
