@@ -572,7 +572,10 @@ def update_doc(path: Path, text: str) -> None:
 def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "corpus", nargs="*", type=Path, help="corpus files (default: both files of benchmarks/corpus/)"
+        "corpus",
+        nargs="*",
+        type=Path,
+        help="corpus files (default: both files of benchmarks/corpus/)",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the plot goes")
     parser.add_argument(
