@@ -76,7 +76,9 @@ class TextLoopWatch:
     """One streamed answer, fed delta by delta: the loop it ends in, if any.
 
     Text inside a ``` block, and identical table rows, need `max_repeats_in_code`
-    repeats (identical lines are sometimes wanted there: fixtures, a blank form).
+    repeats (identical lines are sometimes wanted there: fixtures, a blank form). The
+    check starts again at each fence; a loop that writes the same fenced block again
+    and again is read across the fences, and needs `max_repeats_in_code` repeats too.
     """
 
     def __init__(self, settings: TextLoopSettings):
@@ -86,7 +88,9 @@ class TextLoopWatch:
     def reset(self) -> None:
         self._segment = ""  # text since the last code fence
         self._line = ""  # the unfinished last line
+        self._whole = ""  # the answer's tail, fences and all
         self._in_code = False
+        self._fenced = False  # a fence came in this answer
 
     def feed(self, text: str) -> TextLoop | None:
         self._feed(text)
@@ -99,15 +103,20 @@ class TextLoopWatch:
         if unit and not self._in_code and is_table(unit):
             repeats = s.max_repeats_in_code
             unit = repeated_tail(tail, s.min_period, repeats) if repeats else None
+        if unit is None and s.max_repeats_in_code and self._fenced:
+            repeats = s.max_repeats_in_code
+            unit = repeated_tail(self._whole, s.min_period, repeats)
         return TextLoop(unit, repeats) if unit else None
 
     def _feed(self, text: str) -> None:
         """Keep the text since the last code fence; a fence line flips in/out of code."""
         self._line += text
+        self._whole = (self._whole + text)[-WINDOW:]
         *complete, self._line = self._line.split("\n")
         for line in complete:
             if _FENCE.match(line):
                 self._in_code = not self._in_code
+                self._fenced = True
                 self._segment = ""
             else:
                 self._segment += line + "\n"

@@ -446,7 +446,7 @@ def test_identical_lines_in_a_code_block_or_table_need_many_more_repeats():
     blank = "|            |            |            |            |            |\n"
     text = "Here:\n```python\nM = [\n" + row * 12 + "]\n```\n" + blank * 12
     assert stream(detector, text) == []
-    assert summary(stream(detector, "```\n" + row * 25)) == [("stream-text", "stop", None)]
+    assert summary(stream(detector, "```\n" + row * 21)) == [("stream-text", "stop", None)]
 
 
 def test_stream_text_strikes_and_their_reset():
@@ -719,3 +719,13 @@ def test_auto_resume_and_disallowed_tools_are_settings():
     assert config.auto_resume.enabled and config.auto_resume.max_resumes == 2
     assert config.auto_resume.message == "loop detected and you were stopped - resume now"
     assert config.disallowed_tools == {"bash": ["rm -rf"], "write": ["*.env"]}
+
+
+def test_the_same_fenced_block_again_and_again_is_a_loop_read_across_the_fences():
+    block = "Here is the fix:\n```python\nimport os\nprint(os.getcwd())\n```\n"
+    detector = started(StreamTextDetector(StreamTextConfig()))
+    assert stream(detector, "Two examples.\n" + block * 19) == []
+    detector = started(StreamTextDetector(StreamTextConfig()))
+    firings = stream(detector, "Two examples.\n" + block * 40)
+    assert summary(firings) == [("stream-text", "stop", None)]
+    assert "text repeated 20×" in firings[0].headline
