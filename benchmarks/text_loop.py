@@ -131,12 +131,13 @@ def main(argv: list[str]) -> int:
             f"at most {worst:,} characters streamed before the cut"
         )
     missed = [s for s, cut in zip(sentences, caught_now, strict=True) if cut is None]
-    fenced = sum("```" in s for s in missed)
-    long = sum(len(s) * 5 > text_loop.WINDOW for s in missed if "```" not in s)
+    window = text_loop.WINDOW
+    fenced = sum("```" in s and len(s) * 20 > window for s in missed)
+    long = sum("```" not in s and len(s) * 5 > window for s in missed)
     print(
-        f"  not cut now: {fenced} hold a code fence (the check starts again at each fence), "
-        f"{long} are over {text_loop.WINDOW // 5:,} characters (5 repeats exceed the "
-        f"{text_loop.WINDOW:,}-character window)"
+        f"  not cut now: {fenced} hold a code fence and are over {window // 20:,} characters "
+        f"(20 repeats exceed the {window:,}-character window), {long} over {window // 5:,} "
+        f"(5 repeats exceed it), {len(missed) - fenced - long} other"
     )
     smol_now, smol_before = first_cut(SMOLLM_REPLY), with_rule(previous_rule, SMOLLM_REPLY)
     print(
