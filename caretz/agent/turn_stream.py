@@ -67,7 +67,8 @@ class TextLoopCut:
         """After the cut reply was logged: the turn ends (exit 3), with the notice."""
         if self.headline is None:
             return
-        from caretz.session.records.guard import LoopGuardStopped as Stopped  # only now
+        # The guard's records load only at a cut: a run whose answers never loop skips them.
+        from caretz.session.records.guard import LoopGuardStopped as Stopped
 
         emit(Stopped(detector="stream-text", headline=self.headline, mode=mode, notice=CUT_NOTICE))
         raise LoopGuardStopped(CUT_NOTICE)
