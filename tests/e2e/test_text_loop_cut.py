@@ -81,3 +81,20 @@ def test_long_real_text_with_repeated_structure_is_never_cut(caretz, server):
     assert run.code == 0, run.stderr
     assert "[loop-guard]" not in run.stderr
     assert run.stdout.rstrip("\n") == answer.rstrip("\n")
+
+
+def test_only_the_stream_text_setting_turns_the_cut_off(caretz, server):
+    server.add(text(SENTENCE * 60, chunk_size=55), model=MODEL)
+    off = '{"mode": "off", "detectors": {"streamText": {"enabled": false}}}'
+
+    run = caretz(
+        "-p",
+        "hello",
+        *local_route(server),
+        "--loop-guard-config",
+        off,
+        env={"ANTHROPIC_API_KEY": None},
+    )
+
+    assert run.code == 0, run.stderr
+    assert run.stdout.count(SENTENCE) == 60 and "[loop-guard]" not in run.stderr
