@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/corpus_eval.py [CORPUS.jsonl ...] [--out DIR]
         [--update-doc docs/benchmarks.md]
 
-CORPUS defaults to both files of ../shared/corpus/ next to the repository
+CORPUS defaults to both files of benchmarks/corpus/
 (trajectories.jsonl, trajectories-2.jsonl) and the held-out runs written for
 this benchmark (benchmarks/heldout.py), each scored on its own. Prints one line
 per set (recall within 10 steps, the stagnation signal's share, judge calls per
@@ -32,13 +32,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-# ../shared/corpus next to the repository (or next to the folder of worktrees).
-_SHARED = next(
-    (root / "shared" / "corpus" for root in REPO.parents if (root / "shared" / "corpus").is_dir()),
-    REPO.parent / "shared" / "corpus",
-)
-DEFAULT_CORPUS = _SHARED / "trajectories.jsonl"
-DEFAULT_CORPORA = [DEFAULT_CORPUS, _SHARED / "trajectories-2.jsonl"]
+CORPUS_DIR = REPO / "benchmarks" / "corpus"  # the labelled trajectories (its README, LICENSES.md)
+DEFAULT_CORPUS = CORPUS_DIR / "trajectories.jsonl"
+DEFAULT_CORPORA = [DEFAULT_CORPUS, CORPUS_DIR / "trajectories-2.jsonl"]
 DEFAULT_OUT = REPO / "benchmarks" / "out"
 CHARS_PER_TOKEN = 4  # the corpus has no token counts: tokens ≈ characters / 4
 WITHIN = 10  # a loop counts as caught in time when first asked about within this many steps
@@ -576,7 +572,10 @@ def update_doc(path: Path, text: str) -> None:
 def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "corpus", nargs="*", type=Path, help="corpus files (default: both shared files)"
+        "corpus",
+        nargs="*",
+        type=Path,
+        help="corpus files (default: both files of benchmarks/corpus/)",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the plot goes")
     parser.add_argument(
@@ -620,13 +619,12 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
 
 
 def _sets(corpora: list[Path], load: Callable[[Path], list[Any]]) -> list[tuple[str, list[Any]]]:
-    """The sets to score: the files named, else both shared files and the held-out runs."""
+    """The sets to score: the files named, else both corpus files and the held-out runs."""
     if corpora:
         return [(corpus.name, load(corpus)) for corpus in corpora]
     from benchmarks.heldout import heldout_trajectories
 
-    shared = [c for c in DEFAULT_CORPORA if c.is_file()] or [DEFAULT_CORPUS]
-    return [(c.name, load(c)) for c in shared] + [(HELDOUT, heldout_trajectories())]
+    return [(c.name, load(c)) for c in DEFAULT_CORPORA] + [(HELDOUT, heldout_trajectories())]
 
 
 if __name__ == "__main__":

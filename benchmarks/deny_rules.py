@@ -5,7 +5,7 @@ not know, code given inline, a file the line writes for `make`) asks where a den
 could match it; one that only runs the project's files (`pytest`, `make test`) runs.
 This prints, for the commands of tests/permissions/everyday.py and, with
 --trajectories FILE..., for every shell command of real agent trajectories
-(../shared/corpus/*.jsonl), how many each rule set lets run (allow or no rule), asks
+(benchmarks/corpus/*.jsonl), how many each rule set lets run (allow or no rule), asks
 about, and denies:
 
   no rules                       nothing configured

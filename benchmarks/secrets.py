@@ -6,7 +6,7 @@ environments the shell's filter drops; then the costs: importing detect-secrets,
 a judge-summary-sized text (the first time, which loads the plugins, and after), and the
 environment filter's first pass over an ordinary environment (the table alone) and over
 one holding a session cookie (which loads detect-secrets). With --trajectories FILE...
-(../shared/corpus/*.jsonl), how many places of real agent output each redacts.
+(benchmarks/corpus/*.jsonl), how many places of real agent output each redacts.
 
     .venv/bin/python benchmarks/secrets.py [--runs 5] [--trajectories FILE ...]
 """

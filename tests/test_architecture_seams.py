@@ -13,6 +13,9 @@ tests/test_architecture.py holds the import table): new code that goes around it
 - Every turn is made in `Agent.run_one_turn`, after its prompt is checked against the
   model's window (`prompt_too_large`).
 - The prompt's history file is written only through `PrivateHistory`.
+- Every streamed answer of a turn is read in `Turn.on_stream_event`, which hands each
+  delta to the loop guard and then to the turn's own text-loop cut (any guard mode), and
+  every agent's settings carry `loopGuard.detectors.streamText` to that cut.
 """
 
 from __future__ import annotations
@@ -154,3 +157,37 @@ def test_the_prompt_history_is_written_only_through_private_history():
         if "FileHistory" in path.read_text(encoding="utf-8")
     )
     assert users == ["ui/paste_input.py"]
+
+
+def test_every_streamed_answer_passes_the_guard_and_the_turns_text_loop_cut():
+    readers = sorted(
+        (module, function.name)
+        for module, function in functions(PACKAGE)
+        if not module.startswith(("providers/", "api/"))  # api.events.TextDelta: its own
+        for node in ast.walk(function)
+        if isinstance(node, ast.Name) and node.id == "TextDelta"
+    )
+    assert readers == [("agent/turn.py", "on_stream_event")]
+    reader = next(f for m, f in functions(PACKAGE) if (m, f.name) == readers[0])
+    branch = next(node for node in ast.walk(reader) if isinstance(node, ast.If))
+    checks = [
+        (node.func.value.attr, node.func.attr)
+        for node in ast.walk(branch)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Attribute)
+    ]
+    assert ("text_loop", "check") in checks
+    makers = [
+        (module, function)
+        for module, function in functions(PACKAGE)
+        if "AgentConfig" in called(function)
+    ]
+    assert [(m, f.name) for m, f in makers] == [("runtime/wiring.py", "agent_config")]
+    keywords = {
+        keyword.arg
+        for node in ast.walk(makers[0][1])
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+    }
+    assert "text_loop" in keywords

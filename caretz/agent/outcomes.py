@@ -105,7 +105,7 @@ EXIT_CODES: dict[int, str] = {
     0: "done: the agent answered",
     1: "runtime failure: the provider gave up or a tool crashed",
     2: "usage or configuration error",
-    3: "the loop guard ended the turn",
+    3: "the loop guard ended the turn, or cut a reply that kept repeating itself",
     4: "a limit (--max-tool-calls, --max-budget-usd, maxTokens, goal.maxTurns) ended the turn "
     "or the goal",
     5: "the goal was judged impossible",

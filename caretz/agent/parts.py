@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from caretz.agent.compaction import CompactionPolicy, ContextMeter
 from caretz.agent.limits import RunTotals, UsageLimits
 from caretz.guard.seam import Guard, NullGuard
+from caretz.guard.text_loop import TextLoopSettings
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Message, Reasoning, Usage
 from caretz.providers.base import Provider, Retrying, Waiting
@@ -72,6 +73,8 @@ class AgentConfig:
     limits: UsageLimits = field(default_factory=UsageLimits)
     name: str = "main"  # a subagent's role name
     depth: int = 0  # subagent nesting depth
+    # loopGuard.detectors.streamText: the turn cuts a reply that repeats itself, any mode.
+    text_loop: TextLoopSettings = TextLoopSettings()
 
 
 @lazy_dataclass(frozen=True)

@@ -37,6 +37,7 @@ from caretz.agent.turn_stream import (
     ABORTED,
     PromptTooLong,
     StreamCut,
+    TextLoopCut,
     close_stream,
     retrying_record,
 )
@@ -123,6 +124,7 @@ class Turn:
         self.warnings: list[str] = []  # sent once, with the next request
         self.stopping: Stop | None = None  # one last request, without tools, for the report
         self.cut_replies = output_limit.CutReplies(config.max_tokens)  # replies at max_tokens
+        self.text_loop = TextLoopCut(config.text_loop)  # a reply repeating itself, any mode
 
     # -- the loop -----------------------------------------------------------
     def run(self) -> TurnResult:
@@ -155,6 +157,7 @@ class Turn:
         if final_report and self.stopping is not None:
             raise LoopGuardStopped(self.stopping.notice)
         if response.stop_reason == ABORTED:
+            self.text_loop.end_turn(self.parts.log.emit, self.parts.guard.mode)
             return  # the guard cut a looping stream: ask again with its note
         self.act(self.parts.guard.after_response(message, response.usage))
         if response.stop_reason == output_limit.MAX_TOKENS:
@@ -260,6 +263,7 @@ class Turn:
         self.parts.listener.on_response_start()
         events = self.parts.provider.stream(request)
         partial = ""
+        self.text_loop.watch.reset()
         try:
             for event in events:
                 if isinstance(event, Completed):
@@ -282,6 +286,7 @@ class Turn:
         if isinstance(event, TextDelta):
             listener.on_text(event.text)
             self.check_stream(guard.on_text(event.text), partial + event.text)
+            self.text_loop.check(event.text, partial + event.text)
             return partial + event.text
         if isinstance(event, ThinkingDelta):
             listener.on_thinking(event.text)
@@ -291,6 +296,7 @@ class Turn:
         elif isinstance(event, Retrying):
             listener.on_retry(event)
             self.emit(retrying_record(event))
+            self.text_loop.watch.reset()
             return ""  # the next attempt streams the reply from its start
         return partial
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from caretz.guard.model import Mode
+from caretz.guard.text_loop import TextLoopSettings
 from caretz.lazy import lazy_module
 from caretz.messages import Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
@@ -88,6 +89,8 @@ class ProfileValues(NamedTuple):
     system_prompt: str | None = None
     context_window: int | None = None
     guard_mode: Mode = "off"
+    # loopGuard.detectors.streamText: the turn's cut of a reply that repeats itself, any mode.
+    text_loop: TextLoopSettings = TextLoopSettings()
     # loopGuard.detectors.disallowedTools: (tool, its deny patterns) pairs.
     disallowed_tools: tuple[tuple[str, tuple[str, ...]], ...] = ()
     permission_mode: PermissionMode = DEFAULT_MODE
@@ -146,6 +149,7 @@ def of_profile(profile: Any) -> ProfileValues:
         system_prompt=profile.system_prompt,
         context_window=profile.context_window,
         guard_mode=profile.loop_guard.mode,
+        text_loop=text_loop_values(profile.loop_guard.detectors.stream_text),
         disallowed_tools=tuple(
             (tool, tuple(patterns))
             for tool, patterns in profile.loop_guard.detectors.disallowed_tools.items()
@@ -171,6 +175,13 @@ def of_profile(profile: Any) -> ProfileValues:
         mcp_servers=bool(profile.mcp_servers),
         web_fetch=web_fetch_values(profile.web_fetch),
         web_search=web_search_values(profile.web_search),
+    )
+
+
+def text_loop_values(section: Any) -> TextLoopSettings:
+    """A validated `guard.detectors_config.StreamTextConfig` as plain values."""
+    return TextLoopSettings(
+        section.enabled, section.min_period, section.max_repeats, section.max_repeats_in_code
     )
 
 

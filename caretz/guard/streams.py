@@ -5,51 +5,21 @@ reasoning that repeats its lines or runs on without acting. Both act at once
 
 from __future__ import annotations
 
-import re
 from collections import Counter, deque
 
 from caretz.guard.detector import Detector, Severity, fire
 from caretz.guard.detectors_config import ReasoningConfig, StreamTextConfig
 from caretz.guard.model import Firing, ToolObservation, TurnContext
+from caretz.guard.text_loop import TextLoopSettings, TextLoopWatch
 from caretz.messages import Message, ToolCall
 from caretz.text import one_line
 
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_STREAM_WINDOW = 8000  # characters of the answer kept for the check
-_MAX_CANDIDATES = 64  # earlier occurrences of the tail tried as period starts
 
-
-def repeated_tail(text: str, min_period: int, repeats: int) -> str | None:
-    """The unit that the end of `text` repeats `repeats` times in a row, if any.
-
-    The unit is at least `min_period` characters and its own shortest period,
-    so a long run of "=" or of "ab" is not a unit. Only exact repetition
-    counts: list items or table rows that share a long prefix but differ at
-    the end are not periodic.
-    """
-    size = len(text)
-    if size < min_period * repeats:
-        return None
-    probe = text[size - min_period :]
-    start = text.rfind(probe, 0, size - 1)
-    for _ in range(_MAX_CANDIDATES):
-        if start < 0:
-            return None
-        period = size - min_period - start
-        if period * repeats > size:
-            return None
-        if period >= min_period:
-            unit = text[size - period :]
-            primitive = (unit + unit).find(unit, 1) == period
-            if primitive and text.endswith(unit * repeats):
-                return unit
-        start = text.rfind(probe, 0, start + min_period - 1)
-    return None
-
-
-def _is_table(unit: str) -> bool:
-    lines = [line.strip() for line in unit.splitlines() if line.strip()]
-    return bool(lines) and all(line.startswith("|") for line in lines)
+def text_loop_settings(config: StreamTextConfig) -> TextLoopSettings:
+    """The section's thresholds, as the plain check reads them."""
+    return TextLoopSettings(
+        config.enabled, config.min_period, config.max_repeats, config.max_repeats_in_code
+    )
 
 
 class StreamTextDetector(Detector):
@@ -66,12 +36,11 @@ class StreamTextDetector(Detector):
         self.config = config
         self.strikes = 0
         self._clean = 0
+        self._watch = TextLoopWatch(text_loop_settings(config))
         self._reset_stream()
 
     def _reset_stream(self) -> None:
-        self._segment = ""  # text since the last code fence
-        self._line = ""  # the unfinished last line
-        self._in_code = False
+        self._watch.reset()
         self._fired_in_response = False
 
     def begin_turn(self, ctx: TurnContext) -> None:
@@ -80,18 +49,8 @@ class StreamTextDetector(Detector):
             self.strikes = self._clean = 0
 
     def on_text(self, text: str) -> Firing | None:
-        self._feed(text)
-        c = self.config
-        repeats = c.max_repeats_in_code if self._in_code else c.max_repeats
-        if not repeats:
-            return None
-        tail = (self._segment + self._line)[-_STREAM_WINDOW:]
-        unit = repeated_tail(tail, c.min_period, repeats)
-        if unit and not self._in_code and _is_table(unit):
-            # Identical table rows are sometimes asked for (a blank form): treat as code.
-            repeats = c.max_repeats_in_code
-            unit = repeated_tail(tail, c.min_period, repeats) if repeats else None
-        return self._strike(unit, repeats) if unit else None
+        loop = self._watch.feed(text)
+        return self._strike(loop.unit, loop.repeats) if loop else None
 
     def after_response(self, message: Message) -> Firing | None:
         self._clean_step()
@@ -102,19 +61,6 @@ class StreamTextDetector(Detector):
         self._clean_step()
         self._reset_stream()
         return None
-
-    def _feed(self, text: str) -> None:
-        """Keep the text since the last code fence; a fence line flips in/out of code."""
-        self._line += text
-        *complete, self._line = self._line.split("\n")
-        for line in complete:
-            if _FENCE.match(line):
-                self._in_code = not self._in_code
-                self._segment = ""
-            else:
-                self._segment += line + "\n"
-        self._segment = self._segment[-_STREAM_WINDOW:]
-        self._line = self._line[-_STREAM_WINDOW:]
 
     def _clean_step(self) -> None:
         if self._fired_in_response:

@@ -166,6 +166,7 @@ def agent_config(settings: Settings, system: str) -> AgentConfig:
         reasoning=settings.reasoning,
         max_tokens=settings.max_tokens,
         limits=UsageLimits(settings.max_tool_calls, settings.max_budget_usd),
+        text_loop=settings.values.text_loop,
     )
 
 

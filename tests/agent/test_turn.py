@@ -6,6 +6,7 @@ does, as the model sees it.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from caretz.guard.config import LoopGuardConfig
 from caretz.guard.guard import LoopGuard
 from caretz.guard.model import Verdict
 from caretz.guard.seam import Guard, NullGuard
+from caretz.guard.text_loop import TextLoopSettings
 from caretz.messages import Message, ModelRequest
 from caretz.permissions.settings import DISALLOWED_SOURCE, rules_from_disallowed_tools
 from caretz.runtime.permissions import build_tools
@@ -279,6 +281,45 @@ def test_a_looping_final_report_is_cut_and_the_turn_still_ends_with_exit_3(tmp_p
     assert cut["detector"] == "stream-text" and "strike 3/3" in cut["headline"]
     assert len(events.of("LoopGuard.Stopped")) == 1
     assert result.message == events.of("LoopGuard.Stopped")[0]["notice"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "watched"),
+    [("off", {}), ("shadow", {}), ("active", {"models": ["strata/*"]})],
+    ids=["off", "shadow", "active-but-not-watching-this-model"],
+)
+def test_a_reply_repeating_a_short_sentence_ends_the_turn_whatever_the_guard(
+    tmp_path: Path, mode: str, watched: dict[str, Any]
+):
+    sentence = "I can help you with that. "  # 26 characters: shorter than minPeriod
+    chunks = [sentence[i : i + 5] for i in range(0, len(sentence), 5)] * 400
+    provider = ScriptedProvider(Reply(text=sentence * 400, chunks=chunks))
+    agent, events = make_agent(tmp_path, provider, mode=mode, **watched)
+
+    result = agent.run_turn("what can you do?")
+
+    assert (result.status, result.exit_code) == ("loop_guard", 3)
+    assert len(provider.requests) == 1 and provider.closed_early == 1
+    streamed, marker = result.text.split("\n[stream stopped by the loop guard: ")
+    # Cut once 5 blocks of at least 50 characters (2 sentences each) came: 10 sentences.
+    assert streamed.count(sentence) in (10, 11) and len(streamed) < 12 * len(sentence)
+    assert marker.startswith("the answer repeated the same text 5 times: 'I can help")
+    (stopped,) = events.of("LoopGuard.Stopped")
+    assert stopped["detector"] == "stream-text" and stopped["mode"] == mode
+    assert result.message == stopped["notice"] and "cut it off" in stopped["notice"]
+    (response,) = events.of("Model.Response")
+    assert response["stop_reason"] == "aborted" and response["message"]["content"] == result.text
+
+
+def test_stream_text_off_lets_a_repeating_reply_run_to_its_end(tmp_path: Path):
+    sentence = "I can help you with that. "
+    provider = ScriptedProvider(Reply(text=sentence * 40, chunks=[sentence] * 40))
+    agent, _ = make_agent(tmp_path, provider)
+    agent.config = dataclasses.replace(agent.config, text_loop=TextLoopSettings(enabled=False))
+
+    result = agent.run_turn("what can you do?")
+
+    assert (result.status, result.text) == ("done", sentence * 40)
 
 
 # ---------------------------------------------------------------- limits and padding

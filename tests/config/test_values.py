@@ -19,6 +19,7 @@ from caretz.config.schema import Profile
 from caretz.config.settings import resolve_settings
 from caretz.config.values import ProfileValues, of_profile
 from caretz.config_base import ConfigError
+from caretz.guard.text_loop import TextLoopSettings
 
 PLAIN_RUNS: list[dict[str, Any]] = [
     {},
@@ -128,3 +129,9 @@ def test_the_plain_path_imports_no_pydantic(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_stream_text_section_reaches_the_turns_text_loop_cut() -> None:
+    section = {"streamText": {"enabled": False, "maxRepeats": 8, "minPeriod": 40}}
+    profile = Profile.model_validate({"loopGuard": {"mode": "off", "detectors": section}})
+    assert of_profile(profile).text_loop == TextLoopSettings(False, 40, 8, 20)

@@ -29,7 +29,8 @@ from caretz.guard.model import Firing, ToolObservation, TurnContext, Verdict
 from caretz.guard.normalize import failure_fingerprint
 from caretz.guard.progress import NoProgressDetector
 from caretz.guard.rounds import RoundsDetector
-from caretz.guard.streams import ReasoningDetector, StreamTextDetector, repeated_tail
+from caretz.guard.streams import ReasoningDetector, StreamTextDetector
+from caretz.guard.text_loop import repeated_tail
 from caretz.guard.turns import SameAnswerDetector, ToolBudgetDetector, ToolRoundsDetector
 from caretz.messages import Message, ToolCall
 
@@ -453,7 +454,7 @@ def test_identical_lines_in_a_code_block_or_table_need_many_more_repeats():
     blank = "|            |            |            |            |            |\n"
     text = "Here:\n```python\nM = [\n" + row * 12 + "]\n```\n" + blank * 12
     assert stream(detector, text) == []
-    assert summary(stream(detector, "```\n" + row * 25)) == [("stream-text", "stop", None)]
+    assert summary(stream(detector, "```\n" + row * 21)) == [("stream-text", "stop", None)]
 
 
 def test_stream_text_strikes_and_their_reset():
@@ -479,11 +480,19 @@ def test_stream_text_repeats_zero_turns_it_off():
     assert stream(detector, LOOP_UNIT * 30) == []
 
 
-def test_repeated_tail_finds_only_primitive_units():
+def test_repeated_tail_finds_a_unit_of_min_period_and_never_a_divider():
     unit = "abcdefghij" * 5 + "!"
     assert repeated_tail("intro " + unit * 5, 50, 5) == unit
-    assert repeated_tail("x" * 2000, 50, 5) is None
     assert repeated_tail("intro " + unit * 4, 50, 5) is None
+    # A sentence shorter than minPeriod loops as a block of whole sentences: the same
+    # length of repeated text as a long one (3 × 18 characters, 5 times).
+    short = "It is a cat. Yes. "
+    assert repeated_tail("So: " + short * 15, 50, 5) == short * 3
+    assert repeated_tail("So: " + short * 14, 50, 5) is None
+    assert repeated_tail("x" * 2000, 50, 5) == "x" * 50
+    # Rules, a table's separators and blank lines hold no letter or digit: never a loop.
+    for divider in ("=" * 2000, "|---" * 500, "\n" * 2000, "- - " * 500):
+        assert repeated_tail(divider, 50, 5) is None
 
 
 # ---------------------------------------------------------------- reasoning
@@ -718,3 +727,13 @@ def test_auto_resume_and_disallowed_tools_are_settings():
     assert config.auto_resume.enabled and config.auto_resume.max_resumes == 2
     assert config.auto_resume.message == "loop detected and you were stopped - resume now"
     assert config.disallowed_tools == {"bash": ["rm -rf"], "write": ["*.env"]}
+
+
+def test_the_same_fenced_block_again_and_again_is_a_loop_read_across_the_fences():
+    block = "Here is the fix:\n```python\nimport os\nprint(os.getcwd())\n```\n"
+    detector = started(StreamTextDetector(StreamTextConfig()))
+    assert stream(detector, "Two examples.\n" + block * 19) == []
+    detector = started(StreamTextDetector(StreamTextConfig()))
+    firings = stream(detector, "Two examples.\n" + block * 40)
+    assert summary(firings) == [("stream-text", "stop", None)]
+    assert "text repeated 20×" in firings[0].headline
