@@ -134,14 +134,15 @@ class McpServers:
         """For a call of `tool` that no registry has: when its server is still starting,
         wait for it (within its startupTimeout; Ctrl-C and `cancel` end the wait). None
         when there was nothing to wait for or it is ready now; else why the tool is not
-        there (the server did not start)."""
-        server = self._starting_server(tool)
-        if server is None:
+        there (the server did not start, before the call or while it waited)."""
+        background = self.background
+        server = self._background_server(tool)
+        if background is None or server is None:
             return None
-        assert self.background is not None
-        timeout = self.background.allowed_s[server]
-        self.emit(records.McpServerAwaited(server=server, tool=tool, timeout_s=timeout))
-        self.background.wait(server, cancel)
+        if background.waiting(server):
+            timeout = background.allowed_s[server]
+            self.emit(records.McpServerAwaited(server=server, tool=tool, timeout_s=timeout))
+            background.wait(server, cancel)
         self.collect()
         status = self._statuses.get(server)
         if status is None or status.state == "ready":
@@ -150,12 +151,13 @@ class McpServers:
             return f"MCP server {server!r} is still starting; try {tool} again in a moment"
         return f"MCP server {server!r} did not start: {status.detail}; {tool} cannot run"
 
-    def _starting_server(self, tool: str) -> str | None:
+    def _background_server(self, tool: str) -> str | None:
+        """The server started in the background whose tools are named like `tool`."""
         background = self.background
         if background is None or not tool.startswith(PREFIX):
             return None
         for name in background.done:
-            if tool.startswith(f"{PREFIX}{server_part(name)}__") and background.waiting(name):
+            if tool.startswith(f"{PREFIX}{server_part(name)}__"):
                 return name
         return None
 
