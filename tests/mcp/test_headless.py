@@ -17,6 +17,7 @@ from tests.e2e.conftest import Caretz
 from tests.e2e.hook_scripts import hooks_entry, project_settings, write_hook
 from tests.importtime import modules_imported_by_a_run
 from tests.mcp.conftest import (
+    STARTUP_ROOM,
     processes_mentioning,
     time_server,
     trouble_server,
@@ -34,7 +35,11 @@ def profile(
     deny: list[str] | None = None,
     **mcp: Any,
 ) -> dict[str, Any]:
-    general: dict[str, Any] = {"mcpServers": servers, "mcp": mcp}
+    # Every server may take as long as a busy machine needs, unless a test sets the limit.
+    general: dict[str, Any] = {
+        "mcpServers": servers,
+        "mcp": {"startupTimeout": STARTUP_ROOM, **mcp},
+    }
     general["permissions"] = {"allow": allow or [], "deny": deny or []}
     return {"profiles": {"general": general}}
 

@@ -21,6 +21,7 @@ from caretz.mcp_client.plan import Configured, plan_servers
 from caretz.mcp_client.servers import McpServers
 from caretz.tools.base import ToolContext, ToolResult
 from tests.mcp.conftest import (
+    STARTUP_ROOM,
     processes_mentioning,
     time_server,
     trouble_server,
@@ -38,7 +39,7 @@ class Started:
     def __call__(
         self, entries: dict[str, dict[str, Any]], env: dict[str, str] | None = None, **mcp: Any
     ) -> McpServers:
-        config = McpConfig.model_validate(mcp)
+        config = McpConfig.model_validate({"startupTimeout": STARTUP_ROOM, **mcp})
         configured = [
             Configured(name, McpServerEntry.model_validate(entry), "profiles.json")
             for name, entry in entries.items()
