@@ -8,7 +8,9 @@ Prints median wall times over several interleaved runs of:
 and each one's ratio to the floor; then, measured after those, the same `-p` with one stdio
 MCP server configured (mcp-server-time: `-p` does not wait for it; its process starts, and
 caretz imports the MCP SDK on a thread of its own while the session starts), and what that
-server adds before the first request (goal: at most 0.3 s). Then it checks which modules
+server adds before the first request (goal: at most 0.3 s), against `-p` with a settings
+file that names no server (a settings file is read and checked with pydantic, server or
+not; the line also gives the figure against no file). Then it checks which modules
 `-p` imports before its first request against
 the recorded budget (tests/data/import_budget.txt; tests/test_import_budget.py checks the
 same). Targets: --help and --version within 1.5x the floor; the first request of -p (no
@@ -52,7 +54,8 @@ from tests.modelserver import ModelServer, RecordedRequest, Reply  # noqa: E402
 
 FLOOR = "floor (import typer, rich.console)"
 FIRST_REQUEST = "caretz -p (to 1st request)"
-WITH_MCP = "caretz -p, 1 stdio MCP server"
+WITH_FILE = "caretz -p, profiles.json, no server"
+WITH_MCP = "caretz -p, the same with 1 stdio MCP server"
 TARGET_RATIO = 2.2
 TARGET_S = 0.6
 TARGET_MCP_S = 0.3  # what one stdio MCP server may add before the first request
@@ -82,11 +85,13 @@ def first_request_time(env: dict[str, str], cwd: Path, arrived: list[float]) -> 
     return arrived[0] - started
 
 
-def mcp_config(scratch: Path) -> Path:
-    """A profiles.json with one stdio MCP server: the reference mcp-server-time."""
-    path = scratch / "mcp-profiles.json"
+def mcp_config(scratch: Path, servers: int = 1) -> Path:
+    """A profiles.json with one stdio MCP server (the reference mcp-server-time), or none:
+    a settings file is read and checked with pydantic, server or not."""
+    path = scratch / f"profiles-{servers}-mcp.json"
     server = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
-    path.write_text(json.dumps({"profiles": {"general": {"mcpServers": {"time": server}}}}))
+    general = {"mcpServers": {"time": server} if servers else {}}
+    path.write_text(json.dumps({"profiles": {"general": general}}))
     return path
 
 
@@ -178,13 +183,15 @@ def main() -> None:
         caretz = [sys.executable, "-m", "caretz"]
         floor_case = [sys.executable, "-c", "import typer, rich.console"]
         with_mcp = {**env, "CARETZ_CONFIG": str(mcp_config(scratch))}
+        with_file = {**env, "CARETZ_CONFIG": str(mcp_config(scratch, servers=0))}
         results = medians(
             {
                 FLOOR: lambda: timed(floor_case, env, workspace),
                 "caretz --help": lambda: timed([*caretz, "--help"], env, workspace),
                 "caretz --version": lambda: timed([*caretz, "--version"], env, workspace),
                 FIRST_REQUEST: lambda: first_request_time(env, workspace, arrived),
-                # Interleaved with the case without a server, so load hits both alike.
+                # Interleaved with the cases without a server, so load hits them alike.
+                WITH_FILE: lambda: first_request_time(with_file, workspace, arrived),
                 WITH_MCP: lambda: first_request_time(with_mcp, workspace, arrived),
             },
             options.runs,
@@ -200,9 +207,9 @@ def main() -> None:
 
 def report(results: dict[str, float], runs: int) -> None:
     floor = results[FLOOR]
-    print(f"{'case':<38} {'median':>9} {'vs floor':>9}   ({runs} runs each, bytecode compiled)")
+    print(f"{'case':<44} {'median':>9} {'vs floor':>9}   ({runs} runs each, bytecode compiled)")
     for name, median in results.items():
-        print(f"{name:<38} {median * 1000:8.0f}ms {median / floor:8.2f}x")
+        print(f"{name:<44} {median * 1000:8.0f}ms {median / floor:8.2f}x")
     print()
     first, mcp = results[FIRST_REQUEST], results[WITH_MCP]
     for name in ("caretz --help", "caretz --version"):
@@ -214,11 +221,11 @@ def report(results: dict[str, float], runs: int) -> None:
     print(
         f"-p first request within {TARGET_S} s: {'yes' if first <= TARGET_S else 'NO'} ({first:.3f}s)"
     )
-    added = mcp - first
+    added = mcp - results[WITH_FILE]
     within = "yes" if added <= TARGET_MCP_S else "NO"
     print(
         f"one stdio MCP server adds at most {TARGET_MCP_S} s before the first request: "
-        f"{within} ({added:.3f}s)"
+        f"{within} ({added:.3f}s; {mcp - first:.3f}s with reading a settings file)"
     )
 
 

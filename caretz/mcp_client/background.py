@@ -1,8 +1,11 @@
 """MCP servers started behind an interactive session's prompt.
 
-`BackgroundStart` is a thread that makes the manager (importing the SDK there, not in
-the prompt's thread), starts every server at once and settles each as it becomes ready
-or fails or runs out of its `startupTimeout`, in whatever order that happens. A settled
+`BackgroundStart` is a thread that makes the manager, starts every server's process at
+once, imports the SDK there (not in the session's thread) and settles each server as it
+becomes ready or fails or runs out of its `startupTimeout`, in whatever order that
+happens. The import waits for `go`: the session's first look at its servers (the prompt
+drawn and watching for them, or the first request's tools), so the import does not take
+the interpreter from the session's own start; the servers' processes boot meanwhile. A settled
 server waits in `settled` until the session takes it (`McpServers.collect`, in the
 session's own thread: its tools join the registry and its event is written there), and
 its `done` event wakes a call that waits for it.
@@ -40,13 +43,14 @@ class BackgroundStart(threading.Thread):
         self.done = {spec.name: threading.Event() for spec in specs}
         self.allowed_s = {spec.name: spec.startup_timeout_s or timeout_s for spec in specs}
         self.wake: Callable[[], None] = lambda: None  # told when a server has settled
+        self.go = threading.Event()  # the session is up: the SDK may load
 
     def run(self) -> None:
         try:
             manager = self.manager()
             if manager is None:
                 return
-            pending = manager.begin(self.specs, self.timeout_s)
+            pending = manager.begin(self.specs, self.timeout_s, before_sdk=self.go.wait)
             while pending:
                 nearest = min(starting.deadline for starting in pending)
                 concurrent.futures.wait(

@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -107,10 +108,15 @@ class McpManager:
         `timeout_s`) from now to be ready."""
         return [self.settle(starting) for starting in self.begin(specs, timeout_s)]
 
-    def begin(self, specs: list[ServerSpec], timeout_s: float) -> list[Starting]:
+    def begin(
+        self,
+        specs: list[ServerSpec],
+        timeout_s: float,
+        before_sdk: Callable[[], object] | None = None,
+    ) -> list[Starting]:
         """Start every server at once, without waiting for any (`settle` waits for one).
-        The stdio servers' processes start first; the SDK loads while they boot. Raises
-        RuntimeError once the servers are closing."""
+        The stdio servers' processes start first; the SDK loads while they boot (after
+        `before_sdk` returns). Raises RuntimeError once the servers are closing."""
         started = time.monotonic()
         with self._lock:
             self._open_or_raise()
@@ -123,6 +129,8 @@ class McpManager:
             self._spawned.update(spawned)
         # Forked and exec'd (a failure is the connection's to report) before the import.
         concurrent.futures.wait(spawned.values(), timeout=SPAWN_WAIT_S)
+        if before_sdk is not None:
+            before_sdk()
         # The SDK's import, outside the lock: an end meanwhile need not wait for it.
         server_connection = mcp_connection.ServerConnection
         with self._lock:

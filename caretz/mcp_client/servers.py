@@ -107,7 +107,14 @@ class McpServers:
     # -- servers that started in the background ----------------------------------------------
     def has_settled(self) -> bool:
         """Whether a server started in the background waits to be collected."""
+        self._go()
         return self.background is not None and not self.background.settled.empty()
+
+    def _go(self) -> None:
+        """The session is up and looks at its servers: the background start may load
+        the SDK now."""
+        if self.background is not None:
+            self.background.go.set()
 
     def collect(self) -> list[str]:
         """Take in the servers that finished starting in the background: their tools and
@@ -115,6 +122,7 @@ class McpServers:
         background = self.background
         if background is None:
             return []
+        self._go()
         names = []
         with self._lock:
             while not background.settled.empty():
@@ -139,6 +147,7 @@ class McpServers:
         server = self._background_server(tool)
         if background is None or server is None:
             return None
+        self._go()
         if background.waiting(server):
             timeout = background.allowed_s[server]
             self.emit(records.McpServerAwaited(server=server, tool=tool, timeout_s=timeout))
