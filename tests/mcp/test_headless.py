@@ -17,6 +17,7 @@ from tests.e2e.conftest import Caretz
 from tests.e2e.hook_scripts import hooks_entry, project_settings, write_hook
 from tests.importtime import modules_imported_by_a_run
 from tests.mcp.conftest import (
+    BOUND_S,
     STARTUP_ROOM,
     processes_mentioning,
     time_server,
@@ -302,7 +303,7 @@ def test_no_server_process_outlives_caretz_killed_mid_call(
         wait_for_file(tmp_path / "hanging")  # the server is in the middle of the call
         os.kill(process.pid, signal.SIGTERM if how == "SIGTERM" else signal.SIGKILL)
         try:
-            code = process.wait(timeout=30)
+            code = process.wait(timeout=BOUND_S)
         except subprocess.TimeoutExpired:  # show where it hangs (PYTHONFAULTHANDLER)
             os.kill(process.pid, signal.SIGABRT)
             process.wait(5)
