@@ -117,11 +117,14 @@ class Session:
         cwd: str | os.PathLike[str] | None = None,
         resume: str | None = None,
         asker: Asker | None = None,
+        mcp_background: bool = False,
     ) -> Session:
         """A session on settings already resolved, with a view of its own that sees every
-        delta and event as well (caretz's CLI: `-p` and stream-json)."""
+        delta and event as well (caretz's CLI: `-p` and stream-json). `mcp_background`:
+        open without waiting for the MCP servers; each one's tools join at the first
+        request after it is ready."""
         session = cls.__new__(cls)
-        session._open(settings, view, env, cwd, resume, asker)
+        session._open(settings, view, env, cwd, resume, asker, mcp_background=mcp_background)
         return session
 
     def _open(
@@ -133,6 +136,7 @@ class Session:
         resume: str | None,
         asker: Asker | None,
         trust_project: bool = False,
+        mcp_background: bool = False,
     ) -> None:
         self._relay = Relay(view)
         self._asker = asker
@@ -143,7 +147,7 @@ class Session:
         try:
             self.app: AppSession = app_session.Session.open(
                 settings, self._relay, env=env, workspace=workspace, resume=resume, asker=asker,
-                trust_project=trust_project,
+                trust_project=trust_project, mcp_background=mcp_background,
             )  # fmt: skip
         except (
             session_store.SessionNotFound

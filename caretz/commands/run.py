@@ -208,7 +208,11 @@ def run_headless(
     started = time.monotonic()
     try:
         work = plan_work(settings, prompt, resume, goal)
-        session = ApiSession.from_settings(settings, view=output, resume=resume)
+        # The first request goes with the MCP servers ready by then; the others' tools
+        # join at the next request after each is ready.
+        session = ApiSession.from_settings(
+            settings, view=output, resume=resume, mcp_background=True
+        )
     except (ConfigError, SessionNotFound) as error:
         return fail_run(str(error), settings.output == "json")
     if settings.permission_mode == "yolo":

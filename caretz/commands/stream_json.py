@@ -101,7 +101,9 @@ def run_stream_json(settings: Settings, resume: str | None) -> int:
         with signals_interrupt():
             for text in user_messages(iter(sys.stdin.readline, "")):
                 if session is None:
-                    session = Session.from_settings(settings, view=output, resume=resume)
+                    session = Session.from_settings(
+                        settings, view=output, resume=resume, mcp_background=True
+                    )
                 result = session.run(text)
                 output.closing(result.to_dict())
                 code = result.exit_code

@@ -1,8 +1,11 @@
 """MCP servers started behind an interactive session's prompt.
 
-`BackgroundStart` is a thread that makes the manager (importing the SDK there, not in
-the prompt's thread), starts every server at once and settles each as it becomes ready
-or fails or runs out of its `startupTimeout`, in whatever order that happens. A settled
+`BackgroundStart` is a thread that makes the manager, starts every server's process at
+once, imports the SDK there (not in the session's thread) and settles each server as it
+becomes ready or fails or runs out of its `startupTimeout`, in whatever order that
+happens. The import waits for `go`: the session's first look at its servers (the prompt
+drawn and watching for them, or the first request's tools), so the import does not take
+the interpreter from the session's own start; the servers' processes boot meanwhile. A settled
 server waits in `settled` until the session takes it (`McpServers.collect`, in the
 session's own thread: its tools join the registry and its event is written there), and
 its `done` event wakes a call that waits for it.
@@ -23,8 +26,6 @@ if TYPE_CHECKING:
     from caretz.mcp_client.manager import McpManager
     from caretz.mcp_client.model import ServerSpec
 
-GRACE_S = 5.0  # past a server's startupTimeout, before a waiting call stops waiting
-
 
 class BackgroundStart(threading.Thread):
     def __init__(
@@ -42,13 +43,14 @@ class BackgroundStart(threading.Thread):
         self.done = {spec.name: threading.Event() for spec in specs}
         self.allowed_s = {spec.name: spec.startup_timeout_s or timeout_s for spec in specs}
         self.wake: Callable[[], None] = lambda: None  # told when a server has settled
+        self.go = threading.Event()  # the session is up: the SDK may load
 
     def run(self) -> None:
         try:
             manager = self.manager()
             if manager is None:
                 return
-            pending = manager.begin(self.specs, self.timeout_s)
+            pending = manager.begin(self.specs, self.timeout_s, before_sdk=self.go.wait)
             while pending:
                 nearest = min(starting.deadline for starting in pending)
                 concurrent.futures.wait(
@@ -80,10 +82,10 @@ class BackgroundStart(threading.Thread):
         return event is not None and not event.is_set()
 
     def wait(self, name: str, cancel: threading.Event, poll_s: float = 0.05) -> None:
-        """Until server `name` has settled (bounded by its startupTimeout), or `cancel`;
-        Ctrl-C goes through."""
+        """Until server `name` has settled, or `cancel`; Ctrl-C goes through. No clock of
+        its own: `run` settles every server, each by its startupTimeout, counted from
+        when the start began, whatever the SDK's load took on a busy machine."""
         event = self.done[name]
-        deadline = time.monotonic() + self.allowed_s[name] + GRACE_S
         while not event.wait(poll_s):
-            if cancel.is_set() or time.monotonic() > deadline:
+            if cancel.is_set():
                 return

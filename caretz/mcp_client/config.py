@@ -18,6 +18,7 @@ from caretz.config_section import PositiveDuration, Section
 Transport = Literal["stdio", "http", "sse"]
 ProjectServers = Literal["approved", "all", "none"]
 DEFAULT_MAX_RESULT_CHARS = 100_000
+DEFAULT_STARTUP_TIMEOUT = "60s"
 
 
 class McpServerEntry(Section):
@@ -73,7 +74,10 @@ class McpConfig(Section):
     """A profile's `mcp` section."""
 
     enabled: bool = True  # False: no server starts, whatever is configured
-    startup_timeout: PositiveDuration = "10s"
+    # Each server's time to start and list its tools. Servers from PyPI or npm took 26-29 s
+    # on a busy machine, past Codex CLI's 10 s and near Claude Code's 30 s (MCP_TIMEOUT);
+    # no run waits for a server it does not use, so a generous limit costs nothing.
+    startup_timeout: PositiveDuration = DEFAULT_STARTUP_TIMEOUT
     call_timeout: PositiveDuration = "2m"
     max_result_chars: int = Field(DEFAULT_MAX_RESULT_CHARS, ge=1000)
     # Which servers of a project's .mcp.json start: those you approved (`caretz mcp

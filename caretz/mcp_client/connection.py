@@ -17,7 +17,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import IO, Any, TypeVar
 
 import anyio
@@ -69,6 +69,13 @@ class Unreadable(Exception):
     """The server sent a message caretz cannot read (no JSON, or not what MCP says)."""
 
 
+class StartAbandoned(Exception):
+    """The server was told to stop before it was ready (its time ran out, or caretz ends)."""
+
+    def __str__(self) -> str:
+        return "its start was called off"
+
+
 class ServerConnection:
     def __init__(self, spec: ServerSpec, errlog: IO[str], spawned: Spawned | None = None):
         """`spawned`: a stdio server's process, being started (launch.spawn)."""
@@ -80,6 +87,7 @@ class ServerConnection:
         self.ended: str | None = None  # why the connection ended; None while it is open
         self.settled_at: float | None = None  # time.monotonic() when it was ready, or failed
         self._stop: asyncio.Event | None = None
+        self._abandoned = False  # told to stop before it was ready
         # What waits for the server's answer now (its start, calls), and why the last of
         # them was ended early: the server sent a message the SDK could not read.
         self._waiting: set[asyncio.Future[Any]] = set()
@@ -118,10 +126,15 @@ class ServerConnection:
             ready.set_exception(error)
 
     def stop(self, reason: str | None = None) -> None:
-        """End the connection (call on the loop); a stdio server's process is ended too."""
+        """End the connection (call on the loop); a stdio server's process is ended too.
+        One still starting is cancelled: its start fails, saying so."""
         if reason is not None and self.ended is None:
             self.ended = reason
-        if self._stop is not None:
+        if self.settled_at is None:  # whatever it waits for ends now, or it is not begun
+            self._abandoned = True
+            for waiting in list(self._waiting):
+                waiting.cancel()
+        elif self._stop is not None:
             self._stop.set()
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallToolResult:
@@ -157,7 +170,10 @@ class ServerConnection:
 
     async def _answer(self, answer: Coroutine[Any, Any, T]) -> T:
         """What `answer` awaits from the server; Unreadable when an unreadable message
-        ended the wait."""
+        ended the wait, StartAbandoned when the start was called off."""
+        if self._abandoned:
+            answer.close()
+            raise StartAbandoned()
         task = asyncio.ensure_future(answer)
         self._waiting.add(task)
         try:
@@ -166,6 +182,8 @@ class ServerConnection:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise  # this wait itself was cancelled (a timeout, the end)
+            if self._abandoned:
+                raise StartAbandoned() from None
             raise Unreadable(self._unreadable) from None
         finally:
             self._waiting.discard(task)
@@ -178,7 +196,7 @@ class ServerConnection:
         spec = self.spec
         if spec.transport == "stdio":
             assert self.spawned is not None, "a stdio server is spawned by the manager"
-            return _stdio(self.spawned)
+            return _stdio(self.spawned, lambda: self.session is not None)
         if spec.transport == "sse":
             return sse_client(spec.url, headers=dict(spec.headers))
         return _streamable_http(spec)
@@ -195,8 +213,9 @@ async def _streamable_http(spec: ServerSpec) -> AsyncIterator[Any]:
 
 
 @contextlib.asynccontextmanager
-async def _stdio(spawned: Spawned) -> AsyncIterator[Any]:
-    """The session's streams over the server's running process."""
+async def _stdio(spawned: Spawned, started: Callable[[], bool]) -> AsyncIterator[Any]:
+    """The session's streams over the server's running process; `started`: whether it
+    answered the handshake (how patiently it is ended)."""
     process = await asyncio.wrap_future(spawned)
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
@@ -233,7 +252,7 @@ async def _stdio(spawned: Spawned) -> AsyncIterator[Any]:
             with anyio.CancelScope(shield=True):
                 read_stream.close()
                 write_stream.close()
-                await stop(process)
+                await stop(process, started())
             tasks.cancel_scope.cancel()
 
 

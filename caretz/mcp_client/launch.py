@@ -117,11 +117,14 @@ async def spawn(
     )
 
 
-async def stop(process: asyncio.subprocess.Process) -> None:
-    """Ends the server: stdin closed, then its group sent SIGTERM, then SIGKILL."""
+async def stop(process: asyncio.subprocess.Process, started: bool = True) -> None:
+    """Ends the server: stdin closed, then its group sent SIGTERM, then SIGKILL. One that
+    never `started` (it did not answer the handshake) gets SIGTERM at once: it may not be
+    reading its stdin yet."""
     if process.stdin is not None:
         process.stdin.close()
-    for signum in (None, signal.SIGTERM, signal.SIGKILL):
+    steps = (None, signal.SIGTERM, signal.SIGKILL) if started else (signal.SIGTERM, signal.SIGKILL)
+    for signum in steps:
         if signum is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signum)

@@ -19,13 +19,14 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from caretz import private_data
 from caretz.lazy import lazy_module
-from caretz.mcp_client.launch import spawn
+from caretz.mcp_client.launch import spawn, stop
 from caretz.mcp_client.model import RemoteTool, ServerSpec
 from caretz.mcp_client.names import server_part
 from caretz.text import one_line
@@ -64,7 +65,6 @@ class Starting:
 
     connection: ServerConnection
     ready: concurrent.futures.Future[None]
-    holder: concurrent.futures.Future[None]
     started: float  # time.monotonic()
     allowed_s: float  # its startupTimeout
 
@@ -89,8 +89,12 @@ class McpManager:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="caretz-mcp", daemon=True)
         self._thread.start()
-        self._connections: dict[str, ServerConnection] = {}
+        self._connections: dict[str, ServerConnection] = {}  # those that started
+        self._all: list[ServerConnection] = []  # those still starting too
+        # stdio servers' processes, as they are started, by server name.
+        self._spawned: dict[str, concurrent.futures.Future[asyncio.subprocess.Process]] = {}
         self._holders: list[concurrent.futures.Future[None]] = []
+        self._lock = threading.Lock()  # a start under way, or the end
         self._logs: dict[str, IO[str]] = {}
         self.closed = False
 
@@ -104,35 +108,57 @@ class McpManager:
         `timeout_s`) from now to be ready."""
         return [self.settle(starting) for starting in self.begin(specs, timeout_s)]
 
-    def begin(self, specs: list[ServerSpec], timeout_s: float) -> list[Starting]:
+    def begin(
+        self,
+        specs: list[ServerSpec],
+        timeout_s: float,
+        before_sdk: Callable[[], object] | None = None,
+    ) -> list[Starting]:
         """Start every server at once, without waiting for any (`settle` waits for one).
-        The stdio servers' processes start first; the SDK loads while they boot."""
+        The stdio servers' processes start first; the SDK loads while they boot (after
+        `before_sdk` returns). Raises RuntimeError once the servers are closing."""
         started = time.monotonic()
-        pending = []
-        spawned = {}
-        for spec in specs:
-            errlog = self._errlog(spec)
-            if spec.transport == "stdio":
-                run = spawn(spec.command, spec.args, spec.env, spec.cwd, errlog)
-                spawned[spec.name] = asyncio.run_coroutine_threadsafe(run, self._loop)
+        with self._lock:
+            self._open_or_raise()
+            spawned = {}
+            for spec in specs:
+                errlog = self._errlog(spec)
+                if spec.transport == "stdio":
+                    run = spawn(spec.command, spec.args, spec.env, spec.cwd, errlog)
+                    spawned[spec.name] = asyncio.run_coroutine_threadsafe(run, self._loop)
+            self._spawned.update(spawned)
         # Forked and exec'd (a failure is the connection's to report) before the import.
         concurrent.futures.wait(spawned.values(), timeout=SPAWN_WAIT_S)
-        for spec in specs:
-            errlog = self._logs[spec.name]
-            connection = mcp_connection.ServerConnection(spec, errlog, spawned.get(spec.name))
-            ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-            holder = asyncio.run_coroutine_threadsafe(connection.hold(ready), self._loop)
-            self._holders.append(holder)
-            allowed_s = spec.startup_timeout_s or timeout_s
-            pending.append(Starting(connection, ready, holder, started, allowed_s))
-        return pending
+        if before_sdk is not None:
+            before_sdk()
+        # The SDK's import, outside the lock: an end meanwhile need not wait for it.
+        server_connection = mcp_connection.ServerConnection
+        with self._lock:
+            self._open_or_raise()  # `close` has ended the processes spawned above
+            connections = [
+                server_connection(spec, self._logs[spec.name], spawned.get(spec.name))
+                for spec in specs
+            ]
+            return [self._hold(connection, started, timeout_s) for connection in connections]
+
+    def _open_or_raise(self) -> None:
+        if self.closed:
+            raise RuntimeError("caretz is ending its MCP servers")
+
+    def _hold(self, connection: ServerConnection, started: float, timeout_s: float) -> Starting:
+        """The connection opened and held on the loop (`ServerConnection.hold`)."""
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._holders.append(asyncio.run_coroutine_threadsafe(connection.hold(ready), self._loop))
+        self._all.append(connection)
+        allowed_s = connection.spec.startup_timeout_s or timeout_s
+        return Starting(connection, ready, started, allowed_s)
 
     def settle(self, starting: Starting) -> Attempt:
         """How the server's start went, waiting until it is ready or its time is up."""
         left = starting.started + starting.allowed_s - time.monotonic()
         concurrent.futures.wait([starting.ready], timeout=max(0.0, left))
         connection = starting.connection
-        attempt = self._outcome(connection, starting.ready, starting.holder, starting.allowed_s)
+        attempt = self._outcome(connection, starting.ready, starting.allowed_s)
         attempt.duration_s = (connection.settled_at or time.monotonic()) - starting.started
         return attempt
 
@@ -140,15 +166,19 @@ class McpManager:
         self,
         connection: ServerConnection,
         ready: concurrent.futures.Future[None],
-        holder: concurrent.futures.Future[None],
         timeout_s: float,
     ) -> Attempt:
         spec = connection.spec
         if not ready.done():
-            holder.cancel()  # the connection winds down (and its process ends) in the loop
+            # The connection winds down (and its process ends) in the loop.
+            self._loop.call_soon_threadsafe(connection.stop)
             own = f"mcpServers.{spec.name}.startupTimeout"
-            setting = own if spec.startup_timeout_s else "mcp.startupTimeout"
-            return Attempt(spec, f"it was not ready within {timeout_s:g} s ({setting})")
+            give = (
+                f"raise {own}"
+                if spec.startup_timeout_s
+                else f"raise mcp.startupTimeout, or {own} for it alone"
+            )
+            return Attempt(spec, f"it was not ready within {timeout_s:g} s ({give})")
         error = ready.exception()
         if error is not None:
             described = mcp_connection.describe(error)
@@ -227,18 +257,32 @@ class McpManager:
 
     # -- the end ---------------------------------------------------------------------------
     def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
-        """End every connection and its server process, then the loop and its thread,
-        within `timeout_s` in all."""
-        if self.closed:
-            return
-        self.closed = True
+        """End every connection and its server process, those still starting too, then
+        the loop and its thread, within `timeout_s` in all (after a start under way has
+        started its servers)."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            held = {connection.spec.name for connection in self._all}
+            unheld = [spawned for name, spawned in self._spawned.items() if name not in held]
         deadline = time.monotonic() + timeout_s
-        for connection in self._connections.values():
+        for connection in self._all:
             self._loop.call_soon_threadsafe(connection.stop)
-        concurrent.futures.wait(self._holders, timeout=timeout_s)
+        ending = [asyncio.run_coroutine_threadsafe(_end(spawned), self._loop) for spawned in unheld]
+        concurrent.futures.wait([*self._holders, *ending], timeout=timeout_s)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=max(deadline - time.monotonic(), 0.1))
         if not self._thread.is_alive():
             self._loop.close()
         for handle in self._logs.values():
             handle.close()
+
+
+async def _end(spawned: concurrent.futures.Future[asyncio.subprocess.Process]) -> None:
+    """A stdio server's process that no connection holds yet (the SDK was still loading)."""
+    try:
+        process = await asyncio.wrap_future(spawned)
+    except Exception:  # it did not start: nothing to end
+        return
+    await stop(process, started=False)

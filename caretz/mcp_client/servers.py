@@ -107,7 +107,14 @@ class McpServers:
     # -- servers that started in the background ----------------------------------------------
     def has_settled(self) -> bool:
         """Whether a server started in the background waits to be collected."""
+        self._go()
         return self.background is not None and not self.background.settled.empty()
+
+    def _go(self) -> None:
+        """The session is up and looks at its servers: the background start may load
+        the SDK now."""
+        if self.background is not None:
+            self.background.go.set()
 
     def collect(self) -> list[str]:
         """Take in the servers that finished starting in the background: their tools and
@@ -115,6 +122,7 @@ class McpServers:
         background = self.background
         if background is None:
             return []
+        self._go()
         names = []
         with self._lock:
             while not background.settled.empty():
@@ -134,14 +142,16 @@ class McpServers:
         """For a call of `tool` that no registry has: when its server is still starting,
         wait for it (within its startupTimeout; Ctrl-C and `cancel` end the wait). None
         when there was nothing to wait for or it is ready now; else why the tool is not
-        there (the server did not start)."""
-        server = self._starting_server(tool)
-        if server is None:
+        there (the server did not start, before the call or while it waited)."""
+        background = self.background
+        server = self._background_server(tool)
+        if background is None or server is None:
             return None
-        assert self.background is not None
-        timeout = self.background.allowed_s[server]
-        self.emit(records.McpServerAwaited(server=server, tool=tool, timeout_s=timeout))
-        self.background.wait(server, cancel)
+        self._go()
+        if background.waiting(server):
+            timeout = background.allowed_s[server]
+            self.emit(records.McpServerAwaited(server=server, tool=tool, timeout_s=timeout))
+            background.wait(server, cancel)
         self.collect()
         status = self._statuses.get(server)
         if status is None or status.state == "ready":
@@ -150,12 +160,13 @@ class McpServers:
             return f"MCP server {server!r} is still starting; try {tool} again in a moment"
         return f"MCP server {server!r} did not start: {status.detail}; {tool} cannot run"
 
-    def _starting_server(self, tool: str) -> str | None:
+    def _background_server(self, tool: str) -> str | None:
+        """The server started in the background whose tools are named like `tool`."""
         background = self.background
         if background is None or not tool.startswith(PREFIX):
             return None
         for name in background.done:
-            if tool.startswith(f"{PREFIX}{server_part(name)}__") and background.waiting(name):
+            if tool.startswith(f"{PREFIX}{server_part(name)}__"):
                 return name
         return None
 

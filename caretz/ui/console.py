@@ -220,7 +220,7 @@ class TextOutput:
             if line is not None:
                 self.line(f"[yellow]{escape(line)}[/]")
         else:
-            for markup in notice_lines(event, self.detailed):
+            for markup in notice_lines(event, self.detailed, headless=True):
                 self.line(markup)
         if self.checkpoint_lines is None and isinstance(event, CheckpointRecord):
             self.checkpoint_lines = checkpoint_lines.CheckpointLines()

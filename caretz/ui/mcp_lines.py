@@ -11,8 +11,9 @@ from caretz.text import plural, shorten
 DESCRIPTION_CHARS = 80
 
 
-def mcp_line(event: Record, detailed: bool = False) -> str | None:
-    """The one line an `Mcp.*` event gets in a run's output, or None."""
+def mcp_line(event: Record, detailed: bool = False, headless: bool = False) -> str | None:
+    """The one line an `Mcp.*` event gets in a run's output, or None. A server ready is
+    news at a prompt; `headless` (`-p`) says it only in detailed output."""
     if isinstance(event, records.McpServerFailed):
         return f"mcp: server {event.server!r} did not start: {event.reason}; going on without it"
     if isinstance(event, records.McpServerDown):
@@ -23,7 +24,7 @@ def mcp_line(event: Record, detailed: bool = False) -> str | None:
             f"mcp: server {server!r} of {event.source} runs outside the sandbox and is not "
             f"started until you approve it: /mcp approve {server}, or caretz mcp approve {server}"
         )
-    if isinstance(event, records.McpServerStarted) and event.background:
+    if isinstance(event, records.McpServerStarted) and event.background and not headless:
         tools = plural(len(event.tools or []), "tool")
         took = f"{event.duration_s or 0.0:.1f} s"
         return f"mcp: server {event.server!r} ready ({took}): its {tools} join the conversation"

@@ -25,7 +25,8 @@ hook_lines = lazy_module("caretz.ui.hook_lines")
 mcp_lines = lazy_module("caretz.ui.mcp_lines")
 
 
-def notice_lines(event: Record, detailed: bool) -> list[str]:
+def notice_lines(event: Record, detailed: bool, headless: bool = False) -> list[str]:
+    """`headless`: for a run without a prompt (`-p`), which says less of what went well."""
     if isinstance(event, SessionCompacted):
         return [compaction_line(event)]
     if isinstance(event, ModelOutputLimit):
@@ -44,7 +45,7 @@ def notice_lines(event: Record, detailed: bool) -> list[str]:
             for colour, text in hook_lines.hook_lines(event, detailed)
         ]
     if isinstance(event, McpRecord):
-        text = mcp_lines.mcp_line(event, detailed)
+        text = mcp_lines.mcp_line(event, detailed, headless)
         return [f"[yellow]{escape(text)}[/]"] if text else []
     return []
 

@@ -124,6 +124,8 @@ def test_when_the_editor_closes_the_connection_the_session_closes_and_stops_its_
 def test_an_mcp_server_the_editor_passes_starts_with_the_session_and_its_calls_ask(
     caretz, server, workspace
 ):
+    # The editor's entry has no start limit of its own: the profile's, far above need.
+    caretz.write_config({"profiles": {"general": {"mcp": {"startupTimeout": "10m"}}}})
     server.add(tool("mcp__time__get_current_time", timezone="Europe/Paris"), text("Evening."))
     editor = Editor(answers=["allow-once"])
     time = McpServerStdio(

@@ -339,7 +339,7 @@ def test_text_with_a_lone_surrogate_streams_as_valid_unicode(caretz, server):
 
 
 def test_an_mcp_server_that_answers_garbage_fails_each_call_and_the_run_goes_on(caretz, server):
-    garbage = {"command": sys.executable, "args": [str(GARBAGE)]}
+    garbage = {"command": sys.executable, "args": [str(GARBAGE)], "startupTimeout": "10m"}
     caretz.write_config(
         {
             "profiles": {
@@ -372,9 +372,13 @@ def test_mcp_servers_whose_tool_lists_are_garbage_are_one_line_each(caretz, serv
         "nested": "message is nested deeper than 100 levels",
     }
     kinds = [*said, "surrogate"]  # outside text: a lone surrogate is replaced, the server kept
-    servers = {kind: {"command": sys.executable, "args": [str(GARBAGE), kind]} for kind in kinds}
+    servers = {
+        kind: {"command": sys.executable, "args": [str(GARBAGE), kind], "startupTimeout": "10m"}
+        for kind in kinds
+    }
     caretz.write_config({"profiles": {"general": {"mcpServers": servers}}})
-    server.add(text("Hello."))
+    # Each call waits for its server to start or fail (the run does not otherwise).
+    server.add(calls(*[(f"mcp__{kind}__say", {"kind": "nan"}) for kind in kinds]), text("Hello."))
 
     run = caretz("-p", "hi", "--output", "json")
 
@@ -382,8 +386,9 @@ def test_mcp_servers_whose_tool_lists_are_garbage_are_one_line_each(caretz, serv
     failed = {e["server"]: e["reason"] for e in events if e["type"] == "Mcp.ServerFailed"}
     assert set(failed) == set(said)
     assert all(said[kind] in failed[kind] and "\n" not in failed[kind] for kind in said)
-    offered = {tool["name"]: tool for tool in server.requests[0].body["tools"]}
+    offered = {tool["name"]: tool for tool in server.requests[1].body["tools"]}
     assert offered["mcp__surrogate__odd"]["description"].startswith("a lone \ufffd surrogate")
+    assert not [name for name in offered if name.startswith(("mcp__deep__", "mcp__nested__"))]
 
 
 def test_hooks_that_print_garbage_leave_the_run_whole(caretz, server, workspace):

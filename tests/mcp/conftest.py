@@ -3,6 +3,8 @@ tests/mcp/servers/trouble.py (written with the SDK) for the error cases."""
 
 from __future__ import annotations
 
+import os
+import select
 import socket
 import subprocess
 import sys
@@ -21,10 +23,13 @@ from tests.tools.test_bash import process_running
 TROUBLE = Path(__file__).parent / "servers" / "trouble.py"
 
 
-# A real server's start-up is as slow as the machine: on two busy cores mcp-server-time took
-# over the default 10 s. Its entry waits as long as that takes; a test of the timeout itself
-# sets its own.
+# A real server's start-up is as slow as the machine: on two busy cores servers took 26-29 s
+# to start. Every test server's entry waits as long as that takes; a test of the timeout
+# itself sets its own.
 STARTUP_ROOM = "10m"
+# How long a test waits for what it waits on (a file, a process's end) before it fails:
+# only a failing test waits this long, so it is far above what any machine needs.
+BOUND_S = 300.0
 
 
 def time_server() -> dict[str, Any]:
@@ -36,8 +41,14 @@ def time_server() -> dict[str, Any]:
     }
 
 
-def trouble_server(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def trouble_server(
+    *args: str, env: dict[str, str] | None = None, startup: str | None = STARTUP_ROOM
+) -> dict[str, Any]:
+    """tests/mcp/servers/trouble.py as an mcpServers entry; `startup`: its own
+    startupTimeout (None: the profile's `mcp.startupTimeout`)."""
     entry: dict[str, Any] = {"command": sys.executable, "args": [str(TROUBLE), *args]}
+    if startup is not None:
+        entry["startupTimeout"] = startup
     if env:
         entry["env"] = env
     return entry
@@ -53,8 +64,17 @@ def within(check: Callable[[], bool], within_s: float) -> bool:
     return False
 
 
-def wait_gone(pid: int, within_s: float = 30.0) -> bool:
-    return within(lambda: not process_running(pid), within_s)
+def wait_gone(pid: int, within_s: float = BOUND_S) -> bool:
+    """Whether process `pid` ends within `within_s`: woken by its end (a pidfd), not a poll."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([handle], [], [], within_s)
+    finally:
+        os.close(handle)
+    return bool(readable) or not process_running(pid)
 
 
 def processes_mentioning(text: str) -> list[int]:
@@ -66,13 +86,13 @@ def processes_mentioning(text: str) -> list[int]:
     ]
 
 
-def wait_none_mentioning(text: str, within_s: float = 30.0) -> bool:
+def wait_none_mentioning(text: str, within_s: float = BOUND_S) -> bool:
     """Whether every process whose command line holds `text` is gone within `within_s`:
     it holds whether the process had got as far as writing anything or not."""
     return within(lambda: not processes_mentioning(text), within_s)
 
 
-def wait_for_file(path: Path, within_s: float = 30.0) -> str:
+def wait_for_file(path: Path, within_s: float = BOUND_S) -> str:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().strip():
@@ -99,7 +119,7 @@ def http_trouble(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + BOUND_S
         while time.monotonic() < deadline:
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
@@ -110,4 +130,4 @@ def http_trouble(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
         yield request.param, f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}"
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=BOUND_S)

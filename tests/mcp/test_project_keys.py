@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import API_KEY, Caretz
-from tests.mcp.conftest import TROUBLE, free_port, within
-from tests.modelserver import ModelServer, text
+from tests.mcp.conftest import BOUND_S, TROUBLE, free_port, within
+from tests.modelserver import ModelServer, calls, text
 
 OPENAI_KEY = "sk-proj-" + "o" * 40
 GITHUB_TOKEN = "ghp_" + "g" * 36
@@ -34,11 +34,11 @@ def recorder(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        assert within(lambda: _listening(port), 30), "the HTTP MCP server never listened"
+        assert within(lambda: _listening(port), BOUND_S), "the HTTP MCP server never listened"
         yield f"http://127.0.0.1:{port}/mcp", record
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=BOUND_S)
 
 
 def _listening(port: int) -> bool:
@@ -85,6 +85,8 @@ def test_a_project_server_never_sends_caretz_keys_but_the_users_own_server_may(
     assert f"  header Authorization: Bearer ${{ANTHROPIC_API_KEY}} (sent to {url})" in shown
     assert not any(secret in approved.stdout for secret in SECRETS)
 
+    # Each call waits for its server (the run does not otherwise): both have connected.
+    server.add(calls(("mcp__docs__echo", {"text": "a"}), ("mcp__mine__echo", {"text": "b"})))
     server.add(text("Hello."))
     run = caretz("-p", "hello", env=env)
 

@@ -1,0 +1,89 @@
+"""MCP's two seams, held by reading the source:
+
+- every session the command line opens (`-p`, stream-json, the REPL) opens without waiting
+  for its MCP servers (`mcp_background=True`): its first request or its prompt comes at
+  once, and each server's tools join as it is ready (mcp_client/background.py);
+- an MCP tool is made in one place, `McpServers._add`, from a server's finished start, so
+  the model is only ever offered the tools of a server that is ready.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CARETZ = Path(__file__).resolve().parents[1] / "caretz"
+# Where the command line opens sessions.
+FRONT_ENDS = ("commands", "ui", "cli")
+OPENERS = {"from_settings", "open"}
+TOOL_MAKER = ("mcp_client/servers.py", "_add")
+
+
+def _receiver(call: ast.Call) -> str:
+    func = call.func
+    assert isinstance(func, ast.Attribute)
+    value = func.value
+    if isinstance(value, ast.Name):
+        return value.id
+    return value.attr if isinstance(value, ast.Attribute) else ""
+
+
+def sessions_opened_waiting(source: str) -> list[int]:
+    """The lines where a session class is opened without `mcp_background=True`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in OPENERS or not _receiver(node).endswith("Session"):
+            continue
+        background = [k for k in node.keywords if k.arg == "mcp_background"]
+        if not any(isinstance(k.value, ast.Constant) and k.value.value is True for k in background):
+            found.append(node.lineno)
+    return found
+
+
+def test_every_session_the_command_line_opens_does_not_wait_for_mcp_servers():
+    opened, waiting = 0, []
+    for folder in FRONT_ENDS:
+        for path in sorted((CARETZ / folder).rglob("*.py")):
+            source = path.read_text()
+            opened += source.count(".from_settings(") + source.count("Session.open(")
+            waiting += [
+                f"{path.relative_to(CARETZ)}:{line}" for line in sessions_opened_waiting(source)
+            ]
+    assert opened >= 3, "the check no longer finds where the command line opens sessions"
+    assert waiting == [], f"a session opened waiting for its MCP servers: {waiting}"
+
+
+def test_the_session_check_sees_a_session_opened_waiting():
+    source = (
+        "session = ApiSession.from_settings(settings, view=output)\n"
+        "other = Session.open(settings, view, mcp_background=True)\n"
+        "third = app.Session.open(settings, view, mcp_background=False)\n"
+    )
+    assert sessions_opened_waiting(source) == [1, 3]
+
+
+def mcp_tools_made(path: Path) -> list[tuple[str, int]]:
+    """Where `McpTool(...)` is called in `path`: the enclosing function and the line."""
+    made = []
+    for function in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "McpTool"
+            ):
+                made.append((function.name, node.lineno))
+    return made
+
+
+def test_an_mcp_tool_is_made_only_from_a_server_that_finished_starting():
+    makers = {
+        (str(path.relative_to(CARETZ)), function)
+        for path in sorted(CARETZ.rglob("*.py"))
+        for function, _ in mcp_tools_made(path)
+    }
+    assert makers == {TOOL_MAKER}
