@@ -127,7 +127,7 @@ def rewire(
     provider = session_provider(settings, session.env, server_search(settings, new_rules))
     config, parts = wire_agent(wiring, provider, running, system)
     parts = follow_settings(session.permissions, settings, rules, parts)  # nothing fails now
-    install(session.agent, config, parts, session.mcp)
+    install(session.agent, config, parts, session.mcp, session.skills)
     session.settings = settings
     session.sandbox, session.sandbox_check = sandbox, sandbox_check
     if session.hooks is not None and sandbox is not None:
@@ -144,6 +144,7 @@ def session_tools(session: Session, sandbox: Sandbox | None) -> SessionTools:
         session.git_watch,
         session.checkpoints,
         instructions=session.instructions,
+        skills=session.skills,
     )
 
 

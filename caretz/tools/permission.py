@@ -46,6 +46,7 @@ from caretz.tools.policy import (
     Proceed,
     TurnGrant,
     disallowed_reason,
+    with_skill_rules,
 )
 
 if TYPE_CHECKING:
@@ -332,7 +333,12 @@ class PermissionCheck:
         args = {key: value for key, value in call.arguments.items() if value is not None}
         workspace = Path(ctx.workspace)
         return self.permissions.check(
-            call, args, cast(Effect, effect), workspace, ctx.permission_hint, ctx.grant
+            call,
+            args,
+            cast(Effect, effect),
+            workspace,
+            ctx.permission_hint,
+            with_skill_rules(ctx.grant, ctx.skill_grants),
         )
 
 

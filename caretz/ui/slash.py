@@ -72,6 +72,10 @@ def dispatch(repl: SessionControl, text: str) -> bool:
         return False
     name, argument = parsed
     command = find_exact(name)
+    skill = repl.session.skills.user_skill(name) if repl.session.skills is not None else None
+    if command is None and skill is not None:
+        repl.queued_skill = (skill, argument)  # before a custom command of its name
+        return True
     custom = custom_commands(repl).get(name) if command is None else None
     if custom is not None:
         queue_command(repl, custom, argument)
@@ -79,6 +83,7 @@ def dispatch(repl: SessionControl, text: str) -> bool:
     command = command or find(name)
     if command is None:
         known = [c.name for c in COMMANDS] + list(custom_commands(repl).commands)
+        known += [s.name for s in repl.session.skills.skills] if repl.session.skills else []
         repl.error(unknown_command(name, known, "/help lists the commands"))
         return True
     command.run(repl, argument)
