@@ -1,6 +1,6 @@
 """A project's configuration reaches a session only through its gate
 (caretz/runtime/project_trust.py): the functions that read a project's settings file, its
-`.mcp.json`, its hooks section and its command files, and the approvals that decide what
+`.mcp.json`, its hooks section, its command files and its skills, and the approvals that decide what
 of them is used, are named nowhere else in caretz/ (besides the modules that define them).
 New code that reads project configuration on its own fails here.
 
@@ -24,6 +24,9 @@ READERS = {
     ("caretz.slash_commands.files", "load_catalog"),
     ("caretz.slash_commands.files", "command_files"),
     ("caretz.slash_commands.files", "read_command"),
+    ("caretz.skills.files", "load_skills"),
+    ("caretz.skills.files", "skill_files"),
+    ("caretz.skills.files", "read_skill"),
     ("caretz.runtime.hooks", "project_hooks_section"),
     ("caretz.hooks.approvals", "HookApprovals"),
     ("caretz.mcp_client.approvals", "Approvals"),

@@ -13,10 +13,8 @@ from typing import TYPE_CHECKING
 
 from caretz.agent.driver import run_with_auto_resume
 from caretz.app.outcome import Outcome, turn_outcome
-from caretz.lazy import lazy_module
 from caretz.skills.prompt import loaded_skills, skill_content
-
-slash_names = lazy_module("caretz.slash_commands.names")
+from caretz.slash_commands import names as slash_names
 
 if TYPE_CHECKING:
     from caretz.app.session import Session

@@ -14,14 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from caretz.lazy import lazy_module
 from caretz.permissions.project import RuleError
+from caretz.permissions.rules import parse_rule
 from caretz.runtime import project_trust
-
-rule_parsing = lazy_module("caretz.permissions.rules")
-runtime_permissions = lazy_module("caretz.runtime.permissions")
-skill_prompt = lazy_module("caretz.skills.prompt")
-skill_tool = lazy_module("caretz.skills.tool")
+from caretz.runtime.permissions import session_tool_names
+from caretz.skills.prompt import catalog_block, catalog_budget
+from caretz.skills.tool import SkillTool
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -51,14 +49,13 @@ class SessionSkills:
         """The system prompt's catalog ("" when the model may activate none)."""
         if not any(skill.model_invocable for skill in self.skills):
             return ""
-        return skill_prompt.catalog_block(self.skills, skill_prompt.catalog_budget(context_window))
+        return catalog_block(self.skills, catalog_budget(context_window))
 
     def tool(self, conversation: Callable[[], Sequence[Message]]) -> Tool | None:
         """The `skill` tool (None when the model may activate none)."""
         if not any(skill.model_invocable for skill in self.skills):
             return None
-        tool: Tool = skill_tool.SkillTool(self.skills, self.rules, conversation)
-        return tool
+        return SkillTool(self.skills, self.rules, conversation)
 
 
 def session_skills(
@@ -86,7 +83,5 @@ def session_skills(
 def skill_rules(skill: Skill) -> tuple[Rule, ...]:
     """A skill's `allowed-tools` as allow rules; raises RuleError naming the file."""
     source = f"{skill.path}: allowed-tools"
-    extra = frozenset(runtime_permissions.session_tool_names())
-    return tuple(
-        rule_parsing.parse_rule(text, "allow", source, extra) for text in skill.allowed_tools
-    )
+    extra = frozenset(session_tool_names())
+    return tuple(parse_rule(text, "allow", source, extra) for text in skill.allowed_tools)

@@ -73,7 +73,9 @@ def test_a_skill_in_each_folder_is_offered_and_loaded_by_the_model_and_by_name(
         )
     # The project's skill of a name shadows the user's.
     write_skill(tmp_path / "home" / ".claude" / "skills", "alpha", "USER ALPHA", description="x")
-    server.add(calls(*[("skill", {"name": name}) for name in FOLDERS]), calls(("skill", {"name": "beta"})))
+    server.add(
+        calls(*[("skill", {"name": name}) for name in FOLDERS]), calls(("skill", {"name": "beta"}))
+    )
     server.add(text("Loaded."))
     server.add(text("Zeta done."))
 
@@ -83,7 +85,9 @@ def test_a_skill_in_each_folder_is_offered_and_loaded_by_the_model_and_by_name(
     assert (by_model.code, by_name.code) == (0, 0), by_model.stderr + by_name.stderr
     first = server.requests[0]
     catalog = first.system.split("<available_skills>")[1]
-    assert all(f"<name>{name}</name><description>Do {name}</description>" in catalog for name in FOLDERS)
+    assert all(
+        f"<name>{name}</name><description>Do {name}</description>" in catalog for name in FOLDERS
+    )
     assert "USER ALPHA" not in first.system and "STEPS" not in first.system  # names only
     spec = next(t for t in first.body["tools"] if t["name"] == "skill")
     assert sorted(spec["input_schema"]["properties"]["name"]["enum"]) == sorted(FOLDERS)
@@ -133,7 +137,9 @@ def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
     assert sorted(path.name for path in sub.glob("by-*.txt")) == ["by-model.txt", "by-name.txt"]
 
 
-def test_a_skill_that_leads_out_of_the_project_is_refused(repo: Caretz, server, workspace, tmp_path):
+def test_a_skill_that_leads_out_of_the_project_is_refused(
+    repo: Caretz, server, workspace, tmp_path
+):
     outside = tmp_path / "outside"
     write_skill(outside, "leak", "SECRET BODY", description="Leaks")
     write_skill(outside / "folder", "borrowed", "SECRET TOO", description="Borrowed")
