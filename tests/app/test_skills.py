@@ -5,13 +5,14 @@ for word through a compaction."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from tests.modelserver import calls, text, tool
+from tests.modelserver import ModelServer, calls, text, tool
 
 
 def test_a_skill_grants_for_its_work_only_and_survives_a_compaction(
-    open_session, server, env, tmp_path: Path
-):
+    open_session: Any, server: ModelServer, env: dict[str, str], tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     skill = home / ".claude" / "skills" / "stamp" / "SKILL.md"
     skill.parent.mkdir(parents=True)

@@ -9,11 +9,12 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import Caretz
-from tests.modelserver import RecordedRequest, calls, text, tool
+from tests.modelserver import ModelServer, RecordedRequest, calls, text, tool
 from tests.trusting import trust_project
 
 FOLDERS = {  # skill → where it lives: (root "project" | "sub" | "home", home folder)
@@ -62,8 +63,8 @@ def repo(workspace: Path, tmp_path: Path, caretz: Caretz) -> Caretz:
 
 
 def test_a_skill_in_each_folder_is_offered_and_loaded_by_the_model_and_by_name(
-    repo: Caretz, server, workspace, tmp_path
-):
+    repo: Caretz, server: ModelServer, workspace: Path, tmp_path: Path
+) -> None:
     places = {"project": workspace, "sub": workspace / "sub", "home": tmp_path / "home"}
     for name, (place, home) in FOLDERS.items():
         (places[place] / home / "skills" / name / "scripts").mkdir(parents=True)
@@ -110,8 +111,8 @@ def test_a_skill_in_each_folder_is_offered_and_loaded_by_the_model_and_by_name(
 
 
 def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
-    repo: Caretz, server, workspace
-):
+    repo: Caretz, server: ModelServer, workspace: Path
+) -> None:
     skills = workspace / ".agents" / "skills"
     write_skill(skills, "stamp", "Stamp the folder.", description="Stamp", **{
         "allowed-tools": "Bash(touch:*) Read"
@@ -138,8 +139,8 @@ def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
 
 
 def test_a_skill_that_leads_out_of_the_project_is_refused(
-    repo: Caretz, server, workspace, tmp_path
-):
+    repo: Caretz, server: ModelServer, workspace: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside"
     write_skill(outside, "leak", "SECRET BODY", description="Leaks")
     write_skill(outside / "folder", "borrowed", "SECRET TOO", description="Borrowed")
@@ -166,3 +167,35 @@ def test_a_skill_that_leads_out_of_the_project_is_refused(
     ), listed.stderr
     assert any(str(workspace / ".agents" / "skills") in line for line in warnings), listed.stderr
     assert "SECRET" not in listed.stdout + listed.stderr
+
+
+def test_who_may_run_a_skill_and_slash_name_in_the_interactive_session(
+    repo: Caretz, server: ModelServer, workspace: Path, terminal: Any
+) -> None:
+    skills = workspace / ".claude" / "skills"
+    write_skill(skills, "deploy", "DEPLOY STEPS", description="Deploy", **{
+        "disable-model-invocation": "true"
+    })  # fmt: skip
+    write_skill(skills, "background", "BACKGROUND FACTS", description="Facts", **{
+        "user-invocable": "false"
+    })  # fmt: skip
+    server.add(text("Deployed."))
+
+    deployed = repo("-p", "/deploy staging")
+    refused = repo("-p", "/background")
+
+    assert deployed.code == 0, deployed.stderr
+    system = server.requests[0].system
+    assert "<name>background</name>" in system and "deploy" not in system
+    spec = next(t for t in server.requests[0].body["tools"] if t["name"] == "skill")
+    assert spec["input_schema"]["properties"]["name"]["enum"] == ["background"]
+    assert last_user_text(server.requests[0]).startswith('<skill_content name="deploy">')
+    assert refused.code == 2 and "unknown command /background" in refused.stderr
+    assert len(server.requests) == 1
+    server.add(text("Deployed again."))
+    term = terminal()
+    term.type("/deploy prod")
+    term.expect("/deploy: the skill from")
+    term.expect("Deployed again.")
+    assert last_user_text(server.requests[1]).startswith('<skill_content name="deploy">')
+    assert last_user_text(server.requests[1]).endswith("ARGUMENTS: prod")
