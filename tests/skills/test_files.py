@@ -29,7 +29,7 @@ def test_names_follow_the_spec_and_what_breaks_it_is_said(tmp_path: Path) -> Non
     write(skills / "Bad_Folder/SKILL.md", "---\ndescription: Its folder breaks it\n---\nB")
     write(skills / "-edge/SKILL.md", "---\ndescription: A leading hyphen\n---\nB")
     write(skills / "no-description/SKILL.md", "---\nname: no-description\n---\nB")
-    (skills / "broken/SKILL.md").write_bytes(b"---\ndescription: x\n---\n\xff\xfe")
+    write(skills / "broken/SKILL.md", "").write_bytes(b"---\ndescription: x\n---\n\xff\xfe")
     write(skills / "notes.md", "not a skill folder")
     write(skills / "deep/inner/SKILL.md", "---\ndescription: Too deep\n---\nB")
 
