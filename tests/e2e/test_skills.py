@@ -128,6 +128,7 @@ def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
     before.append(repo("-p", "stamp it", "--permission-mode", "ask"))
     made_before = sorted(path.name for path in sub.glob("by-*.txt"))
     listed = repo("skills", "list")
+    shown = repo("trust", "--show")
     trust_project(workspace)
     after = [repo("-p", "/stamp", "--permission-mode", "ask")]
     after.append(repo("-p", "stamp it", "--permission-mode", "ask"))
@@ -135,6 +136,9 @@ def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
     assert [run.code for run in before + after] == [0, 0, 0, 0], before[0].stderr
     assert made_before == []  # not approved: the skill ran, its grant did not apply
     assert "allowed-tools: Bash(touch:*) Read (waits for approval: caretz trust)" in listed.stdout
+    assert ".agents/skills/stamp/SKILL.md: skill stamp grants tools while it runs" in shown.stdout
+    assert "  allowed-tools: Bash(touch:*), Read" in shown.stdout
+    assert "caretz leaves out skill stamp" in before[0].stderr
     assert sorted(path.name for path in sub.glob("by-*.txt")) == ["by-model.txt", "by-name.txt"]
 
 
@@ -194,6 +198,9 @@ def test_who_may_run_a_skill_and_slash_name_in_the_interactive_session(
     assert len(server.requests) == 1
     server.add(text("Deployed again."))
     term = terminal()
+    term.type("/help")
+    term.expect(r"skills.*caretz skills list")
+    term.expect(r"Deploy \(project\)")
     term.type("/deploy prod")
     term.expect("/deploy: the skill from")
     term.expect("Deployed again.")
