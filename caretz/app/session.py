@@ -162,6 +162,7 @@ class Session:
             self.mcp,  # the MCP servers keep running
             end_previous=lambda: self.end_hooks(reason),
             trust=self.trust,  # and what of the project's configuration it uses
+            skills=self.skills,  # and the skills found at the start
         )
         request = assembly.OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
         parts = assembly.build(assembly.check(request, carried), carried)

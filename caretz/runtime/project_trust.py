@@ -434,7 +434,7 @@ def part_name(key: str, config: ProjectConfig) -> str:
         return "its hooks"
     kind, _, name = key.partition(":")
     if kind == "skill":
-        return f"skill {name}"
+        return f"the allowed-tools of skill {name}"
     return f"MCP server {name}" if kind == "mcp" else f"/{name}"
 
 

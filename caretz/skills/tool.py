@@ -47,12 +47,19 @@ class SkillTool:
         self,
         skills: Sequence[Skill],
         rules: Mapping[str, tuple[Rule, ...]],
-        conversation: Callable[[], Sequence[Message]],
+        conversation: Callable[[], Sequence[Message]] | None = None,
     ):
         self.skills = {skill.name: skill for skill in skills if skill.model_invocable}
         self.rules = rules  # each skill's allowed-tools as allow rules, as trust lets them
+        # The agent's conversation, where loaded skills are found (after a compaction or a
+        # rewind too); None: the names this tool loaded itself (a subagent's).
         self.conversation = conversation
+        self.loaded: set[str] = set()
         self.spec = skill_spec(list(self.skills.values()))
+
+    def for_subagent(self) -> SkillTool:
+        """The tool for a subagent, whose conversation starts empty."""
+        return SkillTool(list(self.skills.values()), self.rules)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         name = str(args["name"]).strip()
@@ -63,8 +70,11 @@ class SkillTool:
         granted = self.rules.get(name, ())
         if granted and ctx.skill_grants is not None:
             ctx.skill_grants.add(granted)
-        if name in loaded_skills(self.conversation()):
+        conversation = self.conversation
+        loaded = loaded_skills(conversation()) if conversation is not None else self.loaded
+        if name in loaded:
             return ToolResult(
                 ok=True, output=f"Skill {name} is loaded already (above): follow its instructions."
             )
+        self.loaded.add(name)
         return ToolResult(ok=True, output=skill_content(skill, str(args.get("arguments") or "")))

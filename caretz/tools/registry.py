@@ -131,7 +131,7 @@ class ToolRegistry:
         checks and hooks (a subagent's registry; each agent adds its own `task`)."""
         tools = default_tools(sandboxed=self.sandboxed)
         own = {tool.spec.name for tool in tools} | {"task"}
-        added = [tool for name, tool in self._tools.items() if name not in own]
+        added = [_for_subagent(tool) for name, tool in self._tools.items() if name not in own]
         registry = ToolRegistry(
             [*tools, *added],
             before_call=self.before_call,
@@ -419,3 +419,10 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return type(value).__name__
+
+
+def _for_subagent(tool: Tool) -> Tool:
+    """A tool that keeps what its agent's conversation holds (the `skill` tool) gives a
+    subagent its own copy; the others are shared."""
+    own_copy = getattr(tool, "for_subagent", None)
+    return own_copy() if callable(own_copy) else tool

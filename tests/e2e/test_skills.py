@@ -138,7 +138,7 @@ def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
     assert "allowed-tools: Bash(touch:*) Read (waits for approval: caretz trust)" in listed.stdout
     assert ".agents/skills/stamp/SKILL.md: skill stamp grants tools while it runs" in shown.stdout
     assert "  allowed-tools: Bash(touch:*), Read" in shown.stdout
-    assert "caretz leaves out skill stamp" in before[0].stderr
+    assert "caretz leaves out the allowed-tools of skill stamp" in before[0].stderr
     assert sorted(path.name for path in sub.glob("by-*.txt")) == ["by-model.txt", "by-name.txt"]
 
 
