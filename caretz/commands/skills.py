@@ -55,6 +55,8 @@ def grant_state(skill: Skill, skills: SessionSkills) -> str:
     """Whether the skill's `allowed-tools` apply: "" (it names none), "applies", or why not."""
     if not skill.allowed_tools:
         return ""
+    if skill.name in skills.withheld and skill.path.parents[3] != skills.root:
+        return "never applies: only skills in the project root's folders grant tools"
     if skill.name in skills.withheld:
         return "waits for approval: caretz trust"
     if skill.name not in skills.rules:

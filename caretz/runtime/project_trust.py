@@ -223,7 +223,7 @@ def read_project(workspace: Path) -> ProjectConfig:
     servers: tuple[Configured, ...] = ()
     if (root / MCP_FILE).exists():  # else the schema (pydantic) is not loaded
         servers = tuple(mcp_server_config.project_servers(root, workspace))
-    commands, skills = tuple(project_commands(root)), tuple(project_skills(root, workspace))
+    commands, skills = tuple(project_commands(root)), tuple(project_skills(root))
     return ProjectConfig(root, written, hooks, servers, commands, skills)
 
 
@@ -267,13 +267,13 @@ def project_command(command: CustomCommand, root: Path) -> ProjectCommand | None
     return ProjectCommand(command.name, path, shell, tuple(command.allowed_tools))
 
 
-def project_skills(root: Path, workspace: Path) -> list[ProjectSkill]:
-    """The project's skills that grant tools, read through a door that opens the
-    project's files alone (a skill that leads out of it is never approved)."""
-    if not has_skills(workspace, None):
+def project_skills(root: Path) -> list[ProjectSkill]:
+    """The root's skills that grant tools (a subfolder's never grant), read through a door
+    that opens the project's files alone (one leading out of it is never approved)."""
+    if not has_skills(root, None):
         return []  # none: the skills' reader is not loaded
     inside = ProjectDoor((Path(os.path.realpath(root)),))
-    found = skill_reading.load_skills(skill_reading.skill_folders(workspace, root, None, inside))
+    found = skill_reading.load_skills(skill_reading.skill_folders(root, root, None, inside))
     widening = (project_skill(skill, root) for skill in found.skills.values())
     return [skill for skill in widening if skill is not None]
 

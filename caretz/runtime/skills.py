@@ -36,6 +36,7 @@ class SessionSkills:
     rules: Mapping[str, tuple[Rule, ...]] = field(default_factory=dict)  # as trust lets them
     withheld: tuple[str, ...] = ()  # project skills whose grant waits for approval
     warnings: tuple[str, ...] = ()
+    root: Path | None = None  # the project's
 
     def get(self, name: str) -> Skill | None:
         return next((skill for skill in self.skills if skill.name == name), None)
@@ -77,7 +78,8 @@ def session_skills(
             rules[skill.name] = skill_rules(skill)
         except RuleError as error:
             warnings.append(f"{error}; skill {skill.name} grants no tools")
-    return SessionSkills(tuple(found.skills.values()), rules, tuple(withheld), tuple(warnings))
+    skills = tuple(found.skills.values())
+    return SessionSkills(skills, rules, tuple(withheld), tuple(warnings), trust.config.root)
 
 
 def skill_rules(skill: Skill) -> tuple[Rule, ...]:

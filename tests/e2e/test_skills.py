@@ -118,6 +118,8 @@ def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
         "allowed-tools": "Bash(touch:*) Read"
     })  # fmt: skip
     sub = workspace / "sub"
+    nested = {"allowed-tools": "Bash(touch:*)"}  # below the root: it never grants
+    write_skill(sub / ".claude" / "skills", "nested", "Nested.", description="Nested", **nested)
     for _ in range(2):
         server.add(tool("bash", command="touch by-name.txt"), text("named"))
         server.add(calls(("skill", {"name": "stamp"})), tool("bash", command="touch by-model.txt"))
@@ -132,13 +134,19 @@ def test_a_project_skills_allowed_tools_apply_once_the_project_is_approved(
     trust_project(workspace)
     after = [repo("-p", "/stamp", "--permission-mode", "ask")]
     after.append(repo("-p", "stamp it", "--permission-mode", "ask"))
+    server.add(tool("bash", command="touch by-nested.txt"), text("nested"))
+    after.append(repo("-p", "/nested", "--permission-mode", "ask"))
 
-    assert [run.code for run in before + after] == [0, 0, 0, 0], before[0].stderr
+    assert [run.code for run in before + after] == [0, 0, 0, 0, 0], before[0].stderr
     assert made_before == []  # not approved: the skill ran, its grant did not apply
     assert "allowed-tools: Bash(touch:*) Read (waits for approval: caretz trust)" in listed.stdout
     assert ".agents/skills/stamp/SKILL.md: skill stamp grants tools while it runs" in shown.stdout
     assert "  allowed-tools: Bash(touch:*), Read" in shown.stdout
     assert "caretz leaves out the allowed-tools of skill stamp" in before[0].stderr
+    assert "allowed-tools: Bash(touch:*) (never applies: only skills in the project root's" in (
+        listed.stdout
+    )
+    assert "nested" not in shown.stdout
     assert sorted(path.name for path in sub.glob("by-*.txt")) == ["by-model.txt", "by-name.txt"]
 
 
