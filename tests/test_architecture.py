@@ -57,6 +57,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "caretz.slash_commands": {"caretz.sandbox"},
     # Agent files: read through the door; a front matter YAML refuses, as command files are.
     "caretz.agent_files": {"caretz.sandbox", "caretz.slash_commands"},
+    # SKILL.md files read through the door, their front matter as a command file's; the
+    # `skill` tool is a tool.
+    "caretz.skills": {"caretz.sandbox", "caretz.slash_commands", "caretz.tools"},
     "caretz.hooks": {"caretz.tools"},  # the registry's seam, and ending a process group
     "caretz.mcp_client": {"caretz.tools", "caretz.sandbox"},  # its tools; the launcher
     "caretz.web": {"caretz.tools", "caretz.permissions"},  # its tools; the domain rules
@@ -98,6 +101,7 @@ WIRING = {
     "caretz.sandbox",
     "caretz.session",
     "caretz.slash_commands",
+    "caretz.skills",
     "caretz.tools",
     "caretz.usage_error",
     "caretz.web",

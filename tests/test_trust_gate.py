@@ -1,8 +1,8 @@
 """A project's configuration reaches a session only through its gate
 (caretz/runtime/project_trust.py): the functions that read a project's settings file, its
-`.mcp.json`, its hooks section, its command files and its agent files, and the approvals
-that decide what of them is used, are named nowhere else in caretz/ (besides the modules
-that define them). New code that reads project configuration on its own fails here.
+`.mcp.json`, its hooks section, its command files, its agent files and its skills, and the
+approvals that decide what of them is used, are named nowhere else in caretz/ (besides the
+modules that define them). New code that reads project configuration on its own fails here.
 
 A name counts wherever a module binds it to its home: `from home import name`, an
 attribute of the home module imported (`import home as x`, `from package import home`)
@@ -26,6 +26,9 @@ READERS = {
     ("caretz.slash_commands.files", "read_command"),
     ("caretz.agent_files.folders", "load_agents"),
     ("caretz.agent_files.folders", "read_agent"),
+    ("caretz.skills.files", "load_skills"),
+    ("caretz.skills.files", "skill_files"),
+    ("caretz.skills.files", "read_skill"),
     ("caretz.runtime.hooks", "project_hooks_section"),
     ("caretz.hooks.approvals", "HookApprovals"),
     ("caretz.mcp_client.approvals", "Approvals"),

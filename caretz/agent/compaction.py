@@ -1,29 +1,29 @@
 """Compaction: keep a long conversation inside the model's context window.
 
-Summarize first, trim only what is still too big. The older steps (each model
-reply with its tool results, and the user's messages) are replaced by a summary
-the session's model writes; the newest steps stay exactly as they were, the newest
-tool results always. The summary message also carries, word for word, what must not
-be lost: the task the kept steps work on (the user's prompt, when the kept part
-starts inside a turn), the plan as last set with `todo`, and the files changed so
-far. Only if the result is still over the trigger (or the summary request failed)
-are older tool outputs and long arguments cut to their head and tail; the newest
-step is cut only when the provider refused the prompt and nothing else was enough
-(`shorten_newest`, agent/overflow.py).
+Summarize first, trim only what is still too big. The older steps (each model reply with
+its tool results, and the user's messages) are replaced by a summary the session's model
+writes; the newest steps stay exactly as they were, the newest tool results always. The
+summary message also carries, word for word, what must not be lost: the task the kept
+steps work on (the user's prompt, when the kept part starts inside a turn), the plan as
+last set with `todo`, the files changed so far, and the instructions of every skill
+loaded (each `<skill_content>` block, once). Only if the result is still over the trigger
+(or the summary request failed) are older tool outputs and long arguments cut to their
+head and tail; the newest step is cut only when the provider refused the prompt and
+nothing else was enough (`shorten_newest`, agent/overflow.py).
 
-The system prompt (caretz's instructions and the project's AGENTS.md) is not part
-of the conversation, so it is never trimmed or summarized: every request after a
-compaction carries it intact. Each compaction is a `Session.Compacted` event holding
-the resulting conversation, so a resumed session carries on from it.
-
-The functions here take the conversation, the system prompt and a way to get a
-summary; `Agent.compact` applies the result to the agent and logs it.
+The system prompt (caretz's instructions, the project's AGENTS.md, the skills' catalog) is
+not part of the conversation, so it is never trimmed or summarized: every request after
+a compaction carries it intact. Each compaction is a `Session.Compacted` event holding
+the resulting conversation, so a resumed session carries on from it. The functions here
+take the conversation, the system prompt and a way to get a summary; `Agent.compact`
+applies the result to the agent and logs it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from dataclasses import field
 from typing import Any, Literal
@@ -51,6 +51,8 @@ TASK_HEADER = (
 )
 PLAN_HEADER = "The plan, as last set with the todo tool:"
 FILES_HEADER = "Files changed so far: "
+SKILLS_HEADER = "Skills loaded so far, their instructions as loaded:"  # (skills/prompt.py)
+SKILL_BLOCK = re.compile(r'<skill_content name="([a-z0-9-]+)">.*?</skill_content>', re.DOTALL)
 FILE_CHANGING_TOOLS = frozenset({"write", "edit", "multi_edit"})  # each names its `path`
 
 SUMMARY_SYSTEM = """\
@@ -154,12 +156,8 @@ class ContextMeter:
     def measured(self, usage: dict[str, Any], conversation: list[Message]) -> None:
         """Record a `Model.Response`'s usage; `conversation` does not hold its message yet."""
         used = Usage.from_dict(usage)
-        self._tokens = (
-            used.input_tokens
-            + used.cache_read_tokens
-            + used.cache_write_tokens
-            + used.output_tokens
-        )
+        self._tokens = used.input_tokens + used.cache_read_tokens
+        self._tokens += used.cache_write_tokens + used.output_tokens
         self._index = len(conversation)
         self._conversation = conversation
 
@@ -242,9 +240,7 @@ def recent_start(conversation: list[Message], keep_turns: int) -> int:
     starts = [i for i, message in enumerate(conversation) if message.role == "user"]
     if keep_turns <= 0:
         return len(conversation)
-    if len(starts) <= keep_turns:
-        return 0
-    return starts[-keep_turns]
+    return 0 if len(starts) <= keep_turns else starts[-keep_turns]
 
 
 def newest_step(conversation: list[Message]) -> int:
@@ -308,7 +304,8 @@ def summary_messages(summary: str, task: str | None = None) -> list[Message]:
 
 def kept_facts(older: list[Message], kept: list[Message]) -> str:
     """What the summary carries word for word: the plan as last set (unless the kept
-    messages set it again) and every file changed so far, earlier summaries' included."""
+    messages set it again), every file changed so far and every skill loaded, earlier
+    summaries' included."""
     files: list[str] = []
     plan_text = ""
     for message in older:
@@ -327,7 +324,18 @@ def kept_facts(older: list[Message], kept: list[Message]) -> str:
     parts = [f"{PLAN_HEADER}\n{plan_text}"] if plan_text else []
     if files:
         parts.append(FILES_HEADER + ", ".join(dict.fromkeys(files)))
+    skills = skill_blocks(older, kept)
+    parts += ["\n\n".join([SKILLS_HEADER, *skills])] if skills else []
     return "".join(f"\n\n{part}" for part in parts)
+
+
+def skill_blocks(older: list[Message], kept: list[Message]) -> list[str]:
+    """Each skill's instructions loaded in `older` (summaries' too), once; not those kept."""
+    kept_names = {name for message in kept for name in SKILL_BLOCK.findall(message.content)}
+    found = [match for message in older for match in SKILL_BLOCK.finditer(message.content)]
+    first = {match.group(1): match.group(0) for match in reversed(found)}  # the earliest wins
+    names = dict.fromkeys(match.group(1) for match in found)  # in the order loaded
+    return [first[name] for name in names if name not in kept_names]
 
 
 def _listed_files(summary: str) -> list[str]:

@@ -37,6 +37,7 @@ from caretz.runtime.permissions import PermissionRules, read_rules, session_perm
 from caretz.runtime.probes import StartProbes
 from caretz.runtime.project_trust import (
     ProjectTrust,
+    has_skills,
     not_approved_notice,
     part_digests,
     project_trust,
@@ -58,6 +59,7 @@ from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.jobtable import JobTable
 
 hook_session = lazy_module("caretz.hooks.session")  # the hooks' modules: only with hooks
+runtime_skills = lazy_module("caretz.runtime.skills")  # only where skill folders are
 
 if TYPE_CHECKING:
     from caretz.app.session import View
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
     from caretz.mcp_client.plan import Configured
     from caretz.mcp_client.servers import McpServers
     from caretz.providers.base import Provider
+    from caretz.runtime.skills import SessionSkills
     from caretz.sandbox.detect import SandboxCheck
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.asking import Asker
@@ -98,6 +101,7 @@ class Carried:
     mcp: McpServers | None  # the running servers (None: read and started again)
     end_previous: Callable[[], None]  # its SessionEnd hooks, once nothing can fail
     trust: ProjectTrust  # the project's configuration as read at the start
+    skills: SessionSkills | None = None  # the skills as found at the start
 
 
 @lazy_dataclass(frozen=True)
@@ -130,6 +134,7 @@ class Checked:
     served_window: Callable[[], int | None] | None = None  # the model server's window
     instructions: tuple[tuple[Path, str], ...] = ()  # AGENTS.md / CLAUDE.md, as read
     notices: tuple[str, ...] = ()  # lines for the start: the instruction files left out
+    skills: SessionSkills | None = None  # None: no skill folder anywhere
 
 
 @lazy_dataclass(frozen=True)
@@ -171,6 +176,7 @@ def check(
         servers = (*configured_servers(settings, trust), *request.mcp_servers)
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
     instructions, refused = project_instructions(workspace, session_door(sandbox, workspace))
+    skills = carried.skills if carried is not None else find_skills(settings, workspace, trust, env)
     provider = session_provider(settings, env, provider_search(settings, rules, carried))
     served_window = probes.ask_served_window(provider)  # while the rest is checked and built
     place = find_place(settings, request.resume, workspace)
@@ -179,8 +185,19 @@ def check(
         judge.ensure()  # a judge model without its key fails now
     return Checked(
         request, trust, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
-        probes.git_status(), served_window, tuple(instructions), tuple(refused),
+        probes.git_status(), served_window, tuple(instructions),
+        (*refused, *(skills.warnings if skills is not None and carried is None else ())), skills,
     )  # fmt: skip
+
+
+def find_skills(
+    settings: Settings, workspace: Path, trust: ProjectTrust, env: Mapping[str, str]
+) -> SessionSkills | None:
+    """The session's skills (None: no skill folder anywhere, and nothing is loaded)."""
+    home = Path(env.get("HOME") or Path.home())
+    if not has_skills(workspace, home):
+        return None
+    return runtime_skills.session_skills(settings, workspace, trust, home)
 
 
 def provider_search(
@@ -242,7 +259,7 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     if agent_parts.price(config.model_ref, Usage()) is None:  # unknown, as a turn says
         place.conversation.totals.price_unknown()
     named = named_agents(request.settings, request.workspace, request.env, checked.sandbox_check)
-    install(agent, config, agent_parts, mcp, named)
+    install(agent, config, agent_parts, mcp, named, checked.skills)
     parts = SessionParts(
         session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,
         tools, checked.sandbox_check, mcp, checked.trust, place.resumed,
@@ -274,7 +291,7 @@ def session_tools(
     checkpoints = open_checkpoints(settings, workspace, programs, session_id, log)
     return SessionTools(
         workspace, permissions, sandbox, JobTable(), hooks, git_watch, checkpoints,
-        instructions=checked.instructions,
+        instructions=checked.instructions, skills=checked.skills,
     )  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from caretz.lazy import lazy_module
 # The custom commands' modules: only for a `/name` prompt.
 slash_names = lazy_module("caretz.slash_commands.names")
 custom_commands = lazy_module("caretz.runtime.custom_commands")
+project_trust = lazy_module("caretz.runtime.project_trust")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -33,9 +34,20 @@ def find_command(
     if not prompt.lstrip().startswith("/"):
         return None  # an ordinary prompt: the custom commands' modules are not loaded
     parsed = slash_names.parse(prompt.strip())
-    if parsed is None:
-        return None
+    if parsed is None or has_skill(settings, workspace, parsed[0], env):
+        return None  # an ordinary prompt, or a skill's: the session runs it
     return named_command(settings, workspace, parsed, slash_names.RESERVED_NAMES, env)
+
+
+def has_skill(settings: Settings, workspace: Path, name: str, env: Mapping[str, str]) -> bool:
+    """Whether `/name` runs a skill (which comes before a custom command of its name)."""
+    if name in slash_names.RESERVED_NAMES:
+        return False
+    home = Path(env.get("HOME") or Path.home())
+    if not project_trust.has_skills(workspace, home):
+        return False
+    skills = project_trust.skill_set(settings, workspace, home).skills
+    return name in skills and skills[name].user_invocable
 
 
 def named_command(

@@ -44,6 +44,7 @@ goal_driving = lazy_module("caretz.agent.goal_driver")  # the goal's modules: on
 switching = lazy_module("caretz.app.switching")  # only when a switch is asked for
 rewinding = lazy_module("caretz.app.rewinding")  # only to rewind
 command_run = lazy_module("caretz.app.command_run")  # only with a custom command
+skill_run = lazy_module("caretz.app.skill_run")  # only with skills
 shell_mode = lazy_module("caretz.app.shell_mode")  # the shell mode: at the first `!command`
 at_mentions = lazy_module("caretz.app.mentions")  # `@path` mentions: the REPL's
 attachments = lazy_module("caretz.runtime.attachments")  # images to read: loaded then
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from caretz.mcp_client.model import ServerStatus
     from caretz.mcp_client.plan import Configured
     from caretz.runtime.custom_commands import PreparedCommand
+    from caretz.skills.files import Skill
     from caretz.tools.asking import Asker
 
 
@@ -98,6 +100,7 @@ class Session:
         )
         self.sandbox, self.sandbox_check = tools.sandbox, parts.sandbox_check
         self.instructions = tools.instructions  # AGENTS.md / CLAUDE.md, read at the start
+        self.skills = tools.skills  # the skills found at the start (None: none)
         self.mcp = parts.mcp
         self.trust = parts.trust  # what the session uses of its project's configuration
         self.view = view
@@ -159,6 +162,7 @@ class Session:
             self.mcp,  # the MCP servers keep running
             end_previous=lambda: self.end_hooks(reason),
             trust=self.trust,  # and what of the project's configuration it uses
+            skills=self.skills,  # and the skills found at the start
         )
         request = assembly.OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
         parts = assembly.build(assembly.check(request, carried), carried)
@@ -214,8 +218,11 @@ class Session:
 
     # -- work ----------------------------------------------------------------------------
     def submit(self, prompt: str) -> Outcome:
-        """A `/name args` custom command, or one turn plus the loop guard's automatic
-        resumes. A `/name` that is no custom command is a usage error; nothing is sent."""
+        """A `/name args` skill or custom command, or one turn plus the loop guard's
+        automatic resumes. A `/name` that is neither is a usage error; nothing is sent."""
+        skill = skill_run.skill_for(self.skills, prompt) if self.skills is not None else None
+        if skill is not None:
+            return self.run_skill(*skill)
         try:
             command = find_command(self.settings, self.workspace, prompt, self.env)
         except ConfigError as error:
@@ -266,6 +273,11 @@ class Session:
         """A prepared custom command: its `!` commands and `@` files, then its turn, on
         its model and with its allowed tools; the session's after."""
         return self._work(lambda: self._command(prepared))
+
+    def run_skill(self, skill: Skill, arguments: str = "") -> Outcome:
+        """A skill run by name: its instructions as the turn's prompt, its allowed tools
+        granted for the turn (caretz/app/skill_run.py)."""
+        return self._work(lambda: skill_run.run_skill(self, skill, arguments))
 
     def start_goal(self, condition: str, prompt: str | None = None) -> Outcome:
         """Set a goal and work until the evaluator finds it met (or it ends or pauses);
@@ -385,6 +397,7 @@ class Session:
     def _work(self, work: Callable[[], Outcome]) -> Outcome:
         """Run `work` in this thread, cancellable; the conversation is compacted first
         when it nears the model's window (the policy the agent applies before each request)."""
+        grants = self.agent.parts.tool_ctx.skill_grants
         try:
             with self._canceller.running():
                 self.agent.compact_if_due()
@@ -393,6 +406,9 @@ class Session:
             return interrupted_outcome(ended)
         except KeyboardInterrupt as stop:
             return interrupted_outcome(stop)
+        finally:
+            if grants is not None:  # the skills' grants end with the work
+                grants.clear()
 
     def _turns(self, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
         return turn_driver.run_with_auto_resume(self.agent, prompt, images)

@@ -129,7 +129,7 @@ def rewire(
     config, parts = wire_agent(wiring, provider, running, system)
     parts = follow_settings(session.permissions, settings, rules, parts)  # nothing fails now
     named = named_agents(settings, session.workspace, session.env, sandbox_check)
-    install(session.agent, config, parts, session.mcp, named)
+    install(session.agent, config, parts, session.mcp, named, session.skills)
     session.settings = settings
     session.sandbox, session.sandbox_check = sandbox, sandbox_check
     if session.hooks is not None and sandbox is not None:
@@ -146,6 +146,7 @@ def session_tools(session: Session, sandbox: Sandbox | None) -> SessionTools:
         session.git_watch,
         session.checkpoints,
         instructions=session.instructions,
+        skills=session.skills,
     )
 
 

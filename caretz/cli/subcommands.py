@@ -21,6 +21,7 @@ rewind_command = lazy_module("caretz.commands.rewind")
 sandbox_command = lazy_module("caretz.commands.sandbox")
 mcp_command = lazy_module("caretz.commands.mcp")
 hooks_command = lazy_module("caretz.commands.hooks")
+skills_command = lazy_module("caretz.commands.skills")
 worktree_command = lazy_module("caretz.commands.worktree")
 trust_command = lazy_module("caretz.commands.trust")
 doctor_command = lazy_module("caretz.commands.doctor")
@@ -42,6 +43,10 @@ agents_app = typer.Typer(
     help="Named subagents: .caretz/agents, .claude/agents and the user's (docs/agents.md).",
     no_args_is_help=True,
 )
+skills_app = typer.Typer(
+    help="Skills: SKILL.md folders in .caretz/skills, .agents/skills, .claude/skills (docs/skills.md).",
+    no_args_is_help=True,
+)
 worktree_app = typer.Typer(
     help="caretz's git worktrees of this repository: .caretz/worktrees/NAME (docs/batch.md).",
     no_args_is_help=True,
@@ -57,6 +62,7 @@ def add_subcommands(app: typer.Typer) -> None:
     app.add_typer(mcp_app, name="mcp")
     app.add_typer(hooks_app, name="hooks")
     app.add_typer(agents_app, name="agents")
+    app.add_typer(skills_app, name="skills")
     app.add_typer(worktree_app, name="worktree")
     app.add_typer(guard_app, name="guard")
     app.command("batch")(batch)
@@ -185,6 +191,16 @@ def hooks_approve(ctx: typer.Context) -> None:
     """Let the hooks of this project's .caretz/settings.json run (in the session's
     sandbox), as they are now: any change to them needs approval again."""
     raise typer.Exit(hooks_command.hooks_command(ctx.obj, approve=True))
+
+
+@skills_app.command("list")
+def skills_list(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """The skills that apply here, the project's and yours, where each comes from and
+    whether its allowed-tools apply."""
+    raise typer.Exit(skills_command.skills_command(ctx.obj, output))
 
 
 def trust(

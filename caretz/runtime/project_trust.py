@@ -2,11 +2,12 @@
 caretz does is read here, and a session uses it only once the user approved it, whole.
 
 A project brings, in its own files: allow rules (`permissions.allow` in
-`.caretz/settings.json`), hooks (its `hooks`), MCP servers (`.mcp.json`), and custom
+`.caretz/settings.json`), hooks (its `hooks`), MCP servers (`.mcp.json`), custom
 command files (`.caretz/commands/`, `.claude/commands/`) that run shell lines or grant
-tools (`allowed-tools`). Each lets caretz do what it would otherwise ask about, or not do
-at all, so `read_project` is the only place they are read and `project_trust` the only
-function that says which of them a session uses: all of them when the user approved the
+tools (`allowed-tools`), and skills (`.caretz/skills/`, `.agents/skills/`, `.claude/skills/`)
+that grant tools. Each lets caretz do what it would otherwise ask about, or not do at all,
+so `read_project` is the only place they are read and `project_trust` the only function
+that says which of them a session uses: all of them when the user approved the
 configuration as it is now (one digest over all of it: `caretz trust`, the interactive
 session's question, or a Python API client's `trust_project`), and otherwise only the
 parts approved on their own (`caretz hooks approve`, `caretz mcp approve NAME`, which
@@ -41,6 +42,7 @@ mcp_approvals = lazy_module("caretz.mcp_client.approvals")
 hook_approvals = lazy_module("caretz.hooks.approvals")
 runtime_hooks = lazy_module("caretz.runtime.hooks")
 command_reading = lazy_module("caretz.slash_commands.files")
+skill_reading = lazy_module("caretz.skills.files")
 inline = lazy_module("caretz.slash_commands.inline")
 env_files = lazy_module("caretz.config.env_file")
 rule_proposals = lazy_module("caretz.permissions.proposals")  # for "yes, always" only
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.mcp_client.plan import Configured
     from caretz.runtime.hooks import ProjectHooksSection
+    from caretz.skills.files import Skill, SkillSet
     from caretz.slash_commands.files import Catalog, CustomCommand
 
 TRUST_FILE = "project-trust.json"
@@ -59,6 +62,7 @@ PROJECT_LABELS = ("project", "claude")  # the command folders a repository bring
 # Where those folders are (slash_commands/files.py names them): a project without these
 # has none, and the command files' reader is not loaded.
 COMMAND_HOMES = (".caretz", ".claude")
+SKILL_HOMES = (".caretz", ".agents", ".claude")  # each with a `skills/` (skills/files.py)
 CUSTOM_KEY_ENV = "CARETZ_API_KEY"
 
 
@@ -80,6 +84,18 @@ class ProjectCommand:
 
 
 @dataclass(frozen=True)
+class ProjectSkill:
+    """A project's skill that widens: the tools it grants while it runs."""
+
+    name: str
+    path: str  # below the project root
+    allowed_tools: tuple[str, ...]
+
+    def data(self) -> dict[str, Any]:
+        return {"path": self.path, "allowedTools": list(self.allowed_tools)}
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """A project's configuration as read: what it brings, whether approved or not."""
 
@@ -88,6 +104,7 @@ class ProjectConfig:
     hooks: ProjectHooksSection | None = None
     servers: tuple[Configured, ...] = ()
     commands: tuple[ProjectCommand, ...] = ()
+    skills: tuple[ProjectSkill, ...] = ()
 
     @property
     def permissions(self) -> Any:
@@ -111,6 +128,8 @@ class ProjectConfig:
             parts[f"mcp:{server.name}"] = mcp_approvals.entry_data(server.entry)
         for command in self.commands:
             parts[f"command:{command.name}"] = command.data()
+        for skill in self.skills:
+            parts[f"skill:{skill.name}"] = skill.data()
         return parts
 
     def command(self, name: str) -> ProjectCommand | None:
@@ -152,6 +171,14 @@ class ProjectTrust:
         if widening is None:
             return True
         return self.approved and self.config.command(command.name) == widening
+
+    def skill_approved(self, skill: Skill) -> bool:
+        """Whether `skill` (as read now) may grant its `allowed-tools`: a project's only
+        when the whole was approved and its SKILL.md still says the same."""
+        widening = project_skill(skill, self.config.root)
+        if widening is None:
+            return True
+        return self.approved and widening in self.config.skills
 
 
 def project_trust(
@@ -197,7 +224,8 @@ def read_project(workspace: Path) -> ProjectConfig:
     servers: tuple[Configured, ...] = ()
     if (root / MCP_FILE).exists():  # else the schema (pydantic) is not loaded
         servers = tuple(mcp_server_config.project_servers(root, workspace))
-    return ProjectConfig(root, written, hooks, servers, tuple(project_commands(root)))
+    commands, skills = tuple(project_commands(root)), tuple(project_skills(root))
+    return ProjectConfig(root, written, hooks, servers, commands, skills)
 
 
 def project_commands(root: Path) -> list[ProjectCommand]:
@@ -238,6 +266,40 @@ def project_command(command: CustomCommand, root: Path) -> ProjectCommand | None
     except ValueError:
         path = str(command.path)
     return ProjectCommand(command.name, path, shell, tuple(command.allowed_tools))
+
+
+def project_skills(root: Path) -> list[ProjectSkill]:
+    """The root's skills that grant tools (a subfolder's never grant), read through a door
+    that opens the project's files alone (one leading out of it is never approved)."""
+    if not has_skills(root, None):
+        return []  # none: the skills' reader is not loaded
+    inside = ProjectDoor((Path(os.path.realpath(root)),))
+    found = skill_reading.load_skills(skill_reading.skill_folders(root, root, None, inside))
+    widening = (project_skill(skill, root) for skill in found.skills.values())
+    return [skill for skill in widening if skill is not None]
+
+
+def project_skill(skill: Skill, root: Path) -> ProjectSkill | None:
+    """What a project's skill widens (None: a user's, or one that grants nothing)."""
+    if skill.scope != "project" or not skill.allowed_tools:
+        return None
+    return ProjectSkill(skill.name, os.path.relpath(skill.path, root), skill.allowed_tools)
+
+
+def has_skills(workspace: Path, home: Path | None) -> bool:
+    """Whether a skill folder stands anywhere skills are looked for (else the skills'
+    modules are not loaded). `home`: the user's (None: the project's alone)."""
+    root, start = find_project_root(workspace), Path(os.path.abspath(workspace))
+    folders = [start, *(p for p in start.parents if root in (p, *p.parents)), *filter(None, [home])]
+    return any(os.path.lexists(f / name / "skills") for f in folders for name in SKILL_HOMES)
+
+
+def skill_set(settings: Settings, workspace: Path, home: Path | None) -> SkillSet:
+    """The skills of a session in `workspace`: the project's (through its door), then the
+    user's below `home` (None: none). Whether a project's may grant its tools is
+    `ProjectTrust.skill_approved`'s."""
+    door, root = sandbox_config.project_door(settings, workspace), find_project_root(workspace)
+    return skill_reading.load_skills(skill_reading.skill_folders(workspace, root, home, door))
 
 
 def command_catalog(settings: Settings, workspace: Path, reserved: Iterable[str] = ()) -> Catalog:
@@ -386,6 +448,8 @@ def part_name(key: str, config: ProjectConfig) -> str:
     if key == "hooks":
         return "its hooks"
     kind, _, name = key.partition(":")
+    if kind == "skill":
+        return f"the allowed-tools of skill {name}"
     return f"MCP server {name}" if kind == "mcp" else f"/{name}"
 
 

@@ -41,6 +41,7 @@ from caretz.runtime.web import web_setup
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
+from caretz.tools.policy import SkillGrants
 from caretz.tools.result_cap import cap_chars
 from caretz.web.cache import FetchCache
 
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from caretz.mcp_client.servers import McpServers
     from caretz.providers.base import Provider
     from caretz.runtime.git_watch import GitWatchHook
+    from caretz.runtime.skills import SessionSkills
     from caretz.sandbox.runner import Sandbox
     from caretz.tools.base import Tool
     from caretz.tools.permission import SessionPermissions
@@ -76,6 +78,7 @@ class SessionTools:
     # The project's AGENTS.md / CLAUDE.md as read through its door when the session
     # opened: a switch rebuilds the prompt with them, it does not read the files again.
     instructions: tuple[tuple[Path, str], ...] = ()
+    skills: SessionSkills | None = None  # as found when the session opened (None: none)
 
 
 @lazy_dataclass(frozen=True)
@@ -129,16 +132,19 @@ def wire_agent(
     environment = session_environment(
         settings, tools.sandbox, tools.permissions, wiring.git_status, web
     )
-    if system is None:
-        system = system_prompt(
-            tools.workspace, settings.system_prompt, environment, tools.instructions
-        )
-    else:
-        system = with_web_lines(system, environment)
     compaction = CompactionPolicy(
         context_window=context_window(settings.context_window, served_window(wiring, provider)),
         reserved_output=settings.max_tokens,
     )
+    if system is None:
+        system = system_prompt(
+            tools.workspace, settings.system_prompt, environment, tools.instructions
+        )
+        if tools.skills is not None:  # the skills' catalog, in ~2% of the window
+            catalog = tools.skills.catalog(compaction.context_window)
+            system = f"{system}\n{catalog}\n" if catalog else system
+    else:
+        system = with_web_lines(system, environment)
     parts = AgentParts(
         provider=provider,
         tools=session_registry(settings, tools, web.tools),
@@ -204,6 +210,7 @@ def tool_context(
         sandbox=tools.sandbox,
         jobs=tools.jobs,
         no_images=images_refusal(settings.model.ref),
+        skill_grants=SkillGrants() if tools.skills is not None else None,
     )
 
 
@@ -213,10 +220,14 @@ def install(
     parts: AgentParts,
     mcp: McpServers | None = None,
     named: NamedAgents | None = None,
+    skills: SessionSkills | None = None,
 ) -> None:
-    """Give `agent` its new config and collaborators (and the MCP servers' tools, and the
-    named subagents its task tool offers); its conversation carries on."""
+    """Give `agent` its new config and collaborators (and the MCP servers' tools, the
+    named subagents its task tool offers, the `skill` tool); its conversation carries on."""
     parts.tools.add(TaskTool(agent, named))
+    skill_tool = skills.tool(lambda: agent.conversation.messages) if skills else None
+    if skill_tool is not None:
+        parts.tools.add(skill_tool)
     if mcp is not None:
         mcp.add_tools(parts.tools)
     agent.config, agent.parts = config, parts

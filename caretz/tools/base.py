@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from caretz.permissions.policy import RuleSet
-    from caretz.tools.policy import PermissionHint, TurnGrant
+    from caretz.tools.policy import PermissionHint, SkillGrants, TurnGrant
 
 
 @lazy_dataclass
@@ -87,6 +87,9 @@ class ToolContext:
     # The folder a subagent in a worktree of its own works in: the permission rules' `./`
     # paths are read from there, so a rule on `./secrets/**` holds for its copy too.
     rules_root: Path | None = None
+    # The skills activated in this piece of work and the rules they grant, shared by the
+    # copies made for it (tools/policy.py's SkillGrants); None: no skills.
+    skill_grants: SkillGrants | None = None
     # Why the session's model cannot take images ("model X does not take images"), known
     # from caretz's model table; None: it can, or nobody knows (the provider will say).
     no_images: str | None = None

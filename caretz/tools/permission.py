@@ -46,6 +46,7 @@ from caretz.tools.policy import (
     Proceed,
     TurnGrant,
     disallowed_reason,
+    with_skill_rules,
 )
 
 if TYPE_CHECKING:
@@ -351,7 +352,7 @@ class PermissionCheck:
             cast(Effect, effect),
             workspace,
             ctx.permission_hint,
-            ctx.grant,
+            with_skill_rules(ctx.grant, ctx.skill_grants),
             ctx.mode_floor,
             ctx.rules_root,
         )

@@ -76,6 +76,30 @@ class TurnGrant:
     rule_needed: str | None = None
 
 
+class SkillGrants:
+    """The allow rules of the skills activated during one piece of work (a turn and its
+    automatic resumes), for the calls after them in it: one object shared by every copy of
+    the tool context made for that work (deny and ask rules still win over them)."""
+
+    def __init__(self) -> None:
+        self.rules: tuple[Rule, ...] = ()
+
+    def add(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = (*self.rules, *(rule for rule in rules if rule not in self.rules))
+
+    def clear(self) -> None:
+        self.rules = ()
+
+
+def with_skill_rules(grant: TurnGrant | None, skills: SkillGrants | None) -> TurnGrant | None:
+    """The grant a call runs with: its turn's, and the rules of the skills activated so far."""
+    if skills is None or not skills.rules:
+        return grant
+    if grant is None:
+        return TurnGrant(skills.rules)
+    return TurnGrant((*grant.rules, *skills.rules), grant.rule_needed)
+
+
 @lazy_dataclass(frozen=True)
 class Proceed:
     """A before-call check's go-ahead that changes something about the call."""

@@ -141,7 +141,7 @@ class ToolRegistry:
         place); `withheld`: effects not offered besides."""
         tools = default_tools(sandboxed=self.sandboxed)
         own = {tool.spec.name for tool in tools} | {"task"}
-        added = [tool for name, tool in self._tools.items() if name not in own]
+        added = [_for_subagent(tool) for name, tool in self._tools.items() if name not in own]
         checks: tuple[BeforeCall, ...] = self.before_call
         if limit is not None:
             checks = (limit, *checks, limit)
@@ -451,3 +451,10 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return type(value).__name__
+
+
+def _for_subagent(tool: Tool) -> Tool:
+    """A tool that keeps what its agent's conversation holds (the `skill` tool) gives a
+    subagent its own copy; the others are shared."""
+    own_copy = getattr(tool, "for_subagent", None)
+    return own_copy() if callable(own_copy) else tool

@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+from rich.table import Table
+
 from caretz.config_base import ConfigError
 from caretz.runtime.custom_commands import catalog_for, prepare
 
 if TYPE_CHECKING:
+    from caretz.runtime.skills import SessionSkills
     from caretz.slash_commands.files import Catalog, CustomCommand
     from caretz.ui.session_control import SessionControl
 
@@ -48,3 +52,18 @@ def help_rows(catalog: Catalog) -> list[tuple[str, str]]:
         summary = command.description or "(no description)"
         rows.append((usage, f"{summary} [dim]({command.label})[/]"))
     return rows
+
+
+def skill_rows(skills: SessionSkills | None) -> list[tuple[str, str]]:
+    """(name, description and scope) of each skill the user may run by name."""
+    shown = [skill for skill in skills.skills if skill.user_invocable] if skills else []
+    return [(skill.name, f"{skill.description[:80]} ({skill.scope})") for skill in shown]
+
+
+def help_table(rows: list[tuple[str, str]]) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for usage, summary in rows:
+        table.add_row(escape(usage), escape(summary))
+    return table

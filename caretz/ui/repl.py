@@ -253,10 +253,15 @@ class Repl(SessionControl):
         return self.run_guarded(lambda: self.session.turn(prompt, images))
 
     def run_queued(self) -> None:
-        """Run what a slash command queued: a custom command, a goal to start or resume."""
+        """Run what a slash command queued: a custom command, a skill, a goal to start or
+        resume."""
         command, self.queued_command = self.queued_command, None
         if command is not None:
             self.run_command(command)
+        skill, self.queued_skill = self.queued_skill, None
+        if skill is not None:
+            self.info(f"/{skill[0].name}: the skill from {skill[0].path}")
+            self.run_guarded(lambda: self.session.run_skill(*skill))
         work, self.queued = self.queued, None
         if isinstance(work, StartGoal):
             self.run_guarded(lambda: self.session.start_goal(work.condition))

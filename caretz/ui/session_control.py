@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from caretz.config.overrides import Flags
     from caretz.goal.state import Goal
     from caretz.runtime.custom_commands import PreparedCommand
+    from caretz.skills.files import Skill
     from caretz.slash_commands.files import Catalog
 
 RECAP_LINES = 30  # lines of the last answer shown when a session is resumed
@@ -42,6 +43,7 @@ class SessionControl:
     draft = ""  # text the next prompt starts with (a rewound turn's prompt)
     custom_catalog: tuple[float, Catalog] | None = None  # when the custom commands were read
     queued_command: PreparedCommand | None = None  # a custom command the prompt loop runs
+    queued_skill: tuple[Skill, str] | None = None  # a skill and its arguments, to run
 
     def __init__(
         self,

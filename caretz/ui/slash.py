@@ -22,7 +22,13 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.providers.registry import known_model_refs
 from caretz.slash_commands.names import parse, unknown_command
-from caretz.ui.custom_commands import help_rows, queue_command, session_catalog
+from caretz.ui.custom_commands import (
+    help_rows,
+    help_table,
+    queue_command,
+    session_catalog,
+    skill_rows,
+)
 from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.hooks_slash import hooks_slash
 from caretz.ui.jobs_command import job_choices, jobs_slash
@@ -72,6 +78,10 @@ def dispatch(repl: SessionControl, text: str) -> bool:
         return False
     name, argument = parsed
     command = find_exact(name)
+    skill = repl.session.skills.user_skill(name) if repl.session.skills is not None else None
+    if command is None and skill is not None:
+        repl.queued_skill = (skill, argument)  # before a custom command of its name
+        return True
     custom = custom_commands(repl).get(name) if command is None else None
     if custom is not None:
         queue_command(repl, custom, argument)
@@ -79,6 +89,7 @@ def dispatch(repl: SessionControl, text: str) -> bool:
     command = command or find(name)
     if command is None:
         known = [c.name for c in COMMANDS] + list(custom_commands(repl).commands)
+        known += [s.name for s in repl.session.skills.skills] if repl.session.skills else []
         repl.error(unknown_command(name, known, "/help lists the commands"))
         return True
     command.run(repl, argument)
@@ -129,6 +140,11 @@ def show_help(repl: SessionControl, argument: str) -> None:
         for usage, summary in help_rows(catalog):
             custom.add_row(escape(usage), summary)
         repl.console.print(custom)
+        repl.console.print()
+    skills = skill_rows(repl.session.skills)
+    if skills:
+        repl.console.print("[bold]skills[/] (docs/skills.md; caretz skills list)")
+        repl.console.print(help_table([(f"/{name}", about) for name, about in skills]))
         repl.console.print()
     for warning in catalog.warnings:
         repl.error(warning)
@@ -401,6 +417,9 @@ class SlashCompleter(Completer):
                         display=f"/{custom.name} {custom.argument_hint}".rstrip(),
                         display_meta=custom.description,
                     )
+            for skill_name, description in skill_rows(self.repl.session.skills):
+                if skill_name.startswith(name.lower()):
+                    yield Completion(skill_name, -len(name), f"/{skill_name}", description)
             return
         command = find(name.lower())
         if command is None or command.choices is None:

@@ -64,6 +64,11 @@ def approval_lines(trust: ProjectTrust, settings: Settings, env: Mapping[str, st
         lines += [f"  !`{visible(line)}`" for line in command.shell]
         if command.allowed_tools:
             lines.append(f"  allowed-tools: {visible(', '.join(command.allowed_tools))}")
+    for skill in config.skills:
+        lines.append(
+            f"{visible(skill.path)}: skill {visible(skill.name)} grants tools while it runs"
+        )
+        lines.append(f"  allowed-tools: {visible(', '.join(skill.allowed_tools))}")
     lines.append("Its deny and ask rules apply whether you approve it or not.")
     if trust.changed:
         changed = ", ".join(part_name(key, config) for key in trust.changed)
