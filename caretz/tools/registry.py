@@ -30,7 +30,7 @@ from typing import Any, Protocol, cast
 from caretz import inbound
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolCall, ToolSpec
-from caretz.permissions.modes import Effect
+from caretz.permissions.modes import READ_ONLY_MODES, Effect
 from caretz.sandbox.paths import PathRefused
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.bash import BashTool
@@ -39,7 +39,7 @@ from caretz.tools.file_access import FileProblem
 from caretz.tools.file_reads import FileReads
 from caretz.tools.files import ReadTool, WriteTool
 from caretz.tools.jobs import JobOutputTool, JobStopTool
-from caretz.tools.policy import BeforeCall, CancelToolCall
+from caretz.tools.policy import BeforeCall, CancelToolCall, EndTurn
 from caretz.tools.result_cap import fit
 from caretz.tools.search import GlobTool, GrepTool
 from caretz.tools.todo import TodoTool
@@ -101,8 +101,11 @@ def default_tools(*, sandboxed: bool = True) -> list[Tool]:
 
 def withheld_effects(mode: str) -> frozenset[Effect]:
     """What a permission mode never lets run, so its tools are not offered: read-only
-    mode refuses every file change and everything outside the sandbox."""
-    return frozenset({"edit", "external"}) if mode == "read-only" else frozenset()
+    and plan mode refuse every file change and everything outside the sandbox; only plan
+    mode offers the tool that ends it."""
+    if mode in READ_ONLY_MODES:
+        return frozenset({"edit", "external"} | ({"plan"} if mode != "plan" else set()))
+    return frozenset({"plan"})
 
 
 class ToolRegistry:
@@ -130,7 +133,7 @@ class ToolRegistry:
         """The default tools, and the ones added besides them (MCP servers'), under the same
         checks and hooks (a subagent's registry; each agent adds its own `task`)."""
         tools = default_tools(sandboxed=self.sandboxed)
-        own = {tool.spec.name for tool in tools} | {"task"}
+        own = {tool.spec.name for tool in tools} | {"task", "exit_plan_mode"}
         added = [tool for name, tool in self._tools.items() if name not in own]
         registry = ToolRegistry(
             [*tools, *added],
@@ -303,6 +306,8 @@ class ToolRegistry:
             return tool.run(args, ctx)
         except ToolArgumentError as error:
             return _failed(f"Invalid arguments for {call.name}: {error}")
+        except EndTurn:  # the tool ends the turn (exit_plan_mode's headless plan)
+            raise
         except (PathRefused, FileProblem) as refusal:
             # A path outside what the sandbox allows, or a file the tool cannot use as
             # asked: one line, the call did nothing.

@@ -42,6 +42,7 @@ class SessionControl:
     draft = ""  # text the next prompt starts with (a rewound turn's prompt)
     custom_catalog: tuple[float, Catalog] | None = None  # when the custom commands were read
     queued_command: PreparedCommand | None = None  # a custom command the prompt loop runs
+    queued_prompt: str | None = None  # a prompt the loop sends next (/plan PROMPT)
 
     def __init__(
         self,
@@ -61,6 +62,7 @@ class SessionControl:
         self.session = session
         self.queued: GoalWork | None = None  # what /goal asked for; the prompt loop runs it
         self.loops = LoopSchedule(clock)
+        self.started_mode = session.settings.permission_mode  # kept in Shift+Tab's cycle
 
     @property
     def goal(self) -> Goal | None:
