@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import pexpect
+import pyte
+
 from tests.e2e.conftest import Caretz
-from tests.e2e.terminal import Terminal
+from tests.e2e.terminal import COLUMNS, ROWS, TIMEOUT_S, Terminal
 from tests.modelserver import ModelServer, RecordedRequest, calls, text, tool
 
 PLAN = "# Plan\n\n1. Write `notes.md` with the greeting\n2. Check it with `cat`"
@@ -84,7 +89,6 @@ def test_an_approved_plan_switches_the_mode_mid_turn_and_the_write_runs(
     term.expect("allow\\? ")
     term.child.send("y\r")
     term.expect("Done: notes.md written.")
-    term.expect_prompt()
     session_id = term.ctrl_d()
 
     assert_planning_refused_changes(server, workspace)
@@ -107,17 +111,61 @@ def test_an_approved_plan_switches_the_mode_mid_turn_and_the_write_runs(
     assert answers[-2:] == ["no", "yes"]
 
 
+class AnsweringScreen(pyte.Screen):  # type: ignore[misc]
+    """A terminal emulator that answers the program's cursor-position queries, as a real
+    terminal does: prompt_toolkit draws its bottom toolbar only once it knows the rows."""
+
+    def __init__(self, child: pexpect.spawn[str]):
+        super().__init__(COLUMNS, ROWS)
+        self.child = child
+
+    def write_process_input(self, data: str) -> None:
+        self.child.send(data)
+
+
+class ToolbarTerminal:
+    """caretz in a pseudo-terminal drawn by `AnsweringScreen`."""
+
+    def __init__(self, caretz: Caretz):
+        env = {**caretz.env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
+        env.pop("PROMPT_TOOLKIT_NO_CPR", None)
+        self.child = pexpect.spawn(
+            sys.executable, ["-m", "caretz"], cwd=str(caretz.workspace), env=env,
+            encoding="utf-8", timeout=TIMEOUT_S, dimensions=(ROWS, COLUMNS),
+        )  # fmt: skip
+        self.screen = AnsweringScreen(self.child)
+        self.stream = pyte.Stream(self.screen)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def wait_for(self, pattern: str) -> None:
+        """Read on until the screen shows `pattern` (the prompt redraws only what changed)."""
+        deadline = time.monotonic() + TIMEOUT_S  # a failing wait only
+        while not re.search(pattern, self.text):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {pattern!r}:\n{self.text}")
+            try:
+                self.stream.feed(self.child.read_nonblocking(4096, timeout=1))
+            except pexpect.TIMEOUT:
+                continue
+
+
 def test_shift_tab_cycles_the_modes_and_the_status_line_shows_the_session(
-    terminal, caretz: Caretz, server: ModelServer, workspace: Path, tmp_path: Path
+    caretz: Caretz, server: ModelServer, workspace: Path
 ):
-    got = tmp_path / "status-input.json"
-    script = tmp_path / "status.sh"
+    # In the project: it runs in the session's sandbox, which gives commands their own /tmp.
+    got = workspace / "status-input.json"
+    script = workspace / "status.sh"
     # A Claude Code status line script: reads the JSON, prints one line.
     script.write_text(
         "#!/bin/sh\ninput=$(cat)\nprintf '%s' \"$input\" > " + str(got) + "\n"
         'mode=$(printf %s "$input" | python3 -c '
         "'import json,sys; d=json.load(sys.stdin); "
-        'print(d["permission_mode"], d["model"]["id"], d["context_window"]["context_window_size"])'
+        'w = d["context_window"]; '
+        'print(d["permission_mode"], d["model"]["id"], w["context_window_size"], '
+        'w["total_input_tokens"])'
         "')\n"
         'echo "\\033[1mSTATUS\\033[0m $mode"\n'
     )
@@ -125,22 +173,27 @@ def test_shift_tab_cycles_the_modes_and_the_status_line_shows_the_session(
     caretz.write_config(
         {"profiles": {"general": {"statusLine": {"type": "command", "command": str(script)}}}}
     )
-    server.add(text("hi"))
-    term: Terminal = terminal()
+    server.add(text("hi there"))
+    term = ToolbarTerminal(caretz)
 
-    term.expect(r"STATUS auto anthropic/claude-test \d+")
-    term.expect_prompt()
-    term.child.send(SHIFT_TAB)
-    term.expect("permissions: ask")
-    term.expect("STATUS ask ")  # refreshed after the switch's event
-    term.child.send(SHIFT_TAB)
-    term.expect("permissions: plan")
-    term.expect("STATUS plan ")
-    term.child.send(SHIFT_TAB)
-    term.expect("permissions: auto")
-    term.type("say hi")
-    term.expect("hi")
-    term.ctrl_d()
+    try:
+        term.wait_for(r"\n STATUS auto anthropic/claude-test \d+ 0\n.* permissions auto · context")
+        term.child.send(SHIFT_TAB)
+        term.wait_for("permissions: ask")
+        term.wait_for("STATUS ask ")  # run again after the switch's event
+        term.child.send(SHIFT_TAB)
+        term.wait_for("permissions: plan")
+        term.wait_for("STATUS plan ")
+        term.child.send(SHIFT_TAB)
+        term.wait_for("permissions: auto")
+        term.wait_for("STATUS auto ")
+        term.child.send("say hi\r")
+        term.wait_for("hi there")
+        term.wait_for(r"\n STATUS auto anthropic/claude-test \d+ 100\n")  # the turn's usage
+        term.child.sendcontrol("d")
+        term.wait_for(r"caretz --resume \S+")
+    finally:
+        term.child.terminate(force=True)
 
     data = json.loads(got.read_text())
     assert data["session_id"] and data["transcript_path"].endswith("events.jsonl")
