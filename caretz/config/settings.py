@@ -131,7 +131,7 @@ class Settings:
 
     @property
     def permission_mode(self) -> PermissionMode:
-        """auto, ask, read-only or yolo: what runs without asking (docs/security.md)."""
+        """auto, ask, read-only, plan or yolo: what runs without asking (docs/security.md)."""
         return self.values.permission_mode
 
     @property
