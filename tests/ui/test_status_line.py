@@ -55,9 +55,9 @@ def test_the_command_gets_the_session_and_its_first_line_is_shown(session, tmp_p
 @pytest.mark.parametrize(
     "command",
     [
-        "echo broken >&2; exit 3",  # fails
+        "echo half a line; echo broken >&2; exit 3",  # fails, after printing
         "true",  # prints nothing
-        "sleep 60; echo late",  # outlasts its timeout (0.2 s below)
+        "echo early; sleep 60",  # outlasts its timeout (0.2 s below)
         "/no/such/status-script",
     ],
 )
