@@ -15,7 +15,7 @@ is refused: plan mode fails closed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from caretz.permissions.command import Command, walk_all
 from caretz.permissions.shell import parse_command_line
@@ -60,7 +60,7 @@ def unproven(line: str) -> str | None:
     return next(_problems(walk_all(commands)), None)
 
 
-def _problems(commands: Iterable[Command]) -> Iterable[str]:
+def _problems(commands: Iterable[Command]) -> Iterator[str]:
     for command in commands:
         problem = _problem(command)
         if problem is not None:
