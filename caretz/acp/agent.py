@@ -19,7 +19,6 @@ from acp.schema import (
     AuthenticateResponse,
     ClientCapabilities,
     ConfigOptionUpdate,
-    CurrentModeUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -176,9 +175,8 @@ class CaretzAgent:
             await session.switch(**change)
         except ConfigError as error:
             raise refused(str(error)) from None
-        if option == options.PERMISSION_MODE:
-            update = CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value)
-            await self.client.session_update(session_id=session_id, update=update)
+        # A permission mode's switch reaches the editor as the session's own event says
+        # it (acp/translate.py), as an approved plan's does.
 
     def _choices(self, session: AcpSession) -> Choices:
         """The session's model and modes as they are now (a switch changes its settings)."""

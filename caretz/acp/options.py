@@ -24,6 +24,8 @@ PERMISSION_MODES = {
     "auto": "Commands run in the sandbox without asking; leaving it asks first.",
     "ask": "Every command and every file change asks first; reads do not.",
     "read-only": "No file changes; commands run in the read-only sandbox.",
+    "plan": "Read and plan: no changes, only commands shown to change nothing; the plan is "
+    "put to you for approval.",
     "yolo": "Nothing asks, and the sandbox is off.",
 }
 GUARD_MODES = {

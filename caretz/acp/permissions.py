@@ -33,17 +33,26 @@ _ANSWERS = {ALLOW_ONCE: "yes", ALLOW_ALWAYS: "always", REJECT: "no"}
 
 
 def options(question: Question) -> list[PermissionOption]:
-    offered = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
+    once = "Allow once" if question.yes_means == "yes, once" else question.yes_means
+    offered = [PermissionOption(option_id=ALLOW_ONCE, name=once, kind="allow_once")]
     if question.saves:
         rules = ", ".join(question.saves)
         name = f"Always allow {rules} (saved to {question.settings_file})"
         offered.append(PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always"))
-    offered.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
+    elif question.always_means:  # an answer of its own (a plan carried out in ask mode)
+        name = question.always_means
+        offered.append(PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always"))
+    reject = "Reject" if question.no_means == "no" else question.no_means
+    offered.append(PermissionOption(option_id=REJECT, name=reject, kind="reject_once"))
     return offered
 
 
 def why(question: Question) -> str:
     """Why caretz asks, in the words the terminal uses."""
+    if question.heading:  # not about running a call: a plan to approve, a host to reach
+        plan = question.arguments.get("plan")
+        body = f"\n\n{plan}" if isinstance(plan, str) else ""
+        return f"{question.heading}\n{question.reason}{body}"
     lines = [f"caretz asks before it runs this {question.tool} call: {question.reason}"]
     if question.rule:
         lines.append(f"rule: {question.rule}")

@@ -12,6 +12,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    CurrentModeUpdate,
     PlanEntry,
     TextContentBlock,
     ToolCallProgress,
@@ -27,6 +28,7 @@ from caretz.plan import PLAN_TOOL, read_plan
 from caretz.session.records.base import HookRecord, LoopGuardRecord, LoopRecord, Record
 from caretz.session.records.loop import ToolCalled, ToolResult
 from caretz.session.records.permissions import PermissionDecided
+from caretz.session.records.session import SessionChanged
 
 # Read on a hook's first record: a session without hooks never loads their records.
 hook_records = lazy_module("caretz.session.records.hooks")
@@ -39,6 +41,7 @@ Update = (
     | ToolCallProgress
     | AgentPlanUpdate
     | UsageUpdate
+    | CurrentModeUpdate
 )
 _PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
 
@@ -80,6 +83,10 @@ class EventTranslator:
             return [agent_text(text)] if text else []
         if isinstance(event, HookRecord):
             return hook_notice(event)
+        if isinstance(event, SessionChanged) and event.change == "permission_mode":
+            # The editor's switch, or an approved plan's: the editor's mode picker follows.
+            mode = event.permission_mode
+            return [CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)]
         return []
 
     def call_started(self, call: ToolCall) -> list[Update]:

@@ -109,12 +109,18 @@ class Agent:
             images=images,
             from_user=from_user,
             continuation=continuation,
-            before_request=self.compact_if_due,
             after_overflow=self.compact_after_overflow,
         )
+        turn.before_request = lambda: self.before_request(turn)
         result = turn.run()
         state.last_request, state.last_answer = prompt, result.text
         return result
+
+    def before_request(self, turn: Turn) -> None:
+        """Before each request of `turn`: a switch made while it ran (a plan approved
+        during the turn) holds from now on; then compaction, when due."""
+        turn.config, turn.parts = self.config, self.parts
+        self.compact_if_due()
 
     # -- compaction ------------------------------------------------------------------
     def compact_if_due(self) -> None:

@@ -120,6 +120,12 @@ def permission_line(env: SessionEnvironment) -> str:
     mode = env.permission_mode
     if mode == "read-only":
         return "- permissions: read-only mode: no file changes (write and edit are not offered)"
+    if mode == "plan":
+        return (
+            "- permissions: plan mode: read, search and think; change nothing (write and "
+            "edit are not offered, and only commands that read run). When the plan is ready, "
+            "call exit_plan_mode with the whole plan; the user approves it or says what to change"
+        )
     if mode == "yolo":
         return "- permissions: yolo mode: nothing asks first; deny rules still apply"
     if mode == "ask":

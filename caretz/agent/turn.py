@@ -351,10 +351,16 @@ class Turn:
         return index, call, ready
 
     def end_by_hook(self, index: int, call: ToolCall, end: EndTurn) -> NoReturn:
-        """A hook's `continue: false`, before or after the call ran: the turn ends."""
+        """A hook's `continue: false`, before or after the call ran: the turn ends; or
+        a tool's end with an answer (a headless plan): the turn is done with it."""
         result = end.result or ToolResult(ok=False, output=f"Not run: {end.reason}")
         self.emit_result(index, call, result)
         self.conversation.messages.append(result.message(call.id))
+        if end.answer is not None:  # shown as the turn's answer, as if the model wrote it
+            self.parts.listener.on_response_start()
+            self.parts.listener.on_text(end.answer)
+            self.last_text = end.answer
+            raise Done() from None
         raise StoppedByHook(end.reason) from None
 
     def run_tool(self, call: ToolCall) -> ToolResult:

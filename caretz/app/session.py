@@ -113,6 +113,8 @@ class Session:
         self._canceller = Canceller()
         self._closed = False
         self._images_attached = False  # --image files go with the session's first prompt
+        # An approved plan switches the session as /permissions does (tools/plan_exit.py).
+        self.permissions.switch_mode = lambda mode: switching.set_permission_mode(self, mode)
 
     # -- opening and closing -----------------------------------------------------------
     @classmethod

@@ -84,7 +84,7 @@ def set_guard_mode(session: Session, mode: str) -> None:
 
 
 def set_permission_mode(session: Session, mode: str, env: Mapping[str, str] | None = None) -> None:
-    """Auto, ask, read-only or yolo: the tools and the system prompt (which tells the mode
+    """Auto, ask, read-only, plan or yolo: the tools and the system prompt (which tells the mode
     and the sandbox) are rebuilt for it; the guard, the rules and the conversation carry on."""
     settings = with_permission_mode(session.settings, mode)
     rewire(session, settings, session.judge, new_sandbox=True)  # read-only and yolo change it

@@ -115,7 +115,7 @@ def main_command(
     permission_mode: Annotated[
         str | None,
         typer.Option(
-            help="auto, ask, read-only or yolo: what runs without asking "
+            help="auto, ask, read-only, plan or yolo: what runs without asking "
             "[env: CARETZ_PERMISSION_MODE]."
         ),
     ] = None,

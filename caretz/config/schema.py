@@ -7,7 +7,7 @@ lives with the guard (`caretz.guard.config`), the goal's with the goal (`caretz.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
@@ -148,6 +148,22 @@ class CheckpointsConfig(Section):
         return parse_size(self.max_file_size)
 
 
+class StatusLineConfig(Section):
+    """`statusLine`: a command of the user's whose first line of output the interactive
+    session shows in its bottom toolbar; it gets the session as JSON on stdin, in Claude
+    Code's shape (docs/interactive.md). `type` and `padding` are Claude Code's keys, taken
+    so its settings carry over; the toolbar has no padding."""
+
+    type: Literal["command"] = "command"
+    command: str = Field(min_length=1)
+    padding: int = Field(0, ge=0)
+    timeout: PositiveDuration = "5s"  # longer: the line shows nothing until it answers
+
+    @property
+    def timeout_s(self) -> float:
+        return parse_duration(self.timeout)
+
+
 class Profile(Section):
     model: ModelRef = DEFAULT_MODEL
     base_url: BaseUrl | None = None
@@ -179,6 +195,7 @@ class Profile(Section):
     mcp: McpConfig = Field(default_factory=McpConfig)
     web_fetch: WebFetchConfig = Field(default_factory=WebFetchConfig)  # docs/web.md
     web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)
+    status_line: StatusLineConfig | None = None  # docs/interactive.md
 
     @property
     def bash_timeout_s(self) -> float:

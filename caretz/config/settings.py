@@ -131,7 +131,7 @@ class Settings:
 
     @property
     def permission_mode(self) -> PermissionMode:
-        """auto, ask, read-only or yolo: what runs without asking (docs/security.md)."""
+        """auto, ask, read-only, plan or yolo: what runs without asking (docs/security.md)."""
         return self.values.permission_mode
 
     @property
@@ -149,7 +149,7 @@ class Settings:
 
     @property
     def sandbox_mode(self) -> SandboxMode:
-        """The mode commands run in: the permission mode `read-only` forces the sandbox's
+        """The mode commands run in: the permission modes `read-only` and `plan` force the sandbox's
         read-only mode and `yolo` turns it off; otherwise `sandbox.mode` decides."""
         return sandbox_mode_for(self.sandbox.mode, self.permission_mode)
 
@@ -160,7 +160,11 @@ class Settings:
 
 
 # Permission modes that decide the sandbox mode themselves.
-PERMISSION_SANDBOX_MODES = {"read-only": SandboxMode.READ_ONLY, "yolo": SandboxMode.OFF}
+PERMISSION_SANDBOX_MODES = {
+    "read-only": SandboxMode.READ_ONLY,
+    "plan": SandboxMode.READ_ONLY,
+    "yolo": SandboxMode.OFF,
+}
 
 
 def sandbox_mode_for(configured: str, permission: str | None) -> SandboxMode:

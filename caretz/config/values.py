@@ -53,6 +53,13 @@ class SandboxValues(NamedTuple):
         return sandbox_allowlist.build_allowlist(list(self.network), dict(self.hosts))
 
 
+class StatusLineValues(NamedTuple):
+    """The profile's `statusLine`: the command, and how long it may take."""
+
+    command: str
+    timeout_s: float = 5.0
+
+
 class WebFetchValues(NamedTuple):
     """The profile's `webFetch` section (web/config.py)."""
 
@@ -103,6 +110,7 @@ class ProfileValues(NamedTuple):
     mcp_servers: bool = False  # whether the profile names MCP servers
     web_fetch: WebFetchValues = WebFetchValues()
     web_search: WebSearchValues = WebSearchValues()
+    status_line: StatusLineValues | None = None
 
     def rule_lists(self) -> dict[str, list[str]]:
         """The profile's permission rules by kind, as `permissions` writes them."""
@@ -175,6 +183,7 @@ def of_profile(profile: Any) -> ProfileValues:
         mcp_servers=bool(profile.mcp_servers),
         web_fetch=web_fetch_values(profile.web_fetch),
         web_search=web_search_values(profile.web_search),
+        status_line=status_line_values(profile.status_line),
     )
 
 
@@ -183,6 +192,13 @@ def text_loop_values(section: Any) -> TextLoopSettings:
     return TextLoopSettings(
         section.enabled, section.min_period, section.max_repeats, section.max_repeats_in_code
     )
+
+
+def status_line_values(section: Any) -> StatusLineValues | None:
+    """A validated `config.schema.StatusLineConfig` (or None) as plain values."""
+    if section is None:
+        return None
+    return StatusLineValues(section.command, section.timeout_s)
 
 
 def web_fetch_values(section: Any) -> WebFetchValues:

@@ -12,9 +12,13 @@ With no rule for the call, the mode decides:
 - `ask`: every command and every file change asks; reads do not;
 - `read-only`: no file changes, nothing outside the sandbox (commands run in the
   read-only sandbox), except reading the web (`fetch`), which asks as in `auto`;
+- `plan`: read-only mode, and stricter: a command runs only when plan_mode.py proves
+  every part of it changes nothing (a known read-only program, no redirection into a
+  file); any other is refused, not asked. `exit_plan_mode` (effect `plan`), offered only
+  in this mode, puts the plan to the user and switches to the mode they pick;
 - `yolo`: nothing asks (and the sandbox is off).
 
-A read-only refusal beats an allow rule: the mode promises no writes.
+A read-only (or plan) refusal beats an allow rule: the mode promises no writes.
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ if TYPE_CHECKING:  # annotations only: the modes are read before any rule is
     from caretz.permissions.policy import Decision
     from caretz.permissions.rules import Rule
 
-PermissionMode = Literal["auto", "ask", "read-only", "yolo"]
-PERMISSION_MODES: tuple[PermissionMode, ...] = ("auto", "ask", "read-only", "yolo")
+PermissionMode = Literal["auto", "ask", "read-only", "plan", "yolo"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("auto", "ask", "read-only", "plan", "yolo")
+# The modes that refuse every change: their tools change no file and commands run in the
+# read-only sandbox.
+READ_ONLY_MODES: frozenset[str] = frozenset({"read-only", "plan"})
 DEFAULT_MODE: PermissionMode = "auto"
 
 # What a tool does, as far as asking goes:
@@ -39,7 +46,8 @@ DEFAULT_MODE: PermissionMode = "auto"
 # external  runs outside the sandbox (MCP tools)
 # fetch     reads from the network outside the sandbox and changes nothing (web_fetch):
 #           asks like `external`, but read-only mode offers it (it obeys the rules there)
-Effect = Literal["read", "edit", "shell", "internal", "external", "fetch"]
+# plan      ends plan mode (exit_plan_mode): offered and run only in plan mode
+Effect = Literal["read", "edit", "shell", "internal", "external", "fetch", "plan"]
 Action = Literal["run", "ask", "refuse"]
 # What made the decision: a rule, the mode, the model's escalation, the sandbox being off,
 # a PreToolUse hook that asks first.
@@ -109,20 +117,27 @@ def decide(
     escalate: str | None = None,
     sandboxed: bool = True,
     rule_needed: str | None = None,
+    unproven: str | None = None,
 ) -> Verdict:
     """What happens to one call: the rules' `decision`, then the mode.
 
     `escalate` is the model's reason for running a command outside the sandbox;
     `sandboxed` says whether commands run in a sandbox at all; `rule_needed` says why a
-    command no allow rule names asks even in `auto` mode (None: it runs in the sandbox).
+    command no allow rule names asks even in `auto` mode (None: it runs in the sandbox);
+    `unproven` says why a command cannot be shown to change nothing (plan mode reads it).
     """
     leaving = effect == "shell" and bool(escalate)
     if decision.outcome == "deny":
         return Verdict("refuse", decision.reason, "rule", decision.rule)
-    if mode == "read-only":
-        refusal = _read_only_refusal(effect, tool, leaving)
+    if effect == "plan":
+        return _plan_exit(mode, tool)
+    if mode in READ_ONLY_MODES:
+        refusal = _read_only_refusal(mode, effect, tool, leaving)
         if refusal is not None:
             return refusal
+    if mode == "plan" and effect == "shell" and unproven is not None:
+        reason = f"plan mode: {unproven}; only commands shown to change nothing run"
+        return Verdict("refuse", reason, "mode")
     if decision.outcome == "ask":
         return Verdict("ask", decision.reason, "rule", decision.rule, leaving)
     if decision.outcome == "allow" and not (leaving and mode != "yolo"):
@@ -155,7 +170,15 @@ def _command(
     return Verdict("run", "")
 
 
-def _read_only_refusal(effect: Effect, tool: str, leaving: bool) -> Verdict | None:
+def _plan_exit(mode: PermissionMode, tool: str) -> Verdict:
+    if mode == "plan":
+        return Verdict("run", "")
+    return Verdict("refuse", f"{tool} ends plan mode, and the session is in {mode} mode", "mode")
+
+
+def _read_only_refusal(
+    mode: PermissionMode, effect: Effect, tool: str, leaving: bool
+) -> Verdict | None:
     if effect == "edit":
         what = f"{tool} changes files"
     elif effect == "external":
@@ -164,4 +187,4 @@ def _read_only_refusal(effect: Effect, tool: str, leaving: bool) -> Verdict | No
         what = "commands run only inside the read-only sandbox"
     else:
         return None
-    return Verdict("refuse", f"read-only mode: {what}, and this mode allows no changes", "mode")
+    return Verdict("refuse", f"{mode} mode: {what}, and this mode allows no changes", "mode")

@@ -42,6 +42,7 @@ from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
 from caretz.tools.policy import SkillGrants
+from caretz.tools.plan_exit import ExitPlanModeTool
 from caretz.tools.result_cap import cap_chars
 from caretz.web.cache import FetchCache
 
@@ -147,7 +148,7 @@ def wire_agent(
         system = with_web_lines(system, environment)
     parts = AgentParts(
         provider=provider,
-        tools=session_registry(settings, tools, web.tools),
+        tools=session_registry(settings, tools, (*web.tools, *plan_tools(wiring))),
         tool_ctx=tool_context(settings, tools, compaction),
         log=wiring.log,
         guard=guard,
@@ -157,6 +158,13 @@ def wire_agent(
         hooks=tools.hooks,
     )
     return agent_config(settings, system), parts
+
+
+def plan_tools(wiring: AgentWiring) -> list[Tool]:
+    """`exit_plan_mode`, which keeps its plans in the session's folder (offered only in
+    plan mode: the registry withholds it in the others)."""
+    path = wiring.log.path
+    return [ExitPlanModeTool(wiring.tools.permissions, path.parent)] if path is not None else []
 
 
 def served_window(wiring: AgentWiring, provider: Provider) -> int | None:

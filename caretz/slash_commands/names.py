@@ -21,6 +21,7 @@ RESERVED_NAMES = (
     "profile",
     "loop-guard",
     "permissions",
+    "plan",
     "goal",
     "loop",
     "sessions",

@@ -30,6 +30,8 @@ class Question:
     settings_file: str = ".caretz/settings.json"  # where they would be saved
     heading: str | None = None  # None: "caretz asks before it runs <tool>"
     yes_means: str = "yes, once"  # what `y` does, as the question shows it
+    always_means: str | None = None  # what `a` does where it saves no rule (None: not offered)
+    no_means: str = "no"  # what `n` does
 
 
 @lazy_dataclass(frozen=True)

@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 rule_reader = lazy_module("caretz.permissions.rules")
 rule_settings = lazy_module("caretz.permissions.settings")
 rule_proposals = lazy_module("caretz.permissions.proposals")
+# Plan mode's reading of a command line: only in plan mode.
+plan_commands = lazy_module("caretz.permissions.plan_mode")
 # The guard's records: a `disallowedTools` refusal keeps its `LoopGuard.Blocked` event.
 guard_records = lazy_module("caretz.session.records.guard")
 
@@ -116,6 +118,9 @@ class SessionPermissions:
         self.sandboxed = sandboxed
         self.denials: list[dict[str, str]] = []
         self.rules = self._ruleset()
+        # How the session changes its permission mode (its tools, sandbox and prompt
+        # follow): set by the application's session; None changes the mode alone.
+        self.switch_mode: Callable[[str], object] | None = None
 
     def carried_over(self, emit: Emit) -> SessionPermissions:
         """These permissions for the next session of an interactive run (/clear, /resume):
@@ -152,6 +157,22 @@ class SessionPermissions:
     @property
     def settings_file(self) -> Path:
         return self.project_root / PROJECT_SETTINGS
+
+    def leave_plan_mode(self, mode: str) -> None:
+        """The plan was approved: the session carries on in `mode`."""
+        if self.switch_mode is not None:
+            self.switch_mode(mode)
+        else:
+            self.mode = cast(PermissionMode, mode)
+
+    def ask_user(self, question: Question, call_id: str = "") -> Answer:
+        """Put a question that is not about running a call (a plan to approve) to the
+        user; both it and the answer go in the log."""
+        self.emit(_asked(call_id, question))
+        answer = self._answer(question)
+        verdict = Verdict("ask", question.reason, "mode")
+        self._decided(ToolCall(call_id, question.tool, {}), question.summary, verdict, answer, True)
+        return answer
 
     # -- one call ------------------------------------------------------------------------
     def check(
@@ -193,6 +214,7 @@ class SessionPermissions:
             escalate=escalate,
             sandboxed=self.sandboxed,
             rule_needed=grant.rule_needed if grant is not None else None,
+            unproven=self._unproven(effect, args),
         )
         if hint is not None and hint.decision == "ask" and verdict.action == "run":
             reason = f"{hint.source} asks first: {hint.reason or 'no reason given'}"
@@ -203,6 +225,15 @@ class SessionPermissions:
             question = self._question(call, args, verdict, escalate, cwd, rules)
             self._ask(call, verdict, question)
         return Proceed(escalated=True) if verdict.escalated else None
+
+    def _unproven(self, effect: Effect, args: Mapping[str, Any]) -> str | None:
+        """In plan mode, why a command line cannot be shown to change nothing."""
+        if self.mode != "plan" or effect != "shell":
+            return None
+        command = args.get("command")
+        if not isinstance(command, str):
+            return "the command is not text"
+        return cast(str | None, plan_commands.unproven(command))
 
     def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
         summary = input_summary(call.name, args)

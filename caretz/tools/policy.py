@@ -46,12 +46,14 @@ class CancelToolCall(Exception):
 
 class EndTurn(Exception):
     """Raised by a before- or after-call check: the turn ends here (a hook's
-    `continue: false`). `result` is the call's result when it ran (after-call)."""
+    `continue: false`). `result` is the call's result when it ran (after-call).
+    `answer`: the turn ends done, with this as its answer (a headless run's plan)."""
 
-    def __init__(self, reason: str, result: ToolResult | None = None):
+    def __init__(self, reason: str, result: ToolResult | None = None, answer: str | None = None):
         super().__init__(reason)
         self.reason = reason
         self.result = result
+        self.answer = answer
 
 
 @lazy_dataclass(frozen=True)

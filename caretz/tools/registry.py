@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from caretz import inbound
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ToolCall, ToolSpec
-from caretz.permissions.modes import Effect
+from caretz.permissions.modes import READ_ONLY_MODES, Effect
 from caretz.private_data import DataWriteFailed
 from caretz.sandbox.paths import PathRefused
 from caretz.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
@@ -40,7 +40,7 @@ from caretz.tools.file_access import FileProblem
 from caretz.tools.file_reads import FileReads
 from caretz.tools.files import ReadTool, WriteTool
 from caretz.tools.jobs import JobOutputTool, JobStopTool
-from caretz.tools.policy import BeforeCall, CancelToolCall
+from caretz.tools.policy import BeforeCall, CancelToolCall, EndTurn
 from caretz.tools.result_cap import fit
 from caretz.tools.search import GlobTool, GrepTool
 from caretz.tools.todo import TodoTool
@@ -105,8 +105,11 @@ def default_tools(*, sandboxed: bool = True) -> list[Tool]:
 
 def withheld_effects(mode: str) -> frozenset[Effect]:
     """What a permission mode never lets run, so its tools are not offered: read-only
-    mode refuses every file change and everything outside the sandbox."""
-    return frozenset({"edit", "external"}) if mode == "read-only" else frozenset()
+    and plan mode refuse every file change and everything outside the sandbox; only plan
+    mode offers the tool that ends it."""
+    if mode in READ_ONLY_MODES:
+        return frozenset({"edit", "external"} | ({"plan"} if mode != "plan" else set()))
+    return frozenset({"plan"})
 
 
 class ToolRegistry:
@@ -140,7 +143,7 @@ class ToolRegistry:
         checked before the session's checks and after them (a hook may put another call in
         place); `withheld`: effects not offered besides."""
         tools = default_tools(sandboxed=self.sandboxed)
-        own = {tool.spec.name for tool in tools} | {"task"}
+        own = {tool.spec.name for tool in tools} | {"task", "exit_plan_mode"}
         added = [_for_subagent(tool) for name, tool in self._tools.items() if name not in own]
         checks: tuple[BeforeCall, ...] = self.before_call
         if limit is not None:
@@ -333,6 +336,8 @@ class ToolRegistry:
             return tool.run(args, ctx)
         except ToolArgumentError as error:
             return _failed(f"Invalid arguments for {call.name}: {error}")
+        except EndTurn:  # the tool ends the turn (exit_plan_mode's headless plan)
+            raise
         except (PathRefused, FileProblem) as refusal:
             # A path outside what the sandbox allows, or a file the tool cannot use as
             # asked: one line, the call did nothing.

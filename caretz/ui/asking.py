@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from rich.console import Console, Group
+from rich.markdown import Markdown
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -63,7 +64,7 @@ class TerminalAsker:
                 return Answer("no")
 
     def _read(self, question: Question) -> Answer:
-        offered = bool(question.saves)
+        offered = bool(question.saves or question.always_means)
         while True:
             answer = parse_answer(self.read_line(PROMPT), offered)
             if answer is not None:
@@ -89,7 +90,9 @@ def question_view(question: Question) -> Group:
         rules = escape(", ".join(question.saves))
         where = escape(question.settings_file)
         parts.append(Text.from_markup(f"  [bold]a[/]  yes, always: saves {rules} to {where}"))
-    parts.append(Text.from_markup("  [bold]n[/]  no"))
+    elif question.always_means:
+        parts.append(Text.from_markup(f"  [bold]a[/]  {escape(question.always_means)}"))
+    parts.append(Text.from_markup(f"  [bold]n[/]  {escape(question.no_means)}"))
     parts.append(
         Text(
             "  a note for the model may follow the key; Enter sends · Ctrl-D: no · Ctrl-C: stop",
@@ -101,6 +104,9 @@ def question_view(question: Question) -> Group:
 
 def _call_body(question: Question) -> Any:
     args = question.arguments
+    plan = args.get("plan")
+    if isinstance(plan, str):  # a plan to approve: all of it, as Markdown
+        return Markdown(plan)
     command = args.get("command")
     if question.tool == "bash" and isinstance(command, str):
         return _syntax(command, "bash")

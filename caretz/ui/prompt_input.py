@@ -90,12 +90,14 @@ def build_prompt_session(
     toolbar: Callable[[], str],
     on_line_cleared: Callable[[], None],
     pastes: Pastes,
+    on_shift_tab: Callable[[], None] = lambda: None,
 ) -> PromptSession[Any]:
     """The prompt: persistent history, completion, multi-line keys, Ctrl-C handling.
 
     Ctrl-C clears a line that has text (then calls `on_line_cleared`) and raises
     KeyboardInterrupt from `prompt()` on an empty one. A large paste goes into `pastes`
-    and the line gets its placeholder (`pastes.expand` gives the message back whole)."""
+    and the line gets its placeholder (`pastes.expand` gives the message back whole).
+    Shift+Tab calls `on_shift_tab` (the next permission mode), the line kept."""
     bindings = KeyBindings()
 
     @bindings.add(Keys.BracketedPaste)
@@ -115,6 +117,10 @@ def build_prompt_session(
     def _continued_line(event: KeyPressEvent) -> None:
         event.current_buffer.delete_before_cursor(1)
         event.current_buffer.insert_text("\n")
+
+    @bindings.add(Keys.BackTab)
+    def _shift_tab(event: KeyPressEvent) -> None:
+        on_shift_tab()
 
     @bindings.add("c-c")
     def _ctrl_c(event: KeyPressEvent) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import ThreadedCompleter, merge_completers
 from rich.console import Console
 from rich.markup import escape
@@ -40,6 +41,7 @@ from caretz.ui.goal_commands import StartGoal
 from caretz.ui.live import LiveView
 from caretz.ui.mention_input import MentionCompleter, say_attached
 from caretz.ui.paste_input import Pastes
+from caretz.ui.permission_modes import cycle_mode
 from caretz.ui.prompt_input import (
     build_prompt_session,
     exit_when_due,
@@ -50,6 +52,7 @@ from caretz.ui.session_control import SessionControl
 from caretz.ui.session_picker import pick_session  # noqa: F401 (caretz -r: commands/run.py)
 from caretz.ui.shell_view import run_shell_command
 from caretz.ui.slash import SlashCompleter, custom_commands, dispatch
+from caretz.ui.status_line import StatusLine, following
 from caretz.ui.trust_prompt import ask_to_trust
 from caretz.usage_error import fail, fail_runtime
 
@@ -124,6 +127,7 @@ class Repl(SessionControl):
     toolbar_tokens = 0  # the context size the toolbar shows, measured before each prompt
     data_failures: frozenset[str] = frozenset()  # said, while the data folder still fails
     last_message = ""  # how the last turn ended, as its summary said
+    status_line: StatusLine | None = None  # the profile's statusLine, over the toolbar
 
     # -- the loop ----------------------------------------------------------------------
     def loop(self) -> None:
@@ -178,6 +182,7 @@ class Repl(SessionControl):
         if self.prompt is None:
             self.prompt = self.build_prompt()
         self.project_files.forget()  # listed again once this prompt completes a mention
+        self.follow_status_line()
         draft, self.draft = self.draft, ""
         app = self.prompt.app
         session = self.session
@@ -211,7 +216,25 @@ class Repl(SessionControl):
         mentions = ThreadedCompleter(MentionCompleter(self.project_files))  # rg off the keys
         completer = merge_completers([SlashCompleter(self), mentions])
         self.pastes = Pastes()
-        return build_prompt_session(history, completer, self.toolbar, self.disarm_exit, self.pastes)
+        return build_prompt_session(
+            history, completer, self.toolbar, self.disarm_exit, self.pastes, self.shift_tab
+        )
+
+    def shift_tab(self) -> None:
+        """Shift+Tab at the prompt: the next permission mode, its line above the prompt."""
+        run_in_terminal(lambda: cycle_mode(self))
+
+    def follow_status_line(self) -> None:
+        """The profile's status line (after a /profile, its own), run for this session."""
+        config = self.session.settings.values.status_line
+        self.status_line = following(self.status_line, config, self.redraw)
+        if self.status_line is not None:
+            self.status_line.follow(self.session, self.context_tokens)
+
+    def redraw(self) -> None:
+        """Draw the prompt again (from any thread): the status line changed."""
+        if self.prompt is not None and self.prompt.app.is_running:
+            self.prompt.app.invalidate()
 
     def disarm_exit(self) -> None:
         self.exit_armed = False
@@ -227,11 +250,13 @@ class Repl(SessionControl):
         goal_part = f"goal {goal.status} · " if goal is not None and goal.is_open else ""
         loops = len(self.loops.loops)
         loop_part = f"{loops} loop{'s' if loops != 1 else ''} · " if loops else ""
-        return (
+        line = (
             f" {agent.config.model_ref} · loop guard {mode} · permissions {permissions} · "
             f"{goal_part}{loop_part}"
             f"context {used}% · Esc+Enter or \\ then Enter: new line · /help "
         )
+        status = self.status_line.text if self.status_line is not None else ""
+        return f" {status}\n{line}" if status else line
 
     # -- turns ---------------------------------------------------------------------------
     def send(self, message: str) -> Outcome | None:
@@ -262,6 +287,9 @@ class Repl(SessionControl):
         if skill is not None:
             self.info(f"/{skill[0].name}: the skill from {skill[0].path}")
             self.run_guarded(lambda: self.session.run_skill(*skill))
+        prompt, self.queued_prompt = self.queued_prompt, None
+        if prompt is not None:
+            self.send(prompt)
         work, self.queued = self.queued, None
         if isinstance(work, StartGoal):
             self.run_guarded(lambda: self.session.start_goal(work.condition))
@@ -365,6 +393,8 @@ class Repl(SessionControl):
             self.recap()
 
     def close(self) -> None:
+        if self.status_line is not None:
+            self.status_line.close()
         session = self.session
         session.close(self.end_reason)
         self.console.print(

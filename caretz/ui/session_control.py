@@ -44,6 +44,7 @@ class SessionControl:
     custom_catalog: tuple[float, Catalog] | None = None  # when the custom commands were read
     queued_command: PreparedCommand | None = None  # a custom command the prompt loop runs
     queued_skill: tuple[Skill, str] | None = None  # a skill and its arguments, to run
+    queued_prompt: str | None = None  # a prompt the loop sends next (/plan PROMPT)
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class SessionControl:
         self.session = session
         self.queued: GoalWork | None = None  # what /goal asked for; the prompt loop runs it
         self.loops = LoopSchedule(clock)
+        self.started_mode = session.settings.permission_mode  # kept in Shift+Tab's cycle
 
     @property
     def goal(self) -> Goal | None:

@@ -33,6 +33,7 @@ from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.hooks_slash import hooks_slash
 from caretz.ui.jobs_command import job_choices, jobs_slash
 from caretz.ui.mcp_slash import mcp_slash
+from caretz.ui.permission_modes import plan_command
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 rewind = lazy_module("caretz.ui.rewind")  # the agent's rewinding: once /rewind or /undo is typed
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
 
 GUARD_MODES = ("off", "shadow", "active")
-PERMISSION_MODES = ("auto", "ask", "read-only", "yolo")
+PERMISSION_MODES = ("auto", "ask", "read-only", "plan", "yolo")
 
 KEYS = (
     ("Enter", "send the message"),
@@ -54,6 +55,7 @@ KEYS = (
     ("Ctrl-C at the prompt", "clear the line; on an empty line, press again to exit"),
     ("Ctrl-D on an empty line", "exit (the session ID is printed so you can resume it)"),
     ("Tab", "complete a slash command or its argument"),
+    ("Shift+Tab", "the next permission mode: auto, ask, plan"),
     ("Up / Down, Ctrl-R", "earlier messages (history is kept between sessions)"),
 )
 
@@ -326,10 +328,16 @@ COMMANDS: list[SlashCommand] = [
     ),
     SlashCommand(
         "permissions",
-        "auto|ask|read-only|yolo",
+        "auto|ask|read-only|plan|yolo",
         "show the permission mode and rules, or switch the mode",
         change_permissions,
         lambda repl: PERMISSION_MODES,
+    ),
+    SlashCommand(
+        "plan",
+        "[PROMPT]",
+        "plan mode: read and plan, change nothing, then the plan is put to you",
+        plan_command,
     ),
     SlashCommand(
         "goal",

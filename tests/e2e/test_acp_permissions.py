@@ -67,7 +67,8 @@ def test_the_editor_switches_the_permission_mode_and_the_next_turn_follows_it(
     async def scenario() -> None:
         async with caretz_acp(caretz, editor) as (conn, _):
             new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            assert {m.id for m in new.modes.available_modes} == {"auto", "ask", "read-only", "yolo"}
+            modes = {m.id for m in new.modes.available_modes}
+            assert modes == {"auto", "ask", "read-only", "plan", "yolo"}
             options = {o.id: o for o in new.config_options}
             assert options["model"].current_value == "anthropic/claude-test"
             assert options["model"].category == "model"
@@ -134,3 +135,41 @@ def test_a_cancel_while_a_question_is_open_ends_the_work_without_running_the_cal
     assert [e["type"] for e in events if e["type"].startswith("Permission.")] == [
         "Permission.Asked"
     ]
+
+
+def test_a_plan_is_approved_through_the_editor_and_the_mode_follows(caretz, server, workspace):
+    require("bwrap")
+    plan = "# Plan\n\n1. Write notes.md"
+    server.add(
+        tool("write", path="notes.md", content="early\n"),
+        tool("exit_plan_mode", plan=plan),
+        tool("write", path="notes.md", content="new\n"),
+        text("Written."),
+    )
+    editor = Editor(answers=["allow-always"])  # the option that carries it out in ask mode
+
+    async def scenario() -> str:
+        async with caretz_acp(caretz, editor, "--permission-mode", "plan") as (conn, _):
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            assert new.modes.current_mode_id == "plan"
+            answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("plan")])
+            return answer.stop_reason
+
+    editor.answers.append("allow-once")  # then the write asks, in ask mode
+    assert run(scenario()) == "end_turn"
+
+    approval, write = editor.questions
+    names = [o.name for o in approval.options]
+    assert names == [
+        "yes, carry it out in auto mode (changes in the sandbox run unasked)",
+        "yes, carry it out in ask mode (every change asks first)",
+        "no, keep planning (a note says what to change)",
+    ]
+    shown = texts(approval.tool_call.content)
+    assert "approve this plan and leave plan mode?" in shown and "1. Write notes.md" in shown
+    (mode,) = editor.of(CurrentModeUpdate)
+    assert mode.current_mode_id == "ask"  # the editor's picker follows the approval
+    assert write.tool_call.title.endswith("notes.md")
+    assert (workspace / "notes.md").read_text() == "new\n"
+    refused = server.requests[1].messages[-1]["content"][0]
+    assert refused["is_error"] and "plan mode: write changes files" in str(refused["content"])

@@ -158,7 +158,7 @@ def run(repl: Repl, line: str) -> str:
 def test_permissions_shows_the_mode_and_every_rule_with_its_file(repl):
     shown = run(repl, "/permissions")
 
-    assert "permissions: auto (switch with /permissions auto|ask|read-only|yolo)" in shown
+    assert "permissions: auto (switch with /permissions auto|ask|read-only|plan|yolo)" in shown
     rows = [
         line.split() for line in shown.splitlines() if line.startswith(("deny", "ask", "allow"))
     ]
