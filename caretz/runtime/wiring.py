@@ -41,8 +41,8 @@ from caretz.runtime.web import web_setup
 from caretz.session.events import EventLog
 from caretz.tools.base import ToolContext
 from caretz.tools.jobtable import JobTable
-from caretz.tools.policy import SkillGrants
 from caretz.tools.plan_exit import ExitPlanModeTool
+from caretz.tools.policy import SkillGrants
 from caretz.tools.result_cap import cap_chars
 from caretz.web.cache import FetchCache
 
