@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from tests.e2e.conftest import Caretz
-from tests.modelserver import text
+from tests.modelserver import error, text
 
 
 def user_text(request: Any, index: int = -1) -> str:
@@ -119,6 +119,15 @@ def test_a_three_message_stream_json_session(caretz: Caretz, server):
     assert "first question" in third and "Two." in third
     events = caretz.events(results[0]["session_id"])
     assert [e["type"] for e in events].count("Session.Started") == 1
+
+
+def test_stream_json_exits_with_the_last_answers_code(caretz: Caretz, server):
+    server.add(error(400, "the first request is refused"), text("Then fine."))
+    run = caretz("--input-format", "stream-json", stdin=message("one") + message("two"))
+
+    results = [line for line in json_lines(run.stdout) if line["type"] == "result"]
+    assert [(r["status"], r["exit_code"]) for r in results] == [("error", 1), ("done", 0)]
+    assert run.code == 0, run.stderr
 
 
 def test_stream_json_answers_each_message_before_reading_the_next(caretz: Caretz, server):
