@@ -101,7 +101,6 @@ comment  # a LocalImport field benchmarks/code_shape.py reports on
 # -- kept for the tests, which check through them what the product does another way ------------
 EXIT_CODES  # the README's exit codes, each checked against a real run (tests/e2e/test_headless.py)
 start_session  # Session.open with positional arguments, the tests' in-process session
-undo_command  # the `caretz rewind` line that undoes a turn, as tests spell what caretz prints
 is_lazy  # whether a class is a lazy dataclass, for tests/test_lazy_dataclass.py
 load_rules  # the rules from a profile and a project at once, for the permission tests
 load_parser  # loads the bash grammar ahead, for benchmarks/rules.py's first-read figure
