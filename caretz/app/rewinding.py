@@ -75,12 +75,6 @@ def rewind(
     return done
 
 
-def undo(session: Session, allowed: Sequence[str] = ()) -> Rewound:
-    """Raises UnknownCheckpoint when there is nothing to undo."""
-    target, scope = rewinder(session).undo_target()
-    return rewind(session, target, scope, allowed)
-
-
 def follow(session: Session, done: Rewound) -> None:
     """The live conversation as the log now has it."""
     if done.history is None:

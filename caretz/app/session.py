@@ -369,11 +369,6 @@ class Session:
         since are overwritten only where `allowed` names them (else RestoreConflict)."""
         return rewinding.rewind(self, target, scope, allowed)
 
-    def undo_rewind(self, *, allowed: Sequence[str] = ()) -> Rewound:
-        """The rewind just made, exactly; else the newest turn that changed files, its
-        files and conversation. Raises UnknownCheckpoint when there is nothing to undo."""
-        return rewinding.undo(self, allowed)
-
     # -- what it has used ------------------------------------------------------------------
     @property
     def totals(self) -> RunTotals:

@@ -32,11 +32,6 @@ def saving_line(files: int, size: int) -> str:
     )
 
 
-def undo_command(checkpoint: Checkpoint, files_only: bool = True) -> str:
-    """The command that puts the files back as they were before `checkpoint`'s turn."""
-    return rewind_command(checkpoint.session, checkpoint.turn, files_only)
-
-
 def rewind_command(session: str, turn: int, files_only: bool = True) -> str:
     """`caretz rewind` back to before turn `turn` of `session` (its files only, by default)."""
     scope = " --files-only" if files_only else ""

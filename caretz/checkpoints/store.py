@@ -29,7 +29,6 @@ from caretz.checkpoints.model import (
     Checkpoint,
     CheckpointMeta,
     Conflict,
-    FileChange,
     Kind,
     RestorePreview,
     RestoreResult,
@@ -176,13 +175,6 @@ class CheckpointStore:
         if not turns:
             raise UnknownCheckpoint(f"session {session} has no checkpoints")
         return turns[-1]
-
-    def changed_since(self, checkpoint: Checkpoint) -> list[FileChange]:
-        """Files in the working tree now that differ from the checkpoint."""
-        with self.git.locked():
-            self._ready()
-            now = self.stager.snapshot()
-            return [c.as_file_change() for c in diff_trees(self.git, checkpoint.tree, now.tree)]
 
     # -- restoring -------------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from caretz.eval.replay import Step
 from caretz.guard.normalize import call_signature
 
 Action = Literal["warn", "block", "stop"]
-HARD_ACTIONS: frozenset[str] = frozenset({"block", "stop"})
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,6 @@ class Baseline:
     source: str  # where its rules are documented
     run: Callable[[Sequence[Step]], list[BaselineFiring]]
     rules: str  # the rules as replayed, one line
-    not_replayable: str = ""  # documented rules the recorded data cannot feed
 
 
 def signature(step: Step) -> str:
@@ -164,14 +162,14 @@ BASELINES: dict[str, Baseline] = {
                 "stop: same call 3+ times in 5 turns; identical error twice in a row; "
                 "a command failing 3 times; 15-turn budget (warn at 12)"
             ),
-            not_replayable="circular subagent hand-offs (the recordings have no subagents)",
+            # Not replayed: circular subagent hand-offs (the recordings have no subagents).
         ),
         Baseline(
             name="anti-looping-no-budget",
             source="the anti-looping guardrail, its loop rules without the 15-turn budget",
             run=lambda steps: anti_looping_guardrail(steps, budget_warn=0, budget_stop=0),
             rules="the guardrail's three loop rules alone, to show what they catch by themselves",
-            not_replayable="circular subagent hand-offs (the recordings have no subagents)",
+            # Not replayed: circular subagent hand-offs (the recordings have no subagents).
         ),
         Baseline(
             name="goa-loop-detection",
@@ -182,18 +180,13 @@ BASELINES: dict[str, Baseline] = {
                 "identical call; 200 identical calls in a window of 10 (cannot fire); "
                 "recovery note after 15 consecutive tool rounds"
             ),
-            not_replayable=(
-                "thinking-loop and reasoning-stall detectors (no reasoning text recorded), "
-                "streamed-text loop (no streamed replies), cross-turn repeated answer "
-                "(one turn per trajectory); max_tool_repeat_total is off by default"
-            ),
+            # Not replayed: the thinking-loop and reasoning-stall detectors (no reasoning
+            # text recorded), the streamed-text loop (no streamed replies), the cross-turn
+            # repeated answer (one turn per trajectory); max_tool_repeat_total is off by
+            # default.
         ),
     ]
 }
-
-
-def first_hard_stop(firings: Sequence[BaselineFiring]) -> int | None:
-    return min((f.step for f in firings if f.action in HARD_ACTIONS), default=None)
 
 
 def describe(firings: Sequence[BaselineFiring]) -> dict[str, Any]:

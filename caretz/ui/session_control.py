@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
-from caretz.agent.compaction import ContextMeter, Reason
+from caretz.agent.compaction import Reason
 from caretz.agent.limits import usage_report
 from caretz.agent.signals import Terminated
 from caretz.config_base import ConfigError
@@ -88,11 +88,6 @@ class SessionControl:
             self.info("nothing to compact yet: the conversation is only the latest turns")
         elif not result.summarized and not result.trimmed:
             self.error(f"compaction failed: {result.summary_error}")
-
-    @property
-    def meter(self) -> ContextMeter:
-        """The agent's own meter: the turn loop measures every response into it."""
-        return self.session.agent.conversation.context
 
     # -- session changes (slash commands) ---------------------------------------------------
     def switch_model(self, ref: str) -> None:

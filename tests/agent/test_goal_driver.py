@@ -192,3 +192,19 @@ def test_a_goal_paused_on_its_last_turn_ends_when_resumed_without_another(tmp_pa
 
     assert (run.exit_code, run.goal.status) == (4, "max_turns")
     assert len(provider.requests) == 1
+
+
+def test_the_evaluator_never_sees_a_secret_the_turn_met(tmp_path: Path):
+    token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    password = "DATABASE_PASSWORD=tr0ub4dor-and-3-horses"
+    provider = ScriptedProvider(bash(f"printf '{password}\\n'"), answer(f"Logged in with {token}."))
+    agent, events = make_agent(tmp_path, provider)
+    evaluator = ScriptedEvaluator(MET)
+
+    GoalDriver(agent, goal(), evaluator, 30.0).start(f"push with {token}")
+
+    summary = evaluator.summaries[0]
+    assert "## The agent's answer" in summary
+    assert token not in summary and "tr0ub4dor-and-3-horses" not in summary
+    assert summary.count("[redacted]") >= 3  # the request, the output, the answer
+    assert events.of("Goal.Evaluated")[0]["summary"] == summary

@@ -77,3 +77,24 @@ def test_the_budget_counts_the_judges_calls():
 
     with pytest.raises(LimitReached, match=r"\$1\.0500 spent of --max-budget-usd 1"):
         limits.check_before_request(totals)
+
+
+def test_the_budget_stops_the_run_once_reached_not_only_once_exceeded():
+    totals = RunTotals()
+    totals.add_response(Usage(100, 20), 0.25)
+    limits = UsageLimits(max_budget_usd=0.5)
+    limits.check_before_request(totals)  # half of it: the next request goes
+
+    totals.add_response(Usage(100, 20), 0.25)  # exactly the budget (0.25 + 0.25 is 0.5)
+
+    with pytest.raises(LimitReached, match=r"\$0\.5000 spent of --max-budget-usd 0\.5"):
+        limits.check_before_request(totals)
+
+
+def test_the_tool_call_limit_stops_at_the_limit():
+    totals = RunTotals(tool_calls=2)
+    limits = UsageLimits(max_tool_calls=3)
+    limits.check_before_tool_call(totals)
+    totals.tool_calls = 3
+    with pytest.raises(LimitReached, match="tool call limit reached: 3 of --max-tool-calls 3"):
+        limits.check_before_tool_call(totals)

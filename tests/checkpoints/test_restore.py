@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from caretz.checkpoints import SnapshotLimits
+from caretz.checkpoints import RestoreFailed, SnapshotLimits
 from tests.checkpoints.helpers import meta, project_git_state, tree_state, write
 
 
@@ -248,4 +249,26 @@ def test_an_interrupt_half_way_rolls_back_and_goes_on(plain_project, open_store)
     with pytest.raises(KeyboardInterrupt):
         store.restore(checkpoint, meta(2), on_step=interrupt)
 
+    assert tree_state(plain_project) == before_restore
+
+
+def test_a_failed_restore_removes_the_symlinks_and_files_it_made(plain_project, open_store):
+    store = open_store(plain_project)
+    checkpoint = store.checkpoint(meta(1))  # holds app-link (a symlink) and run.sh
+    (plain_project / "app-link").unlink()
+    (plain_project / "run.sh").unlink()
+    write(plain_project, "src/util.py", "changed by the turn\n")
+    store.settle(meta(1))
+    before_restore = tree_state(plain_project)
+
+    def fail_last(number: int, total: int, path: str) -> None:
+        if number == total:  # after the link and run.sh are back: src/util.py
+            raise PermissionError(errno.EACCES, "Permission denied", str(plain_project / path))
+
+    with pytest.raises(RestoreFailed) as failed:
+        store.restore(checkpoint, meta(2), on_step=fail_last)
+
+    assert failed.value.rolled_back
+    assert "src/util.py: Permission denied" in str(failed.value)
+    assert not os.path.lexists(plain_project / "app-link")
     assert tree_state(plain_project) == before_restore

@@ -150,7 +150,7 @@ def test_event_fields_name_what_the_log_needs(plain_project, open_store):
 
 
 def test_notices_name_the_undo_command_and_what_was_left_out(plain_project, open_store):
-    from caretz.checkpoints.notices import conflict_lines, left_out_note, undo_command
+    from caretz.checkpoints.notices import conflict_lines, left_out_note, rewind_command
 
     write(plain_project, "big.bin", "x" * 3000)
     store = open_store(plain_project, limits=SnapshotLimits(size_cap=1024))
@@ -159,7 +159,10 @@ def test_notices_name_the_undo_command_and_what_was_left_out(plain_project, open
     store.settle(meta(3, session="20250611-142233-9f3a"))
     write(plain_project, "src/app.py", "the user again\n")
 
-    assert undo_command(checkpoint) == "caretz rewind 20250611-142233-9f3a --turn 3 --files-only"
+    assert (
+        rewind_command(checkpoint.session, checkpoint.turn)
+        == "caretz rewind 20250611-142233-9f3a --turn 3 --files-only"
+    )
     assert (
         left_out_note(checkpoint)
         == f"checkpoint {checkpoint.short_id} left out 1: big.bin (0.0 MB)"

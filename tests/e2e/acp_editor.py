@@ -40,6 +40,9 @@ from tests.e2e.conftest import Caretz
 HOLD = "hold"
 POLL_S = 0.02
 WAIT_S = 90  # for anything the agent should do: generous, so busy CI machines pass
+# A whole scenario (a few prompts, each a wait of its own): a hang anywhere in it, such as
+# an answer that never comes, fails the test by name within the suite's limit per test.
+SCENARIO_S = 240
 
 
 @dataclass
@@ -175,8 +178,20 @@ async def caretz_acp(
 
 
 def run(scenario: Any) -> Any:
-    """Run one async scenario to its end (the tests are plain functions)."""
-    return asyncio.run(scenario)
+    """Run one async scenario to its end (the tests are plain functions), within
+    SCENARIO_S."""
+
+    async def bounded() -> Any:
+        limit = asyncio.timeout(SCENARIO_S)
+        try:
+            async with limit:
+                return await scenario
+        except TimeoutError:
+            if not limit.expired():
+                raise  # a wait of the scenario's own (its message says which)
+            raise AssertionError(f"the ACP scenario did not end within {SCENARIO_S}s") from None
+
+    return asyncio.run(bounded())
 
 
 def texts(blocks: Iterable[Any]) -> str:

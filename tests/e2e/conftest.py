@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -18,6 +21,9 @@ from tests.modelserver import ModelServer
 
 AGENT_MODEL = "claude-test"
 API_KEY = "sk-ant-test-secret-0123456789"
+# The longest any wait on caretz may take before the test fails: only a hang reaches it
+# (a busy machine may take long to start one, never this long).
+WAIT_S = 120
 
 
 @dataclass
@@ -59,16 +65,22 @@ class Caretz:
         """Run caretz; with `stdout`, its standard output goes to that file (Run.stdout is "")."""
         with contextlib.ExitStack() as files:
             out = files.enter_context(stdout.open("w")) if stdout else subprocess.PIPE
-            done = subprocess.run(
-                [sys.executable, "-m", "caretz", *args],
-                cwd=self.workspace,
-                env=self.environment(env),
-                input=stdin,
-                stdout=out,
-                stderr=subprocess.PIPE,
-                text=True,
-                timeout=120,
-            )
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-m", "caretz", *args],
+                    cwd=self.workspace,
+                    env=self.environment(env),
+                    input=stdin,
+                    stdout=out,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    timeout=WAIT_S,
+                )
+            except subprocess.TimeoutExpired as hung:  # killed: say what it had printed
+                raise AssertionError(
+                    f"caretz {' '.join(args)} did not end within {WAIT_S}s; its stderr:\n"
+                    f"{_text(hung.stderr)}\nits stdout:\n{_text(hung.stdout)}"
+                ) from None
         return Run(done.returncode, done.stdout or "", done.stderr)
 
     def environment(self, env: dict[str, str] | None = None) -> dict[str, str]:
@@ -88,6 +100,39 @@ class Caretz:
         path = Path(os.environ["CARETZ_CONFIG"])
         path.write_text(json.dumps(config))
         return path
+
+
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+class PipeLines:
+    """A child's output pipe read line by line, each line within `WAIT_S`: a pipe silent
+    longer fails the test, naming what was awaited, where a plain read would hang it. One
+    reader thread per pipe, so lines read for one wait are never lost to the next."""
+
+    def __init__(self, pipe: IO[str]):
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, args=(pipe,), daemon=True).start()
+
+    def _pump(self, pipe: IO[str]) -> None:
+        try:
+            for line in pipe:
+                self.lines.put(line)
+        finally:
+            self.lines.put(None)  # the end of the output
+
+    def until(self, what: str, timeout_s: float = WAIT_S) -> Iterator[str]:
+        """The lines as they come, to the pipe's end."""
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout_s)
+            except queue.Empty:
+                message = f"no line within {timeout_s:g}s while waiting for {what}"
+                raise AssertionError(message) from None
+            if line is None:
+                return
+            yield line
 
 
 @pytest.fixture

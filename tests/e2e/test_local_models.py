@@ -62,6 +62,12 @@ GGUF = Path(_SMOL.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.g
 # took a minute at load 3 here: the prompt of the tools' specs, read on two threads.)
 HANG_S = 30 * 60
 HANG = f"{HANG_S}s"
+# Each test's own limit (pytest-timeout), for a hang no wait here bounds: the llama.cpp
+# tests took 500 to 640 s under heavy load on two cores (the module's server load counts
+# in its first test), far over the suite's limit for the others (pyproject.toml); this
+# leaves more than twice that.
+LOCAL_MODEL_LIMIT_S = 25 * 60
+pytestmark = pytest.mark.timeout(LOCAL_MODEL_LIMIT_S)
 
 SMOL = LocalModel(
     model=str(GGUF),

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from typing import Any
 
-from tests.e2e.conftest import Caretz
-from tests.modelserver import text
+from tests.e2e.conftest import WAIT_S, Caretz, PipeLines
+from tests.modelserver import error, text
 
 
 def user_text(request: Any, index: int = -1) -> str:
@@ -87,7 +87,7 @@ def test_an_open_pipe_that_sends_nothing_does_not_hold_the_run(caretz: Caretz, s
 
 def _wait(process: subprocess.Popen) -> tuple[str, str]:
     """Its output once it exits, stdin left open all the while (what it prints is small)."""
-    process.wait(timeout=120)
+    process.wait(timeout=WAIT_S)
     return process.stdout.read(), process.stderr.read()
 
 
@@ -121,6 +121,15 @@ def test_a_three_message_stream_json_session(caretz: Caretz, server):
     assert [e["type"] for e in events].count("Session.Started") == 1
 
 
+def test_stream_json_exits_with_the_last_answers_code(caretz: Caretz, server):
+    server.add(error(400, "the first request is refused"), text("Then fine."))
+    run = caretz("--input-format", "stream-json", stdin=message("one") + message("two"))
+
+    results = [line for line in json_lines(run.stdout) if line["type"] == "result"]
+    assert [(r["status"], r["exit_code"]) for r in results] == [("error", 1), ("done", 0)]
+    assert run.code == 0, run.stderr
+
+
 def test_stream_json_answers_each_message_before_reading_the_next(caretz: Caretz, server):
     server.add(text("Answer one."), text("Answer two."))
     process = subprocess.Popen(
@@ -133,26 +142,28 @@ def test_stream_json_answers_each_message_before_reading_the_next(caretz: Caretz
         text=True,
     )
     try:
+        stdout = PipeLines(process.stdout)
         process.stdin.write(message("one"))
         process.stdin.flush()
-        first = read_until_result(process)
+        first = read_until_result(stdout, process)
         assert first["text"] == "Answer one." and len(server.requests) == 1
         process.stdin.write(message("two"))
         process.stdin.close()
-        second = read_until_result(process)
+        second = read_until_result(stdout, process)
         assert second["text"] == "Answer two." and second["session_id"] == first["session_id"]
-        assert process.wait(timeout=120) == 0
+        assert process.wait(timeout=WAIT_S) == 0
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
 
 
-def read_until_result(process: subprocess.Popen) -> dict[str, Any]:
-    for line in process.stdout:
+def read_until_result(stdout: PipeLines, process: subprocess.Popen) -> dict[str, Any]:
+    for line in stdout.until("the answer's result object"):
         data = json.loads(line)
         if data["type"] == "result":
             return data
+    process.wait(timeout=WAIT_S)  # its output ended: it is exiting
     raise AssertionError(f"no result; stderr:\n{process.stderr.read()}")
 
 
@@ -197,11 +208,12 @@ def test_sigterm_while_stream_json_waits_for_a_message_ends_the_run(caretz: Care
         text=True,
     )
     try:
+        stdout = PipeLines(process.stdout)
         process.stdin.write(message("one"))
         process.stdin.flush()
-        first = read_until_result(process)
+        first = read_until_result(stdout, process)
         process.terminate()  # it waits for the next line now
-        assert process.wait(timeout=120) == 143
+        assert process.wait(timeout=WAIT_S) == 143
     finally:
         if process.poll() is None:
             process.kill()

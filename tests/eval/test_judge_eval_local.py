@@ -14,11 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # The same model file as the local-model end-to-end tests, skipped the same way
 # when xllamacpp or the model package is not installed.
-from tests.e2e.test_local_models import GGUF, HANG, HANG_S
+from tests.e2e.test_local_models import GGUF, HANG, HANG_S, LOCAL_MODEL_LIMIT_S
 
 REPEAT = Path(__file__).parents[1] / "data" / "repeat.jsonl"  # one repeat firing, at step 5
+pytestmark = pytest.mark.timeout(LOCAL_MODEL_LIMIT_S)  # a llama.cpp test's limit
 
 
 def guard_eval(*args: str) -> subprocess.CompletedProcess[str]:

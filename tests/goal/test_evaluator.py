@@ -85,6 +85,8 @@ def test_garbage_a_timeout_or_an_error_is_not_met_with_the_reason():
     assert (broken.verdict.met, broken.error) == (False, "error: connection refused")
 
 
+# Its own SIGALRM stands for Ctrl-C, so the test's time limit runs on a thread instead.
+@pytest.mark.timeout(method="thread")
 def test_ctrl_c_while_waiting_for_the_model_closes_the_abandoned_call():
     import signal
 

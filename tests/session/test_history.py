@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from caretz.providers.anthropic import wire_messages
 from caretz.session.records.base import Record
 from caretz.session.records.checkpoints import CheckpointRestored
-from caretz.session.records.loop import ModelResponse, TurnEnded, TurnStarted
+from caretz.session.records.loop import ModelResponse, ToolResult, TurnEnded, TurnStarted
 from caretz.session.store import rebuild_history, turn_prompt
 
 
@@ -56,3 +57,28 @@ def test_a_files_only_rewind_leaves_the_conversation_and_subagents_are_not_in_it
     assert contents(events) == ["one", "1"]
     assert turn_prompt(events, 1) == "one"
     assert turn_prompt(events, 5) is None
+
+
+def test_a_resumed_conversation_tells_the_model_which_calls_failed():
+    calls = [
+        {"id": "c1", "name": "bash", "arguments": {"command": "make"}},
+        {"id": "c2", "name": "read", "arguments": {"path": "a.py"}},
+    ]
+    events: list[Record] = [
+        TurnStarted(turn=1, prompt="build it"),
+        ModelResponse(message={"role": "assistant", "content": "", "tool_calls": calls}),
+        ToolResult(index=0, call_id="c1", name="bash", ok=False, output="make: *** Error 2"),
+        ToolResult(index=1, call_id="c2", name="read", ok=True, output="print(1)"),
+        ModelResponse(message={"role": "assistant", "content": "The build fails."}),
+        TurnEnded(turn=1, text="The build fails."),
+    ]
+
+    conversation = rebuild_history(events).conversation
+
+    results = [(m.tool_call_id, m.is_error) for m in conversation if m.role == "tool"]
+    assert results == [("c1", True), ("c2", False)]
+    (_, _, sent, _) = wire_messages(conversation)  # what the next request sends
+    assert [(b["tool_use_id"], b["is_error"]) for b in sent["content"]] == [
+        ("c1", True),
+        ("c2", False),
+    ]

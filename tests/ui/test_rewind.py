@@ -121,6 +121,26 @@ def test_a_conversation_rewind_offers_the_prompt_again_and_keeps_the_files(repl,
     assert (project / "app.py").read_text() == "v2\n"
 
 
+def test_undo_asks_before_overwriting_then_undoing_it_brings_the_turn_back(repl, server, project):
+    """The one /undo: the newest turn that changed files, files and conversation, through
+    the session's rewind; right after, the rewind itself."""
+    edit_turn(repl, server)
+    (project / "app.py").write_text("v3, my own edit\n")
+
+    undone = said(repl, lambda: chooser(repl, "y").undo())
+
+    assert "app.py: changed outside caretz since the checkpoint" in undone
+    assert (project / "app.py").read_text() == "v1\n"
+    assert repl.session.agent.conversation.messages == []
+    assert repl.draft == "update the app"
+
+    redone = said(repl, lambda: chooser(repl).undo())  # nothing changed since: no question
+
+    assert "changed outside caretz" not in redone
+    assert (project / "app.py").read_text() == "v3, my own edit\n"
+    assert len(repl.session.agent.conversation.messages) == 6
+
+
 def test_checkpoints_switched_off_in_the_profile(env, project):
     Path(env["CARETZ_CONFIG"]).write_text(
         json.dumps({"profiles": {"general": {"checkpoints": {"enabled": False}}}})
