@@ -26,6 +26,8 @@ mcp_approve  # a Typer command (caretz mcp approve)
 hooks_list  # a Typer command (caretz hooks list)
 hooks_approve  # a Typer command (caretz hooks approve)
 worktree_list  # a Typer command (caretz worktree list)
+agents_list  # a Typer command (caretz agents list)
+skills_list  # a Typer command (caretz skills list)
 worktree_remove  # a Typer command (caretz worktree remove)
 schedule_add  # a Typer command (caretz schedule add)
 schedule_list  # a Typer command (caretz schedule list)
@@ -37,6 +39,7 @@ guard_callback  # the Typer group's callback (caretz guard)
 _.collect_usage_pieces  # a click.Command method overridden for the usage line (eval/cli.py)
 _.format_options  # a click.Command method overridden for the help's options (eval/cli.py)
 model_config  # pydantic's class-level model configuration
+padding  # statusLine's Claude Code key, taken so its settings carry over (config/schema.py)
 _.settings_customise_sources  # pydantic-settings' hook: which sources a setting comes from
 env_settings  # parameters pydantic-settings passes to settings_customise_sources
 dotenv_settings  # a parameter pydantic-settings passes to settings_customise_sources
@@ -62,6 +65,8 @@ _.get_completions  # prompt_toolkit's Completer method, called as the user types
 complete_event  # a parameter prompt_toolkit passes to get_completions
 _paste  # a prompt_toolkit key binding, registered by its decorator (ui/prompt_input.py)
 _newline  # a prompt_toolkit key binding (ui/prompt_input.py)
+_shift_tab  # a prompt_toolkit key binding: Shift+Tab cycles the modes (ui/prompt_input.py)
+_.store_string  # prompt_toolkit's FileHistory method, called as a line is kept (ui/paste_input.py)
 _continued_line  # a prompt_toolkit key binding (ui/prompt_input.py)
 _ctrl_c  # a prompt_toolkit key binding (ui/prompt_input.py)
 _.whitespace_split  # a shlex.shlex setting its iteration reads (permissions/patterns.py)

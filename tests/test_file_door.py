@@ -68,9 +68,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("caretz/schedule/commands.py", "run_job", ".touch"): DATA,
     ("caretz/ui/paste_input.py", "PrivateHistory.__init__", ".touch"): "private_data.touch: "
     + DATA,
-    ("caretz/ui/paste_input.py", "PrivateHistory.store_string", ".touch"): (
-        "private_data.touch: " + DATA
-    ),
     ("caretz/cli_options.py", "stdout_reader_gone", "os.open"): "/dev/null",
     ("caretz/checkpoints/git.py", "ShadowGit.borrowed", ".read_text"): "the shadow repository",
     ("caretz/checkpoints/git.py", "ShadowGit.repack_own", ".glob"): "the shadow repository",

@@ -8,10 +8,10 @@ from dataclasses import field
 
 from caretz.agent import compaction
 from caretz.agent.compaction import Compaction, CompactionPolicy, Reason, needs_compaction
-from caretz.agent.outcomes import PromptTooLarge, StoppedByHook
+from caretz.agent.outcomes import PromptTooLarge, StoppedByHook, TurnResult
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.prompt_room import prompt_too_large
-from caretz.agent.turn import Turn, TurnResult
+from caretz.agent.turn import Turn
 from caretz.agent.turn_hooks import TurnHooks
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from caretz.agent.agent import Agent
-from caretz.agent.turn import TurnResult
+from caretz.agent.outcomes import TurnResult
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 

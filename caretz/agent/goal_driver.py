@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 from caretz.agent.agent import Agent
 from caretz.agent.limits import usage_report
-from caretz.agent.outcomes import GOAL_IMPOSSIBLE, Interrupted, LimitReached
-from caretz.agent.turn import TurnResult
+from caretz.agent.outcomes import GOAL_IMPOSSIBLE, Interrupted, LimitReached, TurnResult
 from caretz.goal.evaluator import Evaluation, Evaluator
 from caretz.goal.notes import (
     continuation_message,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from caretz.guard.seam import AutoResume
+from caretz.lazy_dataclass import lazy_dataclass
 from caretz.private_data import DataWriteFailed
 from caretz.text import one_line
 
@@ -114,3 +116,13 @@ EXIT_CODES: dict[int, str] = {
     130: "interrupted (Ctrl-C)",
     143: "ended by SIGTERM, like Ctrl-C",
 }
+
+
+@lazy_dataclass
+class TurnResult:
+    status: str
+    exit_code: int
+    message: str  # why the turn ended, for people ("" when done)
+    text: str  # the agent's last answer (or its report after a loop-guard stop)
+    tool_calls: int
+    resume: AutoResume | None = None  # after a loop stop: the turn autoResume sends next

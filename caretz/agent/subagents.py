@@ -24,9 +24,9 @@ from caretz.agent.named import (
     narrowing,
     reads_only,
 )
+from caretz.agent.outcomes import TurnResult
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation, QuietListener
 from caretz.agent.signals import interruption
-from caretz.agent.turn import TurnResult
 from caretz.agent_files.definition import AgentDefinition
 from caretz.config_base import ConfigError
 from caretz.messages import ToolSpec
@@ -77,9 +77,6 @@ def task_spec(named: NamedAgents) -> ToolSpec:
             "additionalProperties": False,
         },
     )
-
-
-TASK_SPEC = task_spec(NamedAgents())
 
 
 class TaskTool:

@@ -26,6 +26,7 @@ from caretz.agent.outcomes import (
     RuntimeFailure,
     StoppedByHook,
     TurnEnd,
+    TurnResult,
     internal_failure,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
@@ -42,8 +43,7 @@ from caretz.agent.turn_stream import (
     retrying_record,
 )
 from caretz.guard.model import ToolObservation, TurnContext
-from caretz.guard.seam import AutoResume, Block, Cut, Decision, Redirect, Stop, Warn
-from caretz.lazy_dataclass import lazy_dataclass
+from caretz.guard.seam import Block, Cut, Decision, Redirect, Stop, Warn
 from caretz.messages import (
     Image,
     Message,
@@ -76,16 +76,6 @@ INTERRUPTED_UNKNOWN = (
     "Interrupted by the user after {seconds:.1f} s: this call had started, and whether it "
     "finished its work is unknown. Check before running it again."
 )
-
-
-@lazy_dataclass
-class TurnResult:
-    status: str
-    exit_code: int
-    message: str  # why the turn ended, for people ("" when done)
-    text: str  # the agent's last answer (or its report after a loop-guard stop)
-    tool_calls: int
-    resume: AutoResume | None = None  # after a loop stop: the turn autoResume sends next
 
 
 class Turn:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from caretz.mcp_client.plan import plan_servers
 from caretz.mcp_client.servers import McpServers
 from caretz.runtime.mcp import LOG_DIR
-from caretz.runtime.project_trust import approve_servers, project_env
+from caretz.runtime.project_keys import project_env
+from caretz.runtime.project_trust import approve_servers
 
 if TYPE_CHECKING:
     from caretz.app.session import Session

@@ -18,7 +18,7 @@ from caretz.usage_error import USAGE_ERROR
 
 if TYPE_CHECKING:
     from caretz.agent.goal_driver import GoalRun
-    from caretz.agent.turn import TurnResult
+    from caretz.agent.outcomes import TurnResult
 
 
 @lazy_dataclass(frozen=True)

@@ -54,8 +54,8 @@ if TYPE_CHECKING:
     from caretz.agent.compaction import Compaction, Reason
     from caretz.agent.goal_driver import GoalDriver
     from caretz.agent.limits import RunTotals
+    from caretz.agent.outcomes import TurnResult
     from caretz.agent.rewind import Rewound, SessionRewind
-    from caretz.agent.turn import TurnResult
     from caretz.app.assembly import SessionParts
     from caretz.app.mentions import Attached
     from caretz.app.shell_mode import ShellRun

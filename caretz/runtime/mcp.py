@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
-from caretz.runtime import project_trust
+from caretz.runtime import project_keys
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -64,7 +64,7 @@ def start_servers(
         settings.profile.mcp,
         approved=lambda server: trust.server_approved(server.name),
         env=env,
-        project_env=project_trust.project_env(settings, env),
+        project_env=project_keys.project_env(settings, env),
         cwd=str(workspace),
     )
     servers = mcp_client_servers.McpServers

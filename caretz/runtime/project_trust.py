@@ -32,7 +32,6 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.permissions.project import RuleError, find_project_root, read_project_settings
 from caretz.sandbox.door import ProjectDoor
-from caretz.secrets import holds_secret
 
 # What reads the parts beyond the settings file (pydantic's schemas, the command files)
 # and the approvals (hashing): only for a project that has them.
@@ -44,7 +43,6 @@ runtime_hooks = lazy_module("caretz.runtime.hooks")
 command_reading = lazy_module("caretz.slash_commands.files")
 skill_reading = lazy_module("caretz.skills.files")
 inline = lazy_module("caretz.slash_commands.inline")
-env_files = lazy_module("caretz.config.env_file")
 rule_proposals = lazy_module("caretz.permissions.proposals")  # for "yes, always" only
 
 if TYPE_CHECKING:
@@ -63,7 +61,6 @@ PROJECT_LABELS = ("project", "claude")  # the command folders a repository bring
 # has none, and the command files' reader is not loaded.
 COMMAND_HOMES = (".caretz", ".claude")
 SKILL_HOMES = (".caretz", ".agents", ".claude")  # each with a `skills/` (skills/files.py)
-CUSTOM_KEY_ENV = "CARETZ_API_KEY"
 
 
 @dataclass(frozen=True)
@@ -415,26 +412,6 @@ def save_rules_keeping_approval(settings: Settings) -> Any:
             approve(settings.data_dir, after)
 
     return save
-
-
-# -- caretz's own keys -------------------------------------------------------------------
-
-
-def protected_names(settings: Settings, env: Mapping[str, str]) -> set[str]:
-    """The variables that never expand into a project's configuration: every configured
-    provider's key variable, caretz's ad hoc endpoint key, the variables of `--env-file`,
-    and any variable the secrets table calls a secret by its name or its value."""
-    names = {entry.api_key_env for entry in settings.providers.values() if entry.api_key_env}
-    names |= {CUSTOM_KEY_ENV, *env_files.loaded_names()}
-    names |= {name for name, value in env.items() if holds_secret(name, value)}
-    return names
-
-
-def project_env(settings: Settings, env: Mapping[str, str]) -> dict[str, str]:
-    """The environment a project's `${VAR}`s expand in: caretz's keys and every secret set
-    to nothing (so `${KEY}` is empty and `${KEY:-default}` its default)."""
-    protected = protected_names(settings, env)
-    return {**{k: v for k, v in env.items() if k not in protected}, **dict.fromkeys(protected, "")}
 
 
 # -- what it says ------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from caretz.hooks.matching import HookFile, command_hooks
 from caretz.mcp_client.expand import MissingVariable, expand, references
 from caretz.mcp_client.model import shown_command
 from caretz.runtime.hooks import PROJECT_SOURCE
-from caretz.runtime.project_trust import ProjectTrust, part_name, protected_names
+from caretz.runtime.project_keys import protected_names
+from caretz.runtime.project_trust import ProjectTrust, part_name
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from caretz.messages import ToolCall, ToolSpec
+from caretz.tools.arguments import validate_arguments
 from caretz.tools.base import ToolArgumentError, ToolContext, ToolResult
 from caretz.tools.policy import CancelToolCall, Proceed
-from caretz.tools.registry import ToolCrash, ToolRegistry, default_tools, validate_arguments
+from caretz.tools.registry import ToolCrash, ToolRegistry, default_tools
 
 
 class ScriptedTool:
