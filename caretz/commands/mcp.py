@@ -13,8 +13,8 @@ from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
 from caretz.mcp_client.plan import entry_shown
 from caretz.runtime.mcp import configured_servers, start_servers
-from caretz.runtime.project_trust import approve_servers as approve_project_servers
 from caretz.runtime.project_keys import protected_names
+from caretz.runtime.project_trust import approve_servers as approve_project_servers
 from caretz.runtime.project_trust import project_trust
 from caretz.ui.mcp_lines import server_lines
 from caretz.ui.trust_text import server_lines as entry_lines
