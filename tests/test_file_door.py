@@ -69,7 +69,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("caretz/ui/paste_input.py", "PrivateHistory.__init__", ".touch"): "private_data.touch: "
     + DATA,
     ("caretz/cli_options.py", "stdout_reader_gone", "os.open"): "/dev/null",
-    ("caretz/tools/plan_exit.py", "ExitPlanModeTool.save", ".iterdir"): "the session's plans: " + DATA,
+    ("caretz/tools/plan_exit.py", "ExitPlanModeTool.save", ".iterdir"): DATA,
     ("caretz/checkpoints/git.py", "ShadowGit.borrowed", ".read_text"): "the shadow repository",
     ("caretz/checkpoints/git.py", "ShadowGit.repack_own", ".glob"): "the shadow repository",
     ("caretz/checkpoints/git.py", "ShadowGit.repack_own", ".unlink"): "the shadow repository",
