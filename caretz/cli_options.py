@@ -14,15 +14,18 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.core
 
 from caretz.lazy import lazy_module
 
-# Only the Typers that build adapters (the ones PlainValues stands in for) have it.
-typer_coercion = lazy_module("typer._coercion")
+if TYPE_CHECKING:
+    from typer import _coercion as typer_coercion
+else:
+    # Only the Typers that build adapters (the ones PlainValues stands in for) have it.
+    typer_coercion = lazy_module("typer._coercion")
 
 
 class Group(typer.core.TyperGroup):

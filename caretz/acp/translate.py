@@ -7,6 +7,7 @@ arguments until its result), so it is one per ACP session.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acp.schema import (
     AgentMessageChunk,
@@ -28,8 +29,11 @@ from caretz.session.records.base import HookRecord, LoopGuardRecord, LoopRecord,
 from caretz.session.records.loop import ToolCalled, ToolResult
 from caretz.session.records.permissions import PermissionDecided
 
-# Read on a hook's first record: a session without hooks never loads their records.
-hook_records = lazy_module("caretz.session.records.hooks")
+if TYPE_CHECKING:
+    from caretz.session.records import hooks as hook_records
+else:
+    # Read on a hook's first record: a session without hooks never loads their records.
+    hook_records = lazy_module("caretz.session.records.hooks")
 
 Update = (
     AgentMessageChunk

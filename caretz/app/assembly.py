@@ -56,7 +56,10 @@ from caretz.session.records.session import SessionResumed, SessionStarted
 from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.jobtable import JobTable
 
-hook_session = lazy_module("caretz.hooks.session")  # the hooks' modules: only with hooks
+if TYPE_CHECKING:
+    from caretz.hooks import session as hook_session
+else:
+    hook_session = lazy_module("caretz.hooks.session")  # the hooks' modules: only with hooks
 
 if TYPE_CHECKING:
     from caretz.app.session import View

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from caretz.agent.parts import TurnListener
 from caretz.agent.signals import Terminated
@@ -38,16 +38,23 @@ from caretz.providers.base import abort
 from caretz.runtime.probes import StartProbes
 from caretz.session.records.session import JobsStopped
 
-assembly = lazy_module("caretz.app.assembly")  # once the start probes run (see `open`)
-turn_driver = lazy_module("caretz.agent.driver")  # the turn loop: after the probes start too
-goal_driving = lazy_module("caretz.agent.goal_driver")  # the goal's modules: only with a goal
-switching = lazy_module("caretz.app.switching")  # only when a switch is asked for
-rewinding = lazy_module("caretz.app.rewinding")  # only to rewind
-command_run = lazy_module("caretz.app.command_run")  # only with a custom command
-shell_mode = lazy_module("caretz.app.shell_mode")  # the shell mode: at the first `!command`
-at_mentions = lazy_module("caretz.app.mentions")  # `@path` mentions: the REPL's
-attachments = lazy_module("caretz.runtime.attachments")  # images to read: loaded then
-mcp_approval = lazy_module("caretz.app.mcp_approval")  # `/mcp approve`: interactive only
+if TYPE_CHECKING:
+    from caretz.agent import driver as turn_driver
+    from caretz.agent import goal_driver as goal_driving
+    from caretz.app import assembly, command_run, mcp_approval, rewinding, shell_mode, switching
+    from caretz.app import mentions as at_mentions
+    from caretz.runtime import attachments
+else:
+    assembly = lazy_module("caretz.app.assembly")  # once the start probes run (see `open`)
+    turn_driver = lazy_module("caretz.agent.driver")  # the turn loop: after the probes start too
+    goal_driving = lazy_module("caretz.agent.goal_driver")  # the goal's modules: only with a goal
+    switching = lazy_module("caretz.app.switching")  # only when a switch is asked for
+    rewinding = lazy_module("caretz.app.rewinding")  # only to rewind
+    command_run = lazy_module("caretz.app.command_run")  # only with a custom command
+    shell_mode = lazy_module("caretz.app.shell_mode")  # the shell mode: at the first `!command`
+    at_mentions = lazy_module("caretz.app.mentions")  # `@path` mentions: the REPL's
+    attachments = lazy_module("caretz.runtime.attachments")  # images to read: loaded then
+    mcp_approval = lazy_module("caretz.app.mcp_approval")  # `/mcp approve`: interactive only
 
 if TYPE_CHECKING:
     from caretz.agent.compaction import Compaction, Reason
@@ -66,6 +73,7 @@ if TYPE_CHECKING:
     from caretz.mcp_client.model import ServerStatus
     from caretz.mcp_client.plan import Configured
     from caretz.runtime.custom_commands import PreparedCommand
+    from caretz.session.records.base import Record
     from caretz.tools.asking import Asker
 
 
@@ -73,7 +81,7 @@ class View(TurnListener, Protocol):
     """What a front end gives the session: streamed deltas (`on_text`, `on_thinking`,
     `on_retry`, `on_response_start`) and every session event."""
 
-    def on_event(self, event: dict[str, Any]) -> None: ...
+    def on_event(self, event: Record) -> None: ...
 
 
 SWITCHES = ("model", "profile", "guard_mode", "permission_mode")

@@ -40,7 +40,10 @@ from caretz.providers.resolve import (
 )
 from caretz.sandbox.policy import SandboxMode
 
-layers = lazy_module("caretz.config.layers")  # pydantic: only with something to validate
+if TYPE_CHECKING:
+    from caretz.config import layers
+else:
+    layers = lazy_module("caretz.config.layers")  # pydantic: only with something to validate
 
 if TYPE_CHECKING:
     from caretz.config.schema import Profile

@@ -9,7 +9,7 @@ becomes a `Command`. The parser loads on first use, not at import.
 from __future__ import annotations
 
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
@@ -27,9 +27,13 @@ from caretz.permissions.plain import BUILTINS
 from caretz.permissions.words import Word, unquoted_word, word_of
 from caretz.permissions.wrappers import COMMAND_VARIABLES, harmless_variable
 
-# The parser's bindings: loaded with the grammar, at the first line read.
-tree_sitter = lazy_module("tree_sitter")
-tree_sitter_bash = lazy_module("tree_sitter_bash")
+if TYPE_CHECKING:
+    import tree_sitter
+    import tree_sitter_bash
+else:
+    # The parser's bindings: loaded with the grammar, at the first line read.
+    tree_sitter = lazy_module("tree_sitter")
+    tree_sitter_bash = lazy_module("tree_sitter_bash")
 
 SYNTAX_ERROR = "bash cannot parse it (a syntax error)"
 _AFTER_IT = " may change what the commands after it run"

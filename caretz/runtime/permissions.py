@@ -34,8 +34,11 @@ if TYPE_CHECKING:
     from caretz.tools.base import Tool
     from caretz.tools.registry import AfterCall, BeforeCall
 
-# The rule reader (the rule syntax, the shell's patterns): only with rules to read.
-rule_reading = lazy_module("caretz.permissions.settings")
+if TYPE_CHECKING:
+    from caretz.permissions import settings as rule_reading
+else:
+    # The rule reader (the rule syntax, the shell's patterns): only with rules to read.
+    rule_reading = lazy_module("caretz.permissions.settings")
 
 
 def commands_sandboxed(settings: Settings) -> bool:

@@ -25,8 +25,11 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.sandbox.detect import SandboxCheck, check_sandbox
 
-# The providers' modules: loaded with the session's parts, once the probes run.
-runtime_models = lazy_module("caretz.runtime.models")
+if TYPE_CHECKING:
+    from caretz.runtime import models as runtime_models
+else:
+    # The providers' modules: loaded with the session's parts, once the probes run.
+    runtime_models = lazy_module("caretz.runtime.models")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

@@ -32,17 +32,28 @@ from caretz.permissions.project import RuleError, find_project_root, read_projec
 from caretz.sandbox.door import ProjectDoor
 from caretz.secrets import holds_secret
 
-# What reads the parts beyond the settings file (pydantic's schemas, the command files)
-# and the approvals (hashing): only for a project that has them.
-approvals = lazy_module("caretz.approvals")
-mcp_server_config = lazy_module("caretz.config.mcp_servers")
-mcp_approvals = lazy_module("caretz.mcp_client.approvals")
-hook_approvals = lazy_module("caretz.hooks.approvals")
-runtime_hooks = lazy_module("caretz.runtime.hooks")
-command_reading = lazy_module("caretz.slash_commands.files")
-inline = lazy_module("caretz.slash_commands.inline")
-env_files = lazy_module("caretz.config.env_file")
-rule_proposals = lazy_module("caretz.permissions.proposals")  # for "yes, always" only
+if TYPE_CHECKING:
+    from caretz import approvals
+    from caretz.config import env_file as env_files
+    from caretz.config import mcp_servers as mcp_server_config
+    from caretz.hooks import approvals as hook_approvals
+    from caretz.mcp_client import approvals as mcp_approvals
+    from caretz.permissions import proposals as rule_proposals
+    from caretz.runtime import hooks as runtime_hooks
+    from caretz.slash_commands import files as command_reading
+    from caretz.slash_commands import inline
+else:
+    # What reads the parts beyond the settings file (pydantic's schemas, the command files)
+    # and the approvals (hashing): only for a project that has them.
+    approvals = lazy_module("caretz.approvals")
+    mcp_server_config = lazy_module("caretz.config.mcp_servers")
+    mcp_approvals = lazy_module("caretz.mcp_client.approvals")
+    hook_approvals = lazy_module("caretz.hooks.approvals")
+    runtime_hooks = lazy_module("caretz.runtime.hooks")
+    command_reading = lazy_module("caretz.slash_commands.files")
+    inline = lazy_module("caretz.slash_commands.inline")
+    env_files = lazy_module("caretz.config.env_file")
+    rule_proposals = lazy_module("caretz.permissions.proposals")  # for "yes, always" only
 
 if TYPE_CHECKING:
     from caretz.approvals import ApprovalStore

@@ -21,10 +21,15 @@ from caretz.providers.registry import is_explicit_url
 from caretz.web.fetch_tool import WebFetchTool
 from caretz.web.model import FetchLimits
 
-web_fetching = lazy_module("caretz.web.fetch")  # httpx: at the first fetch
-# httpx: only with a search backend configured.
-web_search_tool = lazy_module("caretz.web.search_tool")
-search_backends = lazy_module("caretz.web.search")
+if TYPE_CHECKING:
+    from caretz.web import fetch as web_fetching
+    from caretz.web import search as search_backends
+    from caretz.web import search_tool as web_search_tool
+else:
+    web_fetching = lazy_module("caretz.web.fetch")  # httpx: at the first fetch
+    # httpx: only with a search backend configured.
+    web_search_tool = lazy_module("caretz.web.search_tool")
+    search_backends = lazy_module("caretz.web.search")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

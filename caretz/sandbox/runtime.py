@@ -53,11 +53,17 @@ from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.beneath import remove_tree
 
-hashlib = lazy_module("hashlib")  # a filter's file name: when a command first needs one
-# The network allowlist's checks and proxy: only once a command runs with an allowlist.
-sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
-netgate = lazy_module("caretz.sandbox.netgate")
-netproxy = lazy_module("caretz.sandbox.netproxy")
+if TYPE_CHECKING:
+    import hashlib
+
+    from caretz.sandbox import allowlist as sandbox_allowlist
+    from caretz.sandbox import netgate, netproxy
+else:
+    hashlib = lazy_module("hashlib")  # a filter's file name: when a command first needs one
+    # The network allowlist's checks and proxy: only once a command runs with an allowlist.
+    sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
+    netgate = lazy_module("caretz.sandbox.netgate")
+    netproxy = lazy_module("caretz.sandbox.netproxy")
 
 HOLDER_TIMEOUT_S = 10.0
 

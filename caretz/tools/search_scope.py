@@ -34,8 +34,11 @@ if TYPE_CHECKING:
     from caretz.sandbox.paths import PathGuard
     from caretz.sandbox.runner import Sandbox
 
-# The rules' path globs: only for a glob search's pattern.
-path_globs = lazy_module("caretz.permissions.paths")
+if TYPE_CHECKING:
+    from caretz.permissions import paths as path_globs
+else:
+    # The rules' path globs: only for a glob search's pattern.
+    path_globs = lazy_module("caretz.permissions.paths")
 
 PROC = Path("/proc")
 PIN_ATTEMPTS = 5

@@ -29,7 +29,11 @@ from caretz.ui.jobs_command import job_choices, jobs_slash
 from caretz.ui.mcp_slash import mcp_slash
 from caretz.ui.sessions_text import prompt_preview, started_text
 
-rewind = lazy_module("caretz.ui.rewind")  # the agent's rewinding: once /rewind or /undo is typed
+if TYPE_CHECKING:
+    from caretz.ui import rewind
+else:
+    # the agent's rewinding: once /rewind or /undo is typed
+    rewind = lazy_module("caretz.ui.rewind")
 
 if TYPE_CHECKING:
     from caretz.slash_commands.files import Catalog
@@ -402,10 +406,10 @@ class SlashCompleter(Completer):
                         display_meta=custom.description,
                     )
             return
-        command = find(name.lower())
-        if command is None or command.choices is None:
+        named = find(name.lower())
+        if named is None or named.choices is None:
             return
         typed = typed.lstrip()
-        for choice in command.choices(self.repl):
+        for choice in named.choices(self.repl):
             if choice.startswith(typed):
                 yield Completion(choice, start_position=-len(typed))

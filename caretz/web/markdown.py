@@ -14,9 +14,13 @@ from urllib.parse import urljoin, urlsplit
 
 from caretz.lazy import lazy_module
 
-# bs4 and markdownify take ~100 ms to import; only a fetched HTML page needs them.
-bs4 = lazy_module("bs4")
-markdownify = lazy_module("markdownify")
+if TYPE_CHECKING:
+    import bs4
+    import markdownify
+else:
+    # bs4 and markdownify take ~100 ms to import; only a fetched HTML page needs them.
+    bs4 = lazy_module("bs4")
+    markdownify = lazy_module("markdownify")
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup, Tag
