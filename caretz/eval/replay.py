@@ -34,7 +34,7 @@ from caretz.session.records.parse import parse_record
 
 # Corpus tool names → caretz tool names, where the match is obvious. The corpus
 # name is kept in the arguments under CORPUS_TOOL_KEY.
-CORPUS_TOOL_NAMES = {
+CORPUS_TOOL_NAMES: dict[str, str] = {
     "bash": "bash",
     "edit": "edit",
     "create": "write",

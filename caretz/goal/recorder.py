@@ -51,8 +51,8 @@ class TurnRecorder:
             call = ToolCall.from_dict({"id": "", "name": "unknown", **event.call})
             self._calls[call.id] = call
         elif isinstance(event, ToolResult):
-            call = self._calls.get(event.call_id)
-            self.record.add_call(ToolObservation.from_record(event, call))
+            made = self._calls.get(event.call_id)
+            self.record.add_call(ToolObservation.from_record(event, made))
         elif isinstance(event, ModelResponse):
             message = Message.from_dict(event.message)
             self.record.add_response(message, Usage.from_dict(event.usage or {}))

@@ -98,7 +98,8 @@ def run_rules(settings: Settings) -> list[Rule]:
 def split_rules(value: str) -> list[str]:
     """`Bash(git log:*) Edit,mcp__time` → the three rules; a space or comma inside
     parentheses belongs to its rule."""
-    rules, current, depth = [], "", 0
+    rules: list[str] = []
+    current, depth = "", 0
     for char in value:
         if char in ", " and depth == 0:
             rules, current = [*rules, current] if current else rules, ""

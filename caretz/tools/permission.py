@@ -225,7 +225,8 @@ class SessionPermissions:
             answer = self._answer(question)
         else:
             answer = Answer("no")
-        saved, error = (), None
+        saved: tuple[str, ...] = ()
+        error: str | None = None
         if answer.choice == "always" and question.saves:
             saved, error = self._save(question.saves)
         self._decided(call, question.summary, verdict, answer, asked, saved, error)

@@ -60,7 +60,7 @@ def _found_rg(package: str) -> Path | None:
         return None
     for file in dist.files or ():
         if file.name in ("rg", "rg.exe"):
-            path = Path(os.path.realpath(dist.locate_file(file)))
+            path = Path(os.path.realpath(str(dist.locate_file(file))))
             if path.is_file() and os.access(path, os.X_OK):
                 return path
     return None

@@ -75,7 +75,9 @@ class BraveBackend:
         params = {"q": query, "count": str(count)}
         url = f"{self.url}/res/v1/web/search"
         data = _send(self, "GET", url, {"params": params, "headers": headers})
-        web = data.get("web") if isinstance(data.get("web"), dict) else {}
+        web = data.get("web")
+        if not isinstance(web, dict):
+            web = {}
         return _hits(web.get("results"), "description", count)
 
 
