@@ -7,7 +7,7 @@ arguments until its result), so it is one per ACP session.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from acp.schema import (
     AgentMessageChunk,
@@ -44,7 +44,11 @@ Update = (
     | AgentPlanUpdate
     | UsageUpdate
 )
-_PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+_PLAN_STATUS: dict[str, Literal["pending", "in_progress", "completed"]] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "done": "completed",
+}
 
 
 def agent_text(text: str) -> AgentMessageChunk:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from caretz.agent import output_limit
 from caretz.agent.limits import usage_report
@@ -129,7 +129,10 @@ class Turn:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         self.conversation.messages.append(Message("user", self.prompt, images=self.images))
         self.parts.log.keep_images(self.images)
-        sent = {"from_user": self.from_user, "images": [i.ref() for i in self.images] or None}
+        sent: dict[str, Any] = {
+            "from_user": self.from_user,
+            "images": [i.ref() for i in self.images] or None,
+        }
         self.emit(records.TurnStarted(prompt=self.prompt, model=self.config.model_ref, **sent))
         self.parts.guard.begin_turn(self.context())
         try:

@@ -16,7 +16,7 @@ import glob
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
@@ -150,7 +150,7 @@ def open_session_sandbox(
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None
     nsenter = programs.nsenter.path if sandbox.nsenter_path else None
-    trusted = {
+    trusted: dict[str, Any] = {
         "python": programs.python.path,
         "nsenter_path": nsenter,
         "git_path": programs.git.path,

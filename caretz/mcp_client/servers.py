@@ -236,7 +236,11 @@ class McpServers:
         for status in list(self._statuses.values()):
             if (names is not None and status.name not in names) or status.state == "starting":
                 continue
-            where = {"server": status.name, "source": status.source, "transport": status.transport}
+            where: dict[str, Any] = {
+                "server": status.name,
+                "source": status.source,
+                "transport": status.transport,
+            }
             if status.state == "ready":
                 tools = [tool.name for tool in status.tools]
                 started = records.McpServerStarted(

@@ -128,7 +128,8 @@ def open_socket(
     where = (proxy.hostname or "", proxy.port or default_port(proxy)) if proxy else (host, port)
     # An ASCII name as bytes: a str goes through the IDNA codec, imported for it.
     address = (where[0].encode() if where[0].isascii() else where[0], where[1])
-    sock = socket.create_connection(address, timeout=timeout_s)
+    # typeshed names str only; getaddrinfo takes the name as bytes too.
+    sock = socket.create_connection(address, timeout=timeout_s)  # type: ignore[arg-type]
     try:
         if proxy is not None and scheme == "https":
             _tunnel(sock, host, port, proxy_auth(proxy))
@@ -173,7 +174,8 @@ def proxy_for(target: SplitResult) -> str | None:
         return None
     proxies = urllib_request.getproxies_environment()
     host = target.netloc.rpartition("@")[2]
-    if urllib_request.proxy_bypass_environment(host, proxies):
+    # Undocumented, so absent from typeshed; the function urllib's own openers call.
+    if urllib_request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
         return None
     proxy = proxies.get(target.scheme) or proxies.get("all")
     if proxy and "://" not in proxy:

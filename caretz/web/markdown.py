@@ -68,7 +68,7 @@ def decode_text(body: bytes, charset: str | None) -> str:
 def _content_root(soup: BeautifulSoup) -> Any:
     """The page's main content where it says which that is (`<main>`, a lone `<article>`,
     role=main), else its body."""
-    main = soup.find("main") or soup.find(attrs={"role": "main"})
+    main = soup.find("main") or soup.find(role="main")
     if main is not None:
         return main
     articles = soup.find_all("article")

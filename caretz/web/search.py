@@ -36,7 +36,8 @@ class Hit:
 
 
 class Backend(Protocol):
-    name: str  # for people: "SearXNG at http://localhost:8888", "Brave Search"
+    @property
+    def name(self) -> str: ...  # for people: "SearXNG at http://localhost:8888", "Brave Search"
 
     def search(self, query: str, count: int) -> list[Hit]: ...
 
