@@ -112,7 +112,7 @@ class SessionRuntime:
         self.net_problem: str | None = None  # why the session has no shared namespace
         self._filters: dict[bytes, Path] = {}
         self._fds: list[int] = []
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[[Path | None, list[int]], SessionRuntime] | None = None
         self.workdir: Path | None = None  # the bash commands' cwd; None: the project root
         self._reports = 0
         self._gate: NetworkGate | None = None
