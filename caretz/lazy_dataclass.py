@@ -57,7 +57,7 @@ def lazy_dataclass(cls: Any = None, /, **options: Any) -> Any:
 
         setattr(__init__, _WAITING, True)
         setattr(cls, _OPTIONS, options)
-        cls.__init__ = __init__  # type: ignore[misc]
+        cls.__init__ = __init__  # type: ignore[misc]  # a stand-in until the class is made
         return cls
 
     return wait if cls is None else wait(cls)
@@ -129,6 +129,7 @@ def _make(cls: T, options: dict[str, Any]) -> T:
     if eq:
         _new(cls, "__eq__", _comparer(layout.compared))
     if frozen:
+        # The methods dataclass would write, shared: set on the class as it writes its own.
         cls.__setattr__ = _frozen_setter(cls, layout.names)  # type: ignore[assignment]
         cls.__delattr__ = _frozen_deleter(cls, layout.names)  # type: ignore[assignment]
     if eq and not explicit_hash:

@@ -90,7 +90,7 @@ class Connection:
         while True:
             event = self._h11.next_event()
             if event is not h11.NEED_DATA:
-                return event  # type: ignore[return-value]
+                return event  # type: ignore[return-value]  # PAUSED: after EndOfMessage, unread
             data = self.sock.recv(READ_SIZE)
             if not data:
                 self.peer_closed = True

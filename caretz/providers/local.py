@@ -246,10 +246,11 @@ def _wait_until_ready(
 
 def _read_line(process: subprocess.Popen[bytes], timeout_s: float) -> bytes | None:
     """The child's first stdout line; None when it exited first or the time ran out."""
-    assert process.stdout is not None
+    stdout = process.stdout
+    assert stdout is not None
     lines: queue.Queue[bytes] = queue.Queue()
     reader = threading.Thread(
-        target=lambda: lines.put(process.stdout.readline()),  # type: ignore[union-attr]
+        target=lambda: lines.put(stdout.readline()),
         name="caretz-local-server",
         daemon=True,
     )

@@ -58,7 +58,7 @@ class Background(Generic[T]):
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._value  # type: ignore[return-value]
+        return self._value  # type: ignore[return-value]  # set: the work returned
 
 
 class StartProbes:

@@ -159,14 +159,14 @@ def start_process(
             pass_fds=fds,
         )
     except BaseException:
-        if covered:
-            sandbox.covers.leave()  # type: ignore[union-attr]
+        if covered and sandbox is not None:
+            sandbox.covers.leave()
         raise
     finally:
         if launch is not None:
             launch.close()
-    if covered:
-        _leave_when_ended(process, sandbox.covers)  # type: ignore[union-attr]
+    if covered and sandbox is not None:
+        _leave_when_ended(process, sandbox.covers)
     return process
 
 
