@@ -46,7 +46,8 @@ else:
 if TYPE_CHECKING:
     from acp.interfaces import Client
 
-    from caretz.app.session import Outcome, Session
+    from caretz.app.outcome import Outcome
+    from caretz.app.session import Session
     from caretz.config.settings import Settings
 
 T = TypeVar("T")

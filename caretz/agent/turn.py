@@ -62,6 +62,7 @@ from caretz.providers.base import (
     is_prompt_too_long,
 )
 from caretz.session.records import loop as records
+from caretz.session.records.base import LoopRecord
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.parallel import MAX_PARALLEL_CALLS
 from caretz.tools.policy import CancelToolCall, EndTurn
@@ -435,6 +436,6 @@ class Turn:
         elif isinstance(decision, Stop) and self.stopping is None:
             self.stopping = decision
 
-    def emit(self, record: records.LoopRecord) -> None:
+    def emit(self, record: LoopRecord) -> None:
         """Log `record` as this turn's, of this agent."""
         self.parts.log.emit(dataclasses.replace(record, turn=self.number, agent=self.config.name))

@@ -47,8 +47,9 @@ else:
 if TYPE_CHECKING:
     from caretz.api.events import Event
     from caretz.api.permission import PermissionCallback
-    from caretz.app.session import Outcome, View
+    from caretz.app.outcome import Outcome
     from caretz.app.session import Session as AppSession
+    from caretz.app.session import View
     from caretz.config.settings import Settings
     from caretz.tools.asking import Asker
 

@@ -23,8 +23,8 @@ from caretz.agent.signals import Terminated
 from caretz.app.cancel import Canceller
 from caretz.app.commands import find_command
 from caretz.app.goals import goal_driver, logged_goal, new_goal
+from caretz.app.outcome import Outcome as Outcome  # acp/sessions.py makes one through it
 from caretz.app.outcome import (
-    Outcome,
     goal_outcome,
     interrupted_outcome,
     turn_outcome,

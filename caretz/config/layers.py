@@ -26,7 +26,7 @@ from caretz.goal.config import EvaluatorConfig, GoalConfig
 from caretz.guard.config import JudgeConfig, LoopGuardConfig
 from caretz.lazy import lazy_module
 from caretz.pricing import Price
-from caretz.providers.registry import ProviderEntry
+from caretz.providers.entry import ProviderEntry
 from caretz.providers.resolve import ResolvedModel, merged_providers, resolve_model
 from caretz.sandbox.config import SandboxConfig
 

@@ -15,9 +15,8 @@ from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.record import TurnRecord
 from caretz.messages import Message, ToolCall, Usage
 from caretz.plan import Plan
-from caretz.session.records.base import Record
+from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.loop import (
-    LoopRecord,
     ModelResponse,
     ToolCalled,
     ToolResult,

@@ -37,6 +37,7 @@ from caretz.guard.notes import (
     stop_notice,
     warn_message,
 )
+from caretz.guard.record import TurnRecord
 from caretz.guard.seam import (
     CONTINUE,
     AutoResume,
@@ -48,7 +49,6 @@ from caretz.guard.seam import (
     Stop,
     Warn,
 )
-from caretz.guard.summary import TurnRecord
 from caretz.guard.triggers import build_triggers
 from caretz.messages import Message, ToolCall, Usage
 from caretz.session.records import guard as records

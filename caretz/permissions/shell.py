@@ -16,7 +16,6 @@ from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions import strings as line_texts
 from caretz.permissions.command import MAX_DEPTH, Command, Runs, walk_all
 from caretz.permissions.launch import (
-    SHELLS,
     STDIN_CODE,
     build_command,
     is_interpreter,
@@ -24,6 +23,7 @@ from caretz.permissions.launch import (
     reached,
 )
 from caretz.permissions.plain import BUILTINS
+from caretz.permissions.runner import SHELLS
 from caretz.permissions.words import Word, unquoted_word, word_of
 from caretz.permissions.wrappers import COMMAND_VARIABLES, harmless_variable
 

@@ -37,8 +37,8 @@ from caretz.lazy import lazy_module
 from caretz.providers.entry import DEFAULT_LOAD_TIMEOUT_S, ProviderEntry
 from caretz.providers.entry import LocalModel as LocalModel  # profiles.json's `local` section
 from caretz.providers.local_spec import BUILTIN_TEMPLATE as BUILTIN_TEMPLATE
+from caretz.providers.local_spec import LocalServerError as LocalServerError
 from caretz.providers.local_spec import (
-    LocalServerError,
     ServerSpec,
     display_path,
     server_spec,

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from caretz.sandbox.runner import Sandbox
     from caretz.session.events import Emit
     from caretz.tools.permission import SessionPermissions
-    from caretz.tools.registry import AfterCall, BeforeCall
+    from caretz.tools.policy import BeforeCall
+    from caretz.tools.registry import AfterCall
 
 if TYPE_CHECKING:
     import pydantic

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from caretz.session.events import Emit
     from caretz.tools.asking import Asker
     from caretz.tools.base import Tool
-    from caretz.tools.registry import AfterCall, BeforeCall
+    from caretz.tools.policy import BeforeCall
+    from caretz.tools.registry import AfterCall
 
 if TYPE_CHECKING:
     from caretz.permissions import settings as rule_reading

@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING, Any
 from caretz.config import sandbox as sandbox_config
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
-from caretz.permissions.project import RuleError, find_project_root, read_project_settings
+from caretz.permissions.project import (
+    PROJECT_SETTINGS,
+    RuleError,
+    find_project_root,
+    read_project_settings,
+)
 from caretz.sandbox.door import ProjectDoor
 from caretz.secrets import holds_secret
 
@@ -305,7 +310,7 @@ def approve_hooks(settings: Settings, workspace: Path) -> ProjectHooksSection:
     now. Raises ConfigError when it has none."""
     config = read_project(workspace)
     if config.hooks is None or not config.hooks.config:
-        where = config.root / runtime_hooks.PROJECT_SETTINGS
+        where = config.root / PROJECT_SETTINGS
         raise ConfigError(f"{where}: no hooks to approve")
     hook_approvals.HookApprovals(settings.data_dir).approve(config.root, config.hooks.data)
     return config.hooks

@@ -27,8 +27,7 @@ from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox import safe_open
 from caretz.sandbox.policy import existing_paths, is_within
 from caretz.tools.base import ToolContext
-from caretz.tools.file_access import anchors
-from caretz.tools.files import checked_path, display_path
+from caretz.tools.file_access import anchors, checked_path, display_path
 
 if TYPE_CHECKING:
     from caretz.sandbox.paths import PathGuard
