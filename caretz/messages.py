@@ -231,14 +231,6 @@ def answer_dangling_calls(
 
 
 Reasoning = Literal["off", "low", "medium", "high"]
-REASONING_LEVELS: tuple[Reasoning, ...] = ("off", "low", "medium", "high")
-
-
-def reasoning_level(text: str) -> Reasoning | None:
-    """`text` as a reasoning level, or None where it names none."""
-    return next((level for level in REASONING_LEVELS if level == text), None)
-
-
 ProtocolName = Literal["anthropic", "openai", "responses"]
 
 

@@ -16,7 +16,6 @@ from typer.core import TyperCommand
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.messages import reasoning_level
 from caretz.text import shorten
 from caretz.usage_error import fail
 
@@ -32,8 +31,8 @@ if TYPE_CHECKING:
     from caretz.guard import detectors_config
     from caretz.guard.config import LoopGuardConfig
     from caretz.guard.model import Judge
+    from caretz.messages import Reasoning
     from caretz.providers import resolve as providers_resolve
-    from caretz.providers.resolve import ResolvedModel
     from caretz.runtime import judge as runtime_judge
     from caretz.runtime import models as runtime_models
     from caretz.session import store as session_store
@@ -56,6 +55,7 @@ else:
 GUARD_HELP = "Check the loop guard's calls on recorded trajectories before trusting it."
 REPLAY_HELP = "Replay trajectories through the loop guard in shadow mode and show where it fires."
 FILES_HELP = "Corpus JSONL files, session events.jsonl files, session folders or session IDs."
+REASONING_LEVELS: tuple[Reasoning, ...] = ("off", "low", "medium", "high")
 
 guard_app = typer.Typer(
     help=GUARD_HELP,
@@ -69,7 +69,7 @@ class _PlainArgumentsCommand(TyperCommand):
     """Help that names the FILE arguments as people write them: `FILE...`, not Typer's
     `{FILE}...` and `FILE <list[Path]>`."""
 
-    # Typer hands its own Context; the base class names click's, which Typer keeps private.
+    # The ignores: Typer hands its own Context; the base names click's, which Typer keeps private.
     def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
         return [self.options_metavar or "[OPTIONS]", "FILE..."]
 
@@ -304,7 +304,7 @@ def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
 @lazy_dataclass(frozen=True)
 class OpenedJudge:
     judge: Judge
-    model: ResolvedModel
+    model: providers_resolve.ResolvedModel
     reasoning: str
 
     def settings(self) -> dict[str, Any]:
@@ -330,7 +330,8 @@ def open_judge(
 ) -> OpenedJudge:
     """The judge model through the runtime's own wiring (any provider, `local/PATH.gguf`,
     a bare model ID on `base_url`); a missing key or model fails here, before any replay."""
-    level = reasoning_level(reasoning or settings.loop_guard.judge.reasoning or "off")
+    chosen = reasoning or settings.loop_guard.judge.reasoning or "off"
+    level = next((each for each in REASONING_LEVELS if each == chosen), None)
     if level is None:
         raise UsageProblem(f"--reasoning {reasoning!r}: expected off, low, medium or high")
     model = providers_resolve.resolve_model(
@@ -389,8 +390,7 @@ def parse_detector_switch(switch: str) -> tuple[str, bool]:
 
 
 def _render_json(result: replay.ReplayResult) -> list[str]:
-    trajectory_id = result.trajectory.id
-    lines = [json.dumps(firing.to_json(trajectory_id)) for firing in result.firings]
+    lines = [json.dumps(firing.to_json(result.trajectory.id)) for firing in result.firings]
     lines.append(json.dumps(result.summary_json()))
     return lines
 
