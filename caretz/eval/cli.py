@@ -330,7 +330,7 @@ def open_judge(
 ) -> OpenedJudge:
     """The judge model through the runtime's own wiring (any provider, `local/PATH.gguf`,
     a bare model ID on `base_url`); a missing key or model fails here, before any replay."""
-    chosen = reasoning or settings.loop_guard.judge.reasoning or "off"
+    chosen = reasoning if reasoning is not None else settings.loop_guard.judge.reasoning or "off"
     level = next((each for each in REASONING_LEVELS if each == chosen), None)
     if level is None:
         raise UsageProblem(f"--reasoning {reasoning!r}: expected off, low, medium or high")
