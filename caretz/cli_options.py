@@ -14,15 +14,19 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 import typer.core
 
 from caretz.lazy import lazy_module
 
-# Only the Typers that build adapters (the ones PlainValues stands in for) have it.
-typer_coercion = lazy_module("typer._coercion")
+if TYPE_CHECKING:
+    from typer import _coercion as typer_coercion
+    from typer._click.exceptions import ClickException
+else:
+    # Only the Typers that build adapters (the ones PlainValues stands in for) have it.
+    typer_coercion = lazy_module("typer._coercion")
 
 
 class Group(typer.core.TyperGroup):
@@ -68,10 +72,10 @@ class PlainValues:
         return self._typer_s
 
 
-def click_exception() -> type[Exception]:
+def click_exception() -> type[ClickException]:
     """click's ClickException, from whichever click Typer runs on (newer Typers carry their
     own copy): BadParameter's grandparent, through UsageError."""
-    return typer.BadParameter.__bases__[0].__bases__[0]
+    return cast("type[ClickException]", typer.BadParameter.__bases__[0].__bases__[0])
 
 
 def wants_json(argv: list[str]) -> bool:

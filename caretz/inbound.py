@@ -190,8 +190,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
     if len(value) != len(pairs):
         seen: set[str] = set()
-        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise _Refused(f"the key {clean_text(twice)!r} is given twice")
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"the key {clean_text(key)!r} is given twice")
+            seen.add(key)
     return value
 
 

@@ -53,11 +53,11 @@ def lazy_dataclass(cls: Any = None, /, **options: Any) -> Any:
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             ready(cls)
-            cls.__init__(self, *args, **kwargs)  # now the dataclass's own
+            cls.__init__(self, *args, **kwargs)  # type: ignore[misc]  # now the dataclass's own
 
         setattr(__init__, _WAITING, True)
         setattr(cls, _OPTIONS, options)
-        cls.__init__ = __init__  # type: ignore[misc]
+        cls.__init__ = __init__  # type: ignore[misc]  # a stand-in until the class is made
         return cls
 
     return wait if cls is None else wait(cls)
@@ -76,7 +76,7 @@ def ready(cls: T) -> T:
             _make(each, options)
             delattr(each, _OPTIONS)
             if _is_waiting(each.__dict__.get("__init__")):
-                del each.__init__  # made with init=False: the one it inherits
+                del each.__init__  # type: ignore[misc]  # made with init=False: the one it inherits
     return cls
 
 
@@ -111,7 +111,7 @@ class _Layout(NamedTuple):
 
 def _make(cls: T, options: dict[str, Any]) -> T:
     if not _can_be_codeless(cls, options):
-        return dataclasses.dataclass(cls, **options)
+        return dataclasses.dataclass(cls, **options)  # type: ignore[return-value]  # cls, made
     frozen, eq = options.get("frozen", False), options.get("eq", True)
     _check_frozen(cls, frozen)
     class_hash = cls.__dict__.get("__hash__", dataclasses.MISSING)
@@ -129,6 +129,7 @@ def _make(cls: T, options: dict[str, Any]) -> T:
     if eq:
         _new(cls, "__eq__", _comparer(layout.compared))
     if frozen:
+        # The methods dataclass would write, shared: set on the class as it writes its own.
         cls.__setattr__ = _frozen_setter(cls, layout.names)  # type: ignore[assignment]
         cls.__delattr__ = _frozen_deleter(cls, layout.names)  # type: ignore[assignment]
     if eq and not explicit_hash:
@@ -277,7 +278,7 @@ def _frozen_setter(cls: type, names: frozenset[str]) -> Callable[[Any, str, Any]
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if type(self) is cls or name in names:
             raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]  # cls is a class
 
     return __setattr__
 
@@ -286,6 +287,6 @@ def _frozen_deleter(cls: type, names: frozenset[str]) -> Callable[[Any, str], No
     def __delattr__(self: Any, name: str) -> None:
         if type(self) is cls or name in names:
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]  # cls is a class
 
     return __delattr__

@@ -68,7 +68,7 @@ def _item(position: int, item: Any) -> PlanItem:
 def _status(position: int, value: Any) -> Status:
     word = str(value).strip().lower()
     if word in STATUSES:
-        return word  # type: ignore[return-value]
+        return word
     if word in _SYNONYMS:
         return _SYNONYMS[word]
     raise ValueError(f"item {position} has status {value!r}: use pending, in_progress or done")

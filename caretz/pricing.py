@@ -30,7 +30,7 @@ class Price(NamedTuple):
 
     def to_json(self, *, exclude_none: bool = False) -> dict[str, Any]:
         """As profiles.json writes it: `cacheRead`, `cacheWrite`."""
-        keys = {"input": self.input, "output": self.output}
+        keys: dict[str, float | None] = {"input": self.input, "output": self.output}
         keys |= {"cacheRead": self.cache_read, "cacheWrite": self.cache_write}
         return {k: v for k, v in keys.items() if v is not None} if exclude_none else keys
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from functools import cache
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -67,7 +68,7 @@ _ENTROPY = Base64HighEntropyString(limit=4.5)
 
 @cache
 def _plugins() -> tuple[BasePlugin, ...]:
-    classes = get_mapping_from_secret_type_to_class().values()
+    classes: Iterable[type[BasePlugin]] = get_mapping_from_secret_type_to_class().values()
     return tuple(cls() for cls in classes if cls.__name__ not in _NOT_SECRETS)
 
 

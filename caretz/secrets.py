@@ -204,10 +204,7 @@ def redact_shapes(text: str) -> str:
     for shape in shapes():
         # Gates use the text before the named pass: redacting only removes text.
         if any(needed in lowered for needed in shape.needs):
-            keep = shape.keep
-            text = shape.pattern.sub(
-                lambda m, keep=keep: (m.group(keep) if keep else "") + REDACTED, text
-            )
+            text = shape.pattern.sub(functools.partial(_redacted, keep=shape.keep), text)
     return _redact_encoded(text)
 
 
@@ -246,10 +243,15 @@ def _named_spans(text: str) -> list[tuple[int, int]]:
         if needs not in text:
             continue
         for match in pattern.finditer(text):
-            name, value = match.group(name_group), match.group(value_group)
-            if is_secret_name(name) and _looks_secret(name, value):
+            name, written = match.group(name_group), match.group(value_group)
+            if is_secret_name(name) and _looks_secret(name, written):
                 spans.append(match.span(value_group))
     return spans
+
+
+def _redacted(match: re.Match[str], keep: int) -> str:
+    """A shape's match as redacted: the group it keeps (a key's name), then [redacted]."""
+    return (match.group(keep) if keep else "") + REDACTED
 
 
 def _command_line_spans(text: str) -> list[tuple[int, int]]:

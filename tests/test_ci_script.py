@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 CI_RUN = Path(__file__).resolve().parents[1] / ".ci" / "run"
@@ -49,3 +50,18 @@ def test_every_test_has_a_time_limit_and_the_llama_cpp_tests_a_larger_one(reques
     larger = re.search(r"^LOCAL_MODEL_LIMIT_S = (\d+) \* 60$", local, re.MULTILINE)
     assert larger and int(larger.group(1)) * 60 > limit
     assert "pytestmark = pytest.mark.timeout(LOCAL_MODEL_LIMIT_S)" in local
+
+
+def test_the_type_checker_reads_all_of_caretz_and_its_errors_fail_the_run():
+    """`.venv/bin/mypy` with no paths checks what [tool.mypy] names: the whole package, so
+    a module or package cannot drop out of the check by being left off a list."""
+    lines = CI_RUN.read_text().splitlines()
+    assert "set -euo pipefail" in lines  # a failing step fails the script
+    assert ".venv/bin/mypy" in lines, [line for line in lines if "mypy" in line]
+    settings = tomllib.loads((CI_RUN.parents[1] / "pyproject.toml").read_text())
+    checked = settings["tool"]["mypy"]
+    assert checked["files"] == ["caretz"]
+    assert checked["disallow_untyped_defs"] and checked["warn_unused_ignores"]
+    assert "pydantic.mypy" in checked["plugins"]
+    tests_extra = settings["project"]["optional-dependencies"]["test"]
+    assert any(re.fullmatch(r"mypy==[\d.]+", each) for each in tests_extra), tests_extra

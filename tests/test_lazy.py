@@ -114,3 +114,37 @@ def test_python_x_importtime_sees_a_module_loaded_on_first_use(probe, tmp_path: 
         check=True,
     )
     assert "lazyprobe.work" in imported_modules(done.stderr)
+
+
+def test_the_type_checker_reads_a_declaration_only_through_its_typed_import(tmp_path: Path):
+    """A declaration beside `if TYPE_CHECKING: import x as name` is checked as module x; one
+    without it is an `object`, so its first use fails the check instead of reading as Any."""
+    lazy_source = Path(lazy_module.__code__.co_filename)
+    (tmp_path / "typed.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from caretz.lazy import lazy_module\n"
+        "if TYPE_CHECKING:\n"
+        "    import json as coded\n"
+        "else:\n"
+        '    coded = lazy_module("json")\n'
+        "def size() -> int:\n"
+        "    return len(coded.dumps([1]))\n"
+        "def wrong() -> int:\n"
+        "    return coded.dumps([1])\n"
+    )
+    (tmp_path / "untyped.py").write_text(
+        "from caretz.lazy import lazy_module\n"
+        'coded = lazy_module("json")\n'
+        "def size() -> int:\n"
+        "    return len(coded.dumps([1]))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--config-file", "",
+         "--follow-imports", "silent", "typed.py", "untyped.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={"MYPYPATH": str(lazy_source.parents[1]), "PATH": ""},
+    )  # fmt: skip
+    errors = [line for line in found.stdout.splitlines() if ": error:" in line]
+    assert any(line.startswith("typed.py:10:") and "return-value" in line for line in errors)
+    assert any(line.startswith("untyped.py:4:") and "attr-defined" in line for line in errors)
+    assert len(errors) == 2, found.stdout

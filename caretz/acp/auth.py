@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from acp.schema import AuthEnvVar, EnvVarAuthMethod
+from acp.schema import AuthEnvVar, AuthMethodAgent, EnvVarAuthMethod, TerminalAuthMethod
 
 from caretz.config.settings import Settings
 
@@ -22,7 +22,9 @@ def missing_key(settings: Settings, env: Mapping[str, str]) -> str | None:
     )
 
 
-def auth_methods(settings: Settings, env: Mapping[str, str]) -> list[EnvVarAuthMethod]:
+def auth_methods(
+    settings: Settings, env: Mapping[str, str]
+) -> list[EnvVarAuthMethod | TerminalAuthMethod | AuthMethodAgent]:
     name = settings.model.entry.api_key_env
     if name is None or missing_key(settings, env) is None:
         return []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
 from pydantic import ValidationError
@@ -47,7 +47,7 @@ def entry(server: Any) -> McpServerEntry:
         return McpServerEntry(type="stdio", command=server.command, args=server.args, env=env)
     if isinstance(server, (HttpMcpServer, SseMcpServer)):
         headers = {item.name: item.value for item in server.headers}
-        kind = "sse" if isinstance(server, SseMcpServer) else "http"
+        kind: Literal["sse", "http"] = "sse" if isinstance(server, SseMcpServer) else "http"
         return McpServerEntry(type=kind, url=server.url, headers=headers)
     name = getattr(server, "name", "?")
     raise ConfigError(f"MCP server {name!r} from the editor: caretz runs stdio, http and sse ones")

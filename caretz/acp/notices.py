@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.session.records.base import LoopGuardRecord, Record
 
-# The guard's records, read on its first record: a session with the guard off never loads them.
-records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.session.records import guard as records
+else:
+    # The guard's records, read on its first record: a session with the guard off never loads them.
+    records = lazy_module("caretz.session.records.guard")
 
 LABEL = "caretz loop guard"
 _ACTIVE = {"redirect": "→ redirecting", "stop": "→ ending the turn"}

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from acp.schema import (
+    SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
 )
 
+# ACP's categories of a session option (the client may show them apart).
+Category = Literal["mode", "model", "model_config", "thought_level"]
 MODEL = "model"
 PERMISSION_MODE = "mode"
 LOOP_GUARD = "loop_guard"
@@ -64,7 +68,9 @@ def modes(choices: Choices) -> SessionModeState:
     )
 
 
-def config_options(choices: Choices) -> list[SessionConfigOptionSelect]:
+def config_options(
+    choices: Choices,
+) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
     return [
         _select(MODEL, "Model", choices.model, {ref: "" for ref in choices.models}, "model"),
         _select(PERMISSION_MODE, "Permissions", choices.permission_mode, PERMISSION_MODES, "mode"),
@@ -73,7 +79,7 @@ def config_options(choices: Choices) -> list[SessionConfigOptionSelect]:
 
 
 def _select(
-    option: str, name: str, current: str, values: dict[str, str], category: str | None
+    option: str, name: str, current: str, values: dict[str, str], category: Category | None
 ) -> SessionConfigOptionSelect:
     listed = values if current in values else {current: "", **values}
     return SessionConfigOptionSelect(

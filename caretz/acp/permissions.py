@@ -21,7 +21,7 @@ from acp.schema import (
 
 from caretz.acp import toolcalls
 from caretz.acp.view import AcpView
-from caretz.tools.asking import Answer, Question
+from caretz.tools.asking import Answer, Choice, Question
 
 # Sends the request and waits for the answer; None: withdrawn (the prompt was cancelled).
 Ask = Callable[[ToolCallUpdate, list[PermissionOption]], "RequestPermissionResponse | None"]
@@ -29,7 +29,7 @@ Ask = Callable[[ToolCallUpdate, list[PermissionOption]], "RequestPermissionRespo
 ALLOW_ONCE = "allow-once"
 ALLOW_ALWAYS = "allow-always"
 REJECT = "reject"
-_ANSWERS = {ALLOW_ONCE: "yes", ALLOW_ALWAYS: "always", REJECT: "no"}
+_ANSWERS: dict[str, Choice] = {ALLOW_ONCE: "yes", ALLOW_ALWAYS: "always", REJECT: "no"}
 
 
 def options(question: Question) -> list[PermissionOption]:
@@ -67,7 +67,7 @@ def answer(response: RequestPermissionResponse | None) -> Answer:
     outcome = response.outcome if response is not None else None
     if outcome is None or outcome.outcome != "selected":
         return Answer("no")
-    return Answer(_ANSWERS.get(outcome.option_id, "no"))  # type: ignore[arg-type]
+    return Answer(_ANSWERS.get(outcome.option_id, "no"))
 
 
 class EditorAsker:

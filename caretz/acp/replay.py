@@ -35,6 +35,6 @@ def replayed(event: Record, translator: EventTranslator) -> list[Update]:
             return []
         message = event.message or {}
         thinking, text = message.get("thinking") or "", message.get("content") or ""
-        thought = [agent_thought(str(thinking))] if thinking else []
+        thought: list[Update] = [agent_thought(str(thinking))] if thinking else []
         return thought + ([agent_text(str(text))] if text else [])
     return translator.updates(event)

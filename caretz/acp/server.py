@@ -16,7 +16,7 @@ import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from caretz.agent.signals import is_ignored
 from caretz.config.env_file import apply_env_file
@@ -26,10 +26,15 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.usage_error import fail
 
-# The ACP SDK and the agent on it: loaded once the settings are good, so a bad flag is one
-# line before any of it.
-acp_agent = lazy_module("caretz.acp.agent")
-acp_sdk = lazy_module("acp")
+if TYPE_CHECKING:
+    import acp as acp_sdk
+
+    from caretz.acp import agent as acp_agent
+else:
+    # The ACP SDK and the agent on it: loaded once the settings are good, so a bad flag is one
+    # line before any of it.
+    acp_agent = lazy_module("caretz.acp.agent")
+    acp_sdk = lazy_module("acp")
 
 log = logging.getLogger("caretz.acp")
 STREAM_LIMIT = 50 * 1024 * 1024  # of one message: the SDK's default, for attached files

@@ -37,13 +37,17 @@ from caretz.acp.view import AcpView, TurnSigns
 from caretz.agent.limits import usage_report
 from caretz.lazy import lazy_module
 
-# The application layer, loaded when the editor opens its first session (after the handshake).
-app_session = lazy_module("caretz.app.session")
+if TYPE_CHECKING:
+    from caretz.app import session as app_session
+else:
+    # The application layer, loaded when the editor opens its first session (after the handshake).
+    app_session = lazy_module("caretz.app.session")
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
 
-    from caretz.app.session import Outcome, Session
+    from caretz.app.outcome import Outcome
+    from caretz.app.session import Session
     from caretz.config.settings import Settings
 
 T = TypeVar("T")

@@ -12,6 +12,7 @@ from typing import Any
 from acp.schema import (
     ContentToolCallContent,
     FileEditToolCallContent,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
@@ -24,7 +25,7 @@ from caretz.session.records.loop import ToolCalled, ToolResult
 from caretz.text import one_line
 from caretz.tools.asking import input_summary
 
-Content = ContentToolCallContent | FileEditToolCallContent
+Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 TITLE_CHARS = 120
 OUTPUT_CHARS = 20_000  # of a result shown in the editor (the model's copy is whole)
 _KINDS: dict[str, ToolKind] = {

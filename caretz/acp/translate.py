@@ -7,6 +7,7 @@ arguments until its result), so it is one per ACP session.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from acp.schema import (
     AgentMessageChunk,
@@ -30,8 +31,11 @@ from caretz.session.records.loop import ToolCalled, ToolResult
 from caretz.session.records.permissions import PermissionDecided
 from caretz.session.records.session import SessionChanged
 
-# Read on a hook's first record: a session without hooks never loads their records.
-hook_records = lazy_module("caretz.session.records.hooks")
+if TYPE_CHECKING:
+    from caretz.session.records import hooks as hook_records
+else:
+    # Read on a hook's first record: a session without hooks never loads their records.
+    hook_records = lazy_module("caretz.session.records.hooks")
 
 Update = (
     AgentMessageChunk
@@ -43,7 +47,11 @@ Update = (
     | UsageUpdate
     | CurrentModeUpdate
 )
-_PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+_PLAN_STATUS: dict[str, Literal["pending", "in_progress", "completed"]] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "done": "completed",
+}
 
 
 def agent_text(text: str) -> AgentMessageChunk:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import field
+from typing import TYPE_CHECKING
 
 from caretz.agent import compaction
 from caretz.agent.compaction import Compaction, CompactionPolicy, Reason, needs_compaction
@@ -19,8 +20,11 @@ from caretz.messages import Image, Message
 from caretz.providers.base import collect, reported_prompt_tokens
 from caretz.session.records.session import ModelSummary, SessionCompacted
 
-# The hooks' records: only a session with hooks writes one.
-hook_records = lazy_module("caretz.session.records.hooks")
+if TYPE_CHECKING:
+    from caretz.session.records import hooks as hook_records
+else:
+    # The hooks' records: only a session with hooks writes one.
+    hook_records = lazy_module("caretz.session.records.hooks")
 
 
 @lazy_dataclass

@@ -36,13 +36,20 @@ if TYPE_CHECKING:
     from caretz.tools.base import ToolContext
     from caretz.trusted import Program
 
-# The store (git's plumbing, the snapshots): at a turn's first change or the staging.
-checkpoint_store = lazy_module("caretz.checkpoints.store")
-checkpoint_snapshot = lazy_module("caretz.checkpoints.snapshot")
-# A checkpoint's data, records and notes: only once a turn takes one.
-checkpoint_model = lazy_module("caretz.checkpoints.model")
-checkpoint_events = lazy_module("caretz.checkpoints.events")
-checkpoint_notices = lazy_module("caretz.checkpoints.notices")
+if TYPE_CHECKING:
+    from caretz.checkpoints import events as checkpoint_events
+    from caretz.checkpoints import model as checkpoint_model
+    from caretz.checkpoints import notices as checkpoint_notices
+    from caretz.checkpoints import snapshot as checkpoint_snapshot
+    from caretz.checkpoints import store as checkpoint_store
+else:
+    # The store (git's plumbing, the snapshots): at a turn's first change or the staging.
+    checkpoint_store = lazy_module("caretz.checkpoints.store")
+    checkpoint_snapshot = lazy_module("caretz.checkpoints.snapshot")
+    # A checkpoint's data, records and notes: only once a turn takes one.
+    checkpoint_model = lazy_module("caretz.checkpoints.model")
+    checkpoint_events = lazy_module("caretz.checkpoints.events")
+    checkpoint_notices = lazy_module("caretz.checkpoints.notices")
 
 # Tools that only read. Any other tool (write, edit, and whatever is added later)
 # counts as a change; the shell counts as one unless it cannot write.

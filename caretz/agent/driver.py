@@ -9,14 +9,18 @@ interactive session both drive their turns through here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from caretz.agent.agent import Agent
 from caretz.agent.outcomes import TurnResult
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 
-# The guard's records: loaded by the guard by the time it resumes a turn, never without it.
-guard_records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.session.records import guard as guard_records
+else:
+    # The guard's records: loaded by the guard by the time it resumes a turn, never without it.
+    guard_records = lazy_module("caretz.session.records.guard")
 
 
 def run_with_auto_resume(agent: Agent, prompt: str, images: Sequence[Image] = ()) -> TurnResult:

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from caretz.agent import output_limit
 from caretz.agent.limits import UsageReport, usage_report
 from caretz.agent.outcomes import (
+    INTERRUPTED_UNKNOWN,
     REFUSING_STATUSES,
+    SKIPPED_AFTER_INTERRUPT,
+    SKIPPED_AFTER_STOP,
     Done,
     Interrupted,
     LimitReached,
@@ -64,18 +67,12 @@ from caretz.providers.base import (
     is_prompt_too_long,
 )
 from caretz.session.records import loop as records
+from caretz.session.records.base import LoopRecord
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.parallel import MAX_PARALLEL_CALLS
 from caretz.tools.policy import CancelToolCall, EndTurn
 from caretz.tools.registry import ReadyCall, ToolCrash
 from caretz.tools.todo import latest_plan
-
-SKIPPED_AFTER_STOP = "Not run: the loop guard ended this turn."
-SKIPPED_AFTER_INTERRUPT = "Not run: the user interrupted the turn."
-INTERRUPTED_UNKNOWN = (
-    "Interrupted by the user after {seconds:.1f} s: this call had started, and whether it "
-    "finished its work is unknown. Check before running it again."
-)
 
 
 class Turn:
@@ -121,7 +118,10 @@ class Turn:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         self.conversation.messages.append(Message("user", self.prompt, images=self.images))
-        sent = {"from_user": self.from_user, "images": [i.ref() for i in self.images] or None}
+        sent: dict[str, Any] = {
+            "from_user": self.from_user,
+            "images": [i.ref() for i in self.images] or None,
+        }
         try:  # a data folder that cannot take the start ends the turn as any failure does
             self.parts.log.keep_images(self.images)
             self.emit(records.TurnStarted(prompt=self.prompt, model=self.config.model_ref, **sent))
@@ -443,6 +443,6 @@ class Turn:
         elif isinstance(decision, Stop) and self.stopping is None:
             self.stopping = decision
 
-    def emit(self, record: records.LoopRecord) -> None:
+    def emit(self, record: LoopRecord) -> None:
         """Log `record` as this turn's, of this agent."""
         self.parts.log.emit(dataclasses.replace(record, turn=self.number, agent=self.config.name))

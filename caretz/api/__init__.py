@@ -31,13 +31,21 @@ if TYPE_CHECKING:
     from caretz.messages import Usage
     from caretz.tools.asking import Answer, Question
 
-# Each name's module, loaded when the name is first asked for.
-_events = lazy_module("caretz.api.events")
-_result = lazy_module("caretz.api.result")
-_session = lazy_module("caretz.api.session")
-_config_base = lazy_module("caretz.config_base")
-_messages = lazy_module("caretz.messages")
-_asking = lazy_module("caretz.tools.asking")
+if TYPE_CHECKING:
+    from caretz import config_base as _config_base
+    from caretz import messages as _messages
+    from caretz.api import events as _events
+    from caretz.api import result as _result
+    from caretz.api import session as _session
+    from caretz.tools import asking as _asking
+else:
+    # Each name's module, loaded when the name is first asked for.
+    _events = lazy_module("caretz.api.events")
+    _result = lazy_module("caretz.api.result")
+    _session = lazy_module("caretz.api.session")
+    _config_base = lazy_module("caretz.config_base")
+    _messages = lazy_module("caretz.messages")
+    _asking = lazy_module("caretz.tools.asking")
 
 _WHERE = {
     **dict.fromkeys(

@@ -17,8 +17,11 @@ from caretz.session.records import loop
 from caretz.session.records.base import LoopGuardRecord, Record
 from caretz.session.records.permissions import PermissionDecided
 
-# The guard's records: loaded already when one of them is the event read.
-guard_records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.session.records import guard as guard_records
+else:
+    # The guard's records: loaded already when one of them is the event read.
+    guard_records = lazy_module("caretz.session.records.guard")
 
 if TYPE_CHECKING:
     from caretz.api.result import RunResult

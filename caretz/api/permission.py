@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from caretz.tools.asking import Answer, Question
+from caretz.tools.asking import Answer, Choice, Question
 from caretz.tools.policy import EndTurn
 
 PermissionCallback = Callable[[Question], Any]
-_CHOICES = ("yes", "always", "no")
+_CHOICES: tuple[Choice, ...] = ("yes", "always", "no")
 
 
 class CallbackAsker:
@@ -48,8 +48,9 @@ def as_answer(reply: Any) -> Answer:
         return reply
     if isinstance(reply, bool):
         return Answer("yes" if reply else "no")
-    if isinstance(reply, str) and reply in _CHOICES:
-        return Answer(reply)  # type: ignore[arg-type]  # checked against the choices above
+    choice = next((each for each in _CHOICES if each == reply), None)
+    if isinstance(reply, str) and choice is not None:
+        return Answer(choice)
     raise TypeError(
         f"on_permission returned {reply!r}: return True (allow once), False (refuse), "
         'or an Answer("yes" | "always" | "no", note)'

@@ -13,10 +13,14 @@ from typing import TYPE_CHECKING
 from caretz.lazy import lazy_module
 from caretz.session.records.base import LoopGuardRecord, Record
 
-# What stream() yields: loaded when a stream or a verdict needs it, never by a plain -p run.
-events = lazy_module("caretz.api.events")
-# The guard's records: loaded already when one of them is the event read.
-guard_records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.api import events
+    from caretz.session.records import guard as guard_records
+else:
+    # What stream() yields: loaded when a stream or a verdict needs it, never by a plain -p run.
+    events = lazy_module("caretz.api.events")
+    # The guard's records: loaded already when one of them is the event read.
+    guard_records = lazy_module("caretz.session.records.guard")
 
 if TYPE_CHECKING:
     from caretz.api.events import Event

@@ -27,20 +27,29 @@ from caretz.api.result import PermissionDenial, RunResult
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 
-# `from caretz import Session` loads none of these: the app when a session opens, the
-# settings from keywords when one is made (-p brings its own), streaming with stream().
-app_session = lazy_module("caretz.app.session")
-session_store = lazy_module("caretz.session.store")
-tools_permission = lazy_module("caretz.tools.permission")
-api_options = lazy_module("caretz.api.options")
-streaming = lazy_module("caretz.api.streaming")
-api_permission = lazy_module("caretz.api.permission")
+if TYPE_CHECKING:
+    from caretz.api import options as api_options
+    from caretz.api import permission as api_permission
+    from caretz.api import streaming
+    from caretz.app import session as app_session
+    from caretz.session import store as session_store
+    from caretz.tools import permission as tools_permission
+else:
+    # `from caretz import Session` loads none of these: the app when a session opens, the
+    # settings from keywords when one is made (-p brings its own), streaming with stream().
+    app_session = lazy_module("caretz.app.session")
+    session_store = lazy_module("caretz.session.store")
+    tools_permission = lazy_module("caretz.tools.permission")
+    api_options = lazy_module("caretz.api.options")
+    streaming = lazy_module("caretz.api.streaming")
+    api_permission = lazy_module("caretz.api.permission")
 
 if TYPE_CHECKING:
     from caretz.api.events import Event
     from caretz.api.permission import PermissionCallback
-    from caretz.app.session import Outcome, View
+    from caretz.app.outcome import Outcome
     from caretz.app.session import Session as AppSession
+    from caretz.app.session import View
     from caretz.config.settings import Settings
     from caretz.tools.asking import Asker
 

@@ -17,7 +17,7 @@ from caretz.api.events import Event, Finished
 if TYPE_CHECKING:
     from caretz.api.result import RunResult
     from caretz.api.session import Session
-    from caretz.app.session import Outcome
+    from caretz.app.outcome import Outcome
     from caretz.app.session import Session as AppSession
 
 _DONE = object()  # the work ended; its result (or error) is in the box

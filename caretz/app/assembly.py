@@ -38,12 +38,12 @@ from caretz.runtime.probes import StartProbes
 from caretz.runtime.project_trust import (
     ProjectTrust,
     has_skills,
-    not_approved_notice,
     part_digests,
     project_trust,
     whole_digest,
 )
 from caretz.runtime.subagents import named_agents
+from caretz.runtime.trust_notice import not_approved_notice
 from caretz.runtime.web import server_search
 from caretz.runtime.wiring import (
     AgentWiring,
@@ -58,8 +58,12 @@ from caretz.session.records.session import SessionResumed, SessionStarted
 from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.jobtable import JobTable
 
-hook_session = lazy_module("caretz.hooks.session")  # the hooks' modules: only with hooks
-runtime_skills = lazy_module("caretz.runtime.skills")  # only where skill folders are
+if TYPE_CHECKING:
+    from caretz.hooks import session as hook_session
+    from caretz.runtime import skills as runtime_skills
+else:
+    hook_session = lazy_module("caretz.hooks.session")  # the hooks' modules: only with hooks
+    runtime_skills = lazy_module("caretz.runtime.skills")  # only where skill folders are
 
 if TYPE_CHECKING:
     from caretz.app.session import View

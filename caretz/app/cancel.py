@@ -35,10 +35,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
 
-ctypes = lazy_module("ctypes")  # only to interrupt a worker thread
+if TYPE_CHECKING:
+    import ctypes
+else:
+    ctypes = lazy_module("ctypes")  # only to interrupt a worker thread
 
 
 class Canceller:

@@ -41,7 +41,10 @@ from caretz.text import one_line
 from caretz.tools.base import ToolInterrupted, ToolResult
 from caretz.tools.policy import EndTurn, TurnGrant
 
-rule_proposals = lazy_module("caretz.permissions.proposals")  # only for a refused call's hint
+if TYPE_CHECKING:
+    from caretz.permissions import proposals as rule_proposals
+else:
+    rule_proposals = lazy_module("caretz.permissions.proposals")  # only for a refused call's hint
 
 if TYPE_CHECKING:
     from caretz.app.session import Session

@@ -13,7 +13,10 @@ from caretz.session.events import read_events
 from caretz.session.records.loop import TurnStarted
 from caretz.session.records.session import ShellRan
 
-shell_mode = lazy_module("caretz.app.shell_mode")  # a resumed session's runs only
+if TYPE_CHECKING:
+    from caretz.app import shell_mode
+else:
+    shell_mode = lazy_module("caretz.app.shell_mode")  # a resumed session's runs only
 
 if TYPE_CHECKING:
     from caretz.app.shell_mode import ShellRun

@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from caretz.agent.parts import TurnListener
 from caretz.agent.signals import Terminated
 from caretz.app.cancel import Canceller
 from caretz.app.commands import find_command
 from caretz.app.goals import goal_driver, logged_goal, new_goal
+from caretz.app.outcome import Outcome as Outcome  # acp/sessions.py makes one through it
 from caretz.app.outcome import (
-    Outcome,
     goal_outcome,
     interrupted_outcome,
     turn_outcome,
@@ -38,17 +38,32 @@ from caretz.providers.base import abort
 from caretz.runtime.probes import StartProbes
 from caretz.session.records.session import JobsStopped
 
-assembly = lazy_module("caretz.app.assembly")  # once the start probes run (see `open`)
-turn_driver = lazy_module("caretz.agent.driver")  # the turn loop: after the probes start too
-goal_driving = lazy_module("caretz.agent.goal_driver")  # the goal's modules: only with a goal
-switching = lazy_module("caretz.app.switching")  # only when a switch is asked for
-rewinding = lazy_module("caretz.app.rewinding")  # only to rewind
-command_run = lazy_module("caretz.app.command_run")  # only with a custom command
-skill_run = lazy_module("caretz.app.skill_run")  # only with skills
-shell_mode = lazy_module("caretz.app.shell_mode")  # the shell mode: at the first `!command`
-at_mentions = lazy_module("caretz.app.mentions")  # `@path` mentions: the REPL's
-attachments = lazy_module("caretz.runtime.attachments")  # images to read: loaded then
-mcp_approval = lazy_module("caretz.app.mcp_approval")  # `/mcp approve`: interactive only
+if TYPE_CHECKING:
+    from caretz.agent import driver as turn_driver
+    from caretz.agent import goal_driver as goal_driving
+    from caretz.app import (
+        assembly,
+        command_run,
+        mcp_approval,
+        rewinding,
+        shell_mode,
+        skill_run,
+        switching,
+    )
+    from caretz.app import mentions as at_mentions
+    from caretz.runtime import attachments
+else:
+    assembly = lazy_module("caretz.app.assembly")  # once the start probes run (see `open`)
+    turn_driver = lazy_module("caretz.agent.driver")  # the turn loop: after the probes start too
+    goal_driving = lazy_module("caretz.agent.goal_driver")  # the goal's modules: only with a goal
+    switching = lazy_module("caretz.app.switching")  # only when a switch is asked for
+    rewinding = lazy_module("caretz.app.rewinding")  # only to rewind
+    command_run = lazy_module("caretz.app.command_run")  # only with a custom command
+    skill_run = lazy_module("caretz.app.skill_run")  # only with skills
+    shell_mode = lazy_module("caretz.app.shell_mode")  # the shell mode: at the first `!command`
+    at_mentions = lazy_module("caretz.app.mentions")  # `@path` mentions: the REPL's
+    attachments = lazy_module("caretz.runtime.attachments")  # images to read: loaded then
+    mcp_approval = lazy_module("caretz.app.mcp_approval")  # `/mcp approve`: interactive only
 
 if TYPE_CHECKING:
     from caretz.agent.compaction import Compaction, Reason
@@ -67,6 +82,7 @@ if TYPE_CHECKING:
     from caretz.mcp_client.model import ServerStatus
     from caretz.mcp_client.plan import Configured
     from caretz.runtime.custom_commands import PreparedCommand
+    from caretz.session.records.base import Record
     from caretz.skills.files import Skill
     from caretz.tools.asking import Asker
 
@@ -75,7 +91,7 @@ class View(TurnListener, Protocol):
     """What a front end gives the session: streamed deltas (`on_text`, `on_thinking`,
     `on_retry`, `on_response_start`) and every session event."""
 
-    def on_event(self, event: dict[str, Any]) -> None: ...
+    def on_event(self, event: Record) -> None: ...
 
 
 SWITCHES = ("model", "profile", "guard_mode", "permission_mode")

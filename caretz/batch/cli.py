@@ -4,14 +4,17 @@ command), so the batch's work is declared lazy below: `caretz --help` loads none
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from caretz.lazy import lazy_module
 
-# The batch itself (worktrees, settings, Rich's live view): loaded when a batch runs.
-batch_command = lazy_module("caretz.batch.command")
+if TYPE_CHECKING:
+    from caretz.batch import command as batch_command
+else:
+    # The batch itself (worktrees, settings, Rich's live view): loaded when a batch runs.
+    batch_command = lazy_module("caretz.batch.command")
 
 
 def batch(

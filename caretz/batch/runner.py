@@ -157,7 +157,7 @@ class Batch:
     def _result(
         self, task: Task, worktree: manage.Worktree, ended: Ended, duration_s: float
     ) -> TaskResult:
-        where = {"worktree": str(worktree.path), "branch": worktree.branch}
+        where: dict[str, Any] = {"worktree": str(worktree.path), "branch": worktree.branch}
         if ended.result is not None:
             return TaskResult.from_run(task.id, ended.result, duration_s=duration_s, **where)
         if self.stopping.is_set():

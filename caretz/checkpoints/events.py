@@ -7,7 +7,7 @@ session read them back. Paths lists are capped; the counts are exact.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from caretz.checkpoints.model import CHANGED_LIMIT, Checkpoint, RestoreResult
 from caretz.session.records.checkpoints import (
@@ -68,7 +68,12 @@ def restored_record(
     `result` is None for a conversation-only rewind (no file was touched); `before`
     is then the checkpoint that rewind took (`CheckpointStore.mark_rewind`), if any.
     """
-    where = {"scope": scope, "to": target.id, "to_turn": target.turn, "to_session": target.session}
+    where: dict[str, Any] = {
+        "scope": scope,
+        "to": target.id,
+        "to_turn": target.turn,
+        "to_session": target.session,
+    }
     if result is None:
         return CheckpointRestored(**where, paths=paths, before=before.id if before else None)
     changes = [{"path": c.path, "status": c.status} for c in result.changes]

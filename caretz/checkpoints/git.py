@@ -160,8 +160,16 @@ class ShadowGit:
             raise CheckpointError(f"git {args[0]} failed: {last_line(done.stderr)}")
         return done.stdout
 
-    def text(self, *args: str, **kwargs) -> str:
-        return os.fsdecode(self.run(*args, **kwargs)).strip()
+    def text(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        settings: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        borrow: bool = False,
+    ) -> str:
+        found = self.run(*args, input=input, settings=settings, env=env, borrow=borrow)
+        return os.fsdecode(found).strip()
 
     def ensure_repo(self) -> None:
         """Creates the shadow git dir on first use (refs and objects only, no work tree)."""

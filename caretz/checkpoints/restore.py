@@ -249,7 +249,7 @@ class TreeWriter:
             self.tree.remove_folder(path)
         elif action == "rmdir" and info is None:
             self.tree.make_folder(path)
-            self.tree.chmod_folder(path, int(extra or 0o755))
+            self.tree.chmod_folder(path, extra if isinstance(extra, int) and extra else 0o755)
         elif action == "moved" and isinstance(extra, Path) and os.path.lexists(extra):
             self.tree.move_in(extra, path)
 

@@ -7,6 +7,7 @@ written (only its `info/exclude`, read for ignore rules).
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import os
 import re
@@ -154,7 +155,7 @@ class CheckpointStore:
             self._ready()
             return history.visible(history.chain(self.git, session))
 
-    def sessions(self) -> list[str]:
+    def sessions(self) -> builtins.list[str]:
         """Sessions that have checkpoints in this project, oldest first."""
         with self.git.locked():
             self._ready()
@@ -262,7 +263,7 @@ class CheckpointStore:
             if latest and latest[0].session == session:
                 self.git.run("update-ref", "-d", history.LATEST)
 
-    def prune(self, older_than: float) -> list[str]:
+    def prune(self, older_than: float) -> builtins.list[str]:
         """Drops sessions whose newest checkpoint is older than `older_than` seconds."""
         cutoff = self.clock() - older_than
         dropped = []
@@ -347,7 +348,7 @@ class CheckpointStore:
         latest = history.tip(self.git, history.LATEST)
         return f"{latest}^{{tree}}" if latest else None
 
-    def _changed_names(self, old: str, new: str) -> list[str]:
+    def _changed_names(self, old: str, new: str) -> builtins.list[str]:
         if old == new:
             return []
         raw = self.git.run("diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new)
@@ -355,7 +356,7 @@ class CheckpointStore:
 
     def _restore_changes(
         self, now_tree: str, target: Checkpoint, paths: Sequence[str] | None
-    ) -> list[Change]:
+    ) -> builtins.list[Change]:
         pathspecs = [self._relative(p) for p in paths] if paths else []
         return diff_trees(self.git, now_tree, target.tree, pathspecs)
 
@@ -370,7 +371,7 @@ class CheckpointStore:
             return relative.as_posix() if relative.parts else "."
         raise CheckpointError(f"{path} is outside the project {self.project}")
 
-    def _inside(self, paths: Collection[str]) -> list[str]:
+    def _inside(self, paths: Collection[str]) -> builtins.list[str]:
         """The paths within the project, relative to it; others are dropped."""
         inside = []
         for path in paths:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,10 +24,15 @@ from caretz.cli_options import (
 from caretz.lazy import lazy_module
 from caretz.private_data import DataWriteFailed
 
-# Each command's work, loaded when that command runs: --help and --version load none of it.
-config_flags = lazy_module("caretz.config.flags")
-run_command = lazy_module("caretz.commands.run")
-worktree_command = lazy_module("caretz.commands.worktree")
+if TYPE_CHECKING:
+    from caretz.commands import run as run_command
+    from caretz.commands import worktree as worktree_command
+    from caretz.config import flags as config_flags
+else:
+    # Each command's work, loaded when that command runs: --help and --version load none of it.
+    config_flags = lazy_module("caretz.config.flags")
+    run_command = lazy_module("caretz.commands.run")
+    worktree_command = lazy_module("caretz.commands.worktree")
 
 app = typer.Typer(
     cls=Group,

@@ -5,7 +5,7 @@ Each command's module is declared lazy below and loaded only when that command r
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,19 +14,33 @@ from caretz.eval.cli import guard_app
 from caretz.lazy import lazy_module
 from caretz.schedule.cli import schedule_app
 
-# Each command's work, loaded when that command runs: --help and --version load none of it.
-config_command = lazy_module("caretz.commands.config")
-sessions_command = lazy_module("caretz.commands.sessions")
-rewind_command = lazy_module("caretz.commands.rewind")
-sandbox_command = lazy_module("caretz.commands.sandbox")
-mcp_command = lazy_module("caretz.commands.mcp")
-hooks_command = lazy_module("caretz.commands.hooks")
-skills_command = lazy_module("caretz.commands.skills")
-worktree_command = lazy_module("caretz.commands.worktree")
-trust_command = lazy_module("caretz.commands.trust")
-doctor_command = lazy_module("caretz.commands.doctor")
-agents_command = lazy_module("caretz.commands.agents")
-acp_server = lazy_module("caretz.acp.server")
+if TYPE_CHECKING:
+    from caretz.acp import server as acp_server
+    from caretz.commands import agents as agents_command
+    from caretz.commands import config as config_command
+    from caretz.commands import doctor as doctor_command
+    from caretz.commands import hooks as hooks_command
+    from caretz.commands import mcp as mcp_command
+    from caretz.commands import rewind as rewind_command
+    from caretz.commands import sandbox as sandbox_command
+    from caretz.commands import sessions as sessions_command
+    from caretz.commands import skills as skills_command
+    from caretz.commands import trust as trust_command
+    from caretz.commands import worktree as worktree_command
+else:
+    # Each command's work, loaded when that command runs: --help and --version load none of it.
+    config_command = lazy_module("caretz.commands.config")
+    sessions_command = lazy_module("caretz.commands.sessions")
+    rewind_command = lazy_module("caretz.commands.rewind")
+    sandbox_command = lazy_module("caretz.commands.sandbox")
+    mcp_command = lazy_module("caretz.commands.mcp")
+    hooks_command = lazy_module("caretz.commands.hooks")
+    skills_command = lazy_module("caretz.commands.skills")
+    worktree_command = lazy_module("caretz.commands.worktree")
+    trust_command = lazy_module("caretz.commands.trust")
+    doctor_command = lazy_module("caretz.commands.doctor")
+    agents_command = lazy_module("caretz.commands.agents")
+    acp_server = lazy_module("caretz.acp.server")
 
 sessions_app = typer.Typer(help="List and inspect past sessions.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)

@@ -26,7 +26,7 @@ from caretz.providers import wire
 from caretz.providers.entry import LocalModel
 from caretz.providers.local_spec import LocalServerError, server_spec
 from caretz.providers.resolve import CUSTOM_API_KEY_ENV, example_ref, key_providers
-from caretz.runtime import project_trust
+from caretz.runtime import project_trust, trust_notice
 from caretz.runtime.mcp import configured_servers
 from caretz.sandbox.detect import Backend
 from caretz.tools.ripgrep import RipgrepMissing, rg_path
@@ -218,7 +218,7 @@ def project_findings(settings: Settings, workspace: Path) -> Iterator[Finding]:
     elif trust.approved:
         yield Finding("project", f"{root}: its configuration is approved as it is now")
     else:
-        notice = project_trust.not_approved_notice(trust)
+        notice = trust_notice.not_approved_notice(trust)
         yield Finding("project", f"{root}: {notice}", ok=False, fix="caretz trust")
     servers = configured_servers(settings, trust)
     if not servers:

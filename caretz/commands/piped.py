@@ -86,9 +86,8 @@ def read_piped(fd: int = 0, wait_s: float | None = None, limit: int = PIPED_LIMI
     except (OSError, ValueError):  # no stdin at all (its descriptor closed)
         return Piped()
     cut = len(data) > limit
-    if cut:
-        data = _cut_at_line(bytes(data[:limit]))
-    return Piped(bytes(data).decode("utf-8", errors="replace"), cut=cut)
+    read = _cut_at_line(bytes(data[:limit])) if cut else bytes(data)
+    return Piped(read.decode("utf-8", errors="replace"), cut=cut)
 
 
 def _read_up_to(fd: int, size: int) -> bytearray:

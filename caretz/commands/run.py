@@ -40,16 +40,21 @@ from caretz.session.store import SessionNotFound, SessionStore
 from caretz.ui.console import JsonOutput, TextOutput
 from caretz.usage_error import fail, fail_runtime
 
-# The interactive session: prompt_toolkit, which a headless run never needs.
-repl = lazy_module("caretz.ui.repl")
-# Only the runs that ask for them: --input-format stream-json, --env-file, yolo's banner.
-stream_json = lazy_module("caretz.commands.stream_json")
-env_files = lazy_module("caretz.config.env_file")
-permission_lines = lazy_module("caretz.ui.permission_lines")
+if TYPE_CHECKING:
+    from caretz.commands import stream_json
+    from caretz.config import env_file as env_files
+    from caretz.ui import permission_lines, repl
+else:
+    # The interactive session: prompt_toolkit, which a headless run never needs.
+    repl = lazy_module("caretz.ui.repl")
+    # Only the runs that ask for them: --input-format stream-json, --env-file, yolo's banner.
+    stream_json = lazy_module("caretz.commands.stream_json")
+    env_files = lazy_module("caretz.config.env_file")
+    permission_lines = lazy_module("caretz.ui.permission_lines")
 
 if TYPE_CHECKING:
     from caretz.app.outcome import Outcome
-    from caretz.app.session import Session, View
+    from caretz.app.session import Session
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
 
@@ -185,7 +190,7 @@ def write_result(result: RunResult) -> None:
     sys.stdout.flush()
 
 
-def make_output(settings: Settings) -> View:
+def make_output(settings: Settings) -> JsonOutput | TextOutput:
     if settings.output == "json":
         return JsonOutput()
     return TextOutput(detailed=settings.output == "detailed")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
+from caretz.permissions.project import find_project_root
 from caretz.runtime import project_trust
 from caretz.ui.trust_text import approval_lines
 from caretz.usage_error import fail
@@ -74,7 +75,7 @@ def trust_project(
 
 
 def revoke_approval(settings: Settings, workspace: Path) -> int:
-    root = project_trust.find_project_root(workspace)
+    root = find_project_root(workspace)
     if project_trust.revoke(settings, workspace):
         _say(f"revoked: {root}: its configuration is left out until you approve it again")
     else:

@@ -12,11 +12,15 @@ import os
 import stat
 from collections.abc import MutableMapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 
-dotenv = lazy_module("dotenv")  # only a run given --env-file reads one
+if TYPE_CHECKING:
+    import dotenv
+else:
+    dotenv = lazy_module("dotenv")  # only a run given --env-file reads one
 
 # The names this process took from an env file: keys, which never expand into a
 # project's configuration (runtime/project_trust.py).

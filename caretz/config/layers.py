@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -26,11 +26,14 @@ from caretz.goal.config import EvaluatorConfig, GoalConfig
 from caretz.guard.config import JudgeConfig, LoopGuardConfig
 from caretz.lazy import lazy_module
 from caretz.pricing import Price
-from caretz.providers.registry import ProviderEntry
+from caretz.providers.entry import ProviderEntry
 from caretz.providers.resolve import ResolvedModel, merged_providers, resolve_model
 from caretz.sandbox.config import SandboxConfig
 
-config_env = lazy_module("caretz.config.env")  # pydantic-settings: only with a CARETZ_* set
+if TYPE_CHECKING:
+    from caretz.config import env as config_env
+else:
+    config_env = lazy_module("caretz.config.env")  # pydantic-settings: only with a CARETZ_* set
 
 
 class Layered(NamedTuple):

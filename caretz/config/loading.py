@@ -14,11 +14,18 @@ from caretz import private_data
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 
-platformdirs = lazy_module("platformdirs")  # only where no variable names the folder
-# Validating a file: pydantic and the schema, loaded only when there is one to validate.
-pydantic = lazy_module("pydantic")
-config_errors = lazy_module("caretz.config.errors")
-schema = lazy_module("caretz.config.schema")
+if TYPE_CHECKING:
+    import platformdirs
+    import pydantic
+
+    from caretz.config import errors as config_errors
+    from caretz.config import schema
+else:
+    platformdirs = lazy_module("platformdirs")  # only where no variable names the folder
+    # Validating a file: pydantic and the schema, loaded only when there is one to validate.
+    pydantic = lazy_module("pydantic")
+    config_errors = lazy_module("caretz.config.errors")
+    schema = lazy_module("caretz.config.schema")
 
 if TYPE_CHECKING:
     from caretz.config.schema import ConfigFile

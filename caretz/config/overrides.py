@@ -22,14 +22,14 @@ from caretz.config.schema import (
     CheckEvery,
     GoalTurns,
     ModelRef,
-    Output,
     ToolCallLimit,
 )
+from caretz.config.values import Output
 from caretz.config_base import ConfigError
 from caretz.guard.model import Mode
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
-from caretz.sandbox.config import ModeName
+from caretz.sandbox.policy import ModeName
 
 
 class Overrides(BaseModel):

@@ -16,6 +16,7 @@ import glob
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
@@ -36,7 +37,10 @@ from caretz.sandbox.runner import Sandbox, open_sandbox
 from caretz.sandbox.runtime import SessionRuntime, sessions_parent
 from caretz.trusted import Programs, installation_inside, resolve_programs
 
-platformdirs = lazy_module("platformdirs")  # loaded by the settings unless variables name both
+if TYPE_CHECKING:
+    import platformdirs
+else:
+    platformdirs = lazy_module("platformdirs")  # loaded by the settings unless variables name both
 
 
 def caretz_paths(settings: Settings) -> list[Path]:
@@ -146,7 +150,7 @@ def open_session_sandbox(
     except SandboxUnavailable as error:
         raise ConfigError(str(error)) from None
     nsenter = programs.nsenter.path if sandbox.nsenter_path else None
-    trusted = {
+    trusted: dict[str, Any] = {
         "python": programs.python.path,
         "nsenter_path": nsenter,
         "git_path": programs.git.path,

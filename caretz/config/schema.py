@@ -22,8 +22,8 @@ from caretz.mcp_client.config import McpConfig, ServerTable
 from caretz.messages import ProtocolName, Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.pricing import Price
+from caretz.providers.entry import ProviderEntry
 from caretz.providers.local import BUILTIN_TEMPLATE, LocalModel
-from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import DEFAULT_MODEL
 from caretz.sandbox.config import SandboxConfig
 from caretz.web.config import WebFetchConfig, WebSearchConfig

@@ -29,8 +29,8 @@ from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import Reasoning
 from caretz.permissions.modes import PermissionMode
 from caretz.pricing import Price
+from caretz.providers.entry import ProviderEntry
 from caretz.providers.model_limits import ModelLimits, limits_for
-from caretz.providers.registry import ProviderEntry
 from caretz.providers.resolve import (
     CUSTOM_PROVIDER,
     DEFAULT_MODEL,
@@ -40,7 +40,10 @@ from caretz.providers.resolve import (
 )
 from caretz.sandbox.policy import SandboxMode
 
-layers = lazy_module("caretz.config.layers")  # pydantic: only with something to validate
+if TYPE_CHECKING:
+    from caretz.config import layers
+else:
+    layers = lazy_module("caretz.config.layers")  # pydantic: only with something to validate
 
 if TYPE_CHECKING:
     from caretz.config.schema import Profile

@@ -11,7 +11,7 @@ from typing import Any
 
 from caretz.config.settings import Settings
 from caretz.pricing import price_for
-from caretz.providers.registry import ProviderEntry
+from caretz.providers.entry import ProviderEntry
 
 # Profile keys shown resolved, under "model", instead of as configured.
 _SHOWN_UNDER_MODEL = {"model", "base_url", "tool_choice"}

@@ -20,7 +20,10 @@ from caretz.messages import Reasoning
 from caretz.permissions.modes import DEFAULT_MODE, PermissionMode
 from caretz.sandbox.policy import ModeName
 
-sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")  # only with a list of hosts
+if TYPE_CHECKING:
+    from caretz.sandbox import allowlist as sandbox_allowlist
+else:
+    sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")  # only with a list of hosts
 
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist

@@ -19,31 +19,43 @@ from caretz.lazy_dataclass import lazy_dataclass
 from caretz.text import shorten
 from caretz.usage_error import fail
 
-# What the commands run on, loaded when one runs (not by `caretz --help` or any other command).
-replay = lazy_module("caretz.eval.replay")
-judge_command = lazy_module("caretz.eval.judge_command")
-eval_labels = lazy_module("caretz.eval.labels")
-pricing = lazy_module("caretz.pricing")
-session_store = lazy_module("caretz.session.store")
-config_settings = lazy_module("caretz.config.settings")
-providers_resolve = lazy_module("caretz.providers.resolve")
-runtime_judge = lazy_module("caretz.runtime.judge")
-runtime_models = lazy_module("caretz.runtime.models")
-detectors_config = lazy_module("caretz.guard.detectors_config")
-alias_generators = lazy_module("pydantic.alias_generators")
-json = lazy_module("json")
-config_base = lazy_module("caretz.config_base")
-
 if TYPE_CHECKING:
-    from caretz.eval.judge_command import Evaluation
-    from caretz.eval.replay import ReplayResult
+    import json
+
+    from pydantic import alias_generators
+
+    from caretz import config_base, pricing
+    from caretz.config import settings as config_settings
+    from caretz.eval import judge_command, replay
+    from caretz.eval import labels as eval_labels
+    from caretz.guard import detectors_config
     from caretz.guard.config import LoopGuardConfig
     from caretz.guard.model import Judge
-    from caretz.providers.resolve import ResolvedModel
+    from caretz.messages import Reasoning
+    from caretz.providers import resolve as providers_resolve
+    from caretz.runtime import judge as runtime_judge
+    from caretz.runtime import models as runtime_models
+    from caretz.session import store as session_store
+else:
+    # What the commands run on, loaded when one runs (not by `caretz --help` or any other command).
+    replay = lazy_module("caretz.eval.replay")
+    judge_command = lazy_module("caretz.eval.judge_command")
+    eval_labels = lazy_module("caretz.eval.labels")
+    pricing = lazy_module("caretz.pricing")
+    session_store = lazy_module("caretz.session.store")
+    config_settings = lazy_module("caretz.config.settings")
+    providers_resolve = lazy_module("caretz.providers.resolve")
+    runtime_judge = lazy_module("caretz.runtime.judge")
+    runtime_models = lazy_module("caretz.runtime.models")
+    detectors_config = lazy_module("caretz.guard.detectors_config")
+    alias_generators = lazy_module("pydantic.alias_generators")
+    json = lazy_module("json")
+    config_base = lazy_module("caretz.config_base")
 
 GUARD_HELP = "Check the loop guard's calls on recorded trajectories before trusting it."
 REPLAY_HELP = "Replay trajectories through the loop guard in shadow mode and show where it fires."
 FILES_HELP = "Corpus JSONL files, session events.jsonl files, session folders or session IDs."
+REASONING_LEVELS: tuple[Reasoning, ...] = ("off", "low", "medium", "high")
 
 guard_app = typer.Typer(
     help=GUARD_HELP,
@@ -57,10 +69,11 @@ class _PlainArgumentsCommand(TyperCommand):
     """Help that names the FILE arguments as people write them: `FILE...`, not Typer's
     `{FILE}...` and `FILE <list[Path]>`."""
 
-    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+    # The ignores: Typer hands its own Context; the base names click's, which Typer keeps private.
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
         return [self.options_metavar or "[OPTIONS]", "FILE..."]
 
-    def format_options(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_options(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
         with formatter.section("Arguments"):
             formatter.write_dl([("FILE...", FILES_HELP)])
         options = [
@@ -80,8 +93,6 @@ def guard_callback() -> None:
 class UsageProblem(Exception):
     """A bad flag value, told in one line (exit 2)."""
 
-
-REASONING_LEVELS = ("off", "low", "medium", "high")
 
 # Options both commands take.
 ConfigOption = Annotated[
@@ -226,7 +237,7 @@ def _eval(params: dict[str, Any]) -> int:
     )
 
 
-def _evaluation(params: dict[str, Any]) -> Evaluation:
+def _evaluation(params: dict[str, Any]) -> judge_command.Evaluation:
     """The command's flags, resolved; every usage or config problem is raised here."""
     if params["output"] not in ("text", "json"):
         raise UsageProblem(f"--output {params['output']!r}: expected text or json")
@@ -293,7 +304,7 @@ def _judge(ref: str, settings: Any, env: dict[str, str]) -> Judge:
 @lazy_dataclass(frozen=True)
 class OpenedJudge:
     judge: Judge
-    model: ResolvedModel
+    model: providers_resolve.ResolvedModel
     reasoning: str
 
     def settings(self) -> dict[str, Any]:
@@ -319,13 +330,14 @@ def open_judge(
 ) -> OpenedJudge:
     """The judge model through the runtime's own wiring (any provider, `local/PATH.gguf`,
     a bare model ID on `base_url`); a missing key or model fails here, before any replay."""
-    if reasoning is not None and reasoning not in REASONING_LEVELS:
+    chosen = reasoning if reasoning is not None else settings.loop_guard.judge.reasoning or "off"
+    level = next((each for each in REASONING_LEVELS if each == chosen), None)
+    if level is None:
         raise UsageProblem(f"--reasoning {reasoning!r}: expected off, low, medium or high")
     model = providers_resolve.resolve_model(
         ref, settings.providers, base_url, env, config_file=settings.config_path
     )
     provider = runtime_models.open_provider(model, env, runtime_models.request_limits(settings))
-    level = reasoning or settings.loop_guard.judge.reasoning or "off"
     return OpenedJudge(
         runtime_judge.model_judge(provider, model.model_id, model.ref, level), model, level
     )
@@ -377,14 +389,13 @@ def parse_detector_switch(switch: str) -> tuple[str, bool]:
 # ---------------------------------------------------------------- output
 
 
-def _render_json(result: ReplayResult) -> list[str]:
-    trajectory_id = result.trajectory.id
-    lines = [json.dumps(firing.to_json(trajectory_id)) for firing in result.firings]
+def _render_json(result: replay.ReplayResult) -> list[str]:
+    lines = [json.dumps(firing.to_json(result.trajectory.id)) for firing in result.firings]
     lines.append(json.dumps(result.summary_json()))
     return lines
 
 
-def _render_text(result: ReplayResult) -> list[str]:
+def _render_text(result: replay.ReplayResult) -> list[str]:
     trajectory = result.trajectory
     steps = len(trajectory.steps)
     header = f"{trajectory.id}  {steps} step{'' if steps == 1 else 's'}"
@@ -425,7 +436,7 @@ def _verdict_text(verdict: dict[str, Any]) -> str:
     return text
 
 
-def _closing_text(result: ReplayResult) -> str:
+def _closing_text(result: replay.ReplayResult) -> str:
     if not result.firings:
         return "  no firings"
     counts = ", ".join(f"{name} {count}" for name, count in result.trigger_counts().items())

@@ -217,7 +217,7 @@ class PartialRun(Exception):
 
 
 def in_parallel(
-    items: Sequence[T] | range,
+    items: Sequence[T],
     work: Callable[[T], R],
     concurrency: int,
     cancelled: threading.Event,
@@ -253,7 +253,7 @@ def in_parallel(
         item, result, error = finished
         if error is not None:
             raise error
-        yield item, result  # type: ignore[misc]
+        yield item, result
 
 
 def _next(done: queue.Queue[Any], cancelled: threading.Event) -> Any:

@@ -234,7 +234,7 @@ def scored_calls(runs: Sequence[TrajectoryRun]) -> list[ScoredCall]:
 
 def tallies(calls: Sequence[ScoredCall]) -> tuple[Tally, dict[str, Tally]]:
     """Overall, and per trajectory kind (stuck kinds by name, productive last)."""
-    overall, by_kind = Tally(), {}
+    overall, by_kind = Tally(), dict[str, Tally]()
     for scored in calls:
         if scored.expected is None:
             continue

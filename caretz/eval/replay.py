@@ -34,7 +34,7 @@ from caretz.session.records.parse import parse_record
 
 # Corpus tool names → caretz tool names, where the match is obvious. The corpus
 # name is kept in the arguments under CORPUS_TOOL_KEY.
-CORPUS_TOOL_NAMES = {
+CORPUS_TOOL_NAMES: dict[str, str] = {
     "bash": "bash",
     "edit": "edit",
     "create": "write",
@@ -154,7 +154,7 @@ def _corpus_step(where: str, step: Any) -> Step:
     failed = step.get("failed")
     if failed is not None and not isinstance(failed, bool):
         raise TrajectoryError(f"{where}: 'failed' must be true, false or null")
-    original = step["tool"]
+    original: str = step["tool"]
     tool = CORPUS_TOOL_NAMES.get(original, original)
     if tool != original:
         args = {**args, CORPUS_TOOL_KEY: original}

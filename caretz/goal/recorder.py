@@ -15,9 +15,8 @@ from caretz.guard.model import ToolObservation, TurnContext
 from caretz.guard.record import TurnRecord
 from caretz.messages import Message, ToolCall, Usage
 from caretz.plan import Plan
-from caretz.session.records.base import Record
+from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.loop import (
-    LoopRecord,
     ModelResponse,
     ToolCalled,
     ToolResult,
@@ -51,8 +50,8 @@ class TurnRecorder:
             call = ToolCall.from_dict({"id": "", "name": "unknown", **event.call})
             self._calls[call.id] = call
         elif isinstance(event, ToolResult):
-            call = self._calls.get(event.call_id)
-            self.record.add_call(ToolObservation.from_record(event, call))
+            made = self._calls.get(event.call_id)
+            self.record.add_call(ToolObservation.from_record(event, made))
         elif isinstance(event, ModelResponse):
             message = Message.from_dict(event.message)
             self.record.add_response(message, Usage.from_dict(event.usage or {}))

@@ -24,7 +24,8 @@ The checks live by what they watch: `calls.py` (tool calls and their results),
 from __future__ import annotations
 
 from caretz.guard.calls import AlternationDetector, IdenticalCallDetector, RepeatedErrorDetector
-from caretz.guard.delegation import DelegationChain, SubagentDetector
+from caretz.guard.delegation import DelegationChain as DelegationChain  # guard.py's too
+from caretz.guard.delegation import SubagentDetector
 from caretz.guard.detector import Detector
 from caretz.guard.detectors_config import DetectorsConfig
 from caretz.guard.progress import NoProgressDetector

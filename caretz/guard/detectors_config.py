@@ -91,7 +91,7 @@ class RepeatedErrorConfig(Section):
     @field_validator("consecutive", "same_edit")
     @classmethod
     def _two_or_off(cls, value: int, info: ValidationInfo) -> int:
-        return _zero_or_at_least(value, 2, f"repeatedError.{to_camel(info.field_name)}")
+        return _zero_or_at_least(value, 2, f"repeatedError.{to_camel(info.field_name or '')}")
 
 
 class AlternationConfig(Section):
@@ -154,7 +154,7 @@ class StreamTextConfig(Section):
     @field_validator("max_repeats", "max_repeats_in_code")
     @classmethod
     def _repeats(cls, value: int, info: ValidationInfo) -> int:
-        return _zero_or_at_least(value, 2, f"streamText.{to_camel(info.field_name)}")
+        return _zero_or_at_least(value, 2, f"streamText.{to_camel(info.field_name or '')}")
 
 
 class ReasoningConfig(Section):

@@ -37,6 +37,7 @@ from caretz.guard.notes import (
     stop_notice,
     warn_message,
 )
+from caretz.guard.record import TurnRecord
 from caretz.guard.seam import (
     CONTINUE,
     AutoResume,
@@ -48,7 +49,6 @@ from caretz.guard.seam import (
     Stop,
     Warn,
 )
-from caretz.guard.summary import TurnRecord
 from caretz.guard.triggers import build_triggers
 from caretz.messages import Message, ToolCall, Usage
 from caretz.session.records import guard as records
@@ -139,7 +139,7 @@ class LoopGuard:
         if model_ref in self._inactive_reported:
             return
         self._inactive_reported.add(model_ref)
-        self._emit(records.LoopGuardInactive(model_ref=model_ref, models=self.config.models))
+        self._emit(records.LoopGuardInactive(model_ref=model_ref, models=self.config.models or []))
 
     def end_turn(self, final_text: str) -> Continue | Stop:
         """Cross-turn checks; Stop means: do not continue automatically."""
@@ -387,12 +387,13 @@ class LoopGuard:
             )
         elif isinstance(decision, Stop):
             self._stopped = True
+            notice = decision.notice  # the resume below leaves it as it is
             if resumable:
                 decision = dataclasses.replace(decision, resume=self._next_resume())
             self._emit_outcome(
                 records.LoopGuardStopped,
                 firing,
-                notice=decision.notice,
+                notice=notice,
                 judged=judged,
                 no_judge=no_judge,
             )

@@ -14,7 +14,8 @@ from typing import Any
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.model import Firing, Judge, JudgeResult, Mode, Verdict, not_stuck
 from caretz.guard.notes import redirect_note
-from caretz.guard.summary import TurnRecord, build_summary
+from caretz.guard.record import TurnRecord
+from caretz.guard.summary import build_summary
 from caretz.session.records.base import Record
 from caretz.session.records.guard import LoopGuardJudged, LoopGuardJudging
 

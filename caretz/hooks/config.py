@@ -138,7 +138,7 @@ def _field_name(event: HookEvent) -> str:
 
 
 def _event(name: str) -> list[HookMatcher]:
-    return Field(default_factory=list, alias=name)  # type: ignore[return-value]
+    return Field(default_factory=list, alias=name)
 
 
 class HooksConfig(Section):

@@ -26,6 +26,7 @@ from caretz.text import one_line
 
 Outcome = Literal["ok", "block", "warning"]
 Permission = Literal["allow", "deny", "ask"]
+PERMISSIONS: tuple[Permission, ...] = ("allow", "deny", "ask")
 # Events whose plain stdout is context for the model.
 _CONTEXT_FROM_STDOUT = ("UserPromptSubmit", "SessionStart")
 BLOCKING_EXIT = 2
@@ -136,8 +137,9 @@ def _permission(
         word = _LEGACY.get(str(data.get("decision")))
     if word is None or word == "defer":
         return None, why
-    if word in ("allow", "deny", "ask"):
-        return word, why
+    known = next((each for each in PERMISSIONS if each == word), None)
+    if known is not None:
+        return known, why
     return "ask", f"the hook answered {word!r}, which caretz does not know, so the user decides"
 
 

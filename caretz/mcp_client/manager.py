@@ -31,8 +31,11 @@ from caretz.mcp_client.model import RemoteTool, ServerSpec
 from caretz.mcp_client.names import server_part
 from caretz.text import one_line
 
-# The only module importing the MCP SDK: loaded when the first server starts.
-mcp_connection = lazy_module("caretz.mcp_client.connection")
+if TYPE_CHECKING:
+    from caretz.mcp_client import connection as mcp_connection
+else:
+    # The only module importing the MCP SDK: loaded when the first server starts.
+    mcp_connection = lazy_module("caretz.mcp_client.connection")
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz import inbound
 from caretz.lazy import lazy_module
@@ -29,8 +29,11 @@ from caretz.session.records import mcp as records
 from caretz.session.records.base import Record
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 
-# The only module importing the MCP SDK: loaded by the time a server answers a call.
-mcp_connection = lazy_module("caretz.mcp_client.connection")
+if TYPE_CHECKING:
+    from caretz.mcp_client import connection as mcp_connection
+else:
+    # The only module importing the MCP SDK: loaded by the time a server answers a call.
+    mcp_connection = lazy_module("caretz.mcp_client.connection")
 
 Emit = Callable[[Record], Any]
 
@@ -244,7 +247,11 @@ class McpServers:
         for status in list(self._statuses.values()):
             if (names is not None and status.name not in names) or status.state == "starting":
                 continue
-            where = {"server": status.name, "source": status.source, "transport": status.transport}
+            where: dict[str, Any] = {
+                "server": status.name,
+                "source": status.source,
+                "transport": status.transport,
+            }
             if status.state == "ready":
                 tools = [tool.name for tool in status.tools]
                 started = records.McpServerStarted(

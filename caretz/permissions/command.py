@@ -101,7 +101,7 @@ class Command:
 
     def _but(self, **changed: object) -> Command:
         fields = {name: self.__dict__[name] for name in _FIELDS}
-        return Command(**{**fields, **changed})  # type: ignore[arg-type]
+        return Command(**{**fields, **changed})
 
     @cached_property
     def argument_texts(self) -> frozenset[str]:

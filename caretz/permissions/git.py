@@ -14,9 +14,12 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 
 from caretz.permissions.command import Command, Runs
 from caretz.permissions.words import Word
+
+Parse = Callable[[str, int], tuple[Command, ...]]
 
 _GLOBAL_WITH_VALUE = frozenset(
     {"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--attr-source",
@@ -78,7 +81,7 @@ _PROGRAM_OPTIONS = ("--upload-pack", "--receive-pack", "--exec")  # the command 
 _COMMAND_KEYS = frozenset({"core.pager", "core.editor", "sequence.editor", "core.sshcommand"})
 
 
-def read_git(words: tuple[Word, ...], text: str, depth: int, parse) -> Command:
+def read_git(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """git with what it runs inside it, or hidden where that cannot be told."""
     commands: list[str] = []  # `-c core.pager=cat`: command lines git may run
     found = _read(words, text, depth, parse, commands)
@@ -89,7 +92,9 @@ def read_git(words: tuple[Word, ...], text: str, depth: int, parse) -> Command:
     return Command(found.words, found.text, None, found.inner + extra, runs)
 
 
-def _read(words, text, depth, parse, commands: list[str]) -> Command:
+def _read(
+    words: tuple[Word, ...], text: str, depth: int, parse: Parse, commands: list[str]
+) -> Command:
     args = words[1:]
     aliases: dict[str, str] = {}
     i = 0
@@ -147,7 +152,15 @@ def _setting(
     return f"git {option} {key}=… can make git run a command caretz does not read"
 
 
-def _alias(words, text, depth, parse, head, value: str, rest) -> Command:
+def _alias(
+    words: tuple[Word, ...],
+    text: str,
+    depth: int,
+    parse: Parse,
+    head: tuple[Word, ...],
+    value: str,
+    rest: tuple[Word, ...],
+) -> Command:
     """`git -c alias.p=push p x` runs `git push x`; `alias.p='!cmd'` runs `cmd x` in a shell."""
     via = f"git alias {head[-1].text}"
     if value.startswith("!"):
@@ -161,7 +174,9 @@ def _alias(words, text, depth, parse, head, value: str, rest) -> Command:
     return _running(words, text, depth, parse, line, via, Runs.INSTEAD)
 
 
-def _subcommand(words, text, depth, parse, sub: str, rest: tuple[Word, ...]) -> Command:
+def _subcommand(
+    words: tuple[Word, ...], text: str, depth: int, parse: Parse, sub: str, rest: tuple[Word, ...]
+) -> Command:
     unknown = next((w for w in rest if not w.known), None)
     bodies: list[Word] = []
     for index, word in enumerate(rest):
@@ -175,7 +190,7 @@ def _subcommand(words, text, depth, parse, sub: str, rest: tuple[Word, ...]) -> 
         elif sub == "rebase" and option.startswith("-x") and len(option) > 2:
             bodies.append(Word(option[2:]))
     if sub == "bisect" and rest[:1] and rest[0].text == "run":
-        bodies.append(unknown or Word(_joined([], rest[1:])))
+        bodies.append(unknown or Word(_joined([], rest[1:]) or ""))  # all known: joined
     if sub == "submodule" and any(w.text == "foreach" for w in rest):
         after = [w for w in rest[[w.text for w in rest].index("foreach") + 1 :]]
         after = [w for w in after if not (w.known and w.text in ("--recursive", "-q"))]
@@ -199,7 +214,15 @@ def _runs_its_value(sub: str, option: str) -> bool:
     return sub == "filter-branch" and option in _FILTERS
 
 
-def _running(words, text, depth, parse, line: str | None, via: str, runs: Runs) -> Command:
+def _running(
+    words: tuple[Word, ...],
+    text: str,
+    depth: int,
+    parse: Parse,
+    line: str | None,
+    via: str,
+    runs: Runs,
+) -> Command:
     if line is None:
         return Command(
             words, text, hidden=f"the arguments of the {via} are only known when it runs"

@@ -26,6 +26,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from caretz.permissions.command import MAX_DEPTH, Command, LineParts, program_name
@@ -187,7 +188,8 @@ class _Check:
             program = command.program
             for rule in self.index.candidates(command) if program is not None else ():
                 if rule.command is None or (
-                    rule.command.names(program) and rule.command.contains(command) is not Match.NO
+                    rule.command.names(program or "")  # never None: no candidates then
+                    and rule.command.contains(command) is not Match.NO
                 ):
                     return rule, command.shown()
             found = self.carried(command.carries, strict=False)
@@ -234,10 +236,14 @@ class _Check:
             name = word.rstrip("/").rsplit("/", 1)[-1] if "/" in word else word
             if not name or ("/" in word and not from_system(word)):
                 continue
-            rule = self._named(lambda pattern, name=name: pattern.names(name))
+            rule = self._named(partial(_names, name=name))
             if rule is not None:
                 return rule, word
         return None
+
+
+def _names(pattern: CommandPattern, name: str) -> bool:
+    return pattern.names(name)
 
 
 def _readings(string: str) -> list[str]:

@@ -261,6 +261,7 @@ def _watch(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
         args.pop(0)
     if not args:
         return Command(words, text)
+    inner: tuple[Command, ...]
     if exec_form:
         inner = (reached(build_command(tuple(args), text, depth, parse), "watch"),)
     else:

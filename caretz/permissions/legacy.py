@@ -96,7 +96,7 @@ def _word_matches(token: str, text: str) -> bool:
 
 
 def _first(
-    commands: list[Command], test: Callable[[Command], Match]
+    commands: Sequence[Command], test: Callable[[Command], Match]
 ) -> tuple[Match, Command | None]:
     unknown = None
     for command in commands:

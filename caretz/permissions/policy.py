@@ -28,15 +28,23 @@ if TYPE_CHECKING:
     from caretz.permissions.patterns import Match
     from caretz.permissions.rules import Rule
 
-# What reads commands and paths: loaded at the first check with rules (most sessions have none).
-bash_index = lazy_module("caretz.permissions.index")
-rule_paths = lazy_module("caretz.permissions.paths")
-rule_patterns = lazy_module("caretz.permissions.patterns")
-shell_commands = lazy_module("caretz.permissions.command")
-# The shell's reader (tree-sitter): only with bash rules to check.
-shell_parse = lazy_module("caretz.permissions.shell")
-# What a line hands the programs caretz does not read: only with bash rules to check.
-handed_commands = lazy_module("caretz.permissions.handed")
+if TYPE_CHECKING:
+    from caretz.permissions import command as shell_commands
+    from caretz.permissions import handed as handed_commands
+    from caretz.permissions import index as bash_index
+    from caretz.permissions import paths as rule_paths
+    from caretz.permissions import patterns as rule_patterns
+    from caretz.permissions import shell as shell_parse
+else:
+    # What reads commands and paths: loaded at the first check with rules (most sessions have none).
+    bash_index = lazy_module("caretz.permissions.index")
+    rule_paths = lazy_module("caretz.permissions.paths")
+    rule_patterns = lazy_module("caretz.permissions.patterns")
+    shell_commands = lazy_module("caretz.permissions.command")
+    # The shell's reader (tree-sitter): only with bash rules to check.
+    shell_parse = lazy_module("caretz.permissions.shell")
+    # What a line hands the programs caretz does not read: only with bash rules to check.
+    handed_commands = lazy_module("caretz.permissions.handed")
 
 Outcome = Literal["allow", "ask", "deny", "no-match"]
 # A part a deny or ask rule could match: (the rule, the part, why it cannot be read,
@@ -189,11 +197,11 @@ def _find(
     legacy = [r for r in rules.legacy if r.behavior == behavior]
     for rule in legacy:
         assert rule.legacy is not None
-        match, part = rule.legacy.find(parts)
+        match, found = rule.legacy.find(parts)
         if match is rule_patterns.Match.YES:
-            return match, rule, part, []
-        if match is rule_patterns.Match.UNKNOWN and part is not None:
-            unknown.append(_unresolved(rule, part))
+            return match, rule, found, []
+        if match is rule_patterns.Match.UNKNOWN and found is not None:
+            unknown.append(_unresolved(rule, found))
     # What the line hands a program caretz does not read (handed.py): it may run it.
     for rule, part, why in handed_commands.handed(index, legacy, parts, line):
         unknown.append((rule, part, why, part.unknown is None))

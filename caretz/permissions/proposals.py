@@ -31,10 +31,11 @@ from typing import Any
 
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions.command import Command, Runs
-from caretz.permissions.launch import SHELLS, is_interpreter
+from caretz.permissions.launch import is_interpreter
 from caretz.permissions.policy import RuleSet, allowing_rule, url_host
 from caretz.permissions.project import PROJECT_SETTINGS, read_project_settings
 from caretz.permissions.rules import TOOL_FAMILIES, domain_rule, parse_rule
+from caretz.permissions.runner import SHELLS
 from caretz.permissions.shell import parse_command_line
 from caretz.sandbox.door import write_beneath
 

@@ -184,7 +184,7 @@ def _script_at(program: str, args: tuple[Word, ...]) -> int | None:
         if value is not None and letters[value] in reads.ends and value + 1 < len(letters):
             return index  # `python -mpytest`: the module is named in the same word
         skip = value is not None and value + 1 == len(letters)
-        if skip and letters[value] in reads.ends:
+        if value is not None and skip and letters[value] in reads.ends:
             return index + 1
     return None
 

@@ -73,7 +73,15 @@ def _escapes(reason: str) -> Builder:
     )
 
 
-def _body(words, text, depth, parse, body: Word, via: str, runs: Runs = Runs.INSTEAD) -> Command:
+def _body(
+    words: tuple[Word, ...],
+    text: str,
+    depth: int,
+    parse: Parse,
+    body: Word,
+    via: str,
+    runs: Runs = Runs.INSTEAD,
+) -> Command:
     if not body.known:
         return Command(words, text, hidden=f"the {via} command line is {body.problem}")
     inner = tuple(_reached(c, via) for c in parse(body.text, depth + 1))
@@ -99,7 +107,7 @@ def _option_value(args: tuple[Word, ...], names: tuple[str, ...]) -> Word | None
     return None
 
 
-def _script(words, text, depth, parse) -> Command:
+def _script(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """`script -c CMD [file]` runs CMD; without -c it opens a shell reading its input."""
     args = words[1:]
     body = _option_value(args, ("-c", "--command"))
@@ -113,7 +121,7 @@ def _script(words, text, depth, parse) -> Command:
     return _body(words, text, depth, parse, body, "script -c")
 
 
-def _sg(words, text, depth, parse) -> Command:
+def _sg(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """`sg GROUP -c CMD` or `sg GROUP CMD…` runs the command line as another group."""
     args = words[2:]
     body = _option_value(args, ("-c",))
@@ -125,7 +133,7 @@ def _sg(words, text, depth, parse) -> Command:
     return _body(words, text, depth, parse, body, "sg", Runs.AS_OTHER_USER)
 
 
-def _npx(words, text, depth, parse) -> Command:
+def _npx(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """`npx -c CMD` runs a shell line; `npx NAME …` runs NAME (a package's program, or one
     on PATH): an allow of the npx command covers it, deny rules see the program."""
     args = words[1:]
@@ -153,7 +161,7 @@ def _npx(words, text, depth, parse) -> Command:
     return _body(words, text, depth, parse, Word(line), words[0].text, Runs.NAMED)
 
 
-def _ssh(words, text, depth, parse) -> Command:
+def _ssh(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """`ssh [options] HOST CMD…` runs CMD on HOST: read, as a shell line (an allow of ssh
     covers it; deny rules see it). An option that runs a local command hides it."""
     args = words[1:]
@@ -187,7 +195,7 @@ def _ssh(words, text, depth, parse) -> Command:
     return _body(words, text, depth, parse, body, "ssh", Runs.NAMED)
 
 
-def _vim(words, text, depth, parse) -> Command:
+def _vim(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     for word in words[1:]:
         if not word.known:
             return Command(
@@ -198,20 +206,20 @@ def _vim(words, text, depth, parse) -> Command:
     return Command(words, text, unseen=_EDITOR.format(words[0].text))
 
 
-def _emacs(words, text, depth, parse) -> Command:
+def _emacs(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     code = ("--eval", "-l", "--load", "-f", "--funcall", "-x", "--script", "--batch", "-batch")
     if any(not w.known or w.text.split("=", 1)[0] in code for w in words[1:]):
         return Command(words, text, hidden="emacs runs Lisp given in its arguments")
     return Command(words, text, unseen=_EDITOR.format("emacs"))
 
 
-def _man(words, text, depth, parse) -> Command:
+def _man(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or w.text.startswith(("-P", "--pager")) for w in words[1:]):
         return Command(words, text, hidden="man -P runs the pager it names")
     return Command(words, text)
 
 
-def _tar(words, text, depth, parse) -> Command:
+def _tar(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     for index, word in enumerate(words[1:]):
         if not word.known:
             return Command(words, text, hidden=f"tar's options depend on {word.problem}")
@@ -225,7 +233,7 @@ def _tar(words, text, depth, parse) -> Command:
     return Command(words, text)
 
 
-def _sed(words, text, depth, parse) -> Command:
+def _sed(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """sed's `e` command and the `e` flag of `s` run a command; `--sandbox` forbids them."""
     args = words[1:]
     if any(w.known and w.text == "--sandbox" for w in args):
@@ -311,7 +319,7 @@ def _past(script: str, i: int, delimiter: str) -> int:
     return len(script)
 
 
-def _awk(words, text, depth, parse) -> Command:
+def _awk(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """awk runs commands through `system()`, pipes (`print | "cmd"`, `"cmd" | getline`) and
     the extensions it loads; a program with none of those runs nothing else."""
     name = words[0].text
@@ -342,19 +350,19 @@ def _awk(words, text, depth, parse) -> Command:
     return Command(words, text)
 
 
-def _hash(words, text, depth, parse) -> Command:
+def _hash(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or (w.text.startswith("-") and "p" in w.text) for w in words[1:]):
         return Command(words, text, hidden="hash -p makes a name run another program")
     return Command(words, text)
 
 
-def _shopt(words, text, depth, parse) -> Command:
+def _shopt(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or w.text == "expand_aliases" for w in words[1:]):
         return Command(words, text, hidden="shopt expand_aliases lets later names run aliases")
     return Command(words, text)
 
 
-def _enable(words, text, depth, parse) -> Command:
+def _enable(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or (w.text.startswith("-") and "f" in w.text) for w in words[1:]):
         return Command(words, text, hidden="enable -f loads a builtin from a shared library")
     return Command(words, text)

@@ -72,7 +72,7 @@ def _legacy_rule(
 ) -> Rule:
     covered, glob = tools
     text = json.dumps(pattern)
-    base = {"text": text, "behavior": "deny", "source": source, "tools": covered}
+    base: dict[str, Any] = {"text": text, "behavior": "deny", "source": source, "tools": covered}
     if glob is not None:
         base["tool_pattern"] = glob.rstrip("*") + "*" if glob.endswith("*") else glob
     if pattern.strip() == "*":

@@ -9,14 +9,13 @@ becomes a `Command`. The parser loads on first use, not at import.
 from __future__ import annotations
 
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.permissions import strings as line_texts
 from caretz.permissions.command import MAX_DEPTH, Command, Runs, walk_all
 from caretz.permissions.launch import (
-    SHELLS,
     STDIN_CODE,
     build_command,
     is_interpreter,
@@ -24,12 +23,17 @@ from caretz.permissions.launch import (
     reached,
 )
 from caretz.permissions.plain import BUILTINS
+from caretz.permissions.runner import SHELLS
 from caretz.permissions.words import Word, unquoted_word, word_of
 from caretz.permissions.wrappers import COMMAND_VARIABLES, harmless_variable
 
-# The parser's bindings: loaded with the grammar, at the first line read.
-tree_sitter = lazy_module("tree_sitter")
-tree_sitter_bash = lazy_module("tree_sitter_bash")
+if TYPE_CHECKING:
+    import tree_sitter
+    import tree_sitter_bash
+else:
+    # The parser's bindings: loaded with the grammar, at the first line read.
+    tree_sitter = lazy_module("tree_sitter")
+    tree_sitter_bash = lazy_module("tree_sitter_bash")
 
 SYNTAX_ERROR = "bash cannot parse it (a syntax error)"
 _AFTER_IT = " may change what the commands after it run"

@@ -12,14 +12,18 @@ from __future__ import annotations
 import re
 import threading
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.permissions.words import word_of
 
-# The parser's bindings: loaded at the first line whose strings are read.
-tree_sitter = lazy_module("tree_sitter")
-tree_sitter_bash = lazy_module("tree_sitter_bash")
+if TYPE_CHECKING:
+    import tree_sitter
+    import tree_sitter_bash
+else:
+    # The parser's bindings: loaded at the first line whose strings are read.
+    tree_sitter = lazy_module("tree_sitter")
+    tree_sitter_bash = lazy_module("tree_sitter_bash")
 
 # The nodes whose text a program may be handed as a command line.
 _STRINGS = """
@@ -72,7 +76,7 @@ def _strings_of(tree: Any) -> tuple[str, ...]:
     written: set[bytes] = set()
     for node in nodes:
         source = node.text
-        if source in written or not _SEVERAL_WRITTEN.search(source):
+        if source is None or source in written or not _SEVERAL_WRITTEN.search(source):
             continue  # read already, or one word however it is quoted
         written.add(source)
         if node.type == "heredoc_body":

@@ -87,14 +87,12 @@ class WrapperSpec:
     code_options: frozenset[str] = frozenset()  # options that load code (ld.so --preload)
 
 
-_SETARCH = {
-    "flags": _set(
-        "-B -F -I -L -R -S -T -X -Z -3 -v --addr-no-randomize --32bit "
-        "--fdpic-funcptrs --short-inode --addr-compat-layout --sticky-timeouts "
-        "--read-implies-exec --mmap-page-zero --whole-seconds --uname-2.6 --verbose"
-    ),
-    "no_command": _set("--list --help --version"),
-}
+_SETARCH_FLAGS = _set(
+    "-B -F -I -L -R -S -T -X -Z -3 -v --addr-no-randomize --32bit "
+    "--fdpic-funcptrs --short-inode --addr-compat-layout --sticky-timeouts "
+    "--read-implies-exec --mmap-page-zero --whole-seconds --uname-2.6 --verbose"
+)
+_SETARCH_NO_COMMAND = _set("--list --help --version")
 SPECS: dict[str, WrapperSpec] = {
     "env": WrapperSpec(
         with_value=_set("-u --unset -C --chdir -P"),
@@ -160,9 +158,10 @@ SPECS: dict[str, WrapperSpec] = {
     "toybox": WrapperSpec(),
     "coproc": WrapperSpec(),
     "noglob": WrapperSpec(),
-    "setarch": WrapperSpec(**_SETARCH, positionals=1, options_after_positionals=True),
-    **{arch: WrapperSpec(**_SETARCH) for arch in ("linux32", "linux64", "i386", "x86_64",
-                                                   "uname26", "aarch64", "arm64")},
+    "setarch": WrapperSpec(flags=_SETARCH_FLAGS, no_command=_SETARCH_NO_COMMAND,
+                           positionals=1, options_after_positionals=True),
+    **{arch: WrapperSpec(flags=_SETARCH_FLAGS, no_command=_SETARCH_NO_COMMAND)
+       for arch in ("linux32", "linux64", "i386", "x86_64", "uname26", "aarch64", "arm64")},
     "strace": WrapperSpec(
         with_value=_set("-a -b -e -E -I -o -O -p -P -s -S -u -X -U --attach --columns "
                         "--detach-on --env --output --summary-columns --trace --trace-fds "

@@ -25,11 +25,18 @@ import h11
 
 from caretz.lazy import lazy_module
 
-base64 = lazy_module("base64")  # a proxy login only
-certifi = lazy_module("certifi")  # the bundle's path: with the first https request
-ssl = lazy_module("ssl")  # only for https: a run against a plain-http endpoint never loads it
-# Its readers of the proxy variables (and http.client, email): only with one of them set.
-urllib_request = lazy_module("urllib.request")
+if TYPE_CHECKING:
+    import base64
+    import ssl
+    from urllib import request as urllib_request
+
+    import certifi
+else:
+    base64 = lazy_module("base64")  # a proxy login only
+    certifi = lazy_module("certifi")  # the bundle's path: with the first https request
+    ssl = lazy_module("ssl")  # only for https: a run against a plain-http endpoint never loads it
+    # Its readers of the proxy variables (and http.client, email): only with one of them set.
+    urllib_request = lazy_module("urllib.request")
 
 if TYPE_CHECKING:
     from ssl import SSLContext
@@ -83,7 +90,7 @@ class Connection:
         while True:
             event = self._h11.next_event()
             if event is not h11.NEED_DATA:
-                return event  # type: ignore[return-value]
+                return event  # type: ignore[return-value]  # PAUSED: after EndOfMessage, unread
             data = self.sock.recv(READ_SIZE)
             if not data:
                 self.peer_closed = True
@@ -121,7 +128,8 @@ def open_socket(
     where = (proxy.hostname or "", proxy.port or default_port(proxy)) if proxy else (host, port)
     # An ASCII name as bytes: a str goes through the IDNA codec, imported for it.
     address = (where[0].encode() if where[0].isascii() else where[0], where[1])
-    sock = socket.create_connection(address, timeout=timeout_s)
+    # typeshed names str only; getaddrinfo takes the name as bytes too.
+    sock = socket.create_connection(address, timeout=timeout_s)  # type: ignore[arg-type]
     try:
         if proxy is not None and scheme == "https":
             _tunnel(sock, host, port, proxy_auth(proxy))
@@ -166,7 +174,8 @@ def proxy_for(target: SplitResult) -> str | None:
         return None
     proxies = urllib_request.getproxies_environment()
     host = target.netloc.rpartition("@")[2]
-    if urllib_request.proxy_bypass_environment(host, proxies):
+    # Undocumented, so absent from typeshed; the function urllib's own openers call.
+    if urllib_request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
         return None
     proxy = proxies.get(target.scheme) or proxies.get("all")
     if proxy and "://" not in proxy:

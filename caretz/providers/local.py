@@ -31,14 +31,14 @@ import time
 from collections.abc import Callable
 from importlib.util import find_spec as default_find_spec
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.providers.entry import DEFAULT_LOAD_TIMEOUT_S, ProviderEntry
 from caretz.providers.entry import LocalModel as LocalModel  # profiles.json's `local` section
 from caretz.providers.local_spec import BUILTIN_TEMPLATE as BUILTIN_TEMPLATE
+from caretz.providers.local_spec import LocalServerError as LocalServerError
 from caretz.providers.local_spec import (
-    LocalServerError,
     ServerSpec,
     display_path,
     server_spec,
@@ -47,9 +47,12 @@ from caretz.providers.local_spec import (
     builtin_template_path as builtin_template_path,  # docs/local-models.md names it here
 )
 
-# The HTTP client: only while a server loads (config/schema.py imports this module for its
-# names, and the server's child runs it).
-wire = lazy_module("caretz.providers.wire")
+if TYPE_CHECKING:
+    from caretz.providers import wire
+else:
+    # The HTTP client: only while a server loads (config/schema.py imports this module for its
+    # names, and the server's child runs it).
+    wire = lazy_module("caretz.providers.wire")
 
 INSTALL_HINT = "pip install 'caretz[local]'"
 STOP_GRACE_S = 3.0
@@ -243,10 +246,11 @@ def _wait_until_ready(
 
 def _read_line(process: subprocess.Popen[bytes], timeout_s: float) -> bytes | None:
     """The child's first stdout line; None when it exited first or the time ran out."""
-    assert process.stdout is not None
+    stdout = process.stdout
+    assert stdout is not None
     lines: queue.Queue[bytes] = queue.Queue()
     reader = threading.Thread(
-        target=lambda: lines.put(process.stdout.readline()),  # type: ignore[union-attr]
+        target=lambda: lines.put(stdout.readline()),
         name="caretz-local-server",
         daemon=True,
     )

@@ -13,13 +13,16 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 
-# llama.cpp's server, the optional `local` extra: main's first read of it imports it, and
-# its ImportError there is the report that the extra is missing.
-xllamacpp = lazy_module("xllamacpp")
+if TYPE_CHECKING:
+    import xllamacpp
+else:
+    # llama.cpp's server, the optional `local` extra: main's first read of it imports it, and
+    # its ImportError there is the report that the extra is missing.
+    xllamacpp = lazy_module("xllamacpp")
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
 from caretz.providers.entry import LocalModel
 
-# The package's files: only to find the built-in chat template.
-resources = lazy_module("importlib.resources")
+if TYPE_CHECKING:
+    from importlib import resources
+else:
+    # The package's files: only to find the built-in chat template.
+    resources = lazy_module("importlib.resources")
 
 BUILTIN_TEMPLATE = "chatml-tools"  # chatTemplate value naming the template caretz ships
 BUILTIN_TEMPLATE_FILE = "chatml_tools.jinja"

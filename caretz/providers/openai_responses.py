@@ -186,7 +186,8 @@ class ResponsesParser(StreamParser):
         elif kind == "response.failed":
             raise failure((data.get("response") or {}).get("error") or {})
         elif kind == "error":
-            raise failure(data.get("error") if isinstance(data.get("error"), dict) else data)
+            error = data.get("error")
+            raise failure(error if isinstance(error, dict) else data)
         # Other events (content parts, *.done echoes, newer types) need nothing.
 
     def _item_added(self, index: int, item: dict[str, Any]) -> Iterator[StreamEvent]:

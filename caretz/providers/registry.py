@@ -11,17 +11,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.messages import Message, ModelRequest
 from caretz.providers.base import Provider, ProviderError, StreamEvent
 from caretz.providers.entry import LocalModel, ProviderEntry
 
-# Each protocol's module, only when a provider speaks it: importing this module stays cheap.
-anthropic_protocol = lazy_module("caretz.providers.anthropic")
-chat_protocol = lazy_module("caretz.providers.openai")
-responses_protocol = lazy_module("caretz.providers.openai_responses")
+if TYPE_CHECKING:
+    from caretz.providers import anthropic as anthropic_protocol
+    from caretz.providers import openai as chat_protocol
+    from caretz.providers import openai_responses as responses_protocol
+else:
+    # Each protocol's module, only when a provider speaks it: importing this module stays cheap.
+    anthropic_protocol = lazy_module("caretz.providers.anthropic")
+    chat_protocol = lazy_module("caretz.providers.openai")
+    responses_protocol = lazy_module("caretz.providers.openai_responses")
 
 # Tool choices that leave the model free not to call a tool.
 UNFORCED_TOOL_CHOICES = (None, "auto", "none")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from caretz.config_base import ConfigError
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.providers.entry import ProviderEntry
 from caretz.providers.registry import (
     BUILTIN_PROVIDERS,
     KNOWN_MODELS,
-    ProviderEntry,
     entry_for_model,
 )
 

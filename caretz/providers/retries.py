@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from caretz import inbound
 from caretz.lazy import lazy_module
@@ -23,7 +23,10 @@ from caretz.providers import wire
 from caretz.providers.draft import CLIP_CHARS
 from caretz.text import shorten
 
-email_utils = lazy_module("email.utils")  # a Retry-After HTTP date, rare: not loaded at start
+if TYPE_CHECKING:
+    from email import utils as email_utils
+else:
+    email_utils = lazy_module("email.utils")  # a Retry-After HTTP date, rare: not loaded at start
 
 MAX_BACKOFF_S = 30.0
 # A server asking for a longer pause than this gets a retry after this long instead,

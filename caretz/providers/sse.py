@@ -58,7 +58,7 @@ class SSEEvent:
 
 def iter_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
     """Group decoded lines into server-sent events (a blank line ends an event)."""
-    event, data = "", []
+    event, data = "", list[str]()
     for line in lines:
         if not line:
             if data:

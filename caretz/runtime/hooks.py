@@ -25,19 +25,31 @@ if TYPE_CHECKING:
     from caretz.sandbox.runner import Sandbox
     from caretz.session.events import Emit
     from caretz.tools.permission import SessionPermissions
-    from caretz.tools.registry import AfterCall, BeforeCall
+    from caretz.tools.policy import BeforeCall
+    from caretz.tools.registry import AfterCall
 
-# The hooks' modules and their pydantic schema: only with a file that has hooks.
-hook_matching = lazy_module("caretz.hooks.matching")
-hook_config = lazy_module("caretz.hooks.config")  # the schema: with a project section to read
-pydantic = lazy_module("pydantic")  # only with a project section to validate
-config_errors = lazy_module("caretz.config.errors")  # pydantic's: only to describe a bad entry
-# What running hooks needs (the sandbox's settings for their environment, the runner):
-# only with hooks to run, never for `caretz hooks list`.
-sandbox_config = lazy_module("caretz.config.sandbox")
-hook_runner = lazy_module("caretz.hooks.runner")  # only with hooks to run
-hook_session = lazy_module("caretz.hooks.session")  # only with hooks to run
-hook_tool_checks = lazy_module("caretz.hooks.tool_hooks")  # only with hooks to run
+if TYPE_CHECKING:
+    import pydantic
+
+    from caretz.config import errors as config_errors
+    from caretz.config import sandbox as sandbox_config
+    from caretz.hooks import config as hook_config
+    from caretz.hooks import matching as hook_matching
+    from caretz.hooks import runner as hook_runner
+    from caretz.hooks import session as hook_session
+    from caretz.hooks import tool_hooks as hook_tool_checks
+else:
+    # The hooks' modules and their pydantic schema: only with a file that has hooks.
+    hook_matching = lazy_module("caretz.hooks.matching")
+    hook_config = lazy_module("caretz.hooks.config")  # the schema: with a project section to read
+    pydantic = lazy_module("pydantic")  # only with a project section to validate
+    config_errors = lazy_module("caretz.config.errors")  # pydantic's: only to describe a bad entry
+    # What running hooks needs (the sandbox's settings for their environment, the runner):
+    # only with hooks to run, never for `caretz hooks list`.
+    sandbox_config = lazy_module("caretz.config.sandbox")
+    hook_runner = lazy_module("caretz.hooks.runner")  # only with hooks to run
+    hook_session = lazy_module("caretz.hooks.session")  # only with hooks to run
+    hook_tool_checks = lazy_module("caretz.hooks.tool_hooks")  # only with hooks to run
 
 PROJECT_KEY = "hooks"
 PROJECT_SOURCE = f".caretz/settings.json: {PROJECT_KEY}"

@@ -20,10 +20,15 @@ from caretz.providers.base import collect
 from caretz.runtime.models import open_provider, request_limits
 from caretz.session.events import Emit
 
-guard_judge = lazy_module("caretz.guard.judge")  # the judge's prompt: only when one is built
-goal_evaluator = lazy_module("caretz.goal.evaluator")  # the goal's modules: only with a goal
-# The guard's modules (pydantic among them): only with a guard on.
-guarding = lazy_module("caretz.guard.guard")
+if TYPE_CHECKING:
+    from caretz.goal import evaluator as goal_evaluator
+    from caretz.guard import guard as guarding
+    from caretz.guard import judge as guard_judge
+else:
+    guard_judge = lazy_module("caretz.guard.judge")  # the judge's prompt: only when one is built
+    goal_evaluator = lazy_module("caretz.goal.evaluator")  # the goal's modules: only with a goal
+    # The guard's modules (pydantic among them): only with a guard on.
+    guarding = lazy_module("caretz.guard.guard")
 
 if TYPE_CHECKING:
     from caretz.agent.limits import RunTotals

@@ -23,11 +23,16 @@ if TYPE_CHECKING:
     from caretz.mcp_client.servers import Emit, McpServers
     from caretz.runtime.project_trust import ProjectTrust
 
-# What reads, plans and starts servers (pydantic's schema, the MCP client): only with a
-# server configured.
-mcp_server_config = lazy_module("caretz.config.mcp_servers")
-mcp_plan = lazy_module("caretz.mcp_client.plan")
-mcp_client_servers = lazy_module("caretz.mcp_client.servers")
+if TYPE_CHECKING:
+    from caretz.config import mcp_servers as mcp_server_config
+    from caretz.mcp_client import plan as mcp_plan
+    from caretz.mcp_client import servers as mcp_client_servers
+else:
+    # What reads, plans and starts servers (pydantic's schema, the MCP client): only with a
+    # server configured.
+    mcp_server_config = lazy_module("caretz.config.mcp_servers")
+    mcp_plan = lazy_module("caretz.mcp_client.plan")
+    mcp_client_servers = lazy_module("caretz.mcp_client.servers")
 
 LOG_DIR = "mcp-logs"  # under the data dir: each stdio server's stderr, from its last start
 

@@ -14,7 +14,10 @@ from caretz.providers.registry import create_provider
 from caretz.providers.resolve import CUSTOM_PROVIDER, api_key_for, resolve_model
 from caretz.providers.retries import RequestLimits
 
-local_models = lazy_module("caretz.providers.local")  # llama.cpp's servers: a local/… model's
+if TYPE_CHECKING:
+    from caretz.providers import local as local_models
+else:
+    local_models = lazy_module("caretz.providers.local")  # llama.cpp's servers: a local/… model's
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

@@ -32,10 +32,14 @@ if TYPE_CHECKING:
     from caretz.session.events import Emit
     from caretz.tools.asking import Asker
     from caretz.tools.base import Tool
-    from caretz.tools.registry import AfterCall, BeforeCall
+    from caretz.tools.policy import BeforeCall
+    from caretz.tools.registry import AfterCall
 
-# The rule reader (the rule syntax, the shell's patterns): only with rules to read.
-rule_reading = lazy_module("caretz.permissions.settings")
+if TYPE_CHECKING:
+    from caretz.permissions import settings as rule_reading
+else:
+    # The rule reader (the rule syntax, the shell's patterns): only with rules to read.
+    rule_reading = lazy_module("caretz.permissions.settings")
 
 
 def commands_sandboxed(settings: Settings) -> bool:
@@ -95,7 +99,8 @@ def run_rules(settings: Settings) -> list[Rule]:
 def split_rules(value: str) -> list[str]:
     """`Bash(git log:*) Edit,mcp__time` → the three rules; a space or comma inside
     parentheses belongs to its rule."""
-    rules, current, depth = [], "", 0
+    rules: list[str] = []
+    current, depth = "", 0
     for char in value:
         if char in ", " and depth == 0:
             rules, current = [*rules, current] if current else rules, ""

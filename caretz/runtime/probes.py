@@ -25,8 +25,11 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.sandbox.detect import SandboxCheck, check_sandbox
 
-# The providers' modules: loaded with the session's parts, once the probes run.
-runtime_models = lazy_module("caretz.runtime.models")
+if TYPE_CHECKING:
+    from caretz.runtime import models as runtime_models
+else:
+    # The providers' modules: loaded with the session's parts, once the probes run.
+    runtime_models = lazy_module("caretz.runtime.models")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -55,7 +58,7 @@ class Background(Generic[T]):
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._value  # type: ignore[return-value]
+        return self._value  # type: ignore[return-value]  # set: the work returned
 
 
 class StartProbes:

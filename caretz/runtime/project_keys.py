@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 from caretz.lazy import lazy_module
 from caretz.secrets import holds_secret
 
-env_files = lazy_module("caretz.config.env_file")  # the --env-file's names, when there is one
+if TYPE_CHECKING:
+    from caretz.config import env_file as env_files
+    from caretz.config.settings import Settings
+else:
+    env_files = lazy_module("caretz.config.env_file")  # the --env-file's names, when there is one
 
 CUSTOM_KEY_ENV = "CARETZ_API_KEY"  # --base-url's key
-
-if TYPE_CHECKING:
-    from caretz.config.settings import Settings
 
 
 def protected_names(settings: Settings, env: Mapping[str, str]) -> set[str]:

@@ -15,7 +15,7 @@ scripts use). A change to any part asks again. Deny and ask rules only restrict,
 apply whether approved or not. A feature that brings a new kind of project configuration
 (skills, agents, plugins) reads it in `read_project` and adds it to `ProjectConfig.parts`.
 
-caretz's own keys never expand into a project's configuration (`project_env`).
+caretz's own keys never expand into a project's configuration (runtime/project_keys.py).
 """
 
 from __future__ import annotations
@@ -30,20 +30,36 @@ from caretz.agent_files.folders import AgentCatalog, agent_folders, load_agents
 from caretz.config import sandbox as sandbox_config
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
-from caretz.permissions.project import RuleError, find_project_root, read_project_settings
+from caretz.permissions.project import (
+    PROJECT_SETTINGS,
+    RuleError,
+    find_project_root,
+    read_project_settings,
+)
 from caretz.sandbox.door import ProjectDoor
 
-# What reads the parts beyond the settings file (pydantic's schemas, the command files)
-# and the approvals (hashing): only for a project that has them.
-approvals = lazy_module("caretz.approvals")
-mcp_server_config = lazy_module("caretz.config.mcp_servers")
-mcp_approvals = lazy_module("caretz.mcp_client.approvals")
-hook_approvals = lazy_module("caretz.hooks.approvals")
-runtime_hooks = lazy_module("caretz.runtime.hooks")
-command_reading = lazy_module("caretz.slash_commands.files")
-skill_reading = lazy_module("caretz.skills.files")
-inline = lazy_module("caretz.slash_commands.inline")
-rule_proposals = lazy_module("caretz.permissions.proposals")  # for "yes, always" only
+if TYPE_CHECKING:
+    from caretz import approvals
+    from caretz.config import mcp_servers as mcp_server_config
+    from caretz.hooks import approvals as hook_approvals
+    from caretz.mcp_client import approvals as mcp_approvals
+    from caretz.permissions import proposals as rule_proposals
+    from caretz.runtime import hooks as runtime_hooks
+    from caretz.skills import files as skill_reading
+    from caretz.slash_commands import files as command_reading
+    from caretz.slash_commands import inline
+else:
+    # What reads the parts beyond the settings file (pydantic's schemas, the command files)
+    # and the approvals (hashing): only for a project that has them.
+    approvals = lazy_module("caretz.approvals")
+    mcp_server_config = lazy_module("caretz.config.mcp_servers")
+    mcp_approvals = lazy_module("caretz.mcp_client.approvals")
+    hook_approvals = lazy_module("caretz.hooks.approvals")
+    runtime_hooks = lazy_module("caretz.runtime.hooks")
+    command_reading = lazy_module("caretz.slash_commands.files")
+    skill_reading = lazy_module("caretz.skills.files")
+    inline = lazy_module("caretz.slash_commands.inline")
+    rule_proposals = lazy_module("caretz.permissions.proposals")  # for "yes, always" only
 
 if TYPE_CHECKING:
     from caretz.approvals import ApprovalStore
@@ -368,7 +384,7 @@ def approve_hooks(settings: Settings, workspace: Path) -> ProjectHooksSection:
     now. Raises ConfigError when it has none."""
     config = read_project(workspace)
     if config.hooks is None or not config.hooks.config:
-        where = config.root / runtime_hooks.PROJECT_SETTINGS
+        where = config.root / PROJECT_SETTINGS
         raise ConfigError(f"{where}: no hooks to approve")
     hook_approvals.HookApprovals(settings.data_dir).approve(config.root, config.hooks.data)
     return config.hooks
@@ -412,31 +428,3 @@ def save_rules_keeping_approval(settings: Settings) -> Any:
             approve(settings.data_dir, after)
 
     return save
-
-
-# -- what it says ------------------------------------------------------------------------
-
-
-def part_name(key: str, config: ProjectConfig) -> str:
-    """A part's key as words: `its 2 allow rules`, `MCP server docs`, `/review`."""
-    if key == "allow":
-        count = len(config.allow)
-        return f"its {count} allow rule{'s' if count != 1 else ''}"
-    if key == "hooks":
-        return "its hooks"
-    kind, _, name = key.partition(":")
-    if kind == "skill":
-        return f"the allowed-tools of skill {name}"
-    return f"MCP server {name}" if kind == "mcp" else f"/{name}"
-
-
-def not_approved_notice(trust: ProjectTrust) -> str:
-    """The one line a session starts with when it leaves parts out for want of approval."""
-    left_out = [part_name(key, trust.config) for key in trust.ignored()]
-    what = ", ".join(left_out[:-1]) + " and " + left_out[-1] if len(left_out) > 1 else left_out[0]
-    if trust.changed:
-        changed = ", ".join(part_name(key, trust.config) for key in trust.changed)
-        why = f"this project's configuration changed since you approved it ({changed})"
-    else:
-        why = "this project's configuration is not approved"
-    return f"{why}, so caretz leaves out {what}: see what it does and approve it with: caretz trust"

@@ -60,12 +60,13 @@ def worktree_for(
     Raises ConfigError."""
     # Only for an agent in a worktree (git's worktree commands, off every run's path).
     from caretz.worktrees import manage as worktrees
+    from caretz.worktrees.git import WorktreeError
 
     try:
         repo = worktrees.open_repository(workspace, env)
         name = worktrees.check_name(f"agent-{_slug(agent)}-{os.urandom(3).hex()}")
         tree = worktrees.enter(repo, name)
-    except worktrees.WorktreeError as error:
+    except WorktreeError as error:
         raise ConfigError(f"isolation: worktree: {error}") from None
     sandbox = None
     if sandbox_check is not None:
@@ -82,7 +83,7 @@ def worktree_for(
             if worktrees.changes(repo, tree):
                 return f"Its changes are in the worktree {tree.path}, on branch {tree.branch}."
             worktrees.remove(repo, name)
-        except worktrees.WorktreeError as error:
+        except WorktreeError as error:
             return f"Its worktree {tree.path} is kept: {error}"
         return "It changed no file; its worktree is removed."
 

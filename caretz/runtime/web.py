@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
@@ -21,10 +21,15 @@ from caretz.providers.registry import is_explicit_url
 from caretz.web.fetch_tool import WebFetchTool
 from caretz.web.model import FetchLimits
 
-web_fetching = lazy_module("caretz.web.fetch")  # httpx: at the first fetch
-# httpx: only with a search backend configured.
-web_search_tool = lazy_module("caretz.web.search_tool")
-search_backends = lazy_module("caretz.web.search")
+if TYPE_CHECKING:
+    from caretz.web import fetch as web_fetching
+    from caretz.web import search as search_backends
+    from caretz.web import search_tool as web_search_tool
+else:
+    web_fetching = lazy_module("caretz.web.fetch")  # httpx: at the first fetch
+    # httpx: only with a search backend configured.
+    web_search_tool = lazy_module("caretz.web.search_tool")
+    search_backends = lazy_module("caretz.web.search")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -115,7 +120,7 @@ def search_backend(config: WebSearchValues, env: Mapping[str, str], where: str) 
             f"{where}: backend {config.backend!r} needs an API key in {key_env}: set it, "
             "or remove the backend"
         )
-    options = {"url": config.url} if config.url is not None else {}
+    options: dict[str, Any] = {"url": config.url} if config.url is not None else {}
     if config.backend == "brave":
         return search_backends.BraveBackend(key, key_env, timeout_s=config.timeout_s, **options)
     return search_backends.TavilyBackend(key, key_env, timeout_s=config.timeout_s, **options)

@@ -13,8 +13,11 @@ from caretz.sandbox.policy import ModeName
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist
 
-# The allowlist's parser (~2 ms): only for a profile with a list of hosts or a pinned host.
-sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
+if TYPE_CHECKING:
+    from caretz.sandbox import allowlist as sandbox_allowlist
+else:
+    # The allowlist's parser (~2 ms): only for a profile with a list of hosts or a pinned host.
+    sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
 
 NETWORK_CHOICES = 'use "off", "on" or a list of hosts such as ["package-registries", "pypi.org"]'
 

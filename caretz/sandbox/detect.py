@@ -26,8 +26,11 @@ from caretz.trusted import Programs
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist
 
-# The Landlock calls (ctypes): only on Linux, to ask the kernel its ABI.
-landlock_syscalls = lazy_module("caretz.sandbox.landlock")
+if TYPE_CHECKING:
+    from caretz.sandbox import landlock as landlock_syscalls
+else:
+    # The Landlock calls (ctypes): only on Linux, to ask the kernel its ABI.
+    landlock_syscalls = lazy_module("caretz.sandbox.landlock")
 
 PROBE_TIMEOUT_S = 10.0
 INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"

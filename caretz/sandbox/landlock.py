@@ -34,13 +34,19 @@ paths are granted.
 from __future__ import annotations
 
 # Each import costs start-up time for every command under Landlock: no json, re, enum,
-# tempfile or shutil here (the `_signal` core module is `signal` without its enums).
-import _signal as signal
+# tempfile or shutil here (the `_signal` core module is `signal` without its enums), nor
+# typing: the checker reads `signal` by the name it reads as TYPE_CHECKING.
 import ctypes
 import os
 import stat  # free: os imports it
 import struct
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+else:
+    import _signal as signal
 
 SYS_CREATE_RULESET = 444
 SYS_ADD_RULE = 445

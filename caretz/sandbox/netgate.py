@@ -21,6 +21,7 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from caretz.addresses import is_public
 from caretz.sandbox.allowlist import (
@@ -59,7 +60,7 @@ class Refusal:
             text += f'. To allow it, add "{self.host}" to {WHERE_TO_ALLOW}'
         return text + "."
 
-    def fields(self) -> dict[str, object]:
+    def fields(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "reason": self.reason}
 
 

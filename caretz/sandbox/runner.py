@@ -61,8 +61,11 @@ from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 if TYPE_CHECKING:
     import socket
 
-# The Landlock calls (ctypes): only for a Landlock sandbox, on Linux.
-landlock_syscalls = lazy_module("caretz.sandbox.landlock")
+if TYPE_CHECKING:
+    from caretz.sandbox import landlock as landlock_syscalls
+else:
+    # The Landlock calls (ctypes): only for a Landlock sandbox, on Linux.
+    landlock_syscalls = lazy_module("caretz.sandbox.landlock")
 
 SANDBOX_TMPDIR = "/tmp"  # bwrap binds the session's directory there
 SSH_AUTH_SOCK = "SSH_AUTH_SOCK"

@@ -53,11 +53,17 @@ from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.beneath import remove_tree
 
-hashlib = lazy_module("hashlib")  # a filter's file name: when a command first needs one
-# The network allowlist's checks and proxy: only once a command runs with an allowlist.
-sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
-netgate = lazy_module("caretz.sandbox.netgate")
-netproxy = lazy_module("caretz.sandbox.netproxy")
+if TYPE_CHECKING:
+    import hashlib
+
+    from caretz.sandbox import allowlist as sandbox_allowlist
+    from caretz.sandbox import netgate, netproxy
+else:
+    hashlib = lazy_module("hashlib")  # a filter's file name: when a command first needs one
+    # The network allowlist's checks and proxy: only once a command runs with an allowlist.
+    sandbox_allowlist = lazy_module("caretz.sandbox.allowlist")
+    netgate = lazy_module("caretz.sandbox.netgate")
+    netproxy = lazy_module("caretz.sandbox.netproxy")
 
 HOLDER_TIMEOUT_S = 10.0
 
@@ -106,7 +112,7 @@ class SessionRuntime:
         self.net_problem: str | None = None  # why the session has no shared namespace
         self._filters: dict[bytes, Path] = {}
         self._fds: list[int] = []
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[[Path | None, list[int]], SessionRuntime] | None = None
         self.workdir: Path | None = None  # the bash commands' cwd; None: the project root
         self._reports = 0
         self._gate: NetworkGate | None = None

@@ -25,11 +25,14 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 
-ctypes = lazy_module("ctypes")  # at the first openat2, not at start
+if TYPE_CHECKING:
+    import ctypes
+else:
+    ctypes = lazy_module("ctypes")  # at the first openat2, not at start
 
 SYS_OPENAT2 = 437  # the same number on every architecture (the unified syscall table)
 RESOLVE_NO_MAGICLINKS = 0x02

@@ -7,14 +7,17 @@ commands run is declared lazy below: `caretz --help` loads none of it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from caretz.lazy import lazy_module
 
-# The jobs' work (crontab, the settings): loaded when a schedule command runs.
-schedule_commands = lazy_module("caretz.schedule.commands")
+if TYPE_CHECKING:
+    from caretz.schedule import commands as schedule_commands
+else:
+    # The jobs' work (crontab, the settings): loaded when a schedule command runs.
+    schedule_commands = lazy_module("caretz.schedule.commands")
 
 schedule_app = typer.Typer(
     help="Run caretz on a schedule, through your crontab (docs/scheduling.md).",

@@ -26,17 +26,21 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from caretz import inbound, private_data
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 from caretz.session.records.base import Record, UnknownRecord
 
-# Every family of records: loaded only to read a log, never to write one.
-records_parse = lazy_module("caretz.session.records.parse")
-# The session's image files: loaded with the first image to store.
-session_images = lazy_module("caretz.session.images")
+if TYPE_CHECKING:
+    from caretz.session import images as session_images
+    from caretz.session.records import parse as records_parse
+else:
+    # Every family of records: loaded only to read a log, never to write one.
+    records_parse = lazy_module("caretz.session.records.parse")
+    # The session's image files: loaded with the first image to store.
+    session_images = lazy_module("caretz.session.images")
 
 Emit = Callable[[Record], Any]
 Listener = Callable[[Record], None]

@@ -9,14 +9,17 @@ bytes no longer match its name (edited, truncated) is not read back.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz import private_data
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 
-# OpenSSL's digests: only an image read back (on resume) is checked here.
-hashlib = lazy_module("hashlib")
+if TYPE_CHECKING:
+    import hashlib
+else:
+    # OpenSSL's digests: only an image read back (on resume) is checked here.
+    hashlib = lazy_module("hashlib")
 
 FOLDER = "images"
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz import private_data
 from caretz.config_base import ConfigError
@@ -32,8 +33,11 @@ from caretz.session.records.session import (
     SessionStarted,
 )
 
-# The session's image files: only a resumed session reads them back.
-session_images = lazy_module("caretz.session.images")
+if TYPE_CHECKING:
+    from caretz.session import images as session_images
+else:
+    # The session's image files: only a resumed session reads them back.
+    session_images = lazy_module("caretz.session.images")
 
 EVENTS_FILE = "events.jsonl"
 SESSION_ENDED = "Not run: the session ended first."

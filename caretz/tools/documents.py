@@ -17,7 +17,7 @@ import io
 import os
 from base64 import b64decode
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz import inbound
 from caretz.lazy import lazy_module
@@ -30,8 +30,11 @@ from caretz.tools.image_fit import ImageProblem, fit_image
 from caretz.tools.output import model_text
 from caretz.tools.read_window import window
 
-# A pure-Python PDF reader (~40 ms to import): only when a PDF is read.
-pypdf = lazy_module("pypdf")
+if TYPE_CHECKING:
+    import pypdf
+else:
+    # A pure-Python PDF reader (~40 ms to import): only when a PDF is read.
+    pypdf = lazy_module("pypdf")
 
 PDF_MAGIC = b"%PDF-"
 MAX_DOCUMENT_BYTES = 64 << 20

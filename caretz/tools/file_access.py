@@ -46,7 +46,7 @@ def reports_file_problems(run: _Run) -> _Run:
         except FileProblem as problem:
             return ToolResult(ok=False, output=str(problem))
 
-    return reporting  # type: ignore[return-value]
+    return reporting  # type: ignore[return-value]  # run's own signature, by functools.wraps
 
 
 @lazy_dataclass(frozen=True)

@@ -14,13 +14,17 @@ from __future__ import annotations
 import difflib
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.tools import file_text
 
-# OpenSSL's digests: loaded at the first file read, not at start.
-hashlib = lazy_module("hashlib")
+if TYPE_CHECKING:
+    import hashlib
+else:
+    # OpenSSL's digests: loaded at the first file read, not at start.
+    hashlib = lazy_module("hashlib")
 
 # Texts kept to show what changed; a larger file keeps only its digest.
 KEEP_TEXT_BYTES = 1 << 20

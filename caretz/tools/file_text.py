@@ -26,12 +26,16 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
 from caretz.tools.file_access import FileProblem
 
-# The detector and its tables (~30 ms): only for bytes that are neither UTF-8 nor marked.
-charset_normalizer = lazy_module("charset_normalizer")
+if TYPE_CHECKING:
+    import charset_normalizer
+else:
+    # The detector and its tables (~30 ms): only for bytes that are neither UTF-8 nor marked.
+    charset_normalizer = lazy_module("charset_normalizer")
 
 # Git's rule: a NUL byte in the first 8 KB means binary.
 BINARY_SNIFF_BYTES = 8192

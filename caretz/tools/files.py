@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.messages import ToolSpec
@@ -31,8 +31,11 @@ from caretz.tools.file_access import (  # noqa: F401 (the search tools' helpers,
 from caretz.tools.file_reads import FileReads
 from caretz.tools.read_window import FilePieces, Window, window
 
-# The image readers: loaded with the first file read.
-image_reading = lazy_module("caretz.tools.images")
+if TYPE_CHECKING:
+    from caretz.tools import images as image_reading
+else:
+    # The image readers: loaded with the first file read.
+    image_reading = lazy_module("caretz.tools.images")
 
 READ_DEFAULT_LIMIT = 2000
 WRITE_MAX_BYTES = 64 << 20

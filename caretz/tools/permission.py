@@ -52,14 +52,21 @@ from caretz.tools.policy import (
 if TYPE_CHECKING:
     from caretz.permissions.rules import Rule
 
-# Reading, naming and proposing rules: only once a rule refuses a call or the user is asked.
-rule_reader = lazy_module("caretz.permissions.rules")
-rule_settings = lazy_module("caretz.permissions.settings")
-rule_proposals = lazy_module("caretz.permissions.proposals")
-# Plan mode's reading of a command line: only in plan mode.
-plan_commands = lazy_module("caretz.permissions.plan_mode")
-# The guard's records: a `disallowedTools` refusal keeps its `LoopGuard.Blocked` event.
-guard_records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.permissions import plan_mode as plan_commands
+    from caretz.permissions import proposals as rule_proposals
+    from caretz.permissions import rules as rule_reader
+    from caretz.permissions import settings as rule_settings
+    from caretz.session.records import guard as guard_records
+else:
+    # Reading, naming and proposing rules: only once a rule refuses a call or the user is asked.
+    rule_reader = lazy_module("caretz.permissions.rules")
+    rule_settings = lazy_module("caretz.permissions.settings")
+    rule_proposals = lazy_module("caretz.permissions.proposals")
+    # Plan mode's reading of a command line: only in plan mode.
+    plan_commands = lazy_module("caretz.permissions.plan_mode")
+    # The guard's records: a `disallowedTools` refusal keeps its `LoopGuard.Blocked` event.
+    guard_records = lazy_module("caretz.session.records.guard")
 
 Emit = Callable[[Record], Any]
 # Saves allow rules to the project's settings file ("yes, always"): the session's wiring
@@ -233,7 +240,7 @@ class SessionPermissions:
         command = args.get("command")
         if not isinstance(command, str):
             return "the command is not text"
-        return cast(str | None, plan_commands.unproven(command))
+        return plan_commands.unproven(command)
 
     def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
         summary = input_summary(call.name, args)
@@ -265,7 +272,8 @@ class SessionPermissions:
             answer = self._answer(question)
         else:
             answer = Answer("no")
-        saved, error = (), None
+        saved: tuple[str, ...] = ()
+        error: str | None = None
         if answer.choice == "always" and question.saves:
             saved, error = self._save(question.saves)
         self._decided(call, question.summary, verdict, answer, asked, saved, error)

@@ -35,7 +35,7 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caretz.inbound import ascii_number
 from caretz.sandbox.reaper import become_subreaper
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 class ShellProcess(subprocess.Popen[bytes]):
     """A started command whose exit can be waited for without a polling step."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # Popen's own
         super().__init__(*args, **kwargs)
         self._exit_fd = _pidfd(self.pid)
         # Closed once the exit is seen, or when the object goes (at most once either way).
@@ -159,14 +159,14 @@ def start_process(
             pass_fds=fds,
         )
     except BaseException:
-        if covered:
-            sandbox.covers.leave()  # type: ignore[union-attr]
+        if covered and sandbox is not None:
+            sandbox.covers.leave()
         raise
     finally:
         if launch is not None:
             launch.close()
-    if covered:
-        _leave_when_ended(process, sandbox.covers)  # type: ignore[union-attr]
+    if covered and sandbox is not None:
+        _leave_when_ended(process, sandbox.covers)
     return process
 
 
@@ -199,7 +199,7 @@ def _leave_when_ended(process: Process, covers: Covers) -> None:
     threading.Thread(target=wait, name="sandbox-covers", daemon=True).start()
 
 
-def end_group(process: Process, grace_s: float) -> None:
+def end_group(process: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM to the command's process group, SIGKILL after `grace_s`, then reap the leader.
 
     The leader is stopped first, so that it cannot start a child between the moment its

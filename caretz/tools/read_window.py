@@ -8,13 +8,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
 from caretz.tools import file_text
 from caretz.tools.file_reads import KEEP_TEXT_BYTES
 
-# OpenSSL's digests: loaded at the first file read, not at start.
-hashlib = lazy_module("hashlib")
+if TYPE_CHECKING:
+    import hashlib
+else:
+    # OpenSSL's digests: loaded at the first file read, not at start.
+    hashlib = lazy_module("hashlib")
 
 READ_MAX_LINE_CHARS = 2000
 # Past the lines shown, a read counts the file's lines for this many more characters.

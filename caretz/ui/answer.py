@@ -16,9 +16,14 @@ from typing import IO, TYPE_CHECKING
 
 from caretz.lazy import lazy_module
 
-# Only a terminal's answer is drawn: Rich's Live region and the Markdown parser.
-rich_live = lazy_module("rich.live")
-markdown = lazy_module("caretz.ui.markdown")
+if TYPE_CHECKING:
+    from rich import live as rich_live
+
+    from caretz.ui import markdown
+else:
+    # Only a terminal's answer is drawn: Rich's Live region and the Markdown parser.
+    rich_live = lazy_module("rich.live")
+    markdown = lazy_module("caretz.ui.markdown")
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -22,14 +22,21 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from caretz.tools.asking import Answer, Question
+from caretz.tools.asking import Answer, Choice, Question
 
 if TYPE_CHECKING:
     from caretz.ui.live import LiveView
 
 ReadLine = Callable[[str], str]
 _ANSWER = re.compile(r"\s*(yes|always|no|y|a|n)\b[\s:,.;-]*(.*)", re.IGNORECASE | re.DOTALL)
-_CHOICES = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "no", "no": "no"}
+_CHOICES: dict[str, Choice] = {
+    "y": "yes",
+    "yes": "yes",
+    "a": "always",
+    "always": "always",
+    "n": "no",
+    "no": "no",
+}
 PROMPT = "allow? "
 BODY_LINES = 20  # of an edit's diff or a write's content
 
@@ -42,7 +49,7 @@ def parse_answer(text: str, always_offered: bool) -> Answer | None:
     choice = _CHOICES[match.group(1).lower()]
     if choice == "always" and not always_offered:
         return None
-    return Answer(choice, match.group(2).strip())  # type: ignore[arg-type]
+    return Answer(choice, match.group(2).strip())
 
 
 class TerminalAsker:

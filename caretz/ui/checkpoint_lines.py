@@ -4,6 +4,8 @@ files), and `caretz sessions show`'s line for each checkpoint and rewind."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 
 from caretz.checkpoints.notices import SCOPE_FLAGS, checkpoint_command, rewind_command
@@ -19,8 +21,11 @@ from caretz.session.records.checkpoints import (
 from caretz.session.records.loop import TurnStarted
 from caretz.ui.guard_lines import PREFIX
 
-# The guard's events, loaded by the time one is written: a run with the guard off never is.
-guard_records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.session.records import guard as guard_records
+else:
+    # The guard's events, loaded by the time one is written: a run with the guard off never is.
+    guard_records = lazy_module("caretz.session.records.guard")
 
 UNDO_LABEL = f"{PREFIX} undo this turn's changes:"
 SCOPES = {"files": "files", "conversation": "conversation", "both": "files and conversation"}

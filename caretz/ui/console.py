@@ -29,12 +29,19 @@ from caretz.ui.job_lines import background_job, job_started_line
 from caretz.ui.notice_lines import notice_lines
 from caretz.ui.wrapping import draws_in_place, hanging
 
-goal_lines = lazy_module("caretz.ui.goal_lines")  # the plan's lines: once the agent plans
-ui_progress = lazy_module("caretz.ui.progress")  # Rich's spinner: once a tool runs, on a terminal
-rich_syntax = lazy_module("rich.syntax")  # pygments' lexers: only with a diff to show
-permission_lines = lazy_module("caretz.ui.permission_lines")  # once a rule or an answer decides
-guard_lines = lazy_module("caretz.ui.guard_lines")  # the guard's lines: once it says something
-checkpoint_lines = lazy_module("caretz.ui.checkpoint_lines")  # at the first checkpoint record
+if TYPE_CHECKING:
+    from rich import syntax as rich_syntax
+
+    from caretz.ui import checkpoint_lines, goal_lines, guard_lines, permission_lines
+    from caretz.ui import progress as ui_progress
+else:
+    goal_lines = lazy_module("caretz.ui.goal_lines")  # the plan's lines: once the agent plans
+    # Rich's spinner: once a tool runs, on a terminal
+    ui_progress = lazy_module("caretz.ui.progress")
+    rich_syntax = lazy_module("rich.syntax")  # pygments' lexers: only with a diff to show
+    permission_lines = lazy_module("caretz.ui.permission_lines")  # once a rule or an answer decides
+    guard_lines = lazy_module("caretz.ui.guard_lines")  # the guard's lines: once it says something
+    checkpoint_lines = lazy_module("caretz.ui.checkpoint_lines")  # at the first checkpoint record
 
 Clock = Callable[[], float]
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz.lazy import lazy_module
 from caretz.session.records.base import LoopGuardRecord, Record
 
-# The guard's events: read at its first event, so a run with the guard off never loads them.
-records = lazy_module("caretz.session.records.guard")
+if TYPE_CHECKING:
+    from caretz.session.records import guard as records
+else:
+    # The guard's events: read at its first event, so a run with the guard off never loads them.
+    records = lazy_module("caretz.session.records.guard")
 
 PREFIX = "[loop-guard]"
 # The stop notice's last words suit a session that waits for a reply; a headless run has

@@ -22,7 +22,7 @@ from rich.markup import escape
 from caretz.plan import PLAN_TOOL
 from caretz.providers.base import Retrying, Waiting
 from caretz.session.records import loop
-from caretz.session.records.base import GoalRecord, LoopGuardRecord, Record
+from caretz.session.records.base import GoalRecord, LoopGuardRecord, LoopRecord, Record
 from caretz.session.records.goal import GoalEvaluating
 from caretz.session.records.permissions import PermissionDecided
 from caretz.session.records.session import ModelSummary, SessionCompacted
@@ -140,7 +140,7 @@ class LiveView:
 
     # -- session events ---------------------------------------------------------------
     def on_event(self, event: Record) -> None:
-        of_an_agent = loop.LoopRecord | SessionCompacted | ModelSummary
+        of_an_agent = LoopRecord | SessionCompacted | ModelSummary
         if isinstance(event, of_an_agent) and event.agent != "main":  # a subagent's
             return
         self.on_session_event(event)

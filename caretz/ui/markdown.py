@@ -18,9 +18,9 @@ from typing import ClassVar
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.control import Control, ControlType
+from rich.control import Control
 from rich.markdown import CodeBlock, Markdown, MarkdownElement, TableElement
-from rich.segment import Segment
+from rich.segment import ControlType, Segment
 from rich.syntax import Syntax
 from rich.table import Table
 

@@ -11,7 +11,10 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.text import plural
 
-mcp_lines = lazy_module("caretz.ui.mcp_lines")  # the MCP client's model: once /mcp is typed
+if TYPE_CHECKING:
+    from caretz.ui import mcp_lines
+else:
+    mcp_lines = lazy_module("caretz.ui.mcp_lines")  # the MCP client's model: once /mcp is typed
 
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl

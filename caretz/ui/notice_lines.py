@@ -5,6 +5,8 @@ output limit. Rich markup, one string a line."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 
 from caretz.lazy import lazy_module
@@ -17,12 +19,15 @@ from caretz.session.records.session import (
     SessionOpened,
 )
 
-# The lines of a goal's, a custom command's, hooks' and MCP servers' events: each loaded
-# once a run has such an event.
-goal_lines = lazy_module("caretz.ui.goal_lines")
-command_lines = lazy_module("caretz.ui.command_lines")
-hook_lines = lazy_module("caretz.ui.hook_lines")
-mcp_lines = lazy_module("caretz.ui.mcp_lines")
+if TYPE_CHECKING:
+    from caretz.ui import command_lines, goal_lines, hook_lines, mcp_lines
+else:
+    # The lines of a goal's, a custom command's, hooks' and MCP servers' events: each loaded
+    # once a run has such an event.
+    goal_lines = lazy_module("caretz.ui.goal_lines")
+    command_lines = lazy_module("caretz.ui.command_lines")
+    hook_lines = lazy_module("caretz.ui.hook_lines")
+    mcp_lines = lazy_module("caretz.ui.mcp_lines")
 
 
 def notice_lines(event: Record, detailed: bool, headless: bool = False) -> list[str]:

@@ -18,7 +18,10 @@ from rich.text import Text
 
 from caretz.lazy import lazy_module
 
-rich_live = lazy_module("rich.live")  # only a terminal's run draws a spinner
+if TYPE_CHECKING:
+    from rich import live as rich_live
+else:
+    rich_live = lazy_module("rich.live")  # only a terminal's run draws a spinner
 
 if TYPE_CHECKING:
     from rich.live import Live

@@ -23,7 +23,7 @@ from caretz.ui.paste_input import Pastes, PrivateHistory
 try:
     import termios
 except ImportError:  # Windows: the console does not echo over the output
-    termios = None  # type: ignore[assignment]
+    termios = None  # type: ignore[assignment]  # checked as on Linux, where it is a module
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application

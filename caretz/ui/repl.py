@@ -49,7 +49,7 @@ from caretz.ui.prompt_input import (
     print_when_due,
 )
 from caretz.ui.session_control import SessionControl
-from caretz.ui.session_picker import pick_session  # noqa: F401 (caretz -r: commands/run.py)
+from caretz.ui.session_picker import pick_session as pick_session  # caretz -r: commands/run.py
 from caretz.ui.shell_view import run_shell_command
 from caretz.ui.slash import SlashCompleter, custom_commands, dispatch
 from caretz.ui.status_line import StatusLine, following

@@ -31,7 +31,10 @@ from caretz.config_base import ConfigError
 from caretz.inbound import ascii_number
 from caretz.lazy import lazy_module
 
-prompt_toolkit = lazy_module("prompt_toolkit")  # only to ask: `caretz rewind --turn` never does
+if TYPE_CHECKING:
+    import prompt_toolkit
+else:
+    prompt_toolkit = lazy_module("prompt_toolkit")  # only to ask: `caretz rewind --turn` never does
 
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl

@@ -29,11 +29,14 @@ from caretz.ui.guard_lines import render_lines
 from caretz.ui.hook_lines import describe as describe_hook
 from caretz.ui.permission_lines import permission_line
 
-# What `sessions show` reads besides: Rich, pydantic and the app; `sessions list` needs none.
-checkpoint_lines = lazy_module("caretz.ui.checkpoint_lines")
-notice_lines = lazy_module("caretz.ui.notice_lines")
-shell_view = lazy_module("caretz.ui.shell_view")
-mcp_lines = lazy_module("caretz.ui.mcp_lines")
+if TYPE_CHECKING:
+    from caretz.ui import checkpoint_lines, mcp_lines, notice_lines, shell_view
+else:
+    # What `sessions show` reads besides: Rich, pydantic and the app; `sessions list` needs none.
+    checkpoint_lines = lazy_module("caretz.ui.checkpoint_lines")
+    notice_lines = lazy_module("caretz.ui.notice_lines")
+    shell_view = lazy_module("caretz.ui.shell_view")
+    mcp_lines = lazy_module("caretz.ui.mcp_lines")
 
 if TYPE_CHECKING:
     from caretz.session.store import SessionInfo

@@ -36,7 +36,11 @@ from caretz.ui.mcp_slash import mcp_slash
 from caretz.ui.permission_modes import plan_command
 from caretz.ui.sessions_text import prompt_preview, started_text
 
-rewind = lazy_module("caretz.ui.rewind")  # the agent's rewinding: once /rewind or /undo is typed
+if TYPE_CHECKING:
+    from caretz.ui import rewind
+else:
+    # the agent's rewinding: once /rewind or /undo is typed
+    rewind = lazy_module("caretz.ui.rewind")
 
 if TYPE_CHECKING:
     from caretz.slash_commands.files import Catalog
@@ -429,10 +433,10 @@ class SlashCompleter(Completer):
                 if skill_name.startswith(name.lower()):
                     yield Completion(skill_name, -len(name), f"/{skill_name}", description)
             return
-        command = find(name.lower())
-        if command is None or command.choices is None:
+        named = find(name.lower())
+        if named is None or named.choices is None:
             return
         typed = typed.lstrip()
-        for choice in command.choices(self.repl):
+        for choice in named.choices(self.repl):
             if choice.startswith(typed):
                 yield Completion(choice, start_position=-len(typed))

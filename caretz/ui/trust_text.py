@@ -17,7 +17,8 @@ from caretz.mcp_client.expand import MissingVariable, expand, references
 from caretz.mcp_client.model import shown_command
 from caretz.runtime.hooks import PROJECT_SOURCE
 from caretz.runtime.project_keys import protected_names
-from caretz.runtime.project_trust import ProjectTrust, part_name
+from caretz.runtime.project_trust import ProjectTrust
+from caretz.runtime.trust_notice import part_name
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

@@ -14,9 +14,13 @@ from urllib.parse import urljoin, urlsplit
 
 from caretz.lazy import lazy_module
 
-# bs4 and markdownify take ~100 ms to import; only a fetched HTML page needs them.
-bs4 = lazy_module("bs4")
-markdownify = lazy_module("markdownify")
+if TYPE_CHECKING:
+    import bs4
+    import markdownify
+else:
+    # bs4 and markdownify take ~100 ms to import; only a fetched HTML page needs them.
+    bs4 = lazy_module("bs4")
+    markdownify = lazy_module("markdownify")
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup, Tag
@@ -64,7 +68,7 @@ def decode_text(body: bytes, charset: str | None) -> str:
 def _content_root(soup: BeautifulSoup) -> Any:
     """The page's main content where it says which that is (`<main>`, a lone `<article>`,
     role=main), else its body."""
-    main = soup.find("main") or soup.find(attrs={"role": "main"})
+    main = soup.find("main") or soup.find(role="main")
     if main is not None:
         return main
     articles = soup.find_all("article")

@@ -36,7 +36,8 @@ class Hit:
 
 
 class Backend(Protocol):
-    name: str  # for people: "SearXNG at http://localhost:8888", "Brave Search"
+    @property
+    def name(self) -> str: ...  # for people: "SearXNG at http://localhost:8888", "Brave Search"
 
     def search(self, query: str, count: int) -> list[Hit]: ...
 
@@ -75,7 +76,9 @@ class BraveBackend:
         params = {"q": query, "count": str(count)}
         url = f"{self.url}/res/v1/web/search"
         data = _send(self, "GET", url, {"params": params, "headers": headers})
-        web = data.get("web") if isinstance(data.get("web"), dict) else {}
+        web = data.get("web")
+        if not isinstance(web, dict):
+            web = {}
         return _hits(web.get("results"), "description", count)
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from caretz.agent.agent import Agent
+from caretz.agent.outcomes import SKIPPED_AFTER_INTERRUPT
 from caretz.agent.parts import AgentConfig, AgentParts
-from caretz.agent.turn import SKIPPED_AFTER_INTERRUPT
 from caretz.messages import Message, ToolCall, ToolSpec
 from caretz.session.events import EventLog
 from caretz.session.records.loop import ModelResponse, ToolCalled, TurnStarted

@@ -15,8 +15,8 @@ import pytest
 from caretz.agent.agent import Agent
 from caretz.agent.driver import run_with_auto_resume
 from caretz.agent.limits import UsageLimits
+from caretz.agent.outcomes import SKIPPED_AFTER_STOP
 from caretz.agent.parts import AgentConfig, AgentParts
-from caretz.agent.turn import SKIPPED_AFTER_STOP
 from caretz.guard.config import LoopGuardConfig
 from caretz.guard.guard import LoopGuard
 from caretz.guard.model import Verdict

@@ -15,6 +15,7 @@ import pytest
 from caretz.config.env_file import apply_env_file
 from caretz.config.settings import resolve_settings
 from caretz.runtime import project_trust as gate
+from caretz.runtime import trust_notice
 from caretz.ui.trust_text import approval_lines
 
 KEY = "sk-ant-api03-" + "k" * 40  # caretz's own key, as a provider's variable holds it
@@ -123,7 +124,7 @@ def test_parts_approved_on_their_own_run_and_the_rest_is_left_out(settings, proj
     assert not trust.approved
     assert trust.hooks_approved and trust.server_approved("docs")
     assert trust.ignored() == ["allow", "command:review"]
-    assert gate.not_approved_notice(trust) == (
+    assert trust_notice.not_approved_notice(trust) == (
         "this project's configuration is not approved, so caretz leaves out its 1 allow rule "
         "and /review: see what it does and approve it with: caretz trust"
     )
