@@ -60,7 +60,7 @@ def worktree_for(
     Raises ConfigError."""
     # Only for an agent in a worktree (git's worktree commands, off every run's path).
     from caretz.worktrees import manage as worktrees
-    from caretz.worktrees.git import WorktreeError
+    from caretz.worktrees.git import WorktreeError  # with it: what its commands raise
 
     try:
         repo = worktrees.open_repository(workspace, env)
