@@ -39,9 +39,19 @@ class Covers:
         # bubblewrap never finds a mount point taken away while it sets up.
         with self._lock:
             self._running -= 1
-            if self._running > 0:
-                return
-            for path in sorted(self._created, key=lambda p: len(p.parts), reverse=True):
-                with contextlib.suppress(OSError):
-                    path.rmdir()  # only an empty directory; anything else stays
-            self._created.clear()
+            if self._running <= 0:
+                self._remove_created()
+
+    def close(self) -> None:
+        """The session has ended, and its commands with it: the mount points go even when a
+        command's end was not heard yet (`leave` runs on a thread the exit does not wait
+        for, so a run that ends right after its last command would leave them)."""
+        with self._lock:
+            self._running = 0
+            self._remove_created()
+
+    def _remove_created(self) -> None:
+        for path in sorted(self._created, key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                path.rmdir()  # only an empty directory; anything else stays
+        self._created.clear()

@@ -202,8 +202,10 @@ class Sandbox:
         ]
 
     def close(self) -> None:
-        """The session has ended: its /tmp and network namespace go."""
+        """The session has ended: its /tmp and network namespace go, and the mount points
+        its commands' sandboxes left."""
         self.runtime.close()
+        self.covers.close()
 
     def _bwrap_launch(
         self, argv: Sequence[str], env: dict[str, str], cwd: Path, environ: Mapping[str, str]

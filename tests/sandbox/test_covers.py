@@ -25,6 +25,16 @@ def test_a_cover_directory_stays_while_a_command_runs_and_goes_after(tmp_path: P
     assert not project.exists()
 
 
+def test_the_sessions_end_takes_them_away_when_a_commands_end_was_not_heard(tmp_path: Path):
+    covers = Covers()
+    project = tmp_path / ".caretz"
+    covers.enter([project])
+    project.mkdir()
+    # The run ends before the thread that waits on the command has said it ended.
+    covers.close()
+    assert not project.exists()
+
+
 def test_a_directory_that_was_there_before_or_got_content_is_left_alone(tmp_path: Path):
     covers = Covers()
     existing = tmp_path / "existing"
