@@ -35,7 +35,7 @@ READ_ONLY = (
     "Read-only file system: make it writable, or point CARETZ_DATA_DIR at a folder caretz can write"
 )
 # A reply longer than a page: its log line needs a page the full tmpfs does not have.
-LONG_ANSWER = "All done. " * 900
+LONG_ANSWER = " ".join(f"Step {n} is done." for n in range(900))  # never a loop to cut
 # Mounts the folder, as full or read-only as asked, records the namespace's pid, runs
 # caretz (its command line: "$@"), then copies what the folder held out for the test.
 SCRIPT = """

@@ -14,8 +14,8 @@ import pytest
 
 from caretz.config.env_file import apply_env_file
 from caretz.config.settings import resolve_settings
+from caretz.runtime import project_keys, trust_notice
 from caretz.runtime import project_trust as gate
-from caretz.runtime import trust_notice
 from caretz.ui.trust_text import approval_lines
 
 KEY = "sk-ant-api03-" + "k" * 40  # caretz's own key, as a provider's variable holds it
@@ -176,7 +176,7 @@ def test_caretz_keys_and_secrets_never_expand_into_a_projects_configuration(sett
         "HOME": "/home/me",
     }
 
-    expanded = gate.project_env(settings, env)
+    expanded = project_keys.project_env(settings, env)
 
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CARETZ_API_KEY", "GITHUB_TOKEN", "SHAPED"):
         assert expanded[name] == "", name
@@ -229,7 +229,7 @@ def test_an_env_files_variables_are_caretz_keys(settings, tmp_path: Path):
     env: dict[str, str] = {}
     apply_env_file(keys, env)
 
-    assert gate.project_env(settings, {**os.environ, **env})["CARETZ_TEST_PLAIN_NAME"] == ""
+    assert project_keys.project_env(settings, {**os.environ, **env})["CARETZ_TEST_PLAIN_NAME"] == ""
 
 
 def test_a_command_folder_leading_out_of_the_project_brings_nothing_that_can_run(
