@@ -108,6 +108,11 @@ def bwrap_argv(
             remount.append(path)
     for socket in view.sockets:
         args += ["--bind-try", str(socket), str(socket)]
+    program = Path(argv[0])
+    if program.is_absolute() and _under_tmp(program) and program.is_file():
+        # caretz's own program (the packaged rg) installed under the host's /tmp, which the
+        # command's /tmp hides: that one file, read-only, where caretz runs it from.
+        args += ["--ro-bind", str(program), str(program)]
     # Remounting hidden dirs read-only last lets a writable root inside one be bound first.
     for path in remount:
         args += ["--remount-ro", str(path)]

@@ -46,6 +46,8 @@ _PAGING = {
     ),
 }
 
+_LAUNCHERS = ("bwrap: ", "nsenter: ")  # what the sandbox says when it cannot start rg
+
 
 class _RgTool:
     """What grep and glob share: the rg binary, the timeout, paging arguments."""
@@ -74,6 +76,10 @@ class _RgTool:
             return ToolResult(ok=False, output=str(missing))
         except ScopeError as error:
             return ToolResult(ok=False, output=str(error))
+        if ran.ended_by is None and ran.stderr.startswith(_LAUNCHERS) and not ran.stdout:
+            # The sandbox failed to start rg: no search ran, which is not "no matches".
+            why = _first_lines(ran.stderr)
+            return ToolResult(ok=False, output=f"{self.name} could not run in the sandbox: {why}")
         if ran.ended_by is None and ran.returncode == 2 and not ran.stdout:
             return ToolResult(ok=False, output=f"{self.name} failed: {_first_lines(ran.stderr)}")
         return ran

@@ -82,3 +82,34 @@ def test_the_folder_listing_for_people_runs_in_the_sandbox_too(sandbox, scratch:
         "README",
         "src/app.py",
     ]
+
+
+def test_an_rg_installed_under_the_hosts_tmp_runs_in_the_sandbox(sandbox, tmp_path: Path):
+    """caretz installed in a clone under /tmp: the sandbox's /tmp hides the host's, so
+    the packaged rg is bound where caretz runs it from, read-only."""
+    from caretz.tools.ripgrep import rg_path
+
+    assert str(tmp_path).startswith("/tmp/")
+    rg = tmp_path / "venv" / "bin" / "rg"
+    rg.parent.mkdir(parents=True)
+    rg.write_bytes(rg_path().read_bytes())
+    rg.chmod(0o755)
+    (sandbox.policy.cwd / "app.py").write_text("import json\n")
+    ctx = ToolContext(workspace=sandbox.policy.cwd, sandbox=sandbox)
+
+    found = GrepTool(rg=rg).run({"pattern": "import json"}, ctx)
+
+    assert found.ok and "app.py:1:import json" in found.output, found.output
+
+
+def test_a_search_the_sandbox_cannot_start_is_a_failure_not_no_matches(
+    bwrap_sandbox, make_policy, scratch: Path
+):
+    sandbox = bwrap_sandbox(make_policy())
+    (sandbox.policy.cwd / "app.py").write_text("import json\n")
+    ctx = ToolContext(workspace=sandbox.policy.cwd, sandbox=sandbox)
+    gone = scratch / "no-such-dir" / "rg"  # nothing there for the sandbox to exec
+
+    result = GrepTool(rg=gone).run({"pattern": "import json"}, ctx)
+
+    assert not result.ok and result.output.startswith("grep could not run in the sandbox: bwrap")
