@@ -159,12 +159,16 @@ def test_reads_raced_by_a_folder_swapped_for_a_link_to_the_keys_never_leak(
     )
     try:
         assert wait_for(ready.exists), "the swapper never flipped"
-        outcomes = set()
-        for _ in range(500):
+        outcomes: set[str] = set()
+        # 500 reads at least, and on until one found the folder in place: on a busy machine
+        # the swapper may hold one state for many reads (no read count races the clock).
+        for tries in range(1, 200_001):
             try:
                 outcomes.add(door.text(work / "keys" / "id_rsa", LIMIT))
             except (Refused, FileNotFoundError) as error:
                 outcomes.add(type(error).__name__)
+            if tries >= 500 and "decoy" in outcomes:
+                break
     finally:
         stop.write_text("stop")
         assert swapper.wait(timeout=30) == 0
