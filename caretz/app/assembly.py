@@ -61,9 +61,14 @@ from caretz.tools.jobtable import JobTable
 if TYPE_CHECKING:
     from caretz.hooks import session as hook_session
     from caretz.runtime import skills as runtime_skills
+    from caretz.telemetry import settings as telemetry_settings
+    from caretz.telemetry import sink as telemetry_sink
 else:
     hook_session = lazy_module("caretz.hooks.session")  # the hooks' modules: only with hooks
     runtime_skills = lazy_module("caretz.runtime.skills")  # only where skill folders are
+    # OpenTelemetry's SDK and exporter: only for a session that exports telemetry.
+    telemetry_settings = lazy_module("caretz.telemetry.settings")
+    telemetry_sink = lazy_module("caretz.telemetry.sink")
 
 if TYPE_CHECKING:
     from caretz.app.session import View
@@ -77,6 +82,8 @@ if TYPE_CHECKING:
     from caretz.runtime.skills import SessionSkills
     from caretz.sandbox.detect import SandboxCheck
     from caretz.sandbox.runner import Sandbox
+    from caretz.telemetry.settings import TelemetryOptions
+    from caretz.telemetry.sink import TelemetrySink
     from caretz.tools.asking import Asker
     from caretz.tools.permission import SessionPermissions
 
@@ -139,6 +146,7 @@ class Checked:
     instructions: tuple[tuple[Path, str], ...] = ()  # AGENTS.md / CLAUDE.md, as read
     notices: tuple[str, ...] = ()  # lines for the start: the instruction files left out
     skills: SessionSkills | None = None  # None: no skill folder anywhere
+    telemetry: TelemetryOptions | None = None  # None: off (docs/telemetry.md)
 
 
 @lazy_dataclass(frozen=True)
@@ -157,6 +165,10 @@ class SessionParts:
     mcp: McpServers | None
     trust: ProjectTrust  # what the session uses of its project's configuration
     resumed: bool = False  # a past session carried on
+    telemetry: TelemetrySink | None = None  # one more listener on the log, when on
+
+
+ON = ("1", "true")  # CARETZ_ENABLE_TELEMETRY's values that turn telemetry on
 
 
 # -- step 1: check ---------------------------------------------------------------------------
@@ -191,7 +203,19 @@ def check(
         request, trust, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
         probes.git_status(), served_window, tuple(instructions),
         (*refused, *(skills.warnings if skills is not None and carried is None else ())), skills,
+        telemetry_options(settings, env),
     )  # fmt: skip
+
+
+def telemetry_options(settings: Settings, env: Mapping[str, str]) -> TelemetryOptions | None:
+    """Telemetry's options when the user's profile or CARETZ_ENABLE_TELEMETRY turns it on
+    (never a project's files: the gate hands none of them here); raises ConfigError."""
+    wanted = settings.values.telemetry
+    if not (wanted.enabled or env.get("CARETZ_ENABLE_TELEMETRY", "").strip().lower() in ON):
+        return None
+    return telemetry_settings.telemetry_options(
+        wanted.log_user_prompts, wanted.log_tool_details, env
+    )
 
 
 def find_skills(
@@ -258,6 +282,10 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
         )  # fmt: skip
     if carried is not None:
         carried.end_previous()
+    telemetry = None
+    if checked.telemetry is not None:  # before the start is written: it opens the trace
+        telemetry = telemetry_sink.open_sink(checked.telemetry, request.settings.prices)
+        log.subscribe(telemetry.on_event)
     log.subscribe(request.view.on_event)
     agent = Agent(config, agent_parts, place.conversation)
     if agent_parts.price(config.model_ref, Usage()) is None:  # unknown, as a turn says
@@ -266,7 +294,7 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     install(agent, config, agent_parts, mcp, named, checked.skills)
     parts = SessionParts(
         session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,
-        tools, checked.sandbox_check, mcp, checked.trust, place.resumed,
+        tools, checked.sandbox_check, mcp, checked.trust, place.resumed, telemetry,
     )  # fmt: skip
     start(parts, checked, carried)
     return parts

@@ -119,6 +119,7 @@ class Session:
         self.skills = tools.skills  # the skills found at the start (None: none)
         self.mcp = parts.mcp
         self.trust = parts.trust  # what the session uses of its project's configuration
+        self.telemetry = parts.telemetry  # None: off
         self.view = view
         self.env = env
         self.flags = flags
@@ -218,6 +219,8 @@ class Session:
         if self.sandbox is not None:
             self.sandbox.close()  # its /tmp and network namespace, once no job runs
         self.log.close()
+        if self.telemetry is not None:
+            self.telemetry.close()  # what is left sent, within its time
 
     def servers_settled(self) -> bool:
         """Whether an MCP server started in the background has finished starting."""

@@ -164,6 +164,20 @@ class StatusLineConfig(Section):
         return parse_duration(self.timeout)
 
 
+class TelemetryConfig(Section):
+    """`telemetry`: OpenTelemetry export (docs/telemetry.md), off unless `enabled` (or
+    CARETZ_ENABLE_TELEMETRY=1); where it goes is the standard OTEL_* variables' to say.
+    Read from the user's profile only, never from a project's files."""
+
+    enabled: bool = False
+    log_user_prompts: bool = (
+        False  # the prompt's text on the turn's span (or OTEL_LOG_USER_PROMPTS=1)
+    )
+    log_tool_details: bool = (
+        False  # a call's arguments, the guard's headlines (OTEL_LOG_TOOL_DETAILS=1)
+    )
+
+
 class Profile(Section):
     model: ModelRef = DEFAULT_MODEL
     base_url: BaseUrl | None = None
@@ -196,6 +210,7 @@ class Profile(Section):
     web_fetch: WebFetchConfig = Field(default_factory=WebFetchConfig)  # docs/web.md
     web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)
     status_line: StatusLineConfig | None = None  # docs/interactive.md
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)  # docs/telemetry.md
 
     @property
     def bash_timeout_s(self) -> float:

@@ -84,6 +84,14 @@ class WebSearchValues(NamedTuple):
     timeout_s: float = 20.0
 
 
+class TelemetryValues(NamedTuple):
+    """The profile's `telemetry` section (config/schema.py, docs/telemetry.md)."""
+
+    enabled: bool = False
+    log_user_prompts: bool = False
+    log_tool_details: bool = False
+
+
 class ProfileValues(NamedTuple):
     """The values of a profile a session reads, every override applied."""
 
@@ -114,6 +122,7 @@ class ProfileValues(NamedTuple):
     web_fetch: WebFetchValues = WebFetchValues()
     web_search: WebSearchValues = WebSearchValues()
     status_line: StatusLineValues | None = None
+    telemetry: TelemetryValues = TelemetryValues()
 
     def rule_lists(self) -> dict[str, list[str]]:
         """The profile's permission rules by kind, as `permissions` writes them."""
@@ -187,6 +196,7 @@ def of_profile(profile: Any) -> ProfileValues:
         web_fetch=web_fetch_values(profile.web_fetch),
         web_search=web_search_values(profile.web_search),
         status_line=status_line_values(profile.status_line),
+        telemetry=telemetry_values(profile.telemetry),
     )
 
 
@@ -222,3 +232,8 @@ def web_search_values(section: Any) -> WebSearchValues:
         max_results=section.max_results,
         timeout_s=section.timeout_s,
     )
+
+
+def telemetry_values(section: Any) -> TelemetryValues:
+    """A validated `config.schema.TelemetryConfig` as plain values."""
+    return TelemetryValues(section.enabled, section.log_user_prompts, section.log_tool_details)
