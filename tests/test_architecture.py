@@ -74,6 +74,8 @@ MAY_IMPORT: dict[str, set[str]] = {
         "caretz.checkpoints",
         "caretz.agent_files",  # a named subagent's definition, plain data
     },
+    # OpenTelemetry export: the session's records in, spans and metrics out; the judge priced.
+    "caretz.telemetry": {"caretz.session", "caretz.pricing"},
     "caretz.config": {
         "caretz.goal",
         "caretz.guard",
@@ -109,7 +111,7 @@ WIRING = {
 # caretz's worktrees: a named subagent's `isolation: worktree` (runtime/subagents.py).
 MAY_IMPORT["caretz.runtime"] = WIRING | {"caretz.worktrees"}
 # The application layer: what a session does, for every front end; it imports none.
-MAY_IMPORT["caretz.app"] = WIRING | {"caretz.runtime"}
+MAY_IMPORT["caretz.app"] = WIRING | {"caretz.runtime", "caretz.telemetry"}
 MAY_IMPORT["caretz.eval"] = WIRING | {"caretz.runtime"}
 MAY_IMPORT["caretz.ui"] = WIRING | {"caretz.runtime", "caretz.app"}
 # The Python API drives the application session; it imports no front end.

@@ -28,6 +28,8 @@ NEVER = (
     "pygments",
     "detect_secrets",
     "requests",
+    "opentelemetry",  # telemetry's SDK: only a session with telemetry on loads it
+    "google",  # protobuf, which the OTLP exporter brings
 )
 
 
