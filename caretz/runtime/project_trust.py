@@ -16,6 +16,9 @@ apply whether approved or not. A feature that brings a new kind of project confi
 (skills, agents, plugins) reads it in `read_project` and adds it to `ProjectConfig.parts`.
 
 caretz's own keys never expand into a project's configuration (runtime/project_keys.py).
+Telemetry is no part of it either: whether a session exports, and where to, is read from
+the user's profile and environment only (app/assembly.py, docs/telemetry.md), so nothing
+here hands a project's `telemetry` key or OTEL_* values on, approved or not.
 """
 
 from __future__ import annotations

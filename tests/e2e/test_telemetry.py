@@ -160,11 +160,11 @@ def test_a_project_cannot_turn_telemetry_on_and_a_dead_collector_changes_no_exit
         unused.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{unused.getsockname()[1]}"
     server.add(text("hello again"))
+    caretz.write_config({"profiles": {"general": {"telemetry": {"enabled": True}}}})
     on = caretz(
         "-p",
         "say hello",
         env={
-            "CARETZ_ENABLE_TELEMETRY": "1",
             "OTEL_EXPORTER_OTLP_ENDPOINT": dead,
             "CARETZ_OTEL_SHUTDOWN_TIMEOUT_MS": "500",
         },
