@@ -28,6 +28,7 @@ from caretz.messages import Usage
 from caretz.pricing import Price, cost_usd
 from caretz.session.records import guard, loop
 from caretz.session.records.base import LoopGuardRecord, Record
+from caretz.session.records.goal import GoalEvaluated
 from caretz.session.records.session import (
     ModelSummary,
     SessionOpened,
@@ -253,6 +254,12 @@ class TelemetrySink:
         cost = cost_usd(record.model, usage, self.prices)
         self._model_call(usage, cost, 0.0, record.model, "compaction", record.agent)
 
+    def _evaluated(self, record: GoalEvaluated) -> None:
+        """A goal's evaluator call: its tokens and cost, no span of its own."""
+        usage = Usage.from_dict(record.usage)
+        agent = self._agent
+        self._model_call(usage, record.cost_usd, record.latency_s, record.model, "goal", agent)
+
     def _model_call(
         self,
         usage: Usage,
@@ -390,6 +397,7 @@ HANDLERS: dict[type[Record], Callable[[TelemetrySink, Any], None]] = {
     loop.ProviderError: TelemetrySink._request_failed,
     loop.ModelPromptTooLong: TelemetrySink._request_failed,
     ModelSummary: TelemetrySink._summary,
+    GoalEvaluated: TelemetrySink._evaluated,
     loop.ToolCalled: TelemetrySink._tool_called,
     loop.ToolResult: TelemetrySink._tool_result,
     guard.LoopGuardJudging: TelemetrySink._judging,
