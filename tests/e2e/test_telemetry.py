@@ -82,7 +82,12 @@ def test_a_guarded_run_exports_its_span_tree_metrics_and_guard_events(
         "--output",
         "json",
         *with_judge("active"),
-        env={"CARETZ_ENABLE_TELEMETRY": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url},
+        env={
+            "CARETZ_ENABLE_TELEMETRY": "1",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url,
+            "OTEL_EXPORTER_OTLP_HEADERS": "x-team-token=otel-e2e",
+            "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=ci",
+        },
     )
 
     assert run.code == 3, run.stderr
@@ -95,6 +100,8 @@ def test_a_guarded_run_exports_its_span_tree_metrics_and_guard_events(
     assert session.parent_id == b"" and turn.parent_id == session.span_id
     assert session.attributes["session.id"] == result["session_id"]
     assert session.resource["service.name"] == "caretz"
+    assert session.resource["deployment.environment"] == "ci"
+    assert all(sent.get("x-team-token") == "otel-e2e" for sent in collector.headers)
     under_turn = collector.children(turn)
     models = [s for s in under_turn if s.name == "chat claude-test"]
     tools = [s for s in under_turn if s.name.startswith("execute_tool ")]

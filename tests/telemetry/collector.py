@@ -57,6 +57,7 @@ class Collector:
     spans: list[Span] = field(default_factory=list)
     metrics: list[ExportMetricsServiceRequest] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)  # each request's
 
     def receive(self, path: str, body: bytes) -> None:
         self.paths.append(path)
@@ -123,6 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with self.server.lock:
+            self.server.collector.headers.append(dict(self.headers.items()))
             self.server.collector.receive(self.path, body)
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
