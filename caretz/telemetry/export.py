@@ -101,12 +101,17 @@ class FailureLog(logging.Handler):
     """The SDK's own warnings and errors (an export that failed, a retry), kept instead
     of printed: the first is what `close` says."""
 
+    _propagated: bool
+
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.first: str | None = None  # the first error, else the first warning
         self._error = False
         self._logger = logging.getLogger(SDK_LOGGER)
-        self._propagated = self._logger.propagate
+        # A session opened before this one closes (/clear) still holds the logger: what it
+        # was before either of them is what the last one to stop puts back.
+        holding = [h for h in self._logger.handlers if isinstance(h, FailureLog)]
+        self._propagated = holding[0]._propagated if holding else self._logger.propagate
         self._logger.addHandler(self)
         self._logger.propagate = False
 
@@ -117,7 +122,8 @@ class FailureLog(logging.Handler):
 
     def stop(self) -> None:
         self._logger.removeHandler(self)
-        self._logger.propagate = self._propagated
+        if not any(isinstance(h, FailureLog) for h in self._logger.handlers):
+            self._logger.propagate = self._propagated
 
 
 def cause(message: str) -> str:

@@ -92,6 +92,7 @@ class TelemetrySink:
         self._judge: Span | None = None
         self._agent = MAIN  # the agent whose record came last: the guard's are of its turn
         self._closed = False
+        self._broken = ""  # why the sink stopped reading records (said at the end)
 
     # -- the listener --------------------------------------------------------------------
     def on_event(self, record: Record) -> None:
@@ -101,8 +102,12 @@ class TelemetrySink:
         if handler is None:
             return
         with self._lock:
-            if not self._closed:
+            if self._closed or self._broken:
+                return
+            try:
                 handler(self, record)
+            except Exception as error:  # an observer never ends the run it watches
+                self._broken = f"{record.type}: {type(error).__name__}: {error}"
 
     def close(self) -> None:
         """Ends the spans still open (a turn cut short, the session), then sends what is
@@ -121,6 +126,8 @@ class TelemetrySink:
                 span.end()
             if self._session is not None:
                 self._session.end()
+        if self._broken:
+            self.warn(f"telemetry: stopped at an event it could not read ({self._broken})")
         self.exporters.close(self.warn)
 
     # -- the session and its turns ---------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 
 from caretz.session.events import EventLog
 from caretz.session.records.loop import (
@@ -17,8 +18,9 @@ from caretz.session.records.loop import (
     TurnStarted,
 )
 from caretz.session.records.session import SessionStarted
+from caretz.telemetry.export import Exporters, FailureLog
 from caretz.telemetry.settings import telemetry_options
-from caretz.telemetry.sink import open_sink
+from caretz.telemetry.sink import TelemetrySink, open_sink
 
 KEY = "sk-ant-api03-" + "Q7xv" * 12
 CALLER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -75,3 +77,24 @@ def test_side_by_side_subagents_nest_under_their_own_calls_and_opted_in_text_is_
     assert arguments["agent"] == "alpha" and arguments["prompt"].startswith("look for ")
     sent = json.dumps([s.attributes for s in collector.spans])
     assert KEY not in sent and "Q7xvQ7xv" not in sent
+
+
+def test_a_record_the_sink_cannot_read_ends_its_reading_not_the_run(collector):
+    options = telemetry_options(True, False, {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url})
+    warned: list[str] = []
+    first = TelemetrySink(Exporters(options), {}, warned.append)
+    second = TelemetrySink(Exporters(options), {}, warned.append)  # /clear: opened before
+    log = EventLog(None)
+    log.subscribe(first.on_event)
+    log.emit(TurnStarted(prompt="hi"))
+    log.emit(TurnEnded(status="done", usage={"input_tokens": "many"}))  # no count
+    log.emit(TurnStarted(prompt="again"))
+    first.close()
+    second.close()
+
+    assert warned == [
+        "telemetry: stopped at an event it could not read (Turn.Ended: ValueError: "
+        "invalid literal for int() with base 10: 'many')"
+    ]
+    sdk = logging.getLogger("opentelemetry")
+    assert sdk.propagate and not [h for h in sdk.handlers if isinstance(h, FailureLog)]
