@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from caretz.mcp_client.plan import plan_servers
 from caretz.mcp_client.servers import McpServers
+from caretz.mcp_client.tokens import FOLDER as TOKENS
+from caretz.mcp_client.tokens import TokenStore
 from caretz.runtime.mcp import LOG_DIR
 from caretz.runtime.project_keys import project_env
 from caretz.runtime.project_trust import approve_servers
@@ -25,7 +27,10 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     approved = approve_servers(settings, session.workspace, names)
     if session.mcp is None:
         session.mcp = McpServers(
-            settings.profile.mcp, settings.data_dir / LOG_DIR, session.log.emit
+            settings.profile.mcp,
+            settings.data_dir / LOG_DIR,
+            session.log.emit,
+            TokenStore(settings.data_dir / TOKENS),
         )
     mcp = session.mcp
     waiting = {status.name for status in mcp.statuses() if status.state == "not approved"}

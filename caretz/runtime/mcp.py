@@ -19,6 +19,7 @@ from caretz.runtime import project_keys
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
+    from caretz.mcp_client.model import ServerSpec, ServerStatus
     from caretz.mcp_client.plan import Configured
     from caretz.mcp_client.servers import Emit, McpServers
     from caretz.runtime.project_trust import ProjectTrust
@@ -61,24 +62,42 @@ def start_servers(
     interactive prompt's); else each is ready or has failed on return."""
     if not configured:
         return None
-    env = os.environ if env is None else env
-    profile = [server for server in configured if not server.project]
-    project = [server for server in configured if server.project]
-    specs, not_started = mcp_plan.plan_servers(
-        mcp_plan.merged(profile, project),
-        settings.profile.mcp,
-        approved=lambda server: trust.server_approved(server.name),
-        env=env,
-        project_env=project_keys.project_env(settings, env),
-        cwd=str(workspace),
-    )
+    # Here, not at the top: only a session with a server configured reads its logins.
+    from caretz.mcp_client.tokens import FOLDER, TokenStore
+
+    specs, not_started = planned_servers(settings, configured, workspace, trust, env)
     servers = mcp_client_servers.McpServers
     start = servers.start_in_background if background else servers.start
+    profile = [server for server in configured if not server.project]
+    project = [server for server in configured if server.project]
     return start(
         specs,
         not_started + mcp_plan.shadowed(profile, project),
         settings.profile.mcp,
         log_dir=settings.data_dir / LOG_DIR,
         order=[server.name for server in configured],
+        tokens=TokenStore(settings.data_dir / FOLDER),
         **({"emit": emit} if emit is not None else {}),
+    )
+
+
+def planned_servers(
+    settings: Settings,
+    configured: list[Configured],
+    workspace: Path,
+    trust: ProjectTrust,
+    env: Mapping[str, str] | None = None,
+) -> tuple[list[ServerSpec], list[ServerStatus]]:
+    """The servers to start (a project's only as its `trust` says, its `${VAR}`s
+    expanded without caretz's keys) and the statuses of those that will not."""
+    env = os.environ if env is None else env
+    profile = [server for server in configured if not server.project]
+    project = [server for server in configured if server.project]
+    return mcp_plan.plan_servers(
+        mcp_plan.merged(profile, project),
+        settings.profile.mcp,
+        approved=lambda server: trust.server_approved(server.name),
+        env=env,
+        project_env=project_keys.project_env(settings, env),
+        cwd=str(workspace),
     )
