@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 from caretz.mcp_client.plan import plan_servers
 from caretz.mcp_client.servers import McpServers
-from caretz.mcp_client.tokens import FOLDER as TOKENS
-from caretz.mcp_client.tokens import TokenStore
+from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
 from caretz.runtime.mcp import LOG_DIR
 from caretz.runtime.project_keys import project_env
 from caretz.runtime.project_trust import approve_servers
@@ -30,7 +29,7 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
             settings.profile.mcp,
             settings.data_dir / LOG_DIR,
             session.log.emit,
-            TokenStore(settings.data_dir / TOKENS),
+            TokenStore(settings.data_dir / TOKENS_DIR),
         )
     mcp = session.mcp
     waiting = {status.name for status in mcp.statuses() if status.state == "not approved"}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
 from caretz.mcp_client.plan import entry_shown, spec_for
-from caretz.mcp_client.tokens import FOLDER, TokenStore
+from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
 from caretz.runtime.mcp import configured_servers, planned_servers, start_servers
 from caretz.runtime.project_keys import project_env, protected_names
 from caretz.runtime.project_trust import approve_servers as approve_project_servers
@@ -104,7 +104,7 @@ def login_server(
     # load only when they start a server.
     from caretz.mcp_client.login import failure, login
 
-    tokens = TokenStore(settings.data_dir / FOLDER)
+    tokens = TokenStore(settings.data_dir / TOKENS_DIR)
 
     def say(url: str) -> None:
         sys.stderr.write(
@@ -131,7 +131,7 @@ def logout_server(settings: Settings, name: str, workspace: Path | None = None) 
     spec = _http_spec(settings, name, workspace or Path.cwd(), started=False)
     if isinstance(spec, str):
         return fail(spec)
-    if TokenStore(settings.data_dir / FOLDER).forget(spec.url):
+    if TokenStore(settings.data_dir / TOKENS_DIR).forget(spec.url):
         sys.stdout.write(f"logged out of MCP server {name!r}: its tokens are removed\n")
     else:
         sys.stdout.write(f"no login is kept for MCP server {name!r}\n")

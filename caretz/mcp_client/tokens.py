@@ -23,7 +23,7 @@ from typing import Any
 
 from caretz import inbound, private_data
 
-FOLDER = "mcp-oauth"  # under the data dir
+TOKENS_DIR = "mcp-oauth"  # under the data dir
 MAX_FILE_BYTES = 1 << 20
 
 

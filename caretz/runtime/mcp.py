@@ -63,7 +63,7 @@ def start_servers(
     if not configured:
         return None
     # Here, not at the top: only a session with a server configured reads its logins.
-    from caretz.mcp_client.tokens import FOLDER, TokenStore
+    from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
 
     specs, not_started = planned_servers(settings, configured, workspace, trust, env)
     servers = mcp_client_servers.McpServers
@@ -76,7 +76,7 @@ def start_servers(
         settings.profile.mcp,
         log_dir=settings.data_dir / LOG_DIR,
         order=[server.name for server in configured],
-        tokens=TokenStore(settings.data_dir / FOLDER),
+        tokens=TokenStore(settings.data_dir / TOKENS_DIR),
         **({"emit": emit} if emit is not None else {}),
     )
 

@@ -24,7 +24,7 @@ from caretz.commands.mcp import login_server
 from caretz.config.settings import resolve_settings
 from caretz.mcp_client.loopback import LoginRefused, Loopback
 from caretz.mcp_client.servers import McpServers
-from caretz.mcp_client.tokens import FOLDER, TokenStore
+from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
 from caretz.runtime.mcp import configured_servers, planned_servers
 from caretz.runtime.project_trust import project_trust
 from tests.e2e.conftest import Caretz
@@ -74,7 +74,7 @@ def settings() -> Any:
 
 
 def kept_file(url: str) -> Path:
-    return TokenStore(Path(os.environ["CARETZ_DATA_DIR"]) / FOLDER).path(url)
+    return TokenStore(Path(os.environ["CARETZ_DATA_DIR"]) / TOKENS_DIR).path(url)
 
 
 def every_other_file(data_dir: Path, kept: Path) -> str:
@@ -260,3 +260,58 @@ def test_the_loopback_answers_only_the_request_with_the_state_it_waits_for():
         await refused.close()
 
     asyncio.run(scenario())
+
+
+def test_an_entrys_oauth_key_is_checked_expanded_and_its_secret_never_shown(tmp_path):
+    from caretz.config.mcp_servers import project_servers
+    from caretz.config.show import show_settings
+    from caretz.config_base import ConfigError
+    from caretz.mcp_client.approvals import entry_data
+    from caretz.mcp_client.config import McpServerEntry
+    from caretz.mcp_client.plan import Configured, spec_for
+
+    with pytest.raises(ValueError, match="oauth belong to an HTTP server"):
+        McpServerEntry.model_validate({"command": "srv", "oauth": {"scopes": ["a"]}})
+    with pytest.raises(ValueError, match="a clientSecret belongs to a clientId"):
+        McpServerEntry.model_validate({"url": "https://x.example", "oauth": {"clientSecret": "s"}})
+    with pytest.raises(ValueError, match="callbackPort"):
+        McpServerEntry.model_validate({"url": "https://x.example", "oauth": {"callbackPort": 0}})
+    plain = {"type": "http", "url": "https://x.example/mcp"}
+    # An entry without oauth is approved as it was before the key existed.
+    assert entry_data(McpServerEntry.model_validate(plain)) == {
+        "type": "http", "command": None, "args": [], "env": {}, "url": plain["url"],
+        "headers": {}, "startupTimeout": None,
+    }  # fmt: skip
+    oauth = {
+        "clientId": "${ID}",
+        "clientSecret": "${SECRET}",
+        "scopes": ["read"],
+        "callbackPort": 9,
+    }
+    entry = McpServerEntry.model_validate({**plain, "oauth": oauth})
+    spec = spec_for(Configured("web", entry, "profiles.json"), {"ID": "cid", "SECRET": "s3"}, "/")
+    assert (spec.oauth.client_id, spec.oauth.client_secret) == ("cid", "s3")
+    assert (spec.oauth.scopes, spec.oauth.callback_port) == (("read",), 9)
+
+    # .mcp.json is shared with other tools: their keys under oauth are left alone.
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"web": {**plain, "oauth": {"clientId": "c", "theirs": 1}}}})
+    )
+    [server] = project_servers(tmp_path)
+    assert server.entry.oauth is not None and server.entry.oauth.client_id == "c"
+    # profiles.json is strict, and `caretz config show` says a secret is set, never what it is.
+    config = Path(os.environ["CARETZ_CONFIG"])
+    config.write_text(
+        json.dumps(
+            {"profiles": {"general": {"mcpServers": {"web": {**plain, "oauth": {"theirs": 1}}}}}}
+        )
+    )
+    with pytest.raises(ConfigError, match="theirs"):
+        settings()
+    secret = {"clientId": "c", "clientSecret": "hunter2-secret"}
+    config.write_text(
+        json.dumps({"profiles": {"general": {"mcpServers": {"web": {**plain, "oauth": secret}}}}})
+    )
+    shown = show_settings(settings(), {})
+    assert shown["mcpServers"]["web"]["oauth"]["clientSecret"] == "set"
+    assert "hunter2-secret" not in json.dumps(shown)
