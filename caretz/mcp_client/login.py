@@ -45,8 +45,9 @@ async def login(
     """Log in to the HTTP server `spec`, keeping its tokens; False when it asked for no
     login. Raises LoginFailed, LoginRefused, the SDK's OAuth errors, or OSError."""
     for name in ("mcp", "httpx2"):  # the SDK logs the flow's failures: caretz says them once
-        logging.getLogger(name).addHandler(logging.NullHandler())
-        logging.getLogger(name).propagate = False
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            logger.addHandler(logging.NullHandler())
     loopback = await _listen(spec, StoredLogin(tokens, spec.url, spec.oauth).kept_redirect())
     try:
         stored = StoredLogin(tokens, spec.url, spec.oauth, loopback.redirect_uri, fresh=True)
