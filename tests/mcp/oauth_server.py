@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import uvicorn
 from mcp.server.auth.provider import (
@@ -28,7 +29,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 LIFETIME_S = 3600
@@ -96,7 +97,8 @@ class Provider:
     ) -> OAuthToken:
         self.refreshes += 1
         del self.refresh[refresh_token.token]
-        self.access.clear()  # the old access token is no good from now on
+        # The client's old access token is no good from now on.
+        self.access = {k: v for k, v in self.access.items() if v.client_id != client.client_id}
         return self._issue(refresh_token.client_id, scopes or refresh_token.scopes)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
@@ -120,11 +122,6 @@ class Provider:
             scope=" ".join(scopes),
         )
 
-    def forget_tokens(self) -> None:
-        """Every token issued is no good any more (a server that lost its sessions)."""
-        self.access.clear()
-        self.refresh.clear()
-
 
 @dataclass
 class AuthServer:
@@ -140,7 +137,7 @@ class AuthServer:
         return f"{self.base}/sse"
 
 
-def _app(provider: Provider, base: str, sse: bool):  # type: ignore[no-untyped-def]
+def _app(provider: Provider, base: str, sse: bool) -> Any:
     resource = f"{base}/sse" if sse else f"{base}/mcp"
     server = MCPServer(
         "guarded",
@@ -157,7 +154,7 @@ def _app(provider: Provider, base: str, sse: bool):  # type: ignore[no-untyped-d
     )
 
     @server.tool()
-    def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
+    def whoami() -> str:
         """Say that the caller got in."""
         return "you are signed in"
 

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from mcp.shared.auth import OAuthClientInformationFull
 
 from caretz.commands.mcp import login_server
 from caretz.config.settings import resolve_settings
@@ -27,6 +29,7 @@ from caretz.mcp_client.servers import McpServers
 from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
 from caretz.runtime.mcp import configured_servers, planned_servers
 from caretz.runtime.project_trust import project_trust
+from caretz.tools.base import ToolContext
 from tests.e2e.conftest import Caretz
 from tests.mcp.conftest import BOUND_S, STARTUP_ROOM, free_port
 from tests.mcp.oauth_server import LIFETIME_S, AuthServer, serve
@@ -86,18 +89,14 @@ def every_other_file(data_dir: Path, kept: Path) -> str:
     )
 
 
-@pytest.mark.parametrize("transport", ["http", "sse"])
 def test_a_login_is_kept_private_and_a_later_run_uses_it_without_a_browser(
-    transport: str,
     http_auth: AuthServer,
-    sse_auth: AuthServer,
     caretz: Caretz,
     server: ModelServer,
     capsys: pytest.CaptureFixture[str],
 ):
-    auth = http_auth if transport == "http" else sse_auth
-    url = auth.url if transport == "http" else auth.sse_url
-    write_profile(transport, url)
+    auth, url = http_auth, http_auth.url
+    write_profile("http", url)
     browser = Browser()
     registered = len(auth.provider.clients)
 
@@ -130,13 +129,18 @@ def test_a_login_is_kept_private_and_a_later_run_uses_it_without_a_browser(
     assert not any(secret in written for secret in secrets)
 
 
-def test_an_expired_access_token_is_refreshed_without_a_browser(http_auth: AuthServer, tmp_path):
-    write_profile("http", http_auth.url)
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_an_expired_access_token_is_refreshed_without_a_browser(
+    transport: str, http_auth: AuthServer, sse_auth: AuthServer, tmp_path: Path
+):
+    auth = http_auth if transport == "http" else sse_auth
+    url = auth.url if transport == "http" else auth.sse_url
+    write_profile(transport, url)
     browser = Browser()
     assert login_server(settings(), "guarded", tmp_path, browser) == 0
-    kept = kept_file(http_auth.url)
+    kept = kept_file(url)
     before = json.loads(kept.read_text())["tokens"]
-    refreshes = http_auth.provider.refreshes
+    refreshes = auth.provider.refreshes
     # A later session, two lifetimes on: the kept access token has expired.
     later = TokenStore(kept.parent, clock=lambda: time.time() + 2 * LIFETIME_S)
     current = settings()
@@ -147,25 +151,36 @@ def test_an_expired_access_token_is_refreshed_without_a_browser(http_auth: AuthS
         [status] = servers.statuses()
         assert status.state == "ready", status.detail
         [whoami] = servers.tools
-        from caretz.tools.base import ToolContext
-
         assert whoami.run({}, ToolContext(tmp_path)).output == "you are signed in"
     finally:
         servers.close()
 
-    assert http_auth.provider.refreshes == refreshes + 1
+    assert auth.provider.refreshes == refreshes + 1
     after = json.loads(kept.read_text())["tokens"]
     assert after["access_token"] != before["access_token"]
-    assert after["access_token"] in http_auth.provider.access
+    assert after["access_token"] in auth.provider.access
     assert len(browser.visits) == 1
 
 
-def test_logout_removes_the_login_and_then_a_run_says_in_one_line_that_it_needs_one(
-    http_auth: AuthServer, caretz: Caretz, server: ModelServer
+# A browser for the real CLI, through $BROWSER (webbrowser's own way to name one): it
+# follows the URL and its redirects to the end.
+BROWSER = """#!{python}
+import sys, httpx
+httpx.get(sys.argv[1], follow_redirects=True, timeout=300).raise_for_status()
+"""
+
+
+def test_login_and_logout_from_the_cli_and_then_a_run_says_in_one_line_that_it_needs_one(
+    http_auth: AuthServer, caretz: Caretz, server: ModelServer, tmp_path: Path
 ):
     write_profile("http", http_auth.url)
-    assert login_server(settings(), "guarded", caretz.workspace, Browser()) == 0
+    browser = tmp_path / "browser"
+    browser.write_text(BROWSER.format(python=sys.executable))
+    browser.chmod(0o700)
+    login = caretz("mcp", "login", "guarded", env={"BROWSER": str(browser), "DISPLAY": None})
+    assert login.code == 0, login.stderr
     kept = kept_file(http_auth.url)
+    assert "logged in to MCP server 'guarded'" in login.stdout and kept.exists()
 
     out = caretz("mcp", "logout", "guarded")
 
@@ -187,8 +202,6 @@ def test_a_client_registered_by_hand_asks_for_its_scopes_on_its_port(
 ):
     port = free_port()
     redirect = f"http://127.0.0.1:{port}/callback"
-    from mcp.shared.auth import OAuthClientInformationFull
-
     http_auth.provider.clients["by-hand"] = OAuthClientInformationFull(
         client_id="by-hand",
         redirect_uris=[redirect],  # type: ignore[list-item]
@@ -213,8 +226,6 @@ def test_a_client_registered_by_hand_asks_for_its_scopes_on_its_port(
 def test_a_refused_login_fails_in_one_line_and_keeps_nothing(
     http_auth: AuthServer, tmp_path, capsys: pytest.CaptureFixture[str]
 ):
-    from mcp.shared.auth import OAuthClientInformationFull
-
     port = free_port()
     http_auth.provider.clients["refused"] = OAuthClientInformationFull(
         client_id="refused",
