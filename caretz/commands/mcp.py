@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
-from caretz.mcp_client.plan import entry_shown, spec_for
+from caretz.mcp_client.plan import entry_shown
 from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
-from caretz.runtime.mcp import configured_servers, planned_servers, start_servers
-from caretz.runtime.project_keys import project_env, protected_names
+from caretz.runtime.mcp import configured_servers, http_server_spec, start_servers
+from caretz.runtime.project_keys import protected_names
 from caretz.runtime.project_trust import approve_servers as approve_project_servers
 from caretz.runtime.project_trust import project_trust
 from caretz.ui.mcp_lines import server_lines
@@ -27,7 +27,6 @@ from caretz.usage_error import fail, fail_runtime
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
-    from caretz.mcp_client.model import ServerSpec
 
 
 def list_mcp_servers(overrides: Flags, output: str) -> int:
@@ -97,9 +96,10 @@ def login_server(
     """Log in to the HTTP server `name` in the browser (`open_browser`) and keep its
     tokens; 0 when logged in (or it asks for no login), 1 when the login failed, 2 for a
     server that is not there or not an HTTP one."""
-    spec = _http_spec(settings, name, workspace or Path.cwd(), started=True)
-    if isinstance(spec, str):
-        return fail(spec)
+    try:
+        spec = http_server_spec(settings, name, workspace or Path.cwd(), started=True)
+    except ConfigError as error:
+        return fail(str(error))
     # Here, not at the top: the login loads the MCP SDK, which the other commands here
     # load only when they start a server.
     from caretz.mcp_client.login import failure, login
@@ -128,36 +128,12 @@ def login_server(
 
 def logout_server(settings: Settings, name: str, workspace: Path | None = None) -> int:
     """Remove the login kept for the HTTP server `name`: its tokens and registration."""
-    spec = _http_spec(settings, name, workspace or Path.cwd(), started=False)
-    if isinstance(spec, str):
-        return fail(spec)
+    try:
+        spec = http_server_spec(settings, name, workspace or Path.cwd(), started=False)
+    except ConfigError as error:
+        return fail(str(error))
     if TokenStore(settings.data_dir / TOKENS_DIR).forget(spec.url):
         sys.stdout.write(f"logged out of MCP server {name!r}: its tokens are removed\n")
     else:
         sys.stdout.write(f"no login is kept for MCP server {name!r}\n")
     return 0
-
-
-def _http_spec(settings: Settings, name: str, workspace: Path, started: bool) -> ServerSpec | str:
-    """The HTTP server `name` as a session would connect to it, or why there is none.
-    `started`: only one a session would start (a project's once approved)."""
-    try:
-        trust = project_trust(settings, workspace)
-    except ConfigError as error:
-        return str(error)
-    configured = [server for server in configured_servers(settings, trust) if server.name == name]
-    if not configured:
-        return f"no MCP server named {name!r} is configured here (caretz mcp list shows them)"
-    if configured[0].entry.transport == "stdio":
-        return f"MCP server {name!r} is a stdio server caretz starts: it needs no login"
-    if not started:
-        server = configured[0]
-        env = project_env(settings, os.environ) if server.project else os.environ
-        try:
-            return spec_for(server, env, str(workspace))
-        except ValueError as error:
-            return str(error)
-    specs, not_started = planned_servers(settings, configured, workspace, trust, os.environ)
-    if specs:
-        return specs[0]
-    return f"MCP server {name!r} is not started here: {not_started[0].detail}"

@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.runtime import project_keys
+from caretz.runtime.project_trust import project_trust
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
@@ -101,3 +103,26 @@ def planned_servers(
         project_env=project_keys.project_env(settings, env),
         cwd=str(workspace),
     )
+
+
+def http_server_spec(settings: Settings, name: str, workspace: Path, started: bool) -> ServerSpec:
+    """The HTTP server `name` as a session would connect to it (its login's target);
+    `started`: only one a session would start (a project's once approved). Raises
+    ConfigError saying why there is none."""
+    trust = project_trust(settings, workspace)
+    configured = [server for server in configured_servers(settings, trust) if server.name == name]
+    if not configured:
+        raise ConfigError(f"no MCP server named {name!r} is configured here (/mcp lists them)")
+    if configured[0].entry.transport == "stdio":
+        raise ConfigError(f"MCP server {name!r} is a stdio server caretz starts: it needs no login")
+    if not started:
+        server = configured[0]
+        env = project_keys.project_env(settings, os.environ) if server.project else os.environ
+        try:
+            return mcp_plan.spec_for(server, env, str(workspace))
+        except ValueError as error:  # a ${VAR} that is not set
+            raise ConfigError(str(error)) from None
+    specs, not_started = planned_servers(settings, configured, workspace, trust)
+    if not specs:
+        raise ConfigError(f"MCP server {name!r} is not started here: {not_started[0].detail}")
+    return specs[0]

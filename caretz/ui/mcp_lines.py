@@ -26,10 +26,8 @@ def mcp_line(event: Record, detailed: bool = False, headless: bool = False) -> s
         )
     if isinstance(event, records.McpServerNotStarted) and event.state == "needs login":
         server = event.server
-        return (
-            f"mcp: server {server!r} needs a login: run `caretz mcp login {server}`; "
-            "going on without it"
-        )
+        how = f"`caretz mcp login {server}`" if headless else f"/mcp login {server}"
+        return f"mcp: server {server!r} needs a login: run {how}; going on without it"
     if isinstance(event, records.McpServerStarted) and event.background and not headless:
         tools = plural(len(event.tools or []), "tool")
         took = f"{event.duration_s or 0.0:.1f} s"

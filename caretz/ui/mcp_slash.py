@@ -1,5 +1,5 @@
 """`/mcp` in the interactive session: the session's MCP servers, their status and tools;
-`/mcp approve` starts a project's."""
+`/mcp approve` starts a project's; `/mcp login NAME` logs in to an HTTP one and starts it."""
 
 from __future__ import annotations
 
@@ -27,8 +27,14 @@ def mcp_slash(repl: SessionControl, argument: str) -> None:
     if words and words[0] == "approve":
         approve_in_session(repl, words[1:])
         return
+    if len(words) == 2 and words[0] == "login":
+        login_in_session(repl, words[1])
+        return
     if words:
-        repl.error("/mcp lists the MCP servers; /mcp approve [NAME…] starts a project's")
+        repl.error(
+            "/mcp lists the MCP servers; /mcp approve [NAME…] starts a project's; "
+            "/mcp login NAME logs in to one that asks for it"
+        )
         return
     mcp = repl.session.mcp
     for line in mcp_lines.server_lines(mcp.statuses() if mcp is not None else []):
@@ -50,3 +56,28 @@ def approve_in_session(repl: SessionControl, names: list[str]) -> None:
             repl.info(f"{status.name}: approved and started, {plural(len(status.tools), 'tool')}")
         else:
             repl.error(f"{status.name}: approved, {status.state}: {status.detail}")
+
+
+def login_in_session(repl: SessionControl, name: str) -> None:
+    # Here, not at the top: the login (and the MCP SDK it loads) only once it is asked for.
+    import webbrowser
+
+    from caretz.app.mcp_approval import login_and_start
+    from caretz.mcp_client.login import failure
+
+    def say(url: str) -> None:
+        repl.info(f"log in to {name} in your browser; if none opens, visit:")
+        repl.console.print(url, highlight=False, soft_wrap=True)
+
+    try:
+        status = login_and_start(repl.session, name, webbrowser.open, say)
+    except ConfigError as error:
+        repl.error(str(error))
+        return
+    except Exception as error:  # the login's own failures, said in one line
+        repl.error(f"cannot log in to MCP server {name!r}: {failure(error)}")
+        return
+    if status.state == "ready":
+        repl.info(f"{name}: logged in and started, {plural(len(status.tools), 'tool')}")
+    else:
+        repl.error(f"{name}: logged in, {status.state}: {status.detail}")

@@ -326,3 +326,27 @@ def test_an_entrys_oauth_key_is_checked_expanded_and_its_secret_never_shown(tmp_
     shown = show_settings(settings(), {})
     assert shown["mcpServers"]["web"]["oauth"]["clientSecret"] == "set"
     assert "hunter2-secret" not in json.dumps(shown)
+
+
+def test_slash_mcp_login_logs_in_and_the_servers_tool_joins_the_conversation(
+    http_auth: AuthServer, caretz: Caretz, server: ModelServer, tmp_path: Path, terminal
+):
+    write_profile("http", http_auth.url)
+    browser = tmp_path / "browser"
+    browser.write_text(BROWSER.format(python=sys.executable))
+    browser.chmod(0o700)
+    server.add(calls(("mcp__guarded__whoami", {})), text("Signed in now."))
+    term = terminal(env={"BROWSER": str(browser)})
+
+    term.expect("needs a login: run /mcp login guarded; going on without it")
+    term.type("/mcp login guarded")
+    term.expect("guarded: logged in and started, 1 tool")
+    term.type("am I signed in?")
+    term.expect("Signed in now.")
+    term.ctrl_d()
+
+    [result] = [
+        b for b in server.requests[-1].messages[-1]["content"] if b["type"] == "tool_result"
+    ]
+    assert "you are signed in" in json.dumps(result["content"])
+    assert kept_file(http_auth.url).exists()
