@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import webbrowser
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from caretz.mcp_client import login as mcp_login  # the SDK: this module starts servers
 from caretz.mcp_client.plan import plan_servers
 from caretz.mcp_client.servers import McpServers
 from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
@@ -45,18 +47,21 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
 
 
 def login_and_start(
-    session: Session, name: str, open_browser: Callable[[str], object], say: Callable[[str], None]
+    session: Session,
+    name: str,
+    say: Callable[[str], None],
+    open_browser: Callable[[str], object] = webbrowser.open,
 ) -> ServerStatus:
     """`/mcp login NAME`: log in to the HTTP server `name` in the browser, then start it
     (again) unless it runs; its tools join the session now. Raises ConfigError for a server
-    that is not there or not an HTTP one, and the login's errors (mcp_client/login.py)."""
-    # Here, not at the top: the login loads the MCP SDK, which `/mcp approve` of a stdio
-    # server does not need before the server starts.
-    from caretz.mcp_client.login import login
-
+    that is not there or not an HTTP one, LoginFailed saying why the login failed."""
     settings = session.settings
     spec = http_server_spec(settings, name, session.workspace, started=True)
-    asyncio.run(login(spec, TokenStore(settings.data_dir / TOKENS_DIR), open_browser, say))
+    tokens = TokenStore(settings.data_dir / TOKENS_DIR)
+    try:
+        asyncio.run(mcp_login.login(spec, tokens, open_browser, say))
+    except Exception as error:  # the SDK's flow raises groups, its own errors, OSError
+        raise mcp_login.LoginFailed(mcp_login.failure(error)) from None
     mcp = _servers(session)
     if not any(s.name == name and s.state == "ready" for s in mcp.statuses()):
         for tool in mcp.launch([spec]):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from caretz.commands.loading import with_settings
 from caretz.config_base import ConfigError
+from caretz.lazy import lazy_module
 from caretz.mcp_client.plan import entry_shown
 from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
 from caretz.runtime.mcp import configured_servers, http_server_spec, start_servers
@@ -27,6 +28,11 @@ from caretz.usage_error import fail, fail_runtime
 if TYPE_CHECKING:
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
+    from caretz.mcp_client import login as mcp_login
+else:
+    # The login loads the MCP SDK, which the other commands here load only when they
+    # start a server.
+    mcp_login = lazy_module("caretz.mcp_client.login")
 
 
 def list_mcp_servers(overrides: Flags, output: str) -> int:
@@ -100,10 +106,6 @@ def login_server(
         spec = http_server_spec(settings, name, workspace or Path.cwd(), started=True)
     except ConfigError as error:
         return fail(str(error))
-    # Here, not at the top: the login loads the MCP SDK, which the other commands here
-    # load only when they start a server.
-    from caretz.mcp_client.login import failure, login
-
     tokens = TokenStore(settings.data_dir / TOKENS_DIR)
 
     def say(url: str) -> None:
@@ -113,9 +115,9 @@ def login_server(
         sys.stderr.flush()
 
     try:
-        logged_in = asyncio.run(login(spec, tokens, open_browser, say))
+        logged_in = asyncio.run(mcp_login.login(spec, tokens, open_browser, say))
     except Exception as error:  # the SDK's flow raises groups, its own errors, OSError
-        return fail_runtime(f"cannot log in to MCP server {name!r}: {failure(error)}")
+        return fail_runtime(f"cannot log in to MCP server {name!r}: {mcp_login.failure(error)}")
     if not logged_in:
         sys.stdout.write(f"MCP server {name!r} asked for no login: it works without one\n")
         return 0

@@ -12,9 +12,11 @@ from caretz.lazy import lazy_module
 from caretz.text import plural
 
 if TYPE_CHECKING:
+    from caretz.app import mcp_approval
     from caretz.ui import mcp_lines
 else:
     mcp_lines = lazy_module("caretz.ui.mcp_lines")  # the MCP client's model: once /mcp is typed
+    mcp_approval = lazy_module("caretz.app.mcp_approval")  # the login: once /mcp login is typed
 
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
@@ -59,23 +61,17 @@ def approve_in_session(repl: SessionControl, names: list[str]) -> None:
 
 
 def login_in_session(repl: SessionControl, name: str) -> None:
-    # Here, not at the top: the login (and the MCP SDK it loads) only once it is asked for.
-    import webbrowser
-
-    from caretz.app.mcp_approval import login_and_start
-    from caretz.mcp_client.login import failure
-
     def say(url: str) -> None:
         repl.info(f"log in to {name} in your browser; if none opens, visit:")
         repl.console.print(url, highlight=False, soft_wrap=True)
 
     try:
-        status = login_and_start(repl.session, name, webbrowser.open, say)
+        status = mcp_approval.login_and_start(repl.session, name, say)
     except ConfigError as error:
         repl.error(str(error))
         return
-    except Exception as error:  # the login's own failures, said in one line
-        repl.error(f"cannot log in to MCP server {name!r}: {failure(error)}")
+    except Exception as error:  # LoginFailed, saying why in one line
+        repl.error(f"cannot log in to MCP server {name!r}: {error}")
         return
     if status.state == "ready":
         repl.info(f"{name}: logged in and started, {plural(len(status.tools), 'tool')}")
