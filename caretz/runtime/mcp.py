@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
-from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
 from caretz.runtime import project_keys
 from caretz.runtime.project_trust import project_trust
 
@@ -65,6 +64,10 @@ def start_servers(
     interactive prompt's); else each is ready or has failed on return."""
     if not configured:
         return None
+    # Here, not at the top: `-p` loads this module before its first request, and only a
+    # session with a server configured reads the logins kept.
+    from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
+
     specs, not_started = planned_servers(settings, configured, workspace, trust, env)
     servers = mcp_client_servers.McpServers
     start = servers.start_in_background if background else servers.start
