@@ -38,6 +38,7 @@ OWN_NAMES = frozenset(
         "sessions",
         "checkpoints",
         "mcp-logs",
+        "mcp-oauth",
         "run",
         "quarantine",
         "schedule",

@@ -87,3 +87,64 @@ def test_an_mcp_tool_is_made_only_from_a_server_that_finished_starting():
         for function, _ in mcp_tools_made(path)
     }
     assert makers == {TOOL_MAKER}
+
+
+# -- OAuth: every HTTP connection authenticates in one place --------------------------------
+TRANSPORTS = {"sse_client", "streamable_http_client"}
+# Where an HTTP server's transport is opened, and with what auth.
+TRANSPORT_OPENERS = {
+    ("mcp_client/connection.py", "_transport"): "session_auth",  # a session's
+    ("mcp_client/login.py", "login"): "provider",  # `caretz mcp login`'s
+}
+
+
+def calls_in(path: Path) -> list[tuple[str, ast.Call]]:
+    """Every call in `path` with the function it is made in ("" at module level)."""
+    found = []
+    tree = ast.parse(path.read_text())
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            found += [(function.name, n) for n in ast.walk(function) if isinstance(n, ast.Call)]
+    return found
+
+
+def called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def test_every_http_mcp_connection_authenticates_through_one_place():
+    """An HTTP server's transport is opened by `http_transport` alone, whose every client
+    gets the `auth` it is given (an SDK transport left to make its own would send none); it is given `session_auth`'s in a session and the login's
+    provider in `caretz mcp login`; the SDK's OAuth provider is made in oauth.py alone."""
+    transports, openers, providers = [], {}, []
+    for path in sorted(CARETZ.rglob("*.py")):
+        where = str(path.relative_to(CARETZ))
+        for function, call in calls_in(path):
+            name = called_name(call)
+            if name in TRANSPORTS or name == "AsyncClient":
+                transports.append((where, function, {k.arg for k in call.keywords}))
+            if name == "http_transport":
+                openers[(where, function)] = ast.unparse(call.args[1]).split("(")[0]
+        text = path.read_text()
+        if "OAuthClientProvider" in text:
+            providers.append(where)
+    assert {(where, function) for where, function, _ in transports} == {
+        ("mcp_client/connection.py", "http_transport"),
+        ("mcp_client/connection.py", "_streamable_http"),
+    }
+    # Each client is made with the auth; the streamable transport is given that client.
+    assert all(keywords & {"auth", "http_client"} for _, _, keywords in transports)
+    assert openers == TRANSPORT_OPENERS
+    assert providers == ["mcp_client/oauth.py"]
+
+
+def test_the_logins_folder_is_named_by_the_token_store_alone():
+    """The kept logins are read and written by mcp_client/tokens.py (0600, never printed):
+    no other module names their folder."""
+    naming = [
+        str(path.relative_to(CARETZ))
+        for path in sorted(CARETZ.rglob("*.py"))
+        if '"mcp-oauth"' in path.read_text()
+    ]
+    assert naming == ["mcp_client/tokens.py", "private_data.py"]

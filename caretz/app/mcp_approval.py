@@ -1,14 +1,20 @@
-"""`/mcp approve` on a live session: the project's `.mcp.json` servers approved, those
-waiting for it started, their tools joining the session's registry."""
+"""`/mcp approve` and `/mcp login` on a live session: the project's `.mcp.json` servers
+approved, or an HTTP server logged in to (mcp_client/login.py), and those waiting for it
+started, their tools joining the session's registry."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import webbrowser
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from caretz.mcp_client import login as mcp_login  # the SDK: this module starts servers
 from caretz.mcp_client.plan import plan_servers
 from caretz.mcp_client.servers import McpServers
-from caretz.runtime.mcp import LOG_DIR
+from caretz.mcp_client.tokens import TOKENS_DIR, TokenStore
+from caretz.runtime.mcp import LOG_DIR, http_server_spec
 from caretz.runtime.project_keys import project_env
 from caretz.runtime.project_trust import approve_servers
 
@@ -23,11 +29,7 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     ConfigError for a name the project's `.mcp.json` does not have."""
     settings = session.settings
     approved = approve_servers(settings, session.workspace, names)
-    if session.mcp is None:
-        session.mcp = McpServers(
-            settings.profile.mcp, settings.data_dir / LOG_DIR, session.log.emit
-        )
-    mcp = session.mcp
+    mcp = _servers(session)
     waiting = {status.name for status in mcp.statuses() if status.state == "not approved"}
     chosen = [server for server in approved if server.name in waiting or not mcp.knows(server.name)]
     running = [s.name for s in mcp.statuses() if s.state in ("ready", "down")]
@@ -42,3 +44,40 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     started = [server.name for server in chosen]
     mcp.report(started)
     return [status for status in mcp.statuses() if status.name in started]
+
+
+def login_and_start(
+    session: Session,
+    name: str,
+    say: Callable[[str], None],
+    open_browser: Callable[[str], object] = webbrowser.open,
+) -> ServerStatus:
+    """`/mcp login NAME`: log in to the HTTP server `name` in the browser, then start it
+    (again) unless it runs; its tools join the session now. Raises ConfigError for a server
+    that is not there or not an HTTP one, LoginFailed saying why the login failed."""
+    settings = session.settings
+    spec = http_server_spec(settings, name, session.workspace, started=True)
+    tokens = TokenStore(settings.data_dir / TOKENS_DIR)
+    try:
+        asyncio.run(mcp_login.login(spec, tokens, open_browser, say))
+    except Exception as error:  # the SDK's flow raises groups, its own errors, OSError
+        raise mcp_login.LoginFailed(mcp_login.failure(error)) from None
+    mcp = _servers(session)
+    if not any(s.name == name and s.state == "ready" for s in mcp.statuses()):
+        for tool in mcp.launch([spec]):
+            session.agent.parts.tools.add(tool)
+        mcp.report([name])
+    return next(status for status in mcp.statuses() if status.name == name)
+
+
+def _servers(session: Session) -> McpServers:
+    """The session's servers, made when it started with none."""
+    if session.mcp is None:
+        settings = session.settings
+        session.mcp = McpServers(
+            settings.profile.mcp,
+            settings.data_dir / LOG_DIR,
+            session.log.emit,
+            TokenStore(settings.data_dir / TOKENS_DIR),
+        )
+    return session.mcp

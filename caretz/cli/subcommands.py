@@ -180,6 +180,19 @@ def mcp_approve(
     raise typer.Exit(mcp_command.approve_mcp_servers(ctx.obj, names or []))
 
 
+@mcp_app.command("login")
+def mcp_login(ctx: typer.Context, name: str) -> None:
+    """Log in to an HTTP MCP server that asks for OAuth, in your browser (its URL is printed
+    too); the tokens are kept in caretz's data folder and refreshed as they expire."""
+    raise typer.Exit(mcp_command.login_mcp_server(ctx.obj, name))
+
+
+@mcp_app.command("logout")
+def mcp_logout(ctx: typer.Context, name: str) -> None:
+    """Remove the OAuth login kept for an HTTP MCP server (its tokens and registration)."""
+    raise typer.Exit(mcp_command.logout_mcp_server(ctx.obj, name))
+
+
 @hooks_app.command("list")
 def hooks_list(
     ctx: typer.Context,

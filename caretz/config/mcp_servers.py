@@ -20,7 +20,7 @@ from caretz.config.loading import parse_json, unreadable
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
 from caretz.config_section import Section
-from caretz.mcp_client.config import McpServerEntry, named
+from caretz.mcp_client.config import McpOAuth, McpServerEntry, named
 from caretz.mcp_client.plan import Configured
 from caretz.sandbox.door import read_beneath
 
@@ -28,11 +28,19 @@ PROJECT_FILE = ".mcp.json"
 MAX_FILE_BYTES = 1 << 20
 
 
+class ProjectOAuth(McpOAuth):
+    """An entry's `oauth` in a `.mcp.json`: other tools' keys in it are left alone too."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 class ProjectServerEntry(McpServerEntry):
     """An entry of a project's `.mcp.json`: the file is shared with other tools, which
     add keys of their own, so keys caretz does not know are left alone."""
 
     model_config = ConfigDict(extra="ignore")
+
+    oauth: ProjectOAuth | None = None
 
 
 class ProjectServersFile(Section):

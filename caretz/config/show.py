@@ -22,9 +22,12 @@ def show_settings(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
     model = settings.model
     model_price = price_for(model.ref, settings.prices)
     profile = settings.profile.model_dump(mode="json", by_alias=True, exclude=_SHOWN_UNDER_MODEL)
-    # An MCP server's env and headers may hold tokens: only their names are shown.
+    # An MCP server's env and headers may hold tokens: only their names are shown; its
+    # OAuth client secret only as set.
     for server in profile["mcpServers"].values():
         server["env"], server["headers"] = sorted(server["env"]), sorted(server["headers"])
+        if (server.get("oauth") or {}).get("clientSecret") is not None:
+            server["oauth"]["clientSecret"] = "set"
     return {
         "configPath": str(settings.config_path),
         "configFileExists": settings.config_path.is_file(),

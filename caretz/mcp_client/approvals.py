@@ -19,8 +19,12 @@ APPROVALS_FILE = "mcp-approvals.json"
 
 
 def entry_data(entry: McpServerEntry) -> dict[str, Any]:
-    """What an approval holds for: the entry as written (before `${VAR}` expansion)."""
-    return entry.model_dump(mode="json", by_alias=True, exclude={"disabled"})
+    """What an approval holds for: the entry as written (before `${VAR}` expansion). An
+    entry without `oauth` holds as it did before the key existed."""
+    data = entry.model_dump(mode="json", by_alias=True, exclude={"disabled"})
+    if data.get("oauth") is None:
+        data.pop("oauth", None)
+    return data
 
 
 def entry_digest(entry: McpServerEntry) -> str:

@@ -4,6 +4,9 @@ An entry is written as Claude Code and Cursor write `.mcp.json`: `command`, `arg
 for a server caretz starts (stdio), or `url` and `headers` for one it connects to
 (`type: "http"`, streamable HTTP; `type: "sse"`, the older transport). Strings may hold
 `${VAR}` and `${VAR:-default}`, expanded when the server starts (mcp_client/expand.py).
+An HTTP server that asks for OAuth gets it with no key at all (`caretz mcp login NAME`);
+its `oauth` key sets a registered client, the scopes and the callback port, as Claude
+Code's and Codex CLI's entries do.
 """
 
 from __future__ import annotations
@@ -21,6 +24,25 @@ DEFAULT_MAX_RESULT_CHARS = 100_000
 DEFAULT_STARTUP_TIMEOUT = "60s"
 
 
+class McpOAuth(Section):
+    """An HTTP server's `oauth` key: what its authorization server needs of caretz. Left
+    out, caretz registers itself (dynamic client registration) and asks for the scopes
+    the server names."""
+
+    client_id: Annotated[str, Field(min_length=1)] | None = None  # a client registered by hand
+    client_secret: Annotated[str, Field(min_length=1)] | None = None  # that client's secret
+    scopes: list[Annotated[str, Field(min_length=1)]] | None = None
+    # The loopback port the browser comes back to (http://127.0.0.1:PORT/callback), for a
+    # client registered with a fixed redirect URI; left out: a free one.
+    callback_port: Annotated[int, Field(ge=1, le=65535)] | None = None
+
+    @model_validator(mode="after")
+    def _secret_has_client(self) -> McpOAuth:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("a clientSecret belongs to a clientId: write both")
+        return self
+
+
 class McpServerEntry(Section):
     """One server under `mcpServers`."""
 
@@ -34,6 +56,7 @@ class McpServerEntry(Section):
     # This server's own time to be ready, over `mcp.startupTimeout` (Codex CLI's
     # startup_timeout_sec): a known slow starter gets more, a flaky one less.
     startup_timeout: PositiveDuration | None = None
+    oauth: McpOAuth | None = None  # an HTTP server's OAuth options (docs/mcp.md)
 
     @property
     def transport(self) -> Transport:
@@ -46,8 +69,8 @@ class McpServerEntry(Section):
         if self.transport == "stdio":
             if self.command is None:
                 raise ValueError("a stdio server needs a command (or write url for an HTTP one)")
-            if self.url is not None or self.headers:
-                raise ValueError("url and headers belong to an HTTP server, not a stdio one")
+            if self.url is not None or self.headers or self.oauth is not None:
+                raise ValueError("url, headers and oauth belong to an HTTP server, not a stdio one")
             return self
         if self.url is None:
             raise ValueError(f"an {self.transport} server needs a url")

@@ -1,5 +1,6 @@
-"""One MCP server's connection, on the manager's event loop. The only module that imports
-the SDK (`mcp`), and only the manager imports it, when there is a server to start.
+"""One MCP server's connection, on the manager's event loop. It and what it imports of
+caretz's (mcp_client/oauth.py) are the modules that import the SDK (`mcp`), with
+mcp_client/login.py; only the manager imports it, when there is a server to start.
 
 A connection is one task that opens the transport and the SDK's `ClientSession`, lists
 the server's tools, then holds both open until told to stop: the SDK's transports and
@@ -37,6 +38,8 @@ from mcp_types import (
 from caretz import __version__, inbound
 from caretz.mcp_client.launch import CommandNotFound, stop
 from caretz.mcp_client.model import RemoteTool, ServerSpec
+from caretz.mcp_client.oauth import LoginNeeded, session_auth
+from caretz.mcp_client.tokens import TokenStore
 from caretz.text import one_line
 
 Spawned = concurrent.futures.Future[asyncio.subprocess.Process]
@@ -77,11 +80,19 @@ class StartAbandoned(Exception):
 
 
 class ServerConnection:
-    def __init__(self, spec: ServerSpec, errlog: IO[str], spawned: Spawned | None = None):
-        """`spawned`: a stdio server's process, being started (launch.spawn)."""
+    def __init__(
+        self,
+        spec: ServerSpec,
+        errlog: IO[str],
+        spawned: Spawned | None = None,
+        tokens: TokenStore | None = None,
+    ):
+        """`spawned`: a stdio server's process, being started (launch.spawn); `tokens`:
+        the OAuth logins kept (an HTTP server's)."""
         self.spec = spec
         self.errlog = errlog
         self.spawned = spawned
+        self.tokens = tokens
         self.session: ClientSession | None = None
         self.tools: list[RemoteTool] = []
         self.ended: str | None = None  # why the connection ended; None while it is open
@@ -197,16 +208,24 @@ class ServerConnection:
         if spec.transport == "stdio":
             assert self.spawned is not None, "a stdio server is spawned by the manager"
             return _stdio(self.spawned, lambda: self.session is not None)
-        if spec.transport == "sse":
-            return sse_client(spec.url, headers=dict(spec.headers))
-        return _streamable_http(spec)
+        return http_transport(spec, session_auth(spec, self.tokens))
+
+
+def http_transport(
+    spec: ServerSpec, auth: httpx2.Auth | None
+) -> contextlib.AbstractAsyncContextManager[Any]:
+    """The streams of an HTTP server (streamable HTTP or SSE), its requests sent with `auth`
+    (mcp_client/oauth.py: a session's is `session_auth`'s)."""
+    if spec.transport == "sse":
+        return sse_client(spec.url, headers=dict(spec.headers), auth=auth)
+    return _streamable_http(spec, auth)
 
 
 @contextlib.asynccontextmanager
-async def _streamable_http(spec: ServerSpec) -> AsyncIterator[Any]:
+async def _streamable_http(spec: ServerSpec, auth: httpx2.Auth | None) -> AsyncIterator[Any]:
     timeout = httpx2.Timeout(HTTP_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S)
     async with (
-        httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout) as client,
+        httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout, auth=auth) as client,
         streamable_http_client(spec.url, http_client=client) as streams,
     ):
         yield streams
@@ -296,17 +315,27 @@ def _read_only(tool: Any) -> bool:
     return (hint if hint is not None else getattr(annotations, "readOnlyHint", None)) is True
 
 
-def describe(error: BaseException) -> str:
-    """One line for a failure, looking inside exception groups for the first real cause."""
+def needs_login(error: BaseException) -> bool:
+    """Whether a failure is the server asking for an OAuth login caretz does not have."""
+    return isinstance(_cause(error), LoginNeeded)
+
+
+def _cause(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
+    return error
+
+
+def describe(error: BaseException) -> str:
+    """One line for a failure, looking inside exception groups for the first real cause."""
+    error = _cause(error)
     if isinstance(error, MCPError):
         return "its connection closed" if error.code == CONNECTION_CLOSED else str(error)
     if isinstance(error, CommandNotFound):
         return str(error)
     if isinstance(error, Unreadable):
         return f"it sent a message caretz cannot read ({error})"
-    if isinstance(error, inbound.BadInput):
+    if isinstance(error, inbound.BadInput | LoginNeeded):
         return str(error)
     text = str(error).strip()
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -29,6 +29,7 @@ from caretz.lazy import lazy_module
 from caretz.mcp_client.launch import spawn, stop
 from caretz.mcp_client.model import RemoteTool, ServerSpec
 from caretz.mcp_client.names import server_part
+from caretz.mcp_client.tokens import TokenStore
 from caretz.text import one_line
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class Attempt:
     error: str | None = None  # None: it is ready
     tools: list[RemoteTool] = field(default_factory=list)
     duration_s: float = 0.0
+    login_needed: bool = False  # the error is an OAuth login it asks for (`caretz mcp login`)
 
 
 @dataclass
@@ -81,8 +83,10 @@ class Starting:
 
 
 class McpManager:
-    def __init__(self, log_dir: Path | None = None):
+    def __init__(self, log_dir: Path | None = None, tokens: TokenStore | None = None):
+        """`tokens`: the HTTP servers' OAuth logins (mcp_client/tokens.py)."""
         self.log_dir = log_dir
+        self.tokens = tokens
         # The SDK logs transport trouble (a server that died mid-read) with tracebacks;
         # caretz reports it in a line of its own, so the terminal does not get them.
         for name in ("mcp", "httpx2"):
@@ -139,7 +143,7 @@ class McpManager:
         with self._lock:
             self._open_or_raise()  # `close` has ended the processes spawned above
             connections = [
-                server_connection(spec, self._logs[spec.name], spawned.get(spec.name))
+                server_connection(spec, self._logs[spec.name], spawned.get(spec.name), self.tokens)
                 for spec in specs
             ]
             return [self._hold(connection, started, timeout_s) for connection in connections]
@@ -185,6 +189,8 @@ class McpManager:
         error = ready.exception()
         if error is not None:
             described = mcp_connection.describe(error)
+            if mcp_connection.needs_login(error):
+                return Attempt(spec, described, login_needed=True)
             return Attempt(spec, self._with_stderr(spec, described))
         self._connections[spec.name] = connection
         return Attempt(spec, None, list(connection.tools))

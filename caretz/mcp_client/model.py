@@ -10,9 +10,21 @@ from typing import Any, Literal
 from caretz.mcp_client.config import Transport
 
 # ready: its tools are in the session; starting: behind the prompt, not ready yet; failed:
-# it did not start; down: it stopped during the session; not approved / disabled / off: it
-# was not started, on purpose.
-State = Literal["ready", "starting", "failed", "down", "not approved", "disabled", "off"]
+# it did not start; down: it stopped during the session; needs login: it asks for an OAuth
+# login caretz does not have; not approved / disabled / off: it was not started, on purpose.
+State = Literal[
+    "ready", "starting", "failed", "down", "needs login", "not approved", "disabled", "off"
+]
+
+
+@dataclass(frozen=True)
+class OAuthOptions:
+    """An HTTP server's `oauth` key, its strings expanded (docs/mcp.md)."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    scopes: tuple[str, ...] = ()
+    callback_port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -32,6 +44,7 @@ class ServerSpec:
     # passed in an argument is not shown or logged); never its env or headers.
     shown: str = ""
     startup_timeout_s: float | None = None  # None: mcp.startupTimeout
+    oauth: OAuthOptions = field(default_factory=OAuthOptions)  # an HTTP server's
 
 
 def shown_command(command: str, args: tuple[str, ...] | list[str]) -> str:

@@ -13,10 +13,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from caretz.config_base import parse_duration
-from caretz.mcp_client.config import McpConfig, McpServerEntry
+from caretz.mcp_client.config import McpConfig, McpOAuth, McpServerEntry
 from caretz.mcp_client.expand import MissingVariable, expand, expand_all
 from caretz.mcp_client.launch import server_environment
-from caretz.mcp_client.model import ServerSpec, ServerStatus, State, shown_command
+from caretz.mcp_client.model import (
+    OAuthOptions,
+    ServerSpec,
+    ServerStatus,
+    State,
+    shown_command,
+)
 from caretz.mcp_client.names import server_part
 
 
@@ -112,6 +118,7 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
             headers=header_values(expand_all(entry.headers, env, f"{where}.headers")),
             shown=entry_shown(entry),
             startup_timeout_s=startup_timeout_s(entry),
+            oauth=oauth_options(entry.oauth, env, f"{where}.oauth"),
         )
     assert entry.command is not None
     args = tuple(expand(arg, env, f"{where}.args[{index}]") for index, arg in enumerate(entry.args))
@@ -125,6 +132,19 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
         cwd=cwd,
         shown=entry_shown(entry),
         startup_timeout_s=startup_timeout_s(entry),
+    )
+
+
+def oauth_options(oauth: McpOAuth | None, env: Mapping[str, str], where: str) -> OAuthOptions:
+    """An entry's `oauth`, its client id and secret expanded (a secret comes from `${VAR}`)."""
+    if oauth is None:
+        return OAuthOptions()
+    client_id, secret = oauth.client_id, oauth.client_secret
+    return OAuthOptions(
+        client_id=None if client_id is None else expand(client_id, env, f"{where}.clientId"),
+        client_secret=None if secret is None else expand(secret, env, f"{where}.clientSecret"),
+        scopes=tuple(oauth.scopes or ()),
+        callback_port=oauth.callback_port,
     )
 
 

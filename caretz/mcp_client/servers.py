@@ -21,9 +21,10 @@ from caretz.lazy import lazy_module
 from caretz.mcp_client.background import BackgroundStart
 from caretz.mcp_client.config import McpConfig
 from caretz.mcp_client.manager import Attempt, CallCancelled, McpManager
-from caretz.mcp_client.model import ServerSpec, ServerStatus, ToolInfo
+from caretz.mcp_client.model import ServerSpec, ServerStatus, State, ToolInfo
 from caretz.mcp_client.names import PREFIX, server_part, unique_tool_names
 from caretz.mcp_client.results import over_cap, result_content
+from caretz.mcp_client.tokens import TokenStore
 from caretz.mcp_client.tools import McpTool
 from caretz.session.records import mcp as records
 from caretz.session.records.base import Record
@@ -43,9 +44,16 @@ def _quiet(record: Record) -> None:
 
 
 class McpServers:
-    def __init__(self, config: McpConfig, log_dir: Path | None = None, emit: Emit = _quiet):
+    def __init__(
+        self,
+        config: McpConfig,
+        log_dir: Path | None = None,
+        emit: Emit = _quiet,
+        tokens: TokenStore | None = None,
+    ):
         self.config = config
         self.log_dir = log_dir  # where each stdio server's stderr goes
+        self.tokens = tokens  # the HTTP servers' OAuth logins
         self.manager: McpManager | None = None  # made when the first server starts
         self.emit = emit  # the session log's
         self.tools: list[McpTool] = []
@@ -65,10 +73,11 @@ class McpServers:
         log_dir: Path | None = None,
         order: list[str] | None = None,
         emit: Emit = _quiet,
+        tokens: TokenStore | None = None,
     ) -> McpServers:
         """Start `specs` in parallel, each given `mcp.startupTimeout`; `order` lists the
         servers as configured, as `statuses` shows them."""
-        servers = cls(config, log_dir, emit)
+        servers = cls(config, log_dir, emit, tokens)
         servers._statuses = {status.name: status for status in not_started}
         servers._order = list(order or [])
         servers.launch(specs)
@@ -83,10 +92,11 @@ class McpServers:
         log_dir: Path | None = None,
         order: list[str] | None = None,
         emit: Emit = _quiet,
+        tokens: TokenStore | None = None,
     ) -> McpServers:
         """Start `specs` behind the prompt: they are "starting" until `collect` takes
         them in; a call of a tool of one waits for it (`wait_for`)."""
-        servers = cls(config, log_dir, emit)
+        servers = cls(config, log_dir, emit, tokens)
         servers._statuses = {status.name: status for status in not_started}
         servers._order = list(order or [])
         for spec in specs:
@@ -104,7 +114,7 @@ class McpServers:
             if self._closed:
                 return None
             if self.manager is None:
-                self.manager = McpManager(self.log_dir)
+                self.manager = McpManager(self.log_dir, self.tokens)
             return self.manager
 
     # -- servers that started in the background ----------------------------------------------
@@ -210,8 +220,9 @@ class McpServers:
 
     def _add(self, attempt: Attempt) -> None:
         spec = attempt.spec
+        state: State = "needs login" if attempt.login_needed else "failed"
         status = ServerStatus(
-            spec.name, spec.source, spec.transport, spec.shown, "failed", attempt.error or ""
+            spec.name, spec.source, spec.transport, spec.shown, state, attempt.error or ""
         )
         if attempt.error is None:
             names = unique_tool_names(spec.name, [tool.name for tool in attempt.tools])

@@ -24,6 +24,10 @@ def mcp_line(event: Record, detailed: bool = False, headless: bool = False) -> s
             f"mcp: server {server!r} of {event.source} runs outside the sandbox and is not "
             f"started until you approve it: /mcp approve {server}, or caretz mcp approve {server}"
         )
+    if isinstance(event, records.McpServerNotStarted) and event.state == "needs login":
+        server = event.server
+        how = f"`caretz mcp login {server}`" if headless else f"/mcp login {server}"
+        return f"mcp: server {server!r} needs a login: run {how}; going on without it"
     if isinstance(event, records.McpServerStarted) and event.background and not headless:
         tools = plural(len(event.tools or []), "tool")
         took = f"{event.duration_s or 0.0:.1f} s"

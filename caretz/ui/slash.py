@@ -386,10 +386,11 @@ COMMANDS: list[SlashCommand] = [
     ),
     SlashCommand(
         "mcp",
-        "[approve [NAME…]]",
-        "MCP servers: status and tools; approve starts a project's .mcp.json servers",
+        "[approve [NAME…] | login NAME]",
+        "MCP servers: status and tools; approve starts a project's .mcp.json servers; "
+        "login logs in to an HTTP one",
         mcp_slash,
-        lambda repl: ("approve",),
+        lambda repl: ("approve", "login"),
     ),
     SlashCommand(
         "hooks", "", "hooks: the profile's and the project's, and its approval", hooks_slash
