@@ -24,7 +24,7 @@ from caretz.checkpoints.errors import (
     RestoreConflict,
     UnknownCheckpoint,
 )
-from caretz.checkpoints.git import ShadowGit, find_git, trusted_git
+from caretz.checkpoints.git import INDEX_REF, ShadowGit, find_git, trusted_git
 from caretz.checkpoints.model import (
     CHANGED_LIMIT,
     Checkpoint,
@@ -322,7 +322,9 @@ class CheckpointStore:
         parents = ["-p", parent] if parent else []
         commit = self.git.text("commit-tree", snap.tree, *parents, input=message.encode(), env=date)
         ref = history.session_ref(meta.session)
+        # The index holds this tree now: HEAD (INDEX_REF) follows, for the next scan.
         updates = f"update {ref} {commit} {parent or '0' * 40}\nupdate {history.LATEST} {commit}\n"
+        updates += f"update {INDEX_REF} {commit}\n"
         self.git.run("update-ref", "--stdin", input=updates.encode())
         checkpoint = decode_message(commit, snap.tree, message)
         assert checkpoint is not None
