@@ -48,6 +48,8 @@ class Scan:
 
 def scan(git: ShadowGit, paths: Sequence[str] | None = None) -> Scan:
     """The paths that differ (every one, or those among `paths`); raises CheckpointError."""
+    if paths is not None and not paths:
+        return Scan()  # nothing to look at (git would take no pathspec for all of them)
     args = ["status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames"]
     args.append("--ignore-submodules=all")  # never runs git in a nested repository
     if paths is not None:
