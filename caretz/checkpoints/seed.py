@@ -102,11 +102,21 @@ def _adopt_trees(git: ShadowGit) -> str | None:
     trees = [root] + [
         entry.split(b"\t", 1)[0].split()[2].decode() for entry in _entries(done.stdout)
     ]
-    missing = [sha for sha, kind, _size in _check(git, trees, borrow=False) if kind == "missing"]
+    if _own_store_empty(git):  # a new shadow: every tree is missing, no need to ask
+        missing = trees
+    else:
+        missing = [sha for sha, kind, _ in _check(git, trees, borrow=False) if kind == "missing"]
     if missing:
         lines = "".join(f"{sha}\n" for sha in missing).encode()
         git.call("pack-objects", "-q", str(_pack_base(git)), input=lines, borrow=True)
     return root
+
+
+def _own_store_empty(git: ShadowGit) -> bool:
+    """Whether the shadow's own object store holds nothing yet (no pack, no loose object)."""
+    objects = git.git_dir / "objects"
+    loose = (entry for entry in objects.glob("??") if entry.is_dir() and any(entry.iterdir()))
+    return not any(objects.glob("pack/*.pack")) and next(loose, None) is None
 
 
 def _entries(raw: bytes) -> list[bytes]:

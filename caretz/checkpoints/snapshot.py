@@ -1,8 +1,10 @@
 """Staging the project's working tree into the shadow index and writing it as a tree.
 
-The shadow index keeps each file's stat data, so a later snapshot hashes only what
-changed since the last one: one walk (`ls-files`) finds the candidates, and when
-there are none the previous tree is reused without running `git add` at all.
+The shadow index keeps each file's stat data and git's untracked cache, so a later
+snapshot hashes only what changed since the last one: one `git status` finds the
+candidates (checkpoints/scan.py), and when there are none the tree the index held when
+last recorded is the snapshot, with no `git add` or `write-tree` at all. When caretz
+knows the only files that changed (its own file tools wrote them), status looks at those.
 
 What a session's snapshots cover is settled by its first one: every file the project's
 git tracks, and the untracked files its ignore rules (as they are then) let in. The
