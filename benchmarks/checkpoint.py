@@ -16,6 +16,9 @@ tree's own:
   restore 10 files         a rewind of one turn, its own rewind checkpoint included
   a turn, through the hook the session's checkpoint (TurnCheckpoints) before a turn's
                            first change plus its settled state at Turn.Ended, 10 files edited
+                           (as a command edits them: the turn's end looks at the whole tree)
+  ... by the file tools    the same, the 10 files edited by caretz's file tools (each call's
+                           result names its file: the turn's end looks at those alone)
 Targets: first under 2 s, later ones under 200 ms, disk under 10% of the tree.
 
     .venv/bin/python benchmarks/checkpoint.py [--files 10000] [--runs 3] [--git]
@@ -54,7 +57,7 @@ from caretz.checkpoints import (  # noqa: E402
 from caretz.messages import ToolCall  # noqa: E402
 from caretz.session.events import EventLog  # noqa: E402
 from caretz.session.records.loop import TurnEnded, TurnStarted  # noqa: E402
-from caretz.tools.base import ToolContext  # noqa: E402
+from caretz.tools.base import ToolContext, ToolResult  # noqa: E402
 
 
 def generate(project: Path, files: int, seed: int = 7) -> int:
@@ -161,21 +164,30 @@ def turn_through_hook(
     store: CheckpointStore,
     project: Path,
     targets: list[Path],
-    scratch: Path,
-    wall: list[float],
-    cpu: list[float],
+    log_path: Path,
+    figures: tuple[list[float], list[float]],
+    by_tools: bool,
 ) -> None:
     """Five turns as a session runs them (the hook on the tool registry and on the log):
-    the checkpoint before the first change plus the settled state at the turn's end."""
-    log = EventLog(scratch / "session" / "events.jsonl")
+    the checkpoint before the first change plus the settled state at the turn's end.
+    `by_tools`: the edits are the file tools' (a write call before each, its result naming
+    the file after), else a command's."""
+    wall, cpu = figures
+    log = EventLog(log_path)
     hook = TurnCheckpoints(store)
-    hook.attach("bench-hook", log)
-    write, ctx = ToolCall("call_1", "write", {"path": "x", "content": ""}), ToolContext(project)
+    hook.attach("bench-hook" + ("-tools" if by_tools else ""), log)
+    hook.follow_calls(lambda: True)
+    write = ToolCall("call_1", "write", {"path": "x", "content": ""})
+    ctx = ToolContext(project, effect="edit" if by_tools else "shell")
+    done = ToolResult(
+        ok=True, output="", files_changed=[str(p.relative_to(project)) for p in targets]
+    )
     for turn in range(1, 6):
         log.emit(TurnStarted(turn=turn, agent="main", prompt="p"))
         spent: list[float] = []
         took = timed(lambda: hook.before_call(write, ctx), spent)
         edit(targets, 100 + turn)  # the turn's own work, not counted
+        took += timed(lambda: hook.after_call(write, done, ctx), spent)
         took += timed(lambda t=turn: log.emit(TurnEnded(turn=t, agent="main")), spent)
         wall.append(took)
         cpu.append(sum(spent))
@@ -231,7 +243,7 @@ def main() -> None:
         first_disk = store.disk_usage()
 
         names = ["later, nothing changed", "later, 10 files edited", "later, 1 file added"]
-        names += ["settle", "a turn, through the hook"]
+        names += ["settle", "a turn, through the hook", "... by the file tools"]
         figures: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in names}
 
         def measure(name: str, action: Callable[[], object]) -> None:
@@ -249,8 +261,12 @@ def main() -> None:
         again = CheckpointStore.open(data, project, limits=limits)  # the last run's
         next_cpu: list[float] = []
         next_first = timed(lambda: again.checkpoint(CheckpointMeta("bench-2", 1, "p")), next_cpu)
-        hook = figures["a turn, through the hook"]
-        turn_through_hook(store, project, targets, Path(scratch), *hook)
+        for name, by_tools in (
+            ("a turn, through the hook", False),
+            ("... by the file tools", True),
+        ):
+            log_path = Path(scratch) / f"session-{by_tools}" / "events.jsonl"
+            turn_through_hook(store, project, targets, log_path, figures[name], by_tools)
         target = store.checkpoint(CheckpointMeta("bench", 10, "p"))
         edit(targets, 99)
         store.settle(CheckpointMeta("bench", 10, "p"))
@@ -268,7 +284,8 @@ def main() -> None:
         row("first checkpoint", firsts, first_cpu, "goal < 2000 ms")
         row("next session's first", [next_first], next_cpu, "goal < 2000 ms")
         for name, (wall, cpu) in figures.items():
-            row(name, wall, cpu, "a checkpoint and a settle" if "hook" in name else "goal < 200 ms")
+            turn = "hook" in name or "tools" in name
+            row(name, wall, cpu, "a checkpoint and a settle" if turn else "goal < 200 ms")
         print(f"{'restore 10 files':<26}{restore * 1000:8.0f} ms")
         share = first_disk / tree_size * 100
         print(

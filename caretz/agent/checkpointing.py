@@ -11,10 +11,18 @@ or a project too large switches checkpoints off for the session.
 The store (git's plumbing, the snapshots, the user's ignore file read by a `git
 config` run) opens when it is first needed, a turn's first change or the background
 staging, not at the session's start: a run's first request never waits for it.
+
+A turn's end records the files as the turn left them. When every change of the turn came
+from caretz's own file tools (`effect` "edit", each naming the files it wrote in its
+result), no command ran (no bash call, no background job running, no hook of the
+user's) and the paths are plain ones inside the project, that record looks at those
+files alone (`after_call`); otherwise at the whole tree. A change someone else made
+meanwhile is then seen by the next checkpoint, as a change made outside caretz.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -33,7 +41,8 @@ from caretz.session.records.loop import TurnEnded, TurnStarted
 if TYPE_CHECKING:
     from caretz.checkpoints.store import CheckpointStore
     from caretz.session.events import EventLog
-    from caretz.tools.base import ToolContext
+    from caretz.tools.base import ToolContext, ToolResult
+    from caretz.tools.jobtable import JobTable
     from caretz.trusted import Program
 
 if TYPE_CHECKING:
@@ -120,6 +129,12 @@ class TurnCheckpoints:
         self._prompt = ""
         self._taken = False  # this turn asked for its checkpoint
         self._settle_due = False  # ...and may have one (an interrupt leaves it unknown)
+        # The files the turn's own file tools wrote since its checkpoint; None: unknown
+        # (a command ran, or a tool that does not say what it wrote).
+        self._written: set[str] | None = None
+        self._unreported = 0  # file tool calls begun whose result is not in yet
+        self._jobs: JobTable | None = None  # the background jobs of the calls seen
+        self._no_hooks: Callable[[], bool] = lambda: False  # see follow_calls
         self._reported = False
         self._preparing: threading.Thread | None = None
         self._prepare_failure: CheckpointError | None = None
@@ -222,10 +237,20 @@ class TurnCheckpoints:
     # -- the seams -----------------------------------------------------------------------
     def before_call(self, call: ToolCall, ctx: ToolContext) -> None:
         """A tool registry check: the turn's checkpoint before its first change."""
-        if self._turn is None or self._taken or not self.active:
+        if self._turn is None or not self.active:
             return
         if not may_change_files(call, self.shell_can_write(), ctx.effect):
             return
+        if not self._taken:
+            self._take(self._turn)
+        # Until its result names what it wrote (after_call), the call may write anything.
+        if ctx.effect == "edit" and self._written is not None:
+            self._unreported += 1
+        else:
+            self._written = None
+
+    def _take(self, turn: int) -> None:
+        """The turn's checkpoint, taken before its first change."""
         self._taken = True
         self._collect_prepare(wait=True)
         if not self.active:
@@ -234,19 +259,62 @@ class TurnCheckpoints:
         if store is None:
             return
         self._settle_due = True
+        self._written, self._unreported = set(), 0
         started = self._timer()
         try:
             checkpoint = store.checkpoint(
-                checkpoint_model.CheckpointMeta(self.session, self._turn, self._prompt),
+                checkpoint_model.CheckpointMeta(self.session, turn, self._prompt),
                 on_progress=self._saving,
             )
         except Exception as error:
-            self._settle_due = False
+            self._settle_due, self._written = False, None
             self._failed("checkpoint", error)
             return
         project, note = str(store.project), checkpoint_notices.left_out_note(checkpoint)
         took = self._timer() - started
         self._emit(checkpoint_events.created_record(checkpoint, project, note, took))
+
+    def follow_calls(self, no_hooks: Callable[[], bool]) -> Callable[..., None]:
+        """The registry's after-call hook that collects the files each call wrote (see the
+        module docstring); `no_hooks`: whether no hook of the user's can run a command."""
+        self._no_hooks = no_hooks
+        return self.after_call
+
+    def after_call(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> None:
+        self._jobs = ctx.jobs
+        if self._written is None or ctx.effect != "edit" or not self._unreported:
+            return
+        self._unreported -= 1
+        written = self._tool_paths(result, ctx)
+        if written is None:
+            self._written = None
+        else:
+            self._written.update(written)
+
+    def _tool_paths(self, result: ToolResult, ctx: ToolContext) -> list[str] | None:
+        """The project-relative paths a file tool says it wrote; None when it names none,
+        failed (it may have written part), or a path goes through a link or leaves the
+        project."""
+        if not result.ok or not result.files_changed or self._store is None:
+            return None
+        project, workspace = str(self._store.project), os.path.realpath(ctx.workspace)
+        found = []
+        for shown in result.files_changed:
+            full = os.path.normpath(os.path.join(workspace, shown))
+            if os.path.realpath(full) != full or not full.startswith(project + os.sep):
+                return None
+            found.append(full[len(project) + 1 :].replace(os.sep, "/"))
+        return found
+
+    def _settle_paths(self) -> list[str] | None:
+        """What the turn's end looks at: the files its tools wrote, or None (everything)."""
+        written, self._written = self._written, None
+        jobs = self._jobs.jobs() if self._jobs is not None else []
+        if written is None or self._unreported or not self._no_hooks():
+            return None
+        if any(job.running for job in jobs):
+            return None
+        return sorted(written)
 
     def _saving(self, files: int, size: int) -> None:
         """A snapshot that hashes many files is starting: say so while it runs."""
@@ -265,14 +333,14 @@ class TurnCheckpoints:
     def end_turn(self) -> None:
         """Records the tree as the turn left it, if the turn took a checkpoint; a
         `Checkpoint.Settled` event says which files the turn changed."""
-        turn, due = self._turn, self._settle_due
+        turn, due, paths = self._turn, self._settle_due, self._settle_paths()
         self._turn, self._taken, self._settle_due = None, False, False
         if not due or turn is None or not self.active or self._store is None:
             return
         started = self._timer()
         try:
             settled = self._store.settle(
-                checkpoint_model.CheckpointMeta(self.session, turn, self._prompt)
+                checkpoint_model.CheckpointMeta(self.session, turn, self._prompt), paths
             )
         except Exception as error:
             self._failed("settle", error)

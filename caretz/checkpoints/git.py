@@ -32,6 +32,8 @@ PRIVATE_UMASK = private_data.PRIVATE_UMASK
 # snapshot holds the file's exact bytes.
 ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
 AUTHOR = ("caretz", "caretz@localhost")
+# The shadow's HEAD: the commit of the tree its index held when last recorded (scan.py).
+INDEX_REF = "refs/caretz/index"
 
 
 def find_git(env: Mapping[str, str] | None = None, untrusted: Sequence[Path] = ()) -> Program:
@@ -60,6 +62,8 @@ def _settings(git_dir: Path) -> list[str]:
         "core.ignorecase": "false",
         "core.precomposeunicode": "false",
         "core.untrackedCache": "true",
+        # The untracked cache serves `status -uall` only when this says `all` (scan.py).
+        "status.showUntrackedFiles": "all",
         "core.preloadIndex": "true",
         "core.attributesFile": os.devnull,
         "core.excludesFile": os.devnull,
@@ -174,6 +178,7 @@ class ShadowGit:
     def ensure_repo(self) -> None:
         """Creates the shadow git dir on first use (refs and objects only, no work tree)."""
         if (self.git_dir / "HEAD").is_file():
+            self._point_head()
             return
         private_data.make_dir(self.git_dir.parent)
         done = subprocess.run(
@@ -190,6 +195,16 @@ class ShadowGit:
         private_data.make_dir(self._home)
         for sample in (self.git_dir / "hooks").glob("*.sample"):
             sample.unlink()
+        self._point_head()
+
+    def _point_head(self) -> None:
+        """HEAD names INDEX_REF (a shadow made before it named a branch no one writes)."""
+        try:
+            head = (self.git_dir / "HEAD").read_bytes()
+        except OSError:
+            head = b""
+        if head.strip() != f"ref: {INDEX_REF}".encode():
+            self.run("symbolic-ref", "HEAD", INDEX_REF)
 
     def repack_own(self) -> None:
         """Packs the shadow's own objects that are kept into one pack and drops the rest.

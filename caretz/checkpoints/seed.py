@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from caretz import private_data
-from caretz.checkpoints.git import ShadowGit
+from caretz.checkpoints.git import INDEX_REF, ShadowGit
 from caretz.sandbox.door import read_beneath_stat
 
 GITLINK = b"160000"
@@ -70,32 +70,53 @@ def seed_index(git: ShadowGit, source: Path, objects: Path) -> list[str] | None:
                     return None
         private_data.write_file(git.borrowed_marker, str(objects) + "\n")
         os.replace(seed, git.index)  # both in the shadow repository, made by private_data
-        _adopt_trees(git)
+        _name_index_tree(git, _adopt_trees(git))
         return list(dict.fromkeys(unmerged))
     finally:
         seed.unlink(missing_ok=True)
 
 
-def _adopt_trees(git: ShadowGit) -> None:
+def _name_index_tree(git: ShadowGit, root: str | None) -> None:
+    """Points the shadow's HEAD (INDEX_REF) at a commit of the seeded index's tree, so the
+    first scan compares the index with it and finds nothing (checkpoints/scan.py)."""
+    if root is None:
+        return
+    done = git.call("commit-tree", root, input=b"caretz: the project's index\n")
+    if done.returncode == 0:
+        git.call("update-ref", INDEX_REF, done.stdout.decode().strip())
+
+
+def _adopt_trees(git: ShadowGit) -> str | None:
     """Copies the trees the seeded index names (its cache of the tree of each folder) into
     the shadow's own store, as one pack: every tree is read by every comparison, and a
     pack made from the project's reuses its compressed data (a few MB for the Linux
     source, where writing them one file each took seconds). Should a step fail, the next
-    `write-tree` writes them itself."""
+    `write-tree` writes them itself. Returns the index's tree (None if unknown)."""
     done = git.call("write-tree", "--missing-ok", borrow=True)
     root = done.stdout.decode().strip()
     if done.returncode != 0 or not root:
-        return
+        return None
     done = git.call("ls-tree", "-r", "-d", "-z", root, borrow=True)
     if done.returncode != 0:
-        return
+        return None
     trees = [root] + [
         entry.split(b"\t", 1)[0].split()[2].decode() for entry in _entries(done.stdout)
     ]
-    missing = [sha for sha, kind, _size in _check(git, trees, borrow=False) if kind == "missing"]
+    if _own_store_empty(git):  # a new shadow: every tree is missing, no need to ask
+        missing = trees
+    else:
+        missing = [sha for sha, kind, _ in _check(git, trees, borrow=False) if kind == "missing"]
     if missing:
         lines = "".join(f"{sha}\n" for sha in missing).encode()
         git.call("pack-objects", "-q", str(_pack_base(git)), input=lines, borrow=True)
+    return root
+
+
+def _own_store_empty(git: ShadowGit) -> bool:
+    """Whether the shadow's own object store holds nothing yet (no pack, no loose object)."""
+    objects = git.git_dir / "objects"
+    loose = (entry for entry in objects.glob("??") if entry.is_dir() and any(entry.iterdir()))
+    return not any(objects.glob("pack/*.pack")) and next(loose, None) is None
 
 
 def _entries(raw: bytes) -> list[bytes]:
@@ -151,8 +172,14 @@ def secure(git: ShadowGit, paths: Sequence[str], size_cap: int) -> None:
     has cannot be copied: a restore that needs it says so."""
     if git.borrowed is None:
         return
-    shas = _index_blobs(git, [path for path in paths if not path.endswith("/")])
-    if not shas:
+    secure_blobs(
+        git, _index_blobs(git, [path for path in paths if not path.endswith("/")]), size_cap
+    )
+
+
+def secure_blobs(git: ShadowGit, shas: Sequence[str], size_cap: int) -> None:
+    """`secure` for blobs already known (a scan names the one each changed entry holds)."""
+    if git.borrowed is None or not shas:
         return
     borrowed = [sha for sha, kind, _size in _check(git, shas, borrow=False) if kind == "missing"]
     if not borrowed:

@@ -1,8 +1,10 @@
 """Staging the project's working tree into the shadow index and writing it as a tree.
 
-The shadow index keeps each file's stat data, so a later snapshot hashes only what
-changed since the last one: one walk (`ls-files`) finds the candidates, and when
-there are none the previous tree is reused without running `git add` at all.
+The shadow index keeps each file's stat data and git's untracked cache, so a later
+snapshot hashes only what changed since the last one: one `git status` finds the
+candidates (checkpoints/scan.py), and when there are none the tree the index held when
+last recorded is the snapshot, with no `git add` or `write-tree` at all. When caretz
+knows the only files that changed (its own file tools wrote them), status looks at those.
 
 What a session's snapshots cover is settled by its first one: every file the project's
 git tracks, and the untracked files its ignore rules (as they are then) let in. The
@@ -30,7 +32,8 @@ from caretz import private_data
 from caretz.checkpoints.errors import CheckpointError, ProjectTooLarge
 from caretz.checkpoints.git import ShadowGit, last_line
 from caretz.checkpoints.project import ProjectGit, project_git
-from caretz.checkpoints.seed import secure, seed_index
+from caretz.checkpoints.scan import PATHS_LIMIT, Scan, scan
+from caretz.checkpoints.seed import secure, secure_blobs, seed_index
 from caretz.sandbox.door import ProjectDoor
 
 DEFAULT_SIZE_CAP = 5 * 1024 * 1024
@@ -171,32 +174,45 @@ class Stager:
         self._large_list = git.git_dir / "info" / "left-out"
         self._excludes: str | None = None  # the exclude list, as of the first snapshot
 
-    def snapshot(self, on_progress: Progress | None = None) -> Snapshot:
-        """Stages the working tree as it is now and returns its tree."""
+    def snapshot(
+        self, on_progress: Progress | None = None, paths: Sequence[str] | None = None
+    ) -> Snapshot:
+        """Stages the working tree as it is now and returns its tree. `paths`: the only
+        files that can have changed since the last snapshot (those caretz's own tools
+        wrote, and nothing else ran), so git looks at those alone; None: every file."""
         first = self._excludes is None
         self._sync_excludes()
         unmerged = self._seed() if first else None
-        if first:
-            # Stat data that went stale since (a checkout that rewrote files, a copied
-            # tree, another session's index) is made current once, by hashing those
-            # files; else each snapshot would hash them again to find them unchanged.
-            self.git.call("update-index", "-q", "--refresh")
-        candidates, left_out, tracked_left_out, size = self._candidates()
+        whole = first or paths is None or len(paths) > PATHS_LIMIT
+        found = scan(self.git, None if whole else paths)
+        candidates, left_out, tracked_left_out, size = self._candidates(found)
+        moved = found.index_moved or not whole  # (a narrow scan sees only its paths)
         if unmerged is not None:
             # The project's index is the shadow's now; its conflicted files are staged as
             # they are on disk.
             taken = set(candidates) | {path for path, _ in left_out}
             candidates += [p for p in unmerged if p not in taken and self._exists(p)]
+            moved = True
         elif first:
             # The session's coverage is settled now: files the rules leave out (as of
             # now) leave the shadow index, unless the project's git tracks them; those
             # come in whatever the rules say. From here on no file leaves for a rule.
             tracked = self.tracked()
             keep = set(tracked)
-            tracked_left_out += [p for p in self._tracked_but_ignored() if p not in keep]
-            self._update(self._tracked_not_staged(tracked, {p for p, _ in left_out}))
+            ignored = [p for p in self._tracked_but_ignored() if p not in keep]
+            secure(self.git, ignored, self.limits.size_cap)
+            tracked_left_out += ignored
+            missing = self._tracked_not_staged(tracked, {p for p, _ in left_out})
+            moved |= bool(missing)
+            self._update(missing)
         if unmerged is None:  # (no checkpoint holds a blob of an index just seeded)
-            secure(self.git, [*candidates, *tracked_left_out], self.limits.size_cap)
+            blobs = [entry.blob for entry in found.changed if entry.blob]
+            secure_blobs(self.git, blobs, self.limits.size_cap)
+        notes = tuple(note for _, note in left_out)
+        if not (candidates or tracked_left_out or moved):
+            unchanged = self._head_tree()  # the index holds HEAD's tree still
+            if unchanged:
+                return Snapshot(unchanged, notes)
         bulk = len(candidates) > BULK_THRESHOLD
         limits = self.limits
         if on_progress and (len(candidates) >= limits.notice_files or size >= limits.notice_bytes):
@@ -208,6 +224,11 @@ class Stager:
             left_out += self._add(left_out, bulk=bulk)
         tree = self._write_tree(bulk=bulk)
         return Snapshot(tree, tuple(note for _, note in left_out))
+
+    def _head_tree(self) -> str | None:
+        done = self.git.call("rev-parse", "--verify", "-q", "HEAD^{tree}")
+        found = done.stdout.decode().strip()
+        return found if done.returncode == 0 and found else None
 
     def _seed(self) -> list[str] | None:
         """A new shadow index from the project's own (seed.py): its unmerged paths, or
@@ -252,20 +273,19 @@ class Stager:
                 parts.append(literal_pattern(relative.as_posix()) + "/")
         return "\n".join(parts) + "\n"
 
-    def _candidates(self) -> tuple[list[str], list[tuple[str, str]], list[str], int]:
+    def _candidates(self, found: Scan) -> tuple[list[str], list[tuple[str, str]], list[str], int]:
         """Paths that differ from the shadow index, and those to leave out.
 
         Returns (paths to stage, [(path, note)] left out, left-out paths the index holds,
         the bytes to stage).
         """
-        raw = self.git.run("ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard")
         candidates: list[str] = []
         left_out: list[tuple[str, str]] = []
         tracked_left_out: list[str] = []
         seen: set[str] = set()
         total = 0
-        for item in _split_z(raw):
-            tag, path = item[0], item[2:]
+        for entry in found.changed:
+            path = entry.path
             if path in seen:
                 continue
             seen.add(path)
@@ -275,7 +295,7 @@ class Stager:
                 total += size
                 continue
             left_out.append((path, note))
-            if tag != "?":
+            if not entry.untracked:
                 tracked_left_out.append(path)
         self._check_limits(len(candidates), total)
         return candidates, left_out, tracked_left_out, total

@@ -24,7 +24,7 @@ from caretz.checkpoints.errors import (
     RestoreConflict,
     UnknownCheckpoint,
 )
-from caretz.checkpoints.git import ShadowGit, find_git, trusted_git
+from caretz.checkpoints.git import INDEX_REF, ShadowGit, find_git, trusted_git
 from caretz.checkpoints.model import (
     CHANGED_LIMIT,
     Checkpoint,
@@ -133,19 +133,21 @@ class CheckpointStore:
             records = history.chain(self.git, meta.session)
             return self._commit("turn", self.stager.snapshot(on_progress), meta, records)
 
-    def settle(self, meta: CheckpointMeta) -> Checkpoint | None:
+    def settle(self, meta: CheckpointMeta, paths: Sequence[str] | None = None) -> Checkpoint | None:
         """Records the tree after caretz's last change of the turn that took a checkpoint.
 
         Call it when such a turn ends, however it ends. Files that change after this
         and before the next checkpoint are counted as changed outside caretz. A no-op
-        (None) when the session's newest record is already a settled state.
+        (None) when the session's newest record is already a settled state. `paths`
+        (project-relative): the only files the turn changed, when caretz knows them (its
+        own file tools wrote them, and nothing else ran); only those are looked at.
         """
         with self.git.locked():
             self._ready()
             records = history.chain(self.git, meta.session)
             if not records or records[-1].kind == "settled":
                 return None
-            return self._settle(records, meta)
+            return self._settle(records, meta, paths)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -322,7 +324,9 @@ class CheckpointStore:
         parents = ["-p", parent] if parent else []
         commit = self.git.text("commit-tree", snap.tree, *parents, input=message.encode(), env=date)
         ref = history.session_ref(meta.session)
+        # The index holds this tree now: HEAD (INDEX_REF) follows, for the next scan.
         updates = f"update {ref} {commit} {parent or '0' * 40}\nupdate {history.LATEST} {commit}\n"
+        updates += f"update {INDEX_REF} {commit}\n"
         self.git.run("update-ref", "--stdin", input=updates.encode())
         checkpoint = decode_message(commit, snap.tree, message)
         assert checkpoint is not None
@@ -334,9 +338,14 @@ class CheckpointStore:
         updates = f"update {ref} {parent}" if parent else f"delete {ref}"
         self.git.run("update-ref", "--stdin", input=updates.encode() + b"\n")
 
-    def _settle(self, records: Sequence[Checkpoint], meta: CheckpointMeta) -> Checkpoint:
+    def _settle(
+        self,
+        records: Sequence[Checkpoint],
+        meta: CheckpointMeta,
+        paths: Sequence[str] | None = None,
+    ) -> Checkpoint:
         """Records the tree now as the settled state of the chain's newest checkpoint."""
-        snap = self.stager.snapshot()
+        snap = self.stager.snapshot(paths=paths)
         return self._commit("settled", snap, meta, records, settles=records[-1])
 
     def _previous_tree(self, records: Sequence[Checkpoint]) -> str | None:

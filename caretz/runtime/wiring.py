@@ -189,10 +189,13 @@ def session_registry(
 ) -> ToolRegistry:
     """The built-in tools (and `extra_tools`: the web tools) under every check, in order:
     the hooks' PreToolUse, the permission check, the checkpoints; after each call the git
-    watch, then PostToolUse."""
+    watch, then PostToolUse, then the checkpoints' note of what the call wrote."""
     first_checks, after_call = tool_hooks(tools.hooks)
     if tools.git_watch is not None:
         after_call = (tools.git_watch, *after_call)
+    if tools.checkpoints is not None:  # what each call wrote, for the turn's end
+        hooks = tools.hooks
+        after_call = (*after_call, tools.checkpoints.follow_calls(lambda: not hooks))
     checkpoints = (tools.checkpoints.before_call,) if tools.checkpoints is not None else ()
     return build_tools(
         tools.permissions,

@@ -25,7 +25,8 @@ class ToolResult:
     output: str
     exit_code: int | None = None
     duration_s: float = 0.0
-    # Files this call wrote or edited (workspace-relative), for the guard's summary.
+    # Files this call wrote or edited (workspace-relative), for the guard's summary and
+    # the record of a turn's end (agent/checkpointing.py): an "edit" tool names every one.
     files_changed: list[str] = field(default_factory=list)
     # A unified diff of an edit, for the UI.
     diff: str | None = None

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from caretz.agent.checkpointing import TurnCheckpoints, may_change_files
-from caretz.checkpoints import CheckpointStore, GitNotFound, SnapshotLimits
+from caretz.checkpoints import CheckpointMeta, CheckpointStore, GitNotFound, SnapshotLimits
 from caretz.messages import ToolCall
 from caretz.session.events import EventLog, read_events
 from caretz.session.records.loop import TurnEnded, TurnStarted
 from caretz.tools.base import ToolContext
-from tests.checkpoints.helpers import require_git, write
+from caretz.tools.registry import ToolRegistry, default_tools
+from tests.checkpoints.helpers import require_git, tree_state, write
 
 
 @pytest.fixture(autouse=True)
@@ -260,3 +261,90 @@ def test_a_long_snapshot_says_so_while_it_runs_and_the_log_has_what_each_cost(
     start(log, 2)
     checkpoints.before_call(call("write", path="b.txt"), ctx)
     assert [e["type"] for e in events_of(log)][-1] == "Checkpoint.Created"
+
+
+def turn_tools(checkpoints: TurnCheckpoints, no_hooks: bool = True) -> ToolRegistry:
+    """The real file tools and bash, with the checkpoints' checks around each call."""
+    return ToolRegistry(
+        default_tools(sandboxed=False),
+        before_call=(checkpoints.before_call,),
+        after_call=(checkpoints.follow_calls(lambda: no_hooks),),
+    )
+
+
+def ran(tools: ToolRegistry, project: Path, name: str, **arguments: object) -> None:
+    result = tools.run(call(name, **arguments), ToolContext(workspace=project))
+    assert result.ok, result.output
+
+
+def last_of(log: EventLog, kind: str) -> dict:
+    return [e for e in events_of(log) if e["type"] == kind][-1]
+
+
+@pytest.mark.parametrize("no_hooks", [True, False])
+def test_a_turn_of_file_tool_writes_ends_looking_at_those_files_alone(
+    project, tmp_path, log, no_hooks
+):
+    store = CheckpointStore.open(tmp_path / "data", project)
+    checkpoints = attached(store, log)
+    tools = turn_tools(checkpoints, no_hooks)
+    before = tree_state(project)
+
+    start(log, 1)
+    ran(tools, project, "write", path="new/deeper/made.txt", content="made\n")
+    ran(tools, project, "read", path="a.txt")
+    ran(tools, project, "edit", path="a.txt", old_string="a.txt", new_string="changed")
+    ran(tools, project, "read", path="b.txt")
+    ran(tools, project, "write", path="b.txt", content="other\n")
+    ran(tools, project, "write", path="b.txt", content="b.txt\n")  # and back
+    write(project, "c.txt", "someone else's\n")  # not by caretz, while the turn ran
+    log.emit(TurnEnded(turn=1, agent="main"))
+
+    # With no hook that could run a command, the turn's end looks at what its tools wrote;
+    # c.txt is seen by the next checkpoint, as a change made outside caretz.
+    by_caretz = ["a.txt", "new/deeper/made.txt"]
+    assert last_of(log, "Checkpoint.Settled")["changed"] == (
+        by_caretz if no_hooks else sorted([*by_caretz, "c.txt"])
+    )
+    start(log, 2)
+    ran(tools, project, "bash", command="true")
+    turn_1 = store.for_turn("s1", 1)
+    outside = {conflict.path for conflict in store.preview(turn_1).conflicts}
+    assert outside == ({"c.txt"} if no_hooks else set())
+
+    store.restore(turn_1, CheckpointMeta("s1", 3, "undo"), force=True)
+    assert tree_state(project) == before
+
+
+def test_a_command_in_the_turn_makes_its_end_look_at_the_whole_tree(project, tmp_path, log):
+    store = CheckpointStore.open(tmp_path / "data", project)
+    checkpoints = attached(store, log)
+    tools = turn_tools(checkpoints)
+    before = tree_state(project)
+
+    start(log, 1)
+    ran(tools, project, "write", path="tool.txt", content="by the write tool\n")
+    ran(tools, project, "bash", command="rm b.txt; mkdir -p made/here; echo x > made/here/new.txt")
+    ran(tools, project, "write", path="later.txt", content="written after the command\n")
+    log.emit(TurnEnded(turn=1, agent="main"))
+
+    changed = ["b.txt", "later.txt", "made/here/new.txt", "tool.txt"]
+    assert last_of(log, "Checkpoint.Settled")["changed"] == changed
+    store.restore(store.for_turn("s1", 1), CheckpointMeta("s1", 2, "undo"))
+    assert tree_state(project) == before
+
+
+def test_a_file_tool_call_whose_result_never_came_makes_the_end_look_at_everything(
+    project, tmp_path, log
+):
+    store = CheckpointStore.open(tmp_path / "data", project)
+    checkpoints = attached(store, log)
+    checkpoints.follow_calls(lambda: True)
+
+    start(log, 1)
+    checkpoints.before_call(call("write", path="a.txt"), ToolContext(project, effect="edit"))
+    write(project, "a.txt", "half written\n")  # the call was cut off: no result to read
+    write(project, "new/b.txt", "b\n")
+    log.emit(TurnEnded(turn=1, agent="main"))
+
+    assert last_of(log, "Checkpoint.Settled")["changed"] == ["a.txt", "new/b.txt"]
