@@ -1,0 +1,110 @@
+"""MCP resources and prompts through the real CLI (`caretz -p`), the loopback model server
+and a real MCP server written for the test (tests/mcp/servers/library.py): an
+`@server:uri` mention in the prompt, the read and list tools, a binary resource, an
+unknown server or URI, a prompt as `/mcp__server__prompt` with its arguments."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import Caretz
+from tests.mcp.conftest import STARTUP_ROOM
+from tests.mcp.test_headless import profile, result_text
+from tests.modelserver import ModelServer, RecordedRequest, calls, text, tool
+
+LIBRARY = Path(__file__).parent / "servers" / "library.py"
+README = "The deploy key rotates on Fridays; ask Ada before touching it."
+
+
+def library() -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(LIBRARY)], "startupTimeout": STARTUP_ROOM}
+
+
+def user_text(request: RecordedRequest, index: int = 0) -> str:
+    content = request.messages[index]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content)
+
+
+def tool_results(request: RecordedRequest) -> list[dict[str, Any]]:
+    return [b for b in request.messages[-1]["content"] if b.get("type") == "tool_result"]
+
+
+def test_a_mention_reaches_the_model_and_the_read_tools_read_text_images_and_binary(
+    caretz: Caretz, server: ModelServer
+):
+    caretz.write_config(profile({"library": library()}))
+    server.add(
+        calls(
+            ("list_mcp_resources", {}),
+            ("read_mcp_resource", {"server": "library", "uri": "notes://pixel.png"}),
+            ("read_mcp_resource", {"server": "library", "uri": "notes://archive.bin"}),
+            ("read_mcp_resource", {"server": "library", "uri": "notes://nothing"}),
+            ("read_mcp_resource", {"server": "elsewhere", "uri": "notes://readme"}),
+        ),
+        text("Rotates on Fridays."),
+    )
+
+    run = caretz("-p", "when does @library:notes://readme say the key rotates?")
+
+    assert run.code == 0, run.stderr
+    first, second = server.requests
+    prompt = user_text(first)
+    assert prompt.startswith("when does @library:notes://readme say the key rotates?")
+    assert '<resource server="library" uri="notes://readme">' in prompt and README in prompt
+    # The resource tools are offered once the server with resources is ready.
+    assert {"list_mcp_resources", "read_mcp_resource"} <= set(second.tool_names)
+    listed, image, binary, missing, unknown = tool_results(second)
+    assert "library: notes://readme" in result_text(listed)
+    assert "library: notes://archive.bin" in result_text(listed)
+    assert not image.get("is_error")
+    kinds = [block["type"] for block in image["content"]]
+    assert "image" in kinds and "attached" in result_text(image)
+    said = result_text(binary)
+    assert "notes://archive.bin: application/octet-stream, 2.0 KB; not shown" in said
+    assert "\x00" not in said and len(said) < 200
+    assert missing["is_error"] and result_text(missing).count("\n") == 0
+    assert "MCP server 'library' could not read notes://nothing" in result_text(missing)
+    assert unknown["is_error"]
+    assert result_text(unknown).startswith("no MCP server named 'elsewhere'")
+    attached = [e for e in caretz.events(run.session_id) if e["type"] == "Mcp.ResourceAttached"]
+    assert attached[0]["uri"] == "notes://readme"
+
+
+def test_a_prompt_command_expands_and_a_deny_rule_on_the_server_refuses_its_resources(
+    caretz: Caretz, server: ModelServer
+):
+    caretz.write_config(profile({"library": library()}, deny=["mcp__library"]))
+    server.add(tool("read_mcp_resource", server="library", uri="notes://readme"), text("Reviewed."))
+
+    run = caretz("-p", '/mcp__library__review 42 "line by line"')
+
+    assert run.code == 0, run.stderr
+    first, second = server.requests
+    assert user_text(first) == "Review pull request 42 in a line by line style."
+    [refused] = tool_results(second)
+    assert refused["is_error"] and "denied by the deny rule" in result_text(refused)
+    assert README not in result_text(refused)
+
+
+def test_what_cannot_be_had_is_one_line_and_nothing_is_sent(caretz: Caretz, server: ModelServer):
+    caretz.write_config(profile({"library": library()}))
+
+    missing = caretz("-p", "/mcp__library__review")
+    unknown = caretz("-p", "compare @library:notes://readme with @nosuch:notes://readme")
+    denied_json = caretz("-p", "see @library:notes://gone", "--output", "json")
+
+    assert missing.code == 2, missing.stderr
+    assert (
+        "caretz: /mcp__library__review: missing its required argument 'pr' "
+        "(/mcp__library__review <pr> [style]) (nothing was sent)"
+    ) in missing.stderr.splitlines(), missing.stderr
+    assert unknown.code == 2
+    [line] = [li for li in unknown.stderr.splitlines() if "@nosuch" in li]
+    assert "no MCP server named 'nosuch'" in line and line.endswith("(nothing was sent)")
+    assert denied_json.code == 2
+    assert "MCP server 'library' could not read notes://gone" in denied_json.stderr
+    assert server.requests == []
