@@ -5,10 +5,11 @@ ARGS` expanded through the server's prompt into the message.
 Both run in `Session.turn` and `Session.submit`, which every front end's prompt passes
 (the REPL, `-p`, stream-json, ACP, the Python API). A mention answers to the permission
 rules as the model's `read_mcp_resource` call would: a deny rule on the tool or on
-`mcp__server` refuses it. A mention or command that cannot be had is a ConfigError of one
-line, and nothing is sent (as with an `@image` that cannot be read). A resource is cut
-to the session's result cap like a tool result (tools/result_cap.py), the whole kept in
-a file the text names.
+`mcp__server` refuses it. A mention that cannot be attached stays text and one line says
+why (as a refused `@path` does: the message still goes, and the model may read the
+resource itself); a prompt command that cannot be had is a ConfigError of one line, and
+nothing is sent. A resource is cut to the session's result cap like a tool result
+(tools/result_cap.py), the whole kept in a file the text names.
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ from caretz.mcp_client.model import RemotePrompt
 from caretz.mcp_client.resource_tools import READ, rule_name
 from caretz.mcp_client.resources import ResourceProblem
 from caretz.messages import Image
-from caretz.session.records.mcp import McpPromptExpanded, McpResourceAttached
+from caretz.session.records.mcp import (
+    McpPromptExpanded,
+    McpResourceAttached,
+    McpResourceNotAttached,
+)
 from caretz.slash_commands.inline import ResourceMention, resource_mentions
 from caretz.tools.base import ToolContext, ToolResult
 from caretz.tools.result_cap import fit
@@ -37,41 +42,36 @@ NOT_SENT = "(nothing was sent)"
 
 def attach_resources(session: Session, prompt: str, typed: str | None) -> tuple[str, list[Image]]:
     """`prompt` with the resources `typed`'s (None: the prompt's) mentions name after it,
-    and their images; raises ConfigError naming the first that cannot be attached."""
+    and their images. One that cannot be attached is left as text, and a
+    `Mcp.ResourceNotAttached` event (one line) says why."""
     mcp, ctx, emit = session.mcp, session.agent.parts.tool_ctx, session.log.emit
-    mentions = resource_mentions(prompt if typed is None else typed)
-    if not mentions:
-        return prompt, []
     blocks: list[str] = []
     images: list[Image] = []
-    for mention in mentions:
-        text, found = _read(mcp, mention, ctx)
+    for mention in resource_mentions(prompt if typed is None else typed):
+        server, uri = mention.server, mention.uri
+        try:
+            text, found = _read(mcp, mention, ctx)
+        except ResourceProblem as problem:
+            emit(McpResourceNotAttached(server=server, uri=uri, reason=str(problem)))
+            continue
         if found and ctx.no_images is not None:
             text, found = f"{text}\n[the images were not sent: {ctx.no_images}]", []
         text = fit(ToolResult(ok=True, output=text), ctx.output_limit_chars).output
-        uri = mention.uri.replace('"', "%22")
-        blocks.append(f'<resource server="{mention.server}" uri="{uri}">\n{text}\n</resource>')
+        quoted = uri.replace('"', "%22")
+        blocks.append(f'<resource server="{server}" uri="{quoted}">\n{text}\n</resource>')
         images += found
-        emit(
-            McpResourceAttached(
-                server=mention.server, uri=mention.uri, chars=len(text), images=len(found)
-            )
-        )
-    return "\n\n".join([prompt.rstrip(), *blocks]), images
+        emit(McpResourceAttached(server=server, uri=uri, chars=len(text), images=len(found)))
+    return "\n\n".join([prompt.rstrip(), *blocks]) if blocks else prompt, images
 
 
 def _read(
     mcp: McpServers | None, mention: ResourceMention, ctx: ToolContext
 ) -> tuple[str, list[Image]]:
+    """The resource's text and images; raises ResourceProblem (one line)."""
     if mcp is None:
-        raise ConfigError(
-            f"cannot attach {mention.shown}: no MCP servers are configured {NOT_SENT}"
-        )
+        raise ResourceProblem("no MCP servers are configured")
     _refuse_by_rule(ctx, mention)
-    try:
-        return mcp.resources.read(mention.server, mention.uri, ctx.cancel)
-    except ResourceProblem as problem:
-        raise ConfigError(f"cannot attach {mention.shown}: {problem} {NOT_SENT}") from None
+    return mcp.resources.read(mention.server, mention.uri, ctx.cancel)
 
 
 def _refuse_by_rule(ctx: ToolContext, mention: ResourceMention) -> None:
@@ -80,7 +80,7 @@ def _refuse_by_rule(ctx: ToolContext, mention: ResourceMention) -> None:
     for name in (READ, *rule_name(READ, {"server": mention.server})):
         decision = ctx.rules.check(name, {}, ctx.workspace)
         if decision.outcome == "deny":
-            raise ConfigError(f"cannot attach {mention.shown}: {decision.reason} {NOT_SENT}")
+            raise ResourceProblem(decision.reason)
 
 
 def run_prompt_command(session: Session, command: str) -> Outcome:

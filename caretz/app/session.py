@@ -259,7 +259,7 @@ class Session:
         """One turn on `prompt` as written (never a command), with `images` (None: those it
         attaches) and the MCP resources `typed`'s (None: the prompt's) `@server:uri` name,
         plus the guard's automatic resumes; the `!command`s run since the last turn go
-        first. What cannot be attached is a usage error; nothing is sent then."""
+        first. An image that cannot be sent is a usage error; nothing is sent then."""
         try:
             images = self.attached_images(prompt) if images is None else images
             if "@" in (prompt if typed is None else typed):

@@ -88,7 +88,7 @@ def run_repl(
 ) -> int:
     """Run the interactive session until the user leaves; returns the exit code."""
     env = os.environ if env is None else env
-    console = console or Console(highlight=False)
+    console = console or Console(highlight=False, emoji=False)
     view = LiveView(console, detailed=settings.output == "detailed")
     asker = TerminalAsker(console, view)
     try:

@@ -90,21 +90,27 @@ def test_a_prompt_command_expands_and_a_deny_rule_on_the_server_refuses_its_reso
     assert README not in result_text(refused)
 
 
-def test_what_cannot_be_had_is_one_line_and_nothing_is_sent(caretz: Caretz, server: ModelServer):
+def test_a_missing_argument_sends_nothing_and_a_mention_that_fails_is_one_line(
+    caretz: Caretz, server: ModelServer
+):
     caretz.write_config(profile({"library": library()}))
+    server.add(text("No such resource here."))
 
     missing = caretz("-p", "/mcp__library__review")
-    unknown = caretz("-p", "compare @library:notes://readme with @nosuch:notes://readme")
-    denied_json = caretz("-p", "see @library:notes://gone", "--output", "json")
+    mentioned = caretz("-p", "compare @library:notes://gone with @nosuch:notes://readme")
 
     assert missing.code == 2, missing.stderr
     assert (
         "caretz: /mcp__library__review: missing its required argument 'pr' "
         "(/mcp__library__review <pr> [style]) (nothing was sent)"
     ) in missing.stderr.splitlines(), missing.stderr
-    assert unknown.code == 2
-    [line] = [li for li in unknown.stderr.splitlines() if "@nosuch" in li]
-    assert "no MCP server named 'nosuch'" in line and line.endswith("(nothing was sent)")
-    assert denied_json.code == 2
-    assert "MCP server 'library' could not read notes://gone" in denied_json.stderr
-    assert server.requests == []
+    assert mentioned.code == 0, mentioned.stderr
+    said = mentioned.stderr.splitlines()
+    lines = [line for line in said if line.startswith("mcp: @") and "was not attached" in line]
+    assert len(lines) == 2, mentioned.stderr
+    gone, nosuch = lines
+    assert gone.startswith("mcp: @library:notes://gone was not attached: MCP server 'library'")
+    assert nosuch.startswith("mcp: @nosuch:notes://readme was not attached: no MCP server named")
+    # The message went as typed, without them.
+    [request] = server.requests
+    assert user_text(request) == "compare @library:notes://gone with @nosuch:notes://readme"

@@ -67,6 +67,16 @@ class McpResourceAttached(McpRecord):
 
 
 @record
+class McpResourceNotAttached(McpRecord):
+    """A prompt's `@server:uri` mention that could not be attached: it stays text."""
+
+    TYPE: ClassVar[str] = "Mcp.ResourceNotAttached"
+    server: str = ""
+    uri: str = ""
+    reason: str = ""
+
+
+@record
 class McpPromptExpanded(McpRecord):
     """A `/mcp__server__prompt` command: the server's prompt got, with its arguments."""
 
