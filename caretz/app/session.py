@@ -262,7 +262,7 @@ class Session:
         first. An image that cannot be sent is a usage error; nothing is sent then."""
         try:
             images = self.attached_images(prompt) if images is None else images
-            if "@" in (prompt if typed is None else typed):
+            if "://" in (mentions := prompt if typed is None else typed) and "@" in mentions:
                 prompt, more = mcp_mentions.attach_resources(self, prompt, typed)
                 images = [*images, *more]
         except ConfigError as error:

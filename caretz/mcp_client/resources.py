@@ -47,12 +47,15 @@ class McpResources:
         """The servers ready now that say they have resources."""
         return [name for name, offers in self.servers.offers.items() if offers.resources]
 
-    def listed(self, server: str, cancel: threading.Event) -> list[RemoteResource]:
-        """The server's resources, listed on first use; raises ResourceProblem."""
+    def listed(
+        self, server: str, cancel: threading.Event, what: str = "list_mcp_resources"
+    ) -> list[RemoteResource]:
+        """The server's resources, listed on first use (for `what`, should the server
+        still be starting); raises ResourceProblem."""
         with self._lock:
             if server in self._listed:
                 return self._listed[server]
-        self._ready(server, cancel, f"@{server}:")
+        self._ready(server, cancel, what)
         found = self._ask(
             server, lambda c: c.ask(offers.list_resources), cancel, "list its resources"
         )
@@ -66,7 +69,7 @@ class McpResources:
         entries = []
         for server in self.names():
             try:
-                listed = self.listed(server, cancel)
+                listed = self.listed(server, cancel, f"@{server}: completion")
             except ResourceProblem:
                 continue
             for resource in listed:
