@@ -36,7 +36,8 @@ def tool_results(request: RecordedRequest) -> list[dict[str, Any]]:
 def test_a_mention_reaches_the_model_and_the_read_tools_read_text_images_and_binary(
     caretz: Caretz, server: ModelServer
 ):
-    caretz.write_config(profile({"library": library()}))
+    # Within mcp.maxResultChars, over the window's result cap (at most 87,500 characters).
+    caretz.write_config(profile({"library": library()}, maxResultChars=200_000))
     server.add(
         calls(
             ("list_mcp_resources", {}),
@@ -48,13 +49,17 @@ def test_a_mention_reaches_the_model_and_the_read_tools_read_text_images_and_bin
         text("Rotates on Fridays."),
     )
 
-    run = caretz("-p", "when does @library:notes://readme say the key rotates?")
+    asked = "when does @library:notes://readme say the key rotates? (see @library:notes://big)"
+    run = caretz("-p", asked)
 
     assert run.code == 0, run.stderr
     first, second = server.requests
     prompt = user_text(first)
-    assert prompt.startswith("when does @library:notes://readme say the key rotates?")
+    assert prompt.startswith(asked)
     assert '<resource server="library" uri="notes://readme">' in prompt and README in prompt
+    # A large resource is cut to the result cap like a tool result: head and tail.
+    assert "ledger line 00000" in prompt and "ledger line 08999" in prompt
+    assert "ledger line 04500" not in prompt and len(prompt) < 100_000
     # The resource tools are offered once the server with resources is ready.
     assert {"list_mcp_resources", "read_mcp_resource"} <= set(second.tool_names)
     listed, image, binary, missing, unknown = tool_results(second)
@@ -71,7 +76,7 @@ def test_a_mention_reaches_the_model_and_the_read_tools_read_text_images_and_bin
     assert unknown["is_error"]
     assert result_text(unknown).startswith("no MCP server named 'elsewhere'")
     attached = [e for e in caretz.events(run.session_id) if e["type"] == "Mcp.ResourceAttached"]
-    assert attached[0]["uri"] == "notes://readme"
+    assert [event["uri"] for event in attached] == ["notes://readme", "notes://big"]
 
 
 def test_a_prompt_command_expands_and_a_deny_rule_on_the_server_refuses_its_resources(

@@ -3,7 +3,7 @@
     python tests/mcp/servers/library.py
 
 Resources: `notes://readme` (text), `notes://pixel.png` (a PNG), `notes://archive.bin`
-(binary that is no image). Prompt: `review(pr, style="terse")`. One tool, `echo`.
+(binary that is no image), `notes://big` (162,000 characters). Prompt: `review(pr, style="terse")`. One tool, `echo`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ def pixel() -> bytes:
 @server.resource("notes://archive.bin", name="archive", mime_type="application/octet-stream")
 def archive() -> bytes:
     return bytes(range(256)) * 8
+
+
+@server.resource("notes://big", name="big", mime_type="text/plain")
+def big() -> str:
+    return "".join(f"ledger line {n:05d}\n" for n in range(9000))  # 162,000 characters
 
 
 @server.prompt()
