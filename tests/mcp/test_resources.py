@@ -6,11 +6,12 @@ unknown server or URI, a prompt as `/mcp__server__prompt` with its arguments."""
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.conftest import Caretz
-from tests.mcp.conftest import STARTUP_ROOM
+from tests.mcp.conftest import BOUND_S, STARTUP_ROOM, within
 from tests.mcp.test_headless import profile, result_text
 from tests.modelserver import ModelServer, RecordedRequest, calls, text, tool
 
@@ -18,8 +19,9 @@ LIBRARY = Path(__file__).parent / "servers" / "library.py"
 README = "The deploy key rotates on Fridays; ask Ada before touching it."
 
 
-def library() -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(LIBRARY)], "startupTimeout": STARTUP_ROOM}
+def library(*args: str) -> dict[str, Any]:
+    entry = [str(LIBRARY), *args]
+    return {"command": sys.executable, "args": entry, "startupTimeout": STARTUP_ROOM}
 
 
 def user_text(request: RecordedRequest, index: int = 0) -> str:
@@ -119,3 +121,33 @@ def test_a_missing_argument_sends_nothing_and_a_mention_that_fails_is_one_line(
     # The message went as typed, without them.
     [request] = server.requests
     assert user_text(request) == "compare @library:notes://gone with @nosuch:notes://readme"
+
+
+def test_a_mention_of_a_server_still_starting_waits_for_it(
+    caretz: Caretz, server: ModelServer, tmp_path: Path
+):
+    """The server is held until the session's log says the mention waits for it."""
+    release = tmp_path / "release"
+    caretz.write_config(profile({"library": library("--start-when", str(release))}))
+    server.add(text("Fridays."))
+
+    def release_once_awaited() -> bool:
+        logs = (caretz.data_dir / "sessions").glob("*/events.jsonl")
+        if any("Mcp.ServerAwaited" in log.read_text() for log in logs):
+            release.touch()
+        return release.exists()
+
+    releasing = threading.Thread(target=within, args=(release_once_awaited, BOUND_S))
+    releasing.start()
+    try:
+        run = caretz("-p", "what does @library:notes://readme say?")
+    finally:
+        release.touch()
+        releasing.join()
+
+    assert run.code == 0, run.stderr
+    assert README in user_text(server.requests[0])
+    assert (
+        "mcp: @library:notes://readme waits for server 'library' to start (at most 600 s)"
+        in run.stderr.splitlines()
+    ), run.stderr

@@ -1,12 +1,18 @@
 """An MCP server with resources and prompts, written with the SDK's MCPServer:
 
-    python tests/mcp/servers/library.py
+    python tests/mcp/servers/library.py [--start-when PATH]
+
+`--start-when PATH` waits, before it serves, until PATH exists (the test decides when).
 
 Resources: `notes://readme` (text), `notes://pixel.png` (a PNG), `notes://archive.bin`
 (binary that is no image), `notes://big` (162,000 characters). Prompt: `review(pr, style="terse")`. One tool, `echo`.
 """
 
 from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
@@ -53,4 +59,7 @@ def echo(text: str) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--start-when"]:
+        while not Path(sys.argv[2]).exists():
+            time.sleep(0.05)
     server.run()
