@@ -45,7 +45,8 @@ class McpResources:
 
     def names(self) -> list[str]:
         """The servers ready now that say they have resources."""
-        return [name for name, offers in self.servers.offers.items() if offers.resources]
+        ready = dict(self.servers.offers)  # a copy: completion asks from its own thread
+        return [name for name, offers in ready.items() if offers.resources]
 
     def listed(
         self, server: str, cancel: threading.Event, what: str = "list_mcp_resources"
