@@ -148,3 +148,70 @@ def test_the_logins_folder_is_named_by_the_token_store_alone():
         if '"mcp-oauth"' in path.read_text()
     ]
     assert naming == ["mcp_client/tokens.py", "private_data.py"]
+
+
+# -- resources and prompts ----------------------------------------------------------------
+# A prompt's `@server:uri` mentions are attached in Session.turn, which every front end's
+# typed prompt passes; only a skill's or a custom command's own runner (whose prompt is a
+# file's) reaches the turn driver besides it.
+TURN_DRIVERS = {("app/session.py", "_turns"), ("app/skill_run.py", "run_skill"),
+                ("app/command_run.py", "run_command")}  # fmt: skip
+# What a server is asked about its resources and prompts is asked in one place, which
+# awaits a server still starting, keeps to mcp.callTimeout and says what failed in a line.
+SERVER_ASKS = {"read_resource", "get_prompt", "list_resources"}
+ASKER = "mcp_client/resources.py"
+
+
+def calls_named(path: Path, names: set[str]) -> list[tuple[str, str]]:
+    """(enclosing function, name) for each call of a function or method in `names`."""
+    found = []
+    for function in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in names:
+                found.append((function.name, name))
+    return found
+
+
+def names_used(path: Path, names: set[str]) -> set[str]:
+    """The names of `names` that `path` calls or refers to (`offers.list_resources`)."""
+    used = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        if isinstance(node, ast.Attribute | ast.Name) and name in names:
+            used.add(name)
+    return used
+
+
+def test_a_typed_prompt_reaches_the_turn_driver_only_through_session_turn():
+    drivers = {
+        (str(path.relative_to(CARETZ)), function)
+        for path in sorted(CARETZ.rglob("*.py"))
+        for function, _ in calls_named(path, {"run_with_auto_resume"})
+    }
+    assert drivers == TURN_DRIVERS
+    turns = {function for function, _ in calls_named(CARETZ / "app" / "session.py", {"_turns"})}
+    assert turns == {"turn"}
+
+
+def test_a_server_is_asked_for_resources_and_prompts_in_one_place():
+    askers = {
+        str(path.relative_to(CARETZ))
+        for path in sorted(CARETZ.rglob("*.py"))
+        if path.name != "offers.py" and names_used(path, SERVER_ASKS)
+    }
+    assert askers == {ASKER}
+    assert names_used(CARETZ / ASKER, SERVER_ASKS) == SERVER_ASKS
+
+
+def test_the_call_check_sees_calls_in_functions(tmp_path: Path):
+    source = tmp_path / "x.py"
+    source.write_text("def f(o):\n    o.read_resource('u')\n\ndef g():\n    get_prompt()\n")
+    assert calls_named(source, SERVER_ASKS) == [("f", "read_resource"), ("g", "get_prompt")]
+    source.write_text("def f(c, o):\n    c.ask(o.list_resources)\n")
+    assert names_used(source, SERVER_ASKS) == {"list_resources"}

@@ -38,8 +38,10 @@ def find_command(
     if not prompt.lstrip().startswith("/"):
         return None  # an ordinary prompt: the custom commands' modules are not loaded
     parsed = slash_names.parse(prompt.strip())
-    if parsed is None or has_skill(settings, workspace, parsed[0], env):
-        return None  # an ordinary prompt, or a skill's: the session runs it
+    if parsed is None or parsed[0].startswith("mcp__"):
+        return None  # an ordinary prompt, or an MCP server's prompt: the session runs it
+    if has_skill(settings, workspace, parsed[0], env):
+        return None  # a skill's: the session runs it
     return named_command(settings, workspace, parsed, slash_names.RESERVED_NAMES, env)
 
 

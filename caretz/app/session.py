@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         assembly,
         command_run,
         mcp_approval,
+        mcp_mentions,
         rewinding,
         shell_mode,
         skill_run,
@@ -64,6 +65,7 @@ else:
     at_mentions = lazy_module("caretz.app.mentions")  # `@path` mentions: the REPL's
     attachments = lazy_module("caretz.runtime.attachments")  # images to read: loaded then
     mcp_approval = lazy_module("caretz.app.mcp_approval")  # `/mcp approve`: interactive only
+    mcp_mentions = lazy_module("caretz.app.mcp_mentions")  # `@server:uri`, `/mcp__s__p`: then
 
 if TYPE_CHECKING:
     from caretz.agent.compaction import Compaction, Reason
@@ -241,6 +243,8 @@ class Session:
     def submit(self, prompt: str) -> Outcome:
         """A `/name args` skill or custom command, or one turn plus the loop guard's
         automatic resumes. A `/name` that is neither is a usage error; nothing is sent."""
+        if prompt.strip().startswith("/mcp__"):  # a server's prompt (app/mcp_mentions.py)
+            return mcp_mentions.run_prompt_command(self, prompt)
         skill = skill_run.skill_for(self.skills, prompt) if self.skills is not None else None
         if skill is not None:
             return self.run_skill(*skill)
@@ -252,22 +256,26 @@ class Session:
             return self.run_command(command)
         return self.turn(prompt)
 
-    def turn(self, prompt: str, images: Sequence[Image] | None = None) -> Outcome:
+    def turn(
+        self, prompt: str, images: Sequence[Image] | None = None, typed: str | None = None
+    ) -> Outcome:
         """One turn on `prompt` as written (never a command), with `images` (None: those it
-        attaches, see `attached_images`), plus the loop guard's automatic resumes; the
-        `!command`s run since the last turn go first. An image that cannot be sent is a
-        usage error; nothing is sent then."""
-        if images is None:
-            try:
-                images = self.attached_images(prompt)
-            except ConfigError as error:
-                return usage_outcome(str(error))
+        attaches) and the MCP resources `typed`'s (None: the prompt's) `@server:uri` name,
+        plus the guard's automatic resumes; the `!command`s run since the last turn go
+        first. An image that cannot be sent is a usage error; nothing is sent then."""
+        try:
+            images = self.attached_images(prompt) if images is None else images
+            if "://" in (mentions := prompt if typed is None else typed) and "@" in mentions:
+                prompt, more = mcp_mentions.attach_resources(self, prompt, typed)
+                images = [*images, *more]
+        except ConfigError as error:
+            return usage_outcome(str(error))
         sent = self.shell_runs.prompt(prompt)
         return self._work(lambda: turn_outcome(self._turns(sent, images)))
 
     def attached_images(self, mentions: str) -> list[Image]:
-        """The images `mentions`' `@shot.png` words and, with the session's first prompt,
-        --image attach; raises ConfigError naming one that cannot be sent."""
+        """The images `mentions`' `@shot.png` and (first prompt only) --image attach;
+        raises ConfigError naming one that cannot be sent."""
         paths = () if self._images_attached else self.settings.images
         if not paths and "@" not in mentions:
             self._images_attached = True
@@ -341,15 +349,12 @@ class Session:
             return agent.compact(policy, tokens_before=tokens, reason=reason)
 
     def cancel(self) -> None:
-        """From any thread: end the running work as Ctrl-C does (the running command's
-        process group ended, open tool calls answered, `Turn.Ended` written, the outcome
-        "interrupted"; a compaction raises KeyboardInterrupt). Nothing happens when the
-        session is idle."""
+        """From any thread: end the running work as Ctrl-C does (its command's group ended,
+        open calls answered, `Turn.Ended` written, outcome "interrupted"; a compaction
+        raises KeyboardInterrupt); nothing when idle."""
         self._canceller.cancel(wake=lambda: abort(self.agent.parts.provider))
 
-    @property
-    def busy(self) -> bool:
-        return self._canceller.busy
+    busy = property(lambda self: self._canceller.busy)
 
     # -- switches ------------------------------------------------------------------------
     def switch(
@@ -360,9 +365,8 @@ class Session:
         guard_mode: str | None = None,
         permission_mode: str | None = None,
     ) -> str:
-        """Switch one thing: the model, the profile, the loop guard's mode or the
-        permission mode. Everything is built first, so a ConfigError changes nothing.
-        Returns one line saying what changed."""
+        """Switch one thing: the model, profile, guard mode or permission mode, all built
+        first (a ConfigError changes nothing); one line saying what changed."""
         given = [value is not None for value in (model, profile, guard_mode, permission_mode)]
         if sum(given) != 1:
             raise ValueError(f"switch one of {', '.join(SWITCHES)} at a time")
@@ -377,15 +381,14 @@ class Session:
 
     # -- checkpoints -------------------------------------------------------------------
     def rewinder(self) -> SessionRewind:
-        """The session's checkpoints (listing, previews, targets); raises CheckpointsOff
-        (a ConfigError) when it takes none."""
+        """The session's checkpoints; raises CheckpointsOff (a ConfigError) when it takes none."""
         return rewinding.rewinder(self)
 
     def rewind(
         self, target: Checkpoint, scope: Scope = "both", *, allowed: Sequence[str] = ()
     ) -> Rewound:
-        """Files, conversation or both back to `target`; files changed outside caretz
-        since are overwritten only where `allowed` names them (else RestoreConflict)."""
+        """Files, conversation or both back to `target`; files changed outside caretz since
+        are overwritten only where `allowed` names them (else RestoreConflict)."""
         return rewinding.rewind(self, target, scope, allowed)
 
     # -- what it has used ------------------------------------------------------------------
@@ -411,8 +414,8 @@ class Session:
 
     # -- inside ----------------------------------------------------------------------------
     def _work(self, work: Callable[[], Outcome]) -> Outcome:
-        """Run `work` in this thread, cancellable; the conversation is compacted first
-        when it nears the model's window (the policy the agent applies before each request)."""
+        """Run `work` in this thread, cancellable; the conversation compacted first when it
+        nears the window."""
         grants = self.agent.parts.tool_ctx.skill_grants
         try:
             with self._canceller.running():

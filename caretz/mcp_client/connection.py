@@ -37,8 +37,9 @@ from mcp_types import (
 
 from caretz import __version__, inbound
 from caretz.mcp_client.launch import CommandNotFound, stop
-from caretz.mcp_client.model import RemoteTool, ServerSpec
+from caretz.mcp_client.model import Offers, RemoteTool, ServerSpec
 from caretz.mcp_client.oauth import LoginNeeded, session_auth
+from caretz.mcp_client.offers import NotAnAnswer, offers
 from caretz.mcp_client.tokens import TokenStore
 from caretz.text import one_line
 
@@ -95,6 +96,7 @@ class ServerConnection:
         self.tokens = tokens
         self.session: ClientSession | None = None
         self.tools: list[RemoteTool] = []
+        self.offers = Offers()  # its resources and prompts (mcp_client/offers.py)
         self.ended: str | None = None  # why the connection ended; None while it is open
         self.settled_at: float | None = None  # time.monotonic() when it was ready, or failed
         self._stop: asyncio.Event | None = None
@@ -118,6 +120,7 @@ class ServerConnection:
                 )
                 await self._answer(session.initialize())
                 self.tools = await self._answer(_all_tools(session))
+                self.offers = await self._answer(offers(session))
                 self.session = session
                 self.settled_at = time.monotonic()
                 ready.set_result(None)
@@ -150,13 +153,21 @@ class ServerConnection:
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallToolResult:
         """The server's result; raises ServerDown, CallTimedOut or CallRefused."""
+        result = await self.ask(
+            lambda session: session.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+        )
+        if not isinstance(result, CallToolResult):
+            raise CallRefused(f"the server sent a {type(result).__name__}, not a tool result")
+        return result
+
+    async def ask(self, request: Callable[[ClientSession], Coroutine[Any, Any, T]]) -> T:
+        """The server's answer to `request` (a call, a resource's read, a prompt's get);
+        raises ServerDown, CallTimedOut, CallRefused or Unreadable."""
         session = self.session
         if session is None:
             raise ServerDown(self.ended or "it is not connected")
         try:
-            result = await self._answer(
-                session.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
-            )
+            return await self._answer(request(session))
         except MCPError as error:
             if error.code == REQUEST_TIMEOUT:
                 raise CallTimedOut(str(error)) from None
@@ -165,11 +176,10 @@ class ServerConnection:
             raise CallRefused(str(error) or f"error {error.code}") from None
         except (OSError, httpx2.HTTPError, RuntimeError) as error:
             raise self._down(describe(error)) from None
+        except NotAnAnswer as error:
+            raise CallRefused(str(error)) from None
         except ValueError as error:  # the SDK's check of the answer (a pydantic error)
             raise Unreadable(one_line(describe(error), MAX_REASON_CHARS)) from None
-        if not isinstance(result, CallToolResult):
-            raise CallRefused(f"the server sent a {type(result).__name__}, not a tool result")
-        return result
 
     async def _on_message(self, message: Any) -> None:
         """The SDK hands over what it could not read as an exception: whatever waits for

@@ -19,15 +19,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from caretz import private_data
 from caretz.lazy import lazy_module
 from caretz.mcp_client.launch import spawn, stop
-from caretz.mcp_client.model import RemoteTool, ServerSpec
+from caretz.mcp_client.model import Offers, RemoteTool, ServerSpec
 from caretz.mcp_client.names import server_part
 from caretz.mcp_client.tokens import TokenStore
 from caretz.text import one_line
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
     from caretz.mcp_client.connection import ServerConnection
+
+T = TypeVar("T")
 
 POLL_S = 0.05
 CALL_GRACE_S = 2.0  # past the call's own timeout, before the waiting side gives up
@@ -60,6 +62,7 @@ class Attempt:
     spec: ServerSpec
     error: str | None = None  # None: it is ready
     tools: list[RemoteTool] = field(default_factory=list)
+    offers: Offers = field(default_factory=Offers)  # its resources and prompts
     duration_s: float = 0.0
     login_needed: bool = False  # the error is an OAuth login it asks for (`caretz mcp login`)
 
@@ -193,7 +196,7 @@ class McpManager:
                 return Attempt(spec, described, login_needed=True)
             return Attempt(spec, self._with_stderr(spec, described))
         self._connections[spec.name] = connection
-        return Attempt(spec, None, list(connection.tools))
+        return Attempt(spec, None, list(connection.tools), connection.offers)
 
     def _errlog(self, spec: ServerSpec) -> IO[str]:
         """Where a stdio server's stderr goes: `<log dir>/<server>.log`, new each start."""
@@ -236,11 +239,26 @@ class McpManager:
         """The server's result. Raises the connection's ServerDown, CallTimedOut,
         CallRefused or Unreadable, CallCancelled when `cancel` is set, and lets Ctrl-C through (the
         call is cancelled on the loop either way)."""
+        return self.request(
+            server,
+            lambda connection: connection.call(tool, arguments, timeout_s),
+            timeout_s,
+            cancel,
+        )
+
+    def request(
+        self,
+        server: str,
+        make: Callable[[ServerConnection], Coroutine[Any, Any, T]],
+        timeout_s: float,
+        cancel: threading.Event,
+    ) -> T:
+        """What `make(connection)` gets from the server (a call, a resource, a prompt),
+        within `timeout_s`; raises as `call` does."""
         connection = self._connections.get(server)
         if connection is None or self.closed:
             raise mcp_connection.ServerDown("it is not running")
-        call = connection.call(tool, arguments, timeout_s)
-        future = asyncio.run_coroutine_threadsafe(call, self._loop)
+        future = asyncio.run_coroutine_threadsafe(make(connection), self._loop)
         deadline = time.monotonic() + timeout_s + CALL_GRACE_S
         try:
             while not future.done():

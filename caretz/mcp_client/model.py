@@ -95,3 +95,38 @@ class ServerStatus:
                 for tool in self.tools
             ],
         }
+
+
+@dataclass(frozen=True)
+class RemoteResource:
+    """A resource as the server lists it (`resources/list`)."""
+
+    uri: str
+    name: str
+    description: str = ""
+    mime_type: str = ""
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class RemotePrompt:
+    """A prompt as the server lists it (`prompts/list`): its arguments in declared order."""
+
+    name: str
+    description: str = ""
+    arguments: tuple[PromptArgument, ...] = ()
+
+
+@dataclass(frozen=True)
+class Offers:
+    """What a server offers besides tools: whether it has resources (listed when asked
+    for), and its prompts (listed at its start: they are slash commands)."""
+
+    resources: bool = False
+    prompts: tuple[RemotePrompt, ...] = ()

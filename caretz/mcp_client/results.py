@@ -45,6 +45,22 @@ def result_content(content: list[Any], structured: Any, tool: str) -> tuple[str,
     return text or "(no output)", reader.images
 
 
+def resource_content(contents: list[Any], label: str) -> tuple[str, list[Image]]:
+    """A read resource's contents (text or blob, each with its uri) as text, and the
+    images among them; raises inbound.BadInput."""
+    reader = _Blocks(label)
+    text = "\n".join(inbound.text(reader.resource(item)) for item in contents)
+    return text or "(the resource is empty)", reader.images
+
+
+def prompt_content(messages: list[Any], label: str) -> tuple[str, list[Image]]:
+    """A prompt's messages (each a role and a content block) as one text, and the images
+    among them; raises inbound.BadInput."""
+    reader = _Blocks(label)
+    parts = [inbound.text(reader.text(message.content)) for message in messages]
+    return "\n\n".join(part for part in parts if part), reader.images
+
+
 class _Blocks:
     """Reads one result's blocks, keeping the images it can send."""
 

@@ -21,14 +21,23 @@ from caretz.lazy import lazy_module
 from caretz.mcp_client.background import BackgroundStart
 from caretz.mcp_client.config import McpConfig
 from caretz.mcp_client.manager import Attempt, CallCancelled, McpManager
-from caretz.mcp_client.model import ServerSpec, ServerStatus, State, ToolInfo
+from caretz.mcp_client.model import (
+    Offers,
+    RemotePrompt,
+    ServerSpec,
+    ServerStatus,
+    State,
+    ToolInfo,
+)
 from caretz.mcp_client.names import PREFIX, server_part, unique_tool_names
+from caretz.mcp_client.resource_tools import resource_tools
+from caretz.mcp_client.resources import McpResources, ResourceProblem
 from caretz.mcp_client.results import over_cap, result_content
 from caretz.mcp_client.tokens import TokenStore
 from caretz.mcp_client.tools import McpTool
 from caretz.session.records import mcp as records
 from caretz.session.records.base import Record
-from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
+from caretz.tools.base import Tool, ToolContext, ToolInterrupted, ToolResult
 
 if TYPE_CHECKING:
     from caretz.mcp_client import connection as mcp_connection
@@ -56,7 +65,10 @@ class McpServers:
         self.tokens = tokens  # the HTTP servers' OAuth logins
         self.manager: McpManager | None = None  # made when the first server starts
         self.emit = emit  # the session log's
-        self.tools: list[McpTool] = []
+        self.tools: list[Tool] = []  # McpTools, and the resource tools once one has resources
+        self.offers: dict[str, Offers] = {}  # what each server ready offers besides tools
+        self.prompts: dict[str, tuple[str, RemotePrompt]] = {}  # mcp__s__p → (server, prompt)
+        self.resources = McpResources(self)
         self._statuses: dict[str, ServerStatus] = {}
         self._down: dict[str, str] = {}
         self._order: list[str] = []
@@ -146,7 +158,7 @@ class McpServers:
             self.report(names, background=True)
         return names
 
-    def joined(self) -> list[McpTool]:
+    def joined(self) -> list[Tool]:
         """The tools of every server ready now (a registry's late tools)."""
         self.collect()
         return list(self.tools)
@@ -156,22 +168,27 @@ class McpServers:
         wait for it (within its startupTimeout; Ctrl-C and `cancel` end the wait). None
         when there was nothing to wait for or it is ready now; else why the tool is not
         there (the server did not start, before the call or while it waited)."""
-        background = self.background
         server = self._background_server(tool)
-        if background is None or server is None:
-            return None
-        self._go()
-        if background.waiting(server):
-            timeout = background.allowed_s[server]
-            self.emit(records.McpServerAwaited(server=server, tool=tool, timeout_s=timeout))
-            background.wait(server, cancel)
-        self.collect()
+        return None if server is None else self.await_server(server, cancel, tool)
+
+    def await_server(self, server: str, cancel: threading.Event, what: str) -> str | None:
+        """Wait for `server` when it is still starting (for `what`: a tool, a mention, a
+        prompt command); None when it is ready now (or nothing to wait for), else why not."""
+        background = self.background
+        if background is not None and server in background.done:
+            self._go()
+            if background.waiting(server):
+                timeout = background.allowed_s[server]
+                self.emit(records.McpServerAwaited(server=server, tool=what, timeout_s=timeout))
+                background.wait(server, cancel)
+            self.collect()
         status = self._statuses.get(server)
         if status is None or status.state == "ready":
             return None
         if status.state == "starting":
-            return f"MCP server {server!r} is still starting; try {tool} again in a moment"
-        return f"MCP server {server!r} did not start: {status.detail}; {tool} cannot run"
+            return f"MCP server {server!r} is still starting; try {what} again in a moment"
+        reason = status.detail or status.state
+        return f"MCP server {server!r} did not start: {reason}; {what} cannot run"
 
     def _background_server(self, tool: str) -> str | None:
         """The server started in the background whose tools are named like `tool`."""
@@ -183,7 +200,7 @@ class McpServers:
                 return name
         return None
 
-    def launch(self, specs: list[ServerSpec]) -> list[McpTool]:
+    def launch(self, specs: list[ServerSpec]) -> list[Tool]:
         """Start more servers, in parallel; returns the tools of those that started."""
         if not specs:
             return []
@@ -232,6 +249,7 @@ class McpServers:
                 for remote in attempt.tools
             ]  # fmt: skip
             self.tools += tools
+            self._offer(spec.name, attempt.offers)
             infos = tuple(
                 ToolInfo(tool.spec.name, tool.remote, _first_line(tool)) for tool in tools
             )
@@ -239,6 +257,33 @@ class McpServers:
                 spec.name, spec.source, spec.transport, spec.shown, "ready", tools=infos
             )
         self._statuses[spec.name] = dataclasses.replace(status, duration_s=attempt.duration_s)
+
+    def _offer(self, server: str, offers: Offers) -> None:
+        """A ready server's resources and prompts; the resource tools join with the first
+        server that has resources."""
+        if offers.resources and not any(o.resources for o in self.offers.values()):
+            self.tools += resource_tools(self.resources)
+        self.offers[server] = offers
+        names = unique_tool_names(server, [prompt.name for prompt in offers.prompts])
+        for prompt in offers.prompts:
+            self.prompts[names[prompt.name]] = (server, prompt)
+
+    def prompt_named(self, command: str, cancel: threading.Event) -> tuple[str, RemotePrompt]:
+        """The server and prompt of `/mcp__server__prompt` (`command` without the `/`), its
+        server awaited when still starting; raises ResourceProblem."""
+        server = self._background_server(command)
+        if command not in self.prompts and server is not None:
+            problem = self.await_server(server, cancel, f"/{command}")
+            if problem is not None:
+                raise ResourceProblem(problem)
+        found = self.prompts.get(command)
+        if found is None:
+            known = ", ".join(f"/{name}" for name in sorted(self.prompts)) or "none"
+            raise ResourceProblem(f"no MCP prompt /{command} (the servers' prompts: {known})")
+        return found
+
+    def down_reason(self, server: str) -> str | None:
+        return self._down.get(server)
 
     # -- what the session shows -------------------------------------------------------------
     def statuses(self) -> list[ServerStatus]:
@@ -311,7 +356,7 @@ class McpServers:
             said = f"MCP server {server!r} answered the {name} call with a message caretz"
             return _failed(started, f"{said} cannot read ({unreadable}); {ACTED}")
         except mcp_connection.ServerDown as down:
-            self._went_down(server, down.reason)
+            self.went_down(server, down.reason)
             return self._down_result(tool, self._down[server], started)
         try:
             text, images = result_content(list(result.content), result.structured_content, name)
@@ -329,7 +374,7 @@ class McpServers:
             images=images,
         )
 
-    def _went_down(self, server: str, reason: str) -> None:
+    def went_down(self, server: str, reason: str) -> None:
         if server in self._down:
             return
         assert self.manager is not None

@@ -58,9 +58,16 @@ TOOL_FAMILIES: dict[str, frozenset[str]] = {
     "web_search": frozenset({"web_search"}),
     "task": frozenset({"task"}),
     "todowrite": frozenset({"todowrite"}),
+    # MCP resources (Claude Code's tool names too); rules on mcp__server cover them as well.
+    "read_mcp_resource": frozenset({"read_mcp_resource"}),
+    "readmcpresourcetool": frozenset({"read_mcp_resource"}),
+    "list_mcp_resources": frozenset({"list_mcp_resources"}),
+    "listmcpresourcestool": frozenset({"list_mcp_resources"}),
 }
 _NOT_PATH_RULES = {"bash", "terminal", "shell", "run_shell_command", "glob", "grep", "ls",
-                   "webfetch", "web_fetch", "websearch", "web_search", "task", "todowrite"}  # fmt: skip
+                   "webfetch", "web_fetch", "websearch", "web_search", "task", "todowrite",
+                   "read_mcp_resource", "readmcpresourcetool", "list_mcp_resources",
+                   "listmcpresourcestool"}  # fmt: skip
 _PATH_RULES = frozenset(TOOL_FAMILIES) - _NOT_PATH_RULES
 _RULE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*\*?)\s*(?:\((.*)\))?\s*", re.DOTALL)
 _MCP = re.compile(r"mcp__[A-Za-z0-9_\-]+(?:__(?:[A-Za-z0-9_\-]+|\*))?")

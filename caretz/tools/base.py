@@ -72,6 +72,9 @@ class ToolContext:
     # What the tool being called does (its `effect`), set by the registry on the copy
     # its checks see; None outside a registry call.
     effect: str | None = None
+    # More names the call answers to in permission rules, set there too from the tool's
+    # `rule_names(args)`: reading server S's resources answers to `mcp__S__…`.
+    rule_names: tuple[str, ...] = ()
     # The session's sandbox: commands run in it and the file tools check paths against
     # its roots. None runs commands directly and checks no path (tests, embedding).
     sandbox: Sandbox | None = None

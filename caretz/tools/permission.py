@@ -192,6 +192,7 @@ class SessionPermissions:
         grant: TurnGrant | None = None,
         mode_floor: str | None = None,
         rules_root: Path | None = None,
+        rule_names: tuple[str, ...] = (),
     ) -> Proceed | None:
         """None or Proceed (with a grant) when the call may run; raises CancelToolCall.
 
@@ -200,7 +201,8 @@ class SessionPermissions:
         custom command lets the calls of its turn do (allow rules, and why commands no
         rule allows ask). `mode_floor`: a subagent's mode, applied where stricter than the
         session's; read-only refuses commands unless the session's sandbox is read-only too.
-        `rules_root`: the worktree a subagent works in, where the rules' `./` paths start."""
+        `rules_root`: the worktree a subagent works in, where the rules' `./` paths start.
+        `rule_names`: more names the call answers to; the strictest decision holds."""
         if mode_floor == "read-only" and self.mode != "read-only" and effect == "shell":
             verdict = Verdict("refuse", _WRITABLE_SANDBOX, "mode")
             raise CancelToolCall(self._refuse(call, args, verdict))
@@ -210,6 +212,10 @@ class SessionPermissions:
         if rules_root is not None:
             rules = RuleSet(rules.rules, rules_root, rules.home)  # tools/narrowing.py rules_at
         decision = rules.check(call.name, args, cwd)
+        for name in rule_names:  # deny beats ask beats allow, whichever name a rule uses
+            other = rules.check(name, args, cwd)
+            if _STRICTNESS[other.outcome] > _STRICTNESS[decision.outcome]:
+                decision = other
         if hint is not None and hint.decision == "allow" and decision.outcome == "no-match":
             decision = Decision("allow", f"allowed by {hint.source}")
         escalate = _escalation(args) if effect == "shell" else None
@@ -394,7 +400,11 @@ class PermissionCheck:
             with_skill_rules(ctx.grant, ctx.skill_grants),
             ctx.mode_floor,
             ctx.rules_root,
+            ctx.rule_names,
         )
+
+
+_STRICTNESS = {"no-match": 0, "allow": 1, "ask": 2, "deny": 3}
 
 
 def allow_hint(denials: Iterable[Mapping[str, Any]]) -> str | None:

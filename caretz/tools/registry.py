@@ -213,6 +213,14 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return None if tool is None else cast(Effect, getattr(tool, "effect", "external"))
 
+    def rule_names(self, call: ToolCall) -> tuple[str, ...]:
+        """The names besides its own that `call` answers to in permission rules (a tool's
+        `rule_names(args)`, as the MCP resource tools have)."""
+        named = getattr(self._tools.get(call.name), "rule_names", None)
+        if named is None or not isinstance(call.arguments, dict):
+            return ()
+        return tuple(named(call.arguments))
+
     def run(
         self, call: ToolCall, ctx: ToolContext, before_call: Sequence[BeforeCall] = ()
     ) -> ToolResult:
@@ -237,7 +245,9 @@ class ToolRegistry:
         prepared = self._prepare(call)
         if isinstance(prepared, ToolResult):
             return fit(prepared, ctx.output_limit_chars)
-        ctx = dataclasses.replace(ctx, effect=self.effect_of(call.name))
+        ctx = dataclasses.replace(
+            ctx, effect=self.effect_of(call.name), rule_names=self.rule_names(call)
+        )
         try:
             call, ctx, args = self._checked(call, ctx, prepared, before_call)
         except CancelToolCall as refusal:
@@ -296,7 +306,11 @@ class ToolRegistry:
                 # A grant (or a hook's word) was given for the call as it was; it does not
                 # carry over.
                 ctx = dataclasses.replace(
-                    ctx, escalated=False, permission_hint=None, effect=self.effect_of(call.name)
+                    ctx,
+                    escalated=False,
+                    permission_hint=None,
+                    effect=self.effect_of(call.name),
+                    rule_names=self.rule_names(call),
                 )
             if outcome.escalated and not ctx.escalated:
                 ctx = dataclasses.replace(ctx, escalated=True)

@@ -160,7 +160,7 @@ class TextOutput:
     ):
         self.detailed = detailed
         self.out = out or sys.stdout
-        self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.err = err or Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self.calls: dict[str, dict[str, Any]] = {}
         self.told: set[str] = set()  # provider errors printed as they happened
         self.checkpoint_lines: CheckpointLines | None = None  # from the first checkpoint
@@ -310,7 +310,7 @@ class TextOutput:
 
 def answer_writer(out: IO[str], clock: Clock) -> PlainAnswer | TerminalAnswer:
     """Markdown redrawn in place on a terminal; the raw text anywhere else."""
-    console = Console(file=out, highlight=False)
+    console = Console(file=out, highlight=False, emoji=False)
     if draws_in_place(console):
         return TerminalAnswer(console, clock)
     return PlainAnswer(out)

@@ -35,6 +35,15 @@ def mcp_line(event: Record, detailed: bool = False, headless: bool = False) -> s
     if isinstance(event, records.McpServerStarted) and detailed:
         tools = plural(len(event.tools or []), "tool")
         return f"mcp: server {event.server!r} ready: {tools} ({event.duration_s:.1f} s)"
+    if isinstance(event, records.McpResourceAttached) and (detailed or not headless):
+        images = f", {plural(event.images, 'image')}" if event.images else ""
+        return f"mcp: attached @{event.server}:{event.uri} ({event.chars:,} characters{images})"
+    if isinstance(event, records.McpResourceNotAttached):
+        return f"mcp: @{event.server}:{event.uri} was not attached: {event.reason}"
+    if isinstance(event, records.McpPromptExpanded) and (detailed or not headless):
+        return (
+            f"mcp: prompt {event.prompt!r} of server {event.server!r} ({event.chars:,} characters)"
+        )
     if isinstance(event, records.McpServerAwaited):
         return (
             f"mcp: {event.tool} waits for server {event.server!r} to start "

@@ -36,6 +36,7 @@ from caretz.config_base import ConfigError
 from caretz.private_data import DataWriteFailed
 from caretz.session.store import SessionNotFound
 from caretz.text import plural
+from caretz.ui import mcp_prompts
 from caretz.ui.asking import TerminalAsker
 from caretz.ui.goal_commands import StartGoal
 from caretz.ui.live import LiveView
@@ -87,7 +88,7 @@ def run_repl(
 ) -> int:
     """Run the interactive session until the user leaves; returns the exit code."""
     env = os.environ if env is None else env
-    console = console or Console(highlight=False)
+    console = console or Console(highlight=False, emoji=False)
     view = LiveView(console, detailed=settings.output == "detailed")
     asker = TerminalAsker(console, view)
     try:
@@ -213,7 +214,9 @@ class Repl(SessionControl):
     def build_prompt(self) -> PromptSession[Any]:
         history = self.session.settings.data_dir / HISTORY_FILE
         self.project_files = ProjectFiles(lambda: self.session.agent.parts.tool_ctx)
-        mentions = ThreadedCompleter(MentionCompleter(self.project_files))  # rg off the keys
+        resources = lambda cancel: mcp_prompts.resource_entries(self.session, cancel)  # noqa: E731
+        # rg, and a server's listing, off the keys
+        mentions = ThreadedCompleter(MentionCompleter(self.project_files, resources))
         completer = merge_completers([SlashCompleter(self), mentions])
         self.pastes = Pastes()
         return build_prompt_session(
@@ -263,9 +266,9 @@ class Repl(SessionControl):
         """A typed message: its `@path` mentions attached (a line says which), then its turn."""
         attached = self.session.attach(message)
         say_attached(self, attached)
-        return self.run_turn(attached.prompt)
+        return self.run_turn(attached.prompt, typed=message)  # its @server:uri, not the files'
 
-    def run_turn(self, prompt: str) -> Outcome | None:
+    def run_turn(self, prompt: str, typed: str | None = None) -> Outcome | None:
         """A typed prompt's turn with the images it attaches (its @shot.png; --image's go
         with the first prompt); one that cannot be sent is one line, and nothing is sent."""
         try:
@@ -275,7 +278,7 @@ class Repl(SessionControl):
             return None
         if images:
             self.info("attached " + ", ".join(image.source for image in images))
-        return self.run_guarded(lambda: self.session.turn(prompt, images))
+        return self.run_guarded(lambda: self.session.turn(prompt, images, typed))
 
     def run_queued(self) -> None:
         """Run what a slash command queued: a custom command, a skill, a goal to start or
@@ -287,6 +290,9 @@ class Repl(SessionControl):
         if skill is not None:
             self.info(f"/{skill[0].name}: the skill from {skill[0].path}")
             self.run_guarded(lambda: self.session.run_skill(*skill))
+        mcp_prompt, self.queued_mcp_prompt = self.queued_mcp_prompt, None
+        if mcp_prompt is not None:
+            self.run_guarded(lambda: self.session.submit(mcp_prompt))
         prompt, self.queued_prompt = self.queued_prompt, None
         if prompt is not None:
             self.send(prompt)

@@ -45,6 +45,7 @@ class SessionControl:
     queued_command: PreparedCommand | None = None  # a custom command the prompt loop runs
     queued_skill: tuple[Skill, str] | None = None  # a skill and its arguments, to run
     queued_prompt: str | None = None  # a prompt the loop sends next (/plan PROMPT)
+    queued_mcp_prompt: str | None = None  # `/mcp__server__prompt ARGS`, for Session.submit
 
     def __init__(
         self,

@@ -22,6 +22,7 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.providers.registry import known_model_refs
 from caretz.slash_commands.names import parse, unknown_command
+from caretz.ui import mcp_prompts
 from caretz.ui.custom_commands import (
     help_rows,
     help_table,
@@ -92,6 +93,8 @@ def dispatch(repl: SessionControl, text: str) -> bool:
     if custom is not None:
         queue_command(repl, custom, argument)
         return True
+    if command is None and mcp_prompts.is_prompt_command(name):  # an MCP server's prompt
+        return mcp_prompts.queue_prompt(repl, text)
     command = command or find(name)
     if command is None:
         known = [c.name for c in COMMANDS] + list(custom_commands(repl).commands)
@@ -152,6 +155,9 @@ def show_help(repl: SessionControl, argument: str) -> None:
         repl.console.print("[bold]skills[/] (docs/skills.md; caretz skills list)")
         repl.console.print(help_table([(f"/{name}", about) for name, about in skills]))
         repl.console.print()
+    if prompts := mcp_prompts.prompt_rows(repl.session):
+        repl.console.print("[bold]MCP prompts[/] (docs/mcp.md)")
+        repl.console.print(help_table(prompts), "")
     for warning in catalog.warnings:
         repl.error(warning)
     keys = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
@@ -433,6 +439,7 @@ class SlashCompleter(Completer):
             for skill_name, description in skill_rows(self.repl.session.skills):
                 if skill_name.startswith(name.lower()):
                     yield Completion(skill_name, -len(name), f"/{skill_name}", description)
+            yield from mcp_prompts.prompt_completions(self.repl.session, name)
             return
         named = find(name.lower())
         if named is None or named.choices is None:

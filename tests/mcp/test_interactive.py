@@ -79,3 +79,27 @@ def test_yes_always_saves_the_mcp_tool_rule_and_the_next_call_runs_unasked(
     assert "".join(term.transcript).count("caretz asks before it runs") == 1
     results = [r.messages[-1]["content"][0] for r in server.requests[1:]]
     assert all(json.loads(block["content"])["timezone"] == "UTC" for block in results)
+
+
+def test_a_servers_prompt_is_a_slash_command_and_a_mention_attaches_its_resource(
+    caretz: Caretz, server: ModelServer, terminal
+):
+    from tests.mcp.test_resources import README, library, user_text
+
+    caretz.write_config({"profiles": {"general": {"mcpServers": {"library": library()}}}})
+    server.add(text("Reviewed."), text("Fridays."))
+    term = terminal()
+
+    term.expect("mcp: server 'library' ready")
+    term.type("/help")
+    term.expect(f"/mcp__library__review <pr> \\[style\\]{STYLE}  {STYLE}Review a pull request")
+    term.type('/mcp__library__review 7 "very careful"')
+    term.expect("Reviewed.")
+    term.type("what does @library:notes://readme say?")
+    term.expect("mcp: attached @library:notes://readme")
+    term.expect("Fridays.")
+    term.ctrl_d()
+
+    first, second = server.requests
+    assert user_text(first) == "Review pull request 7 in a very careful style."
+    assert README in user_text(second, -1)

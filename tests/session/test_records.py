@@ -178,7 +178,7 @@ def test_records_are_frozen_and_refuse_unknown_fields():
 
 
 def test_every_type_is_named_once_and_parses_to_its_class():
-    assert len(RECORD_TYPES) == 56
+    assert len(RECORD_TYPES) == 59
     for name, kind in RECORD_TYPES.items():
         assert name == kind.TYPE
         assert isinstance(parse_record({"type": name, "ts": 0.0}), kind)

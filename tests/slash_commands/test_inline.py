@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 from caretz.slash_commands.inline import (
+    ResourceMention,
     file_mentions,
     replace_spans,
+    resource_mentions,
     shell_spans,
     with_files,
 )
@@ -55,3 +57,29 @@ def test_only_mentions_of_existing_files_are_read(tmp_path):
     text = f"@notes.txt. @src @missing.txt @pytest.fixture @notes.txt @{'x' * 5000}"
 
     assert existing_files(file_mentions(text), tmp_path) == ["notes.txt"]
+
+
+def test_a_resource_mention_is_a_server_then_a_uri_with_a_scheme():
+    text = (
+        "Compare @postgres:schema://users with @docs:file://api/auth.md, then "
+        "@git-hub.v2:issue://123). Again @postgres:schema://users."
+    )
+
+    assert resource_mentions(text) == [
+        ResourceMention("postgres", "schema://users"),
+        ResourceMention("docs", "file://api/auth.md"),
+        ResourceMention("git-hub.v2", "issue://123"),
+    ]
+    assert file_mentions(text) == []  # a resource mention is never a file
+
+
+def test_addresses_files_and_half_forms_are_no_resource_mentions():
+    text = (
+        "mail ada@example.com or me@db:schema://x; read @src/main.py:12 and @C:/tmp/x, "
+        "@notes:todo, @db:schema:// (no path), @:file://x, @db:1x://y, "
+        "!`echo @db:schema://inside` and @http://example.com"
+    )
+
+    assert resource_mentions(text) == []
+    named = [mention.token for mention in file_mentions(text)]
+    assert "src/main.py:12" in named and "notes:todo," in named

@@ -53,3 +53,35 @@ class McpServerDown(McpRecord):
     TYPE: ClassVar[str] = "Mcp.ServerDown"
     server: str = ""
     reason: str = ""
+
+
+@record
+class McpResourceAttached(McpRecord):
+    """A prompt's `@server:uri` mention: the resource read and attached to the message."""
+
+    TYPE: ClassVar[str] = "Mcp.ResourceAttached"
+    server: str = ""
+    uri: str = ""
+    chars: int = 0
+    images: int = 0
+
+
+@record
+class McpResourceNotAttached(McpRecord):
+    """A prompt's `@server:uri` mention that could not be attached: it stays text."""
+
+    TYPE: ClassVar[str] = "Mcp.ResourceNotAttached"
+    server: str = ""
+    uri: str = ""
+    reason: str = ""
+
+
+@record
+class McpPromptExpanded(McpRecord):
+    """A `/mcp__server__prompt` command: the server's prompt got, with its arguments."""
+
+    TYPE: ClassVar[str] = "Mcp.PromptExpanded"
+    server: str = ""
+    prompt: str = ""
+    arguments: dict[str, str] = field(default_factory=dict)
+    chars: int = 0
