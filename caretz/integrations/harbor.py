@@ -20,7 +20,7 @@ import json
 import shlex
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
-from typing import Annotated, Any, ClassVar, override
+from typing import Annotated, Any, ClassVar
 
 from harbor.agents.capabilities import AgentCapabilities
 from harbor.agents.installed.base import (
@@ -108,19 +108,15 @@ class CaretzAgent(BaseInstalledAgent):
     }
 
     @staticmethod
-    @override
     def name() -> str:
         return "caretz"
 
-    @override
     def get_version_command(self) -> str | None:
         return f"{VENV}/bin/caretz --version"
 
-    @override
     def parse_version(self, stdout: str) -> str:
         return stdout.strip().removeprefix("caretz").strip()
 
-    @override
     async def install(self, environment: BaseEnvironment) -> None:
         await self.ensure_system_dependencies(environment, ("bash", "python3"))
         options = self._caretz_options()
@@ -131,7 +127,6 @@ class CaretzAgent(BaseInstalledAgent):
             command = index_install(self._requirement())
         await self.exec_as_root(environment, command=command)
 
-    @override
     async def configure(self, environment: BaseEnvironment) -> None:
         source = self.config_source
         if source is None:
@@ -143,7 +138,6 @@ class CaretzAgent(BaseInstalledAgent):
             environment, content=text, remote_path=CONFIG_IN_ENVIRONMENT, filename="profiles.json"
         )
 
-    @override
     @with_prompt_template
     async def run(
         self, instruction: str, environment: BaseEnvironment, context: AgentContext
@@ -175,7 +169,6 @@ class CaretzAgent(BaseInstalledAgent):
                 with contextlib.suppress(Exception):
                     await environment.download_file(str(logs / name), self.logs_dir / name)
 
-    @override
     def populate_context_post_run(self, context: AgentContext) -> None:
         self._fill_context(context)
 

@@ -11,7 +11,7 @@ import pytest
 
 from caretz.integrations import harbor_report
 from tests.e2e.test_loop_guard import GO_TEST, GO_TEST_SCRIPT, JUDGE, STUCK, with_judge
-from tests.modelserver import Reply, error, text
+from tests.modelserver import Reply, error
 
 AGENT_USAGE = (100, 20, 40)  # input, output, cache reads
 PRICES = {
