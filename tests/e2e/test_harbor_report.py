@@ -11,7 +11,7 @@ import pytest
 
 from caretz.integrations import harbor_report
 from tests.e2e.test_loop_guard import GO_TEST, GO_TEST_SCRIPT, JUDGE, STUCK, with_judge
-from tests.modelserver import Reply, error
+from tests.modelserver import Reply, error, text
 
 AGENT_USAGE = (100, 20, 40)  # input, output, cache reads
 PRICES = {
@@ -98,9 +98,20 @@ def test_a_refused_or_missing_key_is_an_auth_failure_and_an_unknown_model_is_not
     assert (broken.code, kind(broken)) == (1, "error")
 
 
+def test_an_output_limit_stop_is_a_graded_trial(caretz, server):
+    for _ in range(3):  # the reply, and the two continuations a cut-off answer gets
+        server.add(text("the first part of a long answer", stop_reason="max_tokens"))
+
+    run = caretz("-p", "tell me a story", "--output", "json")
+    result = harbor_report.read_output(run.stdout.splitlines()).result
+
+    assert run.code == 4 and result is not None and "output limit" in result["message"]
+    assert harbor_report.failure(run.code, result) is None
+
+
 def test_the_exits_that_end_a_run_on_its_terms_are_graded_and_no_result_is_an_error():
-    result = {"type": "result", "status": "limit", "message": "the reply stayed cut off"}
-    assert harbor_report.failure(4, result) is None  # an output-limit or budget stop
+    result = {"type": "result", "status": "limit", "message": "the budget was spent"}
+    assert harbor_report.failure(4, result) is None
     assert harbor_report.failure(3, {**result, "status": "loop_guard"}) is None
     assert harbor_report.failure(0, None) == "error"  # killed before its result
     assert harbor_report.failure(130, {**result, "status": "interrupted"}) == "error"
