@@ -186,6 +186,8 @@ class CaretzAgent(BaseInstalledAgent):
                 setattr(context, name, value)
             context.model_usage = {name: ModelUsage(**usage) for name, usage in models.items()}
         document = harbor_report.trajectory(output, self.version() or "", self.model_name)
+        if not document["steps"]:  # refused before its first turn: no trajectory to tell
+            return
         trajectory = Trajectory.model_validate(document)
         text = json.dumps(trajectory.to_json_dict(), indent=2)
         (self.logs_dir / TRAJECTORY).write_text(text)

@@ -79,7 +79,7 @@ if [ ! -x "$venv/bin/harbor" ]; then
   say "making Harbor's venv with $python312"
   rm -rf "$venv"
   "$python312" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install -qq --upgrade pip
 fi
 # This checkout, with Harbor pinned by its extra; pytest to drive the trials.
 "$venv/bin/python" -m pip install -qq -e "$repo[harbor]" "pytest>=8" "pytest-timeout>=2.3"
@@ -114,8 +114,10 @@ docker compose version >/dev/null || fail "docker compose does not run"
 # --- The base image: bookworm from the Debian mirror apt uses -------------------------------
 if ! docker image inspect "$base_image" >/dev/null 2>&1; then
   if [ ! -s "$cache/base.tar" ]; then
-    mirror="$(grep -rhoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/ \
-      2>/dev/null | head -n1 || true)"
+    # The first Debian (not security) mirror of apt's sources, one-line or deb822 format.
+    mirror="$(grep -rhE '^[[:space:]]*(deb[[:space:]]|URIs:)' /etc/apt/sources.list \
+      /etc/apt/sources.list.d/ 2>/dev/null | grep -oE 'https?://[^ ]+/debian/?( |$)' \
+      | head -n1 | tr -d ' ' || true)"
     mirror="${mirror:-http://deb.debian.org/debian}"
     say "debootstrap of bookworm from $mirror"
     rm -rf "$run_dir/rootfs"

@@ -1,8 +1,9 @@
-"""caretz as a Harbor agent, for real: `harbor run` on the docker backend, two tasks, the
+"""caretz as a Harbor agent, for real: `harbor run` on the docker backend, three tasks, the
 agent installed offline from wheels in each task's container, the model a scripted server
 on this machine (the containers share its network). One task is solved (reward 1); in the
 other the agent repeats a failing check until the loop guard's judge stops it (reward 0, a
-graded trial, not an error). Each trial's tokens and cost are checked against what the
+graded trial, not an error); in a third the provider refuses the key, which is Harbor's
+auth error. Each graded trial's tokens and cost are checked against what the
 server answered, the judge's calls in, and its trajectory against Harbor's ATIF model.
 
 Run by tests/harbor/run.sh (which sets up docker, the base image and the wheels), not by
@@ -22,7 +23,7 @@ import pytest
 from harbor.models.trajectories import Trajectory
 from harbor.models.trial.result import TrialResult
 
-from tests.modelserver import ModelServer, RecordedRequest, Reply, text
+from tests.modelserver import ModelServer, RecordedRequest, Reply, error, text
 
 AGENT = "harbor-agent"
 JUDGE = "harbor-judge"
@@ -53,7 +54,8 @@ def write_tasks(root: Path, base_image: str) -> Path:
     tasks = root / "tasks"
     solved = tasks / "write-hello"
     stuck = tasks / "fix-check"
-    for task in (solved, stuck):
+    refused = tasks / "refused-key"
+    for task in (solved, stuck, refused):
         (task / "environment").mkdir(parents=True)
         (task / "tests").mkdir()
         (task / "task.toml").write_text(
@@ -82,6 +84,11 @@ def write_tasks(root: Path, base_image: str) -> Path:
         "if /app/check.sh; then echo 1 > /logs/verifier/reward.txt;"
         " else echo 0 > /logs/verifier/reward.txt; fi\n"
     )
+    (refused / "instruction.md").write_text("Say hello (the provider refuses this key).\n")
+    (refused / "environment" / "Dockerfile").write_text(f"FROM {base_image}\nWORKDIR /app\n")
+    (refused / "tests" / "test.sh").write_text(
+        "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+    )
     for script in tasks.glob("*/*/*.sh"):
         script.chmod(0o755)
     return tasks
@@ -103,6 +110,8 @@ def replies(request: RecordedRequest) -> Reply | None:
     if request.model == JUDGE:
         return text(json.dumps(STUCK), usage=JUDGE_USAGE)
     prompt = first_prompt(request)
+    if "refuses this key" in prompt:
+        return error(401, "invalid x-api-key")
     answered = sum(m["role"] == "assistant" for m in request.messages)
     if "hello.txt" in prompt:
         if answered == 0:
@@ -146,7 +155,7 @@ def test_harbor_runs_caretz_solved_and_stuck_trials_on_docker(tmp_path: Path) ->
         server.on(replies)
         command = [
             *(str(Path(sys.executable).parent / "harbor"), "run"),
-            *("--path", str(tasks), "--env", "docker", "--n-concurrent", "2", "--yes"),
+            *("--path", str(tasks), "--env", "docker", "--n-concurrent", "3", "--yes"),
             *("--jobs-dir", str(tmp_path / "jobs"), "--job-name", "caretz"),
             *("--agent", "caretz.integrations.harbor:CaretzAgent", "--model", f"anthropic/{AGENT}"),
             *("--ak", f"wheels={wheels}", "--ak", f"config={config}"),
@@ -157,10 +166,12 @@ def test_harbor_runs_caretz_solved_and_stuck_trials_on_docker(tmp_path: Path) ->
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=HARBOR_WAIT_S, check=False
         )
-        assert done.returncode == 0, f"harbor run failed:\n{done.stdout}\n{done.stderr}"
         job = tmp_path / "jobs" / "caretz"
+        said = f"harbor run exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        assert len(list(job.glob("*/result.json"))) == 3, said
         solved, solved_dir = trial(job, "write-hello")
         stuck, stuck_dir = trial(job, "fix-check")
+        refused, _ = trial(job, "refused-key")
         solved_calls = len(agent_calls(server, "hello.txt"))
         stuck_calls = len(agent_calls(server, "check.sh"))
         judge_calls = len(server.requests_for(JUDGE))
@@ -169,6 +180,10 @@ def test_harbor_runs_caretz_solved_and_stuck_trials_on_docker(tmp_path: Path) ->
     for result in (solved, stuck):
         assert result.exception_info is None, result.exception_info
         assert result.agent_result is not None and result.verifier_result is not None
+    # A key the provider refuses is Harbor's auth error, not a graded trial.
+    assert refused.exception_info is not None
+    assert refused.exception_info.exception_type == "AgentAuthenticationError"
+    assert "rejected the API key (HTTP 401)" in refused.exception_info.exception_message
     assert solved.verifier_result.rewards == {"reward": 1}
     assert stuck.verifier_result.rewards == {"reward": 0}
     assert solved_calls == 2 and judge_calls == 2 and stuck_calls >= 4
