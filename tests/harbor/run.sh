@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# caretz as a Harbor agent, for real: Harbor on its docker backend runs two trials (one
-# task solved, one stuck and stopped by the loop guard) against a scripted model server on
-# this machine, and tests/harbor/trials_harbor.py checks each trial's reward, tokens, cost
-# and trajectory. Not part of the normal suite (it takes minutes); .ci/run calls it after.
+# caretz as a Harbor agent, for real: Harbor on its docker backend runs three trials (one
+# task solved, one stuck and stopped by the loop guard, one whose key the provider refuses)
+# against a scripted model server on this machine, and tests/harbor/trials_harbor.py checks
+# each trial's reward, tokens, cost, trajectory and error. Not part of the normal suite (it
+# takes minutes); .ci/run calls it after.
 #
 # What it sets up (nothing is skipped: a part that cannot be had fails the run, saying which):
 # - Harbor in a Python 3.12 venv (Harbor needs 3.12; the machine's pyenv has one), with
