@@ -109,6 +109,13 @@ cost_total_usd  # a CallStats field written to the report's JSON
 also  # a LoopGuard.Judging record field: a key of the session log's line (session/records/guard.py)
 turn_changed  # a Checkpoint field: the files a turn changed, set from the log, read by tests
 
+# -- called by Harbor, which loads caretz.integrations.harbor:CaretzAgent by its path ---------------
+options_model  # CaretzAgent's agent kwargs, which Harbor validates (harbor's BaseAgent.parse_options)
+get_version_command  # CaretzAgent: the command Harbor runs for the installed version
+parse_version  # CaretzAgent: Harbor reads the version from that command's output
+configure  # CaretzAgent: Harbor's step after install (the `config` kwarg uploaded)
+populate_context_post_run  # CaretzAgent: Harbor fills the trial's context after the run
+
 # -- a benchmark's record ---------------------------------------------------------------------
 comment  # a LocalImport field benchmarks/code_shape.py reports on
 

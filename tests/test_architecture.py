@@ -19,6 +19,7 @@ import pytest
 import caretz
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "code_shape.py"
+PACKAGE_ROOT = Path(caretz.__file__).resolve().parent
 MAX_LINES = 450
 
 LEAVES = {
@@ -145,6 +146,9 @@ MAY_IMPORT["caretz.cli"] = {
     "caretz.schedule",
 }
 MAY_IMPORT["caretz.__main__"] = {"caretz.cli"}
+# caretz inside other harnesses (Harbor): it reads a headless run's output and the providers'
+# variable names; nothing in caretz imports it (test below), a harness loads it by its path.
+MAY_IMPORT["caretz.integrations"] = {"caretz.providers"}
 
 
 # The session log's records are a leaf like messages.py: any package writes or reads events.
@@ -203,6 +207,25 @@ def test_every_package_imports_only_what_the_architecture_allows(shape, modules)
         if package.imports - MAY_IMPORT[name] - LEAVES
     }
     assert breaches == {}
+
+
+def test_nothing_in_caretz_imports_the_integrations_and_only_they_import_harbor(modules):
+    """Harbor's agent is loaded by Harbor, by its path: no caretz module imports it, so a
+    run never loads Harbor; and Harbor's packages are imported in that one module."""
+    integrations = "caretz.integrations"
+    importers = sorted(
+        name
+        for name, module in modules.items()
+        if not name.startswith(integrations)
+        and any(t == integrations or t.startswith(integrations + ".") for t in module.imports)
+    )
+    assert importers == []
+    harbor_users = sorted(
+        path.relative_to(PACKAGE_ROOT).as_posix()
+        for path in PACKAGE_ROOT.rglob("*.py")
+        if re.search(r"^\s*(from|import) harbor\b", path.read_text(), re.MULTILINE)
+    )
+    assert harbor_users == ["integrations/harbor.py"]
 
 
 def test_the_records_import_nothing_but_each_other(modules):

@@ -204,3 +204,30 @@ def test_the_other_clis_spellings_of_print_model_and_output_format_work(caretz, 
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines[-1]["type"] == "result" and lines[-1]["text"] == "hello there"
     assert any(line["type"] == "Turn.Ended" for line in lines[:-1])
+
+
+def test_the_json_result_of_a_guarded_run_counts_the_judges_calls(caretz, server, workspace):
+    """A harness reading `--output json` gets the whole run's tokens and cost, the loop
+    guard's judge's in, with the judge's part shown apart."""
+    script = workspace / "gotest.sh"
+    script.write_text(GO_TEST_SCRIPT)
+    script.chmod(0o755)
+    prices = {"anthropic/claude-test": {"input": 3.0, "output": 15.0}}
+    prices[f"anthropic/{JUDGE}"] = {"input": 1.0, "output": 5.0}
+    caretz.write_config({"prices": prices})
+    server.add(*[tool("bash", command=GO_TEST) for _ in range(6)], text("my report"))
+    server.add(*[Reply(json.dumps(STUCK), usage=(1000, 50, 0)) for _ in range(2)], model=JUDGE)
+
+    run = caretz("-p", "make the tests pass", "--output", "json", *with_judge("active"))
+
+    assert run.code == 3, run.stderr
+    result = json.loads(run.stdout.splitlines()[-1])
+    assert result["type"] == "result" and result["status"] == "loop_guard"
+    # Seven agent replies of 100 in / 20 out, two judge calls of 1000 in / 50 out.
+    assert result["usage"]["judge"]["input_tokens"] == 2000
+    assert result["usage"]["judge"]["output_tokens"] == 100
+    assert result["usage"]["input_tokens"] == 700 + 2000
+    assert result["usage"]["output_tokens"] == 140 + 100
+    judge_cost = 2000 * 1e-6 + 100 * 5e-6
+    assert result["judge_cost_usd"] == pytest.approx(judge_cost)
+    assert result["cost_usd"] == pytest.approx(700 * 3e-6 + 140 * 15e-6 + judge_cost)
