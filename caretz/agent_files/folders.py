@@ -8,11 +8,13 @@ The first folder to define a name wins it; a later one with the same name is sha
 
 Every file is listed and read through a door (sandbox/door.py): the project's for the
 project's folders (a folder or file leading out of the project is refused), the user's
-own for theirs.
+own for theirs, and one whose only root is an installed plugin's folder for its
+`agents/` (after all of these, each name under the plugin's: `plugin-name:reviewer`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +37,9 @@ USER_HOMES = ((".caretz/agents", ".md"), (".claude/agents", ".md"))
 class AgentFolder:
     path: Path
     suffix: str
-    scope: str  # "project" or "user"
+    scope: str  # "project", "user" or "plugin"
     door: ProjectDoor
+    namespace: str = ""  # a plugin's name: its agent `reviewer` is `name:reviewer`
 
 
 @dataclass
@@ -98,7 +101,10 @@ def load_agents(folders: Iterable[AgentFolder]) -> AgentCatalog:
 def read_agent(path: Path, folder: AgentFolder) -> AgentDefinition:
     text = folder.door.text(path, MAX_FILE_BYTES)
     default = path.name.removesuffix(folder.suffix)
-    return parse_agent(text, path, folder.scope, default)
+    agent = parse_agent(text, path, folder.scope, default)
+    if not folder.namespace:
+        return agent
+    return dataclasses.replace(agent, name=f"{folder.namespace}:{agent.name}")
 
 
 def _problem(path: Path, error: OSError | UnicodeDecodeError | AgentFileError) -> str:
