@@ -37,8 +37,8 @@ def plugin_command(overrides: Flags, work: Callable[[PluginStore], int]) -> int:
 
 
 def install(store: PluginStore, spec: str) -> int:
-    plugin = sources.install(store, spec, os.environ, Path.cwd())
-    parts = read_plugin(store.root(plugin.name))  # what it brings, checked as a session would
+    plugin = sources.install(store, spec, os.environ, Path.cwd(), check=read_plugin)
+    parts = read_plugin(store.root(plugin.name))
     version = f" {plugin.version}" if plugin.version else ""
     sys.stdout.write(f"installed {plugin.name}{version} from {spec}\n")
     if parts.hooks or parts.servers:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,8 +63,15 @@ def clone(store: PluginStore, url: str, env: Mapping[str, str], into: Path | Non
     return work / "repo"
 
 
-def install(store: PluginStore, spec: str, env: Mapping[str, str], cwd: Path) -> Installed:
-    """`caretz plugin install SPEC`: a folder, a git URL, or `name@marketplace`."""
+def install(
+    store: PluginStore,
+    spec: str,
+    env: Mapping[str, str],
+    cwd: Path,
+    check: Callable[[Path], object] = read_manifest,
+) -> Installed:
+    """`caretz plugin install SPEC`: a folder, a git URL, or `name@marketplace`; `check`
+    reads the plugin as a session would (PluginError) before anything is copied."""
     work: Path | None = None
     marketplace = ""
     try:
@@ -78,6 +85,7 @@ def install(store: PluginStore, spec: str, env: Mapping[str, str], cwd: Path) ->
             folder = Path(os.path.abspath(cwd / spec))
             if not folder.is_dir():
                 raise PluginError(f"{spec}: no such folder, git URL or name@marketplace")
+        check(folder)
         manifest = read_manifest(folder)
         plugin = Installed(manifest.name, spec, manifest.version, marketplace)
         store.add(plugin, folder)
