@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +32,6 @@ CLONE_OPTIONS = (
     "-c", "protocol.ssh.allow=always",
     "-c", "core.fsmonitor=false",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Source:
-    """What `caretz plugin install` was given, found: a folder holding a plugin."""
-
-    folder: Path
-    marketplace: str = ""
 
 
 def is_git_url(text: str) -> bool:

@@ -166,6 +166,8 @@ def skill_folders(plugins: tuple[PluginParts, ...]) -> list[SkillFolder]:
 
 def folders(plugins: tuple[PluginParts, ...], kind: str) -> list[Any]:
     """The plugins' `commands`, `agents` or `skills` folders, for their loaders."""
-    return {"commands": command_folders, "agents": agent_folders, "skills": skill_folders}[kind](
-        plugins
-    )
+    if kind == "commands":
+        return list(command_folders(plugins))
+    if kind == "agents":
+        return list(agent_folders(plugins))
+    return list(skill_folders(plugins))
