@@ -77,7 +77,10 @@ def hook_files(settings: Settings, trust: ProjectTrust) -> list[HookFile]:
         files.append(hook_matching.HookFile(section.config, PROJECT_SOURCE, approved=approved))
     for plugin in trust.config.plugins:  # a plugin's hooks: once the whole is approved
         for hooks in plugin.hooks:
-            files.append(hook_matching.HookFile(hooks.config, hooks.source, trust.approved))
+            file = hook_matching.HookFile(
+                hooks.config, hooks.source, trust.approved, "caretz trust"
+            )
+            files.append(file)
     return files
 
 

@@ -103,6 +103,8 @@ def test_a_plugin_from_a_git_url_brings_its_parts_and_its_hook_and_server_wait_f
 
     assert before.code == 0, before.stderr
     assert "the hooks of plugin demo" in before.stderr
+    waiting = "hooks: plugin demo has hooks; they do not run until you approve them: caretz trust"
+    assert waiting in before.stderr
     assert "MCP server plugin:demo:echo" in before.stderr
     assert MCP_TOOL not in server.requests[0].tool_names
     assert not (workspace / "hook.ran").exists()
