@@ -1,8 +1,9 @@
 """Where named agents are found, and which one a name means.
 
 The project's folders, from the working folder up to the project's root (the nearest
-first): `.caretz/agents`, `.claude/agents`, `.opencode/agents` (`*.md`) and
-`.github/agents` (`*.agent.md`); then the user's `~/.caretz/agents` and `~/.claude/agents`.
+first): `.caretz/agents`, `.claude/agents`, `.opencode/agents` (`*.md`), `.github/agents`
+(`*.agent.md`) and `.codex/agents` (`*.toml`, agent_files/codex.py); then the user's
+`~/.caretz/agents`, `~/.claude/agents` and `~/.codex/agents`.
 The first folder to define a name wins it; a later one with the same name is shadowed
 (and said so). A file caretz cannot read or use is left out with one warning naming it.
 
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from caretz.agent_files.codex import parse_codex_agent
 from caretz.agent_files.definition import AgentDefinition, AgentFileError, parse_agent
 from caretz.sandbox.door import ProjectDoor
 
@@ -29,8 +31,9 @@ PROJECT_HOMES = (
     (".claude/agents", ".md"),
     (".opencode/agents", ".md"),
     (".github/agents", ".agent.md"),
+    (".codex/agents", ".toml"),
 )
-USER_HOMES = ((".caretz/agents", ".md"), (".claude/agents", ".md"))
+USER_HOMES = ((".caretz/agents", ".md"), (".claude/agents", ".md"), (".codex/agents", ".toml"))
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,8 @@ def load_agents(folders: Iterable[AgentFolder]) -> AgentCatalog:
 def read_agent(path: Path, folder: AgentFolder) -> AgentDefinition:
     text = folder.door.text(path, MAX_FILE_BYTES)
     default = path.name.removesuffix(folder.suffix)
-    agent = parse_agent(text, path, folder.scope, default)
+    parse = parse_codex_agent if folder.suffix == ".toml" else parse_agent
+    agent = parse(text, path, folder.scope, default)
     if not folder.namespace:
         return agent
     return dataclasses.replace(agent, name=f"{folder.namespace}:{agent.name}")
