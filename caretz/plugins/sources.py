@@ -109,6 +109,9 @@ def marketplace_plugin(
     if isinstance(source, str) and not is_git_url(source):
         base = _plugin_root(read_json(root, MARKETPLACE_FILE))
         relative = below(str(Path(base) / source), where, f"plugins[{name}].source")
+        real, top = os.path.realpath(root / relative), os.path.realpath(root)
+        if not real.startswith(top.rstrip(os.sep) + os.sep):
+            raise PluginError(f"{where}: plugin {name!r}: {source!r} leads out of the marketplace")
         return root / relative, None
     url = _git_source(source, where, name)
     folder = clone(store, url, env)

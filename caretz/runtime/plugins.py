@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,7 +114,7 @@ def _hooks(root: Path, found: plugin_manifest.Manifest, entry: Any) -> PluginHoo
         return None
     where, data = written
     data = plugin_manifest.with_root(data, root)
-    section = data.get("hooks") if isinstance(data, dict) else None
+    section = with_root_variable(data.get("hooks") if isinstance(data, dict) else None, root)
     schema = hook_config.ProjectHooks
     try:
         context = {hook_config.PROJECT_CONTEXT: True}  # no plugin hook leaves the sandbox
@@ -122,6 +123,21 @@ def _hooks(root: Path, found: plugin_manifest.Manifest, entry: Any) -> PluginHoo
         problem = config_errors.describe_validation_error(schema, error)
         raise plugin_manifest.PluginError(f"{root / where}: {problem}") from None
     return PluginHooks(f"plugin {found.name}: {where}", section, config)
+
+
+def with_root_variable(section: Any, root: Path) -> Any:
+    """A hooks section whose commands see `CLAUDE_PLUGIN_ROOT` in their environment, as
+    a plugin's scripts expect (shown so wherever the command is shown for approval)."""
+    if not isinstance(section, dict):
+        return section
+    export = f"export CLAUDE_PLUGIN_ROOT={shlex.quote(str(root))}; "
+    for groups in section.values():
+        for group in groups if isinstance(groups, list) else []:
+            hooks = group.get("hooks") if isinstance(group, dict) else None
+            for hook in hooks if isinstance(hooks, list) else []:
+                if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                    hook["command"] = export + hook["command"]
+    return section
 
 
 def _servers(root: Path, found: plugin_manifest.Manifest, entry: Any) -> list[Configured]:

@@ -28,7 +28,10 @@ def echo(text: str) -> str:
 
 server.run("stdio")
 """
-HOOK = '#!/bin/sh\necho "plugin hook saw $(head -c 200)" >> "$CARETZ_PROJECT_DIR/hook.ran"\n'
+HOOK = (
+    "#!/bin/sh\n"
+    'echo "plugin hook saw $(head -c 200) in $CLAUDE_PLUGIN_ROOT" >> "$CARETZ_PROJECT_DIR/hook.ran"\n'
+)
 MCP_TOOL = "mcp__plugin_demo_echo__echo"
 
 
@@ -129,7 +132,8 @@ def test_a_plugin_from_a_git_url_brings_its_parts_and_its_hook_and_server_wait_f
     first, after_bash, after_mcp, after_skill, reviewer = server.requests[:5]
     assert "Greet World warmly." in json.dumps(first.messages[-1])
     assert "from-bash" in results(after_bash)
-    assert "plugin hook saw" in (workspace / "hook.ran").read_text()
+    ran = (workspace / "hook.ran").read_text()
+    assert "plugin hook saw" in ran and ran.rstrip().endswith(f"in {copy}")
     assert "plugin echo: ping" in results(after_mcp)
     assert "SHOUT EVERY ANSWER." in results(after_skill)
     assert "You review code for the demo plugin." in reviewer.system
@@ -148,20 +152,23 @@ def test_a_plugin_from_a_path_and_from_a_marketplace_listed_and_removed(caretz, 
     a_plugin(tmp_path / "other", name="other")
     entries = [{"name": "demo", "source": "./plugins/demo", "description": "The demo"}]
     catalog = {"name": "team-tools", "owner": {"name": "Team"}, "plugins": entries}
+    (market / "plugins" / "keys").symlink_to(tmp_path / "other")  # out of the marketplace
+    entries.append({"name": "keys", "source": "./plugins/keys"})
     write(market / ".claude-plugin" / "marketplace.json", json.dumps(catalog))
-
     assert caretz("plugin", "install", str(tmp_path / "other")).code == 0
     unknown = caretz("plugin", "install", "demo@team-tools")
     assert unknown.code == 2
     assert "no marketplace named 'team-tools'" in unknown.stderr
     added = caretz("plugin", "marketplace", "add", str(market))
     assert added.code == 0, added.stderr
-    assert "added marketplace team-tools (1 plugins)" in added.stdout
+    assert "added marketplace team-tools (2 plugins)" in added.stdout
     assert "demo@team-tools  The demo" in caretz("plugin", "marketplace", "list").stdout
 
     installed = caretz("plugin", "install", "demo@team-tools")
+    escaping = caretz("plugin", "install", "keys@team-tools")
 
     assert installed.code == 0, installed.stderr
+    assert escaping.code == 2 and "'./plugins/keys' leads out of the marketplace" in escaping.stderr
     rows = {row["name"]: row for row in listed(caretz)}
     assert rows["demo"]["marketplace"] == "team-tools" and rows["demo"]["enabled"]
     assert rows["other"]["source"] == str(tmp_path / "other")
