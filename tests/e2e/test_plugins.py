@@ -117,7 +117,10 @@ def test_a_plugin_from_a_git_url_brings_its_parts_and_its_hook_and_server_wait_f
     assert "plugin demo: hooks/hooks.json" in approved.stdout
     server.requests.clear()
     server.add(
-        tool("bash", command="echo from-bash"),
+        tool(
+            "bash",
+            command=f"echo from-bash; ls {caretz.data_dir}/plugins; touch {copy}/planted || true",
+        ),
         tool(MCP_TOOL, text="ping"),
         calls(("skill", {"name": "demo:shout"})),
         tool("task", subagent_type="demo:reviewer", prompt="review the change"),
@@ -132,6 +135,8 @@ def test_a_plugin_from_a_git_url_brings_its_parts_and_its_hook_and_server_wait_f
     first, after_bash, after_mcp, after_skill, reviewer = server.requests[:5]
     assert "Greet World warmly." in json.dumps(first.messages[-1])
     assert "from-bash" in results(after_bash)
+    assert "state.json" not in results(after_bash)  # the rest of the data dir stays hidden
+    assert not (copy / "planted").exists()  # the installed copy is read-only to commands
     ran = (workspace / "hook.ran").read_text()
     assert "plugin hook saw" in ran and ran.rstrip().endswith(f"in {copy}")
     assert "plugin echo: ping" in results(after_mcp)
