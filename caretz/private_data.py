@@ -47,6 +47,7 @@ OWN_NAMES = frozenset(
         "hook-approvals.json",
         "mcp-approvals.json",
         "project-trust.json",
+        "plugins",
     }
 )
 
@@ -162,13 +163,16 @@ def write_all(handle: int, data: bytes) -> None:
         view = view[os.write(handle, view) :]
 
 
-def write_file(path: Path, data: bytes | str) -> None:
+def write_file(path: Path, data: bytes | str, *, executable: bool = False) -> None:
     """`path` holds `data`, written beside it and renamed into place: a reader never sees
-    half of it, and a symlink planted in its place is replaced, never followed."""
+    half of it, and a symlink planted in its place is replaced, never followed.
+    `executable`: 0700 (an installed plugin's script), else 0600."""
     make_dir(path.parent)
     partial = path.with_name(f".{path.name}.{os.urandom(4).hex()}")
     handle = open_file(partial, os.O_WRONLY | os.O_EXCL)
     try:
+        if executable:
+            os.fchmod(handle, DIR_MODE)
         with writing(path), os.fdopen(handle, "wb") as out:
             out.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
             out.close()  # its last bytes written here, where a full disk is caught
@@ -177,6 +181,17 @@ def write_file(path: Path, data: bytes | str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(partial)
         raise
+
+
+def move_folder(source: Path, target: Path) -> None:
+    """The folder `source` (caretz's own, made here) renamed to `target` in the data dir."""
+    with writing(target, folder=True):
+        os.rename(source, target)
+
+
+def installed_plugins(data_dir: Path) -> Path:
+    """Where installed plugins are copied (shown read-only to a session's commands)."""
+    return data_dir / "plugins" / "installed"
 
 
 def touch(path: Path) -> Path:

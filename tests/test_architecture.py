@@ -61,6 +61,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     # SKILL.md files read through the door, their front matter as a command file's; the
     # `skill` tool is a tool.
     "caretz.skills": {"caretz.sandbox", "caretz.slash_commands", "caretz.tools"},
+    # Installed plugins: their files read and copied through the door, cloned by the
+    # trusted git.
+    "caretz.plugins": {"caretz.sandbox", "caretz.worktrees"},
     "caretz.hooks": {"caretz.tools"},  # the registry's seam, and ending a process group
     "caretz.mcp_client": {"caretz.tools", "caretz.sandbox"},  # its tools; the launcher
     "caretz.web": {"caretz.tools", "caretz.permissions"},  # its tools; the domain rules
@@ -99,6 +102,7 @@ WIRING = {
     "caretz.hooks",
     "caretz.mcp_client",
     "caretz.permissions",
+    "caretz.plugins",
     "caretz.pricing",
     "caretz.providers",
     "caretz.sandbox",

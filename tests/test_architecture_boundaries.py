@@ -72,6 +72,8 @@ OWN_JSON = {
     "eval/replay.py": "session logs and corpora the user hands `caretz guard replay`",
     "eval/labels.py": "the labels file the user hands `caretz guard eval`",
     "eval/verdict_cache.py": "caretz's own cache of judge verdicts",
+    "plugins/manifest.py": "a plugin's or marketplace's JSON files: a PluginError names the file",
+    "plugins/store.py": "caretz's own record of the plugins installed",
 }
 JSON_READERS = {("json", "loads"), ("json", "load"), ("json", "JSONDecoder")}
 

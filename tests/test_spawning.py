@@ -73,7 +73,8 @@ TRUSTED_LAUNCHERS = {
     ),
     ("caretz/worktrees/git.py", "RepoGit.call"): (
         "the trusted git on the user's repository for `--worktree` and `caretz worktree`, "
-        "with no inherited GIT_* that points it elsewhere"
+        "and cloning the plugin or marketplace the user names to `caretz plugin` (no hooks, "
+        "no submodules, file/https/ssh only), with no inherited GIT_* that points it elsewhere"
     ),
     ("caretz/batch/child.py", "TaskProcess.__init__"): (
         "a batch task's caretz: caretz's own interpreter running caretz.batch.launch"

@@ -33,6 +33,9 @@ READERS = {
     ("caretz.hooks.approvals", "HookApprovals"),
     ("caretz.mcp_client.approvals", "Approvals"),
     ("caretz.approvals", "ApprovalStore"),
+    ("caretz.config.mcp_servers", "servers_of"),
+    ("caretz.runtime.plugins", "enabled_plugins"),
+    ("caretz.runtime.plugins", "read_plugin"),
 }
 # Who else may name one, and why.
 ALSO_ALLOWED = {
@@ -41,6 +44,10 @@ ALSO_ALLOWED = {
     # The stores of the parts approved on their own (`caretz hooks/mcp approve`).
     ("caretz.hooks.approvals", "ApprovalStore"),
     ("caretz.mcp_client.approvals", "ApprovalStore"),
+    # An installed plugin's `.mcp.json`, read by the plugins' reader the gate calls.
+    ("caretz.runtime.plugins", "servers_of"),
+    # `caretz plugin install/list`: an installed copy checked and counted; nothing runs.
+    ("caretz.commands.plugins", "read_plugin"),
 }
 
 

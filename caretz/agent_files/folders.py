@@ -1,22 +1,26 @@
 """Where named agents are found, and which one a name means.
 
 The project's folders, from the working folder up to the project's root (the nearest
-first): `.caretz/agents`, `.claude/agents`, `.opencode/agents` (`*.md`) and
-`.github/agents` (`*.agent.md`); then the user's `~/.caretz/agents` and `~/.claude/agents`.
+first): `.caretz/agents`, `.claude/agents`, `.opencode/agents` (`*.md`), `.github/agents`
+(`*.agent.md`) and `.codex/agents` (`*.toml`, agent_files/codex.py); then the user's
+`~/.caretz/agents`, `~/.claude/agents` and `~/.codex/agents`.
 The first folder to define a name wins it; a later one with the same name is shadowed
 (and said so). A file caretz cannot read or use is left out with one warning naming it.
 
 Every file is listed and read through a door (sandbox/door.py): the project's for the
 project's folders (a folder or file leading out of the project is refused), the user's
-own for theirs.
+own for theirs, and one whose only root is an installed plugin's folder for its
+`agents/` (after all of these, each name under the plugin's: `plugin-name:reviewer`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from caretz.agent_files.codex import parse_codex_agent
 from caretz.agent_files.definition import AgentDefinition, AgentFileError, parse_agent
 from caretz.sandbox.door import ProjectDoor
 
@@ -27,16 +31,18 @@ PROJECT_HOMES = (
     (".claude/agents", ".md"),
     (".opencode/agents", ".md"),
     (".github/agents", ".agent.md"),
+    (".codex/agents", ".toml"),
 )
-USER_HOMES = ((".caretz/agents", ".md"), (".claude/agents", ".md"))
+USER_HOMES = ((".caretz/agents", ".md"), (".claude/agents", ".md"), (".codex/agents", ".toml"))
 
 
 @dataclass(frozen=True)
 class AgentFolder:
     path: Path
     suffix: str
-    scope: str  # "project" or "user"
+    scope: str  # "project", "user" or "plugin"
     door: ProjectDoor
+    namespace: str = ""  # a plugin's name: its agent `reviewer` is `name:reviewer`
 
 
 @dataclass
@@ -98,7 +104,11 @@ def load_agents(folders: Iterable[AgentFolder]) -> AgentCatalog:
 def read_agent(path: Path, folder: AgentFolder) -> AgentDefinition:
     text = folder.door.text(path, MAX_FILE_BYTES)
     default = path.name.removesuffix(folder.suffix)
-    return parse_agent(text, path, folder.scope, default)
+    parse = parse_codex_agent if folder.suffix == ".toml" else parse_agent
+    agent = parse(text, path, folder.scope, default)
+    if not folder.namespace:
+        return agent
+    return dataclasses.replace(agent, name=f"{folder.namespace}:{agent.name}")
 
 
 def _problem(path: Path, error: OSError | UnicodeDecodeError | AgentFileError) -> str:

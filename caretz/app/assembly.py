@@ -223,7 +223,7 @@ def find_skills(
 ) -> SessionSkills | None:
     """The session's skills (None: no skill folder anywhere, and nothing is loaded)."""
     home = Path(env.get("HOME") or Path.home())
-    if not has_skills(workspace, home):
+    if not has_skills(workspace, home, settings.data_dir):
         return None
     return runtime_skills.session_skills(settings, workspace, trust, home)
 

@@ -50,7 +50,7 @@ def has_skill(settings: Settings, workspace: Path, name: str, env: Mapping[str, 
     if name in slash_names.RESERVED_NAMES:
         return False
     home = Path(env.get("HOME") or Path.home())
-    if not project_trust.has_skills(workspace, home):
+    if not project_trust.has_skills(workspace, home, settings.data_dir):
         return False
     skills = project_trust.skill_set(settings, workspace, home).skills
     return name in skills and skills[name].user_invocable

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from caretz.commands import doctor as doctor_command
     from caretz.commands import hooks as hooks_command
     from caretz.commands import mcp as mcp_command
+    from caretz.commands import plugins as plugins_command
     from caretz.commands import rewind as rewind_command
     from caretz.commands import sandbox as sandbox_command
     from caretz.commands import sessions as sessions_command
@@ -34,6 +35,7 @@ else:
     rewind_command = lazy_module("caretz.commands.rewind")
     sandbox_command = lazy_module("caretz.commands.sandbox")
     mcp_command = lazy_module("caretz.commands.mcp")
+    plugins_command = lazy_module("caretz.commands.plugins")
     hooks_command = lazy_module("caretz.commands.hooks")
     skills_command = lazy_module("caretz.commands.skills")
     worktree_command = lazy_module("caretz.commands.worktree")
@@ -61,6 +63,14 @@ skills_app = typer.Typer(
     help="Skills: SKILL.md folders in .caretz/skills, .agents/skills, .claude/skills (docs/skills.md).",
     no_args_is_help=True,
 )
+plugin_app = typer.Typer(
+    help="Claude Code plugins: commands, agents, skills, hooks, MCP servers (docs/plugins.md).",
+    no_args_is_help=True,
+)
+marketplace_app = typer.Typer(
+    help="Plugin marketplaces: .claude-plugin/marketplace.json in a folder or git repository.",
+    no_args_is_help=True,
+)
 worktree_app = typer.Typer(
     help="caretz's git worktrees of this repository: .caretz/worktrees/NAME (docs/batch.md).",
     no_args_is_help=True,
@@ -78,6 +88,8 @@ def add_subcommands(app: typer.Typer) -> None:
     app.add_typer(agents_app, name="agents")
     app.add_typer(skills_app, name="skills")
     app.add_typer(worktree_app, name="worktree")
+    app.add_typer(plugin_app, name="plugin")
+    plugin_app.add_typer(marketplace_app, name="marketplace")
     app.add_typer(guard_app, name="guard")
     app.command("batch")(batch)
     app.command("rewind")(rewind)
@@ -228,6 +240,71 @@ def skills_list(
     """The skills that apply here, the project's and yours, where each comes from and
     whether its allowed-tools apply."""
     raise typer.Exit(skills_command.skills_command(ctx.obj, output))
+
+
+@plugin_app.command("install")
+def plugin_install(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A folder, a git URL, or NAME@MARKETPLACE.")],
+) -> None:
+    """Install a plugin: a copy of it in caretz's data dir, enabled."""
+    run = plugins_command.install
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, lambda store: run(store, source)))
+
+
+@plugin_app.command("list")
+def plugin_list(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """The installed plugins, whether each is enabled, and what each brings."""
+    run = plugins_command.listed
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, lambda store: run(store, output)))
+
+
+@plugin_app.command("remove")
+def plugin_remove(ctx: typer.Context, name: str) -> None:
+    """Remove an installed plugin and its copy."""
+    run = plugins_command.remove
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, lambda store: run(store, name)))
+
+
+@plugin_app.command("enable")
+def plugin_enable(ctx: typer.Context, name: str) -> None:
+    """Use an installed plugin in every session again."""
+    run = plugins_command.enable
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, lambda s: run(s, name, True)))
+
+
+@plugin_app.command("disable")
+def plugin_disable(ctx: typer.Context, name: str) -> None:
+    """Keep an installed plugin but use none of it."""
+    run = plugins_command.enable
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, lambda s: run(s, name, False)))
+
+
+@marketplace_app.command("add")
+def marketplace_add(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A folder, a git URL, or OWNER/REPO on GitHub.")],
+) -> None:
+    """Add a marketplace, so its plugins install as NAME@MARKETPLACE."""
+    run = plugins_command.marketplace_add
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, lambda store: run(store, source)))
+
+
+@marketplace_app.command("list")
+def marketplace_list(ctx: typer.Context) -> None:
+    """The marketplaces added, with the plugins each lists."""
+    run = plugins_command.marketplace_list
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, run))
+
+
+@marketplace_app.command("remove")
+def marketplace_remove(ctx: typer.Context, name: str) -> None:
+    """Forget a marketplace (the plugins installed from it stay)."""
+    run = plugins_command.marketplace_remove
+    raise typer.Exit(plugins_command.plugin_command(ctx.obj, lambda store: run(store, name)))
 
 
 def trust(

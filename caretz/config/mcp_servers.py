@@ -70,11 +70,16 @@ def project_servers(root: Path, cwd: Path | None = None) -> list[Configured]:
     data = parse_json(path, text)
     if data is None:
         return []
+    return servers_of(data, path, _shown(path, cwd or root))
+
+
+def servers_of(data: object, path: Path, source: str) -> list[Configured]:
+    """The servers of a `.mcp.json`'s data read from `path` (a project's, or an installed
+    plugin's), each needing approval; ConfigError naming the file and the key."""
     try:
         parsed = ProjectServersFile.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {describe_validation_error(ProjectServersFile, exc)}") from None
-    source = _shown(path, cwd or root)
     return [
         Configured(name, entry, source, project=True) for name, entry in parsed.mcp_servers.items()
     ]

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from caretz import private_data
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
@@ -65,6 +66,9 @@ def sandbox_policy(settings: Settings, cwd: Path, env: Mapping[str, str]) -> San
         )
     except PolicyError as error:
         raise ConfigError(f"sandbox: {error}") from None
+    shown = private_data.installed_plugins(settings.data_dir)
+    if os.path.isdir(shown):
+        policy = dataclasses.replace(policy, shown=(Path(os.path.realpath(shown)),))
     return _with_read_only(policy, installation_inside(policy.roots))
 
 

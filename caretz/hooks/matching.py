@@ -69,6 +69,7 @@ class HookFile:
     config: HooksConfig
     source: str
     approved: bool = True
+    approve_with: str = "caretz hooks approve"  # what approves it (a plugin's: caretz trust)
 
 
 def selected(files: Iterable[HookFile], event: HookEvent, *names: str) -> Iterator[ConfiguredHook]:

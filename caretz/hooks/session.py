@@ -41,9 +41,7 @@ STOP_MESSAGE = (
     "[caretz] Automated message from the user's {event} hook, not from the user: the work "
     "is not finished yet. The hook said:\n{reason}"
 )
-NOT_APPROVED = (
-    "hooks: {where} has hooks; they do not run until you approve them: caretz hooks approve"
-)
+NOT_APPROVED = "hooks: {where} has hooks; they do not run until you approve them: {approve_with}"
 UNSANDBOXED = (
     'hooks: the {event} hook `{command}` runs outside the sandbox ("sandbox": "off" in {where})'
 )
@@ -283,7 +281,7 @@ class SessionHooks:
         for file in self.files:
             where = file.source.split(":")[0]
             if not file.approved and command_hooks(file):
-                text = NOT_APPROVED.format(where=where)
+                text = NOT_APPROVED.format(where=where, approve_with=file.approve_with)
                 self.emit(records.HookNotApproved(source=file.source, text=text))
             if file.approved:
                 self.announce_unsandboxed(file)

@@ -65,8 +65,8 @@ class ProjectHooksSection:
 
 
 def hook_files(settings: Settings, trust: ProjectTrust) -> list[HookFile]:
-    """The hooks of the profile, then of the project (marked whether they may run, as the
-    project's trust says); a file without hooks is left out."""
+    """The hooks of the profile, then of the project and its installed plugins (marked
+    whether they may run, as the project's trust says); a file without hooks is left out."""
     files = []
     if settings.values.hooks:
         where = f"{settings.config_path.name}: profiles.{settings.profile_name}.hooks"
@@ -75,6 +75,12 @@ def hook_files(settings: Settings, trust: ProjectTrust) -> list[HookFile]:
     if section is not None and section.config:
         approved = trust.hooks_approved
         files.append(hook_matching.HookFile(section.config, PROJECT_SOURCE, approved=approved))
+    for plugin in trust.config.plugins:  # a plugin's hooks: once the whole is approved
+        for hooks in plugin.hooks:
+            file = hook_matching.HookFile(
+                hooks.config, hooks.source, trust.approved, "caretz trust"
+            )
+            files.append(file)
     return files
 
 

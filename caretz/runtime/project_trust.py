@@ -1,11 +1,10 @@
 """The one gate for a project's configuration: what a repository brings that widens what
 caretz does is read here, and a session uses it only once the user approved it, whole.
 
-A project brings, in its own files: allow rules (`permissions.allow` in
-`.caretz/settings.json`), hooks (its `hooks`), MCP servers (`.mcp.json`), custom
-command files (`.caretz/commands/`, `.claude/commands/`) that run shell lines or grant
-tools (`allowed-tools`), and skills (`.caretz/skills/`, `.agents/skills/`, `.claude/skills/`)
-that grant tools. Each lets caretz do what it would otherwise ask about, or not do at all,
+A project brings allow rules (`permissions.allow` in `.caretz/settings.json`), hooks,
+MCP servers (`.mcp.json`), command files that run shell lines or grant tools, skills that
+grant tools; the installed plugins (runtime/plugins.py) bring hooks and MCP servers too.
+Each lets caretz do what it would otherwise ask about, or not do at all,
 so `read_project` is the only place they are read and `project_trust` the only function
 that says which of them a session uses: all of them when the user approved the
 configuration as it is now (one digest over all of it: `caretz trust`, the interactive
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from caretz import private_data
 from caretz.agent_files.folders import AgentCatalog, agent_folders, load_agents
 from caretz.config import sandbox as sandbox_config
 from caretz.config_base import ConfigError
@@ -39,6 +39,7 @@ from caretz.permissions.project import (
     find_project_root,
     read_project_settings,
 )
+from caretz.runtime.project_parts import ProjectCommand, ProjectSkill
 from caretz.sandbox.door import ProjectDoor
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from caretz.mcp_client import approvals as mcp_approvals
     from caretz.permissions import proposals as rule_proposals
     from caretz.runtime import hooks as runtime_hooks
+    from caretz.runtime import plugins as session_plugins
     from caretz.skills import files as skill_reading
     from caretz.slash_commands import files as command_reading
     from caretz.slash_commands import inline
@@ -63,12 +65,14 @@ else:
     skill_reading = lazy_module("caretz.skills.files")
     inline = lazy_module("caretz.slash_commands.inline")
     rule_proposals = lazy_module("caretz.permissions.proposals")  # for "yes, always" only
+    session_plugins = lazy_module("caretz.runtime.plugins")  # only with a plugin installed
 
 if TYPE_CHECKING:
     from caretz.approvals import ApprovalStore
     from caretz.config.settings import Settings
     from caretz.mcp_client.plan import Configured
     from caretz.runtime.hooks import ProjectHooksSection
+    from caretz.runtime.plugins import PluginParts
     from caretz.skills.files import Skill, SkillSet
     from caretz.slash_commands.files import Catalog, CustomCommand
 
@@ -83,35 +87,6 @@ SKILL_HOMES = (".caretz", ".agents", ".claude")  # each with a `skills/` (skills
 
 
 @dataclass(frozen=True)
-class ProjectCommand:
-    """A project command file that widens: the shell lines it runs, the tools it grants."""
-
-    name: str
-    path: str  # below the project root
-    shell: tuple[str, ...]
-    allowed_tools: tuple[str, ...]
-
-    def data(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "shell": list(self.shell),
-            "allowedTools": list(self.allowed_tools),
-        }
-
-
-@dataclass(frozen=True)
-class ProjectSkill:
-    """A project's skill that widens: the tools it grants while it runs."""
-
-    name: str
-    path: str  # below the project root
-    allowed_tools: tuple[str, ...]
-
-    def data(self) -> dict[str, Any]:
-        return {"path": self.path, "allowedTools": list(self.allowed_tools)}
-
-
-@dataclass(frozen=True)
 class ProjectConfig:
     """A project's configuration as read: what it brings, whether approved or not."""
 
@@ -121,6 +96,7 @@ class ProjectConfig:
     servers: tuple[Configured, ...] = ()
     commands: tuple[ProjectCommand, ...] = ()
     skills: tuple[ProjectSkill, ...] = ()
+    plugins: tuple[PluginParts, ...] = ()  # installed, enabled (caretz plugin)
 
     @property
     def permissions(self) -> Any:
@@ -146,6 +122,9 @@ class ProjectConfig:
             parts[f"command:{command.name}"] = command.data()
         for skill in self.skills:
             parts[f"skill:{skill.name}"] = skill.data()
+        for plugin in self.plugins:  # its servers are among `servers`
+            if plugin.hooks:
+                parts[f"plugin:{plugin.name}"] = plugin.hooks_data()
         return parts
 
     def command(self, name: str) -> ProjectCommand | None:
@@ -203,7 +182,7 @@ def project_trust(
     """The gate: the project's configuration as it is now and what of it a session uses.
     `approved_by_client`: a client approved it for this session (the Python API's
     `trust_project`). Raises ConfigError for a file caretz cannot read."""
-    return decide(settings, read_project(workspace), approved_by_client)
+    return decide(settings, read_project(workspace, settings.data_dir), approved_by_client)
 
 
 def decide(settings: Settings, config: ProjectConfig, by_client: bool = False) -> ProjectTrust:
@@ -226,9 +205,9 @@ def decide(settings: Settings, config: ProjectConfig, by_client: bool = False) -
     return ProjectTrust(config, whole, changed, hooks_approved, frozenset(servers), policy)
 
 
-def read_project(workspace: Path) -> ProjectConfig:
-    """Every part of the project's configuration, read now; raises ConfigError naming the
-    file for one caretz cannot read."""
+def read_project(workspace: Path, data_dir: Path | None = None) -> ProjectConfig:
+    """Every part of the project's configuration, read now, with the enabled plugins of
+    `data_dir` (None: none); raises ConfigError naming the file for one caretz cannot read."""
     root = find_project_root(workspace)
     try:
         written = read_project_settings(root)
@@ -241,7 +220,22 @@ def read_project(workspace: Path) -> ProjectConfig:
     if (root / MCP_FILE).exists():  # else the schema (pydantic) is not loaded
         servers = tuple(mcp_server_config.project_servers(root, workspace))
     commands, skills = tuple(project_commands(root)), tuple(project_skills(root))
-    return ProjectConfig(root, written, hooks, servers, commands, skills)
+    plugins = enabled_plugins(data_dir)
+    servers += tuple(server for plugin in plugins for server in plugin.servers)
+    return ProjectConfig(root, written, hooks, servers, commands, skills, plugins)
+
+
+def enabled_plugins(data_dir: Path | None) -> tuple[PluginParts, ...]:
+    """The enabled plugins' parts (None, or none installed: none, nothing loaded)."""
+    if data_dir is None or not os.path.isdir(private_data.installed_plugins(data_dir)):
+        return ()
+    return session_plugins.enabled_plugins(data_dir)
+
+
+def plugin_folders(data_dir: Path, kind: str) -> list[Any]:
+    """The enabled plugins' `commands`, `agents` or `skills` folders, for their loaders."""
+    plugins = enabled_plugins(data_dir)
+    return session_plugins.folders(plugins, kind) if plugins else []
 
 
 def project_commands(root: Path) -> list[ProjectCommand]:
@@ -302,9 +296,12 @@ def project_skill(skill: Skill, root: Path) -> ProjectSkill | None:
     return ProjectSkill(skill.name, os.path.relpath(skill.path, root), skill.allowed_tools)
 
 
-def has_skills(workspace: Path, home: Path | None) -> bool:
+def has_skills(workspace: Path, home: Path | None, data_dir: Path | None = None) -> bool:
     """Whether a skill folder stands anywhere skills are looked for (else the skills'
-    modules are not loaded). `home`: the user's (None: the project's alone)."""
+    modules are not loaded). `home`: the user's (None: the project's alone); `data_dir`:
+    its installed plugins' too."""
+    if data_dir is not None and os.path.isdir(private_data.installed_plugins(data_dir)):
+        return True
     root, start = find_project_root(workspace), Path(os.path.abspath(workspace))
     folders = [start, *(p for p in start.parents if root in (p, *p.parents)), *filter(None, [home])]
     return any(os.path.lexists(f / name / "skills") for f in folders for name in SKILL_HOMES)
@@ -315,7 +312,8 @@ def skill_set(settings: Settings, workspace: Path, home: Path | None) -> SkillSe
     user's below `home` (None: none). Whether a project's may grant its tools is
     `ProjectTrust.skill_approved`'s."""
     door, root = sandbox_config.project_door(settings, workspace), find_project_root(workspace)
-    return skill_reading.load_skills(skill_reading.skill_folders(workspace, root, home, door))
+    folders = skill_reading.skill_folders(workspace, root, home, door)
+    return skill_reading.load_skills(folders + plugin_folders(settings.data_dir, "skills"))
 
 
 def command_catalog(settings: Settings, workspace: Path, reserved: Iterable[str] = ()) -> Catalog:
@@ -325,6 +323,7 @@ def command_catalog(settings: Settings, workspace: Path, reserved: Iterable[str]
     root = find_project_root(workspace)
     door = sandbox_config.project_door(settings, workspace)
     folders = command_reading.command_folders(root, settings.config_path.parent, door)
+    folders += plugin_folders(settings.data_dir, "commands")
     return command_reading.load_catalog(folders, reserved)
 
 
@@ -335,11 +334,12 @@ def agent_catalog(settings: Settings, workspace: Path, home: Path) -> AgentCatal
     session's rules and sandbox: caretz/agent/named.py), so a project's agents are used
     before the project is approved, and are no part of what approval covers."""
     root = find_project_root(workspace)
-    folders = agent_folders(workspace, root, home, ProjectDoor(()))
+    plugins = plugin_folders(settings.data_dir, "agents")
+    folders = agent_folders(workspace, root, home, ProjectDoor(())) + plugins
     if not any(os.path.lexists(folder.path) for folder in folders):
         return AgentCatalog()  # none: no door built, no file reader loaded
     door = sandbox_config.project_door(settings, workspace)
-    return load_agents(agent_folders(workspace, root, home, door))
+    return load_agents(agent_folders(workspace, root, home, door) + plugins)
 
 
 # -- approving ---------------------------------------------------------------------------
@@ -385,7 +385,7 @@ def revoke(settings: Settings, workspace: Path) -> bool:
 def approve_hooks(settings: Settings, workspace: Path) -> ProjectHooksSection:
     """`caretz hooks approve`: the project's `hooks` section approved on its own, as it is
     now. Raises ConfigError when it has none."""
-    config = read_project(workspace)
+    config = read_project(workspace, settings.data_dir)
     if config.hooks is None or not config.hooks.config:
         where = config.root / PROJECT_SETTINGS
         raise ConfigError(f"{where}: no hooks to approve")
@@ -397,7 +397,7 @@ def approve_servers(settings: Settings, workspace: Path, names: list[str]) -> li
     """`caretz mcp approve`: the project's servers named (all of them for none) approved on
     their own, as they are now; returns those approved. Raises ConfigError for a name the
     project's `.mcp.json` does not have."""
-    config = read_project(workspace)
+    config = read_project(workspace, settings.data_dir)
     servers = {server.name: server for server in config.servers}
     unknown = [name for name in names if name not in servers]
     if unknown or not servers:
@@ -417,14 +417,14 @@ def save_rules_keeping_approval(settings: Settings) -> Any:
 
     def save(root: Path, texts: tuple[str, ...]) -> None:
         try:
-            before: ProjectTrust | None = decide(settings, read_project(root))
+            before: ProjectTrust | None = decide(settings, read_project(root, settings.data_dir))
         except ConfigError:  # a file that cannot be read now: no approval is carried
             before = None
         rule_proposals.save_allow_rules(root, texts)
         if before is None or not before.approved:
             return
         try:
-            after = read_project(root)
+            after = read_project(root, settings.data_dir)
         except ConfigError:
             return
         if changed_parts(part_digests(before.config), part_digests(after)) in ((), ("allow",)):

@@ -17,6 +17,8 @@ def part_name(key: str, config: ProjectConfig) -> str:
     if key == "hooks":
         return "its hooks"
     kind, _, name = key.partition(":")
+    if kind == "plugin":
+        return f"the hooks of plugin {name}"
     if kind == "skill":
         return f"the allowed-tools of skill {name}"
     return f"MCP server {name}" if kind == "mcp" else f"/{name}"

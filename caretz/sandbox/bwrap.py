@@ -113,6 +113,8 @@ def bwrap_argv(
         # caretz's own program (the packaged rg) installed under the host's /tmp, which the
         # command's /tmp hides: that one file, read-only, where caretz runs it from.
         args += ["--ro-bind", str(program), str(program)]
+    for path in policy.shown:  # caretz's installed plugins, inside its hidden data dir
+        args += ["--ro-bind-try", str(path), str(path)]
     # Remounting hidden dirs read-only last lets a writable root inside one be bound first.
     for path in remount:
         args += ["--remount-ro", str(path)]

@@ -62,11 +62,15 @@ def landlock_rules(policy: SandboxPolicy) -> LandlockRules:
     uncovered = [*inside_roots, *_read_only_inside(policy)]
     devices = [d for d in WRITABLE_DEVICES if os.path.exists(d)]
     return LandlockRules(
-        read=tuple(str(p) for p in readable_entries(hideable)),
+        read=tuple(str(p) for p in [*readable_entries(hideable), *_existing(policy.shown)]),
         write=tuple([*(str(root) for root in writable), *devices]),
         network=policy.network,
         uncovered=tuple(uncovered),
     )
+
+
+def _existing(paths: Sequence[Path]) -> list[Path]:
+    return [path for path in paths if os.path.isdir(path)]
 
 
 def readable_entries(hidden: Sequence[Path], top: Path = Path("/")) -> list[Path]:

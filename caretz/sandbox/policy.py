@@ -137,6 +137,9 @@ class SandboxPolicy:
     # With the network off: the hosts caretz's proxy lets commands reach (sandbox/allowlist.py);
     # None: no proxy, nothing gets out.
     allowlist: NetworkAllowlist | None = None
+    # caretz's installed plugins (in its hidden data dir): read-only to commands, so a
+    # plugin's hook runs the scripts it brings; never writable, in any mode but `off`.
+    shown: tuple[Path, ...] = ()
 
     @property
     def enforced(self) -> bool:

@@ -14,6 +14,8 @@ a skill with no description, or a file that cannot be read, is left out with a w
 
 Every file is read through a door (sandbox/door.py): the project's for its folders, so a
 `SKILL.md` or a folder that leads outside the project is refused; the user's own for theirs.
+An installed plugin's `skills/` come last, read through a door whose one root is the
+plugin's folder, each name under the plugin's (`plugin-name:lint`).
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ SKIPPED = frozenset({".git", "node_modules"})
 @dataclass(frozen=True)
 class SkillFolder:
     path: Path  # a `skills/` folder
-    scope: str  # "project" or "user"
+    scope: str  # "project", "user" or "plugin"
     door: ProjectDoor  # how its files are listed and read
+    namespace: str = ""  # a plugin's name: its skill `lint` is `name:lint`
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ def read_skill(path: Path, folder: SkillFolder) -> tuple[Skill, list[str]]:
     if len(description) > MAX_DESCRIPTION:
         warnings.append(f"{path}: description over {MAX_DESCRIPTION} characters; cut there")
     skill = Skill(
-        name=directory,
+        name=f"{folder.namespace}:{directory}" if folder.namespace else directory,
         description=description[:MAX_DESCRIPTION],
         path=path,
         scope=folder.scope,

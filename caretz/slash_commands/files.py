@@ -4,6 +4,8 @@ Folders, first one wins a name: the project's `.caretz/commands/`, the user's
 `commands/` next to profiles.json, the project's `.claude/commands/` (read only, for
 teams moving over from Claude Code). A file's path below its folder is its name:
 `review.md` is `/review`, `frontend/test.md` is `/frontend:test`. Names are lower case.
+An installed plugin's `commands/` come after these, each name under the plugin's
+(`/plugin-name:review`), read through a door whose one root is the plugin's folder.
 A command that would shadow a built-in command is left out, with a warning.
 
 The project's folders and files are listed and read through the project's door
@@ -32,8 +34,9 @@ MAX_FILE_BYTES = 256 * 1024
 @dataclass(frozen=True)
 class CommandFolder:
     path: Path
-    label: str  # "project", "user" or "claude", shown in /help
+    label: str  # "project", "user", "claude" or "plugin", shown in /help
     door: ProjectDoor  # how its files are listed and read
+    namespace: str = ""  # a plugin's name: its `review.md` is `/name:review`
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def command_files(folder: CommandFolder) -> list[tuple[str, Path]]:
         parts = path.relative_to(folder.path).with_suffix("").parts
         if any(not part or part.startswith(".") or " " in part for part in parts):
             continue
-        found.append((":".join(parts).lower(), path))
+        found.append((":".join((*filter(None, [folder.namespace]), *parts)).lower(), path))
     return sorted(found)
 
 

@@ -58,6 +58,11 @@ def approval_lines(trust: ProjectTrust, settings: Settings, env: Mapping[str, st
         lines += [
             f"  {hook_text(event, hook.matcher, hook.line)}" for event, hook in command_hooks(file)
         ]
+    for plugin in config.plugins:
+        for hooks in plugin.hooks:
+            lines.append(f"{visible(hooks.source)}: hooks (commands caretz runs on its events):")
+            file = HookFile(hooks.config, hooks.source)
+            lines += [f"  {hook_text(e, h.matcher, h.line)}" for e, h in command_hooks(file)]
     for server in config.servers:
         lines += server_lines(server, protected, env)
     for command in config.commands:
@@ -87,14 +92,15 @@ def server_lines(server: Configured, protected: set[str], env: Mapping[str, str]
     """A `.mcp.json` server: what it runs or where it connects, its env and headers, and
     each variable it expands."""
     entry, name = server.entry, visible(server.name)
+    where = visible(server.source) if server.source.startswith("plugin ") else MCP_FILE
     lines = []
     if entry.transport == "stdio":
         command = visible(shown_command(entry.command or "", entry.args))
-        lines.append(f"{MCP_FILE}: server {name} runs `{command}` outside the sandbox")
+        lines.append(f"{where}: server {name} runs `{command}` outside the sandbox")
         lines += [f"  env {visible(key)}={visible(value)}" for key, value in entry.env.items()]
     else:
         url = entry.url or ""
-        lines.append(f"{MCP_FILE}: server {name} connects to {visible(url)} ({entry.transport})")
+        lines.append(f"{where}: server {name} connects to {visible(url)} ({entry.transport})")
         to = _expanded(url, protected, env)
         for key, value in entry.headers.items():
             lines.append(f"  header {visible(key)}: {visible(value)} (sent to {visible(to)})")

@@ -81,3 +81,41 @@ def test_a_limit_refuses_what_its_entries_do_not_name(tmp_path: Path) -> None:
         limit(ToolCall("3", "write", {"path": "a"}), ctx)
     unreadable = tool_limit("the agent 'y'", ["Bash(", "Glob"], [], tmp_path, "y.md")
     assert not unreadable.permits("bash") and unreadable.permits("glob")
+
+
+CODEX_REVIEWER = '''\
+name = "reviewer"
+description = "PR reviewer focused on correctness, security, and missing tests."
+model = "gpt-5.3-codex"
+model_reasoning_effort = "high"
+sandbox_mode = "read-only"
+nickname_candidates = ["Atlas"]
+developer_instructions = """
+Review code like an owner.
+Lead with concrete findings.
+"""
+
+[mcp_servers.docs]
+url = "https://example.com/mcp"
+'''
+
+
+def test_a_codex_agent_file_is_read_and_only_narrows(tmp_path: Path) -> None:
+    agents = tmp_path / ".codex" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.toml").write_text(CODEX_REVIEWER)
+    (agents / "broken.toml").write_text('name = "broken"\ndescription = ')
+    (agents / "open.toml").write_text(
+        'name = "open"\ndescription = "x"\nsandbox_mode = "danger-full-access"\n'
+    )
+
+    catalog = load_agents(
+        agent_folders(tmp_path, tmp_path, tmp_path / "home", ProjectDoor((tmp_path,)))
+    )
+
+    reviewer = catalog.agents["reviewer"]
+    assert reviewer.prompt == "Review code like an owner.\nLead with concrete findings."
+    assert (reviewer.model, reviewer.permission_mode) == ("openai/gpt-5.3-codex", "read-only")
+    assert catalog.agents["open"].permission_mode is None  # a wider sandbox is not taken
+    (warning,) = catalog.warnings
+    assert warning.startswith(f"{agents / 'broken.toml'}: not TOML")

@@ -150,7 +150,7 @@ def test_an_mcp_server_the_editor_passes_starts_with_the_session_and_its_calls_a
     assert result.status == "completed" and "Europe/Paris" in texts(result.content)
 
 
-def test_the_project_s_custom_commands_are_offered_and_a_slash_prompt_runs_one(
+def test_the_project_s_skills_and_custom_commands_are_offered_and_a_slash_prompt_runs_one(
     caretz, server, workspace
 ):
     commands = workspace / ".caretz" / "commands"
@@ -159,6 +159,12 @@ def test_the_project_s_custom_commands_are_offered_and_a_slash_prompt_runs_one(
         "---\ndescription: Review a pull request\nargument-hint: PR-NUMBER\n---\n"
         "Review pull request $1 and list what you would change.\n"
     )
+    skills = workspace / ".claude" / "skills"
+    for name, extra in (("lint", ""), ("background", "user-invocable: false\n")):
+        (skills / name).mkdir(parents=True)
+        (skills / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: The {name} skill\n{extra}---\nDo it.\n"
+        )
     server.add(text("Looks fine."))
     editor = Editor()
 
@@ -177,7 +183,8 @@ def test_the_project_s_custom_commands_are_offered_and_a_slash_prompt_runs_one(
     assert said.count("unknown command /revew: did you mean /review? (nothing was sent)") == 1
     assert len(server.requests) == 1 and stop == "end_turn"
     (offered,) = editor.of(AvailableCommandsUpdate)
-    (review,) = offered.available_commands
+    lint, review = offered.available_commands  # the skills the user may run, then commands
+    assert (lint.name, lint.description) == ("lint", "The lint skill")
     assert (review.name, review.description) == ("review", "Review a pull request")
     assert review.input.root.hint == "PR-NUMBER"
     sent = server.requests[0].messages[-1]["content"]
