@@ -217,6 +217,7 @@ ELSEWHERE = {
     "batch/results.py:ResultsFile.append": "the batch's results file the user named, 0644",
     "sandbox/beneath.py": "the project's tree through a folder's fd (rewinds, the git watch)",
     "sandbox/door.py:_walk_into": "a folder opened to list it (O_DIRECTORY, nothing created)",
+    "integrations/harbor.py:CaretzAgent._fill_context": "the trial's trajectory in Harbor's logs",
 }
 
 

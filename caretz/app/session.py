@@ -285,8 +285,7 @@ class Session:
         return images
 
     def attach(self, text: str) -> Attached:
-        """A typed message's `@path` mentions: the files and folders they name attached
-        after it, through the read tool's path checks (caretz/app/mentions.py)."""
+        """A typed message's `@path` files and folders attached (caretz/app/mentions.py)."""
         return at_mentions.attach_mentions(text, self.agent.parts.tool_ctx)
 
     def run_shell(self, command: str, on_output: Callable[[str], None]) -> ShellRun:

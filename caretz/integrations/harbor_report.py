@@ -8,13 +8,13 @@ Plain dicts only: Harbor's own models validate them in `harbor.py`, so this modu
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from caretz import inbound
 from caretz.session.records.guard import (
     LoopGuardCut,
     LoopGuardJudged,
@@ -50,8 +50,8 @@ def read_output(lines: Iterable[str]) -> RunOutput:
     output = RunOutput()
     for line in lines:
         try:
-            item = json.loads(line)
-        except ValueError:
+            item = inbound.load_json(line, "a line of the run's output")
+        except inbound.BadInput:
             continue
         if not isinstance(item, dict):
             continue
