@@ -82,11 +82,6 @@ class Covers:
             self._running = 0
             self._remove_created_locked()
 
-    def left_empty(self) -> list[Path]:
-        """The recorded mount points still on disk (what is left to remove)."""
-        with self._lock:
-            return sorted(path for path in self._created if path.exists())
-
     def _record_locked(self, paths: Iterable[Path]) -> None:
         for path in paths:
             # bubblewrap creates the missing parents too (`.claude` for `.claude/commands`).
