@@ -36,6 +36,7 @@ refuses new Unix sockets (sandbox/seccomp.py).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -90,9 +91,11 @@ def bwrap_argv(
     bwrap: str = "bwrap",
     view: SessionView | None = None,
     cwd: Path | None = None,
-) -> list[str]:
+) -> tuple[list[str], tuple[Path, ...]]:
     """The command line that runs `argv` inside the policy's sandbox, in `cwd` (a root
-    or a directory below one; the working directory by default)."""
+    or a directory below one; the working directory by default), and the mount points it
+    creates on the host: each mount's target missing now inside a root bound read-write
+    (sandbox/covers.py removes them once the sandbox is gone)."""
     if policy.mode is SandboxMode.OFF:
         raise ValueError("the sandbox is off; run the command directly")
     if not argv:
@@ -102,7 +105,8 @@ def bwrap_argv(
     if view.tmp is not None:
         args[-2:] = ["--bind", str(view.tmp), "/tmp"]  # in place of BASE_MOUNTS' tmpfs
     remount: list[Path] = []
-    for kind, path in _mounts(policy):
+    mounts = _mounts(policy)
+    for kind, path in mounts:
         args += _mount_args(kind, path, policy)
         if kind == "cover" or (kind == "hide" and path.is_dir()):
             remount.append(path)
@@ -124,7 +128,21 @@ def bwrap_argv(
     if view.seccomp_fd is not None:
         args += ["--seccomp", str(view.seccomp_fd)]
     args += ["--chdir", str(cwd or policy.cwd), "--", *argv]
-    return args
+    return args, _created_on_host(policy, mounts)
+
+
+def _created_on_host(policy: SandboxPolicy, mounts: list[tuple[str, Path]]) -> tuple[Path, ...]:
+    """The targets bubblewrap makes through a read-write bind of the host's folders."""
+    if policy.mode is not SandboxMode.WORKSPACE_WRITE:
+        return ()
+    writable = guarded_roots(policy)
+    return tuple(
+        path
+        for kind, path in mounts
+        if kind != "root"
+        and not os.path.lexists(path)
+        and any(is_within(path, root) for root in writable)
+    )
 
 
 def _mounts(policy: SandboxPolicy) -> list[tuple[str, Path]]:

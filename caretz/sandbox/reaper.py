@@ -20,6 +20,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from caretz.inbound import ascii_number
@@ -35,6 +36,7 @@ ROUNDS = 50  # kill-and-look rounds at exit: a process forking meanwhile is foun
 
 _lock = threading.Lock()
 _armed = False
+_after: list[Callable[[], None]] = []  # what runs at exit once no descendant is left
 
 
 def become_subreaper() -> bool:
@@ -49,9 +51,25 @@ def become_subreaper() -> bool:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             return False
-        atexit.register(end_descendants)
+        atexit.register(_at_exit)
         _armed = True
         return True
+
+
+def after_descendants_ended(callback: Callable[[], None]) -> None:
+    """Run `callback` at exit once every descendant is dead (at exit all the same where
+    caretz is no subreaper)."""
+    with _lock:
+        if _armed:
+            _after.append(callback)
+            return
+    atexit.register(callback)
+
+
+def _at_exit() -> None:
+    end_descendants()
+    for callback in _after:
+        callback()
 
 
 def end_descendants(root: int | None = None) -> list[int]:

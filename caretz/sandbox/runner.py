@@ -54,7 +54,7 @@ from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock_rules import launcher_argv, unconfined_argv
 from caretz.sandbox.netlisten import listener_inside, listener_on_host
 from caretz.sandbox.paths import PathGuard
-from caretz.sandbox.policy import SandboxPolicy, guarded_roots, is_within, root_protection
+from caretz.sandbox.policy import SandboxPolicy, is_within
 from caretz.sandbox.runtime import SessionRuntime
 from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 
@@ -80,6 +80,8 @@ class Launch:
     cwd: Path
     pass_fds: tuple[int, ...] = ()  # fds the command line names (seccomp, namespaces)
     opened: tuple[int, ...] = ()  # those opened for this command alone: `close()` them
+    # The directories it creates on the host as mount points (sandbox/covers.py).
+    mount_points: tuple[Path, ...] = ()
 
     def close(self) -> None:
         """Close this command's own fds once it has started (or failed to)."""
@@ -95,8 +97,6 @@ class Sandbox:
     env_filter: EnvFilter = field(default_factory=EnvFilter)
     bwrap_path: str = "bwrap"
     python: str | None = None  # the interpreter that runs the Landlock launcher
-    # The directories bubblewrap creates as mount points, removed once nothing runs.
-    covers: Covers = field(default_factory=Covers, compare=False, repr=False)
     # The session's shared /tmp, network namespace and bash cwd.
     runtime: SessionRuntime = field(default_factory=SessionRuntime, compare=False, repr=False)
     unix_sockets: tuple[Path, ...] = ()  # `allowUnixSockets`: reachable with the network off
@@ -115,6 +115,11 @@ class Sandbox:
     def enforced(self) -> bool:
         """Whether commands run confined (a sandboxed mode, with a backend that works)."""
         return self.policy.enforced and self.backend is not Backend.NONE
+
+    @property
+    def covers(self) -> Covers:
+        """The session's mount points (kept across a sandbox rebuilt mid-session)."""
+        return self.runtime.covers
 
     @cached_property
     def paths(self) -> PathGuard:
@@ -193,19 +198,11 @@ class Sandbox:
         """Whether a command started this way creates cover mount points on the host."""
         return confined and self.enforced and self.backend is Backend.BWRAP
 
-    def cover_paths(self) -> list[Path]:
-        """The missing paths of the writable roots that bubblewrap covers."""
-        return [
-            path
-            for root in guarded_roots(self.policy)
-            for path in root_protection(root).missing_dirs
-        ]
-
     def close(self) -> None:
         """The session has ended: its /tmp and network namespace go, and the mount points
         its commands' sandboxes left."""
+        self.covers.close()  # first: a sandbox still running is ended before its /tmp goes
         self.runtime.close()
-        self.covers.close()
 
     def _bwrap_launch(
         self, argv: Sequence[str], env: dict[str, str], cwd: Path, environ: Mapping[str, str]
@@ -229,8 +226,8 @@ class Sandbox:
             seccomp_fd=opened[0] if opened else None,
             sockets=sockets if not self.policy.network else (),
         )
-        command = bwrap_argv(self.policy, argv, self.bwrap_path, view, cwd)
-        return Launch([*prefix, *command], env, cwd, (*held, *opened), tuple(opened))
+        command, mount_points = bwrap_argv(self.policy, argv, self.bwrap_path, view, cwd)
+        return Launch([*prefix, *command], env, cwd, (*held, *opened), tuple(opened), mount_points)
 
     def _bwrap_proxy_port(self, prefix: list[str], held: tuple[int, ...]) -> int | None:
         """The proxy's port inside the session's namespace; None without an allowlist, or

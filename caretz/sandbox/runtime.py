@@ -52,6 +52,7 @@ from caretz.inbound import ascii_number
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.beneath import remove_tree
+from caretz.sandbox.covers import Covers
 
 if TYPE_CHECKING:
     import hashlib
@@ -106,6 +107,8 @@ class SessionRuntime:
     def __init__(self, parent: Path | None = None):
         self.parent = parent or sessions_parent()
         self._lock = threading.Lock()
+        # The mount points bubblewrap creates on the host, removed once nothing runs.
+        self.covers = Covers()
         self._dir: Path | None = None
         self._net: NetNamespace | None = None
         self._net_tried = False

@@ -140,13 +140,15 @@ def start_process(
         # Before the command line is built: from here on no cover mount point is removed,
         # so what the command line finds on disk is still there when bubblewrap starts.
         assert sandbox is not None
-        sandbox.covers.enter(sandbox.cover_paths())
+        sandbox.covers.enter()
     launch = None
     try:
         if sandbox is not None:
             launch = sandbox.launch(
                 argv, os.environ if environ is None else environ, confined=confined, cwd=cwd
             )
+            if covered:
+                sandbox.covers.record(launch.mount_points)
             argv, env, cwd, fds = launch.argv, launch.env, launch.cwd, launch.pass_fds
         process = ShellProcess(
             list(argv),
@@ -166,8 +168,18 @@ def start_process(
         if launch is not None:
             launch.close()
     if covered and sandbox is not None:
+        sandbox.covers.started(process.pid, lambda: _end_at_close(process))
         _leave_when_ended(process, sandbox.covers)
     return process
+
+
+END_AT_CLOSE_GRACE_S = 2.0  # SIGTERM to SIGKILL for a sandbox still running at the end
+
+
+def _end_at_close(process: Process) -> None:
+    """The session ends with this sandbox still running: it ends now, and is waited for."""
+    if process.returncode is None:
+        end_group(process, END_AT_CLOSE_GRACE_S)
 
 
 def shell_program(sandbox: Sandbox | None, confined: bool) -> str:
@@ -194,7 +206,7 @@ def _leave_when_ended(process: Process, covers: Covers) -> None:
 
     def wait() -> None:
         process.wait()
-        covers.leave()
+        covers.leave(process.pid)
 
     threading.Thread(target=wait, name="sandbox-covers", daemon=True).start()
 
