@@ -157,7 +157,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("caretz/tools/search_results.py", "newest_first", "os.open"): (
         "a directory fd of grep's checked root, for fstatat (no symlink followed) of rg's results"
     ),
-    ("caretz/sandbox/covers.py", "Covers._remove_created", ".rmdir"): (
+    ("caretz/sandbox/covers.py", "_remove_empty", ".rmdir"): (
         "an empty mount point bubblewrap made, once no sandboxed command is left to race it"
     ),
 }

