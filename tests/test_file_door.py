@@ -71,6 +71,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("caretz/cli_options.py", "stdout_reader_gone", "os.open"): "/dev/null",
     ("caretz/tools/plan_exit.py", "ExitPlanModeTool.save", ".iterdir"): DATA,
     ("caretz/checkpoints/git.py", "ShadowGit.borrowed", ".read_text"): "the shadow repository",
+    ("caretz/checkpoints/git.py", "ShadowGit._point_head", ".read_bytes"): "the shadow repository",
+    ("caretz/checkpoints/seed.py", "_own_store_empty", ".glob"): "the shadow repository",
+    ("caretz/checkpoints/seed.py", "_own_store_empty", ".iterdir"): "the shadow repository",
+    ("caretz/mcp_client/tokens.py", "TokenStore.forget", ".unlink"): "the kept MCP logins",
+    ("caretz/mcp_client/tokens.py", "TokenStore.load", "os.open"): "the kept MCP logins",
     ("caretz/checkpoints/git.py", "ShadowGit.repack_own", ".glob"): "the shadow repository",
     ("caretz/checkpoints/git.py", "ShadowGit.repack_own", ".unlink"): "the shadow repository",
     ("caretz/checkpoints/seed.py", "seed_index", "os.replace"): "the shadow repository",
@@ -109,6 +114,29 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "llama.cpp's stderr: an unnamed temporary file"
     ),
     # -- paths the user typed or configured (a flag, profiles.json) ------------------------
+    (
+        "caretz/integrations/harbor.py",
+        "CaretzAgent._fill_context",
+        ".read_text",
+    ): "a Harbor trial's own logs folder on the host, never a project's",
+    (
+        "caretz/integrations/harbor.py",
+        "CaretzAgent._fill_context",
+        ".write_text",
+    ): "a Harbor trial's own logs folder on the host, never a project's",
+    (
+        "caretz/integrations/harbor.py",
+        "CaretzAgent._result",
+        ".read_text",
+    ): "a Harbor trial's own logs folder on the host, never a project's",
+    (
+        "caretz/integrations/harbor.py",
+        "CaretzAgent._stderr",
+        ".read_text",
+    ): "a Harbor trial's own logs folder on the host, never a project's",
+    ("caretz/integrations/harbor.py", "CaretzAgent.configure", ".read_text"): (
+        "the profiles file the Harbor user names with the agent's `config` kwarg"
+    ),
     ("caretz/config/loading.py", "read_json_file", ".read_text"): (
         "profiles.json: the user's own config file (--config, CARETZ_CONFIG or the default)"
     ),
