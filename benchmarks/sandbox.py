@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from caretz.hooks.runner import HookEnvironment, run_command  # noqa: E402
-from caretz.sandbox.detect import Backend, BwrapProbe, SandboxCheck, check_sandbox  # noqa: E402
+from caretz.sandbox.detect import BwrapProbe, SandboxBackend, SandboxCheck, check_sandbox  # noqa: E402
 from caretz.sandbox.gitwatch import GitWatch  # noqa: E402
 from caretz.sandbox.policy import (  # noqa: E402
     SandboxMode,
@@ -99,12 +99,12 @@ def sandboxes(cwd: Path) -> dict[str, Sandbox | None]:
     found: dict[str, Sandbox | None] = {"direct": None}
     python = launcher_python(env.get("PATH", ""), untrusted_roots([cwd])).path
     check = check_sandbox(policy.mode, policy.network)
-    if check.backend is Backend.BWRAP:
+    if check.backend is SandboxBackend.BWRAP:
         found["bwrap"] = session_sandbox(policy, check)
         # The same without joining the session's namespace: a namespace per command.
         found["bwrap-ns"] = dataclasses.replace(found["bwrap"], nsenter_path=None)
     fallback = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "skipped"))
-    if fallback.backend is Backend.LANDLOCK:
+    if fallback.backend is SandboxBackend.LANDLOCK:
         found["landlock"] = dataclasses.replace(session_sandbox(policy, fallback), python=python)
     off = build_policy(cwd=cwd, home=home_from_env(env), mode=SandboxMode.OFF)
     found["off"] = dataclasses.replace(open_sandbox(off, check_sandbox(off.mode)), python=python)

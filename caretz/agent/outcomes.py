@@ -66,7 +66,7 @@ class ProviderRefused(RuntimeFailure):
 REFUSING_STATUSES = (401, 403, 404)
 
 
-class LoopGuardStopped(TurnEnd):
+class StoppedByGuard(TurnEnd):
     status = "loop_guard"
     exit_code = 3
 

@@ -28,7 +28,7 @@ from caretz.session.events import EventLog, read_events
 from caretz.session.images import ImageFiles
 from caretz.session.records.base import Record
 from caretz.session.records.checkpoints import CheckpointRestored
-from caretz.session.records.loop import ToolResult, TurnStarted
+from caretz.session.records.loop import ToolReturned, TurnStarted
 from caretz.session.store import History, rebuild_history, turn_prompt
 
 FILE_SCOPES: tuple[Scope, ...] = ("files", "both")
@@ -100,7 +100,7 @@ class SessionRewind:
         """Files caretz's own tools wrote in this session (absolute), from its log."""
         paths = []
         for event in self.events():
-            if isinstance(event, ToolResult):
+            if isinstance(event, ToolReturned):
                 paths += [str(self.workspace / path) for path in event.files_changed or ()]
         return paths
 

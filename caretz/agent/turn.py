@@ -24,9 +24,9 @@ from caretz.agent.outcomes import (
     Done,
     Interrupted,
     LimitReached,
-    LoopGuardStopped,
     ProviderRefused,
     RuntimeFailure,
+    StoppedByGuard,
     StoppedByHook,
     TurnEnd,
     TurnResult,
@@ -145,7 +145,7 @@ class Turn:
         message = self.cut_replies.keep(self.conversation.messages, response.message)
         self.last_text = message.content or self.last_text
         if final_report and self.stopping is not None:
-            raise LoopGuardStopped(self.stopping.notice)
+            raise StoppedByGuard(self.stopping.notice)
         if response.stop_reason == ABORTED:
             self.text_loop.end_turn(self.parts.log.emit, self.parts.guard.mode)
             return  # the guard cut a looping stream: ask again with its note
@@ -173,7 +173,7 @@ class Turn:
             self.conversation.messages,
             SKIPPED_AFTER_INTERRUPT if interrupted else SKIPPED_AFTER_STOP,
         )
-        stopped = isinstance(end, LoopGuardStopped) and self.stopping is not None
+        stopped = isinstance(end, StoppedByGuard) and self.stopping is not None
         resume = self.stopping.resume if stopped and self.stopping is not None else None
         used = usage_report(self.conversation.totals)  # the session's, the judge's share in
         result = TurnResult(
@@ -228,7 +228,7 @@ class Turn:
         conversation.context.measured(response.usage.to_dict(), conversation.messages)
         conversation.totals.add_response(response.usage, cost, config.name, config.model_ref)
         self.emit(
-            records.ModelResponse(
+            records.ModelReplied(
                 model=response.model,
                 message=response.message.to_dict(),
                 usage=response.usage.to_dict(),
@@ -298,7 +298,7 @@ class Turn:
 
     def record_provider_error(self, error: ProviderError) -> None:
         partial = error.partial.to_dict() if error.partial is not None else None
-        self.emit(records.ProviderError(error=str(error), status=error.status, partial=partial))
+        self.emit(records.ProviderFailed(error=str(error), status=error.status, partial=partial))
 
     # -- tools ----------------------------------------------------------------
     def run_tools(self, calls: list[ToolCall]) -> None:
@@ -397,7 +397,7 @@ class Turn:
         self.parts.log.keep_images(result.images)  # the event names them by digest
         fields = result.to_dict()
         self.emit(
-            records.ToolResult(
+            records.ToolReturned(
                 index=index, call_id=call.id, name=call.name, **fields, diff=result.diff
             )
         )
@@ -432,7 +432,7 @@ class Turn:
     def end_turn(self, final_text: str) -> None:
         decision = self.parts.guard.end_turn(final_text)
         if isinstance(decision, Stop):
-            raise LoopGuardStopped(decision.notice)
+            raise StoppedByGuard(decision.notice)
 
     def act(self, decision: Decision) -> None:
         """Keep what a decision asks for; the requests that follow send it."""

@@ -48,8 +48,7 @@ if TYPE_CHECKING:
     from caretz.api.events import Event
     from caretz.api.permission import PermissionCallback
     from caretz.app.outcome import Outcome
-    from caretz.app.session import Session as AppSession
-    from caretz.app.session import View
+    from caretz.app.session import AppSession, View
     from caretz.config.settings import Settings
     from caretz.tools.asking import Asker
 
@@ -154,7 +153,7 @@ class Session:
         self.worker: threading.Thread | None = None  # a stream()'s, while it runs
         workspace = Path(cwd).absolute() if cwd is not None else None
         try:
-            self.app: AppSession = app_session.Session.open(
+            self.app: AppSession = app_session.AppSession.open(
                 settings, self._relay, env=env, workspace=workspace, resume=resume, asker=asker,
                 trust_project=trust_project, mcp_background=mcp_background,
             )  # fmt: skip

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from caretz.api.result import RunResult
     from caretz.api.session import Session
     from caretz.app.outcome import Outcome
-    from caretz.app.session import Session as AppSession
+    from caretz.app.session import AppSession
 
 _DONE = object()  # the work ended; its result (or error) is in the box
 

@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
 @lazy_dataclass(frozen=True)
 class OpenRequest:
-    """What `Session.open` was asked for."""
+    """What `AppSession.open` was asked for."""
 
     settings: Settings
     view: View

@@ -47,7 +47,7 @@ else:
     rule_proposals = lazy_module("caretz.permissions.proposals")  # only for a refused call's hint
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.runtime.custom_commands import PreparedCommand
     from caretz.tools.base import ToolContext
 
@@ -63,7 +63,7 @@ class CommandRefused(ConfigError):
     """A `!` command or `@` file of a custom command that did not run; one line."""
 
 
-def expand_inline(session: Session, prepared: PreparedCommand) -> tuple[str, list[Image]]:
+def expand_inline(session: AppSession, prepared: PreparedCommand) -> tuple[str, list[Image]]:
     """The command's prompt with its `!` commands' outputs and its `@` files in it, and
     the images among those files (the read tool's, attached to the prompt); raises
     CommandRefused when one is refused (what ran before it stays run)."""
@@ -99,7 +99,7 @@ def _is_file(candidate: str, workspace: Path) -> bool:
 
 @dataclass
 class _Calls:
-    session: Session
+    session: AppSession
     prepared: PreparedCommand
     prefix: str = field(default_factory=lambda: f"command-{uuid.uuid4().hex[:8]}")
     numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))

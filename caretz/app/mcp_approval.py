@@ -13,11 +13,11 @@ from caretz.runtime.project_keys import project_env
 from caretz.runtime.project_trust import approve_servers
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.mcp_client.model import ServerStatus
 
 
-def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
+def approve_and_start(session: AppSession, names: list[str]) -> list[ServerStatus]:
     """`/mcp approve`: approve the project's servers named (all for none) and start those
     that wait for it; their tools join the session now. Returns their statuses. Raises
     ConfigError for a name the project's `.mcp.json` does not have."""

@@ -68,6 +68,6 @@ def usage_outcome(message: str) -> Outcome:
 def interrupted_outcome(
     interrupt: KeyboardInterrupt, message: str = "", *, sent: bool = True
 ) -> Outcome:
-    """Ctrl-C, SIGTERM / SIGHUP or `Session.cancel` outside the turn loop's own handling."""
+    """Ctrl-C, SIGTERM / SIGHUP or `AppSession.cancel` outside the turn loop's own handling."""
     end = interrupted_by(interrupt)
     return Outcome(end.status, end.exit_code, message or end.message, sent=sent)

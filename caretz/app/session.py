@@ -1,4 +1,4 @@
-"""The application layer: one `Session` that every front end drives.
+"""The application layer: one `AppSession` that every front end drives.
 
 The REPL, `caretz -p`, `caretz acp`, the Python API and stream-json are views over it:
 they turn input into the calls below and render what comes out (streamed deltas and
@@ -97,7 +97,7 @@ class View(TurnListener, Protocol):
 SWITCHES = ("model", "profile", "guard_mode", "permission_mode")
 
 
-class Session:
+class AppSession:
     """A running session: its parts (agent, log, permissions, hooks, checkpoints,
     sandbox, MCP servers) and what front ends ask of it."""
 
@@ -147,7 +147,7 @@ class Session:
         flags: Flags | None = None,
         mcp_background: bool = False,
         trust_project: bool = False,
-    ) -> Session:
+    ) -> AppSession:
         """Open a new session (or resume one: "latest" or an ID). Everything that can be
         wrong (the profile, model, keys, judge, rules, hooks, `.mcp.json`, sandbox) is a
         ConfigError or SessionNotFound before anything starts. `asker` answers permission
@@ -167,7 +167,7 @@ class Session:
         )  # fmt: skip
         return cls(assembly.build(assembly.check(request, probes=probes)), view, env, flags)
 
-    def reopen(self, resume: str | None = None) -> Session:
+    def reopen(self, resume: str | None = None) -> AppSession:
         """A new, empty session (`resume` None: /clear) or a past one (/resume ID) in
         place of this one, which is closed once the new one could open. The model,
         profile and guard mode in use, the project's rules and hooks as read at the
@@ -186,7 +186,7 @@ class Session:
         parts = assembly.build(assembly.check(request, carried), carried)
         self.mcp = None  # the new session has them now
         self.close(reason)
-        return Session(parts, self.view, self.env, self.flags)
+        return AppSession(parts, self.view, self.env, self.flags)
 
     def close(self, reason: str = "other") -> None:
         """SessionEnd hooks (`reason`: clear, resume, prompt_input_exit, other), then the
@@ -440,6 +440,6 @@ def start_session(
     resume: str | None = None,
     workspace: Path | None = None,
     asker: Asker | None = None,
-) -> Session:
-    """`Session.open` with positional arguments, as tests and embedding code call it."""
-    return Session.open(settings, view, env=env, resume=resume, workspace=workspace, asker=asker)
+) -> AppSession:
+    """`AppSession.open` with positional arguments, as tests and embedding code call it."""
+    return AppSession.open(settings, view, env=env, resume=resume, workspace=workspace, asker=asker)

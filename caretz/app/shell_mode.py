@@ -5,7 +5,7 @@ The command starts the one way every command starts (caretz/tools/process.py): i
 session's sandbox, with the filtered environment, in its own process group, from the
 directory the bash tool's commands are in (a `cd` carries over both ways, as between
 two bash calls). Nobody is asked: the user typed it. The session's bash timeout, Ctrl-C
-and `Session.cancel` end its whole group.
+and `AppSession.cancel` end its whole group.
 
 Its output goes to the view as it arrives and, cleaned as a model reads command output
 (no terminal escapes, `\\r` progress collapsed) and capped like a bash result, waits in

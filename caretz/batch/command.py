@@ -21,7 +21,7 @@ from caretz.batch.child import absolute_paths
 from caretz.batch.results import INTERRUPTED, ResultsFile, TaskResult
 from caretz.batch.runner import Batch, Plan
 from caretz.batch.tasks import Task, TaskFileError, read_tasks
-from caretz.batch.view import DONE, LiveView, PlainView, Tally, closing_table, counts_text
+from caretz.batch.view import DONE, BatchLiveView, BatchTally, PlainView, closing_table, counts_text
 from caretz.config.env_file import apply_env_file
 from caretz.config.settings import resolve_judge_model, resolve_settings
 from caretz.config_base import ConfigError
@@ -168,6 +168,6 @@ def plural_tasks(count: int) -> str:
 
 
 def _batch(plan: Plan) -> tuple[Batch, PlainView]:
-    tally = Tally(len(plan.tasks))
-    view = LiveView(tally) if sys.stderr.isatty() else PlainView(tally)
+    tally = BatchTally(len(plan.tasks))
+    view = BatchLiveView(tally) if sys.stderr.isatty() else PlainView(tally)
     return Batch(plan, view), view

@@ -31,7 +31,7 @@ GRACE_S = 30.0  # after an interrupt, before SIGTERM; as long again before SIGKI
 _STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class View(Protocol):
+class BatchView(Protocol):
     def started(self, task: Task, worktree: Path) -> None: ...
     def spent(self, task_id: str, spent: Spent) -> None: ...
     def finished(self, result: TaskResult) -> None: ...
@@ -50,7 +50,7 @@ class Plan:
 
 
 class Batch:
-    def __init__(self, plan: Plan, view: View, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, plan: Plan, view: BatchView, clock: Callable[[], float] = time.monotonic):
         self.plan = plan
         self.view = view
         self.clock = clock

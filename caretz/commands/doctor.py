@@ -28,7 +28,7 @@ from caretz.providers.local_spec import LocalServerError, server_spec
 from caretz.providers.resolve import CUSTOM_API_KEY_ENV, example_ref, key_providers
 from caretz.runtime import project_trust, trust_notice
 from caretz.runtime.mcp import configured_servers
-from caretz.sandbox.detect import Backend
+from caretz.sandbox.detect import SandboxBackend
 from caretz.tools.ripgrep import RipgrepMissing, rg_path
 
 if TYPE_CHECKING:
@@ -55,18 +55,18 @@ class Finding:
         return f"{mark} {self.item}: {self.detail}{fix}"
 
 
-def doctor_command(overrides: Flags, env: Mapping[str, str] | None = None) -> int:
+def doctor_command(flags: Flags, env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
-    findings = list(diagnose(overrides, env, Path.cwd()))
+    findings = list(diagnose(flags, env, Path.cwd()))
     sys.stdout.write(f"caretz {__version__}, Python {sys.version.split()[0]}\n")
     for finding in findings:
         sys.stdout.write(finding.line() + "\n")
     return 1 if any(finding.blocks for finding in findings) else 0
 
 
-def diagnose(overrides: Flags, env: Mapping[str, str], workspace: Path) -> Iterator[Finding]:
+def diagnose(flags: Flags, env: Mapping[str, str], workspace: Path) -> Iterator[Finding]:
     try:
-        settings = load_settings(overrides)
+        settings = load_settings(flags)
     except ConfigError as error:
         yield Finding("settings", str(error), ok=False, fix="correct it", blocks=True)
         yield keys_finding(env)
@@ -161,7 +161,7 @@ def sandbox_findings(
     if refused or check.problem:
         fix = "see caretz sandbox check"
         yield Finding("sandbox", refused or check.problem or "", ok=False, fix=fix, blocks=True)
-    elif check.backend is Backend.NONE:
+    elif check.backend is SandboxBackend.NONE:
         yield Finding("sandbox", f"off ({where}): commands run on your machine as you")
     elif check.notice:
         yield Finding("sandbox", f"{check.backend.value} ({where}): {check.notice}", ok=False)

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
 
 
-def list_mcp_servers(overrides: Flags, output: str) -> int:
-    return with_settings(overrides, lambda settings: list_servers(settings, output))
+def list_mcp_servers(flags: Flags, output: str) -> int:
+    return with_settings(flags, lambda settings: list_servers(settings, output))
 
 
-def approve_mcp_servers(overrides: Flags, names: list[str]) -> int:
-    return with_settings(overrides, lambda settings: approve_servers(settings, names))
+def approve_mcp_servers(flags: Flags, names: list[str]) -> int:
+    return with_settings(flags, lambda settings: approve_servers(settings, names))
 
 
 def list_servers(settings: Settings, output: str, workspace: Path | None = None) -> int:

@@ -56,7 +56,7 @@ class RewindArgs:
 
 
 def rewind_session(
-    overrides: Flags,
+    flags: Flags,
     session: str | None,
     turn: int | None,
     checkpoint: str | None,
@@ -67,7 +67,7 @@ def rewind_session(
     undo: bool = False,
 ) -> int:
     args = RewindArgs(session, turn, checkpoint, files_only, conversation_only, force, undo)
-    return with_settings(overrides, lambda settings: run_rewind(settings, args))
+    return with_settings(flags, lambda settings: run_rewind(settings, args))
 
 
 def run_rewind(settings: Settings, args: RewindArgs) -> int:

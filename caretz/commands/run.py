@@ -24,7 +24,7 @@ from rich.console import Console
 from caretz.agent.outcomes import Interrupted
 from caretz.agent.signals import signals_interrupt
 from caretz.api.result import RunResult, failed_outside_work, refused_before_start
-from caretz.api.session import Session as ApiSession
+from caretz.api.session import Session
 from caretz.app.commands import find_command
 from caretz.app.goals import check_evaluator, paused_goal
 from caretz.checkpoints.project import project_root
@@ -54,13 +54,13 @@ else:
 
 if TYPE_CHECKING:
     from caretz.app.outcome import Outcome
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
 
 
 def run_cli(
-    overrides: Flags,
+    flags: Flags,
     prompt: str | None,
     resume: str | None,
     *,
@@ -69,8 +69,8 @@ def run_cli(
     job: str | None = None,
     input_format: str = "text",
 ) -> int:
-    json_output = overrides.get("output") == "json" or input_format == "stream-json"
-    problem = usage_problem(overrides, prompt, goal, input_format)
+    json_output = flags.get("output") == "json" or input_format == "stream-json"
+    problem = usage_problem(flags, prompt, goal, input_format)
     if problem:
         return fail_run(problem, json_output)
     if resume == PICK_SESSION:
@@ -83,15 +83,15 @@ def run_cli(
     try:
         if env_file is not None:
             env_files.apply_env_file(env_file, os.environ)
-        settings = load_settings(with_resumed_model(overrides, resume, os.environ))
-        if overrides.get("goal_model") is not None:
+        settings = load_settings(with_resumed_model(flags, resume, os.environ))
+        if flags.get("goal_model") is not None:
             resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
         return fail_run(str(error), json_output)
     if input_format == "stream-json":
         return stream_json.run_stream_json(settings, resume)
     if prompt is None and goal is None and sys.stdin.isatty():
-        return repl.run_repl(settings, resume, overrides)
+        return repl.run_repl(settings, resume, flags)
     if prompt is not None or goal is None:
         try:
             prompt = prompt_with_stdin(prompt)
@@ -124,34 +124,34 @@ def picked_session() -> str | ConfigError | None:
     return repl.pick_session(sessions)
 
 
-def with_resumed_model(overrides: Flags, resume: str | None, env: Mapping[str, str]) -> Flags:
+def with_resumed_model(flags: Flags, resume: str | None, env: Mapping[str, str]) -> Flags:
     """A resumed session carries on with the model it last ran on, unless the run names a
     model or a profile (a flag or a CARETZ_* variable). A bare model ID served at a
     `--base-url` is taken only with that flag given again."""
     named = ("model", "profile")
-    if resume is None or any(overrides.get(name) for name in named):
-        return overrides
+    if resume is None or any(flags.get(name) for name in named):
+        return flags
     if any(env.get(f"CARETZ_{name.upper()}") for name in named):
-        return overrides
+        return flags
     try:
         store = SessionStore(data_dir(env))
         session_id = store.latest(project_root(Path.cwd())) if resume == "latest" else resume
         model = store.model_of(session_id)
     except (ConfigError, SessionNotFound, OSError):
-        return overrides  # said where the session is opened
-    if not model or ("/" not in model and not overrides.get("base_url")):
-        return overrides
-    return {**overrides, "model": model}
+        return flags  # said where the session is opened
+    if not model or ("/" not in model and not flags.get("base_url")):
+        return flags
+    return {**flags, "model": model}
 
 
 def usage_problem(
-    overrides: Flags, prompt: str | None, goal: str | None, input_format: str
+    flags: Flags, prompt: str | None, goal: str | None, input_format: str
 ) -> str | None:
     """What is wrong with the run's command line before anything is read, if anything."""
     if input_format not in INPUT_FORMATS:
         return f"--input-format {input_format!r}: use text or stream-json"
     if input_format == "stream-json":
-        return stream_json.stream_json_problem(overrides, prompt, goal)
+        return stream_json.stream_json_problem(flags, prompt, goal)
     if prompt is not None and not prompt.strip():
         return '-p needs a prompt: it was empty (write -p "what to do", or -p - to read stdin)'
     if goal is not None and not goal.strip():
@@ -196,7 +196,7 @@ def make_output(settings: Settings) -> JsonOutput | TextOutput:
     return TextOutput(detailed=settings.output == "detailed")
 
 
-Work = Callable[["Session"], "Outcome"]
+Work = Callable[["AppSession"], "Outcome"]
 
 
 def run_headless(
@@ -215,9 +215,7 @@ def run_headless(
         work = plan_work(settings, prompt, resume, goal)
         # The first request goes with the MCP servers ready by then; the others' tools
         # join at the next request after each is ready.
-        session = ApiSession.from_settings(
-            settings, view=output, resume=resume, mcp_background=True
-        )
+        session = Session.from_settings(settings, view=output, resume=resume, mcp_background=True)
     except (ConfigError, SessionNotFound) as error:
         return fail_run(str(error), settings.output == "json")
     if settings.permission_mode == "yolo":

@@ -26,7 +26,7 @@ Echo = Callable[[str], None]
 
 
 @dataclass
-class Evaluation:
+class EvalPlan:
     """Everything one `guard eval` run needs, resolved."""
 
     labelling: Labelling  # the trajectories with their labels (apply_labels)
@@ -43,7 +43,7 @@ class Evaluation:
     output: str = "text"
 
 
-def run_evaluation(evaluation: Evaluation, echo: Echo, note: Echo) -> int:
+def run_evaluation(evaluation: EvalPlan, echo: Echo, note: Echo) -> int:
     """Judge, score and print; 0, or 130 after Ctrl-C (with what finished)."""
     labelling = evaluation.labelling
     items = labelling.labelled[: evaluation.limit]
@@ -68,7 +68,7 @@ def run_evaluation(evaluation: Evaluation, echo: Echo, note: Echo) -> int:
     return INTERRUPTED if context.interrupted else 0
 
 
-def _judge_json(evaluation: Evaluation) -> dict[str, Any]:
+def _judge_json(evaluation: EvalPlan) -> dict[str, Any]:
     settings = evaluation.judge_settings
     return {
         "model": settings["model"],

@@ -80,8 +80,8 @@ class Answers:
         self._memo: dict[str, JudgeResult] = {}
         self._lock = threading.Lock()
 
-    def asker(self) -> Asker:
-        return Asker(self)
+    def asker(self) -> ReplayJudge:
+        return ReplayJudge(self)
 
     def answer(self, summary: str, timeout_s: float) -> tuple[JudgeResult, str]:
         """The answer, and where it came from: "memo", "cache", "judge" or CANCELLED."""
@@ -107,7 +107,7 @@ class Answers:
             self._memo[key] = result
 
 
-class Asker:
+class ReplayJudge:
     """The judge as one replay sees it; notes where each answer came from, in order."""
 
     def __init__(self, answers: Answers):

@@ -29,7 +29,7 @@ from caretz.guard.model import Judge, Mode, ToolObservation, TurnContext
 from caretz.messages import Message, ToolCall, Usage
 from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.guard import LoopGuardFired, LoopGuardJudged, LoopGuardJudging
-from caretz.session.records.loop import ModelResponse, ToolCalled, ToolResult, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolCalled, ToolReturned, TurnStarted
 from caretz.session.records.parse import parse_record
 
 # Corpus tool names → caretz tool names, where the match is obvious. The corpus
@@ -62,7 +62,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Response:
+class ReplayedResponse:
     """An assistant response, fed to the guard just before step `before_step`."""
 
     before_step: int
@@ -75,7 +75,7 @@ class Trajectory:
     id: str
     task: str
     steps: list[Step]
-    responses: list[Response] = field(default_factory=list)
+    responses: list[ReplayedResponse] = field(default_factory=list)
     final_text: str = ""
     label: dict[str, Any] | None = None  # corpus labels: {stuck, first_stuck_step, ...}
     model_ref: str = "unknown"
@@ -167,7 +167,7 @@ class _TurnBuilder:
     task: str = ""
     model_ref: str = "unknown"
     steps: list[Step] = field(default_factory=list)
-    responses: list[Response] = field(default_factory=list)
+    responses: list[ReplayedResponse] = field(default_factory=list)
     calls: dict[str, ToolCall] = field(default_factory=dict)  # by call id, and by "#index"
     final_text: str = ""
 
@@ -202,10 +202,10 @@ def _apply_event(turn: _TurnBuilder, event: LoopRecord) -> None:
     if isinstance(event, TurnStarted):
         turn.task = str(event.prompt or "")
         turn.model_ref = str(event.model or turn.model_ref)
-    elif isinstance(event, ModelResponse):
+    elif isinstance(event, ModelReplied):
         message = Message.from_dict(event.message or {"role": "assistant"})
         usage = Usage.from_dict(event.usage or {})
-        turn.responses.append(Response(len(turn.steps), message, usage))
+        turn.responses.append(ReplayedResponse(len(turn.steps), message, usage))
         for call in message.tool_calls:
             turn.calls[call.id] = call
         if not message.tool_calls:
@@ -214,11 +214,11 @@ def _apply_event(turn: _TurnBuilder, event: LoopRecord) -> None:
         call = ToolCall.from_dict({"id": "", "name": "unknown", **event.call})
         turn.calls[call.id] = call
         turn.calls[f"#{event.index}"] = call
-    elif isinstance(event, ToolResult):
+    elif isinstance(event, ToolReturned):
         turn.steps.append(_session_step(turn, event))
 
 
-def _session_step(turn: _TurnBuilder, event: ToolResult) -> Step:
+def _session_step(turn: _TurnBuilder, event: ToolReturned) -> Step:
     call_id = str(event.call_id or "")
     call = turn.calls.get(call_id) or turn.calls.get(f"#{event.index}")
     seen = ToolObservation.from_record(event, call)
@@ -358,8 +358,8 @@ def replay_all(
     return [replay(trajectory, config, judge) for trajectory in trajectories]
 
 
-def _responses_by_step(trajectory: Trajectory) -> dict[int, list[Response]]:
-    grouped: dict[int, list[Response]] = {}
+def _responses_by_step(trajectory: Trajectory) -> dict[int, list[ReplayedResponse]]:
+    grouped: dict[int, list[ReplayedResponse]] = {}
     for response in trajectory.responses:
         grouped.setdefault(response.before_step, []).append(response)
     return grouped

@@ -13,7 +13,7 @@ from caretz.messages import ToolCall, Usage
 from caretz.plan import Plan
 
 if TYPE_CHECKING:
-    from caretz.session.records.loop import ToolResult
+    from caretz.session.records.loop import ToolReturned
 
 Mode = Literal["off", "shadow", "active"]
 
@@ -47,7 +47,7 @@ class ToolObservation:
     files_changed: tuple[str, ...] = ()
 
     @classmethod
-    def from_record(cls, result: ToolResult, call: ToolCall | None = None) -> ToolObservation:
+    def from_record(cls, result: ToolReturned, call: ToolCall | None = None) -> ToolObservation:
         """What a logged call stands for, from its `Tool.Result` record and its call: how a
         goal's recorder and a replay see again what the turn handed the guard."""
         return cls(

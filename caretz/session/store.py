@@ -20,9 +20,9 @@ from caretz.session.events import read_events
 from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.checkpoints import CheckpointRestored
 from caretz.session.records.loop import (
-    ModelResponse,
+    ModelReplied,
     ToolCalled,
-    ToolResult,
+    ToolReturned,
     TurnEnded,
     TurnStarted,
 )
@@ -284,9 +284,9 @@ def rebuild_history(events: Iterable[Record], load_image: ImageLoader | None = N
             state.conversation.append(Message("user", event.prompt + lost, images=images))
             state.turns, state.last_request = state.turns + 1, event.prompt
             state.live_turns = (*state.live_turns, number)
-        elif isinstance(event, ModelResponse):
+        elif isinstance(event, ModelReplied):
             state.conversation.append(Message.from_dict(event.message, load_image))
-        elif isinstance(event, ToolResult):
+        elif isinstance(event, ToolReturned):
             images, lost = restore_images(event.images or [], load_image)
             state.conversation.append(
                 Message(

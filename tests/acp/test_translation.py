@@ -28,7 +28,7 @@ from caretz.acp.view import TurnSigns
 from caretz.app.session import Outcome
 from caretz.config_base import ConfigError
 from caretz.session.records.guard import LoopGuardJudged, LoopGuardJudging, LoopGuardWarned
-from caretz.session.records.loop import ToolCalled, ToolResult
+from caretz.session.records.loop import ToolCalled, ToolReturned
 from caretz.tools.asking import Question
 from caretz.tools.files import unified_diff
 
@@ -53,10 +53,12 @@ def test_a_new_file_shows_its_whole_text_and_a_failed_edit_its_error():
     translator = EventTranslator(WORKSPACE)
     call = {"id": "c1", "name": "write", "arguments": {"path": "new.txt", "content": "hi\n"}}
     translator.updates(ToolCalled(call=call))
-    (update,) = translator.updates(ToolResult(call_id="c1", name="write", ok=True, output="Wrote"))
+    (update,) = translator.updates(
+        ToolReturned(call_id="c1", name="write", ok=True, output="Wrote")
+    )
     (diff,) = update.content
     assert (diff.path, diff.old_text, diff.new_text) == ("/work/project/new.txt", None, "hi\n")
-    failed = ToolResult(call_id="c2", name="edit", ok=False, output="old_string not found")
+    failed = ToolReturned(call_id="c2", name="edit", ok=False, output="old_string not found")
     shown = finished(None, failed, WORKSPACE)
     assert shown.status == "failed"
     assert shown.content[0].content.text == "old_string not found"

@@ -24,7 +24,7 @@ from caretz.agent.compaction import (
     estimate_tokens,
     head_and_tail,
 )
-from caretz.app.session import Session, start_session
+from caretz.app.session import AppSession, start_session
 from caretz.config.settings import resolve_settings
 from caretz.messages import Message, ToolCall
 from caretz.session.events import read_events
@@ -83,12 +83,12 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
-def open_session(env: dict[str, str], workspace: Path, resume: str | None = None) -> Session:
+def open_session(env: dict[str, str], workspace: Path, resume: str | None = None) -> AppSession:
     settings = resolve_settings({}, env)
     return start_session(settings, Recorder(), env, resume=resume, workspace=workspace)
 
 
-def run_big_turns(session: Session, server: ModelServer, count: int) -> None:
+def run_big_turns(session: AppSession, server: ModelServer, count: int) -> None:
     """`count` turns, each one bash call with 6000 characters of output, then an answer."""
     for number in range(1, count + 1):
         server.add(tool("bash", command=BIG_OUTPUT), text(f"answer {number}"))
@@ -96,7 +96,7 @@ def run_big_turns(session: Session, server: ModelServer, count: int) -> None:
         assert result.status == "done"
 
 
-def policy_between(session: Session, trigger: int, target: int) -> CompactionPolicy:
+def policy_between(session: AppSession, trigger: int, target: int) -> CompactionPolicy:
     window = 100_000
     return CompactionPolicy(
         context_window=window,

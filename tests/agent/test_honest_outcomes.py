@@ -15,7 +15,7 @@ from caretz.agent.outcomes import SKIPPED_AFTER_INTERRUPT
 from caretz.agent.parts import AgentConfig, AgentParts
 from caretz.messages import Message, ToolCall, ToolSpec
 from caretz.session.events import EventLog
-from caretz.session.records.loop import ModelResponse, ToolCalled, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolCalled, TurnStarted
 from caretz.session.store import OUTCOME_UNKNOWN, SESSION_ENDED, rebuild_history
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.bash import BashTool
@@ -109,7 +109,7 @@ def test_resume_after_a_crash_says_a_started_call_has_an_unknown_outcome():
     asked = Message("assistant", "", tool_calls=[started, never])
     events = [
         TurnStarted(prompt="deploy"),
-        ModelResponse(message=asked.to_dict()),
+        ModelReplied(message=asked.to_dict()),
         ToolCalled(index=0, call=started.to_dict()),
         # caretz was killed here: no Tool.Result, no Turn.Ended
     ]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from caretz.api import Answer, ConfigError, GuardNotice, Question, ToolCall, ToolResult
+from caretz.api import Answer, ConfigError, GuardNotice, Question, ToolCall, ToolCallResult
 from caretz.api.events import SessionEvent, from_session_event, guard_verdict
 from caretz.api.options import Options, resolve
 from caretz.api.permission import CallbackAsker, as_answer
@@ -66,7 +66,7 @@ def test_session_events_become_the_apis_records():
         "duration_s": 0.5,
         "agent": "main",
     }
-    assert from_session_event(parse_record(result)) == ToolResult(
+    assert from_session_event(parse_record(result)) == ToolCallResult(
         "call_1", "bash", False, "boom", 2, 0.5
     )
     redirected = {

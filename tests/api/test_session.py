@@ -15,7 +15,7 @@ from caretz.api import (
     SessionEvent,
     TextDelta,
     ToolCall,
-    ToolResult,
+    ToolCallResult,
     Usage,
 )
 from tests.api.conftest import API_KEY, events_of, sessions_folder
@@ -65,7 +65,7 @@ def test_stream_yields_the_typed_events_as_they_happen_then_the_result(server, o
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert len(deltas) > 1 and "".join(deltas) == result.text  # streamed in pieces
     (call,) = [e for e in events if isinstance(e, ToolCall)]
-    (done,) = [e for e in events if isinstance(e, ToolResult)]
+    (done,) = [e for e in events if isinstance(e, ToolCallResult)]
     assert (call.name, call.arguments) == ("bash", {"command": "echo hi"})
     assert (done.call_id, done.ok, done.output.strip()) == (call.id, True, "hi")
     assert events.index(call) < events.index(done)

@@ -1,4 +1,4 @@
-"""`caretz.app.session.Session` driven directly: turns, custom commands, goals, switches
+"""`caretz.app.session.AppSession` driven directly: turns, custom commands, goals, switches
 and opening, against the loopback model server, with real bash and real session logs."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from caretz.app.session import Session
+from caretz.app.session import AppSession
 from caretz.config.settings import resolve_settings
 from caretz.config_base import ConfigError
 from caretz.session.events import read_events
@@ -36,7 +36,7 @@ def test_a_tool_turn_runs_the_command_and_answers(open_session, server, workspac
     assert view.text == "Wrote it."
     assert session.totals.tool_calls == 1 and session.totals.requests == 2
     logged = [e.type for e in read_events(session.events_path)]
-    assert logged[0] == "Session.Started" and logged.count("Turn.Ended") == 1
+    assert logged[0] == "AppSession.Started" and logged.count("Turn.Ended") == 1
 
 
 def test_a_custom_command_runs_on_its_model_then_the_session_carries_on(
@@ -123,7 +123,7 @@ def test_a_switch_that_fails_changes_nothing(open_session, server):
     assert session.agent.parts.provider is provider
     assert session.agent.config.model_ref == session.settings.model.ref == model
     assert session.settings.loop_guard.mode == "off"
-    changed = [e for e in read_events(session.events_path) if e.type == "Session.Changed"]
+    changed = [e for e in read_events(session.events_path) if e.type == "AppSession.Changed"]
     assert changed == []
 
 
@@ -196,10 +196,10 @@ def test_opening_with_a_bad_profile_leaves_no_session_folder(env, workspace, con
     bad_env = {**env, "ANTHROPIC_API_KEY": ""}  # the profile's model has no key
 
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-        Session.open(bad, Recorder(), env=bad_env, workspace=workspace)
+        AppSession.open(bad, Recorder(), env=bad_env, workspace=workspace)
     write_profiles(config, {"general": {"permissions": {"allow": ["Bash(unclosed"]}}})
     with pytest.raises(ConfigError, match="profiles.general.permissions"):
-        Session.open(resolve_settings({}, env), Recorder(), env=env, workspace=workspace)
+        AppSession.open(resolve_settings({}, env), Recorder(), env=env, workspace=workspace)
 
     assert not sessions_folder(env).exists() or list(sessions_folder(env).iterdir()) == []
 
@@ -234,7 +234,7 @@ def test_reopen_leaves_this_session_for_a_new_one_in_its_own_log(open_session, s
     assert second.id != first.id and outcome.text == "fresh"
     assert server.requests[-1].messages[0]["content"] == "again"  # an empty conversation
     logged = [e.type for e in read_events(second.events_path)]
-    assert logged[0] == "Session.Started" and logged.count("Turn.Started") == 1
+    assert logged[0] == "AppSession.Started" and logged.count("Turn.Started") == 1
     first_log = [e.type for e in read_events(first.events_path)]
     assert first_log.count("Turn.Started") == 1  # the second session writes its own log
     second.close()

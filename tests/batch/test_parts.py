@@ -13,7 +13,7 @@ from rich.console import Console
 from caretz.batch.child import absolute_paths, run_argv
 from caretz.batch.results import ResultsFile, TaskResult
 from caretz.batch.tasks import Task, TaskFileError, read_tasks
-from caretz.batch.view import LiveView, PlainView, Tally, closing_table, counts_text
+from caretz.batch.view import BatchLiveView, BatchTally, PlainView, closing_table, counts_text
 
 
 def test_a_task_line_is_checked_key_by_key(tmp_path: Path):
@@ -104,7 +104,7 @@ def test_a_tasks_run_takes_the_batchs_flags_its_files_absolute(tmp_path):
 
 def test_the_views_count_the_tasks_and_the_table_lists_every_one(tmp_path):
     task = Task("a", "fix the login page", tmp_path)
-    tally = Tally(total=3, clock=lambda: 100.0)
+    tally = BatchTally(total=3, clock=lambda: 100.0)
     out = io.StringIO()
     plain = PlainView(tally, out)
     plain.started(task, tmp_path / "w")
@@ -114,7 +114,7 @@ def test_the_views_count_the_tasks_and_the_table_lists_every_one(tmp_path):
     assert tally.headline() == "1 done · 1 running · 0 failed · 1 waiting · 0 tokens · $0.2500"
     assert out.getvalue().splitlines()[1].startswith("caretz batch: a done (exit 0) · 0 tool calls")
     screen = Console(file=io.StringIO(), width=100, record=True)
-    live = LiveView(tally, screen)
+    live = BatchLiveView(tally, screen)
     live.close()
     drawn = Console(file=io.StringIO(), width=100, record=True)
     drawn.print(live)

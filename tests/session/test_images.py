@@ -8,7 +8,7 @@ from pathlib import Path
 from caretz.messages import Image, Message
 from caretz.session.events import EventLog, read_events
 from caretz.session.images import ImageFiles
-from caretz.session.records.loop import ModelResponse, ToolResult, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolReturned, TurnStarted
 from caretz.session.records.session import SessionCompacted
 from caretz.session.store import read_history
 from tests.pictures import png
@@ -22,10 +22,10 @@ def logged_session(folder: Path) -> EventLog:
     log.keep_images([SHOT])
     log.emit(TurnStarted(turn=1, agent="main", prompt="look", images=[SHOT.ref()]))
     reply = Message("assistant", "", tool_calls=[])
-    log.emit(ModelResponse(agent="main", message=reply.to_dict()))
+    log.emit(ModelReplied(agent="main", message=reply.to_dict()))
     log.keep_images([SHOT])
     log.emit(
-        ToolResult(agent="main", call_id="call_1", ok=True, output="Image", images=[SHOT.ref()])
+        ToolReturned(agent="main", call_id="call_1", ok=True, output="Image", images=[SHOT.ref()])
     )
     log.close()
     return log
