@@ -240,8 +240,9 @@ def _wait_until_ready(
     report = _parse_report(line)
     if "url" not in report:
         raise LocalServerError(_describe_failure(report, log, where))
-    _wait_for_health(report["url"], deadline, process, where)
-    return report["url"]
+    url: str = report["url"]
+    _wait_for_health(url, deadline, process, where)
+    return url
 
 
 def _read_line(process: subprocess.Popen[bytes], timeout_s: float) -> bytes | None:

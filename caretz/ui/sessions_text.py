@@ -90,7 +90,8 @@ def describe_event(event: Record) -> str | None:
         mark = "ok" if event.ok else f"failed ({how})" if how else "failed"
         return f"    → {mark}, {event.duration_s}s"
     if isinstance(event, loop.ModelReplied) and event.message.get("content"):
-        return event.message["content"]
+        content: str = event.message["content"]
+        return content
     if isinstance(event, LoopGuardRecord):
         lines = render_lines(event, detailed=True)
         if isinstance(event, LoopGuardStopped):  # its notice is the turn's end line: printed there
