@@ -170,7 +170,10 @@ def turn_through_hook(
     log = EventLog(scratch / "session" / "events.jsonl")
     hook = TurnCheckpoints(store)
     hook.attach("bench-hook", log)
-    write, ctx = ToolCall("call_1", "write", {"path": "x", "content": ""}), ToolContext(project)
+    write, ctx = (
+        ToolCall(id="call_1", name="write", arguments={"path": "x", "content": ""}),
+        ToolContext(workspace=project),
+    )
     for turn in range(1, 6):
         log.emit(TurnStarted(turn=turn, agent="main", prompt="p"))
         spent: list[float] = []

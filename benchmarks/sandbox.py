@@ -120,7 +120,7 @@ def measure(runs: int, cwd: Path) -> dict[str, dict[str, float]]:
         for _ in range(runs):  # interleaved, so drift in machine load hits all alike
             for name, sandbox in chosen.items():
                 if sandbox is None:
-                    direct = Launch(list(argv), env, cwd)
+                    direct = Launch(argv=list(argv), env=env, cwd=cwd)
                     samples[name].append(timed(lambda launch=direct: launch, cwd))
                     continue
                 samples[name].append(
@@ -178,7 +178,7 @@ def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
     for name, sandbox in sandboxes(cwd).items():
         if name == "bwrap-ns":
             continue
-        ctx = ToolContext(cwd, sandbox=sandbox)
+        ctx = ToolContext(workspace=cwd, sandbox=sandbox)
         through_tool: list[float] = []
         alone: list[float] = []
         for _ in range(runs):
@@ -187,7 +187,7 @@ def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
             through_tool.append(time.perf_counter() - began)
             assert result.ok, result.output
             if sandbox is None:  # no sandbox at all: `bash -c true` itself
-                direct = Launch(["bash", "-c", "true"], env, cwd)
+                direct = Launch(argv=["bash", "-c", "true"], env=env, cwd=cwd)
                 alone.append(timed(lambda launch=direct: launch, cwd))
                 continue
             launch = lambda s=sandbox: s.launch(["bash", "-c", "true"], env)  # noqa: E731

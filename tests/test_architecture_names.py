@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,3 +98,52 @@ def test_no_two_classes_share_a_name():
     unexplained = {name: places for name, places in shared.items() if name not in SHARED_NAMES}
     assert unexplained == {}, "give each concept one name (or list the exception, with why)"
     assert set(SHARED_NAMES) <= set(shared), "an exception no longer needed: remove it"
+
+
+def test_wide_dataclasses_are_keyword_only():
+    positional = [
+        f"{where}:{node.lineno} {node.name}"
+        for where, node in _classes()
+        if (decorator := _dataclass_decorator(node)) is not None
+        and len(_fields(node)) > MOST_POSITIONAL
+        and not _kw_only(decorator)
+    ]
+    assert positional == [], f"declare kw_only=True (more than {MOST_POSITIONAL} fields)"
+
+
+def test_wide_records_are_built_by_keyword():
+    wide = _wide_records()
+    assert {"Checked", "SessionParts", "AgentWiring"} <= set(wide)
+    calls = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)[:80]}"
+        for path, tree in _trees("caretz", "tests", "benchmarks")
+        for node in _wide_calls(tree, set(wide) - _own_classes(path, tree))
+        if node.args
+    ]
+    assert calls == [], "pass a wide record's fields by keyword"
+
+
+def _own_classes(path: Path, tree: ast.Module) -> set[str]:
+    """A test's or benchmark's own classes, which may share a name with one of caretz's."""
+    if path.is_relative_to(PACKAGE):
+        return set()
+    return {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
+def _wide_calls(tree: ast.Module, wide: set[str]) -> Iterator[ast.Call]:
+    """Calls that make one of the `wide` classes: by its name, or as `cls(…)` in its own
+    class methods."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _name(node.func) in wide:
+            yield node
+        if isinstance(node, ast.ClassDef) and node.name in wide:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and _name(inner.func) == "cls":
+                    yield inner
+
+
+def test_session_records_take_keywords_only():
+    from caretz.session.records.base import Record
+
+    kinds = {parameter.kind for parameter in inspect.signature(Record.__init__).parameters.values()}
+    assert kinds == {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.VAR_KEYWORD}

@@ -164,7 +164,10 @@ class AcpSession:
     def _submit(self, session: AppSession, text: str) -> Outcome:
         if self.cancelled:  # cancelled before the work started: the session was idle
             return app_session.Outcome(
-                "interrupted", 130, "cancelled before it started", sent=False
+                status="interrupted",
+                exit_code=130,
+                message="cancelled before it started",
+                sent=False,
             )
         return session.submit(text)
 

@@ -94,14 +94,26 @@ class Agent:
     def prompt_blocked(self, prompt: str, reason: str) -> TurnResult:
         message = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
         self.parts.log.emit(hook_records.HookPromptBlocked(prompt=prompt, reason=reason))
-        return TurnResult(StoppedByHook.status, StoppedByHook.exit_code, message, "", 0)
+        return TurnResult(
+            status=StoppedByHook.status,
+            exit_code=StoppedByHook.exit_code,
+            message=message,
+            text="",
+            tool_calls=0,
+        )
 
     def run_one_turn(
         self, prompt: str, from_user: bool, continuation: bool, images: Sequence[Image] = ()
     ) -> TurnResult:
         too_large = prompt_too_large(self.config, self.parts, prompt, images)
         if too_large is not None:
-            return TurnResult(PromptTooLarge.status, PromptTooLarge.exit_code, too_large, "", 0)
+            return TurnResult(
+                status=PromptTooLarge.status,
+                exit_code=PromptTooLarge.exit_code,
+                message=too_large,
+                text="",
+                tool_calls=0,
+            )
         state = self.conversation
         state.turns += 1
         turn = Turn(
@@ -172,7 +184,15 @@ class Agent:
         if blocked is not None:
             before = tokens_before or 0
             why = f"a PreCompact hook blocked it: {blocked}"
-            return Compaction(reason, 0, 0, before, before, why, state.messages)
+            return Compaction(
+                reason=reason,
+                trimmed=0,
+                summarized=0,
+                tokens_before=before,
+                tokens_after=before,
+                summary_error=why,
+                conversation=state.messages,
+            )
         result = compaction.compact(
             state.messages,
             self.config.system,

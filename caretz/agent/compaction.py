@@ -74,7 +74,7 @@ Reason = Literal["auto", "manual", "overflow"]
 Summarize = Callable[[list[Message]], str]
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class CompactionPolicy:
     """When to compact and how much to keep."""
 
@@ -109,7 +109,7 @@ class CompactionPolicy:
         return self.context_window * CHARS_PER_TOKEN // 2
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Compaction:
     """What one compaction did."""
 
@@ -298,8 +298,8 @@ def summary_messages(summary: str, task: str | None = None) -> list[Message]:
     kept part starts inside a turn), one user message with the summary and the task."""
     body = f"{SUMMARY_HEADER}\n\n{summary}"
     if task is None:
-        return [Message("user", body), Message("assistant", SUMMARY_ACK)]
-    return [Message("user", f"{body}\n\n{TASK_HEADER}\n\n{task}")]
+        return [Message(role="user", content=body), Message(role="assistant", content=SUMMARY_ACK)]
+    return [Message(role="user", content=f"{body}\n\n{TASK_HEADER}\n\n{task}")]
 
 
 def kept_facts(older: list[Message], kept: list[Message]) -> str:
@@ -377,7 +377,7 @@ def summary_request(
     return ModelRequest(
         model=model_id,
         system=SUMMARY_SYSTEM,
-        messages=[Message("user", f"Summarize this session so far:\n\n{transcript}")],
+        messages=[Message(role="user", content=f"Summarize this session so far:\n\n{transcript}")],
         max_tokens=policy.summary_max_tokens,
     )
 
@@ -445,6 +445,23 @@ def compact(
     if not trimmed and not summarized and not shortened:
         if error is None:
             return None
-        return Compaction(reason, 0, 0, before, before, error, original)
+        return Compaction(
+            reason=reason,
+            trimmed=0,
+            summarized=0,
+            tokens_before=before,
+            tokens_after=before,
+            summary_error=error,
+            conversation=original,
+        )
     after = tokens(conversation)
-    return Compaction(reason, trimmed, summarized, before, after, error, conversation, shortened)
+    return Compaction(
+        reason=reason,
+        trimmed=trimmed,
+        summarized=summarized,
+        tokens_before=before,
+        tokens_after=after,
+        summary_error=error,
+        conversation=conversation,
+        shortened=shortened,
+    )

@@ -125,7 +125,7 @@ EXIT_CODES: dict[int, str] = {
 }
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class TurnResult:
     status: str
     exit_code: int

@@ -56,8 +56,8 @@ def cut_call_results(message: Message, limit: int) -> list[Message]:
     calls = message.tool_calls
     return [
         Message(
-            "tool",
-            (CUT_CALL if call is calls[-1] else CALL_IN_CUT_REPLY).format(limit=limit),
+            role="tool",
+            content=(CUT_CALL if call is calls[-1] else CALL_IN_CUT_REPLY).format(limit=limit),
             tool_call_id=call.id,
             is_error=True,
         )

@@ -35,7 +35,7 @@ FILE_SCOPES: tuple[Scope, ...] = ("files", "both")
 CONVERSATION_SCOPES: tuple[Scope, ...] = ("conversation", "both")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rewound:
     """A finished rewind. `before` is the checkpoint that undoes it."""
 
@@ -127,8 +127,12 @@ class SessionRewind:
         self.log.emit(created_record(before, str(self.store.project)))
         self.log.emit(restored_record(scope, target, result, before=before))
         if scope not in CONVERSATION_SCOPES:
-            return Rewound(target, scope, before, result, None, None)
+            return Rewound(
+                target=target, scope=scope, before=before, files=result, history=None, prompt=None
+            )
         events = self.events()
         prompt = turn_prompt(events, target.turn) if target.kind == "turn" else None
         history = rebuild_history(events, ImageFiles(self.events_path.parent).load)
-        return Rewound(target, scope, before, result, history, prompt)
+        return Rewound(
+            target=target, scope=scope, before=before, files=result, history=history, prompt=prompt
+        )

@@ -117,7 +117,9 @@ class Turn:
     def run(self) -> TurnResult:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
-        self.conversation.messages.append(Message("user", self.prompt, images=self.images))
+        self.conversation.messages.append(
+            Message(role="user", content=self.prompt, images=self.images)
+        )
         sent: dict[str, Any] = {
             "from_user": self.from_user,
             "images": [i.ref() for i in self.images] or None,
@@ -177,14 +179,24 @@ class Turn:
         resume = self.stopping.resume if stopped and self.stopping is not None else None
         used = usage_report(self.conversation.totals)  # the session's, the judge's share in
         result = TurnResult(
-            end.status, end.exit_code, end.message, self.last_text, self.tool_calls, resume
+            status=end.status,
+            exit_code=end.exit_code,
+            message=end.message,
+            text=self.last_text,
+            tool_calls=self.tool_calls,
+            resume=resume,
         )
         try:
             self.emit_end(end, used)
         except DataWriteFailed as failed:  # the folder filled as the turn ended: it ends so
             failure = internal_failure(failed)
-            ended = (failure.status, failure.exit_code, failure.message)
-            return TurnResult(*ended, self.last_text, self.tool_calls)
+            return TurnResult(
+                status=failure.status,
+                exit_code=failure.exit_code,
+                message=failure.message,
+                text=self.last_text,
+                tool_calls=self.tool_calls,
+            )
         return result
 
     def emit_end(self, end: TurnEnd, used: UsageReport) -> None:
@@ -247,7 +259,7 @@ class Turn:
         texts += self.cut_replies.take_note()
         if final_report and self.stopping is not None:
             texts.append(self.stopping.report_instruction)
-        return [Message("user", text) for text in texts]
+        return [Message(role="user", content=text) for text in texts]
 
     def stream(self, request: ModelRequest, may_overflow: bool = False) -> ModelResponse:
         self.parts.listener.on_response_start()
@@ -385,7 +397,7 @@ class Turn:
             result = ToolResult(ok=False, output=text, duration_s=seconds, ended_by="interrupted")
         self.emit_result(index, call, result)
         self.conversation.messages.append(
-            Message("tool", result.output, tool_call_id=call.id, is_error=True)
+            Message(role="tool", content=result.output, tool_call_id=call.id, is_error=True)
         )
 
     def guard_check(self, call: ToolCall, ctx: ToolContext) -> None:

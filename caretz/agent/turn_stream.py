@@ -41,7 +41,7 @@ class StreamCut(Exception):
 
     def response(self, model: str) -> ModelResponse:
         text = f"{self.partial}\n[stream stopped by the loop guard: {self.reason}]"
-        return ModelResponse(Message("assistant", text), Usage(), ABORTED, model)
+        return ModelResponse(Message(role="assistant", content=text), Usage(), ABORTED, model)
 
 
 class TextLoopCut:

@@ -52,7 +52,7 @@ class ToolCall:
     agent: str = "main"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolCallResult:
     """A tool call's result, as the model reads it."""
 
@@ -68,7 +68,7 @@ class ToolCallResult:
     agent: str = "main"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GuardNotice:
     """The loop guard fired, asked its judge, redirected, warned, blocked, stopped or cut
     a turn (`kind`, from the event type: "fired", "judged", "redirected", "stopped",
@@ -83,7 +83,7 @@ class GuardNotice:
     data: Mapping[str, Any] = field(repr=False, default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PermissionDecision:
     """A call that needed approval was allowed or refused: by `on_permission`, or without
     a question, by a rule or the mode."""

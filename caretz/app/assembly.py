@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from caretz.tools.permission import SessionPermissions
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class OpenRequest:
     """What `AppSession.open` was asked for."""
 
@@ -96,7 +96,7 @@ class OpenRequest:
     trust_project: bool = False  # the client approved the project's configuration (the API's)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Carried:
     """What the next session of an interactive run takes over from the one before."""
 
@@ -108,7 +108,7 @@ class Carried:
     skills: SessionSkills | None = None  # the skills as found at the start
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Place:
     """Where the session's log is: a new session's folder is made by `build`."""
 
@@ -120,7 +120,7 @@ class Place:
     other_project: str  # a session resumed by ID from another folder: that folder
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Checked:
     """Everything a session is built from, read and validated; nothing started."""
 
@@ -141,7 +141,7 @@ class Checked:
     skills: SessionSkills | None = None  # None: no skill folder anywhere
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SessionParts:
     """A session as built: its log, its agent and what the agent's tools run with."""
 
@@ -188,9 +188,9 @@ def check(
     if settings.values.guard_mode != "off":
         judge.ensure()  # a judge model without its key fails now
     return Checked(
-        request, trust, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
-        probes.git_status(), served_window, tuple(instructions),
-        (*refused, *(skills.warnings if skills is not None and carried is None else ())), skills,
+        request=request, trust=trust, rules=rules, hook_files=files, servers=servers, judge=judge, sandbox=sandbox, sandbox_check=sandbox_check, provider=provider, place=place,
+        git_status=probes.git_status(), served_window=served_window, instructions=tuple(instructions),
+        notices=(*refused, *(skills.warnings if skills is not None and carried is None else ())), skills=skills,
     )  # fmt: skip
 
 
@@ -221,16 +221,33 @@ def find_place(settings: Settings, resume: str | None, workspace: Path) -> Place
     store = SessionStore(settings.data_dir)
     project = project_root(workspace)
     if resume is None:
-        return Place(False, "", None, Conversation(), project, "")
+        return Place(
+            resumed=False,
+            session_id="",
+            events_path=None,
+            conversation=Conversation(),
+            project=project,
+            other_project="",
+        )
     events_path = store.events_path(store.latest(project) if resume == "latest" else resume)
     session_id = events_path.parent.name
     recorded = store.project_of(session_id)
     other = "" if in_project(recorded, project) else recorded[0] or recorded[1]
     history = read_history(events_path)
     conversation = Conversation(
-        history.conversation, history.turns, history.last_request, history.last_answer
+        messages=history.conversation,
+        turns=history.turns,
+        last_request=history.last_request,
+        last_answer=history.last_answer,
     )
-    return Place(True, session_id, events_path, conversation, project, other)
+    return Place(
+        resumed=True,
+        session_id=session_id,
+        events_path=events_path,
+        conversation=conversation,
+        project=project,
+        other_project=other,
+    )
 
 
 # -- step 2: build -----------------------------------------------------------------------------
@@ -246,8 +263,8 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     tools = session_tools(checked, carried, session_id, log)
     loop_guard = guard_for(request.settings, log, checked.judge)
     wiring = AgentWiring(
-        request.settings, request.env, log, request.view, checked.judge, tools,
-        checked.git_status, checked.served_window,
+        settings=request.settings, env=request.env, log=log, listener=request.view, judge=checked.judge, tools=tools,
+        git_status=checked.git_status, served_window=checked.served_window,
     )  # fmt: skip
     config, agent_parts = wire_agent(wiring, checked.provider, loop_guard or NullGuard())
     mcp = carried.mcp if carried is not None else None
@@ -265,8 +282,8 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     named = named_agents(request.settings, request.workspace, request.env, checked.sandbox_check)
     install(agent, config, agent_parts, mcp, named, checked.skills)
     parts = SessionParts(
-        session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,
-        tools, checked.sandbox_check, mcp, checked.trust, place.resumed,
+        id=session_id, events_path=events_path, log=log, agent=agent, settings=request.settings, judge=checked.judge, loop_guard=loop_guard,
+        tools=tools, sandbox_check=checked.sandbox_check, mcp=mcp, trust=checked.trust, resumed=place.resumed,
     )  # fmt: skip
     start(parts, checked, carried)
     return parts
@@ -294,7 +311,7 @@ def session_tools(
     programs = sandbox_check.programs
     checkpoints = open_checkpoints(settings, workspace, programs, session_id, log)
     return SessionTools(
-        workspace, permissions, sandbox, JobTable(), hooks, git_watch, checkpoints,
+        workspace=workspace, permissions=permissions, sandbox=sandbox, jobs=JobTable(), hooks=hooks, git_watch=git_watch, checkpoints=checkpoints,
         instructions=checked.instructions, skills=checked.skills,
     )  # fmt: skip
 

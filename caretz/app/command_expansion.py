@@ -72,7 +72,7 @@ def expand_inline(session: AppSession, prepared: PreparedCommand) -> tuple[str, 
     mentions = file_mentions(prompt)
     if not spans and not mentions:
         return prompt, []
-    calls = _Calls(session, prepared)
+    calls = _Calls(session=session, prepared=prepared)
     outputs = [calls.shell(span.command) for span in spans]
     files = [calls.read(path) for path in existing_files(mentions, session.workspace)]
     return with_files(replace_spans(prompt, spans, outputs), files), calls.images
@@ -97,7 +97,7 @@ def _is_file(candidate: str, workspace: Path) -> bool:
         return False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Calls:
     session: AppSession
     prepared: PreparedCommand
@@ -133,7 +133,7 @@ class _Calls:
         permission check gave for refusing it (None: it did not refuse). `fail_closed`:
         a failed result stops the command too, and is logged as refused."""
         session = self.session
-        call = ToolCall(f"{self.prefix}-{next(self.numbers)}", tool, arguments)
+        call = ToolCall(id=f"{self.prefix}-{next(self.numbers)}", name=tool, arguments=arguments)
         reached: list[bool] = []
 
         def let_through(call: ToolCall, ctx: ToolContext) -> None:
@@ -153,7 +153,11 @@ class _Calls:
                 f"{self.prepared.command.path}: {shown}: {_one_line(end.reason)} (nothing was sent)"
             ) from None
         except KeyboardInterrupt as stop:  # what it did until Ctrl-C, then stop
-            partial = stop.result if isinstance(stop, ToolInterrupted) else ToolResult(False, "")
+            partial = (
+                stop.result
+                if isinstance(stop, ToolInterrupted)
+                else ToolResult(ok=False, output="")
+            )
             self.record(call, shown, partial, refused="interrupted")
             raise
         denial = None

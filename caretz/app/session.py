@@ -162,8 +162,8 @@ class AppSession:
         # Started first, so bubblewrap and git run while the session's modules load.
         probes = StartProbes(settings, workspace, env)
         request = assembly.OpenRequest(
-            settings, view, env, workspace, resume, asker, tuple(mcp_servers), mcp_background,
-            trust_project,
+            settings=settings, view=view, env=env, workspace=workspace, resume=resume, asker=asker, mcp_servers=tuple(mcp_servers), mcp_background=mcp_background,
+            trust_project=trust_project,
         )  # fmt: skip
         return cls(assembly.build(assembly.check(request, probes=probes)), view, env, flags)
 
@@ -175,14 +175,20 @@ class AppSession:
         and this session carries on."""
         reason = "clear" if resume is None else "resume"
         carried = assembly.Carried(
-            self.permissions,  # the project's rules as read at the start
-            self.hooks.files if self.hooks is not None else (),  # and its hooks
-            self.mcp,  # the MCP servers keep running
+            permissions=self.permissions,  # the project's rules as read at the start
+            hook_files=self.hooks.files if self.hooks is not None else (),  # and its hooks
+            mcp=self.mcp,  # the MCP servers keep running
             end_previous=lambda: self.end_hooks(reason),
             trust=self.trust,  # and what of the project's configuration it uses
             skills=self.skills,  # and the skills found at the start
         )
-        request = assembly.OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
+        request = assembly.OpenRequest(
+            settings=self.settings,
+            view=self.view,
+            env=self.env,
+            workspace=self.workspace,
+            resume=resume,
+        )
         parts = assembly.build(assembly.check(request, carried), carried)
         self.mcp = None  # the new session has them now
         self.close(reason)

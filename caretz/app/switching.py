@@ -121,7 +121,12 @@ def rewire(
     rules = profile_rules(settings)
     running: Guard = session.agent.parts.guard if guard is True else (guard or NullGuard())
     wiring = AgentWiring(
-        settings, session.env, session.log, session.view, judge, session_tools(session, sandbox)
+        settings=settings,
+        env=session.env,
+        log=session.log,
+        listener=session.view,
+        judge=judge,
+        tools=session_tools(session, sandbox),
     )
     system = session.agent.config.system if keep_prompt else None
     # The provider's own web search as the new settings and their rules have it, as at the
@@ -140,13 +145,13 @@ def rewire(
 
 def session_tools(session: AppSession, sandbox: Sandbox | None) -> SessionTools:
     return SessionTools(
-        session.workspace,
-        session.permissions,
-        sandbox,
-        session.jobs,
-        session.hooks,
-        session.git_watch,
-        session.checkpoints,
+        workspace=session.workspace,
+        permissions=session.permissions,
+        sandbox=sandbox,
+        jobs=session.jobs,
+        hooks=session.hooks,
+        git_watch=session.git_watch,
+        checkpoints=session.checkpoints,
         instructions=session.instructions,
         skills=session.skills,
     )

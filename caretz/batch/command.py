@@ -59,7 +59,14 @@ def run_batch(
     if unreadable:
         say(f"{unreadable} line(s) of {results.path.name} could not be read and are ignored")
     flags_for = lambda task: settings_of[(task.model, task.profile)]  # noqa: E731
-    plan = Plan(to_run, flags_for, dict(os.environ), count, results, previous)
+    plan = Plan(
+        tasks=to_run,
+        flags_for=flags_for,
+        env=dict(os.environ),
+        workers=count,
+        results=results,
+        previous=previous,
+    )
     batch, view = _batch(plan)
     try:
         ran = batch.run()

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from caretz.guard.config import LoopGuardConfig
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Settings:
     """The resolved settings: the selected profile with every override applied, and
     what it resolves to (the model's endpoint, the providers, the prices).

@@ -25,7 +25,7 @@ INTERRUPTED = 130
 Echo = Callable[[str], None]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EvalPlan:
     """Everything one `guard eval` run needs, resolved."""
 
@@ -50,7 +50,9 @@ def run_evaluation(evaluation: EvalPlan, echo: Echo, note: Echo) -> int:
     _notes(labelling.unlabelled, labelling.unused, note)
     cache = VerdictCache(evaluation.data_dir / CACHE_FILE) if evaluation.use_cache else None
     answers = Answers(evaluation.judge, evaluation.judge_settings, cache)
-    context = ReportContext(_judge_json(evaluation), evaluation.within, len(items))
+    context = ReportContext(
+        judge=_judge_json(evaluation), within=evaluation.within, given=len(items)
+    )
     context.unlabelled = labelling.unlabelled
     try:
         runs = judge_all(

@@ -39,7 +39,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgedCall:
     """One judge call the guard made, and its answer."""
 
@@ -54,7 +54,7 @@ class JudgedCall:
     cached: bool  # answered from the verdict cache, not asked in this run
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrajectoryRun:
     labelled: Labelled
     calls: list[JudgedCall]
@@ -141,7 +141,7 @@ def judge_trajectory(
     active = replay(labelled.trajectory, config, active_asker, mode="active")
     if active_asker.cancelled:
         return None
-    run = TrajectoryRun(labelled, _calls(shadow, shadow_asker.sources))
+    run = TrajectoryRun(labelled=labelled, calls=_calls(shadow, shadow_asker.sources))
     _outcome(run, active)
     return run
 

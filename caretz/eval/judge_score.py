@@ -99,7 +99,7 @@ class ScoredCall:
         return self.expected is not None and self.answered != self.expected
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ActiveModeOutcome:
     """What active mode did to one labelled run."""
 
@@ -177,7 +177,7 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CallStats:
     """Per judge call, over every call of the run (scored or not, cached or not)."""
 

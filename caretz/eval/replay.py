@@ -49,7 +49,7 @@ class TrajectoryError(Exception):
     """A trajectory file cannot be read; the message names the file and line."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Step:
     tool: str
     args: dict[str, Any]
@@ -70,7 +70,7 @@ class ReplayedResponse:
     usage: Usage = field(default_factory=Usage)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trajectory:
     id: str
     task: str
@@ -161,7 +161,7 @@ def _corpus_step(where: str, step: Any) -> Step:
     return Step(tool=tool, args=args, output=str(step.get("output") or ""), failed=failed)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _TurnBuilder:
     id: str
     task: str = ""
@@ -182,7 +182,7 @@ def _session_trajectories(path: Path, events: list[Record]) -> list[Trajectory]:
         key = (agent, number)
         if key not in turns:
             prefix = "" if agent == "main" else f"{agent}:"
-            turns[key] = _TurnBuilder(f"{session}#{prefix}turn{number}")
+            turns[key] = _TurnBuilder(id=f"{session}#{prefix}turn{number}")
         _apply_event(turns[key], event)
     return [
         Trajectory(
@@ -237,7 +237,7 @@ def _session_step(turn: _TurnBuilder, event: ToolReturned) -> Step:
 # ---------------------------------------------------------------- replay
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FiringRecord:
     step: int  # 0-based index into the trajectory's steps
     trigger: str  # the detector that fired ("repeat", "check-every", "identical-call", ...)
@@ -273,7 +273,7 @@ class Replayed:
         return step if isinstance(step, int) else self.step
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReplayResult:
     trajectory: Trajectory
     firings: list[FiringRecord] = field(default_factory=list)
@@ -331,7 +331,7 @@ def replay(
     are among the events; the recorded steps still all play, as they were recorded,
     and after a stop the guard watches nothing more.
     """
-    result = ReplayResult(trajectory)
+    result = ReplayResult(trajectory=trajectory)
     clock = _ReplayClock()
     recorder = _Recorder(result, clock, keep_verdicts=judge is not None)
     guard = LoopGuard(replay_config(config, mode), judge or NoJudge(), recorder.emit, clock=clock)

@@ -15,7 +15,7 @@ from caretz.mcp_client.config import Transport
 State = Literal["ready", "starting", "failed", "down", "not approved", "disabled", "off"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerSpec:
     """A server to start, its strings expanded. `env` is the server's whole environment."""
 
@@ -57,7 +57,7 @@ class ToolInfo:
     description: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerStatus:
     name: str
     source: str

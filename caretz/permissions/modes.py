@@ -54,7 +54,7 @@ Action = Literal["run", "ask", "refuse"]
 DecidedBy = Literal["rule", "mode", "escalation", "no-sandbox", "outside", "hook"]
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class PermissionVerdict:
     action: Action
     reason: str  # one line for the user and the model ("" for a call that simply runs)
@@ -128,7 +128,9 @@ def decide(
     """
     leaving = effect == "shell" and bool(escalate)
     if decision.outcome == "deny":
-        return PermissionVerdict("refuse", decision.reason, "rule", decision.rule)
+        return PermissionVerdict(
+            action="refuse", reason=decision.reason, by="rule", rule=decision.rule
+        )
     if effect == "plan":
         return _plan_exit(mode, tool)
     if mode in READ_ONLY_MODES:
@@ -137,24 +139,32 @@ def decide(
             return refusal
     if mode == "plan" and effect == "shell" and unproven is not None:
         reason = f"plan mode: {unproven}; only commands shown to change nothing run"
-        return PermissionVerdict("refuse", reason, "mode")
+        return PermissionVerdict(action="refuse", reason=reason, by="mode")
     if decision.outcome == "ask":
-        return PermissionVerdict("ask", decision.reason, "rule", decision.rule, leaving)
+        return PermissionVerdict(
+            action="ask", reason=decision.reason, by="rule", rule=decision.rule, escalated=leaving
+        )
     if decision.outcome == "allow" and not (leaving and mode != "yolo"):
-        return PermissionVerdict("run", "", "rule", decision.rule, leaving)
+        return PermissionVerdict(
+            action="run", reason="", by="rule", rule=decision.rule, escalated=leaving
+        )
     if mode == "yolo" or effect in ("read", "internal"):
-        return PermissionVerdict("run", "", "mode", escalated=leaving)
+        return PermissionVerdict(action="run", reason="", by="mode", escalated=leaving)
     if effect == "external":
-        return PermissionVerdict("ask", f"{tool} runs outside the sandbox", "outside")
+        return PermissionVerdict(
+            action="ask", reason=f"{tool} runs outside the sandbox", by="outside"
+        )
     if effect == "fetch":
         return PermissionVerdict(
-            "ask", f"{tool} reaches the network outside the sandbox", "outside"
+            action="ask", reason=f"{tool} reaches the network outside the sandbox", by="outside"
         )
     if effect == "shell":
         return _command(mode, escalate, sandboxed, rule_needed)
     if mode == "ask":
-        return PermissionVerdict("ask", "ask mode: every file change asks first", "mode")
-    return PermissionVerdict("run", "")
+        return PermissionVerdict(
+            action="ask", reason="ask mode: every file change asks first", by="mode"
+        )
+    return PermissionVerdict(action="run", reason="")
 
 
 def _command(
@@ -162,23 +172,27 @@ def _command(
 ) -> PermissionVerdict:
     if escalate:
         reason = f"the model asks to run this outside the sandbox: {escalate.strip()}"
-        return PermissionVerdict("ask", reason, "escalation", escalated=True)
+        return PermissionVerdict(action="ask", reason=reason, by="escalation", escalated=True)
     if not sandboxed:
         return PermissionVerdict(
-            "ask", "the sandbox is off, so every command asks first", "no-sandbox"
+            action="ask", reason="the sandbox is off, so every command asks first", by="no-sandbox"
         )
     if mode == "ask":
-        return PermissionVerdict("ask", "ask mode: every command asks first", "mode")
+        return PermissionVerdict(
+            action="ask", reason="ask mode: every command asks first", by="mode"
+        )
     if rule_needed is not None and mode == "auto":
-        return PermissionVerdict("ask", rule_needed, "mode")
-    return PermissionVerdict("run", "")
+        return PermissionVerdict(action="ask", reason=rule_needed, by="mode")
+    return PermissionVerdict(action="run", reason="")
 
 
 def _plan_exit(mode: PermissionMode, tool: str) -> PermissionVerdict:
     if mode == "plan":
-        return PermissionVerdict("run", "")
+        return PermissionVerdict(action="run", reason="")
     return PermissionVerdict(
-        "refuse", f"{tool} ends plan mode, and the session is in {mode} mode", "mode"
+        action="refuse",
+        reason=f"{tool} ends plan mode, and the session is in {mode} mode",
+        by="mode",
     )
 
 
@@ -194,5 +208,5 @@ def _read_only_refusal(
     else:
         return None
     return PermissionVerdict(
-        "refuse", f"{mode} mode: {what}, and this mode allows no changes", "mode"
+        action="refuse", reason=f"{mode} mode: {what}, and this mode allows no changes", by="mode"
     )

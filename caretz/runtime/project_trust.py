@@ -108,7 +108,7 @@ class ProjectSkill:
         return {"path": self.path, "allowedTools": list(self.allowed_tools)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProjectConfig:
     """A project's configuration as read: what it brings, whether approved or not."""
 
@@ -149,7 +149,7 @@ class ProjectConfig:
         return next((c for c in self.commands if c.name == name), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProjectTrust:
     """What a session uses of its project's configuration."""
 
@@ -206,7 +206,7 @@ def project_trust(
 def decide(settings: Settings, config: ProjectConfig, by_client: bool = False) -> ProjectTrust:
     parts = part_digests(config)
     if not parts:
-        return ProjectTrust(config, approved=True)  # nothing to approve
+        return ProjectTrust(config=config, approved=True)  # nothing to approve
     recorded = trust_store(settings.data_dir).recorded(config.root)
     whole = by_client or recorded.get(WHOLE) == whole_digest(parts)
     changed = () if whole or WHOLE not in recorded else changed_parts(recorded, parts)
@@ -220,7 +220,14 @@ def decide(settings: Settings, config: ProjectConfig, by_client: bool = False) -
         approvals = mcp_approvals.Approvals(data_dir)
         servers = {s.name for s in config.servers if approvals.approved(root, s.name, s.entry)}
     policy = settings.profile.mcp.project_servers if config.servers else "approved"
-    return ProjectTrust(config, whole, changed, hooks_approved, frozenset(servers), policy)
+    return ProjectTrust(
+        config=config,
+        approved=whole,
+        changed=changed,
+        hooks_approved=hooks_approved,
+        approved_servers=frozenset(servers),
+        project_servers=policy,
+    )
 
 
 def read_project(workspace: Path) -> ProjectConfig:
@@ -238,7 +245,9 @@ def read_project(workspace: Path) -> ProjectConfig:
     if (root / MCP_FILE).exists():  # else the schema (pydantic) is not loaded
         servers = tuple(mcp_server_config.project_servers(root, workspace))
     commands, skills = tuple(project_commands(root)), tuple(project_skills(root))
-    return ProjectConfig(root, written, hooks, servers, commands, skills)
+    return ProjectConfig(
+        root=root, settings=written, hooks=hooks, servers=servers, commands=commands, skills=skills
+    )
 
 
 def project_commands(root: Path) -> list[ProjectCommand]:

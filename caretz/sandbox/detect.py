@@ -61,7 +61,7 @@ class BwrapProbe:
     detail: str  # "works", "not found on PATH", or the first line bwrap printed
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SandboxCheck:
     platform: str
     mode: SandboxMode

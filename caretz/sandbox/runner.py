@@ -73,7 +73,7 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 NO_PROXY = "localhost,127.0.0.1,::1"  # the session's own servers are reached directly
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Launch:
     argv: list[str]
     env: dict[str, str]
@@ -88,7 +88,7 @@ class Launch:
                 os.close(fd)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Sandbox:
     policy: SandboxPolicy
     backend: SandboxBackend
@@ -150,7 +150,7 @@ class Sandbox:
         cwd = cwd or self.policy.cwd
         env = self.environment(environ, confined)
         if not (confined and self.enforced):
-            return Launch(unconfined_argv(argv, self.python), env, cwd)
+            return Launch(argv=unconfined_argv(argv, self.python), env=env, cwd=cwd)
         if self.backend is SandboxBackend.LANDLOCK:
             # Always a filter (prlimit on other processes); Unix sockets with the network off.
             seccomp = self._filter_file(unix_sockets=self.policy.network)
@@ -163,7 +163,7 @@ class Sandbox:
                 seccomp=seccomp,
                 connect_port=port,
             )
-            return Launch(command, with_proxy(env, port), cwd)
+            return Launch(argv=command, env=with_proxy(env, port), cwd=cwd)
         return self._bwrap_launch(argv, env, cwd, environ)
 
     def network_lines(self, ask: bool = True) -> list[str]:
@@ -230,7 +230,13 @@ class Sandbox:
             sockets=sockets if not self.policy.network else (),
         )
         command = bwrap_argv(self.policy, argv, self.bwrap_path, view, cwd)
-        return Launch([*prefix, *command], env, cwd, (*held, *opened), tuple(opened))
+        return Launch(
+            argv=[*prefix, *command],
+            env=env,
+            cwd=cwd,
+            pass_fds=(*held, *opened),
+            opened=tuple(opened),
+        )
 
     def _bwrap_proxy_port(self, prefix: list[str], held: tuple[int, ...]) -> int | None:
         """The proxy's port inside the session's namespace; None without an allowlist, or
@@ -304,9 +310,9 @@ def open_sandbox(
         policy = dataclasses.replace(policy, hidden=(*policy.hidden, parent))
     bwrap = check.bwrap.path if backend is SandboxBackend.BWRAP and check.bwrap.path else "bwrap"
     return Sandbox(
-        policy,
-        backend,
-        env_filter or EnvFilter(),
+        policy=policy,
+        backend=backend,
+        env_filter=env_filter or EnvFilter(),
         bwrap_path=bwrap,
         runtime=runtime,
         unix_sockets=tuple(Path(os.path.realpath(p)) for p in unix_sockets),

@@ -45,7 +45,7 @@ class SkillFolder:
     door: ProjectDoor  # how its files are listed and read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Skill:
     name: str
     description: str

@@ -36,7 +36,7 @@ class CommandFolder:
     door: ProjectDoor  # how its files are listed and read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CustomCommand:
     name: str  # "frontend:test"
     path: Path

@@ -29,7 +29,7 @@ class JobError(Exception):
     """A job that cannot be started or found; the message is one line for the model."""
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class BackgroundJob:
     id: str
     command: str
@@ -84,7 +84,12 @@ class JobTable:
         PipeReader(process.stdout, log.add, done=log.close).start()
         with self._lock:
             job = BackgroundJob(
-                f"j{len(self._jobs) + 1}", command, process, log, self.clock(), confined
+                id=f"j{len(self._jobs) + 1}",
+                command=command,
+                process=process,
+                log=log,
+                started=self.clock(),
+                confined=confined,
             )
             self._jobs[job.id] = job
         return job

@@ -177,8 +177,14 @@ class SessionPermissions:
         user; both it and the answer go in the log."""
         self.emit(_asked(call_id, question))
         answer = self._answer(question)
-        verdict = PermissionVerdict("ask", question.reason, "mode")
-        self._decided(ToolCall(call_id, question.tool, {}), question.summary, verdict, answer, True)
+        verdict = PermissionVerdict(action="ask", reason=question.reason, by="mode")
+        self._decided(
+            ToolCall(id=call_id, name=question.tool, arguments={}),
+            question.summary,
+            verdict,
+            answer,
+            True,
+        )
         return answer
 
     # -- one call ------------------------------------------------------------------------
@@ -202,7 +208,7 @@ class SessionPermissions:
         session's; read-only refuses commands unless the session's sandbox is read-only too.
         `rules_root`: the worktree a subagent works in, where the rules' `./` paths start."""
         if mode_floor == "read-only" and self.mode != "read-only" and effect == "shell":
-            verdict = PermissionVerdict("refuse", _WRITABLE_SANDBOX, "mode")
+            verdict = PermissionVerdict(action="refuse", reason=_WRITABLE_SANDBOX, by="mode")
             raise CancelToolCall(self._refuse(call, args, verdict))
         rules = self.rules
         if grant is not None and grant.rules:
@@ -211,7 +217,7 @@ class SessionPermissions:
             rules = RuleSet(rules.rules, rules_root, rules.home)  # tools/narrowing.py rules_at
         decision = rules.check(call.name, args, cwd)
         if hint is not None and hint.decision == "allow" and decision.outcome == "no-match":
-            decision = Decision("allow", f"allowed by {hint.source}")
+            decision = Decision(outcome="allow", reason=f"allowed by {hint.source}")
         escalate = _escalation(args) if effect == "shell" else None
         verdict = decide(
             stricter(self.mode, mode_floor),
@@ -225,7 +231,9 @@ class SessionPermissions:
         )
         if hint is not None and hint.decision == "ask" and verdict.action == "run":
             reason = f"{hint.source} asks first: {hint.reason or 'no reason given'}"
-            verdict = PermissionVerdict("ask", reason, "hook", escalated=verdict.escalated)
+            verdict = PermissionVerdict(
+                action="ask", reason=reason, by="hook", escalated=verdict.escalated
+            )
         if verdict.action == "refuse":
             raise CancelToolCall(self._refuse(call, args, verdict))
         if verdict.action == "ask":

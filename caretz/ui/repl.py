@@ -327,7 +327,9 @@ class Repl(SessionControl):
         agent = self.session.agent
         before = dataclasses.replace(agent.conversation.totals)
         started = self.clock()
-        outcome = Outcome("interrupted", 130)  # Ctrl-C outside the session's own handling
+        outcome = Outcome(
+            status="interrupted", exit_code=130
+        )  # Ctrl-C outside the session's own handling
         self.view.begin_turn()
         try:
             with keys_not_echoed():
@@ -418,4 +420,4 @@ def _turn_of(outcome: Outcome) -> Outcome:
     interrupt before it), else the work's own."""
     if outcome.goal is None:
         return outcome
-    return outcome.last_turn or Outcome("interrupted", 130)
+    return outcome.last_turn or Outcome(status="interrupted", exit_code=130)

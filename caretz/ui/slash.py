@@ -64,7 +64,7 @@ KEYS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SlashCommand:
     name: str
     args: str  # how the argument is written in /help; "" for none
@@ -308,93 +308,110 @@ def session_choices(repl: SessionControl) -> list[str]:
 
 
 COMMANDS: list[SlashCommand] = [
-    SlashCommand("help", "", "this list of commands and keys", show_help),
+    SlashCommand(name="help", args="", summary="this list of commands and keys", run=show_help),
     SlashCommand(
-        "model",
-        "provider/model",
-        "switch the model; the conversation carries on",
-        change_model,
-        model_choices,
+        name="model",
+        args="provider/model",
+        summary="switch the model; the conversation carries on",
+        run=change_model,
+        choices=model_choices,
     ),
     SlashCommand(
-        "profile",
-        "NAME",
-        "switch to another profile of profiles.json",
-        change_profile,
-        profile_names,
+        name="profile",
+        args="NAME",
+        summary="switch to another profile of profiles.json",
+        run=change_profile,
+        choices=profile_names,
     ),
     SlashCommand(
-        "loop-guard",
-        "off|shadow|active",
-        "switch the loop guard",
-        change_guard,
-        lambda repl: GUARD_MODES,
+        name="loop-guard",
+        args="off|shadow|active",
+        summary="switch the loop guard",
+        run=change_guard,
+        choices=lambda repl: GUARD_MODES,
     ),
     SlashCommand(
-        "permissions",
-        "auto|ask|read-only|plan|yolo",
-        "show the permission mode and rules, or switch the mode",
-        change_permissions,
-        lambda repl: PERMISSION_MODES,
+        name="permissions",
+        args="auto|ask|read-only|plan|yolo",
+        summary="show the permission mode and rules, or switch the mode",
+        run=change_permissions,
+        choices=lambda repl: PERMISSION_MODES,
     ),
     SlashCommand(
-        "plan",
-        "[PROMPT]",
-        "plan mode: read and plan, change nothing, then the plan is put to you",
-        plan_command,
+        name="plan",
+        args="[PROMPT]",
+        summary="plan mode: read and plan, change nothing, then the plan is put to you",
+        run=plan_command,
     ),
     SlashCommand(
-        "goal",
-        "[CONDITION|pause|resume|clear]",
-        "work until CONDITION holds, checked after each turn; alone: where the goal stands",
-        goal_command,
-        lambda repl: GOAL_WORDS,
+        name="goal",
+        args="[CONDITION|pause|resume|clear]",
+        summary="work until CONDITION holds, checked after each turn; alone: where the goal stands",
+        run=goal_command,
+        choices=lambda repl: GOAL_WORDS,
     ),
     SlashCommand(
-        "loop",
-        "[INTERVAL PROMPT|stop N]",
-        "run PROMPT every INTERVAL (10m, 1h) while the session is idle; alone: the loops",
-        loop_command,
-        lambda repl: ("stop",),
-    ),
-    SlashCommand("sessions", "[all]", "list this folder's past sessions", list_sessions),
-    SlashCommand(
-        "resume",
-        "[ID]",
-        "reopen a past session (this folder's latest)",
-        resume_session,
-        session_choices,
-    ),
-    SlashCommand("clear", "", "start a new, empty conversation", clear_conversation),
-    SlashCommand("cost", "", "tokens, money and context used so far", show_cost),
-    SlashCommand("compact", "", "summarize older turns now to free context", compact_now),
-    SlashCommand(
-        "rewind",
-        "[N [files|conversation|both]]",
-        "list checkpoints; restore files, conversation or both",
-        rewind_to,
+        name="loop",
+        args="[INTERVAL PROMPT|stop N]",
+        summary="run PROMPT every INTERVAL (10m, 1h) while the session is idle; alone: the loops",
+        run=loop_command,
+        choices=lambda repl: ("stop",),
     ),
     SlashCommand(
-        "undo", "", "rewind the last turn that changed files, and its conversation", undo_turn
+        name="sessions", args="[all]", summary="list this folder's past sessions", run=list_sessions
     ),
     SlashCommand(
-        "jobs",
-        "[stop ID]",
-        "background jobs: state, age, command; stop ID ends one",
-        jobs_slash,
-        job_choices,
+        name="resume",
+        args="[ID]",
+        summary="reopen a past session (this folder's latest)",
+        run=resume_session,
+        choices=session_choices,
     ),
     SlashCommand(
-        "mcp",
-        "[approve [NAME…]]",
-        "MCP servers: status and tools; approve starts a project's .mcp.json servers",
-        mcp_slash,
-        lambda repl: ("approve",),
+        name="clear", args="", summary="start a new, empty conversation", run=clear_conversation
     ),
     SlashCommand(
-        "hooks", "", "hooks: the profile's and the project's, and its approval", hooks_slash
+        name="cost", args="", summary="tokens, money and context used so far", run=show_cost
     ),
-    SlashCommand("exit", "", "leave (Ctrl-D does too)", exit_repl),
+    SlashCommand(
+        name="compact",
+        args="",
+        summary="summarize older turns now to free context",
+        run=compact_now,
+    ),
+    SlashCommand(
+        name="rewind",
+        args="[N [files|conversation|both]]",
+        summary="list checkpoints; restore files, conversation or both",
+        run=rewind_to,
+    ),
+    SlashCommand(
+        name="undo",
+        args="",
+        summary="rewind the last turn that changed files, and its conversation",
+        run=undo_turn,
+    ),
+    SlashCommand(
+        name="jobs",
+        args="[stop ID]",
+        summary="background jobs: state, age, command; stop ID ends one",
+        run=jobs_slash,
+        choices=job_choices,
+    ),
+    SlashCommand(
+        name="mcp",
+        args="[approve [NAME…]]",
+        summary="MCP servers: status and tools; approve starts a project's .mcp.json servers",
+        run=mcp_slash,
+        choices=lambda repl: ("approve",),
+    ),
+    SlashCommand(
+        name="hooks",
+        args="",
+        summary="hooks: the profile's and the project's, and its approval",
+        run=hooks_slash,
+    ),
+    SlashCommand(name="exit", args="", summary="leave (Ctrl-D does too)", run=exit_repl),
 ]
 ALIASES = {"quit": "exit", "q": "exit", "new": "clear", "?": "help"}
 

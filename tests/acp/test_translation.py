@@ -99,17 +99,26 @@ def test_a_guard_notice_says_it_is_caretz_and_keeps_angle_brackets_literal():
     ],
 )
 def test_stop_reasons_say_how_the_work_ended(status, signs, cancelled, expected):
-    assert stop_reason(Outcome(status, 0, "", ""), signs, cancelled) == expected
+    assert (
+        stop_reason(Outcome(status=status, exit_code=0, message="", text=""), signs, cancelled)
+        == expected
+    )
 
 
 def test_a_failed_turn_is_the_prompt_request_s_error_with_its_line():
     with pytest.raises(RequestError) as raised:
-        stop_reason(Outcome("error", 1, "the provider gave up: 500", ""), TurnSigns(), False)
+        stop_reason(
+            Outcome(status="error", exit_code=1, message="the provider gave up: 500", text=""),
+            TurnSigns(),
+            False,
+        )
     assert str(raised.value) == "caretz: the provider gave up: 500"
 
 
 def test_always_is_offered_only_with_a_rule_to_save_and_anything_unknown_is_no():
-    question = Question("bash", {"command": "ls"}, "ls", "the mode asks")
+    question = Question(
+        tool="bash", arguments={"command": "ls"}, summary="ls", reason="the mode asks"
+    )
     assert [o.kind for o in options(question)] == ["allow_once", "reject_once"]
     picked = RequestPermissionResponse(
         outcome=AllowedOutcome(outcome="selected", option_id="allow-always")

@@ -71,8 +71,12 @@ def make_agent(tmp_path: Path, provider: ScriptedProvider) -> tuple[Agent, list[
     log = EventLog(None)
     log.subscribe(lambda record: events.append(record.to_dict()))
     tools = ToolRegistry([*default_tools(), Stuck()])
-    parts = AgentParts(provider, tools, ToolContext(workspace=tmp_path), log)
-    return Agent(AgentConfig("model-1", "test/model", "system"), parts), events
+    parts = AgentParts(
+        provider=provider, tools=tools, tool_ctx=ToolContext(workspace=tmp_path), log=log
+    )
+    return Agent(
+        AgentConfig(model_id="model-1", model_ref="test/model", system="system"), parts
+    ), events
 
 
 def test_an_interrupted_turn_tells_started_calls_from_calls_never_run(tmp_path: Path):
@@ -103,10 +107,10 @@ def test_an_interrupted_turn_tells_started_calls_from_calls_never_run(tmp_path: 
 
 def test_resume_after_a_crash_says_a_started_call_has_an_unknown_outcome():
     started, never = (
-        ToolCall("call_1", "bash", {"command": "make deploy"}),
-        ToolCall("call_2", "bash", {"command": "echo later"}),
+        ToolCall(id="call_1", name="bash", arguments={"command": "make deploy"}),
+        ToolCall(id="call_2", name="bash", arguments={"command": "echo later"}),
     )
-    asked = Message("assistant", "", tool_calls=[started, never])
+    asked = Message(role="assistant", content="", tool_calls=[started, never])
     events = [
         TurnStarted(prompt="deploy"),
         ModelReplied(message=asked.to_dict()),
