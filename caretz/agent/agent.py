@@ -16,8 +16,8 @@ from caretz.agent.turn import Turn
 from caretz.agent.turn_hooks import TurnHooks
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.messages import Image, Message
-from caretz.providers.base import collect, reported_prompt_tokens
+from caretz.messages import Image, Message, ModelRequest, ModelResponse
+from caretz.providers.base import ProviderError, collect, reported_prompt_tokens
 from caretz.session.records.session import ModelSummary, SessionCompacted
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ class Agent:
     def summarize(self, messages: list[Message], policy: CompactionPolicy) -> str:
         """The session's model summarizes `messages`; its cost counts in the totals."""
         config, parts = self.config, self.parts
-        request = compaction.summary_request(messages, policy, config.model_id)
+        request = summary_request(messages, policy, config.model_id)
         response = collect(parts.provider.stream(request))
         usage = response.usage
         cost = parts.price(config.model_ref, usage)
@@ -237,4 +237,24 @@ class Agent:
                 messages=len(messages),
             )
         )
-        return compaction.read_summary(response)
+        return read_summary(response)
+
+
+def summary_request(
+    messages: list[Message], policy: CompactionPolicy, model_id: str
+) -> ModelRequest:
+    """The request that asks the session's model for a summary of `messages`."""
+    transcript = compaction.render_transcript(messages, policy.transcript_chars, policy.keep_chars)
+    return ModelRequest(
+        model=model_id,
+        system=compaction.SUMMARY_SYSTEM,
+        messages=[Message(role="user", content=f"Summarize this session so far:\n\n{transcript}")],
+        max_tokens=policy.summary_max_tokens,
+    )
+
+
+def read_summary(response: ModelResponse) -> str:
+    summary = response.message.content.strip()
+    if not summary:
+        raise ProviderError("the model sent an empty summary")
+    return summary

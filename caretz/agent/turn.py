@@ -117,9 +117,8 @@ class Turn:
     def run(self) -> TurnResult:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
-        self.conversation.messages.append(
-            Message(role="user", content=self.prompt, images=self.images)
-        )
+        prompt = Message(role="user", content=self.prompt, images=self.images)
+        self.conversation.messages.append(prompt)
         sent: dict[str, Any] = {
             "from_user": self.from_user,
             "images": [i.ref() for i in self.images] or None,
@@ -170,15 +169,16 @@ class Turn:
             raise LimitReached(outcome.ended)
 
     def finish(self, end: TurnEnd) -> TurnResult:
-        interrupted = isinstance(end, Interrupted)
-        answer_dangling_calls(
-            self.conversation.messages,
-            SKIPPED_AFTER_INTERRUPT if interrupted else SKIPPED_AFTER_STOP,
-        )
+        skipped = SKIPPED_AFTER_INTERRUPT if isinstance(end, Interrupted) else SKIPPED_AFTER_STOP
+        answer_dangling_calls(self.conversation.messages, skipped)
         stopped = isinstance(end, StoppedByGuard) and self.stopping is not None
         resume = self.stopping.resume if stopped and self.stopping is not None else None
         used = usage_report(self.conversation.totals)  # the session's, the judge's share in
-        result = TurnResult(
+        try:
+            self.emit_end(end, used)
+        except DataWriteFailed as failed:  # the folder filled as the turn ended: it ends so
+            end, resume = internal_failure(failed), None
+        return TurnResult(
             status=end.status,
             exit_code=end.exit_code,
             message=end.message,
@@ -186,18 +186,6 @@ class Turn:
             tool_calls=self.tool_calls,
             resume=resume,
         )
-        try:
-            self.emit_end(end, used)
-        except DataWriteFailed as failed:  # the folder filled as the turn ended: it ends so
-            failure = internal_failure(failed)
-            return TurnResult(
-                status=failure.status,
-                exit_code=failure.exit_code,
-                message=failure.message,
-                text=self.last_text,
-                tool_calls=self.tool_calls,
-            )
-        return result
 
     def emit_end(self, end: TurnEnd, used: UsageReport) -> None:
         self.emit(

@@ -169,15 +169,7 @@ def check(
     status (`probes`, when the caller started them sooner), which run while the rest is read."""
     settings, workspace, env = request.settings, request.workspace, request.env
     probes = probes or StartProbes(settings, workspace, env)
-    if carried is None:
-        trust = project_trust(settings, workspace, request.trust_project)
-    else:
-        trust = carried.trust
-    rules = read_rules(settings, trust) if carried is None else None
-    files = tuple(hook_files(settings, trust)) if carried is None else carried.hook_files
-    servers: tuple[Configured, ...] = ()
-    if carried is None or carried.mcp is None:
-        servers = (*configured_servers(settings, trust), *request.mcp_servers)
+    trust, rules, files, servers = project_parts(request, carried)
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
     instructions, refused = project_instructions(workspace, session_door(sandbox, workspace))
     skills = carried.skills if carried is not None else find_skills(settings, workspace, trust, env)
@@ -188,10 +180,37 @@ def check(
     if settings.values.guard_mode != "off":
         judge.ensure()  # a judge model without its key fails now
     return Checked(
-        request=request, trust=trust, rules=rules, hook_files=files, servers=servers, judge=judge, sandbox=sandbox, sandbox_check=sandbox_check, provider=provider, place=place,
-        git_status=probes.git_status(), served_window=served_window, instructions=tuple(instructions),
-        notices=(*refused, *(skills.warnings if skills is not None and carried is None else ())), skills=skills,
-    )  # fmt: skip
+        request=request,
+        trust=trust,
+        rules=rules,
+        hook_files=files,
+        servers=servers,
+        judge=judge,
+        sandbox=sandbox,
+        sandbox_check=sandbox_check,
+        provider=provider,
+        place=place,
+        git_status=probes.git_status(),
+        served_window=served_window,
+        instructions=tuple(instructions),
+        notices=(*refused, *(skills.warnings if skills is not None and carried is None else ())),
+        skills=skills,
+    )
+
+
+def project_parts(
+    request: OpenRequest, carried: Carried | None
+) -> tuple[ProjectTrust, PermissionRules | None, tuple[HookFile, ...], tuple[Configured, ...]]:
+    """What the session uses of its project: its trust, rules, hook files and the MCP
+    servers to start (a session opened by /clear or /resume carries them over)."""
+    settings = request.settings
+    if carried is not None:
+        wanted = carried.mcp is None
+        servers = (*configured_servers(settings, carried.trust), *request.mcp_servers)
+        return carried.trust, None, carried.hook_files, servers if wanted else ()
+    trust = project_trust(settings, request.workspace, request.trust_project)
+    servers = (*configured_servers(settings, trust), *request.mcp_servers)
+    return trust, read_rules(settings, trust), tuple(hook_files(settings, trust)), servers
 
 
 def find_skills(
@@ -262,17 +281,11 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     log = EventLog(events_path)
     tools = session_tools(checked, carried, session_id, log)
     loop_guard = guard_for(request.settings, log, checked.judge)
-    wiring = AgentWiring(
-        settings=request.settings, env=request.env, log=log, listener=request.view, judge=checked.judge, tools=tools,
-        git_status=checked.git_status, served_window=checked.served_window,
-    )  # fmt: skip
+    wiring = agent_wiring(checked, log, tools)
     config, agent_parts = wire_agent(wiring, checked.provider, loop_guard or NullGuard())
     mcp = carried.mcp if carried is not None else None
     if mcp is None:  # last: nothing else can fail now
-        mcp = start_servers(
-            request.settings, list(checked.servers), request.workspace, checked.trust,
-            request.env, log.emit, background=request.mcp_background,
-        )  # fmt: skip
+        mcp = start_mcp(checked, log)
     if carried is not None:
         carried.end_previous()
     log.subscribe(request.view.on_event)
@@ -282,11 +295,49 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     named = named_agents(request.settings, request.workspace, request.env, checked.sandbox_check)
     install(agent, config, agent_parts, mcp, named, checked.skills)
     parts = SessionParts(
-        id=session_id, events_path=events_path, log=log, agent=agent, settings=request.settings, judge=checked.judge, loop_guard=loop_guard,
-        tools=tools, sandbox_check=checked.sandbox_check, mcp=mcp, trust=checked.trust, resumed=place.resumed,
-    )  # fmt: skip
+        id=session_id,
+        events_path=events_path,
+        log=log,
+        agent=agent,
+        settings=request.settings,
+        judge=checked.judge,
+        loop_guard=loop_guard,
+        tools=tools,
+        sandbox_check=checked.sandbox_check,
+        mcp=mcp,
+        trust=checked.trust,
+        resumed=place.resumed,
+    )
     start(parts, checked, carried)
     return parts
+
+
+def agent_wiring(checked: Checked, log: EventLog, tools: SessionTools) -> AgentWiring:
+    request = checked.request
+    return AgentWiring(
+        settings=request.settings,
+        env=request.env,
+        log=log,
+        listener=request.view,
+        judge=checked.judge,
+        tools=tools,
+        git_status=checked.git_status,
+        served_window=checked.served_window,
+    )
+
+
+def start_mcp(checked: Checked, log: EventLog) -> McpServers | None:
+    """The session's MCP servers started (in the background for `mcp_background`)."""
+    request = checked.request
+    return start_servers(
+        request.settings,
+        list(checked.servers),
+        request.workspace,
+        checked.trust,
+        request.env,
+        log.emit,
+        background=request.mcp_background,
+    )
 
 
 def session_tools(
@@ -311,9 +362,16 @@ def session_tools(
     programs = sandbox_check.programs
     checkpoints = open_checkpoints(settings, workspace, programs, session_id, log)
     return SessionTools(
-        workspace=workspace, permissions=permissions, sandbox=sandbox, jobs=JobTable(), hooks=hooks, git_watch=git_watch, checkpoints=checkpoints,
-        instructions=checked.instructions, skills=checked.skills,
-    )  # fmt: skip
+        workspace=workspace,
+        permissions=permissions,
+        sandbox=sandbox,
+        jobs=JobTable(),
+        hooks=hooks,
+        git_watch=git_watch,
+        checkpoints=checkpoints,
+        instructions=checked.instructions,
+        skills=checked.skills,
+    )
 
 
 def guard_for(settings: Settings, log: EventLog, judge: SessionJudge) -> LoopGuard | None:

@@ -32,10 +32,14 @@ def approve_and_start(session: AppSession, names: list[str]) -> list[ServerStatu
     chosen = [server for server in approved if server.name in waiting or not mcp.knows(server.name)]
     running = [s.name for s in mcp.statuses() if s.state in ("ready", "down")]
     specs, failed = plan_servers(
-        chosen, settings.profile.mcp, approved=lambda server: True, env=os.environ,
-        project_env=project_env(settings, os.environ), cwd=str(session.workspace),
+        chosen,
+        settings.profile.mcp,
+        approved=lambda server: True,
+        env=os.environ,
+        project_env=project_env(settings, os.environ),
+        cwd=str(session.workspace),
         running=running,
-    )  # fmt: skip
+    )
     mcp.note(failed)
     for tool in mcp.launch(specs):
         session.agent.parts.tools.add(tool)

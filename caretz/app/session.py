@@ -69,7 +69,6 @@ if TYPE_CHECKING:
     from caretz.agent.compaction import Compaction, Reason
     from caretz.agent.goal_driver import GoalDriver
     from caretz.agent.limits import RunTotals
-    from caretz.agent.outcomes import TurnResult
     from caretz.agent.rewind import Rewound, SessionRewind
     from caretz.app.assembly import SessionParts
     from caretz.app.mentions import Attached
@@ -109,11 +108,8 @@ class AppSession:
         self.agent, self.settings, self.judge = parts.agent, parts.settings, parts.judge
         self.loop_guard = parts.loop_guard  # None until a guard mode needs one
         self.workspace, self.permissions, self.jobs = tools.workspace, tools.permissions, tools.jobs
-        self.hooks, self.git_watch, self.checkpoints = (
-            tools.hooks,
-            tools.git_watch,
-            tools.checkpoints,
-        )
+        self.hooks, self.git_watch = tools.hooks, tools.git_watch
+        self.checkpoints = tools.checkpoints
         self.sandbox, self.sandbox_check = tools.sandbox, parts.sandbox_check
         self.instructions = tools.instructions  # AGENTS.md / CLAUDE.md, read at the start
         self.skills = tools.skills  # the skills found at the start (None: none)
@@ -241,12 +237,15 @@ class AppSession:
         return mcp_approval.approve_and_start(self, list(names))
 
     # -- work ----------------------------------------------------------------------------
-    def submit(self, prompt: str) -> Outcome:
+    def submit(self, prompt: str, *, commands_looked_up: bool = False) -> Outcome:
         """A `/name args` skill or custom command, or one turn plus the loop guard's
-        automatic resumes. A `/name` that is neither is a usage error; nothing is sent."""
+        automatic resumes. A `/name` that is neither is a usage error; nothing is sent.
+        `commands_looked_up`: the caller found no custom command in `prompt` already."""
         skill = skill_run.skill_for(self.skills, prompt) if self.skills is not None else None
         if skill is not None:
             return self.run_skill(*skill)
+        if commands_looked_up:
+            return self.turn(prompt)
         try:
             command = find_command(self.settings, self.workspace, prompt, self.env)
         except ConfigError as error:
@@ -266,7 +265,8 @@ class AppSession:
             except ConfigError as error:
                 return usage_outcome(str(error))
         sent = self.shell_runs.prompt(prompt)
-        return self._work(lambda: turn_outcome(self._turns(sent, images)))
+        turns = turn_driver.run_with_auto_resume
+        return self._work(lambda: turn_outcome(turns(self.agent, sent, images)))
 
     def attached_images(self, mentions: str) -> list[Image]:
         """The images `mentions`' `@shot.png` words and, with the session's first prompt,
@@ -296,7 +296,7 @@ class AppSession:
     def run_command(self, prepared: PreparedCommand) -> Outcome:
         """A prepared custom command: its `!` commands and `@` files, then its turn, on
         its model and with its allowed tools; the session's after."""
-        return self._work(lambda: self._command(prepared))
+        return self._work(lambda: command_run.run_command(self, prepared))
 
     def run_skill(self, skill: Skill, arguments: str = "") -> Outcome:
         """A skill run by name: its instructions as the turn's prompt, its allowed tools
@@ -414,12 +414,11 @@ class AppSession:
 
     # -- inside ----------------------------------------------------------------------------
     def _work(self, work: Callable[[], Outcome]) -> Outcome:
-        """Run `work` in this thread, cancellable; the conversation is compacted first
-        when it nears the model's window (the policy the agent applies before each request)."""
+        """Run `work` in this thread, cancellable (compaction, when due, is the agent's,
+        before each request)."""
         grants = self.agent.parts.tool_ctx.skill_grants
         try:
             with self._canceller.running():
-                self.agent.compact_if_due()
                 return work()
         except Terminated as ended:
             return interrupted_outcome(ended)
@@ -428,12 +427,6 @@ class AppSession:
         finally:
             if grants is not None:  # the skills' grants end with the work
                 grants.clear()
-
-    def _turns(self, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
-        return turn_driver.run_with_auto_resume(self.agent, prompt, images)
-
-    def _command(self, prepared: PreparedCommand) -> Outcome:
-        return command_run.run_command(self, prepared)
 
     def _goal_driver(self, goal: Goal) -> GoalDriver:
         return goal_driver(self.agent, self.settings, self.env, goal)

@@ -129,8 +129,7 @@ def rewire(
         tools=session_tools(session, sandbox),
     )
     system = session.agent.config.system if keep_prompt else None
-    # The provider's own web search as the new settings and their rules have it, as at the
-    # start (a profile's WebSearch deny holds for it too).
+    # The provider's own web search as the new rules have it (a WebSearch deny holds too).
     new_rules = session.permissions.rules_with_profile(rules)
     provider = session_provider(settings, session.env, server_search(settings, new_rules))
     config, parts = wire_agent(wiring, provider, running, system)

@@ -1,6 +1,7 @@
 """A run: `caretz` in a terminal opens the interactive session; `caretz -p`, a prompt on
-stdin, `--goal` or `--resume` without a terminal is a headless run over `caretz.app`'s
-Session: the work it asks for, its view on stdout and stderr, its exit code.
+stdin, `--goal` or `--resume` without a terminal is a headless run through the Python
+API's `Session`: the work it asks for (a `Work`, data), its view on stdout and stderr, its
+exit code.
 
 Everything that can be wrong (the settings, the evaluator's model, a `/name` that is no
 custom command, a resumed session without a paused goal) is refused before the session
@@ -15,7 +16,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ from rich.console import Console
 from caretz.agent.outcomes import Interrupted
 from caretz.agent.signals import signals_interrupt
 from caretz.api.result import RunResult, failed_outside_work, refused_before_start
-from caretz.api.session import Session
+from caretz.api.session import Session, Work
 from caretz.app.commands import find_command
 from caretz.app.goals import check_evaluator, paused_goal
 from caretz.checkpoints.project import project_root
@@ -53,8 +54,6 @@ else:
     permission_lines = lazy_module("caretz.ui.permission_lines")
 
 if TYPE_CHECKING:
-    from caretz.app.outcome import Outcome
-    from caretz.app.session import AppSession
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
 
@@ -196,9 +195,6 @@ def make_output(settings: Settings) -> JsonOutput | TextOutput:
     return TextOutput(detailed=settings.output == "detailed")
 
 
-Work = Callable[["AppSession"], "Outcome"]
-
-
 def run_headless(
     settings: Settings,
     prompt: str | None,
@@ -247,21 +243,19 @@ def discarded(result: RunResult, resume: str | None, settings: Settings) -> bool
 
 
 def plan_work(settings: Settings, prompt: str | None, resume: str | None, goal: str | None) -> Work:
-    """What the run does, every part of it checked first; raises ConfigError or
-    SessionNotFound."""
+    """What the run does, every part of it checked first (the custom command a `/name`
+    prompt names found once, here); raises ConfigError or SessionNotFound."""
     workspace = Path.cwd()
     if goal is not None:
         check_evaluator(settings, os.environ)
-        return lambda session: session.start_goal(goal, prompt)
+        return Work(prompt=prompt, condition=goal)
     if paused_goal(settings, resume, workspace) is not None:
         check_evaluator(settings, os.environ)
-        return lambda session: session.resume_goal(prompt)
+        return Work(prompt=prompt, resume_goal=True)
     if prompt is None:
         raise ConfigError('no prompt, and the session has no paused goal: pass -p "..."')
     command = find_command(settings, workspace, prompt, os.environ)
-    if command is not None:
-        return lambda session: session.run_command(command)
-    return lambda session: session.submit(prompt)
+    return Work(prompt=prompt, looked_up=True, command=command)
 
 
 def yolo_banner() -> None:

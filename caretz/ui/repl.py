@@ -93,9 +93,15 @@ def run_repl(
     try:
         ask_to_trust(settings, workspace or Path.cwd(), env, console)
         session = AppSession.open(
-            settings, view, env=env, resume=resume, workspace=workspace, asker=asker,
-            flags=flags, mcp_background=True,  # the prompt comes at once
-        )  # fmt: skip
+            settings,
+            view,
+            env=env,
+            resume=resume,
+            workspace=workspace,
+            asker=asker,
+            flags=flags,
+            mcp_background=True,  # the prompt comes at once
+        )
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     except DataWriteFailed as error:

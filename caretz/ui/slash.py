@@ -33,7 +33,7 @@ from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.hooks_slash import hooks_slash
 from caretz.ui.jobs_command import job_choices, jobs_slash
 from caretz.ui.mcp_slash import mcp_slash
-from caretz.ui.permission_modes import plan_command
+from caretz.ui.permission_modes import PERMISSION_MODES, change_permissions, plan_command
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
 
 GUARD_MODES = ("off", "shadow", "active")
-PERMISSION_MODES = ("auto", "ask", "read-only", "plan", "yolo")
 
 KEYS = (
     ("Enter", "send the message"),
@@ -188,32 +187,6 @@ def change_guard(repl: SessionControl, argument: str) -> None:
         repl.error(f"unknown loop-guard mode {argument!r}: use off, shadow or active")
         return
     repl.set_guard_mode(argument)
-
-
-def change_permissions(repl: SessionControl, argument: str) -> None:
-    if argument:
-        repl.set_permission_mode(argument)
-        return
-    permissions = repl.session.permissions
-    mode = repl.session.settings.permission_mode
-    repl.info(f"permissions: {mode} (switch with /permissions {'|'.join(PERMISSION_MODES)})")
-    if permissions is None:
-        return
-    rules = sorted(permissions.rules.rules, key=lambda rule: _ORDER[rule.behavior])
-    if not rules:
-        repl.info(f"no rules (add them to {permissions.settings_file} or a profile)")
-        return
-    table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
-    for column in ("", "rule", "from"):
-        table.add_column(column)
-    for rule in rules:
-        colour = {"deny": "red", "ask": "yellow", "allow": "green"}[rule.behavior]
-        table.add_row(f"[{colour}]{rule.behavior}[/]", escape(rule.text), escape(rule.source))
-    repl.console.print(table)
-    repl.info(f"project rules are read from {permissions.settings_file} when a session starts")
-
-
-_ORDER = {"deny": 0, "ask": 1, "allow": 2}
 
 
 def list_sessions(repl: SessionControl, argument: str) -> None:

@@ -36,7 +36,7 @@ def test_a_tool_turn_runs_the_command_and_answers(open_session, server, workspac
     assert view.text == "Wrote it."
     assert session.totals.tool_calls == 1 and session.totals.requests == 2
     logged = [e.type for e in read_events(session.events_path)]
-    assert logged[0] == "AppSession.Started" and logged.count("Turn.Ended") == 1
+    assert logged[0] == "Session.Started" and logged.count("Turn.Ended") == 1
 
 
 def test_a_custom_command_runs_on_its_model_then_the_session_carries_on(
@@ -123,7 +123,7 @@ def test_a_switch_that_fails_changes_nothing(open_session, server):
     assert session.agent.parts.provider is provider
     assert session.agent.config.model_ref == session.settings.model.ref == model
     assert session.settings.loop_guard.mode == "off"
-    changed = [e for e in read_events(session.events_path) if e.type == "AppSession.Changed"]
+    changed = [e for e in read_events(session.events_path) if e.type == "Session.Changed"]
     assert changed == []
 
 
@@ -234,7 +234,7 @@ def test_reopen_leaves_this_session_for_a_new_one_in_its_own_log(open_session, s
     assert second.id != first.id and outcome.text == "fresh"
     assert server.requests[-1].messages[0]["content"] == "again"  # an empty conversation
     logged = [e.type for e in read_events(second.events_path)]
-    assert logged[0] == "AppSession.Started" and logged.count("Turn.Started") == 1
+    assert logged[0] == "Session.Started" and logged.count("Turn.Started") == 1
     first_log = [e.type for e in read_events(first.events_path)]
     assert first_log.count("Turn.Started") == 1  # the second session writes its own log
     second.close()
