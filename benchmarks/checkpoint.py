@@ -177,8 +177,8 @@ def turn_through_hook(
     hook = TurnCheckpoints(store)
     hook.attach("bench-hook" + ("-tools" if by_tools else ""), log)
     hook.follow_calls(lambda: True)
-    write = ToolCall("call_1", "write", {"path": "x", "content": ""})
-    ctx = ToolContext(project, effect="edit" if by_tools else "shell")
+    write = ToolCall(id="call_1", name="write", arguments={"path": "x", "content": ""})
+    ctx = ToolContext(workspace=project, effect="edit" if by_tools else "shell")
     done = ToolResult(
         ok=True, output="", files_changed=[str(p.relative_to(project)) for p in targets]
     )

@@ -57,7 +57,7 @@ CLOSEST_GOAL_MS = 200
 def encodings(kernel: Path) -> None:
     folder = Path(tempfile.mkdtemp())
     shutil.copy(kernel / KEYMAP, folder / "defkeymap.map")
-    reads, ctx = FileReads(), ToolContext(folder)
+    reads, ctx = FileReads(), ToolContext(workspace=folder)
     started = time.perf_counter()
     read = ReadTool(reads).run({"path": "defkeymap.map"}, ctx)
     edits = [
@@ -90,7 +90,7 @@ def encodings(kernel: Path) -> None:
 
 def read_cap(kernel: Path) -> None:
     cap = cap_chars(int(WINDOW * 0.8) - USED)
-    ctx = ToolContext(kernel, output_limit_chars=cap)
+    ctx = ToolContext(workspace=kernel, output_limit_chars=cap)
     result = ReadTool().run({"path": HEADER}, ctx)
     tokens = len(result.output) / 3.5
     print(f"\nread cap: {HEADER} in a {WINDOW:,}-token window, {USED:,} used")

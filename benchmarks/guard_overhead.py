@@ -115,9 +115,16 @@ def _observation(rng: random.Random, i: int) -> tuple[Any, Any]:
     tool, args_of, output_of, failed = _KINDS[i % len(_KINDS)]
     args = args_of(i)
     changed = (args["path"],) if tool == "edit" else ()
-    call = ToolCall(f"call_{i}", tool, args)
+    call = ToolCall(id=f"call_{i}", name=tool, arguments=args)
     obs = ToolObservation(
-        i, tool, args, output_of(rng, i), failed, 1 if failed else 0, 0.5, changed
+        index=i,
+        tool=tool,
+        args=args,
+        output=output_of(rng, i),
+        failed=failed,
+        exit_code=1 if failed else 0,
+        duration_s=0.5,
+        files_changed=changed,
     )
     return call, obs
 
@@ -139,9 +146,9 @@ def _guard() -> Any:
 def _feed(guard: Any, items: list[tuple[Any, Any]]) -> None:
     from caretz.messages import Message, Usage
 
-    usage = Usage(2000, 150)
+    usage = Usage(input_tokens=2000, output_tokens=150)
     for call, obs in items:
-        guard.after_response(Message("assistant", "", tool_calls=[call]), usage)
+        guard.after_response(Message(role="assistant", content="", tool_calls=[call]), usage)
         guard.before_tool(call)
         guard.after_tool(obs)
 

@@ -236,7 +236,11 @@ class _Judge:
         if self.answer == "none":
             return JudgeResult.no_verdict("scripted", 0.0, "timeout after 15s")
         stuck = self.answer == "stuck"
-        return JudgeResult(Verdict(stuck, 0.9 if stuck else 0.2, "scripted"), "scripted", 0.0)
+        return JudgeResult(
+            verdict=Verdict(stuck, 0.9 if stuck else 0.2, "scripted"),
+            model="scripted",
+            latency_s=0.0,
+        )
 
 
 @dataclass
@@ -285,9 +289,9 @@ def play(scenario: Scenario, answer: str, config: Any = None) -> Outcome:
         return outcome
     for index, (tool, args, output, failed) in enumerate(scenario.steps):
         position[0] = index + 1
-        guard.before_tool(ToolCall(f"c{index}", tool, args))
+        guard.before_tool(ToolCall(id=f"c{index}", name=tool, arguments=args))
         obs = ToolObservation(
-            index, tool, args, output, failed, 1 if failed else 0,
+            index=index, tool=tool, args=args, output=output, failed=failed, exit_code=1 if failed else 0,
             files_changed=scenario.files_changed.get(index, ()),
         )  # fmt: skip
         decision = guard.after_tool(obs)

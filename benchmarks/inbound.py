@@ -36,7 +36,7 @@ from caretz.providers.anthropic import AnthropicProvider  # noqa: E402
 from caretz.providers.base import Completed  # noqa: E402
 from caretz.providers.registry import BUILTIN_PROVIDERS  # noqa: E402
 from caretz.session.events import EventLog  # noqa: E402
-from caretz.session.records.loop import ToolResult  # noqa: E402
+from caretz.session.records.loop import ToolReturned  # noqa: E402
 from tests.modelserver import ModelServer, Reply, _Call, _Rendered, anthropic_events  # noqa: E402
 
 
@@ -71,8 +71,8 @@ def stream_chunks() -> None:
 
 def event_log(folder: Path) -> None:
     log = EventLog(folder / "events.jsonl")
-    clean = ToolResult(index=0, call_id="c", name="bash", ok=True, output="é" * 2048)
-    broken = ToolResult(index=0, call_id="c", name="bash", ok=True, output="\ud800" * 2048)
+    clean = ToolReturned(index=0, call_id="c", name="bash", ok=True, output="é" * 2048)
+    broken = ToolReturned(index=0, call_id="c", name="bash", ok=True, output="\ud800" * 2048)
     count = 2000
     fast = best_of(3, lambda: [log.emit(clean) for _ in range(count)]) / count
     slow = best_of(3, lambda: [log.emit(broken) for _ in range(count)]) / count

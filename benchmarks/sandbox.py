@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from caretz.hooks.runner import HookEnvironment, run_command  # noqa: E402
-from caretz.sandbox.detect import Backend, BwrapProbe, SandboxCheck, check_sandbox  # noqa: E402
+from caretz.sandbox.detect import BwrapProbe, SandboxBackend, SandboxCheck, check_sandbox  # noqa: E402
 from caretz.sandbox.gitwatch import GitWatch  # noqa: E402
 from caretz.sandbox.policy import (  # noqa: E402
     SandboxMode,
@@ -99,12 +99,12 @@ def sandboxes(cwd: Path) -> dict[str, Sandbox | None]:
     found: dict[str, Sandbox | None] = {"direct": None}
     python = launcher_python(env.get("PATH", ""), untrusted_roots([cwd])).path
     check = check_sandbox(policy.mode, policy.network)
-    if check.backend is Backend.BWRAP:
+    if check.backend is SandboxBackend.BWRAP:
         found["bwrap"] = session_sandbox(policy, check)
         # The same without joining the session's namespace: a namespace per command.
         found["bwrap-ns"] = dataclasses.replace(found["bwrap"], nsenter_path=None)
     fallback = check_sandbox(policy.mode, bwrap=BwrapProbe(None, False, "skipped"))
-    if fallback.backend is Backend.LANDLOCK:
+    if fallback.backend is SandboxBackend.LANDLOCK:
         found["landlock"] = dataclasses.replace(session_sandbox(policy, fallback), python=python)
     off = build_policy(cwd=cwd, home=home_from_env(env), mode=SandboxMode.OFF)
     found["off"] = dataclasses.replace(open_sandbox(off, check_sandbox(off.mode)), python=python)
@@ -120,7 +120,7 @@ def measure(runs: int, cwd: Path) -> dict[str, dict[str, float]]:
         for _ in range(runs):  # interleaved, so drift in machine load hits all alike
             for name, sandbox in chosen.items():
                 if sandbox is None:
-                    direct = Launch(list(argv), env, cwd)
+                    direct = Launch(argv=list(argv), env=env, cwd=cwd)
                     samples[name].append(timed(lambda launch=direct: launch, cwd))
                     continue
                 samples[name].append(
@@ -178,7 +178,7 @@ def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
     for name, sandbox in sandboxes(cwd).items():
         if name == "bwrap-ns":
             continue
-        ctx = ToolContext(cwd, sandbox=sandbox)
+        ctx = ToolContext(workspace=cwd, sandbox=sandbox)
         through_tool: list[float] = []
         alone: list[float] = []
         for _ in range(runs):
@@ -187,7 +187,7 @@ def bash_tool_ms(runs: int, cwd: Path) -> dict[str, tuple[float, float]]:
             through_tool.append(time.perf_counter() - began)
             assert result.ok, result.output
             if sandbox is None:  # no sandbox at all: `bash -c true` itself
-                direct = Launch(["bash", "-c", "true"], env, cwd)
+                direct = Launch(argv=["bash", "-c", "true"], env=env, cwd=cwd)
                 alone.append(timed(lambda launch=direct: launch, cwd))
                 continue
             launch = lambda s=sandbox: s.launch(["bash", "-c", "true"], env)  # noqa: E731

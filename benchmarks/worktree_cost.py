@@ -115,7 +115,7 @@ def main() -> None:
             timed(lambda m=made: manage.enter(repo, m), *figures[names[0]])
             disk = disk_usage(repo.folder / made)
             timed(lambda: manage.listed(repo), *figures[names[1]])
-            worktree = manage.Worktree(made, repo.folder / made, "caretz/" + made)
+            worktree = manage.Worktree(name=made, path=repo.folder / made, branch="caretz/" + made)
             timed(lambda w=worktree: manage.changes(repo, w), *figures[names[2]])
             if run % 2 == 0:
                 timed(lambda m=made: manage.remove(repo, m), *figures[names[3]])

@@ -29,7 +29,7 @@ Role = Literal["user", "assistant", "tool"]
 PIXELS_PER_TOKEN = 750
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Image:
     """An image the model sees: its bytes in one of the formats every protocol takes
     (PNG, JPEG, GIF, WebP), already within the size caps (caretz/tools/image_fit.py)."""
@@ -72,7 +72,7 @@ class Image:
 ImageLoader = Callable[[dict[str, Any]], Image | None]
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class ToolCall:
     id: str
     name: str
@@ -101,7 +101,7 @@ class ToolCall:
         )
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class Message:
     role: Role
     content: str = ""
@@ -175,7 +175,7 @@ def restore_images(
     return images, note
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -185,11 +185,11 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-            self.reasoning_tokens + other.reasoning_tokens,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -226,7 +226,9 @@ def answer_dangling_calls(
         for call in message.tool_calls:
             if call.id not in answered:
                 answer = text if isinstance(text, str) else text(call)
-                conversation.append(Message("tool", answer, tool_call_id=call.id, is_error=True))
+                conversation.append(
+                    Message(role="tool", content=answer, tool_call_id=call.id, is_error=True)
+                )
         return
 
 
@@ -241,7 +243,7 @@ class ToolSpec:
     parameters: dict[str, Any]  # JSON schema of the arguments object
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class ModelRequest:
     model: str  # the bare model ID the endpoint knows
     system: str

@@ -50,7 +50,7 @@ class Program:
         )
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Programs:
     """A session's programs, resolved once at its start."""
 

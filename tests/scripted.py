@@ -38,7 +38,7 @@ class Reply:
     calls: list[ToolCall] = field(default_factory=list)
     chunks: list[str] | None = None  # how the text streams (default: one delta)
     thinking: str = ""
-    usage: Usage = field(default_factory=lambda: Usage(100, 20))
+    usage: Usage = field(default_factory=lambda: Usage(input_tokens=100, output_tokens=20))
 
     def events(self, model: str) -> Iterator[StreamEvent]:
         if self.thinking:
@@ -48,7 +48,7 @@ class Reply:
                 yield TextDelta(chunk)
         for call in self.calls:
             yield ToolCallStarted(call.id, call.name)
-        message = Message("assistant", self.text, tool_calls=list(self.calls))
+        message = Message(role="assistant", content=self.text, tool_calls=list(self.calls))
         stop_reason = "tool_use" if self.calls else "end_turn"
         yield Completed(ModelResponse(message, self.usage, stop_reason, model))
 
@@ -58,7 +58,7 @@ def answer(text: str, **kw: Any) -> Reply:
 
 
 def call(name: str, **args: Any) -> ToolCall:
-    return ToolCall(f"call_{next(_call_ids)}", name, args)
+    return ToolCall(id=f"call_{next(_call_ids)}", name=name, arguments=args)
 
 
 def calls(*tool_calls: ToolCall, text: str = "") -> Reply:
@@ -115,7 +115,12 @@ class ScriptedJudge:
             raise answer
         if isinstance(answer, JudgeResult):
             return answer
-        return JudgeResult(answer, "test/judge", 2.3, Usage(1204, 88))
+        return JudgeResult(
+            verdict=answer,
+            model="test/judge",
+            latency_s=2.3,
+            usage=Usage(input_tokens=1204, output_tokens=88),
+        )
 
 
 class ScriptedEvaluator:
@@ -135,4 +140,9 @@ class ScriptedEvaluator:
             raise answer
         if isinstance(answer, Evaluation):
             return answer
-        return Evaluation(answer, self.model_ref, 0.4, Usage(900, 40))
+        return Evaluation(
+            verdict=answer,
+            model=self.model_ref,
+            latency_s=0.4,
+            usage=Usage(input_tokens=900, output_tokens=40),
+        )

@@ -205,7 +205,8 @@ class CaretzAgent:
                 response = await self.client.read_text_file(session_id=session_id, path=path)
             except Exception:  # not open in the editor, or it cannot read it: the model reads it
                 return None
-            return response.content
+            text: str | None = response.content
+            return text
 
         return read
 

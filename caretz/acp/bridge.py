@@ -79,7 +79,7 @@ class Questions:
     def ask(self, send: Callable[[], Awaitable[T]]) -> T | None:
         """On the worker thread: `send()` on the loop, after the updates posted before;
         its result, or None when the question was withdrawn or the request failed."""
-        answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        answer: concurrent.futures.Future[T | None] = concurrent.futures.Future()
         self.pending = answer
 
         async def start() -> None:

@@ -50,7 +50,7 @@ class Choices:
 
 
 def switch_arguments(option: str, value: str) -> dict[str, str]:
-    """`Session.switch`'s keyword for a config option; KeyError for one caretz lacks."""
+    """`AppSession.switch`'s keyword for a config option; KeyError for one caretz lacks."""
     return {
         MODEL: {"model": value},
         PERMISSION_MODE: {"permission_mode": value},

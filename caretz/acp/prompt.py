@@ -30,7 +30,7 @@ ReadBuffer = Callable[[str], Awaitable["str | None"]]  # an absolute path → th
 
 
 @dataclass(frozen=True)
-class Attached:
+class AttachedFile:
     shown: str  # the path as the prompt names it
     text: str
 
@@ -40,7 +40,7 @@ async def prompt_text(
 ) -> str:
     """The prompt for `blocks`; `read_buffer` reads an open file through the editor."""
     words: list[str] = []
-    attached: list[Attached] = []
+    attached: list[AttachedFile] = []
     for block in blocks:
         if isinstance(block, TextContentBlock):
             words.append(block.text)
@@ -49,7 +49,7 @@ async def prompt_text(
             words.append(f"@{shown}")
             text = await read_buffer(path) if read_buffer is not None and path else None
             if text is not None:
-                attached.append(Attached(shown, text))
+                attached.append(AttachedFile(shown, text))
         elif isinstance(block, EmbeddedResourceContentBlock):
             words.append(embedded(block, workspace, attached))
         else:
@@ -63,11 +63,13 @@ async def prompt_text(
     return text
 
 
-def embedded(block: EmbeddedResourceContentBlock, workspace: Path, attached: list[Attached]) -> str:
+def embedded(
+    block: EmbeddedResourceContentBlock, workspace: Path, attached: list[AttachedFile]
+) -> str:
     resource = block.resource
     shown, _ = where(resource.uri, workspace)
     if isinstance(resource, TextResourceContents):
-        attached.append(Attached(shown, resource.text))
+        attached.append(AttachedFile(shown, resource.text))
         return f"@{shown}"
     if isinstance(resource, BlobResourceContents):
         return f"@{shown} (binary, not included)"
@@ -95,7 +97,7 @@ def joined(words: list[str]) -> str:
     return text
 
 
-def file_block(item: Attached) -> str:
+def file_block(item: AttachedFile) -> str:
     text = item.text
     if len(text) > FILE_CHARS:
         left = len(text) - FILE_CHARS

@@ -16,7 +16,7 @@ from caretz.acp.translate import (
 )
 from caretz.session.events import read_events
 from caretz.session.records.base import Record
-from caretz.session.records.loop import ModelResponse, TurnStarted
+from caretz.session.records.loop import ModelReplied, TurnStarted
 
 
 def replay(events_path: Path, translator: EventTranslator) -> list[Update]:
@@ -30,7 +30,7 @@ def replayed(event: Record, translator: EventTranslator) -> list[Update]:
     if isinstance(event, TurnStarted):
         shown = by_main_agent(event) and event.from_user
         return [user_text(event.prompt or "")] if shown else []
-    if isinstance(event, ModelResponse):
+    if isinstance(event, ModelReplied):
         if not by_main_agent(event):
             return []
         message = event.message or {}

@@ -1,4 +1,4 @@
-"""One editor session: a caretz `Session` on a worker thread of its own.
+"""One editor session: a caretz `AppSession` on a worker thread of its own.
 
 Everything that blocks (opening, a prompt's work, a switch, closing) runs on the
 session's one worker thread, in the order asked, so the session is never used from two
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from acp.interfaces import Client
 
     from caretz.app.outcome import Outcome
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.config.settings import Settings
 
 T = TypeVar("T")
@@ -67,7 +67,7 @@ class AcpSession:
         self.outbox = Outbox(loop, self._send)
         self.questions = Questions(self.outbox)
         self.view = AcpView(self.outbox.post, workspace)
-        self.session: Session | None = None
+        self.session: AppSession | None = None
         self.running = False
         self.cancelled = False
 
@@ -81,10 +81,10 @@ class AcpSession:
         mcp_servers: Sequence[Any] = (),
     ) -> None:
         """Open (or resume) the session; raises ConfigError / SessionNotFound as
-        `Session.open` does, with nothing started."""
+        `AppSession.open` does, with nothing started."""
         asker = EditorAsker(self.view, self._ask)
         self.session = await self.call(
-            app_session.Session.open,
+            app_session.AppSession.open,
             settings,
             self.view,
             env=env,
@@ -153,7 +153,7 @@ class AcpSession:
         return await self.loop.run_in_executor(self.worker, bound)
 
     @property
-    def live(self) -> Session:
+    def live(self) -> AppSession:
         assert self.session is not None, "the session is not open"
         return self.session
 
@@ -161,10 +161,13 @@ class AcpSession:
         await self.client.session_update(session_id=self.id, update=update)
 
     # -- on the worker thread ------------------------------------------------------------
-    def _submit(self, session: Session, text: str) -> Outcome:
+    def _submit(self, session: AppSession, text: str) -> Outcome:
         if self.cancelled:  # cancelled before the work started: the session was idle
             return app_session.Outcome(
-                "interrupted", 130, "cancelled before it started", sent=False
+                status="interrupted",
+                exit_code=130,
+                message="cancelled before it started",
+                sent=False,
             )
         return session.submit(text)
 

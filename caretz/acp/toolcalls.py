@@ -21,7 +21,7 @@ from acp.schema import (
 )
 
 from caretz.messages import ToolCall
-from caretz.session.records.loop import ToolCalled, ToolResult
+from caretz.session.records.loop import ToolCalled, ToolReturned
 from caretz.text import one_line
 from caretz.tools.asking import input_summary
 
@@ -102,7 +102,7 @@ def started(call: ToolCall, workspace: Path) -> ToolCallStart:
     )
 
 
-def finished(call: ToolCall | None, result: ToolResult, workspace: Path) -> ToolCallProgress:
+def finished(call: ToolCall | None, result: ToolReturned, workspace: Path) -> ToolCallProgress:
     """The call's end: completed or failed, with a diff for a change and the output."""
     arguments = call.arguments if call is not None else {}
     diffs = result_diffs(result, arguments, workspace) if result.ok else []
@@ -124,7 +124,7 @@ def finished(call: ToolCall | None, result: ToolResult, workspace: Path) -> Tool
 
 
 def result_diffs(
-    result: ToolResult, arguments: Mapping[str, Any], workspace: Path
+    result: ToolReturned, arguments: Mapping[str, Any], workspace: Path
 ) -> list[FileEditToolCallContent]:
     """An edit's hunks as diffs; a new file's whole text (its write has no diff)."""
     if result.diff:
@@ -172,7 +172,7 @@ def diff_hunks(diff: str, workspace: Path) -> list[FileEditToolCallContent]:
     return blocks
 
 
-def _output(result: ToolResult) -> list[Content]:
+def _output(result: ToolReturned) -> list[Content]:
     whole = text = result.output or ""
     if not text.strip():
         return []

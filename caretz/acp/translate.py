@@ -27,7 +27,7 @@ from caretz.lazy import lazy_module
 from caretz.messages import ToolCall
 from caretz.plan import PLAN_TOOL, read_plan
 from caretz.session.records.base import HookRecord, LoopGuardRecord, LoopRecord, Record
-from caretz.session.records.loop import ToolCalled, ToolResult
+from caretz.session.records.loop import ToolCalled, ToolReturned
 from caretz.session.records.permissions import PermissionDecided
 from caretz.session.records.session import SessionChanged
 
@@ -82,7 +82,7 @@ class EventTranslator:
     def updates(self, event: Record) -> list[Update]:
         if isinstance(event, ToolCalled):
             return self.call_started(toolcalls.logged_call(event))
-        if isinstance(event, ToolResult):
+        if isinstance(event, ToolReturned):
             return self.call_finished(event)
         if isinstance(event, PermissionDecided):
             return self.permission_decided(event)
@@ -114,7 +114,7 @@ class EventTranslator:
             )
         ]
 
-    def call_finished(self, result: ToolResult) -> list[Update]:
+    def call_finished(self, result: ToolReturned) -> list[Update]:
         call = self.calls.pop(result.call_id, None)
         updates: list[Update] = [toolcalls.finished(call, result, self.workspace)]
         if result.ok and call is not None and call.name == PLAN_TOOL:

@@ -12,7 +12,7 @@ from acp.schema import Cost, Usage, UsageUpdate
 from caretz.agent.limits import UsageReport, usage_report
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.messages import Usage as Tokens
 
 
@@ -26,7 +26,7 @@ def prompt_usage(report: UsageReport) -> Usage:
     return Usage.model_validate({**fields, "_meta": meta})
 
 
-def session_usage(session: Session) -> UsageUpdate:
+def session_usage(session: AppSession) -> UsageUpdate:
     """The context in use and the window, and what the session has cost (when every
     model in it has a price); read on the session's worker thread."""
     report = usage_report(session.totals)

@@ -24,7 +24,7 @@ from caretz.acp.translate import (
 )
 from caretz.messages import ToolCall
 from caretz.session.records.base import HookRecord, Record
-from caretz.session.records.loop import ModelOutputLimit, ModelResponse
+from caretz.session.records.loop import ModelOutputLimit, ModelReplied
 from caretz.session.records.permissions import PermissionAsked
 
 Post = Callable[[Update], None]
@@ -82,7 +82,7 @@ class AcpView:
     def note(self, event: Record) -> None:
         if isinstance(event, PermissionAsked):
             self.asked_call = self.translator.calls.get(event.call_id)
-        elif isinstance(event, ModelResponse) and by_main_agent(event):
+        elif isinstance(event, ModelReplied) and by_main_agent(event):
             self.signs.refused = event.stop_reason == "refusal"
         elif isinstance(event, ModelOutputLimit) and by_main_agent(event):
             self.signs.output_limit = event.action == "ended"

@@ -16,8 +16,8 @@ from caretz.agent.turn import Turn
 from caretz.agent.turn_hooks import TurnHooks
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.messages import Image, Message
-from caretz.providers.base import collect, reported_prompt_tokens
+from caretz.messages import Image, Message, ModelRequest, ModelResponse
+from caretz.providers.base import ProviderError, collect, reported_prompt_tokens
 from caretz.session.records.session import ModelSummary, SessionCompacted
 
 if TYPE_CHECKING:
@@ -94,14 +94,26 @@ class Agent:
     def prompt_blocked(self, prompt: str, reason: str) -> TurnResult:
         message = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
         self.parts.log.emit(hook_records.HookPromptBlocked(prompt=prompt, reason=reason))
-        return TurnResult(StoppedByHook.status, StoppedByHook.exit_code, message, "", 0)
+        return TurnResult(
+            status=StoppedByHook.status,
+            exit_code=StoppedByHook.exit_code,
+            message=message,
+            text="",
+            tool_calls=0,
+        )
 
     def run_one_turn(
         self, prompt: str, from_user: bool, continuation: bool, images: Sequence[Image] = ()
     ) -> TurnResult:
         too_large = prompt_too_large(self.config, self.parts, prompt, images)
         if too_large is not None:
-            return TurnResult(PromptTooLarge.status, PromptTooLarge.exit_code, too_large, "", 0)
+            return TurnResult(
+                status=PromptTooLarge.status,
+                exit_code=PromptTooLarge.exit_code,
+                message=too_large,
+                text="",
+                tool_calls=0,
+            )
         state = self.conversation
         state.turns += 1
         turn = Turn(
@@ -172,7 +184,15 @@ class Agent:
         if blocked is not None:
             before = tokens_before or 0
             why = f"a PreCompact hook blocked it: {blocked}"
-            return Compaction(reason, 0, 0, before, before, why, state.messages)
+            return Compaction(
+                reason=reason,
+                trimmed=0,
+                summarized=0,
+                tokens_before=before,
+                tokens_after=before,
+                summary_error=why,
+                conversation=state.messages,
+            )
         result = compaction.compact(
             state.messages,
             self.config.system,
@@ -204,7 +224,7 @@ class Agent:
     def summarize(self, messages: list[Message], policy: CompactionPolicy) -> str:
         """The session's model summarizes `messages`; its cost counts in the totals."""
         config, parts = self.config, self.parts
-        request = compaction.summary_request(messages, policy, config.model_id)
+        request = summary_request(messages, policy, config.model_id)
         response = collect(parts.provider.stream(request))
         usage = response.usage
         cost = parts.price(config.model_ref, usage)
@@ -217,4 +237,24 @@ class Agent:
                 messages=len(messages),
             )
         )
-        return compaction.read_summary(response)
+        return read_summary(response)
+
+
+def summary_request(
+    messages: list[Message], policy: CompactionPolicy, model_id: str
+) -> ModelRequest:
+    """The request that asks the session's model for a summary of `messages`."""
+    transcript = compaction.render_transcript(messages, policy.transcript_chars, policy.keep_chars)
+    return ModelRequest(
+        model=model_id,
+        system=compaction.SUMMARY_SYSTEM,
+        messages=[Message(role="user", content=f"Summarize this session so far:\n\n{transcript}")],
+        max_tokens=policy.summary_max_tokens,
+    )
+
+
+def read_summary(response: ModelResponse) -> str:
+    summary = response.message.content.strip()
+    if not summary:
+        raise ProviderError("the model sent an empty summary")
+    return summary

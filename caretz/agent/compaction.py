@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from caretz.agent import overflow
 from caretz.lazy_dataclass import lazy_dataclass
-from caretz.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
+from caretz.messages import Message, ToolCall, Usage
 from caretz.plan import plan_lines
 from caretz.providers.base import ProviderError
 from caretz.tools.todo import latest_plan
@@ -74,7 +74,7 @@ Reason = Literal["auto", "manual", "overflow"]
 Summarize = Callable[[list[Message]], str]
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class CompactionPolicy:
     """When to compact and how much to keep."""
 
@@ -109,7 +109,7 @@ class CompactionPolicy:
         return self.context_window * CHARS_PER_TOKEN // 2
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Compaction:
     """What one compaction did."""
 
@@ -298,8 +298,8 @@ def summary_messages(summary: str, task: str | None = None) -> list[Message]:
     kept part starts inside a turn), one user message with the summary and the task."""
     body = f"{SUMMARY_HEADER}\n\n{summary}"
     if task is None:
-        return [Message("user", body), Message("assistant", SUMMARY_ACK)]
-    return [Message("user", f"{body}\n\n{TASK_HEADER}\n\n{task}")]
+        return [Message(role="user", content=body), Message(role="assistant", content=SUMMARY_ACK)]
+    return [Message(role="user", content=f"{body}\n\n{TASK_HEADER}\n\n{task}")]
 
 
 def kept_facts(older: list[Message], kept: list[Message]) -> str:
@@ -369,26 +369,6 @@ def task_of(older: list[Message]) -> str:
     return ""
 
 
-def summary_request(
-    messages: list[Message], policy: CompactionPolicy, model_id: str
-) -> ModelRequest:
-    """The request that asks the session's model for a summary of `messages`."""
-    transcript = render_transcript(messages, policy.transcript_chars, policy.keep_chars)
-    return ModelRequest(
-        model=model_id,
-        system=SUMMARY_SYSTEM,
-        messages=[Message("user", f"Summarize this session so far:\n\n{transcript}")],
-        max_tokens=policy.summary_max_tokens,
-    )
-
-
-def read_summary(response: ModelResponse) -> str:
-    summary = response.message.content.strip()
-    if not summary:
-        raise ProviderError("the model sent an empty summary")
-    return summary
-
-
 # -- the whole step ----------------------------------------------------------------------
 
 
@@ -442,9 +422,16 @@ def compact(
     if shorten_newest and tokens(conversation) > policy.trigger_tokens:
         excess_chars = int(excess / max(scale, 0.01)) * CHARS_PER_TOKEN
         conversation, shortened = overflow.shorten_newest(conversation, protected, excess_chars)
-    if not trimmed and not summarized and not shortened:
-        if error is None:
-            return None
-        return Compaction(reason, 0, 0, before, before, error, original)
-    after = tokens(conversation)
-    return Compaction(reason, trimmed, summarized, before, after, error, conversation, shortened)
+    unchanged = not trimmed and not summarized and not shortened
+    if unchanged and error is None:
+        return None
+    return Compaction(
+        reason=reason,
+        trimmed=trimmed,
+        summarized=summarized,
+        tokens_before=before,
+        tokens_after=before if unchanged else tokens(conversation),
+        summary_error=error,
+        conversation=original if unchanged else conversation,
+        shortened=shortened,
+    )

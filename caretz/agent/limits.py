@@ -34,7 +34,7 @@ class AgentUsage:
         }
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class RunTotals:
     """What this run has used so far, across its turns: the agent's own model calls (its
     turns, subagents, compaction's summaries) and, apart, the loop guard's judge's."""
@@ -78,7 +78,7 @@ class RunTotals:
         self.judge_cost_usd = _plus(self.judge_cost_usd, cost)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class UsageReport:
     """What a run (or a stretch of it) used, every model call counted: `usage` and
     `cost_usd` are the agent's and the judge's together, `judge_usage` and
@@ -141,11 +141,11 @@ def _cost_between(before: float | None, after: float | None) -> float | None:
 
 def _minus(after: Usage, before: Usage) -> Usage:
     return Usage(
-        after.input_tokens - before.input_tokens,
-        after.output_tokens - before.output_tokens,
-        after.cache_read_tokens - before.cache_read_tokens,
-        after.cache_write_tokens - before.cache_write_tokens,
-        after.reasoning_tokens - before.reasoning_tokens,
+        input_tokens=after.input_tokens - before.input_tokens,
+        output_tokens=after.output_tokens - before.output_tokens,
+        cache_read_tokens=after.cache_read_tokens - before.cache_read_tokens,
+        cache_write_tokens=after.cache_write_tokens - before.cache_write_tokens,
+        reasoning_tokens=after.reasoning_tokens - before.reasoning_tokens,
     )
 
 

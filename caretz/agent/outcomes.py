@@ -66,7 +66,7 @@ class ProviderRefused(RuntimeFailure):
 REFUSING_STATUSES = (401, 403, 404)
 
 
-class LoopGuardStopped(TurnEnd):
+class StoppedByGuard(TurnEnd):
     status = "loop_guard"
     exit_code = 3
 
@@ -125,7 +125,7 @@ EXIT_CODES: dict[int, str] = {
 }
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class TurnResult:
     status: str
     exit_code: int

@@ -56,8 +56,8 @@ def cut_call_results(message: Message, limit: int) -> list[Message]:
     calls = message.tool_calls
     return [
         Message(
-            "tool",
-            (CUT_CALL if call is calls[-1] else CALL_IN_CUT_REPLY).format(limit=limit),
+            role="tool",
+            content=(CUT_CALL if call is calls[-1] else CALL_IN_CUT_REPLY).format(limit=limit),
             tool_call_id=call.id,
             is_error=True,
         )
@@ -83,7 +83,7 @@ def joined(first: Message, more: Message) -> Message:
 
 
 @lazy_dataclass(frozen=True)
-class Outcome:
+class LimitAction:
     record: ModelOutputLimit
     results: list[Message]  # failed results for the calls that did not run
     ended: str | None  # the turn ends at the limit, saying this
@@ -113,7 +113,7 @@ class CutReplies:
         note, self.note = self.note, None
         return [note] if note else []
 
-    def on_limit(self, message: Message) -> Outcome:
+    def on_limit(self, message: Message) -> LimitAction:
         """What becomes of a reply that ended on the limit."""
         action: Action = "continued"
         results: list[Message] = []
@@ -132,7 +132,7 @@ class CutReplies:
             tool_calls=[call.name for call in message.tool_calls],
         )
         ended = self.ended() if action == "ended" else None
-        return Outcome(record, results, ended)
+        return LimitAction(record, results, ended)
 
     def ended(self) -> str:
         return ENDED.format(limit=self.limit, times=self.continuations + 1)

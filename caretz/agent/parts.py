@@ -63,7 +63,7 @@ def no_price(model_ref: str, usage: Usage) -> float | None:
     return None
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class AgentConfig:
     model_id: str  # as the provider names it
     model_ref: str  # provider/model, as the user names it
@@ -77,7 +77,7 @@ class AgentConfig:
     text_loop: TextLoopSettings = TextLoopSettings()
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class AgentParts:
     provider: Provider
     tools: ToolRegistry
@@ -93,7 +93,7 @@ class AgentParts:
     hooks: TurnHooks | None = None
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class Conversation:
     messages: list[Message] = field(default_factory=list)
     turns: int = 0

@@ -27,7 +27,7 @@ def prompt_too_large(
         return None
     window, reply = policy.context_window, policy.reserved_output
     room = window - reply if reply <= window // 2 else window
-    tokens = estimate_tokens("", [Message("user", prompt, images=list(images))])
+    tokens = estimate_tokens("", [Message(role="user", content=prompt, images=list(images))])
     if tokens <= room:
         return None
     kept = f" ({reply:,} of them kept for the reply)" if room < window else ""

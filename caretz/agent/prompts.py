@@ -44,7 +44,7 @@ GIT_STATUS_LINES = 5
 BACKEND_NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock"}
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SessionEnvironment:
     """What the session's commands and tools meet, as plain data."""
 

@@ -14,7 +14,7 @@ def turn_request(
     conversation: Conversation,
     trailing: list[Message],
     final_report: bool,
-) -> tuple[ModelRequest, records.ModelRequest]:
+) -> tuple[ModelRequest, records.ModelRequested]:
     """The request and its `Model.Request` record."""
     request = ModelRequest(
         model=config.model_id,
@@ -28,7 +28,7 @@ def turn_request(
         reasoning=config.reasoning,
         max_tokens=config.max_tokens,
     )
-    record = records.ModelRequest(
+    record = records.ModelRequested(
         model=config.model_ref,
         messages=len(request.messages),
         tools=len(request.tools),

@@ -28,14 +28,14 @@ from caretz.session.events import EventLog, read_events
 from caretz.session.images import ImageFiles
 from caretz.session.records.base import Record
 from caretz.session.records.checkpoints import CheckpointRestored
-from caretz.session.records.loop import ToolResult, TurnStarted
+from caretz.session.records.loop import ToolReturned, TurnStarted
 from caretz.session.store import History, rebuild_history, turn_prompt
 
 FILE_SCOPES: tuple[Scope, ...] = ("files", "both")
 CONVERSATION_SCOPES: tuple[Scope, ...] = ("conversation", "both")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rewound:
     """A finished rewind. `before` is the checkpoint that undoes it."""
 
@@ -100,7 +100,7 @@ class SessionRewind:
         """Files caretz's own tools wrote in this session (absolute), from its log."""
         paths = []
         for event in self.events():
-            if isinstance(event, ToolResult):
+            if isinstance(event, ToolReturned):
                 paths += [str(self.workspace / path) for path in event.files_changed or ()]
         return paths
 
@@ -127,8 +127,12 @@ class SessionRewind:
         self.log.emit(created_record(before, str(self.store.project)))
         self.log.emit(restored_record(scope, target, result, before=before))
         if scope not in CONVERSATION_SCOPES:
-            return Rewound(target, scope, before, result, None, None)
+            return Rewound(
+                target=target, scope=scope, before=before, files=result, history=None, prompt=None
+            )
         events = self.events()
         prompt = turn_prompt(events, target.turn) if target.kind == "turn" else None
         history = rebuild_history(events, ImageFiles(self.events_path.parent).load)
-        return Rewound(target, scope, before, result, history, prompt)
+        return Rewound(
+            target=target, scope=scope, before=before, files=result, history=history, prompt=prompt
+        )

@@ -24,9 +24,9 @@ from caretz.agent.outcomes import (
     Done,
     Interrupted,
     LimitReached,
-    LoopGuardStopped,
     ProviderRefused,
     RuntimeFailure,
+    StoppedByGuard,
     StoppedByHook,
     TurnEnd,
     TurnResult,
@@ -117,7 +117,8 @@ class Turn:
     def run(self) -> TurnResult:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
-        self.conversation.messages.append(Message("user", self.prompt, images=self.images))
+        prompt = Message(role="user", content=self.prompt, images=self.images)
+        self.conversation.messages.append(prompt)
         sent: dict[str, Any] = {
             "from_user": self.from_user,
             "images": [i.ref() for i in self.images] or None,
@@ -145,7 +146,7 @@ class Turn:
         message = self.cut_replies.keep(self.conversation.messages, response.message)
         self.last_text = message.content or self.last_text
         if final_report and self.stopping is not None:
-            raise LoopGuardStopped(self.stopping.notice)
+            raise StoppedByGuard(self.stopping.notice)
         if response.stop_reason == ABORTED:
             self.text_loop.end_turn(self.parts.log.emit, self.parts.guard.mode)
             return  # the guard cut a looping stream: ask again with its note
@@ -168,24 +169,23 @@ class Turn:
             raise LimitReached(outcome.ended)
 
     def finish(self, end: TurnEnd) -> TurnResult:
-        interrupted = isinstance(end, Interrupted)
-        answer_dangling_calls(
-            self.conversation.messages,
-            SKIPPED_AFTER_INTERRUPT if interrupted else SKIPPED_AFTER_STOP,
-        )
-        stopped = isinstance(end, LoopGuardStopped) and self.stopping is not None
+        skipped = SKIPPED_AFTER_INTERRUPT if isinstance(end, Interrupted) else SKIPPED_AFTER_STOP
+        answer_dangling_calls(self.conversation.messages, skipped)
+        stopped = isinstance(end, StoppedByGuard) and self.stopping is not None
         resume = self.stopping.resume if stopped and self.stopping is not None else None
         used = usage_report(self.conversation.totals)  # the session's, the judge's share in
-        result = TurnResult(
-            end.status, end.exit_code, end.message, self.last_text, self.tool_calls, resume
-        )
         try:
             self.emit_end(end, used)
         except DataWriteFailed as failed:  # the folder filled as the turn ended: it ends so
-            failure = internal_failure(failed)
-            ended = (failure.status, failure.exit_code, failure.message)
-            return TurnResult(*ended, self.last_text, self.tool_calls)
-        return result
+            end, resume = internal_failure(failed), None
+        return TurnResult(
+            status=end.status,
+            exit_code=end.exit_code,
+            message=end.message,
+            text=self.last_text,
+            tool_calls=self.tool_calls,
+            resume=resume,
+        )
 
     def emit_end(self, end: TurnEnd, used: UsageReport) -> None:
         self.emit(
@@ -228,7 +228,7 @@ class Turn:
         conversation.context.measured(response.usage.to_dict(), conversation.messages)
         conversation.totals.add_response(response.usage, cost, config.name, config.model_ref)
         self.emit(
-            records.ModelResponse(
+            records.ModelReplied(
                 model=response.model,
                 message=response.message.to_dict(),
                 usage=response.usage.to_dict(),
@@ -247,7 +247,7 @@ class Turn:
         texts += self.cut_replies.take_note()
         if final_report and self.stopping is not None:
             texts.append(self.stopping.report_instruction)
-        return [Message("user", text) for text in texts]
+        return [Message(role="user", content=text) for text in texts]
 
     def stream(self, request: ModelRequest, may_overflow: bool = False) -> ModelResponse:
         self.parts.listener.on_response_start()
@@ -298,7 +298,7 @@ class Turn:
 
     def record_provider_error(self, error: ProviderError) -> None:
         partial = error.partial.to_dict() if error.partial is not None else None
-        self.emit(records.ProviderError(error=str(error), status=error.status, partial=partial))
+        self.emit(records.ProviderFailed(error=str(error), status=error.status, partial=partial))
 
     # -- tools ----------------------------------------------------------------
     def run_tools(self, calls: list[ToolCall]) -> None:
@@ -385,7 +385,7 @@ class Turn:
             result = ToolResult(ok=False, output=text, duration_s=seconds, ended_by="interrupted")
         self.emit_result(index, call, result)
         self.conversation.messages.append(
-            Message("tool", result.output, tool_call_id=call.id, is_error=True)
+            Message(role="tool", content=result.output, tool_call_id=call.id, is_error=True)
         )
 
     def guard_check(self, call: ToolCall, ctx: ToolContext) -> None:
@@ -397,7 +397,7 @@ class Turn:
         self.parts.log.keep_images(result.images)  # the event names them by digest
         fields = result.to_dict()
         self.emit(
-            records.ToolResult(
+            records.ToolReturned(
                 index=index, call_id=call.id, name=call.name, **fields, diff=result.diff
             )
         )
@@ -432,7 +432,7 @@ class Turn:
     def end_turn(self, final_text: str) -> None:
         decision = self.parts.guard.end_turn(final_text)
         if isinstance(decision, Stop):
-            raise LoopGuardStopped(decision.notice)
+            raise StoppedByGuard(decision.notice)
 
     def act(self, decision: Decision) -> None:
         """Keep what a decision asks for; the requests that follow send it."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from caretz.agent.outcomes import LoopGuardStopped
+from caretz.agent.outcomes import StoppedByGuard
 from caretz.guard.text_loop import (
     CUT_NOTICE,
     TextLoopSettings,
@@ -41,7 +41,7 @@ class StreamCut(Exception):
 
     def response(self, model: str) -> ModelResponse:
         text = f"{self.partial}\n[stream stopped by the loop guard: {self.reason}]"
-        return ModelResponse(Message("assistant", text), Usage(), ABORTED, model)
+        return ModelResponse(Message(role="assistant", content=text), Usage(), ABORTED, model)
 
 
 class TextLoopCut:
@@ -68,10 +68,14 @@ class TextLoopCut:
         if self.headline is None:
             return
         # The guard's records load only at a cut: a run whose answers never loop skips them.
-        from caretz.session.records.guard import LoopGuardStopped as Stopped
+        from caretz.session.records.guard import LoopGuardStopped
 
-        emit(Stopped(detector="stream-text", headline=self.headline, mode=mode, notice=CUT_NOTICE))
-        raise LoopGuardStopped(CUT_NOTICE)
+        emit(
+            LoopGuardStopped(
+                detector="stream-text", headline=self.headline, mode=mode, notice=CUT_NOTICE
+            )
+        )
+        raise StoppedByGuard(CUT_NOTICE)
 
 
 def retrying_record(event: Retrying) -> ProviderRetrying:

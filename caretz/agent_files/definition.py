@@ -24,7 +24,7 @@ class AgentFileError(ValueError):
     """An agent file caretz cannot use; str() is one line naming the file and the key."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgentDefinition:
     name: str
     description: str

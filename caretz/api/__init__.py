@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         TextDelta,
         ThinkingDelta,
         ToolCall,
-        ToolResult,
+        ToolCallResult,
     )
     from caretz.api.result import GuardVerdict, PermissionDenial, RunResult
     from caretz.api.session import Session
@@ -59,7 +59,7 @@ _WHERE = {
             "TextDelta",
             "ThinkingDelta",
             "ToolCall",
-            "ToolResult",
+            "ToolCallResult",
         ),
         _events,
     ),
@@ -88,7 +88,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "ToolCall",
-    "ToolResult",
+    "ToolCallResult",
     "Usage",
 ]
 

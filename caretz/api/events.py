@@ -52,8 +52,8 @@ class ToolCall:
     agent: str = "main"
 
 
-@dataclass(frozen=True)
-class ToolResult:
+@dataclass(frozen=True, kw_only=True)
+class ToolCallResult:
     """A tool call's result, as the model reads it."""
 
     call_id: str
@@ -68,7 +68,7 @@ class ToolResult:
     agent: str = "main"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GuardNotice:
     """The loop guard fired, asked its judge, redirected, warned, blocked, stopped or cut
     a turn (`kind`, from the event type: "fired", "judged", "redirected", "stopped",
@@ -83,7 +83,7 @@ class GuardNotice:
     data: Mapping[str, Any] = field(repr=False, default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PermissionDecision:
     """A call that needed approval was allowed or refused: by `on_permission`, or without
     a question, by a rule or the mode."""
@@ -128,7 +128,7 @@ Event = (
     TextDelta
     | ThinkingDelta
     | ToolCall
-    | ToolResult
+    | ToolCallResult
     | GuardNotice
     | PermissionDecision
     | Retrying
@@ -144,7 +144,7 @@ def from_session_event(event: Record) -> Event:
     """The API's record for one of the session's records."""
     if isinstance(event, loop.ToolCalled):
         return _tool_call(event)
-    if isinstance(event, loop.ToolResult):
+    if isinstance(event, loop.ToolReturned):
         return _tool_result(event)
     if isinstance(event, PermissionDecided):
         return _permission(event)
@@ -189,8 +189,8 @@ def _tool_call(event: loop.ToolCalled) -> ToolCall:
     )
 
 
-def _tool_result(event: loop.ToolResult) -> ToolResult:
-    return ToolResult(
+def _tool_result(event: loop.ToolReturned) -> ToolCallResult:
+    return ToolCallResult(
         call_id=event.call_id,
         name=event.name,
         ok=event.ok,

@@ -16,7 +16,7 @@ from caretz.config.overrides import read_flags
 from caretz.config.settings import Settings, resolve_settings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
     """What a `Session` may set, as the flags of the same names do (None: not set)."""
 

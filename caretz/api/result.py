@@ -36,7 +36,7 @@ class PermissionDenial:
         return data
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GuardVerdict:
     """One answer of the loop guard's judge: whether the turn looked stuck, and what the
     guard did about it (`action`: continue, redirect or stop; `applied`: False in shadow
@@ -57,7 +57,7 @@ class GuardVerdict:
         return dict(self.__dict__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunResult:
     """How a run ended (`status` and `exit_code` as the README's exit codes table says:
     done 0, error 1 (2 for a key, model or images the provider refused), usage_error 2 (refused
@@ -121,10 +121,14 @@ class RunResult:
 
 def refused_before_start(message: str) -> RunResult:
     """The result of a run refused before it started (exit 2): no session, nothing used."""
-    return RunResult(None, "usage_error", USAGE_ERROR, message, "")
+    return RunResult(
+        session_id=None, status="usage_error", exit_code=USAGE_ERROR, message=message, text=""
+    )
 
 
 def failed_outside_work(message: str) -> RunResult:
     """The result of a run that failed outside its work (exit 1): caretz could not write
     its data folder as the session opened or closed."""
-    return RunResult(None, "error", RUNTIME_FAILURE, message, "")
+    return RunResult(
+        session_id=None, status="error", exit_code=RUNTIME_FAILURE, message=message, text=""
+    )

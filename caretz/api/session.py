@@ -15,7 +15,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,10 +48,24 @@ if TYPE_CHECKING:
     from caretz.api.events import Event
     from caretz.api.permission import PermissionCallback
     from caretz.app.outcome import Outcome
-    from caretz.app.session import Session as AppSession
-    from caretz.app.session import View
+    from caretz.app.session import AppSession, View
     from caretz.config.settings import Settings
+    from caretz.runtime.custom_commands import PreparedCommand
     from caretz.tools.asking import Asker
+
+
+@dataclass(frozen=True, kw_only=True)
+class Work:
+    """What a run does, as data: a prompt; a new goal's `condition` (`prompt` starts its
+    work); or the paused goal carried on (`resume_goal`). `looked_up`: the custom command
+    `prompt` names was found already (`command`, None for none), so it is not looked up
+    again (`caretz -p` finds it before the session opens)."""
+
+    prompt: str | None = None
+    condition: str | None = None
+    resume_goal: bool = False
+    looked_up: bool = False
+    command: PreparedCommand | None = None
 
 
 @dataclass(frozen=True)
@@ -154,10 +168,16 @@ class Session:
         self.worker: threading.Thread | None = None  # a stream()'s, while it runs
         workspace = Path(cwd).absolute() if cwd is not None else None
         try:
-            self.app: AppSession = app_session.Session.open(
-                settings, self._relay, env=env, workspace=workspace, resume=resume, asker=asker,
-                trust_project=trust_project, mcp_background=mcp_background,
-            )  # fmt: skip
+            self.app: AppSession = app_session.AppSession.open(
+                settings,
+                self._relay,
+                env=env,
+                workspace=workspace,
+                resume=resume,
+                asker=asker,
+                trust_project=trust_project,
+                mcp_background=mcp_background,
+            )
         except (
             session_store.SessionNotFound
         ) as error:  # bad input like any other: one ConfigError line
@@ -182,25 +202,34 @@ class Session:
         """Send `prompt` and wait for the work to end (the turn and the loop guard's
         automatic resumes; a "/name" custom command runs as that command). Ctrl-C ends it as
         in the CLI: the result's status is "interrupted" (exit code 130)."""
-        return self.run_work(lambda app: app.submit(prompt))
+        return self.run_work(Work(prompt=prompt))
 
     def stream(self, prompt: str) -> Iterator[Event]:
         """Send `prompt` and yield what happens as it happens (caretz.api.events), ending
         with `Finished(result)`. The work runs in a background thread: leaving the loop
         early, closing the iterator or Ctrl-C while waiting cancels it and waits for it."""
-        return streaming.stream_work(self, lambda app: app.submit(prompt))
+        return streaming.stream_work(self, Work(prompt=prompt))
 
-    def run_work(self, work: Callable[[AppSession], Outcome]) -> RunResult:
-        """Run `work` on the application session (one run at a time) and read its result;
+    def run_work(self, work: Work) -> RunResult:
+        """Do `work` in the application session (one run at a time) and read its result;
         an error of the `on_permission` callback is raised once the work has ended."""
         with self.claimed():
             return self.measured(work)
 
-    def measured(self, work: Callable[[AppSession], Outcome]) -> RunResult:
+    def measured(self, work: Work) -> RunResult:
         """`work`'s result, what it used read from the session's totals (the caller holds
         the claim)."""
         before = self._reading()
-        outcome = work(self.app)
+        app = self.app
+        if work.condition is not None:
+            outcome = app.start_goal(work.condition, work.prompt)
+        elif work.resume_goal:
+            outcome = app.resume_goal(work.prompt)
+        elif work.command is not None:
+            outcome = app.run_command(work.command)
+        else:
+            assert work.prompt is not None
+            outcome = app.submit(work.prompt, commands_looked_up=work.looked_up)
         result = self._result(outcome, before)
         self._raise_callback_error()
         return result

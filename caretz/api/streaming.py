@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from caretz.api.events import Event, Finished
 
 if TYPE_CHECKING:
     from caretz.api.result import RunResult
-    from caretz.api.session import Session
-    from caretz.app.outcome import Outcome
-    from caretz.app.session import Session as AppSession
+    from caretz.api.session import Session, Work
 
 _DONE = object()  # the work ended; its result (or error) is in the box
 
@@ -28,7 +26,7 @@ class _Box:
     error: BaseException | None = None
 
 
-def stream_work(session: Session, work: Callable[[AppSession], Outcome]) -> Iterator[Event]:
+def stream_work(session: Session, work: Work) -> Iterator[Event]:
     """The events of `work` on `session`, then `Finished(result)` (its error, raised)."""
     items: queue.Queue[object] = queue.Queue()
     box = _Box()

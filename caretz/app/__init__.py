@@ -1,1 +1,1 @@
-"""The application layer: `caretz.app.session.Session`, which every front end drives."""
+"""The application layer: `caretz.app.session.AppSession`, which every front end drives."""

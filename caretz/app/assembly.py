@@ -88,9 +88,9 @@ if TYPE_CHECKING:
     from caretz.tools.permission import SessionPermissions
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class OpenRequest:
-    """What `Session.open` was asked for."""
+    """What `AppSession.open` was asked for."""
 
     settings: Settings
     view: View
@@ -103,7 +103,7 @@ class OpenRequest:
     trust_project: bool = False  # the client approved the project's configuration (the API's)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Carried:
     """What the next session of an interactive run takes over from the one before."""
 
@@ -115,7 +115,7 @@ class Carried:
     skills: SessionSkills | None = None  # the skills as found at the start
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Place:
     """Where the session's log is: a new session's folder is made by `build`."""
 
@@ -127,7 +127,7 @@ class Place:
     other_project: str  # a session resumed by ID from another folder: that folder
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Checked:
     """Everything a session is built from, read and validated; nothing started."""
 
@@ -149,7 +149,7 @@ class Checked:
     telemetry: TelemetryOptions | None = None  # None: off (docs/telemetry.md)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SessionParts:
     """A session as built: its log, its agent and what the agent's tools run with."""
 
@@ -181,15 +181,7 @@ def check(
     status (`probes`, when the caller started them sooner), which run while the rest is read."""
     settings, workspace, env = request.settings, request.workspace, request.env
     probes = probes or StartProbes(settings, workspace, env)
-    if carried is None:
-        trust = project_trust(settings, workspace, request.trust_project)
-    else:
-        trust = carried.trust
-    rules = read_rules(settings, trust) if carried is None else None
-    files = tuple(hook_files(settings, trust)) if carried is None else carried.hook_files
-    servers: tuple[Configured, ...] = ()
-    if carried is None or carried.mcp is None:
-        servers = (*configured_servers(settings, trust), *request.mcp_servers)
+    trust, rules, files, servers = project_parts(request, carried)
     sandbox, sandbox_check = open_session_sandbox(settings, workspace, env, probes.sandbox_check())
     instructions, refused = project_instructions(workspace, session_door(sandbox, workspace))
     skills = carried.skills if carried is not None else find_skills(settings, workspace, trust, env)
@@ -200,11 +192,38 @@ def check(
     if settings.values.guard_mode != "off":
         judge.ensure()  # a judge model without its key fails now
     return Checked(
-        request, trust, rules, files, servers, judge, sandbox, sandbox_check, provider, place,
-        probes.git_status(), served_window, tuple(instructions),
-        (*refused, *(skills.warnings if skills is not None and carried is None else ())), skills,
-        telemetry_options(settings, env),
-    )  # fmt: skip
+        request=request,
+        trust=trust,
+        rules=rules,
+        hook_files=files,
+        servers=servers,
+        judge=judge,
+        sandbox=sandbox,
+        sandbox_check=sandbox_check,
+        provider=provider,
+        place=place,
+        git_status=probes.git_status(),
+        served_window=served_window,
+        instructions=tuple(instructions),
+        notices=(*refused, *(skills.warnings if skills is not None and carried is None else ())),
+        skills=skills,
+        telemetry=telemetry_options(settings, env),
+    )
+
+
+def project_parts(
+    request: OpenRequest, carried: Carried | None
+) -> tuple[ProjectTrust, PermissionRules | None, tuple[HookFile, ...], tuple[Configured, ...]]:
+    """What the session uses of its project: its trust, rules, hook files and the MCP
+    servers to start (a session opened by /clear or /resume carries them over)."""
+    settings = request.settings
+    if carried is not None:
+        wanted = carried.mcp is None
+        servers = (*configured_servers(settings, carried.trust), *request.mcp_servers)
+        return carried.trust, None, carried.hook_files, servers if wanted else ()
+    trust = project_trust(settings, request.workspace, request.trust_project)
+    servers = (*configured_servers(settings, trust), *request.mcp_servers)
+    return trust, read_rules(settings, trust), tuple(hook_files(settings, trust)), servers
 
 
 def telemetry_options(settings: Settings, env: Mapping[str, str]) -> TelemetryOptions | None:
@@ -245,16 +264,33 @@ def find_place(settings: Settings, resume: str | None, workspace: Path) -> Place
     store = SessionStore(settings.data_dir)
     project = project_root(workspace)
     if resume is None:
-        return Place(False, "", None, Conversation(), project, "")
+        return Place(
+            resumed=False,
+            session_id="",
+            events_path=None,
+            conversation=Conversation(),
+            project=project,
+            other_project="",
+        )
     events_path = store.events_path(store.latest(project) if resume == "latest" else resume)
     session_id = events_path.parent.name
     recorded = store.project_of(session_id)
     other = "" if in_project(recorded, project) else recorded[0] or recorded[1]
     history = read_history(events_path)
     conversation = Conversation(
-        history.conversation, history.turns, history.last_request, history.last_answer
+        messages=history.conversation,
+        turns=history.turns,
+        last_request=history.last_request,
+        last_answer=history.last_answer,
     )
-    return Place(True, session_id, events_path, conversation, project, other)
+    return Place(
+        resumed=True,
+        session_id=session_id,
+        events_path=events_path,
+        conversation=conversation,
+        project=project,
+        other_project=other,
+    )
 
 
 # -- step 2: build -----------------------------------------------------------------------------
@@ -269,17 +305,11 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     log = EventLog(events_path)
     tools = session_tools(checked, carried, session_id, log)
     loop_guard = guard_for(request.settings, log, checked.judge)
-    wiring = AgentWiring(
-        request.settings, request.env, log, request.view, checked.judge, tools,
-        checked.git_status, checked.served_window,
-    )  # fmt: skip
+    wiring = agent_wiring(checked, log, tools)
     config, agent_parts = wire_agent(wiring, checked.provider, loop_guard or NullGuard())
     mcp = carried.mcp if carried is not None else None
     if mcp is None:  # last: nothing else can fail now
-        mcp = start_servers(
-            request.settings, list(checked.servers), request.workspace, checked.trust,
-            request.env, log.emit, background=request.mcp_background,
-        )  # fmt: skip
+        mcp = start_mcp(checked, log)
     if carried is not None:
         carried.end_previous()
     telemetry = None
@@ -293,11 +323,50 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
     named = named_agents(request.settings, request.workspace, request.env, checked.sandbox_check)
     install(agent, config, agent_parts, mcp, named, checked.skills)
     parts = SessionParts(
-        session_id, events_path, log, agent, request.settings, checked.judge, loop_guard,
-        tools, checked.sandbox_check, mcp, checked.trust, place.resumed, telemetry,
-    )  # fmt: skip
+        id=session_id,
+        events_path=events_path,
+        log=log,
+        agent=agent,
+        settings=request.settings,
+        judge=checked.judge,
+        loop_guard=loop_guard,
+        tools=tools,
+        sandbox_check=checked.sandbox_check,
+        mcp=mcp,
+        trust=checked.trust,
+        resumed=place.resumed,
+        telemetry=telemetry,
+    )
     start(parts, checked, carried)
     return parts
+
+
+def agent_wiring(checked: Checked, log: EventLog, tools: SessionTools) -> AgentWiring:
+    request = checked.request
+    return AgentWiring(
+        settings=request.settings,
+        env=request.env,
+        log=log,
+        listener=request.view,
+        judge=checked.judge,
+        tools=tools,
+        git_status=checked.git_status,
+        served_window=checked.served_window,
+    )
+
+
+def start_mcp(checked: Checked, log: EventLog) -> McpServers | None:
+    """The session's MCP servers started (in the background for `mcp_background`)."""
+    request = checked.request
+    return start_servers(
+        request.settings,
+        list(checked.servers),
+        request.workspace,
+        checked.trust,
+        request.env,
+        log.emit,
+        background=request.mcp_background,
+    )
 
 
 def session_tools(
@@ -322,9 +391,16 @@ def session_tools(
     programs = sandbox_check.programs
     checkpoints = open_checkpoints(settings, workspace, programs, session_id, log)
     return SessionTools(
-        workspace, permissions, sandbox, JobTable(), hooks, git_watch, checkpoints,
-        instructions=checked.instructions, skills=checked.skills,
-    )  # fmt: skip
+        workspace=workspace,
+        permissions=permissions,
+        sandbox=sandbox,
+        jobs=JobTable(),
+        hooks=hooks,
+        git_watch=git_watch,
+        checkpoints=checkpoints,
+        instructions=checked.instructions,
+        skills=checked.skills,
+    )
 
 
 def guard_for(settings: Settings, log: EventLog, judge: SessionJudge) -> LoopGuard | None:

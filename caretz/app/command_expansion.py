@@ -47,7 +47,7 @@ else:
     rule_proposals = lazy_module("caretz.permissions.proposals")  # only for a refused call's hint
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.runtime.custom_commands import PreparedCommand
     from caretz.tools.base import ToolContext
 
@@ -63,7 +63,7 @@ class CommandRefused(ConfigError):
     """A `!` command or `@` file of a custom command that did not run; one line."""
 
 
-def expand_inline(session: Session, prepared: PreparedCommand) -> tuple[str, list[Image]]:
+def expand_inline(session: AppSession, prepared: PreparedCommand) -> tuple[str, list[Image]]:
     """The command's prompt with its `!` commands' outputs and its `@` files in it, and
     the images among those files (the read tool's, attached to the prompt); raises
     CommandRefused when one is refused (what ran before it stays run)."""
@@ -72,7 +72,7 @@ def expand_inline(session: Session, prepared: PreparedCommand) -> tuple[str, lis
     mentions = file_mentions(prompt)
     if not spans and not mentions:
         return prompt, []
-    calls = _Calls(session, prepared)
+    calls = _Calls(session=session, prepared=prepared)
     outputs = [calls.shell(span.command) for span in spans]
     files = [calls.read(path) for path in existing_files(mentions, session.workspace)]
     return with_files(replace_spans(prompt, spans, outputs), files), calls.images
@@ -97,9 +97,9 @@ def _is_file(candidate: str, workspace: Path) -> bool:
         return False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Calls:
-    session: Session
+    session: AppSession
     prepared: PreparedCommand
     prefix: str = field(default_factory=lambda: f"command-{uuid.uuid4().hex[:8]}")
     numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -133,7 +133,7 @@ class _Calls:
         permission check gave for refusing it (None: it did not refuse). `fail_closed`:
         a failed result stops the command too, and is logged as refused."""
         session = self.session
-        call = ToolCall(f"{self.prefix}-{next(self.numbers)}", tool, arguments)
+        call = ToolCall(id=f"{self.prefix}-{next(self.numbers)}", name=tool, arguments=arguments)
         reached: list[bool] = []
 
         def let_through(call: ToolCall, ctx: ToolContext) -> None:
@@ -153,7 +153,11 @@ class _Calls:
                 f"{self.prepared.command.path}: {shown}: {_one_line(end.reason)} (nothing was sent)"
             ) from None
         except KeyboardInterrupt as stop:  # what it did until Ctrl-C, then stop
-            partial = stop.result if isinstance(stop, ToolInterrupted) else ToolResult(False, "")
+            partial = (
+                stop.result
+                if isinstance(stop, ToolInterrupted)
+                else ToolResult(ok=False, output="")
+            )
             self.record(call, shown, partial, refused="interrupted")
             raise
         denial = None

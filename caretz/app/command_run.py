@@ -25,10 +25,10 @@ from caretz.runtime.project_trust import project_command
 from caretz.tools.policy import TurnGrant
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
 
 
-def run_command(session: Session, prepared: PreparedCommand) -> Outcome:
+def run_command(session: AppSession, prepared: PreparedCommand) -> Outcome:
     """The command's outcome; a model it cannot switch to or a `!` command refused is a
     usage error, an interrupt while its `!` commands run sends nothing."""
     name = prepared.command.name
@@ -49,7 +49,7 @@ def run_command(session: Session, prepared: PreparedCommand) -> Outcome:
         session.agent.conversation.context.forget()  # measured on the command's model
 
 
-def as_trusted(session: Session, prepared: PreparedCommand) -> PreparedCommand:
+def as_trusted(session: AppSession, prepared: PreparedCommand) -> PreparedCommand:
     """The command as the project's trust lets it run: a project's command file that runs
     shell lines is refused until the project's configuration is approved (and the file
     says what was approved), and one that only grants tools runs without its grant."""
@@ -67,7 +67,7 @@ def as_trusted(session: Session, prepared: PreparedCommand) -> PreparedCommand:
 
 
 @contextlib.contextmanager
-def command_model(session: Session, prepared: PreparedCommand) -> Iterator[None]:
+def command_model(session: AppSession, prepared: PreparedCommand) -> Iterator[None]:
     """The command's model for what runs inside (a switch that fails raises ConfigError
     before anything runs); the session's after."""
     before = session.agent.config.model_ref
@@ -83,7 +83,7 @@ def command_model(session: Session, prepared: PreparedCommand) -> Iterator[None]
 
 
 @contextlib.contextmanager
-def granted(session: Session, grant: TurnGrant) -> Iterator[None]:
+def granted(session: AppSession, grant: TurnGrant) -> Iterator[None]:
     """The agent's tool context carries `grant` for the turn inside."""
     agent = session.agent
     parts = agent.parts

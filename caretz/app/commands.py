@@ -2,7 +2,7 @@
 prepared (its rules and model checked), before anything is sent.
 
 Every front end finds a command here: `-p "/name"` before its session opens (so a bad
-name leaves nothing behind), the REPL and `Session.submit` on a running session. A
+name leaves nothing behind), the REPL and `AppSession.submit` on a running session. A
 `/name` that is one of the interactive session's own commands, or no command at all,
 is a ConfigError; nothing is sent.
 """

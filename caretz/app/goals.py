@@ -67,4 +67,6 @@ def goal_driver(agent: Agent, settings: Settings, env: Mapping[str, str], goal: 
 
 def new_goal(settings: Settings, condition: str, prompt: str | None) -> Goal:
     condition = condition.strip()
-    return goal_state.Goal(condition, settings.goal.max_turns, prompt or condition)
+    return goal_state.Goal(
+        condition=condition, max_turns=settings.goal.max_turns, prompt=prompt or condition
+    )

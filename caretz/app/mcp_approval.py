@@ -19,11 +19,11 @@ from caretz.runtime.project_keys import project_env
 from caretz.runtime.project_trust import approve_servers
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.mcp_client.model import ServerStatus
 
 
-def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
+def approve_and_start(session: AppSession, names: list[str]) -> list[ServerStatus]:
     """`/mcp approve`: approve the project's servers named (all for none) and start those
     that wait for it; their tools join the session now. Returns their statuses. Raises
     ConfigError for a name the project's `.mcp.json` does not have."""
@@ -34,10 +34,14 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
     chosen = [server for server in approved if server.name in waiting or not mcp.knows(server.name)]
     running = [s.name for s in mcp.statuses() if s.state in ("ready", "down")]
     specs, failed = plan_servers(
-        chosen, settings.profile.mcp, approved=lambda server: True, env=os.environ,
-        project_env=project_env(settings, os.environ), cwd=str(session.workspace),
+        chosen,
+        settings.profile.mcp,
+        approved=lambda server: True,
+        env=os.environ,
+        project_env=project_env(settings, os.environ),
+        cwd=str(session.workspace),
         running=running,
-    )  # fmt: skip
+    )
     mcp.note(failed)
     for tool in mcp.launch(specs):
         session.agent.parts.tools.add(tool)
@@ -47,7 +51,7 @@ def approve_and_start(session: Session, names: list[str]) -> list[ServerStatus]:
 
 
 def login_and_start(
-    session: Session,
+    session: AppSession,
     name: str,
     say: Callable[[str], None],
     open_browser: Callable[[str], object] = webbrowser.open,
@@ -70,7 +74,7 @@ def login_and_start(
     return next(status for status in mcp.statuses() if status.name == name)
 
 
-def _servers(session: Session) -> McpServers:
+def _servers(session: AppSession) -> McpServers:
     """The session's servers, made when it started with none."""
     if session.mcp is None:
         settings = session.settings

@@ -2,7 +2,7 @@
 prompt read from its server and attached after the message, and `/mcp__server__prompt
 ARGS` expanded through the server's prompt into the message.
 
-Both run in `Session.turn` and `Session.submit`, which every front end's prompt passes
+Both run in `AppSession.turn` and `AppSession.submit`, which every front end's prompt passes
 (the REPL, `-p`, stream-json, ACP, the Python API). A mention answers to the permission
 rules as the model's `read_mcp_resource` call would: a deny rule on the tool or on
 `mcp__server` refuses it. A mention that cannot be attached stays text and one line says
@@ -34,13 +34,13 @@ from caretz.tools.base import ToolContext, ToolResult
 from caretz.tools.result_cap import fit
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.mcp_client.servers import McpServers
 
 NOT_SENT = "(nothing was sent)"
 
 
-def attach_resources(session: Session, prompt: str, typed: str | None) -> tuple[str, list[Image]]:
+def attach_resources(session: AppSession, prompt: str, typed: str | None) -> tuple[str, list[Image]]:
     """`prompt` with the resources `typed`'s (None: the prompt's) mentions name after it,
     and their images. One that cannot be attached is left as text, and a
     `Mcp.ResourceNotAttached` event (one line) says why."""
@@ -83,7 +83,7 @@ def _refuse_by_rule(ctx: ToolContext, mention: ResourceMention) -> None:
             raise ResourceProblem(decision.reason)
 
 
-def run_prompt_command(session: Session, command: str) -> Outcome:
+def run_prompt_command(session: AppSession, command: str) -> Outcome:
     """`/mcp__server__prompt ARGS`: the turn on what the server's prompt says."""
     ctx = session.agent.parts.tool_ctx
     try:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from caretz.agent.outcomes import TurnResult
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Outcome:
     """`status`: done, interrupted, loop_guard, limit, error, hook, usage_error, and a
     goal's own (met, impossible, max_turns, paused…); `exit_code`: 0, 1, 2, 3, 4, 5, 6,
@@ -48,7 +48,13 @@ def turn_outcome(result: TurnResult) -> Outcome:
     """A turn's outcome; a turn refused before its request (a prompt over the window) sent
     nothing."""
     sent = result.status != PromptTooLarge.status
-    return Outcome(result.status, result.exit_code, result.message, result.text, sent=sent)
+    return Outcome(
+        status=result.status,
+        exit_code=result.exit_code,
+        message=result.message,
+        text=result.text,
+        sent=sent,
+    )
 
 
 def goal_outcome(run: GoalRun) -> Outcome:
@@ -57,17 +63,26 @@ def goal_outcome(run: GoalRun) -> Outcome:
     last = turn_outcome(run.result) if run.result is not None else None
     text = last.text if last is not None else ""
     goal = run.goal.to_dict()
-    return Outcome(run.goal.status, run.exit_code, run.message, text, goal, last_turn=last)
+    return Outcome(
+        status=run.goal.status,
+        exit_code=run.exit_code,
+        message=run.message,
+        text=text,
+        goal=goal,
+        last_turn=last,
+    )
 
 
 def usage_outcome(message: str) -> Outcome:
     """A problem people can fix, found once the session was open; nothing was sent."""
-    return Outcome("usage_error", USAGE_ERROR, message, sent=False)
+    return Outcome(status="usage_error", exit_code=USAGE_ERROR, message=message, sent=False)
 
 
 def interrupted_outcome(
     interrupt: KeyboardInterrupt, message: str = "", *, sent: bool = True
 ) -> Outcome:
-    """Ctrl-C, SIGTERM / SIGHUP or `Session.cancel` outside the turn loop's own handling."""
+    """Ctrl-C, SIGTERM / SIGHUP or `AppSession.cancel` outside the turn loop's own handling."""
     end = interrupted_by(interrupt)
-    return Outcome(end.status, end.exit_code, message or end.message, sent=sent)
+    return Outcome(
+        status=end.status, exit_code=end.exit_code, message=message or end.message, sent=sent
+    )

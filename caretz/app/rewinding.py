@@ -19,7 +19,7 @@ from caretz.session.events import EventLog, read_events
 from caretz.session.store import SessionStore
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.checkpoints import Checkpoint
     from caretz.checkpoints.events import Scope
     from caretz.config.settings import Settings
@@ -56,7 +56,7 @@ class CheckpointsOff(ConfigError):
     """The session takes no checkpoints: switched off in the profile, or no git."""
 
 
-def rewinder(session: Session) -> SessionRewind:
+def rewinder(session: AppSession) -> SessionRewind:
     checkpoints = session.checkpoints
     if checkpoints is None:
         raise CheckpointsOff("checkpoints are off in this profile (checkpoints.enabled)")
@@ -66,7 +66,7 @@ def rewinder(session: Session) -> SessionRewind:
 
 
 def rewind(
-    session: Session, target: Checkpoint, scope: Scope, allowed: Sequence[str] = ()
+    session: AppSession, target: Checkpoint, scope: Scope, allowed: Sequence[str] = ()
 ) -> Rewound:
     """Raises RestoreConflict (files changed outside caretz, not `allowed`) or another
     CheckpointError; nothing changed then."""
@@ -75,7 +75,7 @@ def rewind(
     return done
 
 
-def follow(session: Session, done: Rewound) -> None:
+def follow(session: AppSession, done: Rewound) -> None:
     """The live conversation as the log now has it."""
     if done.history is None:
         return

@@ -1,4 +1,4 @@
-"""The application layer: one `Session` that every front end drives.
+"""The application layer: one `AppSession` that every front end drives.
 
 The REPL, `caretz -p`, `caretz acp`, the Python API and stream-json are views over it:
 they turn input into the calls below and render what comes out (streamed deltas and
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
     from caretz.agent.compaction import Compaction, Reason
     from caretz.agent.goal_driver import GoalDriver
     from caretz.agent.limits import RunTotals
-    from caretz.agent.outcomes import TurnResult
     from caretz.agent.rewind import Rewound, SessionRewind
     from caretz.app.assembly import SessionParts
     from caretz.app.mentions import Attached
@@ -99,7 +98,7 @@ class View(TurnListener, Protocol):
 SWITCHES = ("model", "profile", "guard_mode", "permission_mode")
 
 
-class Session:
+class AppSession:
     """A running session: its parts (agent, log, permissions, hooks, checkpoints,
     sandbox, MCP servers) and what front ends ask of it."""
 
@@ -111,11 +110,8 @@ class Session:
         self.agent, self.settings, self.judge = parts.agent, parts.settings, parts.judge
         self.loop_guard = parts.loop_guard  # None until a guard mode needs one
         self.workspace, self.permissions, self.jobs = tools.workspace, tools.permissions, tools.jobs
-        self.hooks, self.git_watch, self.checkpoints = (
-            tools.hooks,
-            tools.git_watch,
-            tools.checkpoints,
-        )
+        self.hooks, self.git_watch = tools.hooks, tools.git_watch
+        self.checkpoints = tools.checkpoints
         self.sandbox, self.sandbox_check = tools.sandbox, parts.sandbox_check
         self.instructions = tools.instructions  # AGENTS.md / CLAUDE.md, read at the start
         self.skills = tools.skills  # the skills found at the start (None: none)
@@ -150,7 +146,7 @@ class Session:
         flags: Flags | None = None,
         mcp_background: bool = False,
         trust_project: bool = False,
-    ) -> Session:
+    ) -> AppSession:
         """Open a new session (or resume one: "latest" or an ID). Everything that can be
         wrong (the profile, model, keys, judge, rules, hooks, `.mcp.json`, sandbox) is a
         ConfigError or SessionNotFound before anything starts. `asker` answers permission
@@ -165,12 +161,12 @@ class Session:
         # Started first, so bubblewrap and git run while the session's modules load.
         probes = StartProbes(settings, workspace, env)
         request = assembly.OpenRequest(
-            settings, view, env, workspace, resume, asker, tuple(mcp_servers), mcp_background,
-            trust_project,
+            settings=settings, view=view, env=env, workspace=workspace, resume=resume, asker=asker, mcp_servers=tuple(mcp_servers), mcp_background=mcp_background,
+            trust_project=trust_project,
         )  # fmt: skip
         return cls(assembly.build(assembly.check(request, probes=probes)), view, env, flags)
 
-    def reopen(self, resume: str | None = None) -> Session:
+    def reopen(self, resume: str | None = None) -> AppSession:
         """A new, empty session (`resume` None: /clear) or a past one (/resume ID) in
         place of this one, which is closed once the new one could open. The model,
         profile and guard mode in use, the project's rules and hooks as read at the
@@ -178,18 +174,24 @@ class Session:
         and this session carries on."""
         reason = "clear" if resume is None else "resume"
         carried = assembly.Carried(
-            self.permissions,  # the project's rules as read at the start
-            self.hooks.files if self.hooks is not None else (),  # and its hooks
-            self.mcp,  # the MCP servers keep running
+            permissions=self.permissions,  # the project's rules as read at the start
+            hook_files=self.hooks.files if self.hooks is not None else (),  # and its hooks
+            mcp=self.mcp,  # the MCP servers keep running
             end_previous=lambda: self.end_hooks(reason),
             trust=self.trust,  # and what of the project's configuration it uses
             skills=self.skills,  # and the skills found at the start
         )
-        request = assembly.OpenRequest(self.settings, self.view, self.env, self.workspace, resume)
+        request = assembly.OpenRequest(
+            settings=self.settings,
+            view=self.view,
+            env=self.env,
+            workspace=self.workspace,
+            resume=resume,
+        )
         parts = assembly.build(assembly.check(request, carried), carried)
         self.mcp = None  # the new session has them now
         self.close(reason)
-        return Session(parts, self.view, self.env, self.flags)
+        return AppSession(parts, self.view, self.env, self.flags)
 
     def close(self, reason: str = "other") -> None:
         """SessionEnd hooks (`reason`: clear, resume, prompt_input_exit, other), then the
@@ -240,14 +242,17 @@ class Session:
         return mcp_approval.approve_and_start(self, list(names))
 
     # -- work ----------------------------------------------------------------------------
-    def submit(self, prompt: str) -> Outcome:
+    def submit(self, prompt: str, *, commands_looked_up: bool = False) -> Outcome:
         """A `/name args` skill or custom command, or one turn plus the loop guard's
-        automatic resumes. A `/name` that is neither is a usage error; nothing is sent."""
+        automatic resumes. A `/name` that is neither is a usage error; nothing is sent.
+        `commands_looked_up`: the caller found no custom command in `prompt` already."""
         if prompt.strip().startswith("/mcp__"):  # a server's prompt (app/mcp_mentions.py)
             return mcp_mentions.run_prompt_command(self, prompt)
         skill = skill_run.skill_for(self.skills, prompt) if self.skills is not None else None
         if skill is not None:
             return self.run_skill(*skill)
+        if commands_looked_up:
+            return self.turn(prompt)
         try:
             command = find_command(self.settings, self.workspace, prompt, self.env)
         except ConfigError as error:
@@ -271,7 +276,8 @@ class Session:
         except ConfigError as error:
             return usage_outcome(str(error))
         sent = self.shell_runs.prompt(prompt)
-        return self._work(lambda: turn_outcome(self._turns(sent, images)))
+        turns = turn_driver.run_with_auto_resume
+        return self._work(lambda: turn_outcome(turns(self.agent, sent, images)))
 
     def attached_images(self, mentions: str) -> list[Image]:
         """The images `mentions`' `@shot.png` and (first prompt only) --image attach;
@@ -300,7 +306,7 @@ class Session:
     def run_command(self, prepared: PreparedCommand) -> Outcome:
         """A prepared custom command: its `!` commands and `@` files, then its turn, on
         its model and with its allowed tools; the session's after."""
-        return self._work(lambda: self._command(prepared))
+        return self._work(lambda: command_run.run_command(self, prepared))
 
     def run_skill(self, skill: Skill, arguments: str = "") -> Outcome:
         """A skill run by name: its instructions as the turn's prompt, its allowed tools
@@ -413,12 +419,11 @@ class Session:
 
     # -- inside ----------------------------------------------------------------------------
     def _work(self, work: Callable[[], Outcome]) -> Outcome:
-        """Run `work` in this thread, cancellable; the conversation compacted first when it
-        nears the window."""
+        """Run `work` in this thread, cancellable (compaction, when due, is the agent's,
+        before each request)."""
         grants = self.agent.parts.tool_ctx.skill_grants
         try:
             with self._canceller.running():
-                self.agent.compact_if_due()
                 return work()
         except Terminated as ended:
             return interrupted_outcome(ended)
@@ -427,12 +432,6 @@ class Session:
         finally:
             if grants is not None:  # the skills' grants end with the work
                 grants.clear()
-
-    def _turns(self, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
-        return turn_driver.run_with_auto_resume(self.agent, prompt, images)
-
-    def _command(self, prepared: PreparedCommand) -> Outcome:
-        return command_run.run_command(self, prepared)
 
     def _goal_driver(self, goal: Goal) -> GoalDriver:
         return goal_driver(self.agent, self.settings, self.env, goal)
@@ -445,6 +444,6 @@ def start_session(
     resume: str | None = None,
     workspace: Path | None = None,
     asker: Asker | None = None,
-) -> Session:
-    """`Session.open` with positional arguments, as tests and embedding code call it."""
-    return Session.open(settings, view, env=env, resume=resume, workspace=workspace, asker=asker)
+) -> AppSession:
+    """`AppSession.open` with positional arguments, as tests and embedding code call it."""
+    return AppSession.open(settings, view, env=env, resume=resume, workspace=workspace, asker=asker)

@@ -5,7 +5,7 @@ The command starts the one way every command starts (caretz/tools/process.py): i
 session's sandbox, with the filtered environment, in its own process group, from the
 directory the bash tool's commands are in (a `cd` carries over both ways, as between
 two bash calls). Nobody is asked: the user typed it. The session's bash timeout, Ctrl-C
-and `Session.cancel` end its whole group.
+and `AppSession.cancel` end its whole group.
 
 Its output goes to the view as it arrives and, cleaned as a model reads command output
 (no terminal escapes, `\\r` progress collapsed) and capped like a bash result, waits in
@@ -35,7 +35,7 @@ KILL_GRACE_S = 1.0
 DRAIN_S = 0.5  # after the command exits, output still in flight
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShellRun:
     """One `!command`: its exit code (None when it did not exit by itself), what ended it
     otherwise ("timeout", "interrupted"), its output as the model reads it."""
@@ -71,7 +71,13 @@ class ShellRun:
 
     @classmethod
     def from_event(cls, event: ShellRan) -> ShellRun:
-        return cls(event.command, event.exit_code, event.output, event.duration_s, event.ended_by)
+        return cls(
+            command=event.command,
+            exit_code=event.exit_code,
+            output=event.output,
+            duration_s=event.duration_s,
+            ended_by=event.ended_by,
+        )
 
 
 def run_shell(
@@ -134,7 +140,13 @@ def _finished(
     stream.flush()
     duration = time.monotonic() - started
     exit_code = code if ended_by is None else None
-    return ShellRun(command, exit_code, kept.render(), duration, ended_by)
+    return ShellRun(
+        command=command,
+        exit_code=exit_code,
+        output=kept.render(),
+        duration_s=duration,
+        ended_by=ended_by,
+    )
 
 
 def _show(arrived: queue.SimpleQueue[str], on_output: Callable[[str], None]) -> None:

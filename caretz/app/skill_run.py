@@ -17,7 +17,7 @@ from caretz.skills.prompt import loaded_skills, skill_content
 from caretz.slash_commands import names as slash_names
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.runtime.skills import SessionSkills
     from caretz.skills.files import Skill
 
@@ -34,7 +34,7 @@ def skill_for(skills: SessionSkills | None, prompt: str) -> tuple[Skill, str] | 
     return (skill, parsed[1]) if skill is not None else None
 
 
-def run_skill(session: Session, skill: Skill, arguments: str) -> Outcome:
+def run_skill(session: AppSession, skill: Skill, arguments: str) -> Outcome:
     """The skill's turn (and the guard's automatic resumes) with its tools granted."""
     agent = session.agent
     grants = agent.parts.tool_ctx.skill_grants

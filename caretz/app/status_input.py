@@ -21,12 +21,12 @@ from caretz.agent.limits import usage_report
 from caretz.checkpoints.project import project_root
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
 
 LARGE_CONTEXT = 200_000  # Claude Code's `exceeds_200k_tokens`
 
 
-def status_input(session: Session, context_tokens: int, duration_s: float) -> dict[str, Any]:
+def status_input(session: AppSession, context_tokens: int, duration_s: float) -> dict[str, Any]:
     """The JSON a status line command gets; `context_tokens`: the conversation's size now,
     `duration_s`: how long the session has run."""
     agent = session.agent

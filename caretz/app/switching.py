@@ -1,5 +1,5 @@
 """Changing a live session: its model, its profile, its loop guard's mode, its permission
-mode (`Session.switch`, the interactive session's /model, /profile, /loop-guard and
+mode (`AppSession.switch`, the interactive session's /model, /profile, /loop-guard and
 /permissions, a custom command's model for its turn).
 
 Each builds everything first (the provider, the judge, the guard, the sandbox, the
@@ -27,7 +27,7 @@ from caretz.runtime.wiring import AgentWiring, SessionTools, install, session_pr
 from caretz.session.records.session import SessionChanged
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.config.settings import Settings
     from caretz.guard.guard import LoopGuard
     from caretz.guard.seam import Guard
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 GUARD_MODES = ("off", "shadow", "active")
 
 
-def switch_model(session: Session, ref: str, env: Mapping[str, str] | None = None) -> str:
+def switch_model(session: AppSession, ref: str, env: Mapping[str, str] | None = None) -> str:
     """Run the rest of the session on another model; returns its ref. The guard and the
     system prompt carry on (its web lines follow the model's provider, as the provider's
     own search does); the judge follows the model (unless one is configured)."""
@@ -51,7 +51,7 @@ def switch_model(session: Session, ref: str, env: Mapping[str, str] | None = Non
 
 
 def apply_settings(
-    session: Session, settings: Settings, env: Mapping[str, str] | None = None
+    session: AppSession, settings: Settings, env: Mapping[str, str] | None = None
 ) -> None:
     """Another profile's settings: model, guard (built anew), limits, prompt, sandbox."""
     env = session.env if env is None else env
@@ -63,7 +63,7 @@ def apply_settings(
     emit_changed(session, "profile")
 
 
-def set_guard_mode(session: Session, mode: str) -> None:
+def set_guard_mode(session: AppSession, mode: str) -> None:
     """Off, shadow or active; a guard is built the first time one is needed, and kept
     when switched off, so what it carries across turns stays. Raises ConfigError (an
     unknown mode, the judge's key missing) before anything changes."""
@@ -83,7 +83,9 @@ def set_guard_mode(session: Session, mode: str) -> None:
     emit_changed(session, "loop_guard")
 
 
-def set_permission_mode(session: Session, mode: str, env: Mapping[str, str] | None = None) -> None:
+def set_permission_mode(
+    session: AppSession, mode: str, env: Mapping[str, str] | None = None
+) -> None:
     """Auto, ask, read-only, plan or yolo: the tools and the system prompt (which tells the mode
     and the sandbox) are rebuilt for it; the guard, the rules and the conversation carry on."""
     settings = with_permission_mode(session.settings, mode)
@@ -91,7 +93,7 @@ def set_permission_mode(session: Session, mode: str, env: Mapping[str, str] | No
     emit_changed(session, "permission_mode")
 
 
-def new_guard(session: Session, settings: Settings, judge: SessionJudge) -> LoopGuard | None:
+def new_guard(session: AppSession, settings: Settings, judge: SessionJudge) -> LoopGuard | None:
     """A loop guard for `settings`, none with its mode off; raises ConfigError first."""
     if settings.loop_guard.mode == "off":
         return None
@@ -99,7 +101,7 @@ def new_guard(session: Session, settings: Settings, judge: SessionJudge) -> Loop
 
 
 def rewire(
-    session: Session,
+    session: AppSession,
     settings: Settings,
     judge: SessionJudge,
     *,
@@ -119,11 +121,15 @@ def rewire(
     rules = profile_rules(settings)
     running: Guard = session.agent.parts.guard if guard is True else (guard or NullGuard())
     wiring = AgentWiring(
-        settings, session.env, session.log, session.view, judge, session_tools(session, sandbox)
+        settings=settings,
+        env=session.env,
+        log=session.log,
+        listener=session.view,
+        judge=judge,
+        tools=session_tools(session, sandbox),
     )
     system = session.agent.config.system if keep_prompt else None
-    # The provider's own web search as the new settings and their rules have it, as at the
-    # start (a profile's WebSearch deny holds for it too).
+    # The provider's own web search as the new rules have it (a WebSearch deny holds too).
     new_rules = session.permissions.rules_with_profile(rules)
     provider = session_provider(settings, session.env, server_search(settings, new_rules))
     config, parts = wire_agent(wiring, provider, running, system)
@@ -136,21 +142,21 @@ def rewire(
         session.hooks.use_sandbox(sandbox)  # hooks run in the session's sandbox, as it is now
 
 
-def session_tools(session: Session, sandbox: Sandbox | None) -> SessionTools:
+def session_tools(session: AppSession, sandbox: Sandbox | None) -> SessionTools:
     return SessionTools(
-        session.workspace,
-        session.permissions,
-        sandbox,
-        session.jobs,
-        session.hooks,
-        session.git_watch,
-        session.checkpoints,
+        workspace=session.workspace,
+        permissions=session.permissions,
+        sandbox=sandbox,
+        jobs=session.jobs,
+        hooks=session.hooks,
+        git_watch=session.git_watch,
+        checkpoints=session.checkpoints,
         instructions=session.instructions,
         skills=session.skills,
     )
 
 
-def emit_changed(session: Session, change: str) -> None:
+def emit_changed(session: AppSession, change: str) -> None:
     session.log.emit(
         SessionChanged(
             change=change,
@@ -162,14 +168,14 @@ def emit_changed(session: Session, change: str) -> None:
     )
 
 
-# -- the lines `Session.switch` returns ---------------------------------------------------
+# -- the lines `AppSession.switch` returns ---------------------------------------------------
 
 
-def model_line(session: Session, ref: str) -> str:
+def model_line(session: AppSession, ref: str) -> str:
     return f"model: {switch_model(session, ref)}; the conversation carries on"
 
 
-def profile_line(session: Session, name: str) -> str:
+def profile_line(session: AppSession, name: str) -> str:
     path = session.settings.config_path
     base = session.flags or {"config": path if path.is_file() else None}
     settings = resolve_settings({**base, "profile": name}, session.env)
@@ -178,13 +184,13 @@ def profile_line(session: Session, name: str) -> str:
     return f"profile: {name} · model {settings.model.ref} · loop guard {mode}"
 
 
-def guard_line(session: Session, mode: str) -> str:
+def guard_line(session: AppSession, mode: str) -> str:
     set_guard_mode(session, mode)
     judge = session.judge
     by = f", judged by {judge.model_ref}" if mode != "off" else ""
     return f"loop guard: {mode}{by}"
 
 
-def permissions_line(session: Session, mode: str) -> str:
+def permissions_line(session: AppSession, mode: str) -> str:
     set_permission_mode(session, mode)
     return f"permissions: {session.settings.permission_mode}"

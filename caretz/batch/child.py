@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from caretz import inbound
 from caretz.session.records.guard import LoopGuardJudged
-from caretz.session.records.loop import ModelResponse
+from caretz.session.records.loop import ModelReplied
 from caretz.session.records.session import ModelSummary
 
 # The flags a task's run may not take from the batch's command line: the batch sets them.
@@ -32,7 +32,7 @@ _PATH_FLAGS = ("config", "add_dir", "image")
 STDERR_LINES = 20
 # The events that carry a model call's usage: the agent's replies, compaction's summaries,
 # the loop guard's judge.
-_SPENDING = (ModelResponse.TYPE, ModelSummary.TYPE, LoopGuardJudged.TYPE)
+_SPENDING = (ModelReplied.TYPE, ModelSummary.TYPE, LoopGuardJudged.TYPE)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from caretz.batch.child import absolute_paths
 from caretz.batch.results import INTERRUPTED, ResultsFile, TaskResult
 from caretz.batch.runner import Batch, Plan
 from caretz.batch.tasks import Task, TaskFileError, read_tasks
-from caretz.batch.view import DONE, LiveView, PlainView, Tally, closing_table, counts_text
+from caretz.batch.view import DONE, BatchLiveView, BatchTally, PlainView, closing_table, counts_text
 from caretz.config.env_file import apply_env_file
 from caretz.config.settings import resolve_judge_model, resolve_settings
 from caretz.config_base import ConfigError
@@ -59,7 +59,14 @@ def run_batch(
     if unreadable:
         say(f"{unreadable} line(s) of {results.path.name} could not be read and are ignored")
     flags_for = lambda task: settings_of[(task.model, task.profile)]  # noqa: E731
-    plan = Plan(to_run, flags_for, dict(os.environ), count, results, previous)
+    plan = Plan(
+        tasks=to_run,
+        flags_for=flags_for,
+        env=dict(os.environ),
+        workers=count,
+        results=results,
+        previous=previous,
+    )
     batch, view = _batch(plan)
     try:
         ran = batch.run()
@@ -168,6 +175,6 @@ def plural_tasks(count: int) -> str:
 
 
 def _batch(plan: Plan) -> tuple[Batch, PlainView]:
-    tally = Tally(len(plan.tasks))
-    view = LiveView(tally) if sys.stderr.isatty() else PlainView(tally)
+    tally = BatchTally(len(plan.tasks))
+    view = BatchLiveView(tally) if sys.stderr.isatty() else PlainView(tally)
     return Batch(plan, view), view

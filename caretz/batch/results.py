@@ -27,7 +27,7 @@ _NO_TOKENS = {
 EMPTY_USAGE = {**_NO_TOKENS, "judge": dict(_NO_TOKENS)}  # a task that printed no result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskResult:
     """How one task ended: caretz's own status and exit code (done 0, error 1, usage_error
     2, loop_guard 3, limit 4, hook 6, interrupted 130…), where it ran, and what it used:

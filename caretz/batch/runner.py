@@ -31,14 +31,14 @@ GRACE_S = 30.0  # after an interrupt, before SIGTERM; as long again before SIGKI
 _STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class View(Protocol):
+class BatchView(Protocol):
     def started(self, task: Task, worktree: Path) -> None: ...
     def spent(self, task_id: str, spent: Spent) -> None: ...
     def finished(self, result: TaskResult) -> None: ...
     def stopping(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     tasks: list[Task]  # those to run now
     flags_for: Callable[[Task], Mapping[str, Any]]  # a task's run's flags
@@ -50,7 +50,7 @@ class Plan:
 
 
 class Batch:
-    def __init__(self, plan: Plan, view: View, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, plan: Plan, view: BatchView, clock: Callable[[], float] = time.monotonic):
         self.plan = plan
         self.view = view
         self.clock = clock
@@ -109,7 +109,9 @@ class Batch:
             try:
                 result = self._run(task)
             except OSError as error:  # its process could not start: the batch carries on
-                result = TaskResult(task.id, "error", 1, f"could not start: {error}")
+                result = TaskResult(
+                    id=task.id, status="error", exit_code=1, message=f"could not start: {error}"
+                )
             if result is None:
                 continue
             self.results[task.id] = result
@@ -126,7 +128,13 @@ class Batch:
             repo = manage.open_repository(task.cwd, self.plan.env)
             worktree = manage.enter(repo, task.worktree_name)
         except WorktreeError as error:
-            return TaskResult(task.id, "error", 1, f"worktree: {error}", duration_s=0.0)
+            return TaskResult(
+                id=task.id,
+                status="error",
+                exit_code=1,
+                message=f"worktree: {error}",
+                duration_s=0.0,
+            )
         inside = worktree.path / task.cwd.relative_to(repo.top)
         argv = run_argv(self.plan.flags_for(task), task.prompt, self._resumed(task, worktree))
         with self._lock:
@@ -162,10 +170,19 @@ class Batch:
             return TaskResult.from_run(task.id, ended.result, duration_s=duration_s, **where)
         if self.stopping.is_set():
             message = "interrupted before it wrote a result"
-            return TaskResult(task.id, INTERRUPTED, ended.exit_code, message, **where)
+            return TaskResult(
+                id=task.id, status=INTERRUPTED, exit_code=ended.exit_code, message=message, **where
+            )
         message = ended.last_words() or f"caretz ended without a result (exit {ended.exit_code})"
         code = ended.exit_code or 1
-        return TaskResult(task.id, "error", code, message, duration_s=duration_s, **where)
+        return TaskResult(
+            id=task.id,
+            status="error",
+            exit_code=code,
+            message=message,
+            duration_s=duration_s,
+            **where,
+        )
 
     # -- stopping --------------------------------------------------------------------------
     @contextmanager

@@ -24,7 +24,7 @@ class TaskFileError(Exception):
     """The tasks file cannot run as written; the message is one line naming the line."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Task:
     id: str
     prompt: str
@@ -86,7 +86,14 @@ def _task(line: str, number: int, start: Path, where: str) -> Task:
     prompt = _text(data, "prompt", where, required=True)
     cwd = _folder(_text(data, "cwd", where) or ".", start, where)
     model, profile = _text(data, "model", where), _text(data, "profile", where)
-    return Task(task_id, prompt, cwd, model or None, profile or None, number)
+    return Task(
+        id=task_id,
+        prompt=prompt,
+        cwd=cwd,
+        model=model or None,
+        profile=profile or None,
+        line=number,
+    )
 
 
 def _text(data: dict[str, Any], key: str, where: str, *, required: bool = False) -> str:

@@ -32,7 +32,7 @@ class Running:
     spent: Spent
 
 
-class Tally:
+class BatchTally:
     """The batch as it stands, shared by the views (their calls come from the workers)."""
 
     def __init__(self, total: int, clock: Callable[[], float] = time.monotonic):
@@ -76,7 +76,7 @@ class Tally:
 class PlainView:
     """A line on stderr as each task starts and ends."""
 
-    def __init__(self, tally: Tally, out: TextIO = sys.stderr):
+    def __init__(self, tally: BatchTally, out: TextIO = sys.stderr):
         self.tally = tally
         self.out = out
 
@@ -103,11 +103,11 @@ class PlainView:
         self.out.flush()
 
 
-class LiveView(PlainView):
+class BatchLiveView(PlainView):
     """The counts and every running task, redrawn in place on the terminal; a line above
     it as each task ends."""
 
-    def __init__(self, tally: Tally, console: Console | None = None):
+    def __init__(self, tally: BatchTally, console: Console | None = None):
         super().__init__(tally)
         self.console = console or Console(stderr=True)
         self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)

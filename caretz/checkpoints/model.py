@@ -32,7 +32,7 @@ class FileChange:
     status: Status
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Checkpoint:
     """One snapshot of the project's working tree, kept as a commit in the shadow repository.
 
@@ -80,7 +80,7 @@ class RestorePreview:
     conflicts: tuple[Conflict, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RestoreResult:
     """A finished restore. `before` is the checkpoint that undoes it."""
 

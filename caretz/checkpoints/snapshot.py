@@ -52,7 +52,7 @@ _SPECIAL = re.compile(r"([\\*?\[\]!# ])")
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SnapshotLimits:
     """What a snapshot takes: files up to `size_cap` bytes each; and a project with more
     than `max_files` new files or `max_bytes` of them at once (caretz started in a home

@@ -227,7 +227,13 @@ class CheckpointStore:
             displaced = self._apply(changes, before, records, on_step)
             self._settle([*records, before], meta)
             files = tuple(c.as_file_change() for c in changes)
-            return RestoreResult(target, before, files, displaced, conflicts)
+            return RestoreResult(
+                target=target,
+                before=before,
+                changes=files,
+                displaced=displaced,
+                overwritten_conflicts=conflicts,
+            )
 
     def mark_rewind(self, target: Checkpoint, meta: CheckpointMeta) -> Checkpoint:
         """A "rewind" checkpoint of the tree as it is, for a rewind that restores no file

@@ -229,18 +229,18 @@ def main_command(
     if ctx.params.get("output") == "stream-json":  # the other CLIs' name for JSON lines
         ctx.params["output"] = "json"
     # The options above that override settings reach them by name, from ctx.params.
-    given = ctx.obj = config_flags.given_flags(ctx.params)
+    flags = ctx.obj = config_flags.given_flags(ctx.params)
     if worktree is not None:
         env_file = ctx.params["env_file"] = env_file.absolute() if env_file else None
-        problem = worktree_command.enter_worktree(worktree, given, ctx.invoked_subcommand)
+        problem = worktree_command.enter_worktree(worktree, flags, ctx.invoked_subcommand)
         if problem is not None:
-            raise typer.Exit(run_command.fail_run(problem, given.get("output") == "json"))
+            raise typer.Exit(run_command.fail_run(problem, flags.get("output") == "json"))
     if ctx.invoked_subcommand is not None:
         return
     session = "latest" if continue_ else resume
     raise typer.Exit(
         run_command.run_cli(
-            given,
+            flags,
             prompt,
             session,
             goal=goal,

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
 
 
-def agents_command(overrides: Flags, output: str = "text") -> int:
-    return with_settings(overrides, lambda settings: list_agents(settings, output))
+def agents_command(flags: Flags, output: str = "text") -> int:
+    return with_settings(flags, lambda settings: list_agents(settings, output))
 
 
 def list_agents(settings: Settings, output: str, workspace: Path | None = None) -> int:

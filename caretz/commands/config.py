@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from caretz.config.overrides import Flags
 
 
-def show_config(overrides: Flags) -> int:
-    return with_settings(overrides, _show)
+def show_config(flags: Flags) -> int:
+    return with_settings(flags, _show)
 
 
 def _show(settings: Settings) -> int:

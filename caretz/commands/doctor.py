@@ -28,7 +28,7 @@ from caretz.providers.local_spec import LocalServerError, server_spec
 from caretz.providers.resolve import CUSTOM_API_KEY_ENV, example_ref, key_providers
 from caretz.runtime import project_trust, trust_notice
 from caretz.runtime.mcp import configured_servers
-from caretz.sandbox.detect import Backend
+from caretz.sandbox.detect import SandboxBackend
 from caretz.tools.ripgrep import RipgrepMissing, rg_path
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ PROBE_S = 2.0  # a server on this machine answers its model list within this, or
 LOCAL_EXTRA = "pip install 'caretz[local]'"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Finding:
     """One item's line: ok, a warning (`blocks` False) or a problem that stops a session."""
 
@@ -55,20 +55,20 @@ class Finding:
         return f"{mark} {self.item}: {self.detail}{fix}"
 
 
-def doctor_command(overrides: Flags, env: Mapping[str, str] | None = None) -> int:
+def doctor_command(flags: Flags, env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
-    findings = list(diagnose(overrides, env, Path.cwd()))
+    findings = list(diagnose(flags, env, Path.cwd()))
     sys.stdout.write(f"caretz {__version__}, Python {sys.version.split()[0]}\n")
     for finding in findings:
         sys.stdout.write(finding.line() + "\n")
     return 1 if any(finding.blocks for finding in findings) else 0
 
 
-def diagnose(overrides: Flags, env: Mapping[str, str], workspace: Path) -> Iterator[Finding]:
+def diagnose(flags: Flags, env: Mapping[str, str], workspace: Path) -> Iterator[Finding]:
     try:
-        settings = load_settings(overrides)
+        settings = load_settings(flags)
     except ConfigError as error:
-        yield Finding("settings", str(error), ok=False, fix="correct it", blocks=True)
+        yield Finding(item="settings", detail=str(error), ok=False, fix="correct it", blocks=True)
         yield keys_finding(env)
         return
     yield settings_finding(settings)
@@ -83,7 +83,7 @@ def diagnose(overrides: Flags, env: Mapping[str, str], workspace: Path) -> Itera
 def settings_finding(settings: Settings) -> Finding:
     path = settings.config_path
     where = str(path) if path.exists() else f"no {path} (the defaults)"
-    return Finding("settings", f"{where}, profile {settings.profile_name}")
+    return Finding(item="settings", detail=f"{where}, profile {settings.profile_name}")
 
 
 def keys_finding(env: Mapping[str, str], settings: Settings | None = None) -> Finding:
@@ -97,9 +97,9 @@ def keys_finding(env: Mapping[str, str], settings: Settings | None = None) -> Fi
     missing = [name for name in variables if name not in have]
     detail = f"set: {', '.join(have) or 'none'}; not set: {', '.join(missing) or 'none'}"
     if have:
-        return Finding("provider keys", detail)
+        return Finding(item="provider keys", detail=detail)
     fix = "set one, or run a model that needs none (--base-url, local/PATH.gguf)"
-    return Finding("provider keys", detail, ok=False, fix=fix)
+    return Finding(item="provider keys", detail=detail, ok=False, fix=fix)
 
 
 def model_finding(settings: Settings, env: Mapping[str, str], workspace: Path) -> Finding:
@@ -119,18 +119,22 @@ def model_finding(settings: Settings, env: Mapping[str, str], workspace: Path) -
             if reached
             else "--base-url URL --model NAME (a local server), or --model local/PATH.gguf"
         )
-        return Finding(item, f"{entry.api_key_env} is not set", ok=False, fix=fix, blocks=True)
+        return Finding(
+            item=item, detail=f"{entry.api_key_env} is not set", ok=False, fix=fix, blocks=True
+        )
     key = f"its key {entry.api_key_env} is set" if entry.api_key_env else "it needs no key"
     if not wire.names_this_machine(entry.base_url):
-        return Finding(item, f"{entry.base_url}, {key}")
+        return Finding(item=item, detail=f"{entry.base_url}, {key}")
     try:
         answered = wire.get(entry.base_url.rstrip("/") + "/models", PROBE_S).status_code < 500
     except wire.WireError:
         answered = False
     if answered:
-        return Finding(item, f"the server at {entry.base_url} answers, {key}")
+        return Finding(item=item, detail=f"the server at {entry.base_url} answers, {key}")
     fix = "start it, or name its URL with --base-url"
-    return Finding(item, f"nothing answers at {entry.base_url}", ok=False, fix=fix, blocks=True)
+    return Finding(
+        item=item, detail=f"nothing answers at {entry.base_url}", ok=False, fix=fix, blocks=True
+    )
 
 
 def local_model_finding(item: str, local: LocalModel, model_id: str, workspace: Path) -> Finding:
@@ -138,11 +142,11 @@ def local_model_finding(item: str, local: LocalModel, model_id: str, workspace: 
         spec = server_spec(local, model_id, workspace)
     except LocalServerError as error:
         fix = "name an existing .gguf file: --model local/PATH.gguf"
-        return Finding(item, str(error), ok=False, fix=fix, blocks=True)
+        return Finding(item=item, detail=str(error), ok=False, fix=fix, blocks=True)
     if importlib.util.find_spec("xllamacpp") is None:
         detail = "llama.cpp's server (xllamacpp) is not installed"
-        return Finding(item, detail, ok=False, fix=LOCAL_EXTRA, blocks=True)
-    return Finding(item, f"{spec.model_path}, served by llama.cpp on this machine")
+        return Finding(item=item, detail=detail, ok=False, fix=LOCAL_EXTRA, blocks=True)
+    return Finding(item=item, detail=f"{spec.model_path}, served by llama.cpp on this machine")
 
 
 def sandbox_findings(
@@ -153,36 +157,44 @@ def sandbox_findings(
         check, roots, refused = sandbox_report(settings, workspace, env)
     except ConfigError as error:
         yield Finding(
-            "sandbox", str(error), ok=False, fix="correct the sandbox section", blocks=True
+            item="sandbox",
+            detail=str(error),
+            ok=False,
+            fix="correct the sandbox section",
+            blocks=True,
         )
         return
     writable = ", ".join(roots) or "nothing"
     where = f"{check.mode.value}, network {check.network_label}, writable: {writable}"
     if refused or check.problem:
         fix = "see caretz sandbox check"
-        yield Finding("sandbox", refused or check.problem or "", ok=False, fix=fix, blocks=True)
-    elif check.backend is Backend.NONE:
-        yield Finding("sandbox", f"off ({where}): commands run on your machine as you")
+        yield Finding(
+            item="sandbox", detail=refused or check.problem or "", ok=False, fix=fix, blocks=True
+        )
+    elif check.backend is SandboxBackend.NONE:
+        yield Finding(item="sandbox", detail=f"off ({where}): commands run on your machine as you")
     elif check.notice:
-        yield Finding("sandbox", f"{check.backend.value} ({where}): {check.notice}", ok=False)
+        yield Finding(
+            item="sandbox", detail=f"{check.backend.value} ({where}): {check.notice}", ok=False
+        )
     else:
-        yield Finding("sandbox", f"{check.backend.value} ({where})")
+        yield Finding(item="sandbox", detail=f"{check.backend.value} ({where})")
     git = check.programs.git if check.programs is not None else None
     if git is not None and git.path:
-        yield Finding("git", git.path)
+        yield Finding(item="git", detail=git.path)
     else:
         notice = git.notice() if git is not None else None
         detail = (
             notice or "not found: checkpoints (/rewind, /undo) and the prompt's git status are off"
         )
-        yield Finding("git", detail, ok=False, fix="install git")
+        yield Finding(item="git", detail=detail, ok=False, fix="install git")
 
 
 def ripgrep_finding() -> Finding:
     try:
-        return Finding("ripgrep", str(rg_path()))
+        return Finding(item="ripgrep", detail=str(rg_path()))
     except RipgrepMissing as error:
-        return Finding("ripgrep", f"grep and glob cannot run: {error}", ok=False)
+        return Finding(item="ripgrep", detail=f"grep and glob cannot run: {error}", ok=False)
 
 
 def data_dir_finding(data_dir: Path) -> Finding:
@@ -194,15 +206,19 @@ def data_dir_finding(data_dir: Path) -> Finding:
     if not os.access(existing, os.W_OK | os.X_OK):
         fix = f"make {existing} writable, or set CARETZ_DATA_DIR to a folder you own"
         return Finding(
-            item, f"{data_dir}: cannot write in {existing}", ok=False, fix=fix, blocks=True
+            item=item,
+            detail=f"{data_dir}: cannot write in {existing}",
+            ok=False,
+            fix=fix,
+            blocks=True,
         )
     if existing != data_dir:
-        return Finding(item, f"{data_dir} (made private at the first session)")
+        return Finding(item=item, detail=f"{data_dir} (made private at the first session)")
     mode = stat.S_IMODE(data_dir.stat().st_mode)
     if mode & 0o077:
         detail = f"{data_dir} is {mode:04o}: others on this machine can read your sessions"
-        return Finding(item, detail, ok=False, fix=f"chmod 700 {data_dir}")
-    return Finding(item, f"{data_dir} ({mode:04o})")
+        return Finding(item=item, detail=detail, ok=False, fix=f"chmod 700 {data_dir}")
+    return Finding(item=item, detail=f"{data_dir} ({mode:04o})")
 
 
 def project_findings(settings: Settings, workspace: Path) -> Iterator[Finding]:
@@ -210,19 +226,21 @@ def project_findings(settings: Settings, workspace: Path) -> Iterator[Finding]:
     try:
         trust = project_trust.project_trust(settings, workspace)
     except ConfigError as error:
-        yield Finding("project", str(error), ok=False, fix="correct the file", blocks=True)
+        yield Finding(
+            item="project", detail=str(error), ok=False, fix="correct the file", blocks=True
+        )
         return
     root = trust.config.root
     if not trust.config.parts():
-        yield Finding("project", f"{root}: nothing to approve")
+        yield Finding(item="project", detail=f"{root}: nothing to approve")
     elif trust.approved:
-        yield Finding("project", f"{root}: its configuration is approved as it is now")
+        yield Finding(item="project", detail=f"{root}: its configuration is approved as it is now")
     else:
         notice = trust_notice.not_approved_notice(trust)
-        yield Finding("project", f"{root}: {notice}", ok=False, fix="caretz trust")
+        yield Finding(item="project", detail=f"{root}: {notice}", ok=False, fix="caretz trust")
     servers = configured_servers(settings, trust)
     if not servers:
-        yield Finding("MCP servers", "none configured")
+        yield Finding(item="MCP servers", detail="none configured")
         return
     names = [
         f"{s.name} (.mcp.json{'' if trust.server_approved(s.name) else ', not approved'})"
@@ -230,4 +248,6 @@ def project_findings(settings: Settings, workspace: Path) -> Iterator[Finding]:
         else s.name
         for s in servers
     ]
-    yield Finding("MCP servers", f"{', '.join(names)}; caretz mcp list starts them to check")
+    yield Finding(
+        item="MCP servers", detail=f"{', '.join(names)}; caretz mcp list starts them to check"
+    )

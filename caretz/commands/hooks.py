@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
 
 
-def hooks_command(overrides: Flags, approve: bool, output: str = "text") -> int:
+def hooks_command(flags: Flags, approve: bool, output: str = "text") -> int:
     """`caretz hooks list` and, with `approve`, `caretz hooks approve`."""
     return with_settings(
-        overrides,
+        flags,
         lambda settings: approve_hooks(settings) if approve else list_hooks(settings, output),
     )
 

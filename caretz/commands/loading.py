@@ -14,15 +14,15 @@ if TYPE_CHECKING:
     from caretz.config.overrides import Flags
 
 
-def load_settings(overrides: Flags) -> Settings:
-    return resolve_settings(overrides, os.environ)
+def load_settings(flags: Flags) -> Settings:
+    return resolve_settings(flags, os.environ)
 
 
-def with_settings(overrides: Flags, command: Callable[[Settings], int]) -> int:
+def with_settings(flags: Flags, command: Callable[[Settings], int]) -> int:
     """`command` run with the resolved settings; settings that cannot be read are one line
     and exit 2."""
     try:
-        settings = load_settings(overrides)
+        settings = load_settings(flags)
     except ConfigError as error:
         return fail(str(error))
     return command(settings)

@@ -35,12 +35,12 @@ else:
     mcp_login = lazy_module("caretz.mcp_client.login")
 
 
-def list_mcp_servers(overrides: Flags, output: str) -> int:
-    return with_settings(overrides, lambda settings: list_servers(settings, output))
+def list_mcp_servers(flags: Flags, output: str) -> int:
+    return with_settings(flags, lambda settings: list_servers(settings, output))
 
 
-def approve_mcp_servers(overrides: Flags, names: list[str]) -> int:
-    return with_settings(overrides, lambda settings: approve_servers(settings, names))
+def approve_mcp_servers(flags: Flags, names: list[str]) -> int:
+    return with_settings(flags, lambda settings: approve_servers(settings, names))
 
 
 def login_mcp_server(overrides: Flags, name: str) -> int:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RewindArgs:
     session: str | None = None  # None: the latest session
     turn: int | None = None
@@ -56,7 +56,7 @@ class RewindArgs:
 
 
 def rewind_session(
-    overrides: Flags,
+    flags: Flags,
     session: str | None,
     turn: int | None,
     checkpoint: str | None,
@@ -66,8 +66,16 @@ def rewind_session(
     force: bool = False,
     undo: bool = False,
 ) -> int:
-    args = RewindArgs(session, turn, checkpoint, files_only, conversation_only, force, undo)
-    return with_settings(overrides, lambda settings: run_rewind(settings, args))
+    args = RewindArgs(
+        session=session,
+        turn=turn,
+        checkpoint=checkpoint,
+        files_only=files_only,
+        conversation_only=conversation_only,
+        force=force,
+        undo=undo,
+    )
+    return with_settings(flags, lambda settings: run_rewind(settings, args))
 
 
 def run_rewind(settings: Settings, args: RewindArgs) -> int:

@@ -1,6 +1,7 @@
 """A run: `caretz` in a terminal opens the interactive session; `caretz -p`, a prompt on
-stdin, `--goal` or `--resume` without a terminal is a headless run over `caretz.app`'s
-Session: the work it asks for, its view on stdout and stderr, its exit code.
+stdin, `--goal` or `--resume` without a terminal is a headless run through the Python
+API's `Session`: the work it asks for (a `Work`, data), its view on stdout and stderr, its
+exit code.
 
 Everything that can be wrong (the settings, the evaluator's model, a `/name` that is no
 custom command, a resumed session without a paused goal) is refused before the session
@@ -15,7 +16,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ from rich.console import Console
 from caretz.agent.outcomes import Interrupted
 from caretz.agent.signals import signals_interrupt
 from caretz.api.result import RunResult, failed_outside_work, refused_before_start
-from caretz.api.session import Session as ApiSession
+from caretz.api.session import Session, Work
 from caretz.app.commands import find_command
 from caretz.app.goals import check_evaluator, paused_goal
 from caretz.checkpoints.project import project_root
@@ -53,14 +54,12 @@ else:
     permission_lines = lazy_module("caretz.ui.permission_lines")
 
 if TYPE_CHECKING:
-    from caretz.app.outcome import Outcome
-    from caretz.app.session import Session
     from caretz.config.overrides import Flags
     from caretz.config.settings import Settings
 
 
 def run_cli(
-    overrides: Flags,
+    flags: Flags,
     prompt: str | None,
     resume: str | None,
     *,
@@ -69,8 +68,8 @@ def run_cli(
     job: str | None = None,
     input_format: str = "text",
 ) -> int:
-    json_output = overrides.get("output") == "json" or input_format == "stream-json"
-    problem = usage_problem(overrides, prompt, goal, input_format)
+    json_output = flags.get("output") == "json" or input_format == "stream-json"
+    problem = usage_problem(flags, prompt, goal, input_format)
     if problem:
         return fail_run(problem, json_output)
     if resume == PICK_SESSION:
@@ -83,15 +82,15 @@ def run_cli(
     try:
         if env_file is not None:
             env_files.apply_env_file(env_file, os.environ)
-        settings = load_settings(with_resumed_model(overrides, resume, os.environ))
-        if overrides.get("goal_model") is not None:
+        settings = load_settings(with_resumed_model(flags, resume, os.environ))
+        if flags.get("goal_model") is not None:
             resolve_goal_model(settings)  # an unknown evaluator fails now, goal or not
     except ConfigError as error:
         return fail_run(str(error), json_output)
     if input_format == "stream-json":
         return stream_json.run_stream_json(settings, resume)
     if prompt is None and goal is None and sys.stdin.isatty():
-        return repl.run_repl(settings, resume, overrides)
+        return repl.run_repl(settings, resume, flags)
     if prompt is not None or goal is None:
         try:
             prompt = prompt_with_stdin(prompt)
@@ -124,34 +123,34 @@ def picked_session() -> str | ConfigError | None:
     return repl.pick_session(sessions)
 
 
-def with_resumed_model(overrides: Flags, resume: str | None, env: Mapping[str, str]) -> Flags:
+def with_resumed_model(flags: Flags, resume: str | None, env: Mapping[str, str]) -> Flags:
     """A resumed session carries on with the model it last ran on, unless the run names a
     model or a profile (a flag or a CARETZ_* variable). A bare model ID served at a
     `--base-url` is taken only with that flag given again."""
     named = ("model", "profile")
-    if resume is None or any(overrides.get(name) for name in named):
-        return overrides
+    if resume is None or any(flags.get(name) for name in named):
+        return flags
     if any(env.get(f"CARETZ_{name.upper()}") for name in named):
-        return overrides
+        return flags
     try:
         store = SessionStore(data_dir(env))
         session_id = store.latest(project_root(Path.cwd())) if resume == "latest" else resume
         model = store.model_of(session_id)
     except (ConfigError, SessionNotFound, OSError):
-        return overrides  # said where the session is opened
-    if not model or ("/" not in model and not overrides.get("base_url")):
-        return overrides
-    return {**overrides, "model": model}
+        return flags  # said where the session is opened
+    if not model or ("/" not in model and not flags.get("base_url")):
+        return flags
+    return {**flags, "model": model}
 
 
 def usage_problem(
-    overrides: Flags, prompt: str | None, goal: str | None, input_format: str
+    flags: Flags, prompt: str | None, goal: str | None, input_format: str
 ) -> str | None:
     """What is wrong with the run's command line before anything is read, if anything."""
     if input_format not in INPUT_FORMATS:
         return f"--input-format {input_format!r}: use text or stream-json"
     if input_format == "stream-json":
-        return stream_json.stream_json_problem(overrides, prompt, goal)
+        return stream_json.stream_json_problem(flags, prompt, goal)
     if prompt is not None and not prompt.strip():
         return '-p needs a prompt: it was empty (write -p "what to do", or -p - to read stdin)'
     if goal is not None and not goal.strip():
@@ -196,9 +195,6 @@ def make_output(settings: Settings) -> JsonOutput | TextOutput:
     return TextOutput(detailed=settings.output == "detailed")
 
 
-Work = Callable[["Session"], "Outcome"]
-
-
 def run_headless(
     settings: Settings,
     prompt: str | None,
@@ -215,9 +211,7 @@ def run_headless(
         work = plan_work(settings, prompt, resume, goal)
         # The first request goes with the MCP servers ready by then; the others' tools
         # join at the next request after each is ready.
-        session = ApiSession.from_settings(
-            settings, view=output, resume=resume, mcp_background=True
-        )
+        session = Session.from_settings(settings, view=output, resume=resume, mcp_background=True)
     except (ConfigError, SessionNotFound) as error:
         return fail_run(str(error), settings.output == "json")
     if settings.permission_mode == "yolo":
@@ -249,21 +243,19 @@ def discarded(result: RunResult, resume: str | None, settings: Settings) -> bool
 
 
 def plan_work(settings: Settings, prompt: str | None, resume: str | None, goal: str | None) -> Work:
-    """What the run does, every part of it checked first; raises ConfigError or
-    SessionNotFound."""
+    """What the run does, every part of it checked first (the custom command a `/name`
+    prompt names found once, here); raises ConfigError or SessionNotFound."""
     workspace = Path.cwd()
     if goal is not None:
         check_evaluator(settings, os.environ)
-        return lambda session: session.start_goal(goal, prompt)
+        return Work(prompt=prompt, condition=goal)
     if paused_goal(settings, resume, workspace) is not None:
         check_evaluator(settings, os.environ)
-        return lambda session: session.resume_goal(prompt)
+        return Work(prompt=prompt, resume_goal=True)
     if prompt is None:
         raise ConfigError('no prompt, and the session has no paused goal: pass -p "..."')
     command = find_command(settings, workspace, prompt, os.environ)
-    if command is not None:
-        return lambda session: session.run_command(command)
-    return lambda session: session.submit(prompt)
+    return Work(prompt=prompt, looked_up=True, command=command)
 
 
 def yolo_banner() -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from caretz.commands.loading import load_settings
 from caretz.config.sandbox import installation_problem, sandbox_policy, session_programs
 from caretz.config_base import ConfigError
-from caretz.sandbox.detect import Backend, SandboxCheck, check_sandbox, render_check
+from caretz.sandbox.detect import SandboxBackend, SandboxCheck, check_sandbox, render_check
 from caretz.sandbox.policy import guarded_roots
 from caretz.usage_error import fail
 
@@ -33,13 +33,13 @@ def sandbox_report(
     return check, roots, installation_problem(policy, check)
 
 
-def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | None = None) -> int:
+def check_sandbox_command(flags: Flags, output: str, check: SandboxCheck | None = None) -> int:
     """0 when a sandbox works here, 1 when none does. `check` replaces probing this
     machine (what another machine would find)."""
     if output not in ("text", "json"):
         return fail(f"--output {output!r}: use text or json")
     try:
-        settings = load_settings(overrides)
+        settings = load_settings(flags)
         check, roots, refused = sandbox_report(settings, Path.cwd(), os.environ, check)
     except ConfigError as error:
         return fail(str(error))
@@ -51,4 +51,4 @@ def check_sandbox_command(overrides: Flags, output: str, check: SandboxCheck | N
         sys.stdout.write(f"writable: {', '.join(roots) or 'nothing'}\n")
         if refused:
             sys.stdout.write(f"error: {refused}\n")
-    return 1 if check.backend is Backend.NONE or refused else 0
+    return 1 if check.backend is SandboxBackend.NONE or refused else 0

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from caretz.config.overrides import Flags
 
 
-def list_sessions(overrides: Flags, every_folder: bool = False, limit: int = 20) -> int:
+def list_sessions(flags: Flags, every_folder: bool = False, limit: int = 20) -> int:
     """This folder's sessions (every folder's with `every_folder`), the last `limit`."""
     try:
         store = SessionStore(data_dir(os.environ))
@@ -35,7 +35,7 @@ def list_sessions(overrides: Flags, every_folder: bool = False, limit: int = 20)
     return 0
 
 
-def show_session(overrides: Flags, session_id: str) -> int:
+def show_session(flags: Flags, session_id: str) -> int:
     try:
         path = SessionStore(data_dir(os.environ)).events_path(session_id)
     except (ConfigError, SessionNotFound) as error:

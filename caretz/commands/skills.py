@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from caretz.skills.files import Skill
 
 
-def skills_command(overrides: Flags, output: str = "text") -> int:
-    return with_settings(overrides, lambda settings: list_skills(settings, output))
+def skills_command(flags: Flags, output: str = "text") -> int:
+    return with_settings(flags, lambda settings: list_skills(settings, output))
 
 
 def list_skills(settings: Settings, output: str, workspace: Path | None = None) -> int:

@@ -77,13 +77,13 @@ def _bad(number: int, problem: str) -> ConfigError:
     return ConfigError(f"--input-format stream-json: line {number}: {problem}")
 
 
-def stream_json_problem(overrides: Flags, prompt: str | None, goal: str | None) -> str | None:
+def stream_json_problem(flags: Flags, prompt: str | None, goal: str | None) -> str | None:
     """What keeps a stream-json run from starting, if anything."""
     if prompt is not None:
         return "--input-format stream-json reads the prompts from stdin: drop -p"
     if goal is not None:
         return "--input-format stream-json takes no --goal: send the work as messages"
-    output = overrides.get("output")
+    output = flags.get("output")
     if output not in (None, "json"):
         return f"--input-format stream-json answers as --output json, not --output {output}"
     if os.isatty(0):

@@ -29,11 +29,11 @@ NOTHING = (
 )
 
 
-def trust_command(overrides: Flags, *, yes: bool, show: bool, revoke: bool) -> int:
+def trust_command(flags: Flags, *, yes: bool, show: bool, revoke: bool) -> int:
     if yes + show + revoke > 1:
         return fail("--yes, --show and --revoke: give one of them")
     return with_settings(
-        overrides, lambda settings: trust_project(settings, yes=yes, show=show, revoke=revoke)
+        flags, lambda settings: trust_project(settings, yes=yes, show=show, revoke=revoke)
     )
 
 

@@ -49,7 +49,7 @@ def enter_worktree(name: str, flags: dict[str, Any], subcommand: str | None = No
     return None
 
 
-def list_worktrees(overrides: Flags) -> int:
+def list_worktrees(flags: Flags) -> int:
     """caretz's worktrees of this repository: name, branch, changes, sessions, folder."""
     try:
         repo = manage.open_repository(Path.cwd(), os.environ)
@@ -67,7 +67,7 @@ def list_worktrees(overrides: Flags) -> int:
     return 0
 
 
-def remove_worktree(overrides: Flags, name: str, force: bool = False) -> int:
+def remove_worktree(flags: Flags, name: str, force: bool = False) -> int:
     """Remove the worktree NAME (refused with uncommitted changes unless `force`), and
     its branch when it is merged."""
     try:

@@ -64,7 +64,13 @@ def resolve_layered(flags: Flags, env: Mapping[str, str], path: Path, data: Any)
         raise ConfigError(f"{model_source}: {exc}") from None
     profile = _overridden(stored, model_ref, base_url, cli, env_layer)
     model = _with_tool_choice(model, stored.tool_choice)
-    return Layered(profile_name, profile, model, providers, file.price_table())
+    return Layered(
+        profile_name=profile_name,
+        profile=profile,
+        model=model,
+        providers=providers,
+        prices=file.price_table(),
+    )
 
 
 def default_profile(flags: Flags) -> Profile:

@@ -23,7 +23,7 @@ from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.permissions.project import find_project_root
-from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable, check_sandbox
+from caretz.sandbox.detect import SandboxBackend, SandboxCheck, SandboxUnavailable, check_sandbox
 from caretz.sandbox.door import ProjectDoor
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.gitwatch import nested_control_paths
@@ -136,7 +136,7 @@ def open_session_sandbox(
     elif check.programs is None:
         check = dataclasses.replace(check, programs=programs)
     _refuse_unprotected(policy, check, programs)
-    if policy.enforced and check.backend is Backend.BWRAP:
+    if policy.enforced and check.backend is SandboxBackend.BWRAP:
         policy = _with_read_only(
             policy, nested_control_paths(policy.writable_roots, programs.git.path)
         )
@@ -183,7 +183,7 @@ def _refuse_unprotected(policy: SandboxPolicy, check: SandboxCheck, programs: Pr
 def installation_problem(policy: SandboxPolicy, check: SandboxCheck) -> str | None:
     """Why a session cannot start: caretz installed inside a writable root, under Landlock."""
     inside = installation_inside(policy.writable_roots)
-    if not (inside and policy.enforced and check.backend is Backend.LANDLOCK):
+    if not (inside and policy.enforced and check.backend is SandboxBackend.LANDLOCK):
         return None
     return (
         f"caretz is installed inside a writable root ({inside[0]}) and the Landlock "

@@ -51,14 +51,14 @@ if TYPE_CHECKING:
     from caretz.guard.config import LoopGuardConfig
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Settings:
     """The resolved settings: the selected profile with every override applied, and
     what it resolves to (the model's endpoint, the providers, the prices).
 
     `values` are what a session reads from the profile, plain. `profile` is the
     validated profile (pydantic): read from the file when there is one; without one it
-    is built from the defaults and `given` (the flags) the first time it is asked for.
+    is built from the defaults and `flags` the first time it is asked for.
     """
 
     config_path: Path
@@ -75,7 +75,7 @@ class Settings:
     # --image: files attached to the prompt (to the first one, in an interactive session).
     images: tuple[str, ...] = ()
     validated: Profile | None = field(default=None, repr=False, compare=False)
-    given: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    flags: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @functools.cached_property
     def profile(self) -> Profile:
@@ -83,7 +83,7 @@ class Settings:
         there was no file to validate)."""
         if self.validated is not None:
             return self.validated
-        return layers.default_profile(self.given)
+        return layers.default_profile(self.flags)
 
     @property
     def model_limits(self) -> ModelLimits:
@@ -236,7 +236,7 @@ def _settings(
         # The flags' values as given (runtime/permissions.py reads the rules in them).
         run_rules={flag: tuple(flags[name]) for flag, name in rules.items() if flags.get(name)},
         validated=profile,
-        given=dict(flags) if profile is None else {},
+        flags=dict(flags) if profile is None else {},
         images=tuple(flags.get("image") or ()),
     )
 

@@ -237,7 +237,7 @@ def _eval(params: dict[str, Any]) -> int:
     )
 
 
-def _evaluation(params: dict[str, Any]) -> judge_command.Evaluation:
+def _evaluation(params: dict[str, Any]) -> judge_command.EvalPlan:
     """The command's flags, resolved; every usage or config problem is raised here."""
     if params["output"] not in ("text", "json"):
         raise UsageProblem(f"--output {params['output']!r}: expected text or json")
@@ -257,7 +257,7 @@ def _evaluation(params: dict[str, Any]) -> judge_command.Evaluation:
             "nothing to score: give --labels FILE (docs/benchmarks.md) or a labelled corpus"
         )
     opened = open_judge(params["judge"], settings, env, params["base_url"], params["reasoning"])
-    return judge_command.Evaluation(
+    return judge_command.EvalPlan(
         labelling=labelling,
         config=guard_config,
         judge=opened.judge,

@@ -25,8 +25,8 @@ INTERRUPTED = 130
 Echo = Callable[[str], None]
 
 
-@dataclass
-class Evaluation:
+@dataclass(kw_only=True)
+class EvalPlan:
     """Everything one `guard eval` run needs, resolved."""
 
     labelling: Labelling  # the trajectories with their labels (apply_labels)
@@ -43,14 +43,16 @@ class Evaluation:
     output: str = "text"
 
 
-def run_evaluation(evaluation: Evaluation, echo: Echo, note: Echo) -> int:
+def run_evaluation(evaluation: EvalPlan, echo: Echo, note: Echo) -> int:
     """Judge, score and print; 0, or 130 after Ctrl-C (with what finished)."""
     labelling = evaluation.labelling
     items = labelling.labelled[: evaluation.limit]
     _notes(labelling.unlabelled, labelling.unused, note)
     cache = VerdictCache(evaluation.data_dir / CACHE_FILE) if evaluation.use_cache else None
     answers = Answers(evaluation.judge, evaluation.judge_settings, cache)
-    context = ReportContext(_judge_json(evaluation), evaluation.within, len(items))
+    context = ReportContext(
+        judge=_judge_json(evaluation), within=evaluation.within, given=len(items)
+    )
     context.unlabelled = labelling.unlabelled
     try:
         runs = judge_all(
@@ -68,7 +70,7 @@ def run_evaluation(evaluation: Evaluation, echo: Echo, note: Echo) -> int:
     return INTERRUPTED if context.interrupted else 0
 
 
-def _judge_json(evaluation: Evaluation) -> dict[str, Any]:
+def _judge_json(evaluation: EvalPlan) -> dict[str, Any]:
     settings = evaluation.judge_settings
     return {
         "model": settings["model"],

@@ -39,7 +39,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgedCall:
     """One judge call the guard made, and its answer."""
 
@@ -54,7 +54,7 @@ class JudgedCall:
     cached: bool  # answered from the verdict cache, not asked in this run
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrajectoryRun:
     labelled: Labelled
     calls: list[JudgedCall]
@@ -80,8 +80,8 @@ class Answers:
         self._memo: dict[str, JudgeResult] = {}
         self._lock = threading.Lock()
 
-    def asker(self) -> Asker:
-        return Asker(self)
+    def asker(self) -> ReplayJudge:
+        return ReplayJudge(self)
 
     def answer(self, summary: str, timeout_s: float) -> tuple[JudgeResult, str]:
         """The answer, and where it came from: "memo", "cache", "judge" or CANCELLED."""
@@ -107,7 +107,7 @@ class Answers:
             self._memo[key] = result
 
 
-class Asker:
+class ReplayJudge:
     """The judge as one replay sees it; notes where each answer came from, in order."""
 
     def __init__(self, answers: Answers):
@@ -141,7 +141,7 @@ def judge_trajectory(
     active = replay(labelled.trajectory, config, active_asker, mode="active")
     if active_asker.cancelled:
         return None
-    run = TrajectoryRun(labelled, _calls(shadow, shadow_asker.sources))
+    run = TrajectoryRun(labelled=labelled, calls=_calls(shadow, shadow_asker.sources))
     _outcome(run, active)
     return run
 

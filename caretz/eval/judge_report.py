@@ -21,7 +21,7 @@ from caretz.eval.judge_score import (
 from caretz.text import one_line
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReportContext:
     """What the report says about the run besides the answers."""
 

@@ -32,7 +32,7 @@ from caretz.eval.labels import PRODUCTIVE
 
 
 @dataclass
-class Tally:
+class LabelTally:
     """How the "stuck" answers matched the labels."""
 
     tp: int = 0  # stuck, and should be
@@ -99,8 +99,8 @@ class ScoredCall:
         return self.expected is not None and self.answered != self.expected
 
 
-@dataclass
-class Outcome:
+@dataclass(kw_only=True)
+class ActiveModeOutcome:
     """What active mode did to one labelled run."""
 
     trajectory: str
@@ -138,8 +138,8 @@ class Outcome:
 @dataclass
 class OutcomeSummary:
     within: int  # N, the steps after onset that count as "within"
-    stuck: list[Outcome] = field(default_factory=list)
-    productive: list[Outcome] = field(default_factory=list)
+    stuck: list[ActiveModeOutcome] = field(default_factory=list)
+    productive: list[ActiveModeOutcome] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         stuck, n = self.stuck, self.within
@@ -163,7 +163,9 @@ class OutcomeSummary:
         }
 
 
-def _delays(outcomes: Sequence[Outcome], step_of: Callable[[Outcome], int | None]) -> list[int]:
+def _delays(
+    outcomes: Sequence[ActiveModeOutcome], step_of: Callable[[ActiveModeOutcome], int | None]
+) -> list[int]:
     return [
         step - o.onset
         for o in outcomes
@@ -175,7 +177,7 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CallStats:
     """Per judge call, over every call of the run (scored or not, cached or not)."""
 
@@ -232,14 +234,14 @@ def scored_calls(runs: Sequence[TrajectoryRun]) -> list[ScoredCall]:
     return scored
 
 
-def tallies(calls: Sequence[ScoredCall]) -> tuple[Tally, dict[str, Tally]]:
+def tallies(calls: Sequence[ScoredCall]) -> tuple[LabelTally, dict[str, LabelTally]]:
     """Overall, and per trajectory kind (stuck kinds by name, productive last)."""
-    overall, by_kind = Tally(), dict[str, Tally]()
+    overall, by_kind = LabelTally(), dict[str, LabelTally]()
     for scored in calls:
         if scored.expected is None:
             continue
         overall.add(scored.expected, scored.answered)
-        by_kind.setdefault(scored.kind, Tally()).add(scored.expected, scored.answered)
+        by_kind.setdefault(scored.kind, LabelTally()).add(scored.expected, scored.answered)
     order = sorted(by_kind, key=lambda kind: (kind == PRODUCTIVE, kind))
     return overall, {kind: by_kind[kind] for kind in order}
 
@@ -252,7 +254,7 @@ def outcomes(runs: Sequence[TrajectoryRun], within: int) -> OutcomeSummary:
         end = (
             (label.stuck_until if label.stuck_until is not None else last) if label.stuck else None
         )
-        outcome = Outcome(
+        outcome = ActiveModeOutcome(
             trajectory=trajectory.id,
             kind=label.kind,
             stuck=label.stuck,

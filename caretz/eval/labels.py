@@ -31,7 +31,7 @@ class LabelError(Exception):
     """A labels file or label that cannot be used; the message names it."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Label:
     stuck: bool
     first_stuck_step: int | None = None  # set when stuck

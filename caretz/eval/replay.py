@@ -29,7 +29,7 @@ from caretz.guard.model import Judge, Mode, ToolObservation, TurnContext
 from caretz.messages import Message, ToolCall, Usage
 from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.guard import LoopGuardFired, LoopGuardJudged, LoopGuardJudging
-from caretz.session.records.loop import ModelResponse, ToolCalled, ToolResult, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolCalled, ToolReturned, TurnStarted
 from caretz.session.records.parse import parse_record
 
 # Corpus tool names → caretz tool names, where the match is obvious. The corpus
@@ -49,7 +49,7 @@ class TrajectoryError(Exception):
     """A trajectory file cannot be read; the message names the file and line."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Step:
     tool: str
     args: dict[str, Any]
@@ -62,7 +62,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Response:
+class ReplayedResponse:
     """An assistant response, fed to the guard just before step `before_step`."""
 
     before_step: int
@@ -70,12 +70,12 @@ class Response:
     usage: Usage = field(default_factory=Usage)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trajectory:
     id: str
     task: str
     steps: list[Step]
-    responses: list[Response] = field(default_factory=list)
+    responses: list[ReplayedResponse] = field(default_factory=list)
     final_text: str = ""
     label: dict[str, Any] | None = None  # corpus labels: {stuck, first_stuck_step, ...}
     model_ref: str = "unknown"
@@ -161,13 +161,13 @@ def _corpus_step(where: str, step: Any) -> Step:
     return Step(tool=tool, args=args, output=str(step.get("output") or ""), failed=failed)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _TurnBuilder:
     id: str
     task: str = ""
     model_ref: str = "unknown"
     steps: list[Step] = field(default_factory=list)
-    responses: list[Response] = field(default_factory=list)
+    responses: list[ReplayedResponse] = field(default_factory=list)
     calls: dict[str, ToolCall] = field(default_factory=dict)  # by call id, and by "#index"
     final_text: str = ""
 
@@ -182,7 +182,7 @@ def _session_trajectories(path: Path, events: list[Record]) -> list[Trajectory]:
         key = (agent, number)
         if key not in turns:
             prefix = "" if agent == "main" else f"{agent}:"
-            turns[key] = _TurnBuilder(f"{session}#{prefix}turn{number}")
+            turns[key] = _TurnBuilder(id=f"{session}#{prefix}turn{number}")
         _apply_event(turns[key], event)
     return [
         Trajectory(
@@ -202,10 +202,10 @@ def _apply_event(turn: _TurnBuilder, event: LoopRecord) -> None:
     if isinstance(event, TurnStarted):
         turn.task = str(event.prompt or "")
         turn.model_ref = str(event.model or turn.model_ref)
-    elif isinstance(event, ModelResponse):
+    elif isinstance(event, ModelReplied):
         message = Message.from_dict(event.message or {"role": "assistant"})
         usage = Usage.from_dict(event.usage or {})
-        turn.responses.append(Response(len(turn.steps), message, usage))
+        turn.responses.append(ReplayedResponse(len(turn.steps), message, usage))
         for call in message.tool_calls:
             turn.calls[call.id] = call
         if not message.tool_calls:
@@ -214,11 +214,11 @@ def _apply_event(turn: _TurnBuilder, event: LoopRecord) -> None:
         call = ToolCall.from_dict({"id": "", "name": "unknown", **event.call})
         turn.calls[call.id] = call
         turn.calls[f"#{event.index}"] = call
-    elif isinstance(event, ToolResult):
+    elif isinstance(event, ToolReturned):
         turn.steps.append(_session_step(turn, event))
 
 
-def _session_step(turn: _TurnBuilder, event: ToolResult) -> Step:
+def _session_step(turn: _TurnBuilder, event: ToolReturned) -> Step:
     call_id = str(event.call_id or "")
     call = turn.calls.get(call_id) or turn.calls.get(f"#{event.index}")
     seen = ToolObservation.from_record(event, call)
@@ -237,7 +237,7 @@ def _session_step(turn: _TurnBuilder, event: ToolResult) -> Step:
 # ---------------------------------------------------------------- replay
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FiringRecord:
     step: int  # 0-based index into the trajectory's steps
     trigger: str  # the detector that fired ("repeat", "check-every", "identical-call", ...)
@@ -273,7 +273,7 @@ class Replayed:
         return step if isinstance(step, int) else self.step
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReplayResult:
     trajectory: Trajectory
     firings: list[FiringRecord] = field(default_factory=list)
@@ -331,7 +331,7 @@ def replay(
     are among the events; the recorded steps still all play, as they were recorded,
     and after a stop the guard watches nothing more.
     """
-    result = ReplayResult(trajectory)
+    result = ReplayResult(trajectory=trajectory)
     clock = _ReplayClock()
     recorder = _Recorder(result, clock, keep_verdicts=judge is not None)
     guard = LoopGuard(replay_config(config, mode), judge or NoJudge(), recorder.emit, clock=clock)
@@ -358,8 +358,8 @@ def replay_all(
     return [replay(trajectory, config, judge) for trajectory in trajectories]
 
 
-def _responses_by_step(trajectory: Trajectory) -> dict[int, list[Response]]:
-    grouped: dict[int, list[Response]] = {}
+def _responses_by_step(trajectory: Trajectory) -> dict[int, list[ReplayedResponse]]:
+    grouped: dict[int, list[ReplayedResponse]] = {}
     for response in trajectory.responses:
         grouped.setdefault(response.before_step, []).append(response)
     return grouped

@@ -55,7 +55,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evaluation:
     verdict: GoalVerdict
     model: str
@@ -95,10 +95,20 @@ class ModelEvaluator(ModelAsker):
     def __call__(self, summary: str, timeout_s: float) -> Evaluation:
         reply = self.ask(summary, timeout_s)
         if reply.response is None:
-            return Evaluation(NOT_MET, self.model_ref, reply.latency_s, error=reply.error)
+            return Evaluation(
+                verdict=NOT_MET, model=self.model_ref, latency_s=reply.latency_s, error=reply.error
+            )
         text, usage = reply.response.message.content, reply.response.usage
         try:
             verdict = parse_goal_verdict(text)
         except ValueError:
-            return Evaluation(NOT_MET, self.model_ref, reply.latency_s, usage, unreadable(text))
-        return Evaluation(verdict, self.model_ref, reply.latency_s, usage)
+            return Evaluation(
+                verdict=NOT_MET,
+                model=self.model_ref,
+                latency_s=reply.latency_s,
+                usage=usage,
+                error=unreadable(text),
+            )
+        return Evaluation(
+            verdict=verdict, model=self.model_ref, latency_s=reply.latency_s, usage=usage
+        )

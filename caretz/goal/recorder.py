@@ -17,9 +17,9 @@ from caretz.messages import Message, ToolCall, Usage
 from caretz.plan import Plan
 from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.loop import (
-    ModelResponse,
+    ModelReplied,
     ToolCalled,
-    ToolResult,
+    ToolReturned,
     TurnStarted,
 )
 
@@ -49,10 +49,10 @@ class TurnRecorder:
         elif isinstance(event, ToolCalled):
             call = ToolCall.from_dict({"id": "", "name": "unknown", **event.call})
             self._calls[call.id] = call
-        elif isinstance(event, ToolResult):
+        elif isinstance(event, ToolReturned):
             made = self._calls.get(event.call_id)
             self.record.add_call(ToolObservation.from_record(event, made))
-        elif isinstance(event, ModelResponse):
+        elif isinstance(event, ModelReplied):
             message = Message.from_dict(event.message)
             self.record.add_response(message, Usage.from_dict(event.usage or {}))
 

@@ -49,7 +49,7 @@ class TurnVerdict:
     error: str | None = None  # no verdict (timeout, error, unreadable reply)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Goal:
     condition: str
     max_turns: int
@@ -98,7 +98,9 @@ def restore_goal(events: Iterable[Record]) -> Goal | None:
     goal: Goal | None = None
     for event in events:
         if isinstance(event, GoalSet):
-            goal = Goal(event.condition, int(event.max_turns), event.prompt)
+            goal = Goal(
+                condition=event.condition, max_turns=int(event.max_turns), prompt=event.prompt
+            )
         elif goal is not None:
             _apply(goal, event)
     if goal is not None and goal.status == "active":

@@ -210,7 +210,7 @@ class ModelAsker:
         return ModelRequest(
             model=self.model_id,
             system=self.system,
-            messages=[Message("user", summary)],
+            messages=[Message(role="user", content=summary)],
             reasoning=self.reasoning,
             max_tokens=_ANSWER_TOKENS + _REASONING_TOKENS.get(self.reasoning, 0),
             response_schema=self.schema,
@@ -242,7 +242,9 @@ class ModelJudge(ModelAsker):
             verdict = parse_verdict(text)
         except ValueError:
             return JudgeResult.no_verdict(self.model_ref, reply.latency_s, unreadable(text), usage)
-        return JudgeResult(verdict, self.model_ref, reply.latency_s, usage)
+        return JudgeResult(
+            verdict=verdict, model=self.model_ref, latency_s=reply.latency_s, usage=usage
+        )
 
 
 class CompletionTimeout(Exception):

@@ -13,12 +13,12 @@ from caretz.messages import ToolCall, Usage
 from caretz.plan import Plan
 
 if TYPE_CHECKING:
-    from caretz.session.records.loop import ToolResult
+    from caretz.session.records.loop import ToolReturned
 
 Mode = Literal["off", "shadow", "active"]
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class TurnContext:
     task: str  # the user's request for this turn
     model_ref: str  # "provider/model" the session is on right now
@@ -35,7 +35,7 @@ class TurnContext:
     continuation: bool = False
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class ToolObservation:
     index: int  # 0-based position of the call in the turn
     tool: str
@@ -47,7 +47,7 @@ class ToolObservation:
     files_changed: tuple[str, ...] = ()
 
     @classmethod
-    def from_record(cls, result: ToolResult, call: ToolCall | None = None) -> ToolObservation:
+    def from_record(cls, result: ToolReturned, call: ToolCall | None = None) -> ToolObservation:
         """What a logged call stands for, from its `Tool.Result` record and its call: how a
         goal's recorder and a replay see again what the turn handed the guard."""
         return cls(
@@ -62,7 +62,7 @@ class ToolObservation:
         )
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Firing:
     """A cheap check fired. `severity` says what the guard does with it."""
 
@@ -122,7 +122,7 @@ def not_stuck(confidence: float = 0.0) -> Verdict:
     return Verdict(stuck=False, confidence=confidence)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class JudgeResult:
     verdict: Verdict
     model: str
@@ -135,7 +135,13 @@ class JudgeResult:
         cls, model: str, latency_s: float, error: str, usage: Usage | None = None
     ) -> JudgeResult:
         """A judge call that gave no usable answer: it counts as "not stuck"."""
-        return cls(not_stuck(), model, latency_s, usage or Usage(), error)
+        return cls(
+            verdict=not_stuck(),
+            model=model,
+            latency_s=latency_s,
+            usage=usage or Usage(),
+            error=error,
+        )
 
 
 class Judge(Protocol):

@@ -78,7 +78,7 @@ class FailureExample:
     raw: str  # one raw output excerpt around the telling line
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CallOutcomes:
     """What one call (tool and arguments) returned each time it ran, normalized."""
 
@@ -107,7 +107,7 @@ class VerdictEntry:
     error: str | None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TurnRecord:
     """Everything the guard has seen this turn that the summary may show."""
 
@@ -189,7 +189,7 @@ class TurnRecord:
         digest = _result_digest(obs)
         outcomes = self.call_outcomes.get(key)
         if outcomes is None:
-            self.call_outcomes[key] = CallOutcomes(digest, ok=obs.failed is not True,
+            self.call_outcomes[key] = CallOutcomes(last=digest, ok=obs.failed is not True,
                                                    seen={digest})  # fmt: skip
         else:
             outcomes.add(digest, obs.failed is not True)

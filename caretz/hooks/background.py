@@ -25,7 +25,7 @@ END_GRACE_S = 5.0  # what hooks still running get when the session ends
 RunCommand = Callable[[Callable[[subprocess.Popen[bytes]], None]], CommandRun]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BackgroundRun:
     """One hook running in the background, and how it ran once it has."""
 
@@ -48,7 +48,7 @@ class BackgroundHooks:
     def start(
         self, hook: ConfiguredHook, event: HookEvent, about: str | None, run: RunCommand
     ) -> BackgroundRun:
-        entry = BackgroundRun(hook, event, about)
+        entry = BackgroundRun(hook=hook, event=event, about=about)
 
         def work() -> None:
             ran = run(lambda process: setattr(entry, "process", process))

@@ -166,7 +166,7 @@ class HooksConfig(Section):
         if isinstance(data, dict):
             skipped = tuple(key for key in data if key in SKIPPED_EVENTS)
             data = {key: value for key, value in data.items() if key not in skipped}
-        config = handler(data)
+        config: HooksConfig = handler(data)
         config._skipped = skipped
         return config
 

@@ -32,7 +32,7 @@ _CONTEXT_FROM_STDOUT = ("UserPromptSubmit", "SessionStart")
 BLOCKING_EXIT = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HookResult:
     """One hook's answer."""
 
@@ -63,15 +63,19 @@ class HookResult:
 def read_result(event: HookEvent, run: CommandRun, timeout_s: float) -> HookResult:
     """The answer of a hook that ran for `event`."""
     if run.error is not None:
-        return HookResult("warning", warning=f"could not start: {run.error}")
+        return HookResult(outcome="warning", warning=f"could not start: {run.error}")
     if run.timed_out:
-        return HookResult("warning", warning=f"timed out after {timeout_s:g} s and was killed")
+        return HookResult(
+            outcome="warning", warning=f"timed out after {timeout_s:g} s and was killed"
+        )
     if run.exit_code == BLOCKING_EXIT:
         reason = run.stderr.strip() or f"the hook exited with {BLOCKING_EXIT} and gave no reason"
-        return HookResult("block", reason=reason)
+        return HookResult(outcome="block", reason=reason)
     if run.exit_code != 0:
         said = one_line(run.stderr) or one_line(run.stdout)
-        return HookResult("warning", warning=f"exited with {run.exit_code}: {said}".rstrip(": "))
+        return HookResult(
+            outcome="warning", warning=f"exited with {run.exit_code}: {said}".rstrip(": ")
+        )
     return _read_stdout(event, run.stdout)
 
 
@@ -80,7 +84,7 @@ def _read_stdout(event: HookEvent, stdout: str) -> HookResult:
     data = _json_object(text)
     if data is None:
         context = text if event in _CONTEXT_FROM_STDOUT else ""
-        return HookResult("ok", context=context)
+        return HookResult(outcome="ok", context=context)
     return _read_json(event, data)
 
 
@@ -108,8 +112,8 @@ def _read_json(event: HookEvent, data: dict[str, Any]) -> HookResult:
     if event == "PreToolUse":
         return _pre_tool_use(data, specific, reason, fields)
     if data.get("decision") == "block":
-        return HookResult("block", reason=reason or "the hook blocked it", **fields)
-    return HookResult("ok", reason=reason, **fields)
+        return HookResult(outcome="block", reason=reason or "the hook blocked it", **fields)
+    return HookResult(outcome="ok", reason=reason, **fields)
 
 
 def _pre_tool_use(
@@ -119,10 +123,14 @@ def _pre_tool_use(
     updated = specific.get("updatedInput", data.get("updatedInput"))
     if updated is not None and not isinstance(updated, dict):
         why = "the hook's updatedInput is not a JSON object, so the call was refused"
-        return HookResult("block", reason=why, **fields)
+        return HookResult(outcome="block", reason=why, **fields)
     if permission == "deny":
-        return HookResult("block", reason=why or "the hook denied it", permission="deny", **fields)
-    return HookResult("ok", reason=why, permission=permission, updated_input=updated, **fields)
+        return HookResult(
+            outcome="block", reason=why or "the hook denied it", permission="deny", **fields
+        )
+    return HookResult(
+        outcome="ok", reason=why, permission=permission, updated_input=updated, **fields
+    )
 
 
 _LEGACY = {"approve": "allow", "block": "deny"}

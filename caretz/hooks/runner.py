@@ -36,7 +36,7 @@ KILL_GRACE_S = 1.0  # between SIGTERM and SIGKILL for a hook past its timeout
 OUTPUT_CAP = 256 * 1024  # characters kept of each of stdout and stderr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CommandRun:
     """How one hook command ran."""
 
@@ -91,7 +91,9 @@ def run_command(
             stderr=subprocess.PIPE,
         )
     except OSError as error:
-        return CommandRun(None, "", "", clock() - started, error=str(error))
+        return CommandRun(
+            exit_code=None, stdout="", stderr="", duration_s=clock() - started, error=str(error)
+        )
     if started_process is not None:
         started_process(process)
     try:
@@ -99,12 +101,23 @@ def run_command(
     except subprocess.TimeoutExpired:
         end_group(process, KILL_GRACE_S)
         out, err = _leftovers(process)
-        return CommandRun(None, _text(out), _text(err), clock() - started, timed_out=True)
+        return CommandRun(
+            exit_code=None,
+            stdout=_text(out),
+            stderr=_text(err),
+            duration_s=clock() - started,
+            timed_out=True,
+        )
     except BaseException:  # Ctrl-C, SIGTERM: the hook's group ends with the run
         end_group(process, KILL_GRACE_S)
         _leftovers(process)
         raise
-    return CommandRun(process.returncode, _text(out), _text(err), clock() - started)
+    return CommandRun(
+        exit_code=process.returncode,
+        stdout=_text(out),
+        stderr=_text(err),
+        duration_s=clock() - started,
+    )
 
 
 def _leftovers(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:

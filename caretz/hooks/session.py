@@ -143,7 +143,7 @@ class SessionHooks:
                     hook.line, payload, where, timeout, started_process=started, confined=confined
                 ),
             )
-            return HookResult("ok")
+            return HookResult(outcome="ok")
         ran = run_command(hook.line, payload, where, timeout, confined=confined)
         result = read_result(event, ran, timeout)
         self.record(hook, event, ran, result, about)
@@ -157,7 +157,7 @@ class SessionHooks:
             timeout = float(entry.hook.command.timeout)
             said = read_result(entry.event, entry.ran, timeout)
             result = HookResult(
-                said.outcome if said.outcome == "warning" else "ok",
+                outcome=said.outcome if said.outcome == "warning" else "ok",
                 warning=said.warning,
                 message=said.message,
             )

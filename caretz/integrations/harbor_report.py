@@ -21,7 +21,7 @@ from caretz.session.records.guard import (
     LoopGuardRedirected,
     LoopGuardStopped,
 )
-from caretz.session.records.loop import ModelResponse, ToolResult, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolReturned, TurnStarted
 
 ATIF_VERSION = "ATIF-v1.6"
 # The exit codes of a run that ended on its own terms (README's table): the answer, a loop-
@@ -177,9 +177,9 @@ def _step(event: Mapping[str, Any], by_call: dict[str, dict[str, Any]]) -> dict[
     when = _timestamp(event.get("ts"))
     if kind == TurnStarted.TYPE:
         return {"timestamp": when, "source": "user", "message": str(event.get("prompt", ""))}
-    if kind == ModelResponse.TYPE:
+    if kind == ModelReplied.TYPE:
         return _agent_step(event, when, by_call)
-    if kind == ToolResult.TYPE:
+    if kind == ToolReturned.TYPE:
         _observe(event, by_call)
         return None
     if kind == LoopGuardJudged.TYPE:

@@ -27,7 +27,7 @@ class OAuthOptions:
     callback_port: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerSpec:
     """A server to start, its strings expanded. `env` is the server's whole environment."""
 
@@ -70,7 +70,7 @@ class ToolInfo:
     description: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerStatus:
     name: str
     source: str

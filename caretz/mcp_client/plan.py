@@ -111,9 +111,9 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
     if entry.transport != "stdio":
         assert entry.url is not None  # the entry's validator makes sure
         return ServerSpec(
-            server.name,
-            server.source,
-            entry.transport,
+            name=server.name,
+            source=server.source,
+            transport=entry.transport,
             url=expand(entry.url, env, f"{where}.url"),
             headers=header_values(expand_all(entry.headers, env, f"{where}.headers")),
             shown=entry_shown(entry),
@@ -123,9 +123,9 @@ def spec_for(server: Configured, env: Mapping[str, str], cwd: str) -> ServerSpec
     assert entry.command is not None
     args = tuple(expand(arg, env, f"{where}.args[{index}]") for index, arg in enumerate(entry.args))
     return ServerSpec(
-        server.name,
-        server.source,
-        "stdio",
+        name=server.name,
+        source=server.source,
+        transport="stdio",
         command=expand(entry.command, env, f"{where}.command"),
         args=args,
         env=server_environment(env, expand_all(entry.env, env, f"{where}.env")),
@@ -168,5 +168,10 @@ def entry_shown(entry: McpServerEntry) -> str:
 def _status(server: Configured, state: State, detail: str) -> ServerStatus:
     entry = server.entry
     return ServerStatus(
-        server.name, server.source, entry.transport, entry_shown(entry), state, detail
+        name=server.name,
+        source=server.source,
+        transport=entry.transport,
+        shown=entry_shown(entry),
+        state=state,
+        detail=detail,
     )

@@ -113,7 +113,11 @@ class McpServers:
         servers._order = list(order or [])
         for spec in specs:
             servers._statuses[spec.name] = ServerStatus(
-                spec.name, spec.source, spec.transport, spec.shown, "starting"
+                name=spec.name,
+                source=spec.source,
+                transport=spec.transport,
+                shown=spec.shown,
+                state="starting",
             )
         if specs:
             servers.background = BackgroundStart(specs, config.startup_timeout_s, servers._made)
@@ -239,7 +243,12 @@ class McpServers:
         spec = attempt.spec
         state: State = "needs login" if attempt.login_needed else "failed"
         status = ServerStatus(
-            spec.name, spec.source, spec.transport, spec.shown, state, attempt.error or ""
+            name=spec.name,
+            source=spec.source,
+            transport=spec.transport,
+            shown=spec.shown,
+            state=state,
+            detail=attempt.error or "",
         )
         if attempt.error is None:
             names = unique_tool_names(spec.name, [tool.name for tool in attempt.tools])
@@ -254,7 +263,12 @@ class McpServers:
                 ToolInfo(tool.spec.name, tool.remote, _first_line(tool)) for tool in tools
             )
             status = ServerStatus(
-                spec.name, spec.source, spec.transport, spec.shown, "ready", tools=infos
+                name=spec.name,
+                source=spec.source,
+                transport=spec.transport,
+                shown=spec.shown,
+                state="ready",
+                tools=infos,
             )
         self._statuses[spec.name] = dataclasses.replace(status, duration_s=attempt.duration_s)
 

@@ -24,7 +24,7 @@ class Runs(Enum):
     NAMED = "named"  # runs the command its words name: npx jest, ssh host cmd (either allow)
 
 
-@lazy_dataclass(frozen=True, init=False)
+@lazy_dataclass(frozen=True, init=False, kw_only=True)
 class Command:
     words: tuple[Word, ...]  # the program, reduced to its name (/bin/rm → rm), then its arguments
     text: str  # as written, for messages
@@ -48,6 +48,7 @@ class Command:
 
     def __init__(
         self,
+        *,
         words: tuple[Word, ...],
         text: str,
         hidden: str | None = None,

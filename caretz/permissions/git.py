@@ -89,7 +89,9 @@ def read_git(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Co
         return found
     extra = tuple(_reached(c, "git -c") for line in commands for c in parse(line, depth + 1))
     runs = Runs.BESIDES if found.runs is Runs.ITSELF else found.runs
-    return Command(found.words, found.text, None, found.inner + extra, runs)
+    return Command(
+        words=found.words, text=found.text, hidden=None, inner=found.inner + extra, runs=runs
+    )
 
 
 def _read(
@@ -101,22 +103,24 @@ def _read(
     while i < len(args):
         word = args[i]
         if not word.known:
-            return Command(words, text)  # rules see the unknown word and ask
+            return Command(words=words, text=text)  # rules see the unknown word and ask
         option = word.text
         if option in ("-c", "--config-env") or option.startswith("--config-env="):
             setting = Word(option.split("=", 1)[1]) if "=" in option else _at(args, i + 1)
             i += 1 if "=" in option else 2
             problem = _setting(option, setting, aliases, commands)
             if problem is not None:
-                return Command(words, text, hidden=problem)
+                return Command(words=words, text=text, hidden=problem)
             continue
         if option.startswith("--exec-path="):
-            return Command(words, text, hidden="git --exec-path=… changes which programs git runs")
+            return Command(
+                words=words, text=text, hidden="git --exec-path=… changes which programs git runs"
+            )
         if not option.startswith("-"):
             break
         i += 2 if option in _GLOBAL_WITH_VALUE else 1
     if i >= len(args):
-        return Command(words, text)
+        return Command(words=words, text=text)
     sub, rest = args[i].text, args[i + 1 :]
     if sub.lower() in aliases:
         return _alias(words, text, depth, parse, words[: i + 2], aliases[sub.lower()], rest)
@@ -124,7 +128,9 @@ def _read(
         line = _joined([*(w.text for w in words[: i + 1]), "push"], rest)
         return _running(words, text, depth, parse, line, f"git {sub}", Runs.INSTEAD)
     if sub.startswith("remote-"):
-        return Command(words, text, hidden=f"git {sub} reads the commands it runs from its input")
+        return Command(
+            words=words, text=text, hidden=f"git {sub} reads the commands it runs from its input"
+        )
     found = _subcommand(words, text, depth, parse, sub, rest)
     if sub not in _RUNS_ITSELF and found.hidden is None:
         why = f"git {sub} is an alias, a program git-{sub}, or one that runs others"
@@ -169,7 +175,7 @@ def _alias(
         try:
             expansion = shlex.split(value)
         except ValueError:
-            return Command(words, text, hidden=f"the {via} cannot be split into words")
+            return Command(words=words, text=text, hidden=f"the {via} cannot be split into words")
         line = _joined([*(w.text for w in head[:-1]), *expansion], rest)
     return _running(words, text, depth, parse, line, via, Runs.INSTEAD)
 
@@ -184,7 +190,9 @@ def _subcommand(
         given = option.split("=", 1)[0]
         names_program = given in _PROGRAM_OPTIONS and sub != "rebase"
         if names_program or (option == "-u" and sub == "clone"):
-            return Command(words, text, hidden=f"git {sub} {given} names a program to run")
+            return Command(
+                words=words, text=text, hidden=f"git {sub} {given} names a program to run"
+            )
         if _runs_its_value(sub, given):
             bodies.append(_value(rest, index))
         elif sub == "rebase" and option.startswith("-x") and len(option) > 2:
@@ -196,13 +204,15 @@ def _subcommand(
         after = [w for w in after if not (w.known and w.text in ("--recursive", "-q"))]
         bodies.append(unknown or Word(" ".join(w.text for w in after)))
     if not bodies:
-        return Command(words, text)
+        return Command(words=words, text=text)
     inner: list[Command] = []
     for body in bodies:
         if not body.known:
-            return Command(words, text, hidden=f"the command git {sub} runs is {body.problem}")
+            return Command(
+                words=words, text=text, hidden=f"the command git {sub} runs is {body.problem}"
+            )
         inner += [_reached(c, f"git {sub}") for c in parse(body.text, depth + 1)]
-    return Command(words, text, inner=tuple(inner), runs=Runs.BESIDES)
+    return Command(words=words, text=text, inner=tuple(inner), runs=Runs.BESIDES)
 
 
 def _runs_its_value(sub: str, option: str) -> bool:
@@ -225,10 +235,10 @@ def _running(
 ) -> Command:
     if line is None:
         return Command(
-            words, text, hidden=f"the arguments of the {via} are only known when it runs"
+            words=words, text=text, hidden=f"the arguments of the {via} are only known when it runs"
         )
     inner = tuple(_reached(c, via) for c in parse(line, depth + 1))
-    return Command(words, text, inner=inner, runs=runs)
+    return Command(words=words, text=text, inner=inner, runs=runs)
 
 
 def _joined(head: list[str], rest: tuple[Word, ...], start: str = "") -> str | None:

@@ -91,7 +91,7 @@ def evaluated(index: ProgramIndex, legacy: list[Rule], parts: LineParts, line: s
             if found is not None:
                 rule, shown = found
                 why = f"bash may evaluate the text `{_cut(string)}`, which runs `{shown}`"
-                return [(rule, Command((), string), why)]
+                return [(rule, Command(words=(), text=string), why)]
     return []
 
 
@@ -217,9 +217,9 @@ class _Check:
                 if not any_program and text.rsplit("/", 1)[-1] not in programs:
                     continue
                 head = program_name(word)
-                rules = self.index.candidates(Command((head,), ""))
+                rules = self.index.candidates(Command(words=(head,), text=""))
                 named = [r for r in self.legacy if r.legacy and r.legacy.names(head.text)]
-                tail = Command((head, *words[start + 1 :]), command.text)
+                tail = Command(words=(head, *words[start + 1 :]), text=command.text)
                 for rule in rules:
                     if rule.command is None or rule.command.contains(tail) is not Match.NO:
                         return rule, tail.shown()

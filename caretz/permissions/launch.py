@@ -60,25 +60,27 @@ def reads_further(name: str) -> bool:
 
 def _read(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if not words:
-        return Command((), text, hidden="an empty command")
+        return Command(words=(), text=text, hidden="an empty command")
     first = words[0]
     program = program_name(first)
     if program is not words[0]:
         words = (program, *words[1:])
     if program.problem is not None:
-        return Command(words, text)
+        return Command(words=words, text=text)
     name = program.text
     if not from_system(first.text) and not is_loader(name):
-        return Command(words, text, runs_code=f"{first.text} is a file caretz does not read")
+        return Command(
+            words=words, text=text, runs_code=f"{first.text} is a file caretz does not read"
+        )
     if name in PLAIN:
         option = code_option(name, words[1:])
         if option is not None:
-            return Command(words, text, hidden=f"{name} {option} runs a command")
-        return Command(words, text)  # a program known to run no other
+            return Command(words=words, text=text, hidden=f"{name} {option} runs a command")
+        return Command(words=words, text=text)  # a program known to run no other
     if name not in _RUN_OTHERS and not is_interpreter(name):
         if is_loader(name):
             return _wrapper(words, text, depth, parse, "ld.so")
-        return Command(words, text, runs_code=f"caretz does not read what {name} runs")
+        return Command(words=words, text=text, runs_code=f"caretz does not read what {name} runs")
     args = words[1:]
     if name in SHELLS:
         return _shell(words, text, depth, parse)
@@ -87,8 +89,8 @@ def _read(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
     if name in SPECS:
         return _wrapper(words, text, depth, parse)
     if _reads_stdin_code(args):
-        return Command(words, text, hidden=f"{name} {STDIN_CODE}")
-    return Command(words, text, runs_code=f"{name} runs a program caretz does not read")
+        return Command(words=words, text=text, hidden=f"{name} {STDIN_CODE}")
+    return Command(words=words, text=text, runs_code=f"{name} runs a program caretz does not read")
 
 
 def _wrapper(
@@ -99,11 +101,13 @@ def _wrapper(
     found = unwrap(name, spec, words[1:])
     runs = Runs.AS_OTHER_USER if spec.as_other_user else Runs.INSTEAD
     if found.problem is not None:
-        return Command(words, text, hidden=found.problem, runs=runs)
+        return Command(words=words, text=text, hidden=found.problem, runs=runs)
     if name == "xargs":
         found.command = _filled_by_xargs(words[1:], found.command)
     if found.bare_shell:
-        return Command(words, text, hidden=f"{name} opens a shell that {STDIN_CODE}", runs=runs)
+        return Command(
+            words=words, text=text, hidden=f"{name} opens a shell that {STDIN_CODE}", runs=runs
+        )
     inner: list[Command] = []
     if found.body is not None:
         # env -S 'rm -rf' v: the split string and the words after it make one command line.
@@ -113,16 +117,16 @@ def _wrapper(
         command = found.command + ((_STDIN_ARGUMENTS,) if name == "xargs" else ())
         inner.append(reached(build_command(command, text, depth, parse), name))
     elif name == "xargs":
-        inner.append(reached(Command((Word("echo"), _STDIN_ARGUMENTS), text), name))
+        inner.append(reached(Command(words=(Word("echo"), _STDIN_ARGUMENTS), text=text), name))
     elif name in _SHELL_WHEN_EMPTY and not found.command:
         return Command(
-            words, text, hidden=f"{name} with no command opens a shell that {STDIN_CODE}"
+            words=words, text=text, hidden=f"{name} with no command opens a shell that {STDIN_CODE}"
         )
     runs = runs if inner else Runs.ITSELF
     # `env FOO=1 make`: a variable caretz does not know may change what a program it
     # reads runs (RIPGREP_CONFIG_PATH); one it does not read runs its own code anyway.
     unseen = found.unseen if any(c.runs_code is None for c in inner) else None
-    return Command(words, text, inner=tuple(inner), runs=runs, unseen=unseen)
+    return Command(words=words, text=text, inner=tuple(inner), runs=runs, unseen=unseen)
 
 
 def _filled_by_xargs(options: tuple[Word, ...], command: tuple[Word, ...]) -> tuple[Word, ...]:
@@ -162,7 +166,9 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
                 positional.append(word)
                 i += 1
                 continue
-            return Command(words, text, hidden=f"{name}'s options depend on {word.problem}")
+            return Command(
+                words=words, text=text, hidden=f"{name}'s options depend on {word.problem}"
+            )
         if positional or word.text == "-" or not word.text.startswith(("-", "+")):
             positional.append(word)
         elif word.text == "--":
@@ -171,7 +177,7 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
         elif word.text in _SHELL_VALUE_OPTIONS:
             value = args[i + 1] if i + 1 < len(args) else Word("")
             if not value.known or value.text in ("expand_aliases", "extdebug"):
-                return Command(words, text, hidden=f"{name} {word.text} {value.text or '…'} "
+                return Command(words=words, text=text, hidden=f"{name} {word.text} {value.text or '…'} "
                                "changes what later names run")  # fmt: skip
             i += 1
         elif not word.text.startswith("--"):
@@ -182,23 +188,23 @@ def _shell(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
         i += 1
     if command_string:
         if not positional:  # its command line is given when it runs (`xargs sh -c`)
-            return Command(words, text, hidden=f"{name} -c is given no command line")
+            return Command(words=words, text=text, hidden=f"{name} -c is given no command line")
         if interactive:
             return Command(
-                words, text, hidden=f"{name} -i reads start-up files and expands aliases"
+                words=words, text=text, hidden=f"{name} -i reads start-up files and expands aliases"
             )
         inner = _parse_body(positional[0], f"{name} -c", depth, parse)
-        return Command(words, text, inner=inner, runs=Runs.INSTEAD)
+        return Command(words=words, text=text, inner=inner, runs=Runs.INSTEAD)
     if reads_stdin or not positional or positional[0].text == "-":
-        return Command(words, text, hidden=f"{name} {STDIN_CODE}")
+        return Command(words=words, text=text, hidden=f"{name} {STDIN_CODE}")
     script = positional[0].text or "a computed path"
-    return Command(words, text, runs_code=f"{name} runs the script {script}")
+    return Command(words=words, text=text, runs_code=f"{name} runs the script {script}")
 
 
 def _parse_body(body: Word, where: str, depth: int, parse: Parse) -> tuple[Command, ...]:
     if not body.known:
         hidden = f"the {where} is {body.problem}"
-        return (Command((), body.text, hidden=hidden, via=where),)
+        return (Command(words=(), text=body.text, hidden=hidden, via=where),)
     return tuple(reached(command, where) for command in parse(body.text, depth + 1))
 
 
@@ -217,16 +223,18 @@ def _reads_stdin_code(args: tuple[Word, ...]) -> bool:
 def _eval(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     unknown = next((word for word in words[1:] if not word.known), None)
     if unknown is not None:
-        return Command(words, text, hidden=f"eval runs {unknown.problem}")
+        return Command(words=words, text=text, hidden=f"eval runs {unknown.problem}")
     body = " ".join(word.text for word in words[1:])
     inner = tuple(reached(c, "eval") for c in parse(body, depth + 1))
-    return Command(words, text, inner=inner, runs=Runs.INSTEAD)
+    return Command(words=words, text=text, inner=inner, runs=Runs.INSTEAD)
 
 
 def _source(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if len(words) > 1 and not words[1].known:
-        return Command(words, text, hidden=f"source of a computed path ({words[1].problem})")
-    return Command(words, text, runs_code="source runs the commands of a file")
+        return Command(
+            words=words, text=text, hidden=f"source of a computed path ({words[1].problem})"
+        )
+    return Command(words=words, text=text, runs_code="source runs the commands of a file")
 
 
 def _alias(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -234,18 +242,18 @@ def _alias(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
     inner: list[Command] = []
     for word in words[1:]:
         if not word.known:
-            return Command(words, text, hidden=f"an alias defined from {word.problem}")
+            return Command(words=words, text=text, hidden=f"an alias defined from {word.problem}")
         if "=" in word.text:
             inner += _parse_body(Word(word.text.split("=", 1)[1]), "alias", depth, parse)
-    return Command(words, text, inner=tuple(inner), runs=Runs.BESIDES)
+    return Command(words=words, text=text, inner=tuple(inner), runs=Runs.BESIDES)
 
 
 def _trap(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     args = [word for word in words[1:] if not (word.known and word.text in ("-p", "-l", "--"))]
     if len(args) < 2 or (args[0].known and args[0].text == "-"):
-        return Command(words, text)
+        return Command(words=words, text=text)
     inner = _parse_body(args[0], "trap", depth, parse)
-    return Command(words, text, inner=inner, runs=Runs.BESIDES)
+    return Command(words=words, text=text, inner=inner, runs=Runs.BESIDES)
 
 
 def _watch(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -260,7 +268,7 @@ def _watch(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
     if args and args[0].known and args[0].text == "--":
         args.pop(0)
     if not args:
-        return Command(words, text)
+        return Command(words=words, text=text)
     inner: tuple[Command, ...]
     if exec_form:
         inner = (reached(build_command(tuple(args), text, depth, parse), "watch"),)
@@ -268,7 +276,7 @@ def _watch(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comm
         unknown = next((word for word in args if not word.known), None)
         body = unknown or Word(" ".join(word.text for word in args))
         inner = _parse_body(body, "watch command", depth, parse)
-    return Command(words, text, inner=inner, runs=Runs.INSTEAD)
+    return Command(words=words, text=text, inner=inner, runs=Runs.INSTEAD)
 
 
 def _su(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -276,20 +284,24 @@ def _su(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command
     args = list(words[1:])
     for i, word in enumerate(args):
         if not word.known:
-            return Command(words, text, hidden=f"su's arguments depend on {word.problem}")
+            return Command(
+                words=words, text=text, hidden=f"su's arguments depend on {word.problem}"
+            )
         if word.text in ("-c", "--command") and i + 1 < len(args):
             inner = _parse_body(args[i + 1], f"{words[0].text} -c", depth, parse)
-            return Command(words, text, inner=inner, runs=Runs.AS_OTHER_USER)
+            return Command(words=words, text=text, inner=inner, runs=Runs.AS_OTHER_USER)
         if word.text.startswith("--command="):
             body = Word(word.text.split("=", 1)[1])
             inner = _parse_body(body, f"{words[0].text} -c", depth, parse)
-            return Command(words, text, inner=inner, runs=Runs.AS_OTHER_USER)
+            return Command(words=words, text=text, inner=inner, runs=Runs.AS_OTHER_USER)
         if word.text == "--" and i > 0 and args[i - 1].known:
             command = tuple(args[i + 1 :])
             if command:
                 inner = (reached(build_command(command, text, depth, parse), words[0].text),)
-                return Command(words, text, inner=inner, runs=Runs.AS_OTHER_USER)
-    return Command(words, text, hidden=f"{words[0].text} opens a shell that {STDIN_CODE}")
+                return Command(words=words, text=text, inner=inner, runs=Runs.AS_OTHER_USER)
+    return Command(
+        words=words, text=text, hidden=f"{words[0].text} opens a shell that {STDIN_CODE}"
+    )
 
 
 def _find(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
@@ -306,7 +318,7 @@ def _find(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
         word = args[i]
         if not word.known:
             hidden = f"find's expression depends on {word.problem}: it may delete or run commands"
-            inner.append(Command((), text, hidden=hidden, via="find"))
+            inner.append(Command(words=(), text=text, hidden=hidden, via="find"))
         elif word.text in _FIND_EXEC:
             end = _exec_end(args, i + 1)
             command = tuple(args[i + 1 : end])
@@ -314,10 +326,12 @@ def _find(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comma
             i = end
         elif word.text == "-delete":
             removed = tuple(starts) or (Word("."),)
-            rm = Command((Word("rm"), Word("-r"), Word("-f"), *removed), text)
+            rm = Command(words=(Word("rm"), Word("-r"), Word("-f"), *removed), text=text)
             inner.append(reached(rm, "find -delete"))
         i += 1
-    return Command(words, text, inner=tuple(inner), runs=Runs.BESIDES if inner else Runs.ITSELF)
+    return Command(
+        words=words, text=text, inner=tuple(inner), runs=Runs.BESIDES if inner else Runs.ITSELF
+    )
 
 
 def _exec_end(args: tuple[Word, ...], start: int) -> int:

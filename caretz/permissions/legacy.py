@@ -34,7 +34,7 @@ _PROGRAM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+\-]*")
 _SEPARATORS = re.compile(r"\|\||&&|[|;&\n]")
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class LegacyPattern:
     text: str
     commands: tuple[CommandPattern, ...] = ()  # every one must run, in this order
@@ -115,13 +115,13 @@ def shell_pattern(text: str) -> LegacyPattern:
         raise ValueError("the pattern is empty")
     first = split_words(parts[0])
     if len(parts) == 1 and first and not _PROGRAM.fullmatch(first[0]):
-        return LegacyPattern(text, mentions=tuple(first))
-    return LegacyPattern(text, commands=tuple(parse_command_pattern(part) for part in parts))
+        return LegacyPattern(text=text, mentions=tuple(first))
+    return LegacyPattern(text=text, commands=tuple(parse_command_pattern(part) for part in parts))
 
 
 def file_pattern(text: str) -> LegacyPattern:
-    return LegacyPattern(text, path=LegacyGlob(text.strip()))
+    return LegacyPattern(text=text, path=LegacyGlob(text.strip()))
 
 
 def argument_pattern(text: str) -> LegacyPattern:
-    return LegacyPattern(text, substring=text)
+    return LegacyPattern(text=text, substring=text)

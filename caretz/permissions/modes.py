@@ -54,8 +54,8 @@ Action = Literal["run", "ask", "refuse"]
 DecidedBy = Literal["rule", "mode", "escalation", "no-sandbox", "outside", "hook"]
 
 
-@lazy_dataclass(frozen=True)
-class Verdict:
+@lazy_dataclass(frozen=True, kw_only=True)
+class PermissionVerdict:
     action: Action
     reason: str  # one line for the user and the model ("" for a call that simply runs)
     by: DecidedBy = "mode"
@@ -118,7 +118,7 @@ def decide(
     sandboxed: bool = True,
     rule_needed: str | None = None,
     unproven: str | None = None,
-) -> Verdict:
+) -> PermissionVerdict:
     """What happens to one call: the rules' `decision`, then the mode.
 
     `escalate` is the model's reason for running a command outside the sandbox;
@@ -128,7 +128,9 @@ def decide(
     """
     leaving = effect == "shell" and bool(escalate)
     if decision.outcome == "deny":
-        return Verdict("refuse", decision.reason, "rule", decision.rule)
+        return PermissionVerdict(
+            action="refuse", reason=decision.reason, by="rule", rule=decision.rule
+        )
     if effect == "plan":
         return _plan_exit(mode, tool)
     if mode in READ_ONLY_MODES:
@@ -137,48 +139,66 @@ def decide(
             return refusal
     if mode == "plan" and effect == "shell" and unproven is not None:
         reason = f"plan mode: {unproven}; only commands shown to change nothing run"
-        return Verdict("refuse", reason, "mode")
+        return PermissionVerdict(action="refuse", reason=reason, by="mode")
     if decision.outcome == "ask":
-        return Verdict("ask", decision.reason, "rule", decision.rule, leaving)
+        return PermissionVerdict(
+            action="ask", reason=decision.reason, by="rule", rule=decision.rule, escalated=leaving
+        )
     if decision.outcome == "allow" and not (leaving and mode != "yolo"):
-        return Verdict("run", "", "rule", decision.rule, leaving)
+        return PermissionVerdict(
+            action="run", reason="", by="rule", rule=decision.rule, escalated=leaving
+        )
     if mode == "yolo" or effect in ("read", "internal"):
-        return Verdict("run", "", "mode", escalated=leaving)
+        return PermissionVerdict(action="run", reason="", by="mode", escalated=leaving)
     if effect == "external":
-        return Verdict("ask", f"{tool} runs outside the sandbox", "outside")
+        return PermissionVerdict(
+            action="ask", reason=f"{tool} runs outside the sandbox", by="outside"
+        )
     if effect == "fetch":
-        return Verdict("ask", f"{tool} reaches the network outside the sandbox", "outside")
+        return PermissionVerdict(
+            action="ask", reason=f"{tool} reaches the network outside the sandbox", by="outside"
+        )
     if effect == "shell":
         return _command(mode, escalate, sandboxed, rule_needed)
     if mode == "ask":
-        return Verdict("ask", "ask mode: every file change asks first", "mode")
-    return Verdict("run", "")
+        return PermissionVerdict(
+            action="ask", reason="ask mode: every file change asks first", by="mode"
+        )
+    return PermissionVerdict(action="run", reason="")
 
 
 def _command(
     mode: PermissionMode, escalate: str | None, sandboxed: bool, rule_needed: str | None
-) -> Verdict:
+) -> PermissionVerdict:
     if escalate:
         reason = f"the model asks to run this outside the sandbox: {escalate.strip()}"
-        return Verdict("ask", reason, "escalation", escalated=True)
+        return PermissionVerdict(action="ask", reason=reason, by="escalation", escalated=True)
     if not sandboxed:
-        return Verdict("ask", "the sandbox is off, so every command asks first", "no-sandbox")
+        return PermissionVerdict(
+            action="ask", reason="the sandbox is off, so every command asks first", by="no-sandbox"
+        )
     if mode == "ask":
-        return Verdict("ask", "ask mode: every command asks first", "mode")
+        return PermissionVerdict(
+            action="ask", reason="ask mode: every command asks first", by="mode"
+        )
     if rule_needed is not None and mode == "auto":
-        return Verdict("ask", rule_needed, "mode")
-    return Verdict("run", "")
+        return PermissionVerdict(action="ask", reason=rule_needed, by="mode")
+    return PermissionVerdict(action="run", reason="")
 
 
-def _plan_exit(mode: PermissionMode, tool: str) -> Verdict:
+def _plan_exit(mode: PermissionMode, tool: str) -> PermissionVerdict:
     if mode == "plan":
-        return Verdict("run", "")
-    return Verdict("refuse", f"{tool} ends plan mode, and the session is in {mode} mode", "mode")
+        return PermissionVerdict(action="run", reason="")
+    return PermissionVerdict(
+        action="refuse",
+        reason=f"{tool} ends plan mode, and the session is in {mode} mode",
+        by="mode",
+    )
 
 
 def _read_only_refusal(
     mode: PermissionMode, effect: Effect, tool: str, leaving: bool
-) -> Verdict | None:
+) -> PermissionVerdict | None:
     if effect == "edit":
         what = f"{tool} changes files"
     elif effect == "external":
@@ -187,4 +207,6 @@ def _read_only_refusal(
         what = "commands run only inside the read-only sandbox"
     else:
         return None
-    return Verdict("refuse", f"{mode} mode: {what}, and this mode allows no changes", "mode")
+    return PermissionVerdict(
+        action="refuse", reason=f"{mode} mode: {what}, and this mode allows no changes", by="mode"
+    )

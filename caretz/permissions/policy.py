@@ -56,7 +56,7 @@ _ANY_CHILD = "/\0"  # a name no file has: stands for anything inside a directory
 _VERBS = {"deny": "is denied by", "ask": "asks first by"}
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Decision:
     outcome: Outcome
     reason: str  # one line, for the model and the user
@@ -90,13 +90,13 @@ class RuleSet:
     def check(self, tool: str, args: Mapping[str, Any], cwd: str | Path) -> Decision:
         """The decision for one call of `tool` with `args`, run in `cwd`."""
         if not self.rules:
-            return Decision("no-match", f"no rule covers {tool}")
+            return Decision(outcome="no-match", reason=f"no rule covers {tool}")
         command = args.get("command")
         if tool == "bash" and isinstance(command, str) and self.bash.any:
             return _check_command(self.bash, command)
         relevant = [rule for rule in self.rules if rule.covers(tool)]
         if not relevant:
-            return Decision("no-match", f"no rule covers {tool}")
+            return Decision(outcome="no-match", reason=f"no rule covers {tool}")
         path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)), None)
         facts = None
         if path is not None and path.strip():
@@ -119,7 +119,12 @@ def _check_command(rules: BashRules, line: str) -> Decision:
         match, rule, part, unknown = _find(rules, behavior, parts, line)
         if match is rule_patterns.Match.YES:
             shown = _shown(part)
-            return Decision(behavior, f"`{shown}` {_VERBS[behavior]} {_named(rule)}", rule, shown)
+            return Decision(
+                outcome=behavior,
+                reason=f"`{shown}` {_VERBS[behavior]} {_named(rule)}",
+                rule=rule,
+                part=shown,
+            )
         maybe += unknown
     if maybe:
         hidden = next((entry for entry in maybe if not entry[3]), None)
@@ -132,14 +137,14 @@ def _check_command(rules: BashRules, line: str) -> Decision:
     decision = _allow_all(rules.allow, commands, line)
     if maybe and decision.outcome == "allow":
         reason = f"{decision.reason}, which covers what `{_shown(maybe[0][1])}` runs"
-        return Decision("allow", reason, decision.rule, decision.part)
+        return Decision(outcome="allow", reason=reason, rule=decision.rule, part=decision.part)
     return decision
 
 
 def _cannot_tell(rule: Rule, part: Command, why: str) -> Decision:
     shown = _shown(part)
     reason = f"caretz cannot tell what `{shown}` runs ({why}) and {_named(rule)} could match it"
-    return Decision("ask", reason, rule, shown, why)
+    return Decision(outcome="ask", reason=reason, rule=rule, part=shown, unresolved=why)
 
 
 def _unresolved(rule: Rule, part: Command) -> Unresolved:
@@ -223,7 +228,9 @@ def _reachable(index: ProgramIndex, parts: LineParts) -> Iterable[Command]:
 
 def _allow_all(allows: ProgramIndex, commands: tuple[Command, ...], line: str) -> Decision:
     if not commands:
-        return Decision("no-match", "the command runs nothing a rule could allow", part=line)
+        return Decision(
+            outcome="no-match", reason="the command runs nothing a rule could allow", part=line
+        )
     deciding = None
     read: set[int] = set()
     for command in commands:
@@ -236,10 +243,12 @@ def _allow_all(allows: ProgramIndex, commands: tuple[Command, ...], line: str) -
             shown = _shown(blocker)
             why = blocker.unknown or _unknown_word(blocker)
             reason = f"no rule allows `{shown}`" + (f" ({why})" if why else "")
-            return Decision("no-match", reason, part=shown, unresolved=why)
+            return Decision(outcome="no-match", reason=reason, part=shown, unresolved=why)
         deciding = deciding or rule
     assert deciding is not None
-    return Decision("allow", f"allowed by {_named(deciding)}", deciding, line)
+    return Decision(
+        outcome="allow", reason=f"allowed by {_named(deciding)}", rule=deciding, part=line
+    )
 
 
 def allowing_rule(command: Command, allows: ProgramIndex) -> Rule | None:
@@ -311,9 +320,14 @@ def _check_call(
             if _call_matches(rule, tool, args, path, facts):
                 verb = _VERBS.get(behavior, "is allowed by")
                 subject = f"{tool} {part}" if part else tool
-                return Decision(behavior, f"{subject} {verb} {_named(rule)}", rule, part)
+                return Decision(
+                    outcome=behavior,
+                    reason=f"{subject} {verb} {_named(rule)}",
+                    rule=rule,
+                    part=part,
+                )
     subject = f"{tool} {part}" if part else tool
-    return Decision("no-match", f"no rule matches {subject}", part=part)
+    return Decision(outcome="no-match", reason=f"no rule matches {subject}", part=part)
 
 
 def _call_matches(

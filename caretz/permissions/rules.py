@@ -73,7 +73,7 @@ _RULE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*\*?)\s*(?:\((.*)\))?\s*", re.DOT
 _MCP = re.compile(r"mcp__[A-Za-z0-9_\-]+(?:__(?:[A-Za-z0-9_\-]+|\*))?")
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Rule:
     text: str  # as written
     behavior: Behavior
@@ -120,11 +120,13 @@ def parse_rule(
     if _MCP.fullmatch(name):
         if specifier is not None:
             raise RuleError(_problem(text, source, "MCP tool rules take no (…) part"))
-        return Rule(text, behavior, source, frozenset(), tool_pattern=name)
+        return Rule(
+            text=text, behavior=behavior, source=source, tools=frozenset(), tool_pattern=name
+        )
     if lowered in extra_tools and lowered not in TOOL_FAMILIES:
         if specifier is not None:
             raise RuleError(_problem(text, source, f"{name} rules take no (…) part"))
-        return Rule(text, behavior, source, frozenset({lowered}))
+        return Rule(text=text, behavior=behavior, source=source, tools=frozenset({lowered}))
     tools = TOOL_FAMILIES.get(lowered)
     if tools is None:
         known = "Bash, Read, Edit, Write, Glob, Grep, WebFetch, mcp__server__tool"
@@ -132,7 +134,7 @@ def parse_rule(
     if specifier is None or specifier.strip() in ("", "*"):
         if specifier is not None and not specifier.strip():
             raise RuleError(_problem(text, source, f"empty (); write {name} for every call"))
-        return Rule(text, behavior, source, tools)
+        return Rule(text=text, behavior=behavior, source=source, tools=tools)
     try:
         return _with_specifier(text, behavior, source, lowered, tools, specifier)
     except ValueError as error:
@@ -143,11 +145,23 @@ def _with_specifier(
     text: str, behavior: Behavior, source: str, name: str, tools: frozenset[str], spec: str
 ) -> Rule:
     if tools == TOOL_FAMILIES["bash"]:
-        return Rule(text, behavior, source, tools, command=parse_command_pattern(spec))
+        return Rule(
+            text=text,
+            behavior=behavior,
+            source=source,
+            tools=tools,
+            command=parse_command_pattern(spec),
+        )
     if name in _PATH_RULES:
-        return Rule(text, behavior, source, tools, path=PathGlob.parse(spec, behavior == "allow"))
+        return Rule(
+            text=text,
+            behavior=behavior,
+            source=source,
+            tools=tools,
+            path=PathGlob.parse(spec, behavior == "allow"),
+        )
     if tools == TOOL_FAMILIES["webfetch"]:
-        return Rule(text, behavior, source, tools, domain=_domain(spec))
+        return Rule(text=text, behavior=behavior, source=source, tools=tools, domain=_domain(spec))
     if name in ("glob", "grep", "ls"):
         raise ValueError(f"{name} rules take no (…) part; a Read(…) rule limits what it sees")
     raise ValueError(f"{name} rules take no (…) part")

@@ -58,7 +58,7 @@ _STDIN_FILES = (
 )  # a computed argument that could name any program
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Interpreter:
     """How an interpreter's short options read: which take code, which a value."""
 
@@ -71,22 +71,22 @@ class Interpreter:
 
 
 _INTERPRETERS = {
-    "python": Interpreter("c", value="WXm", ends="m"),
-    "node": Interpreter("ep", value="r", long_code=frozenset({"--eval", "--print"})),
-    "perl": Interpreter("eE", value="IMm", attached="ilx0CdD", code_values="Mm"),
-    "ruby": Interpreter("e", value="CEFIr", attached="KiWx0T"),
-    "php": Interpreter("rRBEa", value="cdfzSt"),
-    "lua": Interpreter("e", value="l"),
-    "R": Interpreter("e"),
+    "python": Interpreter(code="c", value="WXm", ends="m"),
+    "node": Interpreter(code="ep", value="r", long_code=frozenset({"--eval", "--print"})),
+    "perl": Interpreter(code="eE", value="IMm", attached="ilx0CdD", code_values="Mm"),
+    "ruby": Interpreter(code="e", value="CEFIr", attached="KiWx0T"),
+    "php": Interpreter(code="rRBEa", value="cdfzSt"),
+    "lua": Interpreter(code="e", value="l"),
+    "R": Interpreter(code="e"),
     "julia": Interpreter(
-        "eE", value="CJLtp", attached="Og", long_code=frozenset({"--eval", "--print"})
+        code="eE", value="CJLtp", attached="Og", long_code=frozenset({"--eval", "--print"})
     ),  # fmt: skip
-    "osascript": Interpreter("e", value="ls"),
-    "tcl": Interpreter(""),
-    "pwsh": Interpreter(""),
-    "deno": Interpreter(""),
+    "osascript": Interpreter(code="e", value="ls"),
+    "tcl": Interpreter(code=""),
+    "pwsh": Interpreter(code=""),
+    "deno": Interpreter(code=""),
 }
-_SHELL = Interpreter("c", value="oO")  # `bash -o pipefail x.sh`
+_SHELL = Interpreter(code="c", value="oO")  # `bash -o pipefail x.sh`
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish"})
 _FAMILY = re.compile(
     r"(?P<python>(?:python|pypy)[0-9.]*)|(?P<node>node|nodejs|bun)|(?P<perl>perl[0-9.]*)"
@@ -112,13 +112,13 @@ def runner(
     program, args = words[0].text, words[1:]
     code = interpreter_code(program, args)
     if code is not None:
-        return Command(words, text, unseen=code, runs_code=why)
+        return Command(words=words, text=text, unseen=code, runs_code=why)
     script = _script_at(program, args)
     if script is not None and script < len(args) and _given_by_the_line(args[script]):
         hidden = f"{program} runs code the line gives it ({args[script].text or '…'})"
-        return Command(words, text, hidden=hidden, runs_code=why)
+        return Command(words=words, text=text, hidden=hidden, runs_code=why)
     carries, unseen = _carried(program, args, script, text, depth, build, reads)
-    return Command(words, text, unseen=unseen, runs_code=why, carries=carries)
+    return Command(words=words, text=text, unseen=unseen, runs_code=why, carries=carries)
 
 
 def _carried(
@@ -146,7 +146,7 @@ def _carried(
             return (), f"its argument {word.problem} may name a program it runs"
         if not head.known or not reads(head.text) or not from_system(word.text):
             # Only its program matters; a few of the words after it say what it is.
-            found.append(Command((head, *args[index + 1 : index + 1 + _SHOWN]), text))
+            found.append(Command(words=(head, *args[index + 1 : index + 1 + _SHOWN]), text=text))
             continue
         options_are_its_own = False
         if depth + 1 > MAX_DEPTH or len(found) >= MAX_CARRIED:

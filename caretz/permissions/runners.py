@@ -64,12 +64,12 @@ _AWK_RUNS = re.compile(r"system|\||@load|@include")  # `||` too: the check is by
 
 
 def _hidden(reason: str) -> Builder:
-    return lambda words, text, depth, parse: Command(words, text, hidden=reason)
+    return lambda words, text, depth, parse: Command(words=words, text=text, hidden=reason)
 
 
 def _escapes(reason: str) -> Builder:
     return lambda words, text, depth, parse: Command(
-        words, text, unseen=reason.format(words[0].text)
+        words=words, text=text, unseen=reason.format(words[0].text)
     )
 
 
@@ -83,9 +83,9 @@ def _body(
     runs: Runs = Runs.INSTEAD,
 ) -> Command:
     if not body.known:
-        return Command(words, text, hidden=f"the {via} command line is {body.problem}")
+        return Command(words=words, text=text, hidden=f"the {via} command line is {body.problem}")
     inner = tuple(_reached(c, via) for c in parse(body.text, depth + 1))
-    return Command(words, text, inner=inner, runs=runs)
+    return Command(words=words, text=text, inner=inner, runs=runs)
 
 
 def _reached(command: Command, via: str) -> Command:
@@ -117,7 +117,7 @@ def _script(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Com
             after = cluster[cluster.index("c") + 1 :]
             body = Word(after) if after else (args[index + 1] if index + 1 < len(args) else None)
     if body is None:
-        return Command(words, text, hidden="script opens a shell that reads its input")
+        return Command(words=words, text=text, hidden="script opens a shell that reads its input")
     return _body(words, text, depth, parse, body, "script -c")
 
 
@@ -127,7 +127,7 @@ def _sg(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command
     body = _option_value(args, ("-c",))
     if body is None:
         if not args:
-            return Command(words, text, hidden="sg opens a shell that reads its input")
+            return Command(words=words, text=text, hidden="sg opens a shell that reads its input")
         unknown = next((w for w in args if not w.known), None)
         body = unknown or Word(" ".join(w.text for w in args))
     return _body(words, text, depth, parse, body, "sg", Runs.AS_OTHER_USER)
@@ -142,7 +142,7 @@ def _npx(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
             why = (
                 f"{words[0].text} runs the package's scripts and its dependencies' install scripts"
             )
-            return Command(words, text, runs_code=why)
+            return Command(words=words, text=text, runs_code=why)
         args = args[1:]
     body = _option_value(args, ("-c", "--call"))
     if body is not None:
@@ -154,10 +154,12 @@ def _npx(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
             break
         i += 2 if args[i].text in ("-p", "--package", "-w", "--workspace") else 1
     if i >= len(args) or not args[i].known:
-        return Command(words, text)
+        return Command(words=words, text=text)
     line = " ".join(shlex.quote(w.text) for w in args[i:] if w.known)
     if any(not w.known for w in args[i:]):
-        return Command(words, text, hidden="what npx runs depends on words known when it runs")
+        return Command(
+            words=words, text=text, hidden="what npx runs depends on words known when it runs"
+        )
     return _body(words, text, depth, parse, Word(line), words[0].text, Runs.NAMED)
 
 
@@ -169,7 +171,9 @@ def _ssh(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
     while i < len(args):
         word = args[i]
         if not word.known:
-            return Command(words, text, hidden=f"ssh's arguments depend on {word.problem}")
+            return Command(
+                words=words, text=text, hidden=f"ssh's arguments depend on {word.problem}"
+            )
         option = word.text
         if not option.startswith("-") or option == "-":
             break
@@ -180,16 +184,16 @@ def _ssh(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
                 if not option[position + 1 :]:
                     i += 1
                 if letter == "o" and value.lower().lstrip().startswith(_SSH_CODE_OPTIONS):
-                    return Command(words, text, hidden="ssh -o … runs a local command")
+                    return Command(words=words, text=text, hidden="ssh -o … runs a local command")
                 if letter == "F":
                     return Command(
-                        words, text, hidden="ssh -F reads a config that may run commands"
+                        words=words, text=text, hidden="ssh -F reads a config that may run commands"
                     )
                 break
     command = args[i + 1 :]
     if not command:
         why = "ssh runs on the host the commands it reads from its input"
-        return Command(words, text, unseen=why)
+        return Command(words=words, text=text, unseen=why)
     unknown = next((w for w in command if not w.known), None)
     body = unknown or Word(" ".join(w.text for w in command))
     return _body(words, text, depth, parse, body, "ssh", Runs.NAMED)
@@ -199,45 +203,49 @@ def _vim(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
     for word in words[1:]:
         if not word.known:
             return Command(
-                words, text, hidden=f"{words[0].text}'s arguments depend on {word.problem}"
+                words=words,
+                text=text,
+                hidden=f"{words[0].text}'s arguments depend on {word.problem}",
             )
         if word.text.startswith("+") or word.text in _VIM_CODE:
-            return Command(words, text, hidden=f"{words[0].text} {word.text} runs editor commands")
-    return Command(words, text, unseen=_EDITOR.format(words[0].text))
+            return Command(
+                words=words, text=text, hidden=f"{words[0].text} {word.text} runs editor commands"
+            )
+    return Command(words=words, text=text, unseen=_EDITOR.format(words[0].text))
 
 
 def _emacs(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     code = ("--eval", "-l", "--load", "-f", "--funcall", "-x", "--script", "--batch", "-batch")
     if any(not w.known or w.text.split("=", 1)[0] in code for w in words[1:]):
-        return Command(words, text, hidden="emacs runs Lisp given in its arguments")
-    return Command(words, text, unseen=_EDITOR.format("emacs"))
+        return Command(words=words, text=text, hidden="emacs runs Lisp given in its arguments")
+    return Command(words=words, text=text, unseen=_EDITOR.format("emacs"))
 
 
 def _man(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or w.text.startswith(("-P", "--pager")) for w in words[1:]):
-        return Command(words, text, hidden="man -P runs the pager it names")
-    return Command(words, text)
+        return Command(words=words, text=text, hidden="man -P runs the pager it names")
+    return Command(words=words, text=text)
 
 
 def _tar(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     for index, word in enumerate(words[1:]):
         if not word.known:
-            return Command(words, text, hidden=f"tar's options depend on {word.problem}")
+            return Command(words=words, text=text, hidden=f"tar's options depend on {word.problem}")
         option = word.text
         given = option.split("=", 1)[0]
         if given.startswith("--") and len(given) > 3:
             if any(name.startswith(given) for name in _TAR_PROGRAMS):
-                return Command(words, text, hidden=f"tar {given} runs a program")
+                return Command(words=words, text=text, hidden=f"tar {given} runs a program")
         elif (option.startswith("-") or index == 0) and ("I" in option or "F" in option):
-            return Command(words, text, hidden=f"tar {option} may name a program to run")
-    return Command(words, text)
+            return Command(words=words, text=text, hidden=f"tar {option} may name a program to run")
+    return Command(words=words, text=text)
 
 
 def _sed(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     """sed's `e` command and the `e` flag of `s` run a command; `--sandbox` forbids them."""
     args = words[1:]
     if any(w.known and w.text == "--sandbox" for w in args):
-        return Command(words, text)
+        return Command(words=words, text=text)
     scripts: list[Word] = []
     first_operand = None
     i = 0
@@ -246,7 +254,9 @@ def _sed(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
         option = word.text if word.known else ""
         if option in ("-e", "--expression", "-f", "--file", "-l", "--line-length"):
             if option in ("-f", "--file"):
-                return Command(words, text, hidden="sed -f runs a script file caretz does not read")
+                return Command(
+                    words=words, text=text, hidden="sed -f runs a script file caretz does not read"
+                )
             if option in ("-e", "--expression"):
                 scripts.append(args[i + 1] if i + 1 < len(args) else Word(""))
             i += 2
@@ -257,7 +267,9 @@ def _sed(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
             and (len(option) > 2 and not option.startswith("--"))
         ):
             if option.startswith(("-f", "--file=")):
-                return Command(words, text, hidden="sed -f runs a script file caretz does not read")
+                return Command(
+                    words=words, text=text, hidden="sed -f runs a script file caretz does not read"
+                )
             scripts.append(Word(option.split("=", 1)[1] if "=" in option[:13] else option[2:]))
         elif first_operand is None and (not word.known or not option.startswith("-")):
             first_operand = word
@@ -266,10 +278,10 @@ def _sed(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
         scripts.append(first_operand)
     for script in scripts:
         if not script.known:
-            return Command(words, text, hidden=f"sed's script is {script.problem}")
+            return Command(words=words, text=text, hidden=f"sed's script is {script.problem}")
         if _sed_runs_commands(script.text):
-            return Command(words, text, hidden="sed's e command runs a command line")
-    return Command(words, text)
+            return Command(words=words, text=text, hidden="sed's e command runs a command line")
+    return Command(words=words, text=text)
 
 
 def _sed_runs_commands(script: str) -> bool:
@@ -338,34 +350,42 @@ def _awk(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Comman
         given = option.split("=", 1)[0]
         if given in _AWK_CODE or option[:2] in ("-f", "-E", "-i", "-l"):
             return Command(
-                words, text, hidden=f"{name} {given} loads a program caretz does not read"
+                words=words,
+                text=text,
+                hidden=f"{name} {given} loads a program caretz does not read",
             )
         i += 2 if option in _AWK_WITH_VALUE else 1
     if program is None:
-        return Command(words, text)
+        return Command(words=words, text=text)
     if not program.known:
-        return Command(words, text, hidden=f"{name}'s program is {program.problem}")
+        return Command(words=words, text=text, hidden=f"{name}'s program is {program.problem}")
     if _AWK_RUNS.search(program.text):
-        return Command(words, text, hidden=f"{name}'s program runs commands (system, pipes)")
-    return Command(words, text)
+        return Command(
+            words=words, text=text, hidden=f"{name}'s program runs commands (system, pipes)"
+        )
+    return Command(words=words, text=text)
 
 
 def _hash(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or (w.text.startswith("-") and "p" in w.text) for w in words[1:]):
-        return Command(words, text, hidden="hash -p makes a name run another program")
-    return Command(words, text)
+        return Command(words=words, text=text, hidden="hash -p makes a name run another program")
+    return Command(words=words, text=text)
 
 
 def _shopt(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or w.text == "expand_aliases" for w in words[1:]):
-        return Command(words, text, hidden="shopt expand_aliases lets later names run aliases")
-    return Command(words, text)
+        return Command(
+            words=words, text=text, hidden="shopt expand_aliases lets later names run aliases"
+        )
+    return Command(words=words, text=text)
 
 
 def _enable(words: tuple[Word, ...], text: str, depth: int, parse: Parse) -> Command:
     if any(not w.known or (w.text.startswith("-") and "f" in w.text) for w in words[1:]):
-        return Command(words, text, hidden="enable -f loads a builtin from a shared library")
-    return Command(words, text)
+        return Command(
+            words=words, text=text, hidden="enable -f loads a builtin from a shared library"
+        )
+    return Command(words=words, text=text)
 
 
 BUILDERS: dict[str, Builder] = {

@@ -50,7 +50,7 @@ _QUERY = """
 """
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class _Kinds:
     """tree-sitter-bash node kinds as the ids a node reports (`kind_id` is cheaper than
     `type`): every id a kind's name has, so an alias cannot slip past."""
@@ -116,7 +116,7 @@ def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
     they run. Commands are immutable, so a line checked again (a retry) is read once."""
     if depth > MAX_DEPTH:
         hidden = f"commands nested more than {MAX_DEPTH} levels deep"
-        return (Command((), line, hidden=hidden),)
+        return (Command(words=(), text=line, hidden=hidden),)
     parser, query, kinds = _grammar()
     source = line.encode("utf-8", "surrogatepass")
     tree = parser.parse(source)
@@ -135,7 +135,7 @@ def parse_command_line(line: str, depth: int = 0) -> tuple[Command, ...]:
         commands = _sourced_before_others(commands)
     commands += _state_changes(captures.get("assigned", ()))
     if tree.root_node.has_error:
-        commands.append(Command((), line, hidden=SYNTAX_ERROR))
+        commands.append(Command(words=(), text=line, hidden=SYNTAX_ERROR))
     if (
         "$(" in line
         or "`" in line
@@ -271,7 +271,13 @@ class _Reader:
         if hidden is None and runs_too:
             command = _with_commands_in_values(command, runs_too, self.depth)
         if hidden is not None:
-            return Command(command.words, text, hidden, command.inner, command.runs)
+            return Command(
+                words=command.words,
+                text=text,
+                hidden=hidden,
+                inner=command.inner,
+                runs=command.runs,
+            )
         if unseen is not None and reads:
             return command.with_unseen(unseen)
         return command
@@ -301,7 +307,7 @@ def _with_commands_in_values(
     )
     runs = Runs.BESIDES if command.runs is Runs.ITSELF else command.runs
     inner = command.inner + extra
-    return Command(command.words, command.text, command.hidden, inner, runs,
+    return Command(words=command.words, text=command.text, hidden=command.hidden, inner=inner, runs=runs,
                    unseen=command.unseen, runs_code=command.runs_code,
                    carries=command.carries)  # fmt: skip
 
@@ -341,9 +347,11 @@ def _with_heredoc(command: Command, redirects: list[Any], depth: int) -> Command
         return command
     if command.program in SHELLS:
         inner = tuple(reached(c, "heredoc") for c in parse_command_line(body, depth + 1))
-        return Command(command.words, command.text, None, inner, Runs.INSTEAD)
+        return Command(
+            words=command.words, text=command.text, hidden=None, inner=inner, runs=Runs.INSTEAD
+        )
     why = f"{command.program} runs code given inline (a heredoc), which caretz does not read"
-    return Command(command.words, command.text, unseen=why)
+    return Command(words=command.words, text=command.text, unseen=why)
 
 
 def _literal_heredoc(redirects: list[Any]) -> str | None:
@@ -377,7 +385,7 @@ def _declaration(node: Any) -> Command:
             hidden = f"{keyword} {name}=… changes what the commands after it run"
         elif unseen is None and not harmless_variable(name):
             unseen = f"{keyword} {name}{_AFTER_IT}"
-    return Command(tuple(words), text, hidden=hidden, unseen=unseen)
+    return Command(words=tuple(words), text=text, hidden=hidden, unseen=unseen)
 
 
 def _state_changes(names: Any) -> list[Command]:
@@ -393,10 +401,10 @@ def _state_changes(names: Any) -> list[Command]:
         text = assignment.text.decode("utf-8", "replace")
         if program_changing(variable):
             hidden = f"{variable}=… changes what the commands after it run"
-            found.append(Command((Word(text),), text, hidden=hidden))
+            found.append(Command(words=(Word(text),), text=text, hidden=hidden))
         elif not harmless_variable(variable):
             unseen = f"{variable}=…{_AFTER_IT}"
-            found.append(Command((Word(text),), text, unseen=unseen))
+            found.append(Command(words=(Word(text),), text=text, unseen=unseen))
     return found
 
 

@@ -181,7 +181,8 @@ def _unescape_double_quoted(text: str) -> str:
 
 
 def _text(node: Any) -> str:
-    return node.text.decode("utf-8", "replace")
+    text: str = node.text.decode("utf-8", "replace")
+    return text
 
 
 def _short(node: Any) -> str:

@@ -70,7 +70,7 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class WrapperSpec:
     with_value: frozenset[str] = frozenset()  # options that take a value (-u root, --user=root)
     flags: frozenset[str] = frozenset()  # options that take none
@@ -231,7 +231,7 @@ SPECS: dict[str, WrapperSpec] = {
 }  # fmt: skip
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class Unwrapped:
     """Where a wrapper's program starts, or why that cannot be told."""
 
@@ -289,7 +289,7 @@ def unwrap(name: str, spec: WrapperSpec, args: tuple[Word, ...]) -> Unwrapped:
         return result
     result.command = rest[spec.positionals :]
     if spec.options_after_positionals and result.command:
-        after = unwrap(name, WrapperSpec(spec.with_value, spec.flags, no_command=spec.no_command),
+        after = unwrap(name, WrapperSpec(with_value=spec.with_value, flags=spec.flags, no_command=spec.no_command),
                        result.command)  # fmt: skip
         after.body = after.body or result.body
         return after

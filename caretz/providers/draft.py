@@ -43,10 +43,16 @@ class PendingCall:
         raw = "".join(self.parts)
         arguments, error = inbound.tool_arguments(raw, self.initial)
         sent = inbound.clipped(raw) if error and raw.strip() else None
-        return ToolCall(word(self.id), word(self.name), arguments, error, raw_arguments=sent)
+        return ToolCall(
+            id=word(self.id),
+            name=word(self.name),
+            arguments=arguments,
+            arguments_error=error,
+            raw_arguments=sent,
+        )
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class MessageDraft:
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
@@ -109,13 +115,15 @@ class MessageDraft:
 
     def partial(self) -> Message:
         """What streamed so far, for the log when the stream breaks."""
-        return Message("assistant", "".join(self.text), thinking="".join(self.thinking))
+        return Message(
+            role="assistant", content="".join(self.text), thinking="".join(self.thinking)
+        )
 
     def response(self, fallback_model: str, stop_aliases: Mapping[str, str]) -> ModelResponse:
         tool_calls = [call.finish() for _, call in sorted(self.calls.items(), key=by_index)]
         message = Message(
-            "assistant",
-            "".join(self.text),
+            role="assistant",
+            content="".join(self.text),
             tool_calls=tool_calls,
             thinking="".join(self.thinking),
             thinking_signature=word(self.signature) or None,
@@ -132,8 +140,8 @@ def joined(first: ModelResponse, rest: ModelResponse) -> ModelResponse:
     # One thinking block goes back, and its signature covers its own text only: the first's.
     thinking = a if a.thinking_signature else b
     message = Message(
-        "assistant",
-        a.content + b.content,
+        role="assistant",
+        content=a.content + b.content,
         tool_calls=b.tool_calls,
         thinking=thinking.thinking,
         thinking_signature=thinking.thinking_signature,

@@ -15,7 +15,7 @@ from caretz.messages import ProtocolName
 DEFAULT_LOAD_TIMEOUT_S = 300.0
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class ProviderEntry:
     """One provider: where it is, how it speaks, which key it needs."""
 
@@ -37,7 +37,7 @@ class ProviderEntry:
     responses_models: tuple[str, ...] = ()
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class LocalModel:
     """A provider's `local` section: run this GGUF file on a managed llama.cpp server."""
 

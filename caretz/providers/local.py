@@ -39,7 +39,7 @@ from caretz.providers.entry import LocalModel as LocalModel  # profiles.json's `
 from caretz.providers.local_spec import BUILTIN_TEMPLATE as BUILTIN_TEMPLATE
 from caretz.providers.local_spec import LocalServerError as LocalServerError
 from caretz.providers.local_spec import (
-    ServerSpec,
+    LocalServerSpec,
     display_path,
     server_spec,
 )
@@ -64,7 +64,7 @@ _ERROR_TAIL_LINES = 3
 class LocalServer:
     """One llama.cpp server child process; `url` is its root (http://127.0.0.1:PORT)."""
 
-    def __init__(self, spec: ServerSpec, process: subprocess.Popen[bytes], url: str):
+    def __init__(self, spec: LocalServerSpec, process: subprocess.Popen[bytes], url: str):
         self.spec = spec
         self.process = process
         self.url = url
@@ -136,7 +136,7 @@ class LocalServers:
         self._clock = clock
         self._find_spec = find_spec or default_find_spec
         self._cwd = cwd
-        self._servers: dict[ServerSpec, LocalServer] = {}
+        self._servers: dict[LocalServerSpec, LocalServer] = {}
         self._lock = threading.Lock()
         self._at_exit = False
 
@@ -155,7 +155,7 @@ class LocalServers:
         return dataclasses.replace(entry, base_url=base_url, local=None)
 
     def ensure(
-        self, spec: ServerSpec, load_timeout_s: float = DEFAULT_LOAD_TIMEOUT_S
+        self, spec: LocalServerSpec, load_timeout_s: float = DEFAULT_LOAD_TIMEOUT_S
     ) -> LocalServer:
         with self._lock:
             server = self._servers.get(spec)
@@ -183,7 +183,7 @@ class LocalServers:
         if self._find_spec("xllamacpp") is None:
             raise LocalServerError(not_installed_message())
 
-    def _start(self, spec: ServerSpec, load_timeout_s: float) -> LocalServer:
+    def _start(self, spec: LocalServerSpec, load_timeout_s: float) -> LocalServer:
         started = self._clock()
         self._progress(f"caretz: loading {display_path(spec.model_path)}… ")
         # The child's stderr: llama.cpp's error lines, read back if it fails to start.
@@ -198,7 +198,7 @@ class LocalServers:
         self._progress(f"ready in {self._clock() - started:.1f}s\n")
         return LocalServer(spec, process, url)
 
-    def _spawn(self, spec: ServerSpec, log: IO[bytes]) -> subprocess.Popen[bytes]:
+    def _spawn(self, spec: LocalServerSpec, log: IO[bytes]) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             [self._python, "-m", "caretz.providers.local", *spec.argv()],
             stdin=subprocess.PIPE,
@@ -224,7 +224,7 @@ def _child_env() -> dict[str, str]:
 
 
 def _wait_until_ready(
-    process: subprocess.Popen[bytes], log: IO[bytes], spec: ServerSpec, timeout_s: float
+    process: subprocess.Popen[bytes], log: IO[bytes], spec: LocalServerSpec, timeout_s: float
 ) -> str:
     """The server's URL once it answers /health; raises LocalServerError otherwise."""
     deadline = time.monotonic() + timeout_s
@@ -240,8 +240,9 @@ def _wait_until_ready(
     report = _parse_report(line)
     if "url" not in report:
         raise LocalServerError(_describe_failure(report, log, where))
-    _wait_for_health(report["url"], deadline, process, where)
-    return report["url"]
+    url: str = report["url"]
+    _wait_for_health(url, deadline, process, where)
+    return url
 
 
 def _read_line(process: subprocess.Popen[bytes], timeout_s: float) -> bytes | None:

@@ -26,7 +26,7 @@ class LocalServerError(Exception):
 
 
 @dataclass(frozen=True)
-class ServerSpec:
+class LocalServerSpec:
     """Exactly what one server runs; equal specs share one server."""
 
     model_path: Path
@@ -49,7 +49,7 @@ def builtin_template_path() -> Path:
     return Path(str(resources.files("caretz.providers").joinpath(BUILTIN_TEMPLATE_FILE)))
 
 
-def server_spec(local: LocalModel, model_id: str, cwd: Path | None = None) -> ServerSpec:
+def server_spec(local: LocalModel, model_id: str, cwd: Path | None = None) -> LocalServerSpec:
     """The files a `local` section names, checked; relative paths are taken from `cwd`."""
     base = cwd or Path.cwd()
     model_path = _existing_file(base, local.model or model_id, "model file")
@@ -59,7 +59,7 @@ def server_spec(local: LocalModel, model_id: str, cwd: Path | None = None) -> Se
         template = builtin_template_path()
     elif local.chat_template:
         template = _existing_file(base, local.chat_template, "chat template")
-    return ServerSpec(model_path, template, local.context_size, local.threads)
+    return LocalServerSpec(model_path, template, local.context_size, local.threads)
 
 
 def _existing_file(base: Path, name: str, what: str) -> Path:

@@ -33,7 +33,7 @@ REQUEST_CAP = 32_000
 DEFAULT_REASONING: Reasoning = "medium"  # for a model that thinks, when the profile is silent
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class ModelLimits:
     family: str  # the table's pattern that matched, or "default"
     context_window: int  # tokens the model reads: the most a prompt may be
@@ -61,7 +61,13 @@ def _family(
     thinks: ProtocolName | None,
     sees_images: bool | None = True,
 ) -> ModelLimits:
-    return ModelLimits(pattern, window, output, thinks, sees_images)
+    return ModelLimits(
+        family=pattern,
+        context_window=window,
+        max_output=output,
+        thinks_on=thinks,
+        sees_images=sees_images,
+    )
 
 
 # First match wins: the narrower patterns of a family come before the wider ones.
@@ -90,7 +96,7 @@ TABLE: tuple[ModelLimits, ...] = (
     _family("o[134]*", 200_000, 100_000, "openai"),
     _family("gpt-oss-*", 131_072, 32_768, None, sees_images=False),
 )
-DEFAULT = ModelLimits("default", 128_000, 8_192, None)
+DEFAULT = ModelLimits(family="default", context_window=128_000, max_output=8_192, thinks_on=None)
 TEXT_ONLY = "caretz's model table knows it as text-only"
 
 

@@ -85,36 +85,69 @@ def known_model_refs() -> list[str]:
 
 def _local_entry() -> ProviderEntry:
     # The port is picked when the server starts; the model ID is the GGUF file's path.
-    return ProviderEntry("local", "openai", "http://127.0.0.1:0/v1", local=LocalModel())
+    return ProviderEntry(
+        name="local", protocol="openai", base_url="http://127.0.0.1:0/v1", local=LocalModel()
+    )
 
 
 BUILTIN_PROVIDERS: dict[str, ProviderEntry] = {
     entry.name: entry
     for entry in [
         ProviderEntry(
-            "anthropic",
-            "anthropic",
-            "https://api.anthropic.com",
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
+            name="anthropic",
+            protocol="anthropic",
+            base_url="https://api.anthropic.com",
+            api_key_env="ANTHROPIC_API_KEY",
+            base_url_env="ANTHROPIC_BASE_URL",
         ),
         *(
             ProviderEntry(
-                name,
-                "openai",
-                "https://api.openai.com/v1",
-                "OPENAI_API_KEY",
-                "OPENAI_BASE_URL",
+                name=name,
+                protocol="openai",
+                base_url="https://api.openai.com/v1",
+                api_key_env="OPENAI_API_KEY",
+                base_url_env="OPENAI_BASE_URL",
                 responses_models=RESPONSES_MODELS,
             )
             for name in ("openai", "chatgpt")
         ),
-        ProviderEntry("openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-        ProviderEntry("groq", "openai", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
-        ProviderEntry("deepseek", "openai", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
-        ProviderEntry("mistral", "openai", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
-        ProviderEntry("ollama", "openai", "http://127.0.0.1:11434/v1", None, "OLLAMA_BASE_URL"),
-        ProviderEntry("lmstudio", "openai", "http://127.0.0.1:1234/v1", None),
+        ProviderEntry(
+            name="openrouter",
+            protocol="openai",
+            base_url="https://openrouter.ai/api/v1",
+            api_key_env="OPENROUTER_API_KEY",
+        ),
+        ProviderEntry(
+            name="groq",
+            protocol="openai",
+            base_url="https://api.groq.com/openai/v1",
+            api_key_env="GROQ_API_KEY",
+        ),
+        ProviderEntry(
+            name="deepseek",
+            protocol="openai",
+            base_url="https://api.deepseek.com/v1",
+            api_key_env="DEEPSEEK_API_KEY",
+        ),
+        ProviderEntry(
+            name="mistral",
+            protocol="openai",
+            base_url="https://api.mistral.ai/v1",
+            api_key_env="MISTRAL_API_KEY",
+        ),
+        ProviderEntry(
+            name="ollama",
+            protocol="openai",
+            base_url="http://127.0.0.1:11434/v1",
+            api_key_env=None,
+            base_url_env="OLLAMA_BASE_URL",
+        ),
+        ProviderEntry(
+            name="lmstudio",
+            protocol="openai",
+            base_url="http://127.0.0.1:1234/v1",
+            api_key_env=None,
+        ),
         _local_entry(),
     ]
 }
@@ -185,7 +218,7 @@ def with_request_defaults(request: ModelRequest, entry: ProviderEntry) -> ModelR
     messages = request.messages
     ends_with_reply = bool(messages) and messages[-1].role == "assistant"
     if entry.tool_call_prefix and choice not in UNFORCED_TOOL_CHOICES and not ends_with_reply:
-        messages = [*messages, Message("assistant", entry.tool_call_prefix)]
+        messages = [*messages, Message(role="assistant", content=entry.tool_call_prefix)]
     return dataclasses.replace(request, tool_choice=choice, messages=messages)
 
 

@@ -69,7 +69,9 @@ def adhoc_entry(base_url: str, env: Mapping[str, str]) -> ProviderEntry:
     # Only CARETZ_API_KEY goes to an ad hoc endpoint: a provider's own key
     # (OPENAI_API_KEY...) must never reach a URL the user merely typed.
     key_env = CUSTOM_API_KEY_ENV if env.get(CUSTOM_API_KEY_ENV) else None
-    return ProviderEntry(CUSTOM_PROVIDER, "openai", base_url, api_key_env=key_env)
+    return ProviderEntry(
+        name=CUSTOM_PROVIDER, protocol="openai", base_url=base_url, api_key_env=key_env
+    )
 
 
 def _with_env_base_url(entry: ProviderEntry, env: Mapping[str, str]) -> ProviderEntry:

@@ -105,7 +105,7 @@ def describe_error(payload: Any) -> str:
     return ": ".join(str(part) for part in (kind, message) if part)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class FailedAttempt:
     """Why an attempt failed in a way worth another, and what it had."""
 

@@ -290,7 +290,11 @@ class SSEProvider:
             refused = isinstance(exc, wire.ConnectFailed) and not started
             timed_out = isinstance(exc, wire.TimedOut)
             return FailedAttempt(
-                reason, headers=headers, partial=partial, refused=refused, timed_out=timed_out
+                reason=reason,
+                headers=headers,
+                partial=partial,
+                refused=refused,
+                timed_out=timed_out,
             )
         yield Completed(parser.draft.response(request.model, self.stop_aliases))
         return None
@@ -335,7 +339,9 @@ class SSEProvider:
                 status=status,
             )
         if is_retryable_status(status):
-            return FailedAttempt(f"HTTP {status} {detail}", status, response.headers)
+            return FailedAttempt(
+                reason=f"HTTP {status} {detail}", status=status, headers=response.headers
+            )
         raise self._error(f"{self.name}: HTTP {status} {detail}", status=status)
 
     def _refuse_whole_json(self, response: wire.Response) -> None:

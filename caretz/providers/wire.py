@@ -105,7 +105,7 @@ class Response:
         """The body's next bytes as they arrive; b"" at its end."""
         if self.finished:
             return b""
-        part = _reading(self._conn, self._conn.body_part)
+        part: bytes | None = _reading(self._conn, self._conn.body_part)
         if part is None:
             self.finished = True
             return b""

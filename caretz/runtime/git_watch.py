@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caretz.sandbox.detect import Backend, SandboxCheck
+from caretz.sandbox.detect import SandboxBackend, SandboxCheck
 from caretz.sandbox.gitwatch import GitWatch
 from caretz.session.records.base import Record
 from caretz.session.records.session import SandboxGitUndone
@@ -54,7 +54,7 @@ def open_git_watch(
         sandbox.policy.writable_roots,
         data_dir / "quarantine",
         git=programs.git.path if programs is not None else None,
-        full=sandbox.backend is Backend.LANDLOCK,
+        full=sandbox.backend is SandboxBackend.LANDLOCK,
     )
     watch.start()
     return GitWatchHook(watch, emit)

@@ -86,7 +86,7 @@ COMMAND_HOMES = (".caretz", ".claude")
 SKILL_HOMES = (".caretz", ".agents", ".claude")  # each with a `skills/` (skills/files.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProjectConfig:
     """A project's configuration as read: what it brings, whether approved or not."""
 
@@ -131,7 +131,7 @@ class ProjectConfig:
         return next((c for c in self.commands if c.name == name), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProjectTrust:
     """What a session uses of its project's configuration."""
 
@@ -188,7 +188,7 @@ def project_trust(
 def decide(settings: Settings, config: ProjectConfig, by_client: bool = False) -> ProjectTrust:
     parts = part_digests(config)
     if not parts:
-        return ProjectTrust(config, approved=True)  # nothing to approve
+        return ProjectTrust(config=config, approved=True)  # nothing to approve
     recorded = trust_store(settings.data_dir).recorded(config.root)
     whole = by_client or recorded.get(WHOLE) == whole_digest(parts)
     changed = () if whole or WHOLE not in recorded else changed_parts(recorded, parts)
@@ -202,7 +202,14 @@ def decide(settings: Settings, config: ProjectConfig, by_client: bool = False) -
         approvals = mcp_approvals.Approvals(data_dir)
         servers = {s.name for s in config.servers if approvals.approved(root, s.name, s.entry)}
     policy = settings.profile.mcp.project_servers if config.servers else "approved"
-    return ProjectTrust(config, whole, changed, hooks_approved, frozenset(servers), policy)
+    return ProjectTrust(
+        config=config,
+        approved=whole,
+        changed=changed,
+        hooks_approved=hooks_approved,
+        approved_servers=frozenset(servers),
+        project_servers=policy,
+    )
 
 
 def read_project(workspace: Path, data_dir: Path | None = None) -> ProjectConfig:
@@ -222,7 +229,15 @@ def read_project(workspace: Path, data_dir: Path | None = None) -> ProjectConfig
     commands, skills = tuple(project_commands(root)), tuple(project_skills(root))
     plugins = enabled_plugins(data_dir)
     servers += tuple(server for plugin in plugins for server in plugin.servers)
-    return ProjectConfig(root, written, hooks, servers, commands, skills, plugins)
+    return ProjectConfig(
+        root=root,
+        settings=written,
+        hooks=hooks,
+        servers=servers,
+        commands=commands,
+        skills=skills,
+        plugins=plugins,
+    )
 
 
 def enabled_plugins(data_dir: Path | None) -> tuple[PluginParts, ...]:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from caretz.tools.base import Tool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionSkills:
     skills: tuple[Skill, ...] = ()
     rules: Mapping[str, tuple[Rule, ...]] = field(default_factory=dict)  # as trust lets them
@@ -79,7 +79,13 @@ def session_skills(
         except RuleError as error:
             warnings.append(f"{error}; skill {skill.name} grants no tools")
     skills = tuple(found.skills.values())
-    return SessionSkills(skills, rules, tuple(withheld), tuple(warnings), trust.config.root)
+    return SessionSkills(
+        skills=skills,
+        rules=rules,
+        withheld=tuple(withheld),
+        warnings=tuple(warnings),
+        root=trust.config.root,
+    )
 
 
 def skill_rules(skill: Skill) -> tuple[Rule, ...]:

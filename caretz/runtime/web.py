@@ -122,5 +122,9 @@ def search_backend(config: WebSearchValues, env: Mapping[str, str], where: str) 
         )
     options: dict[str, Any] = {"url": config.url} if config.url is not None else {}
     if config.backend == "brave":
-        return search_backends.BraveBackend(key, key_env, timeout_s=config.timeout_s, **options)
-    return search_backends.TavilyBackend(key, key_env, timeout_s=config.timeout_s, **options)
+        return search_backends.BraveBackend(
+            key=key, key_env=key_env, timeout_s=config.timeout_s, **options
+        )
+    return search_backends.TavilyBackend(
+        key=key, key_env=key_env, timeout_s=config.timeout_s, **options
+    )

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from caretz.trusted import Programs
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SessionTools:
     """What a session's tools run with and the checks around each call: the user's hooks
     (before the permission check, after each call), the git watch (after each call,
@@ -82,7 +82,7 @@ class SessionTools:
     skills: SessionSkills | None = None  # as found when the session opened (None: none)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class AgentWiring:
     """Everything an agent is built from, but its provider and guard."""
 
@@ -214,7 +214,7 @@ def tool_context(
     """The session's tool context; its results' cap is the one for an empty conversation
     (a turn narrows it to what is left at each call: agent/result_room.py)."""
     return ToolContext(
-        tools.workspace,
+        workspace=tools.workspace,
         output_limit_chars=cap_chars(compaction.trigger_tokens),
         bash_timeout_s=settings.bash_timeout_s,
         rules=tools.permissions.rules,

@@ -44,7 +44,7 @@ UNIX_NAMED = (
 OFF_NOTE = "(then every command asks first; in -p runs add --permission-mode yolo)"
 
 
-class Backend(StrEnum):
+class SandboxBackend(StrEnum):
     BWRAP = "bwrap"
     LANDLOCK = "landlock"
     NONE = "none"
@@ -61,12 +61,12 @@ class BwrapProbe:
     detail: str  # "works", "not found on PATH", or the first line bwrap printed
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SandboxCheck:
     platform: str
     mode: SandboxMode
     network: bool
-    backend: Backend
+    backend: SandboxBackend
     bwrap: BwrapProbe
     landlock_abi: int
     enforced: tuple[str, ...]
@@ -142,15 +142,17 @@ def check_sandbox(
     backend = _choose(linux, bwrap, landlock_abi)
     hosts = tuple(allowlist.entries) if allowlist is not None and not network else None
     enforced, not_enforced = _coverage(mode, network, backend, landlock_abi)
-    if hosts is not None and mode is not SandboxMode.OFF and backend is not Backend.NONE:
+    if hosts is not None and mode is not SandboxMode.OFF and backend is not SandboxBackend.NONE:
         enforced, not_enforced = _with_allowlist(enforced, not_enforced, backend, landlock_abi)
-        if backend is Backend.BWRAP and programs is not None and not programs.nsenter.path:
+        if backend is SandboxBackend.BWRAP and programs is not None and not programs.nsenter.path:
             not_enforced.append(NO_NSENTER)
     needed = mode is not SandboxMode.OFF
     problem = (
-        _problem(platform, bwrap, landlock_abi) if needed and backend is Backend.NONE else None
+        _problem(platform, bwrap, landlock_abi)
+        if needed and backend is SandboxBackend.NONE
+        else None
     )
-    notice = _fallback_notice(bwrap) if needed and backend is Backend.LANDLOCK else None
+    notice = _fallback_notice(bwrap) if needed and backend is SandboxBackend.LANDLOCK else None
     return SandboxCheck(
         platform=platform,
         mode=mode,
@@ -167,7 +169,7 @@ def check_sandbox(
     )
 
 
-def require_backend(check: SandboxCheck) -> Backend:
+def require_backend(check: SandboxCheck) -> SandboxBackend:
     """The backend to run commands with; raises SandboxUnavailable when there is none."""
     if check.problem:
         raise SandboxUnavailable(check.problem)
@@ -202,20 +204,22 @@ def _landlock_abi() -> int:
     return landlock_syscalls.abi_version()
 
 
-def _choose(linux: bool, bwrap: BwrapProbe, landlock_abi: int) -> Backend:
+def _choose(linux: bool, bwrap: BwrapProbe, landlock_abi: int) -> SandboxBackend:
     if not linux:
-        return Backend.NONE
+        return SandboxBackend.NONE
     if bwrap.works:
-        return Backend.BWRAP
-    return Backend.LANDLOCK if landlock_abi >= 1 else Backend.NONE
+        return SandboxBackend.BWRAP
+    return SandboxBackend.LANDLOCK if landlock_abi >= 1 else SandboxBackend.NONE
 
 
 def _backend_label(check: SandboxCheck) -> str:
     if check.mode is SandboxMode.OFF:
         return "no sandbox (--sandbox off)"
-    if check.backend is Backend.NONE:
+    if check.backend is SandboxBackend.NONE:
         return "nothing: a sandboxed mode cannot start"
-    return {Backend.BWRAP: "bubblewrap", Backend.LANDLOCK: "Landlock (fallback)"}[check.backend]
+    return {SandboxBackend.BWRAP: "bubblewrap", SandboxBackend.LANDLOCK: "Landlock (fallback)"}[
+        check.backend
+    ]
 
 
 def _problem(platform: str, bwrap: BwrapProbe, landlock_abi: int) -> str:
@@ -239,19 +243,19 @@ def _fallback_notice(bwrap: BwrapProbe) -> str:
 
 
 def _coverage(
-    mode: SandboxMode, network: bool, backend: Backend, abi: int
+    mode: SandboxMode, network: bool, backend: SandboxBackend, abi: int
 ) -> tuple[list[str], list[str]]:
     env = "environment: API keys and secret variables removed"
     if mode is SandboxMode.OFF:
         return [env], ["filesystem, network and processes: the sandbox is off"]
-    if backend is Backend.NONE:
+    if backend is SandboxBackend.NONE:
         return [env], ["filesystem, network and processes: no sandbox works here"]
     writes = (
         "writes: nowhere (read-only mode)"
         if mode is SandboxMode.READ_ONLY
         else "writes: only in the working directory and --add-dir roots"
     )
-    if backend is Backend.BWRAP:
+    if backend is SandboxBackend.BWRAP:
         return [
             writes,
             "a private /tmp, shared by the session's commands",
@@ -317,12 +321,12 @@ PROXY_UNINSPECTED = (
 
 
 def _with_allowlist(
-    enforced: list[str], missing: list[str], backend: Backend, abi: int
+    enforced: list[str], missing: list[str], backend: SandboxBackend, abi: int
 ) -> tuple[list[str], list[str]]:
     """The coverage with the network off and an allowlist: what the proxy adds."""
     enforced = [line for line in enforced if not line.startswith("network:")]
     missing = [line for line in missing if not line.startswith("network:")]
-    if backend is Backend.BWRAP:
+    if backend is SandboxBackend.BWRAP:
         return [*enforced, PROXY_ENFORCED], [*missing, PROXY_UNINSPECTED]
     if abi < 4:
         return enforced, [

@@ -191,7 +191,8 @@ def _last_capability() -> int:
 
 
 def _in_bounding_set(cap: int) -> bool:
-    return _libc().prctl(23, cap, 0, 0, 0) == 1  # PR_CAPBSET_READ
+    found: int = _libc().prctl(23, cap, 0, 0, 0)  # PR_CAPBSET_READ
+    return found == 1
 
 
 def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:

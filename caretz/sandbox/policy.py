@@ -122,7 +122,7 @@ CARETZ_PROJECT_DIR = ".caretz"
 CLAUDE_COMMANDS_DIR = ".claude/commands"
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SandboxPolicy:
     mode: SandboxMode
     cwd: Path  # resolved; always the first of `roots`

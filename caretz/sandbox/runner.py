@@ -49,7 +49,7 @@ from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.sandbox.bwrap import SessionView, bwrap_argv
 from caretz.sandbox.covers import Covers
-from caretz.sandbox.detect import Backend, SandboxCheck, SandboxUnavailable
+from caretz.sandbox.detect import SandboxBackend, SandboxCheck, SandboxUnavailable
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock_rules import launcher_argv, unconfined_argv
 from caretz.sandbox.netlisten import listener_inside, listener_on_host
@@ -73,7 +73,7 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 NO_PROXY = "localhost,127.0.0.1,::1"  # the session's own servers are reached directly
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Launch:
     argv: list[str]
     env: dict[str, str]
@@ -90,10 +90,10 @@ class Launch:
                 os.close(fd)
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Sandbox:
     policy: SandboxPolicy
-    backend: Backend
+    backend: SandboxBackend
     env_filter: EnvFilter = field(default_factory=EnvFilter)
     bwrap_path: str = "bwrap"
     python: str | None = None  # the interpreter that runs the Landlock launcher
@@ -108,13 +108,13 @@ class Sandbox:
     bash_path: str | None = None
 
     def __post_init__(self) -> None:
-        if self.policy.enforced and self.backend is Backend.NONE:
+        if self.policy.enforced and self.backend is SandboxBackend.NONE:
             raise SandboxUnavailable("no sandbox backend for a sandboxed mode")
 
     @property
     def enforced(self) -> bool:
         """Whether commands run confined (a sandboxed mode, with a backend that works)."""
-        return self.policy.enforced and self.backend is not Backend.NONE
+        return self.policy.enforced and self.backend is not SandboxBackend.NONE
 
     @property
     def covers(self) -> Covers:
@@ -141,7 +141,7 @@ class Sandbox:
             env.pop(SSH_AUTH_SOCK, None)
         if confined and self.enforced:
             tmp = self.runtime.tmp_dir()
-            env["TMPDIR"] = SANDBOX_TMPDIR if self.backend is Backend.BWRAP else str(tmp)
+            env["TMPDIR"] = SANDBOX_TMPDIR if self.backend is SandboxBackend.BWRAP else str(tmp)
         return env
 
     def launch(
@@ -155,8 +155,8 @@ class Sandbox:
         cwd = cwd or self.policy.cwd
         env = self.environment(environ, confined)
         if not (confined and self.enforced):
-            return Launch(unconfined_argv(argv, self.python), env, cwd)
-        if self.backend is Backend.LANDLOCK:
+            return Launch(argv=unconfined_argv(argv, self.python), env=env, cwd=cwd)
+        if self.backend is SandboxBackend.LANDLOCK:
             # Always a filter (prlimit on other processes); Unix sockets with the network off.
             seccomp = self._filter_file(unix_sockets=self.policy.network)
             port = self._proxy_port(listener_on_host)
@@ -168,7 +168,7 @@ class Sandbox:
                 seccomp=seccomp,
                 connect_port=port,
             )
-            return Launch(command, with_proxy(env, port), cwd)
+            return Launch(argv=command, env=with_proxy(env, port), cwd=cwd)
         return self._bwrap_launch(argv, env, cwd, environ)
 
     def network_lines(self, ask: bool = True) -> list[str]:
@@ -182,7 +182,7 @@ class Sandbox:
         """A fresh file for a command's final cwd: (its path inside, its path on the host)."""
         name = self.runtime.cwd_report()
         host = self.runtime.tmp_dir() / name
-        if confined and self.enforced and self.backend is Backend.BWRAP:
+        if confined and self.enforced and self.backend is SandboxBackend.BWRAP:
             return f"{SANDBOX_TMPDIR}/{name}", host
         return str(host), host
 
@@ -196,7 +196,7 @@ class Sandbox:
 
     def mounts_covers(self, confined: bool = True) -> bool:
         """Whether a command started this way creates cover mount points on the host."""
-        return confined and self.enforced and self.backend is Backend.BWRAP
+        return confined and self.enforced and self.backend is SandboxBackend.BWRAP
 
     def close(self) -> None:
         """The session has ended: its /tmp and network namespace go, and the mount points
@@ -227,7 +227,14 @@ class Sandbox:
             sockets=sockets if not self.policy.network else (),
         )
         command, mount_points = bwrap_argv(self.policy, argv, self.bwrap_path, view, cwd)
-        return Launch([*prefix, *command], env, cwd, (*held, *opened), tuple(opened), mount_points)
+        return Launch(
+            argv=[*prefix, *command],
+            env=env,
+            cwd=cwd,
+            pass_fds=(*held, *opened),
+            opened=tuple(opened),
+            mount_points=mount_points,
+        )
 
     def _bwrap_proxy_port(self, prefix: list[str], held: tuple[int, ...]) -> int | None:
         """The proxy's port inside the session's namespace; None without an allowlist, or
@@ -280,31 +287,33 @@ def open_sandbox(
 ) -> Sandbox:
     """The session's sandbox; raises SandboxUnavailable (one line) when the mode cannot run.
     `runtime` carries a session's /tmp and namespace over to a sandbox with new settings."""
-    if policy.enforced and check.backend is Backend.NONE:
+    if policy.enforced and check.backend is SandboxBackend.NONE:
         raise SandboxUnavailable(check.problem or "no command sandbox works here")
-    backend = check.backend if policy.enforced else Backend.NONE
-    if backend is Backend.LANDLOCK or (backend is Backend.BWRAP and not policy.network):
+    backend = check.backend if policy.enforced else SandboxBackend.NONE
+    if backend is SandboxBackend.LANDLOCK or (
+        backend is SandboxBackend.BWRAP and not policy.network
+    ):
         try:
             command_filter(unix_sockets=policy.network)
         except SeccompUnsupported as error:
             message = f"{error}; allow the network or run with --sandbox off"
             raise SandboxUnavailable(message) from None
-    if backend is Backend.LANDLOCK:
+    if backend is SandboxBackend.LANDLOCK:
         # Without a PID namespace a command could read caretz's /proc/PID/environ.
         landlock_syscalls.hide_own_environment()
     runtime = runtime or SessionRuntime()
     # Other sessions' directories are out of sight (this one's /tmp is bound or granted).
     parent = runtime.parent
-    if backend is not Backend.NONE and not any(is_within(parent, p) for p in policy.hidden):
+    if backend is not SandboxBackend.NONE and not any(is_within(parent, p) for p in policy.hidden):
         policy = dataclasses.replace(policy, hidden=(*policy.hidden, parent))
-    bwrap = check.bwrap.path if backend is Backend.BWRAP and check.bwrap.path else "bwrap"
+    bwrap = check.bwrap.path if backend is SandboxBackend.BWRAP and check.bwrap.path else "bwrap"
     return Sandbox(
-        policy,
-        backend,
-        env_filter or EnvFilter(),
+        policy=policy,
+        backend=backend,
+        env_filter=env_filter or EnvFilter(),
         bwrap_path=bwrap,
         runtime=runtime,
         unix_sockets=tuple(Path(os.path.realpath(p)) for p in unix_sockets),
         ssh_agent=ssh_agent,
-        nsenter_path=shutil.which("nsenter") if backend is Backend.BWRAP else None,
+        nsenter_path=shutil.which("nsenter") if backend is SandboxBackend.BWRAP else None,
     )

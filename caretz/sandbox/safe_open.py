@@ -86,7 +86,7 @@ def _openat2(dirfd: int, path: str, flags: int, mode: int, resolve: int) -> int:
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
     how = _open_how()(flags | os.O_CLOEXEC, mode if flags & os.O_CREAT else 0, resolve)
-    fd = _libc.syscall(
+    fd: int = _libc.syscall(
         ctypes.c_long(SYS_OPENAT2),
         ctypes.c_int(dirfd),
         ctypes.c_char_p(os.fsencode(path)),

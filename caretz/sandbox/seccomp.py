@@ -49,7 +49,7 @@ BPF_JGE_K = 0x35
 BPF_RET_K = 0x06
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Arch:
     audit: int  # AUDIT_ARCH_*
     socket: int
@@ -59,8 +59,10 @@ class Arch:
 
 
 ARCHES = {
-    "x86_64": Arch(0xC000003E, 41, 302, (425, 426, 427), x32=True),
-    "aarch64": Arch(0xC00000B7, 198, 261, (425, 426, 427), x32=False),
+    "x86_64": Arch(audit=0xC000003E, socket=41, prlimit64=302, io_uring=(425, 426, 427), x32=True),
+    "aarch64": Arch(
+        audit=0xC00000B7, socket=198, prlimit64=261, io_uring=(425, 426, 427), x32=False
+    ),
 }
 
 

@@ -111,7 +111,9 @@ def new_job(
     argv = [sys.executable, "-m", "caretz", "--job", job_id, *run_flags(settings, flags, keys)]
     argv += ["-p", prompt, *(["--goal", goal] if goal is not None else [])]
     passed = {name: env[name] for name in _PASSED_ENV if env.get(name)}
-    return Job(job_id, schedule, workdir.absolute(), argv, log, passed)
+    return Job(
+        id=job_id, schedule=schedule, workdir=workdir.absolute(), argv=argv, log=log, env=passed
+    )
 
 
 def _one_line(flag: str, text: str) -> str:

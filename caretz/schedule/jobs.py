@@ -20,7 +20,7 @@ _TAGGED = re.compile(r"^(?P<body>.*\S)\s+# caretz-job:(?P<id>[0-9a-f]+)\s*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Job:
     id: str
     schedule: str  # five cron fields, or a macro such as @daily
@@ -91,7 +91,15 @@ def _job_from(job_id: str, schedule: str, tokens: list[str], installed: str) -> 
         env[name] = value
     if not rest:
         return None
-    return Job(job_id, schedule, Path(tokens[1]), rest, Path(tokens[-2]), env, installed)
+    return Job(
+        id=job_id,
+        schedule=schedule,
+        workdir=Path(tokens[1]),
+        argv=rest,
+        log=Path(tokens[-2]),
+        env=env,
+        installed=installed,
+    )
 
 
 def jobs_in(table: str) -> list[Job]:

@@ -53,8 +53,8 @@ class ImageFiles:
         if hashlib.sha256(data).hexdigest() != sha256:
             return None
         return Image(
-            media_type,
-            data,
+            media_type=media_type,
+            data=data,
             width=int(ref.get("width") or 0),
             height=int(ref.get("height") or 0),
             source=str(ref.get("source") or ""),

@@ -20,9 +20,9 @@ from caretz.session.events import read_events
 from caretz.session.records.base import LoopRecord, Record
 from caretz.session.records.checkpoints import CheckpointRestored
 from caretz.session.records.loop import (
-    ModelResponse,
+    ModelReplied,
     ToolCalled,
-    ToolResult,
+    ToolReturned,
     TurnEnded,
     TurnStarted,
 )
@@ -52,7 +52,7 @@ class SessionNotFound(LookupError):
     pass
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class SessionInfo:
     id: str
     path: Path
@@ -72,7 +72,7 @@ class SessionInfo:
         return self.first_prompt or self.last_prompt
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class History:
     """What a resumed session carries on from."""
 
@@ -193,16 +193,16 @@ class SessionStore:
             elif isinstance(event, TurnEnded) and event.agent == "main":
                 status = event.status
         return SessionInfo(
-            path.parent.name,
-            path.parent,
-            started,
-            model,
-            first_prompt,
-            turns,
-            status,
-            folder,
-            last_prompt,
-            path.stat().st_mtime,
+            id=path.parent.name,
+            path=path.parent,
+            started=started,
+            model=model,
+            first_prompt=first_prompt,
+            turns=turns,
+            last_status=status,
+            folder=folder,
+            last_prompt=last_prompt,
+            updated=path.stat().st_mtime,
         )
 
 
@@ -218,7 +218,7 @@ def in_project(recorded: tuple[str, str], project: Path) -> bool:
 _CONVERSATION_SCOPES = ("conversation", "both")
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class _Rebuilding:
     """The conversation as the log is read; saved at each turn's start and each rewind."""
 
@@ -245,7 +245,11 @@ class _Rebuilding:
     def history(self) -> History:
         answer_dangling_calls(self.conversation, self.unanswered)
         return History(
-            self.conversation, self.turns, self.last_request, self.last_answer, self.live_turns
+            conversation=self.conversation,
+            turns=self.turns,
+            last_request=self.last_request,
+            last_answer=self.last_answer,
+            live_turns=self.live_turns,
         )
 
 
@@ -281,17 +285,19 @@ def rebuild_history(events: Iterable[Record], load_image: ImageLoader | None = N
             number = int(event.turn or state.turns + 1)
             turn_starts[number] = state.saved()
             images, lost = restore_images(event.images or [], load_image)
-            state.conversation.append(Message("user", event.prompt + lost, images=images))
+            state.conversation.append(
+                Message(role="user", content=event.prompt + lost, images=images)
+            )
             state.turns, state.last_request = state.turns + 1, event.prompt
             state.live_turns = (*state.live_turns, number)
-        elif isinstance(event, ModelResponse):
+        elif isinstance(event, ModelReplied):
             state.conversation.append(Message.from_dict(event.message, load_image))
-        elif isinstance(event, ToolResult):
+        elif isinstance(event, ToolReturned):
             images, lost = restore_images(event.images or [], load_image)
             state.conversation.append(
                 Message(
-                    "tool",
-                    event.output + lost,
+                    role="tool",
+                    content=event.output + lost,
                     tool_call_id=event.call_id,
                     is_error=not event.ok,
                     images=images,

@@ -48,7 +48,7 @@ class SkillFolder:
     namespace: str = ""  # a plugin's name: its skill `lint` is `name:lint`
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Skill:
     name: str
     description: str

@@ -39,7 +39,7 @@ class CommandFolder:
     namespace: str = ""  # a plugin's name: its `review.md` is `/name:review`
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CustomCommand:
     name: str  # "frontend:test"
     path: Path

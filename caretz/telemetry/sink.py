@@ -201,17 +201,23 @@ class TelemetrySink:
         """A subagent's turn hangs under the `task` call that started it (the open one
         that names it, else the latest open one); the main agent's under the session."""
         if agent != MAIN:
-            calls = [(args, span) for _, span, args in self._tools.values() if args is not None]
-            for args, span in reversed(calls):
-                if agent in (args.get("agent"), args.get("subagent_type")):
-                    return span
+            calls: list[tuple[dict[str, Any], Span]] = [
+                (args, span) for _, span, args in self._tools.values() if args is not None
+            ]
+            named = [
+                span
+                for args, span in calls
+                if agent in (args.get("agent"), args.get("subagent_type"))
+            ]
+            if named:
+                return named[-1]
             if calls:
                 return calls[-1][1]
             return self._turns.get(MAIN, self._session)
         return self._session
 
     # -- model calls -------------------------------------------------------------------------
-    def _request(self, record: loop.ModelRequest) -> None:
+    def _request(self, record: loop.ModelRequested) -> None:
         self._agent = record.agent
         model = model_of(record.model)
         span = self.tracer.start_span(
@@ -231,7 +237,7 @@ class TelemetrySink:
         )
         self._requests[record.agent] = (span, record.model)
 
-    def _response(self, record: loop.ModelResponse) -> None:
+    def _response(self, record: loop.ModelReplied) -> None:
         opened = self._requests.pop(record.agent, None)
         model_ref = opened[1] if opened is not None else record.model
         usage = Usage.from_dict(record.usage)
@@ -246,7 +252,7 @@ class TelemetrySink:
             span.set_attribute("gen_ai.response.finish_reasons", [record.stop_reason])
         span.end(ns(record.ts))
 
-    def _request_failed(self, record: loop.ProviderError | loop.ModelPromptTooLong) -> None:
+    def _request_failed(self, record: loop.ProviderFailed | loop.ModelPromptTooLong) -> None:
         opened = self._requests.pop(record.agent, None)
         if opened is not None:
             span = opened[0]
@@ -312,7 +318,7 @@ class TelemetrySink:
         )
         self._tools[call_id] = (record.agent, span, args if name == TASK_TOOL else None)
 
-    def _tool_result(self, record: loop.ToolResult) -> None:
+    def _tool_result(self, record: loop.ToolReturned) -> None:
         outcome = "success" if record.ok else "failure"
         self.metrics.tool_calls.add(1, {"tool_name": record.name, "outcome": outcome})
         opened = self._tools.pop(record.call_id, None)
@@ -399,14 +405,14 @@ HANDLERS: dict[type[Record], Callable[[TelemetrySink, Any], None]] = {
     SessionResumed: TelemetrySink._opened,
     loop.TurnStarted: TelemetrySink._turn_started,
     loop.TurnEnded: TelemetrySink._turn_ended,
-    loop.ModelRequest: TelemetrySink._request,
-    loop.ModelResponse: TelemetrySink._response,
-    loop.ProviderError: TelemetrySink._request_failed,
+    loop.ModelRequested: TelemetrySink._request,
+    loop.ModelReplied: TelemetrySink._response,
+    loop.ProviderFailed: TelemetrySink._request_failed,
     loop.ModelPromptTooLong: TelemetrySink._request_failed,
     ModelSummary: TelemetrySink._summary,
     GoalEvaluated: TelemetrySink._evaluated,
     loop.ToolCalled: TelemetrySink._tool_called,
-    loop.ToolResult: TelemetrySink._tool_result,
+    loop.ToolReturned: TelemetrySink._tool_result,
     guard.LoopGuardJudging: TelemetrySink._judging,
     guard.LoopGuardJudged: TelemetrySink._judged,
 }

@@ -18,7 +18,7 @@ Choice = Literal["yes", "always", "no"]
 SUMMARY_CHARS = 200
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class Question:
     tool: str
     arguments: Mapping[str, Any]

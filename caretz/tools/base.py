@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from caretz.tools.policy import PermissionHint, SkillGrants, TurnGrant
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class ToolResult:
     ok: bool
     output: str
@@ -53,11 +53,15 @@ class ToolResult:
     def message(self, call_id: str) -> Message:
         """The conversation's message for this result of the call `call_id`."""
         return Message(
-            "tool", self.output, tool_call_id=call_id, is_error=not self.ok, images=self.images
+            role="tool",
+            content=self.output,
+            tool_call_id=call_id,
+            is_error=not self.ok,
+            images=self.images,
         )
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class ToolContext:
     workspace: Path
     # Set by the UI on Ctrl-C; long-running tools poll it and stop.

@@ -66,7 +66,7 @@ def _failed(output: str) -> ToolResult:
 
 
 def _positive_int(args: dict[str, Any], name: str, default: int) -> int:
-    value = args.get(name, default)
+    value: int = args.get(name, default)
     if value < 1:
         raise ToolArgumentError(f"{name} must be 1 or more, got {value}")
     return value

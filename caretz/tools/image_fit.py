@@ -61,7 +61,13 @@ def fit_image(data: bytes, source: str) -> Fitted:
     if header is None:
         raise ImageProblem("not a PNG, JPEG, GIF or WebP image (or its header is broken)")
     if max(header.width, header.height) <= MAX_SIDE and len(data) <= MAX_BYTES:
-        image = Image(header.media_type, data, header.width, header.height, source)
+        image = Image(
+            media_type=header.media_type,
+            data=data,
+            width=header.width,
+            height=header.height,
+            source=source,
+        )
         return Fitted(image, header, len(data), resized=False)
     if header.width * header.height > MAX_PIXELS:
         raise ImageProblem(
@@ -103,7 +109,13 @@ def _resized(data: bytes, header: ImageHeader, source: str) -> Image:
         for media_type in ("image/png", "image/jpeg") if as_png else ("image/jpeg",):
             encoded = _encode(small, media_type)
             if len(encoded) <= MAX_BYTES:
-                return Image(media_type, encoded, size[0], size[1], source)
+                return Image(
+                    media_type=media_type,
+                    data=encoded,
+                    width=size[0],
+                    height=size[1],
+                    source=source,
+                )
         scale *= SHRINK_STEP
     raise ImageProblem(f"still over {human_size(MAX_BYTES)} after resizing")
 
@@ -124,7 +136,7 @@ def _flattened(picture: PilImage) -> PilImage:
     """JPEG has no transparency: a transparent picture goes on white."""
     if picture.mode != "RGBA":
         return picture
-    white = _pillow().new("RGB", picture.size, (255, 255, 255))
+    white: PilImage = _pillow().new("RGB", picture.size, (255, 255, 255))
     white.paste(picture, mask=picture.getchannel("A"))
     return white
 

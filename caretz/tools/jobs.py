@@ -15,7 +15,7 @@ from typing import Any
 from caretz.messages import ToolSpec
 from caretz.text import one_line
 from caretz.tools.base import Param, ToolArgumentError, ToolContext, ToolResult, object_schema
-from caretz.tools.jobtable import Job, JobError, JobTable
+from caretz.tools.jobtable import BackgroundJob, JobError, JobTable
 from caretz.tools.output import model_text
 
 MAX_WAIT_S = 30.0
@@ -52,7 +52,7 @@ def started_job_id(output: str) -> str | None:
 JOB_ID = Param("string", 'The job\'s id, e.g. "j1".', required=True)
 
 
-def heading(jobs: JobTable, job: Job) -> str:
+def heading(jobs: JobTable, job: BackgroundJob) -> str:
     return f"job {job.id} · {job.state()} · {jobs.age_s(job):.0f} s · {one_line(job.command, 120)}"
 
 

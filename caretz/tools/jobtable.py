@@ -29,8 +29,8 @@ class JobError(Exception):
     """A job that cannot be started or found; the message is one line for the model."""
 
 
-@lazy_dataclass
-class Job:
+@lazy_dataclass(kw_only=True)
+class BackgroundJob:
     id: str
     command: str
     process: Process
@@ -59,7 +59,7 @@ class JobTable:
     def __init__(self, clock: Callable[[], float] = time.monotonic, grace_s: float = 1.0):
         self.clock = clock
         self.grace_s = grace_s
-        self._jobs: dict[str, Job] = {}
+        self._jobs: dict[str, BackgroundJob] = {}
         self._lock = threading.Lock()
 
     def start(
@@ -70,7 +70,7 @@ class JobTable:
         *,
         confined: bool = True,
         cwd: Path | None = None,
-    ) -> Job:
+    ) -> BackgroundJob:
         """Start `command` in the background; raises JobError (too many) or OSError."""
         running = [job.id for job in self.jobs() if job.running]
         if len(running) >= MAX_RUNNING_JOBS:
@@ -83,21 +83,28 @@ class JobTable:
         log = RollingLog()
         PipeReader(process.stdout, log.add, done=log.close).start()
         with self._lock:
-            job = Job(f"j{len(self._jobs) + 1}", command, process, log, self.clock(), confined)
+            job = BackgroundJob(
+                id=f"j{len(self._jobs) + 1}",
+                command=command,
+                process=process,
+                log=log,
+                started=self.clock(),
+                confined=confined,
+            )
             self._jobs[job.id] = job
         return job
 
-    def get(self, job_id: str) -> Job:
+    def get(self, job_id: str) -> BackgroundJob:
         job = self._jobs.get(job_id.strip())
         if job is None:
             raise JobError(f"no job {job_id!r}: {self.summary()}")
         return job
 
-    def jobs(self) -> list[Job]:
+    def jobs(self) -> list[BackgroundJob]:
         with self._lock:
             return list(self._jobs.values())
 
-    def stop(self, job: Job) -> bool:
+    def stop(self, job: BackgroundJob) -> bool:
         """End the job and everything it started; False when it had already exited."""
         if not job.running:
             return False
@@ -105,11 +112,11 @@ class JobTable:
         end_group(job.process, self.grace_s)
         return True
 
-    def stop_all(self) -> list[Job]:
+    def stop_all(self) -> list[BackgroundJob]:
         """Stop every running job (the session is ending); returns those stopped."""
         return [job for job in self.jobs() if self.stop(job)]
 
-    def age_s(self, job: Job) -> float:
+    def age_s(self, job: BackgroundJob) -> float:
         return self.clock() - job.started
 
     def summary(self) -> str:

@@ -55,7 +55,7 @@ WRITTEN_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolLimit:
     """What one agent may call; `who` names it in a refusal ("the agent 'reviewer'")."""
 
@@ -129,16 +129,16 @@ def tool_limit(
         else:
             deny_rules.append(rule)
     return ToolLimit(
-        who,
-        tuple(allowed) if allowed is not None else None,
-        tuple(denied),
-        {
+        who=who,
+        allowed=tuple(allowed) if allowed is not None else None,
+        denied=tuple(denied),
+        patterns={
             name: RuleSet([rule for rule in rules if rule is not None], project_root)
             for name, rules in patterns.items()
             if None not in rules
         },
-        RuleSet(deny_rules, project_root) if deny_rules else None,
-        tuple(unread),
+        denied_patterns=RuleSet(deny_rules, project_root) if deny_rules else None,
+        unread=tuple(unread),
     )
 
 

@@ -251,7 +251,7 @@ class PipeReader(threading.Thread):
             self._done()
 
 
-@lazy_dataclass(frozen=True)
+@lazy_dataclass(frozen=True, kw_only=True)
 class LogSlice:
     text: str
     offset: int  # where `text` starts, counted in characters from the job's start
@@ -302,7 +302,13 @@ class RollingLog:
             start = min(max(offset, self._first), self._end)
             at = start - self._first
             text = self._joined()[at : at + limit]
-            return LogSlice(text, start, start + len(text), max(self._first - offset, 0), self._end)
+            return LogSlice(
+                text=text,
+                offset=start,
+                next_offset=start + len(text),
+                dropped=max(self._first - offset, 0),
+                end=self._end,
+            )
 
     def _joined(self) -> str:
         if len(self._chunks) > 1:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from caretz.lazy import lazy_module
 from caretz.messages import ToolCall
-from caretz.permissions.modes import Effect, PermissionMode, Verdict, decide, stricter
+from caretz.permissions.modes import Effect, PermissionMode, PermissionVerdict, decide, stricter
 from caretz.permissions.policy import Decision, RuleSet
 from caretz.permissions.project import PROJECT_SETTINGS, RuleError
 from caretz.session.records.base import Record
@@ -177,8 +177,14 @@ class SessionPermissions:
         user; both it and the answer go in the log."""
         self.emit(_asked(call_id, question))
         answer = self._answer(question)
-        verdict = Verdict("ask", question.reason, "mode")
-        self._decided(ToolCall(call_id, question.tool, {}), question.summary, verdict, answer, True)
+        verdict = PermissionVerdict(action="ask", reason=question.reason, by="mode")
+        self._decided(
+            ToolCall(id=call_id, name=question.tool, arguments={}),
+            question.summary,
+            verdict,
+            answer,
+            True,
+        )
         return answer
 
     # -- one call ------------------------------------------------------------------------
@@ -204,7 +210,7 @@ class SessionPermissions:
         `rules_root`: the worktree a subagent works in, where the rules' `./` paths start.
         `rule_names`: more names the call answers to; the strictest decision holds."""
         if mode_floor == "read-only" and self.mode != "read-only" and effect == "shell":
-            verdict = Verdict("refuse", _WRITABLE_SANDBOX, "mode")
+            verdict = PermissionVerdict(action="refuse", reason=_WRITABLE_SANDBOX, by="mode")
             raise CancelToolCall(self._refuse(call, args, verdict))
         rules = self.rules
         if grant is not None and grant.rules:
@@ -217,7 +223,7 @@ class SessionPermissions:
             if _STRICTNESS[other.outcome] > _STRICTNESS[decision.outcome]:
                 decision = other
         if hint is not None and hint.decision == "allow" and decision.outcome == "no-match":
-            decision = Decision("allow", f"allowed by {hint.source}")
+            decision = Decision(outcome="allow", reason=f"allowed by {hint.source}")
         escalate = _escalation(args) if effect == "shell" else None
         verdict = decide(
             stricter(self.mode, mode_floor),
@@ -231,7 +237,9 @@ class SessionPermissions:
         )
         if hint is not None and hint.decision == "ask" and verdict.action == "run":
             reason = f"{hint.source} asks first: {hint.reason or 'no reason given'}"
-            verdict = Verdict("ask", reason, "hook", escalated=verdict.escalated)
+            verdict = PermissionVerdict(
+                action="ask", reason=reason, by="hook", escalated=verdict.escalated
+            )
         if verdict.action == "refuse":
             raise CancelToolCall(self._refuse(call, args, verdict))
         if verdict.action == "ask":
@@ -248,7 +256,7 @@ class SessionPermissions:
             return "the command is not text"
         return plan_commands.unproven(command)
 
-    def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: Verdict) -> str:
+    def _refuse(self, call: ToolCall, args: Mapping[str, Any], verdict: PermissionVerdict) -> str:
         summary = input_summary(call.name, args)
         origin = rule_settings.disallowed_origin(verdict.rule) if verdict.rule is not None else None
         if origin is not None:
@@ -270,7 +278,7 @@ class SessionPermissions:
         self.denials.append({"tool": call.name, "input": summary, "reason": verdict.reason})
         return text
 
-    def _ask(self, call: ToolCall, verdict: Verdict, question: Question) -> None:
+    def _ask(self, call: ToolCall, verdict: PermissionVerdict, question: Question) -> None:
         """Put the question (or, with nobody to ask, answer no); raises CancelToolCall on no."""
         asked = self.asker.interactive
         if asked:
@@ -300,7 +308,7 @@ class SessionPermissions:
         self,
         call: ToolCall,
         args: Mapping[str, Any],
-        verdict: Verdict,
+        verdict: PermissionVerdict,
         escalate: str | None,
         cwd: Path,
         rules: RuleSet,
@@ -327,7 +335,7 @@ class SessionPermissions:
         )
 
     def _answer(self, question: Question) -> Answer:
-        # A KeyboardInterrupt goes on up: the work is being ended (Session.cancel, an
+        # A KeyboardInterrupt goes on up: the work is being ended (AppSession.cancel, an
         # editor's session/cancel, SIGTERM), and the turn ends as Ctrl-C ends it. An asker
         # for which Ctrl-C means "no" (the terminal's) answers so itself.
         try:
@@ -350,7 +358,7 @@ class SessionPermissions:
         self,
         call: ToolCall,
         summary: str,
-        verdict: Verdict,
+        verdict: PermissionVerdict,
         answer: Answer,
         asked: bool,
         saved: tuple[str, ...] = (),
@@ -424,7 +432,7 @@ def _escalation(args: Mapping[str, Any]) -> str | None:
     return reason.strip() if isinstance(reason, str) and reason.strip() else None
 
 
-def _refusal_text(tool: str, verdict: Verdict) -> str:
+def _refusal_text(tool: str, verdict: PermissionVerdict) -> str:
     text = f"caretz refused this {tool} call; it did not run: {verdict.reason}."
     if verdict.by == "mode":
         return text + " Propose the change to the user instead (they choose the mode)."

@@ -84,7 +84,8 @@ def _pidfd(pid: int) -> int | None:
     if opener is None:
         return None
     try:
-        return opener(pid)
+        code: int | None = opener(pid)
+        return code
     except OSError:
         return None
 

@@ -26,7 +26,7 @@ READ_COUNT_CHARS = 256 << 20
 CHUNK_BYTES = 1 << 20
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Window:
     rows: list[str]
     total: int  # lines counted (all of them when counted_all)
@@ -81,7 +81,9 @@ def window(
         if number >= offset + limit or cut:
             counted += len(text)
             if counted > count_chars:
-                return Window(rows, number, False, cut, budget)
+                return Window(
+                    rows=rows, total=number, counted_all=False, cut_by_budget=cut, budget=budget
+                )
     if line_chars:  # a last line without a newline
         number += 1
         if not cut and offset <= number < offset + limit:
@@ -90,7 +92,7 @@ def window(
                 cut = True
             else:
                 rows.append(row)
-    return Window(rows, number, True, cut, budget)
+    return Window(rows=rows, total=number, counted_all=True, cut_by_budget=cut, budget=budget)
 
 
 def _row(number: int, kept: str, chars: int) -> str:

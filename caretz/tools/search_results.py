@@ -24,7 +24,7 @@ Row = TypeVar("Row")
 
 
 @lazy_dataclass(frozen=True)
-class Page:
+class ResultPage:
     lines: list[str]
     footer: str  # "" when everything was shown
 
@@ -109,14 +109,14 @@ def paged(
     total_note: str = "",
     total: int | None = None,
     first: int | None = None,
-) -> Page:
+) -> ResultPage:
     """Rows offset..offset+limit rendered within `budget` characters, and a footer saying
     what was shown of how many and the offset for the rest. `first` is where the page
     starts in `rows` when they hold only the leading rows of `total` (default: `offset`)."""
     total = len(rows) if total is None else total
     start = offset if first is None else first
     if offset >= total and total:
-        return Page([], f"[offset {offset} is past the end: {total:,} {unit}{total_note}]")
+        return ResultPage([], f"[offset {offset} is past the end: {total:,} {unit}{total_note}]")
     lines: list[str] = []
     used = 0
     for row in rows[start : start + limit]:
@@ -127,11 +127,11 @@ def paged(
         used += len(line) + 1
     end = offset + len(lines)
     if offset == 0 and end == total:
-        return Page(lines, f"[{total:,} {unit}{total_note}]" if total_note else "")
+        return ResultPage(lines, f"[{total:,} {unit}{total_note}]" if total_note else "")
     more = f"; offset={end} for more" if end < total else ""
     shown = f"{offset + 1:,}-{end:,}" if offset else f"{end:,}"
-    return Page(lines, f"[{shown} of {total:,} {unit}{total_note}{more}]")
+    return ResultPage(lines, f"[{shown} of {total:,} {unit}{total_note}{more}]")
 
 
-def display(page: Page) -> str:
+def display(page: ResultPage) -> str:
     return "\n".join([*page.lines, page.footer] if page.footer else page.lines)

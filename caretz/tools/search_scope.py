@@ -48,7 +48,7 @@ class ScopeError(ValueError):
     """The search root cannot be searched; str() is one line for the model."""
 
 
-@lazy_dataclass
+@lazy_dataclass(kw_only=True)
 class SearchScope:
     rg_cwd: Path  # the directory rg runs in; every path it returns is relative to it
     target: str  # what rg is given to search: "." or "./<file>"
@@ -150,7 +150,9 @@ def search_scope(ctx: ToolContext, raw: str | None, tool: str, *, files_only: bo
         kind = "a regular file or directory" if not files_only else "a directory"
         raise ScopeError(f"Not {kind}: {display_path(ctx, checked.path)}")
     shown = display_path(ctx, rg_cwd)
-    scope = SearchScope(rg_cwd, target, [], "" if shown == "." else f"{shown}/")
+    scope = SearchScope(
+        rg_cwd=rg_cwd, target=target, excludes=[], shown_prefix="" if shown == "." else f"{shown}/"
+    )
     guard = ctx.sandbox.paths if ctx.sandbox is not None and ctx.sandbox.policy.enforced else None
     if guard is not None and target == ".":
         scope.excludes, exact = _hidden_excludes(guard, root)

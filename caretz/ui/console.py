@@ -96,7 +96,7 @@ ENDINGS = {
 }
 
 
-def result_note(event: loop.ToolResult | CommandRan) -> str:
+def result_note(event: loop.ToolReturned | CommandRan) -> str:
     """What a tool line says after the duration: how a failed call ended, if it did not
     simply exit non-zero; the exit code otherwise."""
     ended = event.ended_by
@@ -206,11 +206,11 @@ class TextOutput:
 
     # -- session events -----------------------------------------------------------
     def on_event(self, event: Record) -> None:
-        if isinstance(event, loop.ModelResponse | loop.ProviderError | loop.ToolCalled):
+        if isinstance(event, loop.ModelReplied | loop.ProviderFailed | loop.ToolCalled):
             self.answered()
         if isinstance(event, loop.ToolCalled):
             self.tool_called(event.call)
-        elif isinstance(event, loop.ToolResult):
+        elif isinstance(event, loop.ToolReturned):
             if self.progress is not None:
                 self.progress.ended(event.call_id)
             self.tool_line(event)
@@ -219,7 +219,7 @@ class TextOutput:
         elif isinstance(event, LoopGuardRecord):
             for text in guard_lines.render_lines(event, self.detailed):
                 self.line(f"[magenta]{escape(guard_lines.headless_line(text))}[/]")
-        elif isinstance(event, loop.ProviderError):
+        elif isinstance(event, loop.ProviderFailed):
             self.told.add(event.error)
             self.line(f"[red]provider error:[/] {escape(event.error)}")
         elif isinstance(event, PermissionRecord):  # Decided: a line; Asked: none headless
@@ -248,7 +248,7 @@ class TextOutput:
         self.answer.settle()  # the spinner goes below the answer so far
         self.progress.started(key, label)
 
-    def tool_line(self, event: loop.ToolResult) -> None:
+    def tool_line(self, event: loop.ToolReturned) -> None:
         call = self.calls.get(event.call_id, {"name": event.name, "arguments": {}})
         job = background_job(call, event)
         if job is not None:

@@ -8,14 +8,14 @@ from typing import Any
 
 from rich.markup import escape
 
-from caretz.session.records.loop import ToolResult
+from caretz.session.records.loop import ToolReturned
 from caretz.text import one_line
 from caretz.tools.jobs import started_job_id
 
 COMMAND_CHARS = 80
 
 
-def background_job(call: dict[str, Any], event: ToolResult) -> str | None:
+def background_job(call: dict[str, Any], event: ToolReturned) -> str | None:
     """The id of the job a `Tool.Result` says its bash call started; None for any other."""
     arguments = call.get("arguments") or {}
     if call.get("name") != "bash" or arguments.get("background") is not True or not event.ok:

@@ -148,7 +148,7 @@ class LiveView:
             self.print(markup)
 
     def on_session_event(self, event: Record) -> None:
-        if isinstance(event, loop.ModelResponse):
+        if isinstance(event, loop.ModelReplied):
             self.on_response(event)
         elif isinstance(event, loop.ToolCalled):
             call = event.call
@@ -156,12 +156,12 @@ class LiveView:
             self.running = call
             preview = call_text(call)
             self.set_status(f"{call['name']} {preview}")
-        elif isinstance(event, loop.ToolResult):
+        elif isinstance(event, loop.ToolReturned):
             self.on_tool_result(event)
         elif isinstance(event, LoopGuardRecord):
             for line in render_lines(event, self.detailed):
                 self.print(f"[magenta]{escape(line)}[/]")
-        elif isinstance(event, loop.ProviderError):
+        elif isinstance(event, loop.ProviderFailed):
             self.told.add(event.error)
             self.print(f"[red]provider error:[/] {escape(event.error)}")
         elif isinstance(event, PermissionDecided):
@@ -175,14 +175,14 @@ class LiveView:
             for markup in notice_lines(event, self.detailed):
                 self.print(markup)
 
-    def on_response(self, event: loop.ModelResponse) -> None:
+    def on_response(self, event: loop.ModelReplied) -> None:
         content = event.message.get("content") or ""
         if self.stream is None and content.strip():
             self.on_text(content)  # nothing streamed (a provider that sends it whole)
         self.finish_stream()
         self.set_status(None)
 
-    def on_tool_result(self, event: loop.ToolResult) -> None:
+    def on_tool_result(self, event: loop.ToolReturned) -> None:
         call = self.calls.get(event.call_id, {"name": event.name, "arguments": {}})
         self.running = None
         self.set_status(None)

@@ -41,7 +41,7 @@ def interval_text(seconds: float) -> str:
     return "".join(parts) or "0s"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Loop:
     number: int
     every_s: float
@@ -68,7 +68,9 @@ class LoopSchedule:
         if not prompt.strip():
             raise ValueError("a loop needs a prompt: /loop 10m is CI green yet?")
         self._numbers += 1
-        loop = Loop(self._numbers, every, prompt.strip(), self.clock())
+        loop = Loop(
+            number=self._numbers, every_s=every, prompt=prompt.strip(), next_at=self.clock()
+        )
         self.loops.append(loop)
         return loop
 

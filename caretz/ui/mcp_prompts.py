@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.completion import Completion
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.ui.session_control import SessionControl
 
 PREFIX = "mcp__"
@@ -23,12 +23,12 @@ def is_prompt_command(name: str) -> bool:
 
 
 def queue_prompt(repl: SessionControl, text: str) -> bool:
-    """Queue `/mcp__server__prompt ARGS` for the prompt loop (Session.submit expands it)."""
+    """Queue `/mcp__server__prompt ARGS` for the prompt loop (AppSession.submit expands it)."""
     repl.queued_mcp_prompt = text.strip()
     return True
 
 
-def prompt_rows(session: Session) -> list[tuple[str, str]]:
+def prompt_rows(session: AppSession) -> list[tuple[str, str]]:
     """(usage, description) of each MCP prompt of the servers ready now."""
     mcp = session.mcp
     if mcp is None:
@@ -41,13 +41,13 @@ def prompt_rows(session: Session) -> list[tuple[str, str]]:
     return rows
 
 
-def prompt_completions(session: Session, typed: str) -> Iterator[Completion]:
+def prompt_completions(session: AppSession, typed: str) -> Iterator[Completion]:
     for usage, about in prompt_rows(session):
         name = usage.split()[0][1:]
         if name.startswith(typed.lower()):
             yield Completion(name, -len(typed), usage, about)
 
 
-def resource_entries(session: Session, cancel: threading.Event) -> list[tuple[str, str]]:
+def resource_entries(session: AppSession, cancel: threading.Event) -> list[tuple[str, str]]:
     """(`server:uri`, what it is) of the servers' resources, for `@` completion."""
     return session.mcp.resources.completions(cancel) if session.mcp is not None else []

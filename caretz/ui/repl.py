@@ -5,7 +5,7 @@ multi-line input) in front of the same Agent the headless run uses. Ctrl-C while
 a turn runs stops it: the turn loop turns the interrupt into an "interrupted"
 turn, the running command's process group is killed, and the conversation is
 kept, so the next message carries on. What each piece of work does is the app's
-Session's (a turn, a custom command, a goal's turns, compaction before them); this
+AppSession's (a turn, a custom command, a goal's turns, compaction before them); this
 module reads the line, shows the work in the live view and says how it went. A goal's
 turns (/goal) and a loop's runs (/loop, on an idle prompt) go through the same live
 view as a typed message.
@@ -31,7 +31,7 @@ from caretz.agent.signals import Terminated, interruption, signals_interrupt
 from caretz.app.commands import allowed_tools
 from caretz.app.mentions import ProjectFiles
 from caretz.app.outcome import Outcome
-from caretz.app.session import Session
+from caretz.app.session import AppSession
 from caretz.config_base import ConfigError
 from caretz.private_data import DataWriteFailed
 from caretz.session.store import SessionNotFound
@@ -80,7 +80,7 @@ LOOP_DUE = _LoopDue()
 def run_repl(
     settings: Settings,
     resume: str | None,
-    overrides: Flags | None = None,
+    flags: Flags | None = None,
     *,
     env: Mapping[str, str] | None = None,
     workspace: Path | None = None,
@@ -93,17 +93,23 @@ def run_repl(
     asker = TerminalAsker(console, view)
     try:
         ask_to_trust(settings, workspace or Path.cwd(), env, console)
-        session = Session.open(
-            settings, view, env=env, resume=resume, workspace=workspace, asker=asker,
-            flags=overrides, mcp_background=True,  # the prompt comes at once
-        )  # fmt: skip
+        session = AppSession.open(
+            settings,
+            view,
+            env=env,
+            resume=resume,
+            workspace=workspace,
+            asker=asker,
+            flags=flags,
+            mcp_background=True,  # the prompt comes at once
+        )
     except (ConfigError, SessionNotFound) as error:
         return fail(str(error))
     except DataWriteFailed as error:
         return fail_runtime(str(error))
     if session.checkpoints is not None:
         session.checkpoints.prepare_in_background()  # while the first message is typed
-    repl = Repl(session, view, console, env, overrides)
+    repl = Repl(session, view, console, env, flags)
     try:
         with signals_interrupt():
             repl.welcome(resumed=resume is not None)
@@ -333,7 +339,9 @@ class Repl(SessionControl):
         agent = self.session.agent
         before = dataclasses.replace(agent.conversation.totals)
         started = self.clock()
-        outcome = Outcome("interrupted", 130)  # Ctrl-C outside the session's own handling
+        outcome = Outcome(
+            status="interrupted", exit_code=130
+        )  # Ctrl-C outside the session's own handling
         self.view.begin_turn()
         try:
             with keys_not_echoed():
@@ -424,4 +432,4 @@ def _turn_of(outcome: Outcome) -> Outcome:
     interrupt before it), else the work's own."""
     if outcome.goal is None:
         return outcome
-    return outcome.last_turn or Outcome("interrupted", 130)
+    return outcome.last_turn or Outcome(status="interrupted", exit_code=130)

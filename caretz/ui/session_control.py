@@ -1,7 +1,7 @@
 """The interactive session's state and what slash commands do to it: switch the
 model, profile, guard or permission mode, move to another session, compact, report costs.
 
-What each of these does to the session is `caretz.app.session.Session`'s; this says how
+What each of these does to the session is `caretz.app.session.AppSession`'s; this says how
 it went. `Repl` (caretz.ui.repl) adds the prompt loop on top; slash commands only need this.
 """
 
@@ -27,7 +27,7 @@ from caretz.ui.loops import LoopSchedule
 from caretz.ui.permission_lines import YOLO_BANNER
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.config.overrides import Flags
     from caretz.goal.state import Goal
     from caretz.runtime.custom_commands import PreparedCommand
@@ -49,17 +49,17 @@ class SessionControl:
 
     def __init__(
         self,
-        session: Session,
+        session: AppSession,
         view: LiveView,
         console: Console,
         env: Mapping[str, str],
-        overrides: Flags | None = None,
+        flags: Flags | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.view = view
         self.console = console
         self.env = env
-        self.overrides = overrides
+        self.flags = flags
         self.clock = clock
         self.running = True
         self.session = session

@@ -85,12 +85,13 @@ def describe_event(event: Record) -> str | None:
         call = event.call
         arguments = call.get("raw_arguments") or json.dumps(call["arguments"], sort_keys=True)
         return f"  {call['name']} {shorten(arguments, ARGUMENTS_PREVIEW_CHARS)}"
-    if isinstance(event, loop.ToolResult):
+    if isinstance(event, loop.ToolReturned):
         how = result_note(event)  # an exit code, a timeout, a cancel; none for a refusal
         mark = "ok" if event.ok else f"failed ({how})" if how else "failed"
         return f"    → {mark}, {event.duration_s}s"
-    if isinstance(event, loop.ModelResponse) and event.message.get("content"):
-        return event.message["content"]
+    if isinstance(event, loop.ModelReplied) and event.message.get("content"):
+        content: str = event.message["content"]
+        return content
     if isinstance(event, LoopGuardRecord):
         lines = render_lines(event, detailed=True)
         if isinstance(event, LoopGuardStopped):  # its notice is the turn's end line: printed there

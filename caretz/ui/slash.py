@@ -34,7 +34,7 @@ from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.hooks_slash import hooks_slash
 from caretz.ui.jobs_command import job_choices, jobs_slash
 from caretz.ui.mcp_slash import mcp_slash
-from caretz.ui.permission_modes import plan_command
+from caretz.ui.permission_modes import PERMISSION_MODES, change_permissions, plan_command
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
 
 GUARD_MODES = ("off", "shadow", "active")
-PERMISSION_MODES = ("auto", "ask", "read-only", "plan", "yolo")
 
 KEYS = (
     ("Enter", "send the message"),
@@ -65,7 +64,7 @@ KEYS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SlashCommand:
     name: str
     args: str  # how the argument is written in /help; "" for none
@@ -196,32 +195,6 @@ def change_guard(repl: SessionControl, argument: str) -> None:
     repl.set_guard_mode(argument)
 
 
-def change_permissions(repl: SessionControl, argument: str) -> None:
-    if argument:
-        repl.set_permission_mode(argument)
-        return
-    permissions = repl.session.permissions
-    mode = repl.session.settings.permission_mode
-    repl.info(f"permissions: {mode} (switch with /permissions {'|'.join(PERMISSION_MODES)})")
-    if permissions is None:
-        return
-    rules = sorted(permissions.rules.rules, key=lambda rule: _ORDER[rule.behavior])
-    if not rules:
-        repl.info(f"no rules (add them to {permissions.settings_file} or a profile)")
-        return
-    table = Table(box=None, show_header=True, padding=(0, 2, 0, 0), header_style="dim")
-    for column in ("", "rule", "from"):
-        table.add_column(column)
-    for rule in rules:
-        colour = {"deny": "red", "ask": "yellow", "allow": "green"}[rule.behavior]
-        table.add_row(f"[{colour}]{rule.behavior}[/]", escape(rule.text), escape(rule.source))
-    repl.console.print(table)
-    repl.info(f"project rules are read from {permissions.settings_file} when a session starts")
-
-
-_ORDER = {"deny": 0, "ask": 1, "allow": 2}
-
-
 def list_sessions(repl: SessionControl, argument: str) -> None:
     """`/sessions`: this folder's; `/sessions all`: every folder's."""
     every = argument.strip() == "all"
@@ -314,94 +287,111 @@ def session_choices(repl: SessionControl) -> list[str]:
 
 
 COMMANDS: list[SlashCommand] = [
-    SlashCommand("help", "", "this list of commands and keys", show_help),
+    SlashCommand(name="help", args="", summary="this list of commands and keys", run=show_help),
     SlashCommand(
-        "model",
-        "provider/model",
-        "switch the model; the conversation carries on",
-        change_model,
-        model_choices,
+        name="model",
+        args="provider/model",
+        summary="switch the model; the conversation carries on",
+        run=change_model,
+        choices=model_choices,
     ),
     SlashCommand(
-        "profile",
-        "NAME",
-        "switch to another profile of profiles.json",
-        change_profile,
-        profile_names,
+        name="profile",
+        args="NAME",
+        summary="switch to another profile of profiles.json",
+        run=change_profile,
+        choices=profile_names,
     ),
     SlashCommand(
-        "loop-guard",
-        "off|shadow|active",
-        "switch the loop guard",
-        change_guard,
-        lambda repl: GUARD_MODES,
+        name="loop-guard",
+        args="off|shadow|active",
+        summary="switch the loop guard",
+        run=change_guard,
+        choices=lambda repl: GUARD_MODES,
     ),
     SlashCommand(
-        "permissions",
-        "auto|ask|read-only|plan|yolo",
-        "show the permission mode and rules, or switch the mode",
-        change_permissions,
-        lambda repl: PERMISSION_MODES,
+        name="permissions",
+        args="auto|ask|read-only|plan|yolo",
+        summary="show the permission mode and rules, or switch the mode",
+        run=change_permissions,
+        choices=lambda repl: PERMISSION_MODES,
     ),
     SlashCommand(
-        "plan",
-        "[PROMPT]",
-        "plan mode: read and plan, change nothing, then the plan is put to you",
-        plan_command,
+        name="plan",
+        args="[PROMPT]",
+        summary="plan mode: read and plan, change nothing, then the plan is put to you",
+        run=plan_command,
     ),
     SlashCommand(
-        "goal",
-        "[CONDITION|pause|resume|clear]",
-        "work until CONDITION holds, checked after each turn; alone: where the goal stands",
-        goal_command,
-        lambda repl: GOAL_WORDS,
+        name="goal",
+        args="[CONDITION|pause|resume|clear]",
+        summary="work until CONDITION holds, checked after each turn; alone: where the goal stands",
+        run=goal_command,
+        choices=lambda repl: GOAL_WORDS,
     ),
     SlashCommand(
-        "loop",
-        "[INTERVAL PROMPT|stop N]",
-        "run PROMPT every INTERVAL (10m, 1h) while the session is idle; alone: the loops",
-        loop_command,
-        lambda repl: ("stop",),
-    ),
-    SlashCommand("sessions", "[all]", "list this folder's past sessions", list_sessions),
-    SlashCommand(
-        "resume",
-        "[ID]",
-        "reopen a past session (this folder's latest)",
-        resume_session,
-        session_choices,
-    ),
-    SlashCommand("clear", "", "start a new, empty conversation", clear_conversation),
-    SlashCommand("cost", "", "tokens, money and context used so far", show_cost),
-    SlashCommand("compact", "", "summarize older turns now to free context", compact_now),
-    SlashCommand(
-        "rewind",
-        "[N [files|conversation|both]]",
-        "list checkpoints; restore files, conversation or both",
-        rewind_to,
+        name="loop",
+        args="[INTERVAL PROMPT|stop N]",
+        summary="run PROMPT every INTERVAL (10m, 1h) while the session is idle; alone: the loops",
+        run=loop_command,
+        choices=lambda repl: ("stop",),
     ),
     SlashCommand(
-        "undo", "", "rewind the last turn that changed files, and its conversation", undo_turn
+        name="sessions", args="[all]", summary="list this folder's past sessions", run=list_sessions
     ),
     SlashCommand(
-        "jobs",
-        "[stop ID]",
-        "background jobs: state, age, command; stop ID ends one",
-        jobs_slash,
-        job_choices,
+        name="resume",
+        args="[ID]",
+        summary="reopen a past session (this folder's latest)",
+        run=resume_session,
+        choices=session_choices,
     ),
     SlashCommand(
-        "mcp",
-        "[approve [NAME…] | login NAME]",
-        "MCP servers: status and tools; approve starts a project's .mcp.json servers; "
+        name="clear", args="", summary="start a new, empty conversation", run=clear_conversation
+    ),
+    SlashCommand(
+        name="cost", args="", summary="tokens, money and context used so far", run=show_cost
+    ),
+    SlashCommand(
+        name="compact",
+        args="",
+        summary="summarize older turns now to free context",
+        run=compact_now,
+    ),
+    SlashCommand(
+        name="rewind",
+        args="[N [files|conversation|both]]",
+        summary="list checkpoints; restore files, conversation or both",
+        run=rewind_to,
+    ),
+    SlashCommand(
+        name="undo",
+        args="",
+        summary="rewind the last turn that changed files, and its conversation",
+        run=undo_turn,
+    ),
+    SlashCommand(
+        name="jobs",
+        args="[stop ID]",
+        summary="background jobs: state, age, command; stop ID ends one",
+        run=jobs_slash,
+        choices=job_choices,
+    ),
+    SlashCommand(
+        name="mcp",
+        args="[approve [NAME…] | login NAME]",
+        summary="MCP servers: status and tools; approve starts a project's .mcp.json servers; "
         "login logs in to an HTTP one",
-        mcp_slash,
-        lambda repl: ("approve", "login"),
+        run=mcp_slash,
+        choices=lambda repl: ("approve", "login"),
     ),
     SlashCommand(
-        "hooks", "", "hooks: the profile's and the project's, and its approval", hooks_slash
+        name="hooks",
+        args="",
+        summary="hooks: the profile's and the project's, and its approval",
+        run=hooks_slash,
     ),
-    SlashCommand("exit", "", "leave (Ctrl-D does too)", exit_repl),
+    SlashCommand(name="exit", args="", summary="leave (Ctrl-D does too)", run=exit_repl),
 ]
 ALIASES = {"quit": "exit", "q": "exit", "new": "clear", "?": "help"}
 

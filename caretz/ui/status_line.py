@@ -27,7 +27,7 @@ from caretz.config.sandbox import shell_env_filter
 from caretz.hooks.runner import HookEnvironment, run_command
 
 if TYPE_CHECKING:
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.config.values import StatusLineValues
 
 DEBOUNCE_S = 0.3  # Claude Code's: at most one run every 300 ms
@@ -50,13 +50,13 @@ class StatusLine:
         self.clock = clock
         self.started = clock()
         self.text = ""
-        self.session: Session | None = None
+        self.session: AppSession | None = None
         self.context_tokens: Callable[[], int] = lambda: 0
         self._wanted = threading.Event()
         self._closed = False
         self._worker: threading.Thread | None = None
 
-    def follow(self, session: Session, context_tokens: Callable[[], int]) -> None:
+    def follow(self, session: AppSession, context_tokens: Callable[[], int]) -> None:
         """Show `session` (a new one after /clear or /resume), refreshed at its events."""
         if session is not self.session:
             if self.session is not None:
@@ -109,7 +109,7 @@ class StatusLine:
             return ""
         return first_line(ran.stdout)
 
-    def environment(self, session: Session) -> HookEnvironment:
+    def environment(self, session: AppSession) -> HookEnvironment:
         assert session.sandbox is not None
         variables = shell_env_filter(session.settings).apply(os.environ)
         return HookEnvironment(session.workspace, variables, session.sandbox)

@@ -29,7 +29,7 @@ class FetchLimits:
     max_redirects: int = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Page:
     url: str  # where the content came from, after redirects
     status: int

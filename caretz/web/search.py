@@ -62,7 +62,7 @@ class SearxngBackend:
         return _hits(data.get("results"), "content", count)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BraveBackend:
     key: str
     key_env: str  # where the key came from, for messages
@@ -82,7 +82,7 @@ class BraveBackend:
         return _hits(web.get("results"), "description", count)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TavilyBackend:
     key: str
     key_env: str

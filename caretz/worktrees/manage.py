@@ -42,7 +42,7 @@ class Repository:
         return self.main / WORKTREES
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Worktree:
     name: str
     path: Path
@@ -97,7 +97,7 @@ def enter(repo: Repository, name: str) -> Worktree:
             _add(repo, str(path), branch)
         else:
             _add(repo, "-b", branch, str(path), "HEAD")
-        return Worktree(name, path, branch, created=True)
+        return Worktree(name=name, path=path, branch=branch, created=True)
 
 
 def listed(repo: Repository) -> list[Worktree]:
@@ -108,7 +108,9 @@ def listed(repo: Repository) -> list[Worktree]:
         if path.parent != repo.folder:
             continue
         branch = entry.get("branch", "").removeprefix("refs/heads/")
-        found.append(Worktree(path.name, path, branch, missing="prunable" in entry))
+        found.append(
+            Worktree(name=path.name, path=path, branch=branch, missing="prunable" in entry)
+        )
     return sorted(found, key=lambda worktree: worktree.name)
 
 

@@ -50,7 +50,9 @@ class RunningWork:
 def test_a_cancel_answers_the_open_question_and_the_asking_thread_ends_the_work(
     tmp_path: Path,
 ):
-    question = Question("bash", {"command": "make"}, "make", "the mode asks")
+    question = Question(
+        tool="bash", arguments={"command": "make"}, summary="make", reason="the mode asks"
+    )
 
     async def scenario() -> tuple[BaseException | None, int]:
         editor = SilentEditor()
@@ -96,7 +98,14 @@ def test_a_cancel_before_the_question_asks_nothing(tmp_path: Path):
         acp_session.cancel()
         asker = EditorAsker(acp_session.view, acp_session._ask)
         with pytest.raises(KeyboardInterrupt, match="the prompt was cancelled"):
-            asker(Question("bash", {"command": "make"}, "make", "the mode asks"))
+            asker(
+                Question(
+                    tool="bash",
+                    arguments={"command": "make"},
+                    summary="make",
+                    reason="the mode asks",
+                )
+            )
         return editor
 
     assert not asyncio.run(scenario()).asked.is_set()

@@ -28,7 +28,7 @@ from caretz.acp.view import TurnSigns
 from caretz.app.session import Outcome
 from caretz.config_base import ConfigError
 from caretz.session.records.guard import LoopGuardJudged, LoopGuardJudging, LoopGuardWarned
-from caretz.session.records.loop import ToolCalled, ToolResult
+from caretz.session.records.loop import ToolCalled, ToolReturned
 from caretz.tools.asking import Question
 from caretz.tools.files import unified_diff
 
@@ -53,10 +53,12 @@ def test_a_new_file_shows_its_whole_text_and_a_failed_edit_its_error():
     translator = EventTranslator(WORKSPACE)
     call = {"id": "c1", "name": "write", "arguments": {"path": "new.txt", "content": "hi\n"}}
     translator.updates(ToolCalled(call=call))
-    (update,) = translator.updates(ToolResult(call_id="c1", name="write", ok=True, output="Wrote"))
+    (update,) = translator.updates(
+        ToolReturned(call_id="c1", name="write", ok=True, output="Wrote")
+    )
     (diff,) = update.content
     assert (diff.path, diff.old_text, diff.new_text) == ("/work/project/new.txt", None, "hi\n")
-    failed = ToolResult(call_id="c2", name="edit", ok=False, output="old_string not found")
+    failed = ToolReturned(call_id="c2", name="edit", ok=False, output="old_string not found")
     shown = finished(None, failed, WORKSPACE)
     assert shown.status == "failed"
     assert shown.content[0].content.text == "old_string not found"
@@ -97,17 +99,26 @@ def test_a_guard_notice_says_it_is_caretz_and_keeps_angle_brackets_literal():
     ],
 )
 def test_stop_reasons_say_how_the_work_ended(status, signs, cancelled, expected):
-    assert stop_reason(Outcome(status, 0, "", ""), signs, cancelled) == expected
+    assert (
+        stop_reason(Outcome(status=status, exit_code=0, message="", text=""), signs, cancelled)
+        == expected
+    )
 
 
 def test_a_failed_turn_is_the_prompt_request_s_error_with_its_line():
     with pytest.raises(RequestError) as raised:
-        stop_reason(Outcome("error", 1, "the provider gave up: 500", ""), TurnSigns(), False)
+        stop_reason(
+            Outcome(status="error", exit_code=1, message="the provider gave up: 500", text=""),
+            TurnSigns(),
+            False,
+        )
     assert str(raised.value) == "caretz: the provider gave up: 500"
 
 
 def test_always_is_offered_only_with_a_rule_to_save_and_anything_unknown_is_no():
-    question = Question("bash", {"command": "ls"}, "ls", "the mode asks")
+    question = Question(
+        tool="bash", arguments={"command": "ls"}, summary="ls", reason="the mode asks"
+    )
     assert [o.kind for o in options(question)] == ["allow_once", "reject_once"]
     picked = RequestPermissionResponse(
         outcome=AllowedOutcome(outcome="selected", option_id="allow-always")

@@ -38,7 +38,7 @@ def log(tmp_path: Path) -> EventLog:
 
 
 def call(name: str, **arguments: object) -> ToolCall:
-    return ToolCall(f"call_{name}", name, dict(arguments))
+    return ToolCall(id=f"call_{name}", name=name, arguments=dict(arguments))
 
 
 def events_of(log: EventLog, prefix: str = "Checkpoint.") -> list[dict]:

@@ -24,7 +24,7 @@ from caretz.agent.compaction import (
     estimate_tokens,
     head_and_tail,
 )
-from caretz.app.session import Session, start_session
+from caretz.app.session import AppSession, start_session
 from caretz.config.settings import resolve_settings
 from caretz.messages import Message, ToolCall
 from caretz.session.events import read_events
@@ -83,12 +83,12 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
-def open_session(env: dict[str, str], workspace: Path, resume: str | None = None) -> Session:
+def open_session(env: dict[str, str], workspace: Path, resume: str | None = None) -> AppSession:
     settings = resolve_settings({}, env)
     return start_session(settings, Recorder(), env, resume=resume, workspace=workspace)
 
 
-def run_big_turns(session: Session, server: ModelServer, count: int) -> None:
+def run_big_turns(session: AppSession, server: ModelServer, count: int) -> None:
     """`count` turns, each one bash call with 6000 characters of output, then an answer."""
     for number in range(1, count + 1):
         server.add(tool("bash", command=BIG_OUTPUT), text(f"answer {number}"))
@@ -96,7 +96,7 @@ def run_big_turns(session: Session, server: ModelServer, count: int) -> None:
         assert result.status == "done"
 
 
-def policy_between(session: Session, trigger: int, target: int) -> CompactionPolicy:
+def policy_between(session: AppSession, trigger: int, target: int) -> CompactionPolicy:
     window = 100_000
     return CompactionPolicy(
         context_window=window,
@@ -221,13 +221,13 @@ def test_the_newest_step_is_never_cut_even_when_it_alone_is_over_the_window(env,
 
 def test_the_meter_counts_the_last_response_then_estimates_what_follows():
     meter = ContextMeter()
-    conversation = [Message("user", "hi")]
+    conversation = [Message(role="user", content="hi")]
     usage = {"input_tokens": 1000, "cache_read_tokens": 5000, "output_tokens": 50}
 
     meter.measured(usage, conversation)
-    conversation.append(Message("assistant", "hello"))
+    conversation.append(Message(role="assistant", content="hello"))
     assert meter.estimate("system", conversation) == 6050
-    conversation.append(Message("tool", "y" * 400, tool_call_id="call_1"))
+    conversation.append(Message(role="tool", content="y" * 400, tool_call_id="call_1"))
     assert meter.estimate("system", conversation) == 6050 + 100 + 4
     # A new conversation (a compaction, /clear) falls back to counting characters.
     fresh = list(conversation)
@@ -274,8 +274,11 @@ def test_the_session_compacts_by_itself_before_a_turn_near_the_window(
 
 
 def _step(call_id: str, name: str, arguments: dict[str, Any], output: str) -> list[Message]:
-    call = ToolCall(call_id, name, arguments)
-    return [Message("assistant", tool_calls=[call]), Message("tool", output, tool_call_id=call_id)]
+    call = ToolCall(id=call_id, name=name, arguments=arguments)
+    return [
+        Message(role="assistant", tool_calls=[call]),
+        Message(role="tool", content=output, tool_call_id=call_id),
+    ]
 
 
 def _never(messages: list[Message]) -> str:
@@ -285,7 +288,7 @@ def _never(messages: list[Message]) -> str:
 def test_a_second_compaction_carries_the_first_ones_files_and_plan_and_the_task():
     plan = {"todos": [{"content": "Fix the parser", "status": "in_progress"}]}
     turn = [
-        Message("user", "fix the parser"),
+        Message(role="user", content="fix the parser"),
         *_step("c1", "todo", plan, "plan set"),
         *_step("c2", "write", {"path": "a.py", "content": "x"}, "wrote a.py"),
         *_step("c3", "bash", {"command": "pytest"}, "y" * 8000),
@@ -313,7 +316,7 @@ def test_a_second_compaction_carries_the_first_ones_files_and_plan_and_the_task(
 
 def test_a_summary_alone_before_a_step_over_the_window_is_not_summarized_again():
     conversation = [
-        Message("user", f"{SUMMARY_HEADER}\n\nS\n\n{TASK_HEADER}\n\ntask"),
+        Message(role="user", content=f"{SUMMARY_HEADER}\n\nS\n\n{TASK_HEADER}\n\ntask"),
         *_step("c1", "bash", {"command": "cat big"}, "v" * 40_000),
     ]
 

@@ -19,17 +19,23 @@ BIG = 9000  # characters: far over what trimming keeps of an older result
 
 
 def step(call_id: str, output: str, **arguments: Any) -> list[Message]:
-    call = ToolCall(call_id, "bash", arguments or {"command": "make"})
-    return [Message("assistant", tool_calls=[call]), Message("tool", output, tool_call_id=call_id)]
+    call = ToolCall(id=call_id, name="bash", arguments=arguments or {"command": "make"})
+    return [
+        Message(role="assistant", tool_calls=[call]),
+        Message(role="tool", content=output, tool_call_id=call_id),
+    ]
 
 
 def two_calls(output: str, argument: str) -> list[Message]:
     """One reply with two calls, and both results: one step."""
-    calls = [ToolCall("n1", "write", {"content": argument}), ToolCall("n2", "bash", {})]
+    calls = [
+        ToolCall(id="n1", name="write", arguments={"content": argument}),
+        ToolCall(id="n2", name="bash", arguments={}),
+    ]
     return [
-        Message("assistant", "Writing it.", tool_calls=calls),
-        Message("tool", output, tool_call_id="n1"),
-        Message("tool", output, tool_call_id="n2"),
+        Message(role="assistant", content="Writing it.", tool_calls=calls),
+        Message(role="tool", content=output, tool_call_id="n1"),
+        Message(role="tool", content=output, tool_call_id="n2"),
     ]
 
 
@@ -38,21 +44,21 @@ def failed_summary(messages: list[Message]) -> str:
 
 
 def test_the_newest_step_is_the_newest_calling_reply_else_the_newest_prompt():
-    turn = [Message("user", "one"), *step("a", "1"), *step("b", "2")]
+    turn = [Message(role="user", content="one"), *step("a", "1"), *step("b", "2")]
     assert newest_step(turn) == 3  # the reply that made call b, its result after it
-    answered = [*turn, Message("assistant", "Done.")]
+    answered = [*turn, Message(role="assistant", content="Done.")]
     assert newest_step(answered) == 3  # a plain answer starts no step
-    asked_again = [*answered, Message("user", "two")]
+    asked_again = [*answered, Message(role="user", content="two")]
     assert newest_step(asked_again) == 6
-    assert newest_step([Message("user", "only")]) == 0
+    assert newest_step([Message(role="user", content="only")]) == 0
     assert newest_step([*asked_again, *two_calls("x", "y")]) == 7
 
 
 def test_the_part_kept_whole_never_starts_after_the_newest_step():
     conversation = [
-        Message("user", "one"),
+        Message(role="user", content="one"),
         *step("a", "a" * BIG),
-        Message("user", "two"),
+        Message(role="user", content="two"),
         *step("b", "b" * BIG),
         *two_calls("c" * BIG, "d" * BIG),
     ]
@@ -65,7 +71,7 @@ def test_the_part_kept_whole_never_starts_after_the_newest_step():
 def test_a_failed_summary_trims_older_steps_and_never_the_newest():
     newest = two_calls("n" * BIG, "w" * BIG)
     conversation = [
-        Message("user", "fix it"),
+        Message(role="user", content="fix it"),
         *step("a", "a" * BIG),
         *step("b", "b" * BIG, command="x" * BIG),
         *newest,
@@ -84,7 +90,7 @@ def test_a_failed_summary_trims_older_steps_and_never_the_newest():
 
 def test_a_summary_keeps_the_newest_step_whole_after_it():
     newest = two_calls("n" * BIG, "w" * BIG)
-    conversation = [Message("user", "fix it"), *step("a", "a" * BIG), *newest]
+    conversation = [Message(role="user", content="fix it"), *step("a", "a" * BIG), *newest]
     policy = CompactionPolicy(context_window=4000, keep_ratio=0.01)
 
     result = compact(conversation, "system", policy, lambda older: "SUMMARY")

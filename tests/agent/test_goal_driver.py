@@ -24,7 +24,7 @@ MET = GoalVerdict(True, False, "the suite passed: 12 passed")
 
 
 def goal(max_turns: int = 20) -> Goal:
-    return Goal(CONDITION, max_turns, CONDITION)
+    return Goal(condition=CONDITION, max_turns=max_turns, prompt=CONDITION)
 
 
 def test_not_met_twice_then_met_runs_three_turns_with_marked_continuations(tmp_path: Path):
@@ -73,7 +73,9 @@ def test_the_evaluator_sees_the_goal_the_answer_the_output_and_the_plan(tmp_path
 def test_no_verdict_counts_as_not_met_and_the_goal_carries_on(tmp_path: Path):
     provider = ScriptedProvider(answer("One."), answer("Two."))
     agent, events = make_agent(tmp_path, provider)
-    timeout = Evaluation(GoalVerdict(False), "test/evaluator", 1.0, error="timeout after 1s")
+    timeout = Evaluation(
+        verdict=GoalVerdict(False), model="test/evaluator", latency_s=1.0, error="timeout after 1s"
+    )
 
     run = GoalDriver(agent, goal(), ScriptedEvaluator(timeout, MET), 1.0).start(CONDITION)
 
@@ -175,7 +177,7 @@ def test_usage_of_the_scripted_evaluator_is_recorded(tmp_path: Path):
     GoalDriver(agent, goal(), ScriptedEvaluator(MET), 30.0).start(CONDITION)
 
     evaluated = events.of("Goal.Evaluated")[0]
-    assert evaluated["usage"] == Usage(900, 40).to_dict()
+    assert evaluated["usage"] == Usage(input_tokens=900, output_tokens=40).to_dict()
     assert evaluated["model"] == "test/evaluator" and evaluated["latency_s"] == 0.4
 
 

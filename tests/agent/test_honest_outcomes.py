@@ -15,7 +15,7 @@ from caretz.agent.outcomes import SKIPPED_AFTER_INTERRUPT
 from caretz.agent.parts import AgentConfig, AgentParts
 from caretz.messages import Message, ToolCall, ToolSpec
 from caretz.session.events import EventLog
-from caretz.session.records.loop import ModelResponse, ToolCalled, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolCalled, TurnStarted
 from caretz.session.store import OUTCOME_UNKNOWN, SESSION_ENDED, rebuild_history
 from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
 from caretz.tools.bash import BashTool
@@ -71,8 +71,12 @@ def make_agent(tmp_path: Path, provider: ScriptedProvider) -> tuple[Agent, list[
     log = EventLog(None)
     log.subscribe(lambda record: events.append(record.to_dict()))
     tools = ToolRegistry([*default_tools(), Stuck()])
-    parts = AgentParts(provider, tools, ToolContext(workspace=tmp_path), log)
-    return Agent(AgentConfig("model-1", "test/model", "system"), parts), events
+    parts = AgentParts(
+        provider=provider, tools=tools, tool_ctx=ToolContext(workspace=tmp_path), log=log
+    )
+    return Agent(
+        AgentConfig(model_id="model-1", model_ref="test/model", system="system"), parts
+    ), events
 
 
 def test_an_interrupted_turn_tells_started_calls_from_calls_never_run(tmp_path: Path):
@@ -103,13 +107,13 @@ def test_an_interrupted_turn_tells_started_calls_from_calls_never_run(tmp_path: 
 
 def test_resume_after_a_crash_says_a_started_call_has_an_unknown_outcome():
     started, never = (
-        ToolCall("call_1", "bash", {"command": "make deploy"}),
-        ToolCall("call_2", "bash", {"command": "echo later"}),
+        ToolCall(id="call_1", name="bash", arguments={"command": "make deploy"}),
+        ToolCall(id="call_2", name="bash", arguments={"command": "echo later"}),
     )
-    asked = Message("assistant", "", tool_calls=[started, never])
+    asked = Message(role="assistant", content="", tool_calls=[started, never])
     events = [
         TurnStarted(prompt="deploy"),
-        ModelResponse(message=asked.to_dict()),
+        ModelReplied(message=asked.to_dict()),
         ToolCalled(index=0, call=started.to_dict()),
         # caretz was killed here: no Tool.Result, no Turn.Ended
     ]

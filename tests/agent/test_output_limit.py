@@ -15,11 +15,11 @@ LIMIT = 1000
 
 
 def reply(text: str = "", *calls: ToolCall, thinking: str = "") -> Message:
-    return Message("assistant", text, tool_calls=list(calls), thinking=thinking)
+    return Message(role="assistant", content=text, tool_calls=list(calls), thinking=thinking)
 
 
 def test_a_continued_reply_is_one_assistant_message_joined_in_order():
-    conversation = [Message("user", "write the essay")]
+    conversation = [Message(role="user", content="write the essay")]
     replies = CutReplies(LIMIT)
 
     first = replies.keep(conversation, reply("The first half, ", thinking="plan it"))
@@ -48,7 +48,7 @@ def test_a_continuation_with_calls_keeps_the_thinking_that_goes_with_them():
     conversation: list[Message] = []
     replies = CutReplies(LIMIT)
     replies.on_limit(replies.keep(conversation, reply("Reading ", thinking="old")))
-    call = ToolCall("c1", "read", {"path": "a.py"})
+    call = ToolCall(id="c1", name="read", arguments={"path": "a.py"})
 
     joined = replies.keep(conversation, reply("a.py.", call, thinking="new"))
 
@@ -57,7 +57,10 @@ def test_a_continuation_with_calls_keeps_the_thinking_that_goes_with_them():
 
 
 def test_a_reply_with_calls_runs_none_of_them_and_says_which_was_cut():
-    calls = [ToolCall("c1", "write", {"path": "a.py"}), ToolCall("c2", "write", {})]
+    calls = [
+        ToolCall(id="c1", name="write", arguments={"path": "a.py"}),
+        ToolCall(id="c2", name="write", arguments={}),
+    ]
     replies = CutReplies(LIMIT)
 
     outcome = replies.on_limit(reply("Writing both.", *calls))

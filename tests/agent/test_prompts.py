@@ -47,7 +47,12 @@ def repo(tmp_path: Path) -> Path:
 
 def test_auto_mode_in_bubblewrap_headless(repo):
     env = SessionEnvironment(
-        "auto", "bwrap", network=False, writable=(repo,), headless=True, git=GIT
+        permission_mode="auto",
+        backend="bwrap",
+        network=False,
+        writable=(repo,),
+        headless=True,
+        git=GIT,
     )
     lines = environment_lines(system_prompt(repo, environment=env))
     assert lines[3:] == [
@@ -65,14 +70,18 @@ def test_auto_mode_in_bubblewrap_headless(repo):
 
 
 def test_landlock_says_what_carries_over_there(tmp_path):
-    env = SessionEnvironment("auto", "landlock", network=False, writable=(tmp_path,))
+    env = SessionEnvironment(
+        permission_mode="auto", backend="landlock", network=False, writable=(tmp_path,)
+    )
     line = environment_lines(system_prompt(tmp_path, environment=env))[-1]
     assert "one private temporary directory ($TMPDIR; /tmp itself is read-only)" in line
     assert "network namespace" not in line
 
 
 def test_ask_mode_interactive_with_the_network_on(repo):
-    env = SessionEnvironment("ask", "landlock", network=True, writable=(repo,), headless=False)
+    env = SessionEnvironment(
+        permission_mode="ask", backend="landlock", network=True, writable=(repo,), headless=False
+    )
     lines = environment_lines(system_prompt(repo, environment=env))
     assert f"- sandbox: Landlock; network on; writable: {repo}; credential stores hidden" in lines
     assert (
@@ -83,7 +92,7 @@ def test_ask_mode_interactive_with_the_network_on(repo):
 
 
 def test_read_only_mode(repo):
-    env = SessionEnvironment("read-only", "bwrap", writable=(), git=GIT)
+    env = SessionEnvironment(permission_mode="read-only", backend="bwrap", writable=(), git=GIT)
     lines = environment_lines(system_prompt(repo, environment=env))
     assert (
         "- sandbox: bubblewrap; network off (no Unix sockets either); writable: nothing "
@@ -95,7 +104,7 @@ def test_read_only_mode(repo):
 
 
 def test_yolo_promises_no_sandbox(repo):
-    env = SessionEnvironment("yolo", "none", writable=(repo,))
+    env = SessionEnvironment(permission_mode="yolo", backend="none", writable=(repo,))
     prompt = system_prompt(repo, environment=env)
     lines = environment_lines(prompt)
     assert "- sandbox: off; commands run on the host with the user's rights and network" in lines
@@ -118,7 +127,7 @@ def test_git_status_is_short(repo):
 
 def test_no_git_no_git_line(tmp_path):
     assert git_lines(tmp_path, GIT) == []
-    env = SessionEnvironment("auto", "bwrap", writable=(tmp_path,))
+    env = SessionEnvironment(permission_mode="auto", backend="bwrap", writable=(tmp_path,))
     lines = environment_lines(system_prompt(tmp_path, environment=env))
     assert not any(line.startswith("- git:") for line in lines)
 
@@ -130,16 +139,20 @@ def test_a_slow_git_is_not_waited_for(repo):
 
 def test_without_a_trusted_git_there_is_no_git_line(repo):
     """No trusted git found (one planted on PATH is never run): nothing about git."""
-    env = SessionEnvironment("auto", "bwrap", writable=(repo,), git=None)
+    env = SessionEnvironment(permission_mode="auto", backend="bwrap", writable=(repo,), git=None)
     lines = environment_lines(system_prompt(repo, environment=env))
     assert not any(line.startswith("- git:") for line in lines)
 
 
 def test_the_web_tools_are_told_only_when_there_are_some(tmp_path: Path):
-    bare = system_prompt(tmp_path, environment=SessionEnvironment("auto", "bwrap"))
+    bare = system_prompt(
+        tmp_path, environment=SessionEnvironment(permission_mode="auto", backend="bwrap")
+    )
     assert "web_fetch" not in bare and "web_search" not in bare
 
-    fetch_only = SessionEnvironment("auto", "bwrap", headless=False, web_fetch=True)
+    fetch_only = SessionEnvironment(
+        permission_mode="auto", backend="bwrap", headless=False, web_fetch=True
+    )
     prompt = system_prompt(tmp_path, environment=fetch_only)
     assert (
         "- web: web_fetch reads a URL as Markdown; a domain no rule allows asks the user first; "
@@ -148,7 +161,9 @@ def test_the_web_tools_are_told_only_when_there_are_some(tmp_path: Path):
     ) in prompt
     assert "web_search" not in prompt
 
-    headless = SessionEnvironment("auto", "bwrap", web_fetch=True, web_search="SearXNG at x")
+    headless = SessionEnvironment(
+        permission_mode="auto", backend="bwrap", web_fetch=True, web_search="SearXNG at x"
+    )
     prompt = system_prompt(tmp_path, environment=headless)
     assert "a domain no rule allows is refused in this headless run" in prompt
     assert "- web search: web_search searches the web (SearXNG at x)" in prompt
@@ -160,9 +175,11 @@ def test_a_kept_prompt_takes_new_web_lines_and_keeps_the_rest_word_for_word(
 ):
     if instructions:
         (tmp_path / "AGENTS.md").write_text("- web: a line of the project's, not caretz's\n")
-    searching = SessionEnvironment("auto", "bwrap", web_fetch=True, web_search="the provider's")
-    fetching = SessionEnvironment("auto", "bwrap", web_fetch=True)
-    bare = SessionEnvironment("auto", "bwrap")
+    searching = SessionEnvironment(
+        permission_mode="auto", backend="bwrap", web_fetch=True, web_search="the provider's"
+    )
+    fetching = SessionEnvironment(permission_mode="auto", backend="bwrap", web_fetch=True)
+    bare = SessionEnvironment(permission_mode="auto", backend="bwrap")
     found, refused = project_instructions(tmp_path, ProjectDoor((tmp_path,)))
     first = system_prompt(tmp_path, "Be brief.", searching, found)
 
@@ -178,10 +195,18 @@ def test_a_kept_prompt_takes_new_web_lines_and_keeps_the_rest_word_for_word(
 
 def test_an_allowlist_names_the_hosts_and_what_landlock_holds(tmp_path):
     hosts = ("package-registries", "*.github.com")
-    bwrap = SessionEnvironment("auto", "bwrap", writable=(tmp_path,), allowed_hosts=hosts)
-    tcp = SessionEnvironment("auto", "landlock", writable=(tmp_path,), allowed_hosts=hosts)
+    bwrap = SessionEnvironment(
+        permission_mode="auto", backend="bwrap", writable=(tmp_path,), allowed_hosts=hosts
+    )
+    tcp = SessionEnvironment(
+        permission_mode="auto", backend="landlock", writable=(tmp_path,), allowed_hosts=hosts
+    )
     old = SessionEnvironment(
-        "auto", "landlock", writable=(tmp_path,), allowed_hosts=hosts, landlock_tcp=False
+        permission_mode="auto",
+        backend="landlock",
+        writable=(tmp_path,),
+        allowed_hosts=hosts,
+        landlock_tcp=False,
     )
 
     line = sandbox_line(bwrap)

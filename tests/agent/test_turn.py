@@ -170,7 +170,7 @@ def test_the_note_ends_every_remaining_request_and_is_never_stored(tmp_path: Pat
     assert f'The user\'s request for this turn: "{TASK}"' in note
     assert not any(is_note(m) for r in provider.requests[:3] for m in r.messages)
     for request in provider.requests[3:]:
-        assert last(request) == Message("user", note)
+        assert last(request) == Message(role="user", content=note)
         assert sum(is_note(m) for m in request.messages) == 1
     assert not any(is_note(m) for m in agent.conversation.messages)
     # The next turn starts without it.
@@ -419,7 +419,7 @@ def test_auto_resume_runs_the_resume_turn_from_the_stop_decision(tmp_path: Path)
     assert result.resume is None  # the one resume is spent
     assert len(provider.requests) == 14
     resume = "loop detected and you were stopped - resume now"
-    assert last(provider.requests[7]) == Message("user", resume)
+    assert last(provider.requests[7]) == Message(role="user", content=resume)
     (resuming,) = events.of("LoopGuard.Resuming")
     assert (resuming["count"], resuming["max"], resuming["message"]) == (1, 1, resume)
     started = events.of("Turn.Started")

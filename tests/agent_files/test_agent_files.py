@@ -71,14 +71,14 @@ def test_the_nearest_folder_wins_a_name_and_the_user_comes_last(tmp_path: Path) 
 
 def test_a_limit_refuses_what_its_entries_do_not_name(tmp_path: Path) -> None:
     limit = tool_limit("the agent 'x'", ["Read", "Bash(git status)"], ["Grep"], tmp_path, "x.md")
-    ctx = ToolContext(tmp_path)
+    ctx = ToolContext(workspace=tmp_path)
     assert limit.permits("read") and limit.permits("bash")
     assert not limit.permits("grep") and not limit.permits("write")
-    limit(ToolCall("1", "bash", {"command": "git status"}), ctx)
+    limit(ToolCall(id="1", name="bash", arguments={"command": "git status"}), ctx)
     with pytest.raises(CancelToolCall, match="outside its pattern"):
-        limit(ToolCall("2", "bash", {"command": "rm -rf ."}), ctx)
+        limit(ToolCall(id="2", name="bash", arguments={"command": "rm -rf ."}), ctx)
     with pytest.raises(CancelToolCall, match="may not call write"):
-        limit(ToolCall("3", "write", {"path": "a"}), ctx)
+        limit(ToolCall(id="3", name="write", arguments={"path": "a"}), ctx)
     unreadable = tool_limit("the agent 'y'", ["Bash(", "Glob"], [], tmp_path, "y.md")
     assert not unreadable.permits("bash") and unreadable.permits("glob")
 

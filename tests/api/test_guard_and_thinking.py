@@ -43,8 +43,8 @@ def test_the_guards_notices_stream_and_its_verdicts_are_in_the_result(
     assert first.model == f"anthropic/{JUDGE}" and first.applied
     assert result.to_dict()["guard_verdicts"][0]["try_instead"] == STUCK["try_instead"]
     # What the run used counts the judge's two calls, and shows them apart.
-    assert result.judge_usage == Usage(2000, 100)
-    assert result.usage == Usage(7 * 100 + 2000, 7 * 20 + 100)
+    assert result.judge_usage == Usage(input_tokens=2000, output_tokens=100)
+    assert result.usage == Usage(input_tokens=7 * 100 + 2000, output_tokens=7 * 20 + 100)
     assert result.judge_cost_usd == pytest.approx(2000 * 1e-6 + 100 * 5e-6)
     assert result.cost_usd == pytest.approx(700 * 3e-6 + 140 * 15e-6 + 0.0025)
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from caretz.api import Answer, ConfigError, GuardNotice, Question, ToolCall, ToolResult
+from caretz.api import Answer, ConfigError, GuardNotice, Question, ToolCall, ToolCallResult
 from caretz.api.events import SessionEvent, from_session_event, guard_verdict
 from caretz.api.options import Options, resolve
 from caretz.api.permission import CallbackAsker, as_answer
@@ -55,7 +55,9 @@ def test_session_events_become_the_apis_records():
         "index": 0,
         "call": {"id": "call_1", "name": "bash", "arguments": {"command": "ls"}},
     }
-    assert from_session_event(parse_record(called)) == ToolCall("call_1", "bash", {"command": "ls"})
+    assert from_session_event(parse_record(called)) == ToolCall(
+        id="call_1", name="bash", arguments={"command": "ls"}
+    )
     result = {
         "type": "Tool.Result",
         "call_id": "call_1",
@@ -66,8 +68,8 @@ def test_session_events_become_the_apis_records():
         "duration_s": 0.5,
         "agent": "main",
     }
-    assert from_session_event(parse_record(result)) == ToolResult(
-        "call_1", "bash", False, "boom", 2, 0.5
+    assert from_session_event(parse_record(result)) == ToolCallResult(
+        call_id="call_1", name="bash", ok=False, output="boom", exit_code=2, duration_s=0.5
     )
     redirected = {
         "type": "LoopGuard.Redirected",
@@ -100,20 +102,22 @@ def test_a_judged_event_is_a_verdict():
         "error": None,
     }
     assert guard_verdict(parse_record(judged)) == GuardVerdict(
-        "checkEvery",
-        "20 tool calls",
-        True,
-        0.9,
-        "loops",
-        "stop",
-        "redirect",
-        True,
-        "anthropic/judge",
+        trigger="checkEvery",
+        headline="20 tool calls",
+        stuck=True,
+        confidence=0.9,
+        reason="loops",
+        try_instead="stop",
+        action="redirect",
+        applied=True,
+        model="anthropic/judge",
     )
     assert guard_verdict(parse_record({"type": "LoopGuard.Fired"})) is None
 
 
-QUESTION = Question("bash", {"command": "curl x"}, "curl x", "the network is off")
+QUESTION = Question(
+    tool="bash", arguments={"command": "curl x"}, summary="curl x", reason="the network is off"
+)
 
 
 def test_the_callbacks_answers():
@@ -132,16 +136,16 @@ def test_a_callback_that_fails_or_answers_nonsense_ends_the_turn_and_keeps_its_e
 
 def test_the_result_object_is_the_output_json_one():
     result = RunResult(
-        "s1",
-        "done",
-        0,
-        "",
-        "All green.",
-        Usage(130, 25),
-        0.0015,
-        3,
-        1.23456,
-        judge_usage=Usage(30, 5),
+        session_id="s1",
+        status="done",
+        exit_code=0,
+        message="",
+        text="All green.",
+        usage=Usage(input_tokens=130, output_tokens=25),
+        cost_usd=0.0015,
+        tool_calls=3,
+        duration_s=1.23456,
+        judge_usage=Usage(input_tokens=30, output_tokens=5),
         judge_cost_usd=0.0003,
         agents={"main": {"model": "anthropic/m", "input_tokens": 100}},
     )

@@ -15,7 +15,7 @@ from caretz.api import (
     SessionEvent,
     TextDelta,
     ToolCall,
-    ToolResult,
+    ToolCallResult,
     Usage,
 )
 from tests.api.conftest import API_KEY, events_of, sessions_folder
@@ -35,7 +35,7 @@ def test_run_returns_the_answer_and_what_the_run_used(server, open_session, work
     assert result.text == "The build is green."
     assert result.session_id == session.id and result.message == ""
     assert result.tool_calls == 1
-    assert result.usage == Usage(250, 30)
+    assert result.usage == Usage(input_tokens=250, output_tokens=30)
     assert result.cost_usd is None  # claude-test has no known price
     assert result.permission_denials == () and result.guard_verdicts == ()
     assert server.requests[0].headers["x-api-key"] == API_KEY
@@ -50,7 +50,7 @@ def test_a_second_run_carries_the_conversation_on_and_counts_only_its_own_use(se
     session = open_session()
     session.run("first")
     second = session.run("second")
-    assert second.text == "two" and second.usage == Usage(300, 7)
+    assert second.text == "two" and second.usage == Usage(input_tokens=300, output_tokens=7)
     assert "first" in str(server.requests[1].messages)
 
 
@@ -65,7 +65,7 @@ def test_stream_yields_the_typed_events_as_they_happen_then_the_result(server, o
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert len(deltas) > 1 and "".join(deltas) == result.text  # streamed in pieces
     (call,) = [e for e in events if isinstance(e, ToolCall)]
-    (done,) = [e for e in events if isinstance(e, ToolResult)]
+    (done,) = [e for e in events if isinstance(e, ToolCallResult)]
     assert (call.name, call.arguments) == ("bash", {"command": "echo hi"})
     assert (done.call_id, done.ok, done.output.strip()) == (call.id, True, "hi")
     assert events.index(call) < events.index(done)

@@ -1,4 +1,4 @@
-"""Sessions of the application layer (`caretz.app.session.Session`) opened for real, in
+"""Sessions of the application layer (`caretz.app.session.AppSession`) opened for real, in
 this process, against the loopback model server."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from caretz.app.session import Session
+from caretz.app.session import AppSession
 from caretz.config.settings import resolve_settings
 from tests.modelserver import ModelServer
 
@@ -77,11 +77,11 @@ def write_profiles(path: Path, profiles: dict[str, Any]) -> None:
 @pytest.fixture
 def open_session(env, workspace) -> Iterator[Any]:
     """Opens sessions (with a Recorder view unless given one); each is closed at the end."""
-    opened: list[Session] = []
+    opened: list[AppSession] = []
 
-    def opener(view: Any = None, resume: str | None = None, **flags: Any) -> Session:
+    def opener(view: Any = None, resume: str | None = None, **flags: Any) -> AppSession:
         settings = resolve_settings(flags, env)
-        session = Session.open(
+        session = AppSession.open(
             settings, view or Recorder(), env=env, workspace=workspace, resume=resume
         )
         opened.append(session)

@@ -1,4 +1,4 @@
-"""`Session.cancel` from another thread ends the running work as Ctrl-C does: with the
+"""`AppSession.cancel` from another thread ends the running work as Ctrl-C does: with the
 work in the main thread (SIGINT to it) and in a worker thread (an interrupt raised
 there, the provider's connection shut to wake a stalled read)."""
 
@@ -210,14 +210,14 @@ class WaitingAsker:
 def test_a_cancel_while_a_question_is_open_ends_the_work_and_answers_nothing(
     env, workspace, server, where
 ):
-    from caretz.app.session import Session
+    from caretz.app.session import AppSession
     from caretz.config.settings import resolve_settings
     from tests.app.conftest import Recorder
 
     server.add(tool("bash", command="echo hi > out.txt"), text("the turn went on"))
     asker = WaitingAsker()
     settings = resolve_settings({"permission_mode": "ask"}, env)
-    session = Session.open(settings, Recorder(), env=env, workspace=workspace, asker=asker)
+    session = AppSession.open(settings, Recorder(), env=env, workspace=workspace, asker=asker)
     try:
         if where == "main":
             canceller = cancel_when(session, asker.asked.is_set)

@@ -1,4 +1,4 @@
-"""`caretz.app.session.Session` driven directly: turns, custom commands, goals, switches
+"""`caretz.app.session.AppSession` driven directly: turns, custom commands, goals, switches
 and opening, against the loopback model server, with real bash and real session logs."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from caretz.app.session import Session
+from caretz.app.session import AppSession
 from caretz.config.settings import resolve_settings
 from caretz.config_base import ConfigError
 from caretz.session.events import read_events
@@ -196,10 +196,10 @@ def test_opening_with_a_bad_profile_leaves_no_session_folder(env, workspace, con
     bad_env = {**env, "ANTHROPIC_API_KEY": ""}  # the profile's model has no key
 
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-        Session.open(bad, Recorder(), env=bad_env, workspace=workspace)
+        AppSession.open(bad, Recorder(), env=bad_env, workspace=workspace)
     write_profiles(config, {"general": {"permissions": {"allow": ["Bash(unclosed"]}}})
     with pytest.raises(ConfigError, match="profiles.general.permissions"):
-        Session.open(resolve_settings({}, env), Recorder(), env=env, workspace=workspace)
+        AppSession.open(resolve_settings({}, env), Recorder(), env=env, workspace=workspace)
 
     assert not sessions_folder(env).exists() or list(sessions_folder(env).iterdir()) == []
 

@@ -45,7 +45,9 @@ def test_cancel_from_another_thread_ends_the_command_and_its_group(open_session,
 
 
 def test_output_with_backticks_is_fenced_longer_than_them():
-    run = ShellRun("cat README.md", 0, "```python\nx = 1\n```\n", 0.1)
+    run = ShellRun(
+        command="cat README.md", exit_code=0, output="```python\nx = 1\n```\n", duration_s=0.1
+    )
 
     assert run.context() == (
         "The user ran `cat README.md` (exit 0):\n````\n```python\nx = 1\n```\n````"

@@ -13,7 +13,7 @@ from rich.console import Console
 from caretz.batch.child import absolute_paths, run_argv
 from caretz.batch.results import ResultsFile, TaskResult
 from caretz.batch.tasks import Task, TaskFileError, read_tasks
-from caretz.batch.view import LiveView, PlainView, Tally, closing_table, counts_text
+from caretz.batch.view import BatchLiveView, BatchTally, PlainView, closing_table, counts_text
 
 
 def test_a_task_line_is_checked_key_by_key(tmp_path: Path):
@@ -33,17 +33,17 @@ def test_a_task_line_is_checked_key_by_key(tmp_path: Path):
     (tmp_path / "sub").mkdir()
     tasks.write_text('{"id": "x.1", "prompt": "go", "cwd": "sub", "model": "m", "profile": "p"}\n')
     (task,) = read_tasks(tasks, tmp_path)
-    assert task == Task("x.1", "go", tmp_path / "sub", "m", "p", 1)
+    assert task == Task(id="x.1", prompt="go", cwd=tmp_path / "sub", model="m", profile="p", line=1)
     assert task.worktree_name == "batch-x.1"
 
 
 def test_results_are_whole_lines_a_torn_tail_is_skipped_and_the_last_line_wins(tmp_path):
     path = tmp_path / "results.jsonl"
     results = ResultsFile(path)
-    results.append(TaskResult("a", "interrupted", 130, session_id="s1"))
+    results.append(TaskResult(id="a", status="interrupted", exit_code=130, session_id="s1"))
     with path.open("a") as file:
         file.write('{"id": "b", "stat')  # a batch killed mid-line
-    results.append(TaskResult("a", "done", 0, session_id="s1", cost_usd=0.5))
+    results.append(TaskResult(id="a", status="done", exit_code=0, session_id="s1", cost_usd=0.5))
 
     recorded, unreadable = results.recorded()
 
@@ -103,25 +103,29 @@ def test_a_tasks_run_takes_the_batchs_flags_its_files_absolute(tmp_path):
 
 
 def test_the_views_count_the_tasks_and_the_table_lists_every_one(tmp_path):
-    task = Task("a", "fix the login page", tmp_path)
-    tally = Tally(total=3, clock=lambda: 100.0)
+    task = Task(id="a", prompt="fix the login page", cwd=tmp_path)
+    tally = BatchTally(total=3, clock=lambda: 100.0)
     out = io.StringIO()
     plain = PlainView(tally, out)
     plain.started(task, tmp_path / "w")
-    plain.finished(TaskResult("a", "done", 0, cost_usd=0.25))
-    plain.started(Task("b", "add tests", tmp_path), tmp_path / "w2")
+    plain.finished(TaskResult(id="a", status="done", exit_code=0, cost_usd=0.25))
+    plain.started(Task(id="b", prompt="add tests", cwd=tmp_path), tmp_path / "w2")
 
     assert tally.headline() == "1 done · 1 running · 0 failed · 1 waiting · 0 tokens · $0.2500"
     assert out.getvalue().splitlines()[1].startswith("caretz batch: a done (exit 0) · 0 tool calls")
     screen = Console(file=io.StringIO(), width=100, record=True)
-    live = LiveView(tally, screen)
+    live = BatchLiveView(tally, screen)
     live.close()
     drawn = Console(file=io.StringIO(), width=100, record=True)
     drawn.print(live)
     shown = drawn.export_text()
     assert shown.startswith("caretz batch · 1 done · 1 running") and "b  0:00" in shown
     table = Console(file=io.StringIO(), width=100, record=True)
-    closing_table([task, Task("b", "x", tmp_path)], {"a": TaskResult("a", "done", 0)}, table)
+    closing_table(
+        [task, Task(id="b", prompt="x", cwd=tmp_path)],
+        {"a": TaskResult(id="a", status="done", exit_code=0)},
+        table,
+    )
     assert "not run" in table.export_text()
     assert (
         counts_text(["loop_guard", "done", "done", "not run"]) == "2 done, 1 loop_guard, 1 not run"

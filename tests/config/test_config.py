@@ -45,15 +45,15 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     }
 
 
-def resolve(home: Path, data: Any = None, cli: Flags | None = None, **env: str):
+def resolve(home: Path, data: Any = None, flags: Flags | None = None, **env: str):
     if data is not None:
         write_config(home, data)
-    return resolve_settings(cli or {}, env_for(home, **env))
+    return resolve_settings(flags or {}, env_for(home, **env))
 
 
-def config_error(home: Path, data: Any = None, cli: Flags | None = None, **env: str) -> str:
+def config_error(home: Path, data: Any = None, flags: Flags | None = None, **env: str) -> str:
     with pytest.raises(ConfigError) as caught:
-        resolve(home, data, cli, **env)
+        resolve(home, data, flags, **env)
     message = str(caught.value)
     assert "\n" not in message
     return message
@@ -112,14 +112,14 @@ def test_import_and_resolve_create_nothing(tmp_path: Path) -> None:
 def test_missing_file_named_by_env_is_fine_but_by_flag_is_an_error(home: Path) -> None:
     assert resolve(home).profile_name == "general"
     missing = home / "nowhere.json"
-    message = config_error(home, cli=dict(config=str(missing)))
+    message = config_error(home, flags=dict(config=str(missing)))
     assert str(missing) in message and "--config" in message
 
 
 def test_explicit_config_flag_is_read(home: Path) -> None:
     other = home / "other.json"
     other.write_text(json.dumps({"profiles": {"general": {"reasoning": "high"}}}))
-    settings = resolve(home, cli=dict(config=str(other)))
+    settings = resolve(home, flags=dict(config=str(other)))
     assert settings.config_path == other and settings.reasoning == "high"
 
 
@@ -147,7 +147,7 @@ def test_flag_beats_env_beats_profile_beats_default(
     write_config(home, {"profiles": {"general": {key: in_file}}})
     from_file = _value(resolve(home), attribute)
     from_env = _value(resolve(home, **{env_var: in_env}), attribute)
-    from_flag = _value(resolve(home, cli={flag: in_flag}, **{env_var: in_env}), attribute)
+    from_flag = _value(resolve(home, flags={flag: in_flag}, **{env_var: in_env}), attribute)
     assert from_file == in_file != default
     assert str(from_env) == in_env
     assert from_flag == in_flag
@@ -157,14 +157,14 @@ def test_loop_guard_mode_flag_beats_env_beats_profile(home: Path) -> None:
     write_config(home, {"profiles": {"general": {"loopGuard": {"mode": "shadow"}}}})
     assert resolve(home).loop_guard.mode == "shadow"
     assert resolve(home, CARETZ_LOOP_GUARD="active").loop_guard.mode == "active"
-    flagged = resolve(home, cli=dict(loop_guard="off"), CARETZ_LOOP_GUARD="active")
+    flagged = resolve(home, flags=dict(loop_guard="off"), CARETZ_LOOP_GUARD="active")
     assert flagged.loop_guard.mode == "off"
 
 
 def test_output_flag_beats_profile(home: Path) -> None:
     write_config(home, {"profiles": {"general": {"output": "json"}}})
     assert resolve(home).output == "json"
-    assert resolve(home, cli=dict(output="detailed")).output == "detailed"
+    assert resolve(home, flags=dict(output="detailed")).output == "detailed"
 
 
 def test_empty_env_value_counts_as_unset(home: Path) -> None:
@@ -185,7 +185,7 @@ def test_profile_chosen_by_flag_then_env_then_general(home: Path) -> None:
     )
     assert resolve(home).profile_name == "general"
     assert resolve(home, CARETZ_PROFILE="deep").reasoning == "high"
-    chosen = resolve(home, cli=dict(profile="cheap"), CARETZ_PROFILE="deep")
+    chosen = resolve(home, flags=dict(profile="cheap"), CARETZ_PROFILE="deep")
     assert (chosen.profile_name, chosen.model.ref) == ("cheap", "openai/gpt-5-nano")
 
 
@@ -193,7 +193,7 @@ def test_overrides_land_in_the_settings_profile(home: Path) -> None:
     write_config(
         home, {"profiles": {"general": {"systemPrompt": "Be brief.", "bashTimeout": "5m"}}}
     )
-    settings = resolve(home, cli=dict(reasoning="high"))
+    settings = resolve(home, flags=dict(reasoning="high"))
     assert settings.profile.reasoning == "high"
     assert settings.system_prompt == settings.profile.system_prompt == "Be brief."
     assert settings.bash_timeout_s == 300.0
@@ -204,14 +204,14 @@ def test_overrides_land_in_the_settings_profile(home: Path) -> None:
 
 def test_unknown_profile_lists_the_file_profiles_and_the_source(home: Path) -> None:
     data = {"profiles": {"general": {}, "local": {}}}
-    message = config_error(home, data, cli=dict(profile="fast"))
+    message = config_error(home, data, flags=dict(profile="fast"))
     assert "'fast'" in message and "--profile" in message
     assert "general, local" in message and str(home / "profiles.json") in message
     assert "CARETZ_PROFILE" in config_error(home, CARETZ_PROFILE="fast")
 
 
 def test_unknown_profile_without_a_file_says_the_file_is_missing(home: Path) -> None:
-    message = config_error(home, cli=dict(profile="work"))
+    message = config_error(home, flags=dict(profile="work"))
     assert "'work'" in message and "does not exist" in message
     assert str(home / "profiles.json") in message
 
@@ -274,15 +274,15 @@ def test_bad_env_value_names_the_variable(home: Path) -> None:
 
 
 def test_bad_flag_value_names_the_flag(home: Path) -> None:
-    assert config_error(home, cli=dict(reasoning="max")).startswith("--reasoning 'max': ")
-    message = config_error(home, cli=dict(loop_guard_check_every=-1))
+    assert config_error(home, flags=dict(reasoning="max")).startswith("--reasoning 'max': ")
+    message = config_error(home, flags=dict(loop_guard_check_every=-1))
     assert message.startswith("--loop-guard-check-every -1: ")
-    message = config_error(home, cli=dict(base_url="localhost:8080"))
+    message = config_error(home, flags=dict(base_url="localhost:8080"))
     assert message.startswith("--base-url ") and "http://" in message
 
 
 def test_bad_model_ref_names_its_source(home: Path) -> None:
-    message = config_error(home, cli=dict(model="nosuch/model-1"))
+    message = config_error(home, flags=dict(model="nosuch/model-1"))
     assert message.startswith("--model: unknown provider 'nosuch'")
     assert "anthropic" in message and "openai" in message
     assert f'add one under "providers" in {home / "profiles.json"}' in message
@@ -317,7 +317,7 @@ def test_bare_model_with_base_url_is_an_ad_hoc_openai_endpoint_without_foreign_k
 ) -> None:
     settings = resolve(
         home,
-        cli=dict(model="qwen3-coder", base_url="http://127.0.0.1:8080/v1"),
+        flags=dict(model="qwen3-coder", base_url="http://127.0.0.1:8080/v1"),
         OPENAI_API_KEY="sk-openai-secret",
         ANTHROPIC_API_KEY="sk-ant-secret",
     )
@@ -344,9 +344,9 @@ def test_profile_base_url_serves_bare_ids_but_not_another_providers_model(home: 
         {"profiles": {"general": {"model": "qwen3", "baseUrl": "http://127.0.0.1:8080/v1"}}},
     )
     assert resolve(home).model.entry.base_url == "http://127.0.0.1:8080/v1"
-    other_bare = resolve(home, cli=dict(model="llama3"))
+    other_bare = resolve(home, flags=dict(model="llama3"))
     assert other_bare.model.entry.base_url == "http://127.0.0.1:8080/v1"
-    hosted = resolve(home, cli=dict(model="openai/gpt-5"))
+    hosted = resolve(home, flags=dict(model="openai/gpt-5"))
     assert hosted.model.entry.base_url == "https://api.openai.com/v1"
     assert hosted.profile.base_url is None
 
@@ -421,7 +421,7 @@ GUARDED = {
 def test_loop_guard_flag_and_env_change_the_mode_but_keep_models(home: Path) -> None:
     write_config(home, GUARDED)
     for settings in (
-        resolve(home, cli=dict(loop_guard="active")),
+        resolve(home, flags=dict(loop_guard="active")),
         resolve(home, CARETZ_LOOP_GUARD="active"),
     ):
         assert settings.loop_guard.mode == "active"
@@ -431,30 +431,30 @@ def test_loop_guard_flag_and_env_change_the_mode_but_keep_models(home: Path) -> 
 
 def test_loop_guard_model_replaces_the_judge_including_reasoning(home: Path) -> None:
     write_config(home, GUARDED)
-    judge = resolve(home, cli=dict(loop_guard_model="openai/gpt-5")).loop_guard.judge
+    judge = resolve(home, flags=dict(loop_guard_model="openai/gpt-5")).loop_guard.judge
     assert (judge.model, judge.reasoning) == ("openai/gpt-5", None)
     both = dict(loop_guard_model="openai/gpt-5", loop_guard_reasoning="low")
-    judge = resolve(home, cli=both).loop_guard.judge
+    judge = resolve(home, flags=both).loop_guard.judge
     assert (judge.model, judge.reasoning) == ("openai/gpt-5", "low")
 
 
 def test_loop_guard_reasoning_alone_changes_the_configured_judge(home: Path) -> None:
     write_config(home, GUARDED)
-    judge = resolve(home, cli=dict(loop_guard_reasoning="low")).loop_guard.judge
+    judge = resolve(home, flags=dict(loop_guard_reasoning="low")).loop_guard.judge
     assert (judge.model, judge.reasoning) == ("anthropic/claude-opus-4-5", "low")
 
 
 def test_loop_guard_check_every_flag(home: Path) -> None:
     write_config(home, GUARDED)
     assert resolve(home).loop_guard.check_every == 20
-    assert resolve(home, cli=dict(loop_guard_check_every=0)).loop_guard.check_every == 0
+    assert resolve(home, flags=dict(loop_guard_check_every=0)).loop_guard.check_every == 0
 
 
 def test_overrides_do_not_leak_into_the_loaded_file_objects(home: Path) -> None:
     write_config(home, GUARDED)
     file = load_config_file(home / "profiles.json")
     assert file.profiles["general"].loop_guard.mode == "shadow"
-    resolve(home, cli=dict(loop_guard="active", loop_guard_model="openai/gpt-5"))
+    resolve(home, flags=dict(loop_guard="active", loop_guard_model="openai/gpt-5"))
     assert resolve(home).loop_guard.judge.reasoning == "high"
 
 
@@ -468,7 +468,7 @@ def test_resolve_judge_model(home: Path) -> None:
 
 
 def test_unknown_judge_fails_at_start_up_naming_where_it_was_set(home: Path) -> None:
-    settings = resolve(home, cli=dict(loop_guard_model="strata/big"))
+    settings = resolve(home, flags=dict(loop_guard_model="strata/big"))
     with pytest.raises(ConfigError) as caught:
         resolve_judge_model(settings)
     assert str(caught.value).startswith("--loop-guard-model: unknown provider 'strata'")
@@ -482,8 +482,8 @@ def test_unknown_judge_fails_at_start_up_naming_where_it_was_set(home: Path) -> 
 
 
 def test_bare_judge_runs_on_the_sessions_ad_hoc_endpoint(home: Path) -> None:
-    cli = dict(model="small", base_url="http://127.0.0.1:8/v1", loop_guard_model="big")
-    settings = resolve(home, cli=cli)
+    flags = dict(model="small", base_url="http://127.0.0.1:8/v1", loop_guard_model="big")
+    settings = resolve(home, flags=flags)
     judge = resolve_judge_model(settings)
     assert judge is not None
     assert (judge.entry.name, judge.entry.base_url, judge.model_id) == (
@@ -535,7 +535,7 @@ def test_show_settings_shows_profile_values_under_their_profile_keys(home: Path)
     from caretz.config.schema import Profile
 
     write_config(home, {"profiles": {"general": {"bashTimeout": "5m", "maxTokens": 100}}})
-    shown = show_settings(resolve(home, cli={"reasoning": "high"}), {})
+    shown = show_settings(resolve(home, flags={"reasoning": "high"}), {})
     assert (shown["bashTimeout"], shown["maxTokens"], shown["reasoning"]) == ("5m", 100, "high")
     assert "bashTimeoutSeconds" not in shown
     profile_keys = {field.alias for field in Profile.model_fields.values()}

@@ -109,7 +109,7 @@ def test_the_network_on_has_no_allowlist_to_tell():
 def test_the_check_says_the_allowlist_needs_nsenter_under_bubblewrap():
     allowlist = build_allowlist(["pypi.org"])
     found = Program("x", "/usr/bin/x")
-    without = Programs(found, found, found, nsenter=Program("nsenter", None))
+    without = Programs(bwrap=found, git=found, python=found, nsenter=Program("nsenter", None))
     check = check_sandbox(
         SandboxMode.WORKSPACE_WRITE, False, bwrap=WORKS, allowlist=allowlist, programs=without
     )

@@ -12,7 +12,7 @@ import pytest
 from caretz.config.sandbox import open_session_sandbox, sandbox_policy, shell_env_filter
 from caretz.config.settings import Settings, resolve_settings, sandbox_mode_for
 from caretz.config_base import ConfigError
-from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox
+from caretz.sandbox.detect import BwrapProbe, SandboxBackend, check_sandbox
 from caretz.sandbox.policy import SandboxMode
 
 MISSING = BwrapProbe(None, False, "not found on PATH")
@@ -108,13 +108,13 @@ def test_where_no_sandbox_works_the_session_does_not_start(tmp_path):
         open_session_sandbox(settings(), tmp_path, os.environ, mac)
     off = settings({"sandbox": "off"})
     sandbox, _ = open_session_sandbox(off, tmp_path, os.environ, mac)
-    assert not sandbox.enforced and sandbox.backend is Backend.NONE
+    assert not sandbox.enforced and sandbox.backend is SandboxBackend.NONE
 
 
 def test_landlock_is_the_fallback_and_says_so(tmp_path):
     fallback = check_sandbox(SandboxMode.WORKSPACE_WRITE, bwrap=MISSING)
     sandbox, check = open_session_sandbox(settings(), tmp_path, os.environ, fallback)
-    assert sandbox.backend is Backend.LANDLOCK and sandbox.enforced
+    assert sandbox.backend is SandboxBackend.LANDLOCK and sandbox.enforced
     assert check.notice is not None and "apt install bubblewrap" in check.notice
 
 

@@ -110,7 +110,9 @@ def servers() -> Iterator[LocalServers]:
 
 
 def provider_for(servers: LocalServers, protocol: str, **fields: Any) -> Provider:
-    entry = ProviderEntry("smol", protocol, "http://127.0.0.1:0/v1", local=SMOL, **fields)  # type: ignore[arg-type]
+    entry = ProviderEntry(
+        name="smol", protocol=protocol, base_url="http://127.0.0.1:0/v1", local=SMOL, **fields
+    )  # type: ignore[arg-type]
     attached = servers.attach(entry, "smollm2")
     return create_provider(attached, None, sleep=_no_sleep, timeout_s=HANG_S, idle_timeout_s=HANG_S)
 
@@ -125,7 +127,10 @@ def drain(provider: Provider, request: ModelRequest) -> list[StreamEvent]:
 
 def ask(prompt: str, **kw: Any) -> ModelRequest:
     return ModelRequest(
-        model="smollm2", system="Answer briefly.", messages=[Message("user", prompt)], **kw
+        model="smollm2",
+        system="Answer briefly.",
+        messages=[Message(role="user", content=prompt)],
+        **kw,
     )
 
 

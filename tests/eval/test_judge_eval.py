@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from caretz.eval.cli import guard_app
-from caretz.eval.judge_command import Evaluation, run_evaluation
+from caretz.eval.judge_command import EvalPlan, run_evaluation
 from caretz.eval.judge_score import p95
 from caretz.eval.labels import apply_labels
 from caretz.eval.replay import load_trajectories
@@ -57,7 +57,7 @@ def evaluate_in_process(server: ModelServer, corpus: Path, data_dir: Path, **kw:
     judge = model_judge(
         create_provider(entry, "test-key"), "claude-sonnet-4-5", JUDGE_REF, clock=clock
     )
-    evaluation = Evaluation(
+    evaluation = EvalPlan(
         labelling=apply_labels(load_trajectories(corpus)),
         config=LoopGuardConfig(),
         judge=judge,

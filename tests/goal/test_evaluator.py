@@ -45,7 +45,12 @@ def test_a_reply_without_a_usable_verdict_is_refused(reply: str):
 def reply_with(text: str):
     def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
         complete.requests.append(request)  # type: ignore[attr-defined]
-        return ModelResponse(Message("assistant", text), Usage(500, 30), "end_turn", "m")
+        return ModelResponse(
+            Message(role="assistant", content=text),
+            Usage(input_tokens=500, output_tokens=30),
+            "end_turn",
+            "m",
+        )
 
     complete.requests = []  # type: ignore[attr-defined]
     return complete
@@ -58,7 +63,9 @@ def test_a_model_evaluator_asks_with_its_prompt_and_schema():
     evaluation = evaluator("## The goal\n...", 5.0)
 
     assert evaluation.verdict == GoalVerdict(False, False, "r", "n")
-    assert evaluation.error is None and evaluation.usage == Usage(500, 30)
+    assert evaluation.error is None and evaluation.usage == Usage(
+        input_tokens=500, output_tokens=30
+    )
     (request,) = complete.requests  # type: ignore[attr-defined]
     assert request.system == EVALUATOR_SYSTEM and request.model == "eval-1"
     assert request.response_schema is not None
@@ -106,7 +113,7 @@ def test_ctrl_c_while_waiting_for_the_model_closes_the_abandoned_call():
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.1)
         with pytest.raises(KeyboardInterrupt):
-            complete_within(complete, ModelRequest("m", "s", []), 5.0)
+            complete_within(complete, ModelRequest(model="m", system="s", messages=[]), 5.0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -76,8 +76,8 @@ def test_the_judge_sees_the_plan_the_turn_started_with_then_the_latest_one():
 
     first = build_summary(guard.record)
     guard.after_tool(
-        ToolObservation(0, "todo", {"todos": [{"content": "ship it", "status": "pending"}]},
-                        "Plan updated", False)
+        ToolObservation(index=0, tool="todo", args={"todos": [{"content": "ship it", "status": "pending"}]},
+                        output="Plan updated", failed=False)
     )  # fmt: skip
     second = build_summary(guard.record)
 

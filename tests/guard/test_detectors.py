@@ -57,8 +57,10 @@ def feed(detector: Detector, calls: Iterable[tuple], start: int = 0) -> list[Fir
     firings: list[Firing] = []
     for index, (tool, args, output, failed) in enumerate(calls, start):
         for firing in (
-            detector.before_tool(ToolCall(f"c{index}", tool, args), index),
-            detector.after_tool(ToolObservation(index, tool, args, output, failed)),
+            detector.before_tool(ToolCall(id=f"c{index}", name=tool, arguments=args), index),
+            detector.after_tool(
+                ToolObservation(index=index, tool=tool, args=args, output=output, failed=failed)
+            ),
         ):
             if firing is not None:
                 firings.append(firing)
@@ -167,7 +169,7 @@ def test_a_verdict_on_another_check_leaves_the_identical_call_counts_alone():
     detector = identical()
     same = call("bash", PYTEST, FAIL_DB, True)
     assert feed(detector, [same] * 2) == []
-    check = Firing("check-every", "20 calls", "check-every: 20 calls")
+    check = Firing(detector="check-every", fingerprint="20 calls", headline="check-every: 20 calls")
     detector.after_verdict(check, Verdict(stuck=False, confidence=0.2))
     assert summary(feed(detector, [same], start=2)) == [("identical-call", "judge", 2)]
 
@@ -201,13 +203,21 @@ def test_only_a_verdict_on_the_same_failure_restarts_the_run_of_errors():
     failing = call("bash", PYTEST, FAIL_DB, True)
     not_stuck = Verdict(stuck=False, confidence=0.2)
     feed(detector, [failing] * 2)
-    detector.after_verdict(Firing("check-every", "20 calls", "check-every: 20 calls"), not_stuck)
+    detector.after_verdict(
+        Firing(detector="check-every", fingerprint="20 calls", headline="check-every: 20 calls"),
+        not_stuck,
+    )
     (third,) = feed(detector, [failing], start=2)
-    assert third.failure == failure_fingerprint(ToolObservation(2, "bash", PYTEST, FAIL_DB, True))
+    assert third.failure == failure_fingerprint(
+        ToolObservation(index=2, tool="bash", args=PYTEST, output=FAIL_DB, failed=True)
+    )
     detector.after_verdict(third, not_stuck)
     feed(detector, [failing] * 2, start=3)
     # The repeat trigger's verdict on this same failure restarts the run as well.
-    detector.after_verdict(Firing("repeat", third.failure, "r", failure=third.failure), not_stuck)
+    detector.after_verdict(
+        Firing(detector="repeat", fingerprint=third.failure, headline="r", failure=third.failure),
+        not_stuck,
+    )
     assert feed(detector, [failing] * 2, start=5) == []
     assert summary(feed(detector, [failing], start=7)) == [("repeated-error", "judge", 7)]
 
@@ -327,7 +337,11 @@ def test_alternation_repeats_zero_turns_it_off():
 
 
 def tool_round(text: str = "") -> Message:
-    return Message("assistant", text, tool_calls=[ToolCall("x", "read", {"path": "a.py"})])
+    return Message(
+        role="assistant",
+        content=text,
+        tool_calls=[ToolCall(id="x", name="read", arguments={"path": "a.py"})],
+    )
 
 
 def test_tool_rounds_without_text_warn_with_the_recovery_message():
@@ -355,7 +369,7 @@ def test_tool_rounds_default_leaves_a_long_turn_alone_and_zero_is_off():
 
 
 def delegate(agent: str) -> ToolCall:
-    return ToolCall("t", "task", {"agent": agent, "prompt": "look into it"})
+    return ToolCall(id="t", name="task", arguments={"agent": agent, "prompt": "look into it"})
 
 
 def test_a_circular_hand_off_is_blocked():
@@ -373,7 +387,9 @@ def test_a_circular_hand_off_is_blocked():
 def test_a_named_agent_handing_back_to_itself_by_type_is_blocked() -> None:
     detector = started(SubagentDetector(SubagentsConfig()))
     detector.begin_turn(ctx(agent="code-reviewer", depth=1))
-    again = ToolCall("t", "task", {"subagent_type": "Code-Reviewer", "prompt": "review it"})
+    again = ToolCall(
+        id="t", name="task", arguments={"subagent_type": "Code-Reviewer", "prompt": "review it"}
+    )
     firing = detector.before_tool(again, 2)
     assert firing is not None and "main → code-reviewer → code-reviewer" in firing.headline
 
@@ -384,7 +400,9 @@ def test_delegating_to_the_same_subagent_again_after_it_returned_is_fine():
     detector.begin_turn(ctx(agent="reviewer", depth=1))
     assert detector.end_turn("looks good", progress=True) is None
     assert detector.before_tool(delegate("reviewer"), 1) is None
-    assert detector.before_tool(ToolCall("b", "bash", {"command": "ls"}), 2) is None
+    assert (
+        detector.before_tool(ToolCall(id="b", name="bash", arguments={"command": "ls"}), 2) is None
+    )
 
 
 def test_agents_with_their_own_detectors_share_the_session_chain():
@@ -467,11 +485,15 @@ def test_stream_text_strikes_and_their_reset():
     ]
     assert "say in one sentence" in second[0].message
     assert "say in one sentence" not in first[0].message
-    detector.after_response(Message("assistant", LOOP_UNIT))  # the aborted one: not clean
-    detector.after_response(Message("assistant", "clean answer"))
-    detector.after_tool(ToolObservation(0, "read", {"path": "a.py"}, "x", False))
+    detector.after_response(
+        Message(role="assistant", content=LOOP_UNIT)
+    )  # the aborted one: not clean
+    detector.after_response(Message(role="assistant", content="clean answer"))
+    detector.after_tool(
+        ToolObservation(index=0, tool="read", args={"path": "a.py"}, output="x", failed=False)
+    )
     assert detector.strikes == 2
-    detector.after_response(Message("assistant", "clean answer"))
+    detector.after_response(Message(role="assistant", content="clean answer"))
     assert detector.strikes == 0
 
 
@@ -543,7 +565,7 @@ def test_answer_text_or_a_tool_call_ends_the_stall():
     detector.on_text("Here is the plan.")
     assert detector.on_thinking("more", 170.0) is None
     assert detector.on_thinking("more", 340.0) is None  # 170 s since the text
-    detector.before_tool(ToolCall("r", "read", {"path": "a.py"}), 0)
+    detector.before_tool(ToolCall(id="r", name="read", arguments={"path": "a.py"}), 0)
     assert detector.on_thinking("more", 500.0) is None
 
 

@@ -89,12 +89,12 @@ class Scripted(Detector):
         if count not in self.at:
             return None
         return Firing(
-            self.name,
-            f"{self.name}-print",
-            f"{self.name}: fired on {hook} #{count}",
-            self.severity,  # type: ignore[arg-type]
-            step,
-            f"The {self.name} check saw the same thing again.",
+            detector=self.name,
+            fingerprint=f"{self.name}-print",
+            headline=f"{self.name}: fired on {hook} #{count}",
+            severity=self.severity,  # type: ignore[arg-type]
+            step=step,
+            message=f"The {self.name} check saw the same thing again.",
             immediate=self.immediate,
         )
 
@@ -142,11 +142,25 @@ def go_failure(index: int) -> ToolObservation:
         "FAIL\texample.com/app/db [build failed]\n"
         f"ok  \texample.com/app/api\t0.0{index + 10}s\n"
     )
-    return ToolObservation(index, "bash", {"command": "go test ./..."}, output, True, 1)
+    return ToolObservation(
+        index=index,
+        tool="bash",
+        args={"command": "go test ./..."},
+        output=output,
+        failed=True,
+        exit_code=1,
+    )
 
 
 def ok(index: int, command: str = "ls") -> ToolObservation:
-    return ToolObservation(index, "bash", {"command": command}, f"out {index}\n", False, 0)
+    return ToolObservation(
+        index=index,
+        tool="bash",
+        args={"command": command},
+        output=f"out {index}\n",
+        failed=False,
+        exit_code=0,
+    )
 
 
 def run(guard: LoopGuard, observations: list[ToolObservation]) -> list:
@@ -246,9 +260,9 @@ def test_not_stuck_carries_on_and_the_failure_must_repeat_another_3_times():
 @pytest.mark.parametrize(
     ("answer", "error"),
     [
-        (JudgeResult(Verdict(False, 0.0), "test/judge", 15.0, Usage(), "timeout after 15s"),
+        (JudgeResult(verdict=Verdict(False, 0.0), model="test/judge", latency_s=15.0, usage=Usage(), error="timeout after 15s"),
          "timeout after 15s"),
-        (JudgeResult(Verdict(True, 0.9), "test/judge", 1.0, Usage(), "unreadable reply: hm"),
+        (JudgeResult(verdict=Verdict(True, 0.9), model="test/judge", latency_s=1.0, usage=Usage(), error="unreadable reply: hm"),
          "unreadable reply: hm"),
         (RuntimeError("judge exploded"), "error: judge exploded"),
     ],
@@ -285,7 +299,14 @@ def test_failure_rate_asks_the_judge_at_8_of_12():
     judge = ScriptedJudge(NOT_STUCK)
     guard, events = make_guard(judge)
     observations = [
-        ToolObservation(i, "bash", {"command": f"step {i}"}, f"Error: problem {i}", True, 1)
+        ToolObservation(
+            index=i,
+            tool="bash",
+            args={"command": f"step {i}"},
+            output=f"Error: problem {i}",
+            failed=True,
+            exit_code=1,
+        )
         if i % 3
         else ok(i)
         for i in range(12)
@@ -373,7 +394,11 @@ def test_shadow_mode_judges_and_logs_everything_but_never_changes_a_decision():
     guard, events = make_guard(judge, mode="shadow", watch=detectors)
     decisions = []
     for i in range(9):
-        decisions.append(guard.before_tool(ToolCall(f"c{i}", "bash", {"command": "go test ./..."})))
+        decisions.append(
+            guard.before_tool(
+                ToolCall(id=f"c{i}", name="bash", arguments={"command": "go test ./..."})
+            )
+        )
         decisions.append(guard.after_tool(go_failure(i)))
     assert decisions == [Continue()] * 18
     assert not guard.stopped
@@ -441,7 +466,7 @@ def test_block_firings_refuse_the_call_in_active_mode():
     guard, events = make_guard(
         ScriptedJudge(), watch=[Scripted("subagents", "block", hook="before_tool")]
     )
-    decision = guard.before_tool(ToolCall("c1", "task", {"agent": "architect"}))
+    decision = guard.before_tool(ToolCall(id="c1", name="task", arguments={"agent": "architect"}))
     assert isinstance(decision, Block)
     assert "refused and did not run" in decision.reason
     assert events.of("LoopGuard.Blocked")[0]["detector"] == "subagents"
@@ -489,7 +514,9 @@ def test_reasoning_warnings_come_back_from_on_thinking():
 def test_a_judge_firing_raised_before_a_call_is_judged_with_its_result():
     judge = ScriptedJudge(STUCK)
     guard, _ = make_guard(judge, watch=[Scripted("probe", "judge", hook="before_tool")])
-    assert guard.before_tool(ToolCall("c0", "bash", {"command": "ls"})) == Continue()
+    assert (
+        guard.before_tool(ToolCall(id="c0", name="bash", arguments={"command": "ls"})) == Continue()
+    )
     assert judge.summaries == []
     assert isinstance(guard.after_tool(ok(0)), Redirect)
     assert len(judge.summaries) == 1
@@ -502,10 +529,13 @@ def test_the_judge_sees_a_redacted_summary_built_from_what_the_guard_recorded():
     key = "sk-ant-api03-PlantedKeyThatMustNeverLeave0123456789"
     judge = ScriptedJudge(NOT_STUCK)
     guard, events = make_guard(judge)
-    guard.after_response(Message("assistant", "Running the tests."), Usage(5000, 300))
+    guard.after_response(
+        Message(role="assistant", content="Running the tests."),
+        Usage(input_tokens=5000, output_tokens=300),
+    )
     leaky = ToolObservation(
-        0, "bash", {"command": f"ANTHROPIC_API_KEY={key} go test ./..."},
-        go_failure(0).output + f"\nusing key {key}\n", True, 1,
+        index=0, tool="bash", args={"command": f"ANTHROPIC_API_KEY={key} go test ./..."},
+        output=go_failure(0).output + f"\nusing key {key}\n", failed=True, exit_code=1,
     )  # fmt: skip
     run(guard, [leaky, go_failure(1), go_failure(2)])
     (summary,) = judge.summaries
@@ -544,7 +574,7 @@ def test_mode_off_observes_and_emits_nothing():
     guard, events = make_guard(judge, mode="off")
     assert run(guard, [go_failure(i) for i in range(30)]) == [Continue()] * 30
     assert guard.on_text("x" * 100) == Continue()
-    assert guard.after_response(Message("assistant", "done"), Usage()) == Continue()
+    assert guard.after_response(Message(role="assistant", content="done"), Usage()) == Continue()
     assert guard.end_turn("done") == Continue()
     assert events.all == [] and judge.summaries == []
 

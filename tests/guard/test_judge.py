@@ -112,17 +112,26 @@ def test_model_judge_reaches_its_model_only_through_complete():
 
     def complete(request: ModelRequest, cancelled: threading.Event) -> ModelResponse:
         requests.append(request)
-        return ModelResponse(Message("assistant", STUCK_JSON), Usage(30, 4), "end_turn", "m")
+        return ModelResponse(
+            Message(role="assistant", content=STUCK_JSON),
+            Usage(input_tokens=30, output_tokens=4),
+            "end_turn",
+            "m",
+        )
 
     result = ModelJudge(complete, "judge-1", "test/judge-1", "low", clock=StepClock(0.5))(
         SUMMARY, 15
     )
 
     assert result.error is None and result.verdict.stuck is True
-    assert (result.model, result.usage, result.latency_s) == ("test/judge-1", Usage(30, 4), 0.5)
+    assert (result.model, result.usage, result.latency_s) == (
+        "test/judge-1",
+        Usage(input_tokens=30, output_tokens=4),
+        0.5,
+    )
     (request,) = requests
     assert request.model == "judge-1" and request.system == JUDGE_SYSTEM
-    assert request.messages == [Message("user", SUMMARY)]
+    assert request.messages == [Message(role="user", content=SUMMARY)]
     assert request.response_schema == VERDICT_SCHEMA
     assert request.reasoning == "low" and request.max_tokens == 1024 + 1024
 
@@ -206,7 +215,7 @@ class HangingProvider:
         try:
             self.release.wait(10)
             yield TextDelta("late")
-            message = Message("assistant", STUCK_JSON)
+            message = Message(role="assistant", content=STUCK_JSON)
             yield Completed(ModelResponse(message, Usage(), "end_turn", request.model))
         finally:
             self.closed.set()

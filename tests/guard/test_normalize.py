@@ -14,7 +14,14 @@ from caretz.guard.normalize import (
 
 
 def failed(output: str, tool: str = "bash", exit_code: int | None = 1) -> ToolObservation:
-    return ToolObservation(0, tool, {"command": "go test ./..."}, output, True, exit_code)
+    return ToolObservation(
+        index=0,
+        tool=tool,
+        args={"command": "go test ./..."},
+        output=output,
+        failed=True,
+        exit_code=exit_code,
+    )
 
 
 def go_build_failure(path: str, line: int, column: int, seconds: str) -> str:
@@ -177,8 +184,22 @@ def test_fingerprint_names_the_tool_and_stays_short():
 def test_caretz_own_notes_never_stand_for_the_failure():
     assert failure_fingerprint(failed("boom\n[exit code 1]")) == "Bash: boom"
     silent = "(no output)\n[exit code 1]"
-    first = ToolObservation(0, "bash", {"command": "test -f a.txt"}, silent, True, 1)
-    second = ToolObservation(1, "bash", {"command": "grep -q needle b.txt"}, silent, True, 1)
+    first = ToolObservation(
+        index=0,
+        tool="bash",
+        args={"command": "test -f a.txt"},
+        output=silent,
+        failed=True,
+        exit_code=1,
+    )
+    second = ToolObservation(
+        index=1,
+        tool="bash",
+        args={"command": "grep -q needle b.txt"},
+        output=silent,
+        failed=True,
+        exit_code=1,
+    )
     assert failure_fingerprint(first) == "Bash: test -f a.txt → exit 1"
     assert failure_fingerprint(first) != failure_fingerprint(second)
 

@@ -49,11 +49,21 @@ def test_commands_that_differ_stay_apart(a, b):
 
 
 def failed(index: int, command: str, output: str) -> ToolObservation:
-    return ToolObservation(index, "bash", {"command": command}, output, True, 1)
+    return ToolObservation(
+        index=index, tool="bash", args={"command": command}, output=output, failed=True, exit_code=1
+    )
 
 
 def ok(index: int, tool: str, args: dict, output: str = "", changed=()) -> ToolObservation:
-    return ToolObservation(index, tool, args, output, False, 0, files_changed=tuple(changed))
+    return ToolObservation(
+        index=index,
+        tool=tool,
+        args=args,
+        output=output,
+        failed=False,
+        exit_code=0,
+        files_changed=tuple(changed),
+    )
 
 
 def slow_cycle(rounds: int) -> list[ToolObservation]:

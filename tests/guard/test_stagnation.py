@@ -59,20 +59,27 @@ def guard_with(judge: ScriptedJudge, **settings) -> tuple[LoopGuard, Events]:
 
 
 def bash(index: int, command: str, output: str, failed: bool | None = False) -> ToolObservation:
-    return ToolObservation(index, "bash", {"command": command}, output, failed, 1 if failed else 0)
+    return ToolObservation(
+        index=index,
+        tool="bash",
+        args={"command": command},
+        output=output,
+        failed=failed,
+        exit_code=1 if failed else 0,
+    )
 
 
 def play(guard: LoopGuard, observations: list[ToolObservation]) -> list[object]:
     decisions = []
     for obs in observations:
-        guard.before_tool(ToolCall(f"c{obs.index}", obs.tool, obs.args))
+        guard.before_tool(ToolCall(id=f"c{obs.index}", name=obs.tool, arguments=obs.args))
         decisions.append(guard.after_tool(obs))
     return decisions
 
 
 def flat_run() -> list[ToolObservation]:
-    first = ToolObservation(0, "read", {"path": "scripts/export_report.py"},
-                            "rows = db.orders(day=day, status='settled')\nwrite_csv(rows)", False)  # fmt: skip
+    first = ToolObservation(index=0, tool="read", args={"path": "scripts/export_report.py"},
+                            output="rows = db.orders(day=day, status='settled')\nwrite_csv(rows)", failed=False)  # fmt: skip
     return [first] + [bash(n, command, out) for n, (command, out) in enumerate(QUERIES, 1)]
 
 
@@ -114,11 +121,15 @@ def test_a_run_that_moves_is_checked_at_20():
     observations = []
     for n in range(25):
         if n % 7 == 6:
-            observations.append(ToolObservation(n, "edit", {"path": f"src/m{n}.py", "new": "x"},
-                                                "edited", False))  # fmt: skip
+            observations.append(ToolObservation(index=n, tool="edit", args={"path": f"src/m{n}.py", "new": "x"},
+                                                output="edited", failed=False))  # fmt: skip
         else:
             text = f"def handler_{n}(request):\n    return route_{n}(request.user_{n})\n"
-            observations.append(ToolObservation(n, "read", {"path": f"src/m{n}.py"}, text, False))
+            observations.append(
+                ToolObservation(
+                    index=n, tool="read", args={"path": f"src/m{n}.py"}, output=text, failed=False
+                )
+            )
     play(guard, observations)
     assert [(e["step"] + 1, e["headline"]) for e in events.of("LoopGuard.Judging")] == [
         (20, "check-every: 20 calls since the last check")
@@ -187,10 +198,15 @@ def test_a_message_or_plan_said_again_leaves_more_room_for_new_outputs():
     # The same plan sent again with `todo` is the same words again.
     plan = {"todos": [{"content": "query the orders of yesterday", "status": "in_progress"}]}
     signal = Stagnation(10)
-    for obs in [ToolObservation(0, "todo", plan, "plan updated", False), *reads[1:]]:
+    for obs in [
+        ToolObservation(index=0, tool="todo", args=plan, output="plan updated", failed=False),
+        *reads[1:],
+    ]:
         signal.observe(obs)
     assert not signal.flat()
-    signal.observe(ToolObservation(10, "todo", plan, "plan updated", False))
+    signal.observe(
+        ToolObservation(index=10, tool="todo", args=plan, output="plan updated", failed=False)
+    )
     assert signal.flat()
 
 

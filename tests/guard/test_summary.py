@@ -22,15 +22,23 @@ class Clock:
 TASK = "make the integration tests pass"
 GO_ERROR = "./db_test.go:12:2: undefined: testDB\nFAIL\texample.com/app/db [build failed]\n"
 REPEAT = Firing(
-    "repeat",
-    "Bash: <path>/db_test.go:N: undefined: testDB",
-    "repeat: 3× Bash: <path>/db_test.go:N: undefined: testDB",
+    detector="repeat",
+    fingerprint="Bash: <path>/db_test.go:N: undefined: testDB",
+    headline="repeat: 3× Bash: <path>/db_test.go:N: undefined: testDB",
     step=5,
 )
 
 
 def bash(index: int, command: str, output: str, failed: bool, **kw) -> ToolObservation:
-    return ToolObservation(index, "bash", {"command": command}, output, failed, int(failed), **kw)
+    return ToolObservation(
+        index=index,
+        tool="bash",
+        args={"command": command},
+        output=output,
+        failed=failed,
+        exit_code=int(failed),
+        **kw,
+    )
 
 
 def record_of(task: str = TASK, **ctx) -> tuple[TurnRecord, Clock]:
@@ -40,13 +48,27 @@ def record_of(task: str = TASK, **ctx) -> tuple[TurnRecord, Clock]:
 
 def go_turn() -> tuple[TurnRecord, Clock]:
     record, clock = record_of()
-    record.add_response(Message("assistant", "I'll run the tests first."), Usage(1200, 80))
+    record.add_response(
+        Message(role="assistant", content="I'll run the tests first."),
+        Usage(input_tokens=1200, output_tokens=80),
+    )
     record.add_call(bash(0, "go test ./...", GO_ERROR, True))
-    record.add_call(ToolObservation(1, "read", {"path": "db/db_test.go"}, "package db\n", False))
-    record.add_response(Message("assistant", "testDB is missing; I'll add it."), Usage(1500, 90))
     record.add_call(
         ToolObservation(
-            2, "edit", {"path": "db/db.go", "old": "a", "new": "b"}, "ok", False,
+            index=1,
+            tool="read",
+            args={"path": "db/db_test.go"},
+            output="package db\n",
+            failed=False,
+        )
+    )
+    record.add_response(
+        Message(role="assistant", content="testDB is missing; I'll add it."),
+        Usage(input_tokens=1500, output_tokens=90),
+    )
+    record.add_call(
+        ToolObservation(
+            index=2, tool="edit", args={"path": "db/db.go", "old": "a", "new": "b"}, output="ok", failed=False,
             files_changed=("db/db.go",),
         )
     )  # fmt: skip
@@ -129,7 +151,10 @@ def test_summary_stays_bounded_however_long_the_turn():
             bash(i, f"./run --case {i} " + "-v " * 500, long_line, i % 2 == 0,
                  files_changed=(f"src/file_{i}.py",))
         )  # fmt: skip
-        record.add_response(Message("assistant", "thinking aloud " * 300), Usage(10, 10))
+        record.add_response(
+            Message(role="assistant", content="thinking aloud " * 300),
+            Usage(input_tokens=10, output_tokens=10),
+        )
         record.add_verdict(i, f"check-every: {i}", Verdict(False, 0.1, "r" * 2000), None)
         clock.now += 3
     summary = build_summary(record, [REPEAT])
@@ -162,7 +187,7 @@ SECRETS = [
 def test_planted_keys_never_reach_the_summary(secret: str):
     record, _ = record_of(task=f"use the key {secret} to call the API")
     record.add_call(bash(0, f"curl -H 'x-api-key: {secret}' https://api.example.com", secret, True))
-    record.add_response(Message("assistant", f"The key is {secret}."), Usage())
+    record.add_response(Message(role="assistant", content=f"The key is {secret}."), Usage())
     summary = build_summary(record)
     assert secret not in summary
     assert secret[:12] not in summary

@@ -22,19 +22,37 @@ def go_failure(index: int) -> ToolObservation:
         "undefined: testDB\n"
         f"FAIL\texample.com/app/db [build failed]\nok  \texample.com/app/api\t0.0{index}s\n"
     )
-    return ToolObservation(index, "bash", {"command": "go test ./..."}, output, True, 1)
+    return ToolObservation(
+        index=index,
+        tool="bash",
+        args={"command": "go test ./..."},
+        output=output,
+        failed=True,
+        exit_code=1,
+    )
 
 
 def failure(index: int, error: str) -> ToolObservation:
-    return ToolObservation(index, "bash", {"command": "pytest"}, error, True, 1)
+    return ToolObservation(
+        index=index, tool="bash", args={"command": "pytest"}, output=error, failed=True, exit_code=1
+    )
 
 
 def success(index: int) -> ToolObservation:
-    return ToolObservation(index, "bash", {"command": "ls"}, "a.py\nb.py\n", False, 0)
+    return ToolObservation(
+        index=index,
+        tool="bash",
+        args={"command": "ls"},
+        output="a.py\nb.py\n",
+        failed=False,
+        exit_code=0,
+    )
 
 
 def unknown(index: int) -> ToolObservation:
-    return ToolObservation(index, "read", {"path": "a.py"}, "1: import os\n", None)
+    return ToolObservation(
+        index=index, tool="read", args={"path": "a.py"}, output="1: import os\n", failed=None
+    )
 
 
 def feed(detector, observations) -> list[Firing]:
@@ -87,8 +105,14 @@ def test_after_not_stuck_the_failure_must_repeat_another_threshold_times():
 def test_a_periodic_check_leaves_the_count_of_a_repeated_failure_alone():
     trigger = RepeatTrigger(3)
     feed(trigger, [failure(0, "KeyError: 'x'"), failure(1, "KeyError: 'x'")])
-    trigger.after_verdict(Firing("check-every", "20 calls", "check-every: 20 calls"), NOT_STUCK)
-    trigger.after_verdict(Firing("failure-rate", "8 of 12", "failure-rate: 8 of 12"), NOT_STUCK)
+    trigger.after_verdict(
+        Firing(detector="check-every", fingerprint="20 calls", headline="check-every: 20 calls"),
+        NOT_STUCK,
+    )
+    trigger.after_verdict(
+        Firing(detector="failure-rate", fingerprint="8 of 12", headline="failure-rate: 8 of 12"),
+        NOT_STUCK,
+    )
     third = trigger.after_tool(failure(2, "KeyError: 'x'"))
     assert third is not None and third.headline == "repeat: 3× Bash: KeyError: 'x'"
     assert third.failure == "Bash: KeyError: 'x'"
@@ -109,7 +133,12 @@ def test_a_verdict_on_one_failure_restarts_only_that_failures_count():
     # A verdict naming a failure from another check (repeated-error) restarts it too.
     trigger.after_tool(failure(6, type_error))
     trigger.after_tool(failure(7, type_error))
-    named = Firing("repeated-error", "x", "x", failure="Bash: TypeError: bad operand")
+    named = Firing(
+        detector="repeated-error",
+        fingerprint="x",
+        headline="x",
+        failure="Bash: TypeError: bad operand",
+    )
     trigger.after_verdict(named, NOT_STUCK)
     assert trigger.after_tool(failure(8, type_error)) is None
 
@@ -140,7 +169,9 @@ def test_failure_rate_counts_afresh_after_any_verdict():
     # The judge's summary lists the last 12 calls: whatever asked, it saw this window.
     trigger = FailureRateTrigger()
     feed(trigger, [failure(i, f"Error {i}") for i in range(7)])
-    trigger.after_verdict(Firing("repeat", "x", "repeat: 3× x", failure="x"), NOT_STUCK)
+    trigger.after_verdict(
+        Firing(detector="repeat", fingerprint="x", headline="repeat: 3× x", failure="x"), NOT_STUCK
+    )
     assert [trigger.after_tool(failure(i, f"Error {i}")) for i in range(7, 14)] == [None] * 7
     assert trigger.after_tool(failure(14, "Error 14")) is not None
 
@@ -175,7 +206,9 @@ def test_check_every_0_is_off():
 def test_any_judge_call_counts_as_a_check():
     trigger = CheckEveryTrigger(20)
     feed(trigger, [success(i) for i in range(15)])
-    trigger.after_verdict(Firing("repeat", "x", "repeat: 3× x"), NOT_STUCK)
+    trigger.after_verdict(
+        Firing(detector="repeat", fingerprint="x", headline="repeat: 3× x"), NOT_STUCK
+    )
     assert [trigger.after_tool(success(i)) for i in range(15, 34)] == [None] * 19
     assert trigger.after_tool(success(34)) is not None
 

@@ -49,8 +49,12 @@ def guard_with(*detectors: Detector, **settings) -> tuple[LoopGuard, Events, Scr
 
 def play(guard: LoopGuard, steps: list[tuple[str, str, bool | None]]) -> None:
     for index, (command, output, failed) in enumerate(steps):
-        guard.before_tool(ToolCall(f"c{index}", "bash", {"command": command}))
-        guard.after_tool(ToolObservation(index, "bash", {"command": command}, output, failed))
+        guard.before_tool(ToolCall(id=f"c{index}", name="bash", arguments={"command": command}))
+        guard.after_tool(
+            ToolObservation(
+                index=index, tool="bash", args={"command": command}, output=output, failed=failed
+            )
+        )
 
 
 def asked(events: Events) -> list[tuple[int, str]]:
@@ -110,8 +114,8 @@ def test_a_verdict_on_one_call_leaves_the_counts_of_another_call_alone():
     sequence = [look, status, ("ls", "a"), look, status, ("ls b", "b"), look, status]
     firings = []
     for index, (command, output) in enumerate(sequence):
-        firing = detector.after_tool(ToolObservation(index, "bash", {"command": command},
-                                                     output, False))  # fmt: skip
+        firing = detector.after_tool(ToolObservation(index=index, tool="bash", args={"command": command},
+                                                     output=output, failed=False))  # fmt: skip
         if firing is not None:
             firings.append(firing)
             detector.after_verdict(firing, NOT_STUCK)
@@ -126,7 +130,7 @@ def test_rounds_judged_fine_ask_again_once_they_have_doubled():
     guard, events, _ = guard_with(RoundsDetector(RoundsConfig()))
     observations = slow_cycle(13)
     for obs in observations:
-        guard.before_tool(ToolCall(f"c{obs.index}", obs.tool, obs.args))
+        guard.before_tool(ToolCall(id=f"c{obs.index}", name=obs.tool, arguments=obs.args))
         guard.after_tool(obs)
     # Each round is three calls ending in the failing run: rounds 3, 6 and 12 ask,
     # the 9th (a firing of the check) is held.

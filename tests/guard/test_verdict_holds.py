@@ -23,13 +23,20 @@ def guard_with(judge: ScriptedJudge) -> tuple[LoopGuard, Events]:
 
 
 def status(index: int, output: str = "status: pending\n", command: str = "./status.sh"):
-    return ToolObservation(index, "bash", {"command": command}, output, False, 0)
+    return ToolObservation(
+        index=index,
+        tool="bash",
+        args={"command": command},
+        output=output,
+        failed=False,
+        exit_code=0,
+    )
 
 
 def play(guard: LoopGuard, observations: list[ToolObservation]) -> list[object]:
     decisions = []
     for obs in observations:
-        guard.before_tool(ToolCall(f"c{obs.index}", obs.tool, obs.args))
+        guard.before_tool(ToolCall(id=f"c{obs.index}", name=obs.tool, arguments=obs.args))
         decisions.append(guard.after_tool(obs))
         if guard.stopped:
             break
@@ -113,7 +120,13 @@ def test_the_summary_tells_waiting_from_retrying():
     guard, _ = guard_with(ScriptedJudge())
     play(guard, poll(6))
     counter = [
-        ToolObservation(6 + i, "bash", {"command": "./progress.sh"}, f"{10 * i}% done\n", False)
+        ToolObservation(
+            index=6 + i,
+            tool="bash",
+            args={"command": "./progress.sh"},
+            output=f"{10 * i}% done\n",
+            failed=False,
+        )
         for i in range(3)
     ]
     play(guard, counter)

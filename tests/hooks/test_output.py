@@ -10,7 +10,7 @@ from caretz.hooks.runner import CommandRun
 
 
 def ran(code: int | None, stdout: str = "", stderr: str = "", **kw) -> CommandRun:
-    return CommandRun(code, stdout, stderr, 0.01, **kw)
+    return CommandRun(exit_code=code, stdout=stdout, stderr=stderr, duration_s=0.01, **kw)
 
 
 def pre(data: dict) -> CommandRun:

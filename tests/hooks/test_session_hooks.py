@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from caretz.agent.compaction import CompactionPolicy
-from caretz.app.session import Session, start_session
+from caretz.app.session import AppSession, start_session
 from caretz.config.settings import resolve_settings
 from caretz.session.events import read_events
 from caretz.ui.live import LiveView
@@ -34,11 +34,11 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
-def open_session(env: dict[str, str], workspace: Path) -> Session:
+def open_session(env: dict[str, str], workspace: Path) -> AppSession:
     return start_session(resolve_settings({}, env), Recorder(), env, workspace=workspace)
 
 
-def hook_events(session: Session) -> list[dict]:
+def hook_events(session: AppSession) -> list[dict]:
     return [e.to_dict() for e in read_events(session.events_path) if e.type.startswith("Hook.")]
 
 

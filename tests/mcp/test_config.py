@@ -130,7 +130,9 @@ def test_a_subagents_registry_keeps_the_mcp_tools_and_the_checks(tmp_path: Path)
     registry = ToolRegistry([*default_tools(), mcp], before_call=[check])
 
     child = registry.fresh()
-    result = child.run(ToolCall("1", "mcp__s__t", {}), ToolContext(tmp_path))
+    result = child.run(
+        ToolCall(id="1", name="mcp__s__t", arguments={}), ToolContext(workspace=tmp_path)
+    )
 
     assert child.names() == registry.names()
     assert result.ok and result.output == "t ran" and seen == ["mcp__s__t"]

@@ -59,7 +59,7 @@ class Started:
     def call(self, tool_name: str, ctx: ToolContext | None = None, /, **args: Any) -> ToolResult:
         assert self.servers is not None
         tool = next(tool for tool in self.servers.tools if tool.spec.name == tool_name)
-        return tool.run(args, ctx or ToolContext(self.tmp_path))
+        return tool.run(args, ctx or ToolContext(workspace=self.tmp_path))
 
     def status(self, name: str) -> Any:
         assert self.servers is not None
@@ -122,7 +122,7 @@ def test_a_large_screenshot_is_scaled_down_and_a_bogus_image_is_a_placeholder(st
 
 def test_a_text_only_model_gets_the_text_and_a_line_instead_of_the_images(started, tmp_path):
     started({"trouble": trouble_server()})
-    ctx = ToolContext(tmp_path, no_images="model openai/o3-mini does not take images")
+    ctx = ToolContext(workspace=tmp_path, no_images="model openai/o3-mini does not take images")
 
     picture = started.call("mcp__trouble__picture", ctx)
 
@@ -169,7 +169,7 @@ def test_a_call_that_hangs_times_out_and_the_server_stays_up(started):
 
 def test_a_call_stops_when_the_turn_is_cancelled(started, tmp_path):
     started({"trouble": trouble_server()})
-    ctx = ToolContext(tmp_path)
+    ctx = ToolContext(workspace=tmp_path)
     threading.Timer(0.5, ctx.cancel.set).start()
 
     result = started.call("mcp__trouble__hang", ctx, seconds=60)

@@ -12,8 +12,8 @@ from caretz.permissions.policy import Decision
 from caretz.sandbox.policy import SandboxMode
 from caretz.tools.registry import withheld_effects
 
-NO_RULE = Decision("no-match", "no rule covers it")
-ALLOW = Decision("allow", "allowed by a rule")
+NO_RULE = Decision(outcome="no-match", reason="no rule covers it")
+ALLOW = Decision(outcome="allow", reason="allowed by a rule")
 
 # Lines a planner reads the project with: each part only reads.
 READS = [

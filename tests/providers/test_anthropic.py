@@ -45,7 +45,10 @@ def provider(server: ModelServer, sleeps: list[float]) -> Iterator[AnthropicProv
 
 def ask(prompt: str = "hi", **kw) -> ModelRequest:
     return ModelRequest(
-        model="claude-test", system="You are terse.", messages=[Message("user", prompt)], **kw
+        model="claude-test",
+        system="You are terse.",
+        messages=[Message(role="user", content=prompt)],
+        **kw,
     )
 
 
@@ -90,8 +93,12 @@ def test_several_tool_calls_with_split_argument_json(server, provider):
     message = completed(events).response.message
     assert message.content == "Running the tests."
     assert message.tool_calls == [
-        ToolCall("call_1", "bash", {"command": "pytest -x tests/test_a.py", "timeout": 60}),
-        ToolCall("call_2", "read", {"path": "src/app.py", "lines": [1, 40]}),
+        ToolCall(
+            id="call_1",
+            name="bash",
+            arguments={"command": "pytest -x tests/test_a.py", "timeout": 60},
+        ),
+        ToolCall(id="call_2", name="read", arguments={"path": "src/app.py", "lines": [1, 40]}),
     ]
     assert completed(events).response.stop_reason == "tool_use"
 
@@ -155,20 +162,20 @@ def test_tool_call_without_arguments_gets_an_empty_dict(server, provider):
 
 def conversation() -> list[Message]:
     return [
-        Message("user", "Fix the failing test."),
+        Message(role="user", content="Fix the failing test."),
         Message(
-            "assistant",
-            "Looking.",
+            role="assistant",
+            content="Looking.",
             tool_calls=[
-                ToolCall("t1", "bash", {"command": "pytest"}),
-                ToolCall("t2", "read", {"path": "a.py"}),
+                ToolCall(id="t1", name="bash", arguments={"command": "pytest"}),
+                ToolCall(id="t2", name="read", arguments={"path": "a.py"}),
             ],
             thinking="Run the tests first.",
             thinking_signature="sig-1",
         ),
-        Message("tool", "1 failed", tool_call_id="t1", is_error=True),
-        Message("tool", "print('a')", tool_call_id="t2"),
-        Message("user", "[loop-guard] Try a different approach."),
+        Message(role="tool", content="1 failed", tool_call_id="t1", is_error=True),
+        Message(role="tool", content="print('a')", tool_call_id="t2"),
+        Message(role="user", content="[loop-guard] Try a different approach."),
     ]
 
 
@@ -235,9 +242,9 @@ def test_request_body_has_cache_breakpoints_grouped_tool_results_and_the_note(se
 def test_thinking_without_a_signature_is_not_sent_back(server, provider):
     server.add(text("ok"))
     history = [
-        Message("user", "a"),
-        Message("assistant", "b", thinking="unsigned"),
-        Message("user", "c"),
+        Message(role="user", content="a"),
+        Message(role="assistant", content="b", thinking="unsigned"),
+        Message(role="user", content="c"),
     ]
 
     collect(provider.stream(ModelRequest(model="m", system="", messages=history)))
@@ -311,10 +318,10 @@ def test_response_schema_becomes_a_system_instruction(server, provider):
 
 def test_extra_body_and_headers_from_the_entry_and_request(server, sleeps):
     entry = ProviderEntry(
-        "proxy",
-        "anthropic",
-        server.url,
-        "PROXY_KEY",
+        name="proxy",
+        protocol="anthropic",
+        base_url=server.url,
+        api_key_env="PROXY_KEY",
         headers={"x-team": "blue"},
         extra_body={"top_k": 5, "a": 1},
     )
@@ -427,7 +434,7 @@ def test_a_dropped_stream_after_output_raises_with_the_partial_reply(server, no_
         seen.extend(no_retries.stream(ask()))
 
     assert "broke off mid-stream" in str(raised.value)
-    assert raised.value.partial == Message("assistant", "abcdefghijkl")
+    assert raised.value.partial == Message(role="assistant", content="abcdefghijkl")
     assert [e.text for e in seen if isinstance(e, TextDelta)] == ["abcd", "efgh", "ijkl"]
     assert sleeps == [] and len(server.requests) == 1  # no retries left: not retried
 
@@ -441,7 +448,7 @@ def test_a_dropped_stream_after_output_is_asked_again_and_replaced(server, provi
     events = list(provider.stream(ask()))
 
     retry = next(e for e in events if isinstance(e, Retrying))
-    assert retry.discarded == Message("assistant", "abcdefghijkl")
+    assert retry.discarded == Message(role="assistant", content="abcdefghijkl")
     assert "broke off mid-stream" in retry.reason
     after = events[events.index(retry) + 1 :]
     assert "".join(e.text for e in after if isinstance(e, TextDelta)) == "the whole reply"

@@ -15,21 +15,29 @@ from caretz.providers.registry import BUILTIN_PROVIDERS
 from tests.modelserver import ModelServer, error, text
 from tests.pictures import from_base64, from_data_url, png
 
-SHOT = Image("image/png", png(3, 2), width=3, height=2, source="shot.png")
-CHART = Image("image/png", png(5, 5, (0, 90, 0)), width=5, height=5, source="chart.png")
+SHOT = Image(media_type="image/png", data=png(3, 2), width=3, height=2, source="shot.png")
+CHART = Image(
+    media_type="image/png", data=png(5, 5, (0, 90, 0)), width=5, height=5, source="chart.png"
+)
 
 
 def conversation() -> list[Message]:
     """A prompt with an image, a reply calling read twice, two results (one an image)."""
-    calls = [ToolCall("call_1", "read", {"path": "chart.png"}), ToolCall("call_2", "read", {})]
+    calls = [
+        ToolCall(id="call_1", name="read", arguments={"path": "chart.png"}),
+        ToolCall(id="call_2", name="read", arguments={}),
+    ]
     return [
-        Message("user", "what is wrong here?", images=[SHOT]),
-        Message("assistant", "", tool_calls=calls),
+        Message(role="user", content="what is wrong here?", images=[SHOT]),
+        Message(role="assistant", content="", tool_calls=calls),
         Message(
-            "tool", "Image chart.png (PNG, 5×5, 90 bytes)", tool_call_id="call_1", images=[CHART]
+            role="tool",
+            content="Image chart.png (PNG, 5×5, 90 bytes)",
+            tool_call_id="call_1",
+            images=[CHART],
         ),
-        Message("tool", "     1\tx", tool_call_id="call_2"),
-        Message("user", "and now?"),
+        Message(role="tool", content="     1\tx", tool_call_id="call_2"),
+        Message(role="user", content="and now?"),
     ]
 
 
@@ -133,7 +141,9 @@ def test_a_refused_image_is_one_line_and_not_retried(server: ModelServer):
     provider = OpenAIProvider(BUILTIN_PROVIDERS["openai"], "sk-test", base_url=server.openai_url)
     try:
         with pytest.raises(ProviderError) as raised:
-            collect(provider.stream(ModelRequest("gpt-x", "", conversation())))
+            collect(
+                provider.stream(ModelRequest(model="gpt-x", system="", messages=conversation()))
+            )
     finally:
         provider.close()
     assert raised.value.images_refused
@@ -147,7 +157,13 @@ def test_the_same_error_without_images_is_an_ordinary_failure(server: ModelServe
     provider = AnthropicProvider(BUILTIN_PROVIDERS["anthropic"], "k", base_url=server.url)
     try:
         with pytest.raises(ProviderError) as raised:
-            collect(provider.stream(ModelRequest("m", "", [Message("user", "hi")])))
+            collect(
+                provider.stream(
+                    ModelRequest(
+                        model="m", system="", messages=[Message(role="user", content="hi")]
+                    )
+                )
+            )
     finally:
         provider.close()
     assert not raised.value.images_refused

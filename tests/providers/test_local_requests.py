@@ -20,7 +20,11 @@ from tests.modelserver import ModelServer, text, tool
 BASH = ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {}}})
 PREFIX = "<tool_call>\n"
 FORCING = ProviderEntry(
-    "smol", "openai", "http://127.0.0.1:9/v1", tool_choice="required", tool_call_prefix=PREFIX
+    name="smol",
+    protocol="openai",
+    base_url="http://127.0.0.1:9/v1",
+    tool_choice="required",
+    tool_call_prefix=PREFIX,
 )
 
 
@@ -28,7 +32,7 @@ def ask(*, tools: bool = True, tool_choice: str | None = None, **kw) -> ModelReq
     return ModelRequest(
         model="smol",
         system="Be brief.",
-        messages=[Message("user", "list the files")],
+        messages=[Message(role="user", content="list the files")],
         tools=[BASH] if tools else [],
         tool_choice=tool_choice,
         **kw,
@@ -54,7 +58,7 @@ def test_the_requests_own_choice_wins_and_unforced_choices_get_no_prefix() -> No
 
 def test_a_named_tool_is_forced_too() -> None:
     request = with_request_defaults(ask(tool_choice="bash"), FORCING)
-    assert request.messages[-1] == Message("assistant", PREFIX)
+    assert request.messages[-1] == Message(role="assistant", content=PREFIX)
 
 
 def test_requests_without_tools_are_left_alone() -> None:
@@ -64,7 +68,7 @@ def test_requests_without_tools_are_left_alone() -> None:
 
 def test_a_reply_already_started_is_not_prefixed_twice() -> None:
     started = ask()
-    started.messages.append(Message("assistant", "<tool_call>\n{"))
+    started.messages.append(Message(role="assistant", content="<tool_call>\n{"))
     assert with_request_defaults(started, FORCING).messages == started.messages
 
 

@@ -28,7 +28,7 @@ from caretz.providers.local import (
 from caretz.providers.local_spec import (
     BUILTIN_TEMPLATE,
     LocalServerError,
-    ServerSpec,
+    LocalServerSpec,
     display_path,
     server_spec,
 )
@@ -250,7 +250,7 @@ def test_an_entry_without_a_local_section_is_returned_as_it_is(servers):
 
 def test_spec_resolves_relative_paths_from_the_working_folder(models):
     spec = server_spec(LocalModel(), "ok.gguf", cwd=models)
-    assert spec == ServerSpec(models / "ok.gguf")
+    assert spec == LocalServerSpec(models / "ok.gguf")
 
 
 def test_spec_refuses_a_missing_model_file(tmp_path: Path):

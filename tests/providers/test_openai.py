@@ -43,7 +43,10 @@ def provider(server: ModelServer, sleeps: list[float]) -> Iterator[OpenAIProvide
 
 def ask(prompt: str = "hi", **kw) -> ModelRequest:
     return ModelRequest(
-        model="gpt-test", system="You are terse.", messages=[Message("user", prompt)], **kw
+        model="gpt-test",
+        system="You are terse.",
+        messages=[Message(role="user", content=prompt)],
+        **kw,
     )
 
 
@@ -78,9 +81,15 @@ def test_several_tool_calls_with_split_argument_json(server, provider):
     assert started == [("call_1", "bash"), ("call_2", "edit"), ("call_3", "bash")]
     response = completed(events).response
     assert response.message.tool_calls == [
-        ToolCall("call_1", "bash", {"command": "ruff check . && pytest -q", "cwd": "/repo"}),
-        ToolCall("call_2", "edit", {"path": "src/x.py", "old": "a = 1", "new": "a = 2"}),
-        ToolCall("call_3", "bash", {"command": "git diff --stat"}),
+        ToolCall(
+            id="call_1",
+            name="bash",
+            arguments={"command": "ruff check . && pytest -q", "cwd": "/repo"},
+        ),
+        ToolCall(
+            id="call_2", name="edit", arguments={"path": "src/x.py", "old": "a = 1", "new": "a = 2"}
+        ),
+        ToolCall(id="call_3", name="bash", arguments={"command": "git diff --stat"}),
     ]
     assert response.message.content == ""
     assert response.stop_reason == "tool_use"
@@ -125,12 +134,20 @@ def test_max_tokens_stop_is_normalized(server, provider):
 def test_request_body_shape(server, provider):
     server.add(text("ok"))
     history = [
-        Message("user", "Fix it."),
-        Message("assistant", "", tool_calls=[ToolCall("c1", "bash", {"command": "pytest"})]),
-        Message("tool", "2 failed", tool_call_id="c1", is_error=True),
-        Message("assistant", "Trying again.", tool_calls=[ToolCall("c2", "edit", {"path": "a"})]),
-        Message("tool", "edited", tool_call_id="c2"),
-        Message("user", "[loop-guard] Change approach."),
+        Message(role="user", content="Fix it."),
+        Message(
+            role="assistant",
+            content="",
+            tool_calls=[ToolCall(id="c1", name="bash", arguments={"command": "pytest"})],
+        ),
+        Message(role="tool", content="2 failed", tool_call_id="c1", is_error=True),
+        Message(
+            role="assistant",
+            content="Trying again.",
+            tool_calls=[ToolCall(id="c2", name="edit", arguments={"path": "a"})],
+        ),
+        Message(role="tool", content="edited", tool_call_id="c2"),
+        Message(role="user", content="[loop-guard] Change approach."),
     ]
     request = ModelRequest(
         model="gpt-test", system="You are caretz.", messages=history, tools=[BASH, EDIT]
@@ -236,10 +253,10 @@ def test_the_official_api_gets_max_completion_tokens():
 
 def test_extra_body_merges_entry_then_request_and_entry_headers_are_sent(server):
     entry = ProviderEntry(
-        "vllm",
-        "openai",
-        server.openai_url,
-        None,
+        name="vllm",
+        protocol="openai",
+        base_url=server.openai_url,
+        api_key_env=None,
         headers={"x-tenant": "acme"},
         extra_body={"temperature": 0.2, "top_p": 0.9},
     )
@@ -261,7 +278,7 @@ def test_registry_creates_an_openai_provider_and_rejects_unknown_protocols(serve
     made = create_provider(BUILTIN_PROVIDERS["groq"], KEY, base_url=server.openai_url)
     assert isinstance(made, OpenAIProvider) and made.name == "groq"
 
-    odd = ProviderEntry("odd", "gemini", "https://example.invalid")  # type: ignore[arg-type]
+    odd = ProviderEntry(name="odd", protocol="gemini", base_url="https://example.invalid")  # type: ignore[arg-type]
     with pytest.raises(
         ProviderError, match="unknown protocol 'gemini'; use one of: anthropic, openai"
     ):
@@ -321,7 +338,9 @@ def test_rejected_key_names_the_env_var_and_hides_the_key(server, provider):
 
 def test_forbidden_without_an_env_var_points_at_the_provider(server):
     server.add(error(403, "nope"))
-    provider = OpenAIProvider(ProviderEntry("box", "openai", server.openai_url), None)
+    provider = OpenAIProvider(
+        ProviderEntry(name="box", protocol="openai", base_url=server.openai_url), None
+    )
 
     with pytest.raises(
         ProviderError, match=r"box rejected the API key \(HTTP 403\): check the API key configured"

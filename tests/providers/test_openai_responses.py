@@ -46,7 +46,7 @@ def ask(*messages: Message, **kw) -> ModelRequest:
     return ModelRequest(
         model="gpt-5-codex",
         system="You are terse.",
-        messages=list(messages) or [Message("user", "hi")],
+        messages=list(messages) or [Message(role="user", content="hi")],
         **kw,
     )
 
@@ -75,8 +75,8 @@ def test_function_calls_with_split_arguments(server, provider):
     assert started == [("call_1", "bash"), ("call_2", "bash")]
     response = completed(events).response
     assert response.message.tool_calls == [
-        ToolCall("call_1", "bash", {"command": "pytest -q"}),
-        ToolCall("call_2", "bash", {"command": "git status"}),
+        ToolCall(id="call_1", name="bash", arguments={"command": "pytest -q"}),
+        ToolCall(id="call_2", name="bash", arguments={"command": "git status"}),
     ]
     assert response.stop_reason == "tool_use"
 
@@ -121,14 +121,14 @@ def test_request_body_is_stateless_and_sends_reasoning_back_as_received(server, 
     server.add(text("ok"))
     reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc-1"}
     history = [
-        Message("user", "Fix it."),
+        Message(role="user", content="Fix it."),
         Message(
-            "assistant",
-            "Running the tests.",
-            tool_calls=[ToolCall("call_9", "bash", {"command": "pytest"})],
+            role="assistant",
+            content="Running the tests.",
+            tool_calls=[ToolCall(id="call_9", name="bash", arguments={"command": "pytest"})],
             reasoning_items=[reasoning],
         ),
-        Message("tool", "2 failed", tool_call_id="call_9", is_error=True),
+        Message(role="tool", content="2 failed", tool_call_id="call_9", is_error=True),
     ]
 
     collect(provider.stream(ask(*history, tools=[BASH])))

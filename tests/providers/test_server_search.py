@@ -21,7 +21,9 @@ RESULT = {
 
 
 def request(tools: list[ToolSpec]) -> ModelRequest:
-    return ModelRequest("m", "system", [Message("user", "hi")], tools=tools)
+    return ModelRequest(
+        model="m", system="system", messages=[Message(role="user", content="hi")], tools=tools
+    )
 
 
 def test_the_search_is_offered_first_and_only_in_a_request_with_tools():
@@ -65,15 +67,17 @@ def test_the_parser_keeps_the_blocks_with_the_input_that_streamed():
 
 
 def test_the_blocks_go_back_before_the_text_and_are_never_a_cache_breakpoint():
-    searched = Message("assistant", "Found.", server_blocks=[{**CALL, "input": {"q": 1}}, RESULT])
-    only_search = Message("assistant", "", server_blocks=[CALL, RESULT])
-    wire = anthropic.wire_messages([Message("user", "hi"), searched])
+    searched = Message(
+        role="assistant", content="Found.", server_blocks=[{**CALL, "input": {"q": 1}}, RESULT]
+    )
+    only_search = Message(role="assistant", content="", server_blocks=[CALL, RESULT])
+    wire = anthropic.wire_messages([Message(role="user", content="hi"), searched])
     assert [block["type"] for block in wire[1]["content"]] == [
         "server_tool_use",
         "web_search_tool_result",
         "text",
     ]
-    paused = anthropic.wire_messages([Message("user", "hi"), only_search])
+    paused = anthropic.wire_messages([Message(role="user", content="hi"), only_search])
     assert all("cache_control" not in block for block in paused[1]["content"])
 
 

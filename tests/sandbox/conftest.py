@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from caretz.sandbox.detect import Backend, BwrapProbe, check_sandbox
+from caretz.sandbox.detect import BwrapProbe, SandboxBackend, check_sandbox
 from caretz.sandbox.envfilter import EnvFilter
 from caretz.sandbox.landlock import abi_version
 from caretz.sandbox.policy import SandboxPolicy, build_policy
@@ -86,7 +86,7 @@ def make_policy(work: Path, home: Path) -> PolicyMaker:
 def bwrap_sandbox(bwrap_path: str) -> Callable[[SandboxPolicy], Sandbox]:
     def make(policy: SandboxPolicy, env_filter: EnvFilter | None = None) -> Sandbox:
         sandbox = open_sandbox(policy, check_sandbox(policy.mode, policy.network), env_filter)
-        assert sandbox.backend is Backend.BWRAP
+        assert sandbox.backend is SandboxBackend.BWRAP
         return sandbox
 
     return make
@@ -100,7 +100,7 @@ def landlock_sandbox(landlock_abi: int) -> Callable[[SandboxPolicy], Sandbox]:
     def make(policy: SandboxPolicy) -> Sandbox:
         check = check_sandbox(policy.mode, policy.network, bwrap=missing)
         sandbox = open_sandbox(policy, check)
-        assert sandbox.backend is Backend.LANDLOCK
+        assert sandbox.backend is SandboxBackend.LANDLOCK
         return sandbox
 
     return make

@@ -7,8 +7,8 @@ import stat
 from pathlib import Path
 
 from caretz.sandbox.detect import (
-    Backend,
     BwrapProbe,
+    SandboxBackend,
     SandboxUnavailable,
     check_sandbox,
     probe_bwrap,
@@ -30,18 +30,18 @@ def _refusing_bwrap(tmp_path: Path) -> str:
 
 def test_here_bubblewrap_works(bwrap_path, landlock_abi):
     check = check_sandbox()
-    assert check.backend is Backend.BWRAP
+    assert check.backend is SandboxBackend.BWRAP
     assert check.bwrap == BwrapProbe(bwrap_path, True, "works")
     assert check.landlock_abi == landlock_abi
     assert check.problem is None and check.notice is None and not check.not_enforced
-    assert require_backend(check) is Backend.BWRAP
+    assert require_backend(check) is SandboxBackend.BWRAP
 
 
 def test_a_refused_bwrap_falls_back_to_landlock_and_says_so(tmp_path, landlock_abi):
     probe = probe_bwrap(_refusing_bwrap(tmp_path))
     assert probe == BwrapProbe(probe.path, False, "bwrap: setting up uid map: Permission denied")
     check = check_sandbox(bwrap=probe)
-    assert check.backend is Backend.LANDLOCK
+    assert check.backend is SandboxBackend.LANDLOCK
     assert check.notice and "setting up uid map" in check.notice
     assert "apt install bubblewrap" in check.notice
     assert any(".git/hooks" in item for item in check.not_enforced)
@@ -51,7 +51,7 @@ def test_a_refused_bwrap_falls_back_to_landlock_and_says_so(tmp_path, landlock_a
 
 def test_neither_backend_stops_with_one_line_naming_both_fixes():
     check = check_sandbox(bwrap=MISSING, landlock_abi=0, platform="linux")
-    assert check.backend is Backend.NONE
+    assert check.backend is SandboxBackend.NONE
     assert check.problem is not None and "\n" not in check.problem
     assert "apt install bubblewrap" in check.problem and "--sandbox off" in check.problem
     try:
@@ -65,13 +65,13 @@ def test_neither_backend_stops_with_one_line_naming_both_fixes():
 def test_sandbox_off_needs_no_backend():
     check = check_sandbox(SandboxMode.OFF, bwrap=MISSING, landlock_abi=0, platform="linux")
     assert check.problem is None
-    assert require_backend(check) is Backend.NONE
+    assert require_backend(check) is SandboxBackend.NONE
     assert check.not_enforced == ("filesystem, network and processes: the sandbox is off",)
 
 
 def test_other_platforms_get_a_clear_message_not_a_silent_no_op():
     check = check_sandbox(platform="darwin")
-    assert check.backend is Backend.NONE
+    assert check.backend is SandboxBackend.NONE
     assert check.problem and "needs Linux" in check.problem and "darwin" in check.problem
     assert "--sandbox off" in check.problem
     assert "error: " in render_check(check)
@@ -79,7 +79,7 @@ def test_other_platforms_get_a_clear_message_not_a_silent_no_op():
 
 def test_landlock_before_abi_4_does_not_claim_the_network():
     check = check_sandbox(bwrap=MISSING, landlock_abi=3, platform="linux")
-    assert check.backend is Backend.LANDLOCK
+    assert check.backend is SandboxBackend.LANDLOCK
     assert any("network: not restricted" in item for item in check.not_enforced)
     assert not any(item.startswith("network: TCP") for item in check.enforced)
 

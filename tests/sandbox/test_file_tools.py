@@ -23,7 +23,7 @@ from tests.sandbox.conftest import SECRET_KEY
 def call(ctx: ToolContext, name: str, **args: object) -> ToolResult:
     """One agent's call: calls on the same context share one registry (what it has read)."""
     registry = ctx.__dict__.setdefault("_registry", ToolRegistry(default_tools()))
-    return registry.run(ToolCall("call_1", name, dict(args)), ctx)
+    return registry.run(ToolCall(id="call_1", name=name, arguments=dict(args)), ctx)
 
 
 def refused(result: ToolResult, *words: str) -> bool:

@@ -147,7 +147,7 @@ def test_the_bash_tool_sees_a_command_exit_at_once_not_at_its_next_wake_up(
     else:
         sandbox = None
     tool = BashTool(wake_s=3600)
-    ctx = ToolContext(make_policy().cwd, sandbox=sandbox)
+    ctx = ToolContext(workspace=make_policy().cwd, sandbox=sandbox)
 
     for command, code in (("true", 0), ("echo out; exit 3", 3)):
         result = tool.run({"command": command, "timeout": TIMEOUT_S}, ctx)

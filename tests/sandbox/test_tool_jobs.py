@@ -30,7 +30,7 @@ def test_stopping_a_job_ends_everything_it_started(mode, make_policy, bwrap_sand
     marks = [marker() for _ in range(3)]
     command = f"sleep {marks[0]} & setsid sleep {marks[1]} & nohup sleep {marks[2]} & wait"
     started = ToolRegistry(default_tools()).run(
-        ToolCall("call_1", "bash", {"command": command, "background": True}), ctx
+        ToolCall(id="call_1", name="bash", arguments={"command": command, "background": True}), ctx
     )
     assert started.ok and "job j1" in started.output
     found = lambda: [pid for mark in marks for pid in sleepers(mark)]  # noqa: E731

@@ -12,12 +12,22 @@ USERS = "# my jobs\nMAILTO=me@example.com\n0 3 * * * /usr/local/bin/backup\n"
 
 def job(job_id: str = "3fa9c1", prompt: str = "is CI green? 100% please") -> Job:
     return Job(
-        job_id,
-        "*/10 * * * *",
-        Path("/work/my app"),
-        ["/usr/bin/python3", "-m", "caretz", "--job", job_id, "-p", prompt, "--goal", "it's green"],
-        Path("/data/schedule") / f"{job_id}.log",
-        {"CARETZ_DATA_DIR": "/data", "PATH": "/usr/bin:/bin"},
+        id=job_id,
+        schedule="*/10 * * * *",
+        workdir=Path("/work/my app"),
+        argv=[
+            "/usr/bin/python3",
+            "-m",
+            "caretz",
+            "--job",
+            job_id,
+            "-p",
+            prompt,
+            "--goal",
+            "it's green",
+        ],
+        log=Path("/data/schedule") / f"{job_id}.log",
+        env={"CARETZ_DATA_DIR": "/data", "PATH": "/usr/bin:/bin"},
     )
 
 
@@ -48,11 +58,17 @@ def test_adding_and_removing_keeps_every_other_line():
 
 
 def test_a_macro_schedule_and_lines_that_are_not_ours():
-    daily = Job("c0ffee", "@daily", Path("/w"), ["python", "-m", "caretz"], Path("/l"))
+    daily = Job(
+        id="c0ffee",
+        schedule="@daily",
+        workdir=Path("/w"),
+        argv=["python", "-m", "caretz"],
+        log=Path("/l"),
+    )
 
     assert read_job(daily.line()) == Job(
-        "c0ffee", "@daily", Path("/w"), ["python", "-m", "caretz"], Path("/l"), {},
-        read_job(daily.line()).installed,  # type: ignore[union-attr]
+        id="c0ffee", schedule="@daily", workdir=Path("/w"), argv=["python", "-m", "caretz"], log=Path("/l"), env={},
+        installed=read_job(daily.line()).installed,  # type: ignore[union-attr]
     )  # fmt: skip
     assert read_job("0 3 * * * /usr/local/bin/backup") is None
     assert read_job("0 3 * * * echo hi # caretz-job:") is None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from caretz.session.events import EventLog, read_events
-from caretz.session.records.loop import ToolCalled, ToolResult, TurnStarted
+from caretz.session.records.loop import ToolCalled, ToolReturned, TurnStarted
 
 
 def deep(levels: int) -> dict:
@@ -22,8 +22,8 @@ def deep(levels: int) -> dict:
 @pytest.mark.parametrize(
     "record",
     [
-        ToolResult(index=0, call_id="c", name="bash", ok=True, output="lone \ud800 high"),
-        ToolResult(index=0, call_id="c", name="glob", ok=True, output="caf\udce9.txt"),  # bytes
+        ToolReturned(index=0, call_id="c", name="bash", ok=True, output="lone \ud800 high"),
+        ToolReturned(index=0, call_id="c", name="glob", ok=True, output="caf\udce9.txt"),  # bytes
         TurnStarted(prompt="a pair reversed \ude00\ud83d", model="m"),
         ToolCalled(index=0, call={"id": "c", "name": "t", "arguments": {"\udfff": "key"}}),
         ToolCalled(index=0, call={"id": "c", "name": "t", "arguments": {"n": float("nan")}}),
@@ -41,7 +41,7 @@ def test_any_record_is_written_as_one_valid_json_line(tmp_path: Path, record):
     log.subscribe(seen.append)
 
     log.emit(record)
-    log.emit(ToolResult(index=1, call_id="d", name="bash", ok=True, output="after"))
+    log.emit(ToolReturned(index=1, call_id="d", name="bash", ok=True, output="after"))
 
     lines = path.read_bytes().decode("utf-8").splitlines()  # strict UTF-8
     assert len(lines) == 2
@@ -49,7 +49,7 @@ def test_any_record_is_written_as_one_valid_json_line(tmp_path: Path, record):
         json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the log"))
     assert [type(event).__name__ for event in read_events(path)] == [
         type(record).__name__,
-        "ToolResult",
+        "ToolReturned",
     ]
     for text in texts([event.to_dict() for event in seen]):  # what a view prints
         text.encode("utf-8")

@@ -5,14 +5,14 @@ from __future__ import annotations
 from caretz.providers.anthropic import wire_messages
 from caretz.session.records.base import Record
 from caretz.session.records.checkpoints import CheckpointRestored
-from caretz.session.records.loop import ModelResponse, ToolResult, TurnEnded, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolReturned, TurnEnded, TurnStarted
 from caretz.session.store import rebuild_history, turn_prompt
 
 
 def turn(number: int, prompt: str, answer: str, agent: str = "main") -> list[Record]:
     return [
         TurnStarted(turn=number, agent=agent, prompt=prompt),
-        ModelResponse(agent=agent, message={"role": "assistant", "content": answer}),
+        ModelReplied(agent=agent, message={"role": "assistant", "content": answer}),
         TurnEnded(turn=number, agent=agent, text=answer),
     ]
 
@@ -66,10 +66,10 @@ def test_a_resumed_conversation_tells_the_model_which_calls_failed():
     ]
     events: list[Record] = [
         TurnStarted(turn=1, prompt="build it"),
-        ModelResponse(message={"role": "assistant", "content": "", "tool_calls": calls}),
-        ToolResult(index=0, call_id="c1", name="bash", ok=False, output="make: *** Error 2"),
-        ToolResult(index=1, call_id="c2", name="read", ok=True, output="print(1)"),
-        ModelResponse(message={"role": "assistant", "content": "The build fails."}),
+        ModelReplied(message={"role": "assistant", "content": "", "tool_calls": calls}),
+        ToolReturned(index=0, call_id="c1", name="bash", ok=False, output="make: *** Error 2"),
+        ToolReturned(index=1, call_id="c2", name="read", ok=True, output="print(1)"),
+        ModelReplied(message={"role": "assistant", "content": "The build fails."}),
         TurnEnded(turn=1, text="The build fails."),
     ]
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from caretz.messages import Image, Message
 from caretz.session.events import EventLog, read_events
 from caretz.session.images import ImageFiles
-from caretz.session.records.loop import ModelResponse, ToolResult, TurnStarted
+from caretz.session.records.loop import ModelReplied, ToolReturned, TurnStarted
 from caretz.session.records.session import SessionCompacted
 from caretz.session.store import read_history
 from tests.pictures import png
 
-SHOT = Image("image/png", png(40, 30), width=40, height=30, source="shot.png")
+SHOT = Image(media_type="image/png", data=png(40, 30), width=40, height=30, source="shot.png")
 
 
 def logged_session(folder: Path) -> EventLog:
@@ -21,11 +21,11 @@ def logged_session(folder: Path) -> EventLog:
     log = EventLog(folder / "events.jsonl")
     log.keep_images([SHOT])
     log.emit(TurnStarted(turn=1, agent="main", prompt="look", images=[SHOT.ref()]))
-    reply = Message("assistant", "", tool_calls=[])
-    log.emit(ModelResponse(agent="main", message=reply.to_dict()))
+    reply = Message(role="assistant", content="", tool_calls=[])
+    log.emit(ModelReplied(agent="main", message=reply.to_dict()))
     log.keep_images([SHOT])
     log.emit(
-        ToolResult(agent="main", call_id="call_1", ok=True, output="Image", images=[SHOT.ref()])
+        ToolReturned(agent="main", call_id="call_1", ok=True, output="Image", images=[SHOT.ref()])
     )
     log.close()
     return log
@@ -70,7 +70,10 @@ def test_a_missing_or_altered_image_file_is_named_instead(tmp_path):
 def test_a_compacted_conversation_keeps_its_images(tmp_path):
     log = EventLog(tmp_path / "events.jsonl")
     log.keep_images([SHOT])
-    kept = [Message("user", "summary"), Message("user", "look", images=[SHOT])]
+    kept = [
+        Message(role="user", content="summary"),
+        Message(role="user", content="look", images=[SHOT]),
+    ]
     log.emit(SessionCompacted(agent="main", conversation=[m.to_dict() for m in kept]))
     log.close()
 

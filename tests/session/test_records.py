@@ -13,7 +13,7 @@ from caretz.session.events import EventLog, read_events
 from caretz.session.records.base import Record, UnknownRecord
 from caretz.session.records.checkpoints import CheckpointCreated
 from caretz.session.records.guard import LoopGuardBlocked
-from caretz.session.records.loop import ToolResult, TurnStarted
+from caretz.session.records.loop import ToolReturned, TurnStarted
 from caretz.session.records.parse import RECORD_TYPES, parse_record
 from caretz.session.records.session import SessionStarted
 
@@ -115,7 +115,7 @@ def test_keys_written_only_when_set():
     started = SessionStarted(session_id="s", cwd="/p", project="/p")
     assert "other_project" not in started.to_dict()
     assert SessionStarted(other_project="/q").to_dict()["other_project"] == "/q"
-    result = ToolResult(index=0, call_id="c", name="bash", ok=True, output="", exit_code=0)
+    result = ToolReturned(index=0, call_id="c", name="bash", ok=True, output="", exit_code=0)
     assert list(result.to_dict())[-3:] == ["exit_code", "duration_s", "diff"]
     rewind = CheckpointCreated(id="a", kind="rewind", note=None).to_dict()
     turn = CheckpointCreated(id="a", kind="turn", note=None).to_dict()

@@ -86,10 +86,24 @@ def test_the_project_shadows_the_user_and_says_so(tmp_path: Path) -> None:
 
 def test_the_catalog_keeps_within_its_budget(tmp_path: Path) -> None:
     skills = [
-        Skill(f"skill-{n:03}", "word " * 200, tmp_path / f"skill-{n:03}" / "SKILL.md", "user", "")
+        Skill(
+            name=f"skill-{n:03}",
+            description="word " * 200,
+            path=tmp_path / f"skill-{n:03}" / "SKILL.md",
+            scope="user",
+            body="",
+        )
         for n in range(300)
     ]
-    hidden = Skill("hidden", "Not for the model", tmp_path / "SKILL.md", "user", "", (), False)
+    hidden = Skill(
+        name="hidden",
+        description="Not for the model",
+        path=tmp_path / "SKILL.md",
+        scope="user",
+        body="",
+        allowed_tools=(),
+        model_invocable=False,
+    )
     budget = catalog_budget(200_000)
 
     whole = catalog_block(skills[:3], budget)

@@ -17,13 +17,19 @@ def test_a_skill_loads_once_per_conversation_and_a_subagent_has_its_own(tmp_path
     folder = tmp_path / "notes"
     (folder / "refs").mkdir(parents=True)
     (folder / "refs" / "style.md").write_text("never read")
-    skill = Skill("notes", "Take notes", folder / "SKILL.md", "user", "NOTES STEPS")
+    skill = Skill(
+        name="notes",
+        description="Take notes",
+        path=folder / "SKILL.md",
+        scope="user",
+        body="NOTES STEPS",
+    )
     conversation: list[Message] = []
     tool = SkillTool([skill], {}, lambda: conversation)
-    ctx = ToolContext(tmp_path, skill_grants=SkillGrants())
+    ctx = ToolContext(workspace=tmp_path, skill_grants=SkillGrants())
 
     first = tool.run({"name": "notes"}, ctx)
-    conversation.append(Message("tool", first.output, tool_call_id="c1"))
+    conversation.append(Message(role="tool", content=first.output, tool_call_id="c1"))
     second = tool.run({"name": "notes"}, ctx)
     registry = ToolRegistry([])
     registry.add(tool)
@@ -44,14 +50,19 @@ def test_the_grant_joins_the_turns_own(tmp_path: Path) -> None:
 
     rule = parse_rule("Bash(touch:*)", "allow", "test")
     skill = Skill(
-        "stamp", "Stamp", tmp_path / "stamp" / "SKILL.md", "user", "B", ("Bash(touch:*)",)
+        name="stamp",
+        description="Stamp",
+        path=tmp_path / "stamp" / "SKILL.md",
+        scope="user",
+        body="B",
+        allowed_tools=("Bash(touch:*)",),
     )
     grants = SkillGrants()
     tool = SkillTool([skill], {"stamp": (rule,)}, lambda: [])
 
     before = with_skill_rules(None, grants)
-    tool.run({"name": "stamp"}, ToolContext(tmp_path, skill_grants=grants))
-    tool.run({"name": "stamp"}, ToolContext(tmp_path, skill_grants=grants))
+    tool.run({"name": "stamp"}, ToolContext(workspace=tmp_path, skill_grants=grants))
+    tool.run({"name": "stamp"}, ToolContext(workspace=tmp_path, skill_grants=grants))
 
     assert before is None
     after = with_skill_rules(None, grants)

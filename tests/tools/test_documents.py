@@ -49,7 +49,7 @@ def test_a_pdf_is_read_as_its_pages_text_a_window_at_a_time(tmp_path: Path):
     pages = [f"Chapter {n}: the register map of block {n}" for n in range(1, 41)]
     (tmp_path / "manual.pdf").write_bytes(a_pdf(pages))
     read = ReadTool()
-    ctx = ToolContext(tmp_path)
+    ctx = ToolContext(workspace=tmp_path)
 
     first = read.run({"path": "manual.pdf", "limit": 6}, ctx)
     later = read.run({"path": "manual.pdf", "offset": 77, "limit": 4}, ctx)
@@ -68,7 +68,7 @@ def test_a_pdf_is_read_as_its_pages_text_a_window_at_a_time(tmp_path: Path):
 
 def test_a_broken_pdf_is_a_failed_result_naming_it(tmp_path: Path, capfd):
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a PDF body\n")
-    result = ReadTool().run({"path": "broken.pdf"}, ToolContext(tmp_path))
+    result = ReadTool().run({"path": "broken.pdf"}, ToolContext(workspace=tmp_path))
     assert not result.ok
     assert result.output.startswith("broken.pdf is not a PDF caretz can read: ")
     assert capfd.readouterr().err == ""  # pypdf's repairs are not printed
@@ -124,9 +124,9 @@ def test_a_notebook_is_read_as_cells_with_outputs_and_its_images(tmp_path: Path)
     (tmp_path / "train.ipynb").write_text(json.dumps(notebook(), indent=1))
     reads = FileReads()
 
-    seen = ReadTool(reads).run({"path": "train.ipynb"}, ToolContext(tmp_path))
+    seen = ReadTool(reads).run({"path": "train.ipynb"}, ToolContext(workspace=tmp_path))
     text_only = ReadTool().run(
-        {"path": "train.ipynb"}, ToolContext(tmp_path, no_images="m is text-only")
+        {"path": "train.ipynb"}, ToolContext(workspace=tmp_path, no_images="m is text-only")
     )
 
     assert seen.ok, seen.output
@@ -156,4 +156,4 @@ def test_a_notebook_is_read_as_cells_with_outputs_and_its_images(tmp_path: Path)
     assert not text_only.images
     # Read, so its JSON may be edited.
     edit = {"path": "train.ipynb", "old_string": '"plot(losses)"', "new_string": '"plot(loss)"'}
-    assert EditTool(reads).run(edit, ToolContext(tmp_path)).ok
+    assert EditTool(reads).run(edit, ToolContext(workspace=tmp_path)).ok

@@ -27,7 +27,7 @@ def ctx(tmp_path: Path):
 
 
 def run(ctx: ToolContext, name: str, **args):
-    return ToolRegistry(default_tools()).run(ToolCall("call_1", name, args), ctx)
+    return ToolRegistry(default_tools()).run(ToolCall(id="call_1", name=name, arguments=args), ctx)
 
 
 def start(ctx: ToolContext, command: str) -> str:

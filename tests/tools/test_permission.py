@@ -100,7 +100,9 @@ class Session:
         self.ctx = ToolContext(workspace=root)
 
     def run(self, tool: str, **args: Any) -> ToolResult:
-        return self.registry.run(ToolCall(f"c{len(self.events)}", tool, args), self.ctx)
+        return self.registry.run(
+            ToolCall(id=f"c{len(self.events)}", name=tool, arguments=args), self.ctx
+        )
 
     def of(self, type: str) -> list[dict[str, Any]]:
         return [event for event in self.events if event["type"] == type]
@@ -415,7 +417,9 @@ def test_a_subagents_registry_keeps_the_check_and_its_asker(tmp_path: Path):
     session = Session(tmp_path, mode="ask", asker=asker)
 
     child = session.registry.fresh()
-    result = child.run(ToolCall("c9", "bash", {"command": "touch child.txt"}), session.ctx)
+    result = child.run(
+        ToolCall(id="c9", name="bash", arguments={"command": "touch child.txt"}), session.ctx
+    )
 
     assert not result.ok and not (tmp_path / "child.txt").exists()
     assert [q.summary for q in asker.questions] == ["touch child.txt"]

@@ -51,7 +51,9 @@ def session(
 
 
 def run(registry, root: Path, tool: str, grant: TurnGrant | None = None, **args: Any) -> ToolResult:
-    return registry.run(ToolCall("c1", tool, args), ToolContext(workspace=root, grant=grant))
+    return registry.run(
+        ToolCall(id="c1", name=tool, arguments=args), ToolContext(workspace=root, grant=grant)
+    )
 
 
 def test_an_allow_counts_as_an_allow_rule_where_no_rule_decided(tmp_path: Path):
@@ -108,7 +110,7 @@ def test_a_hint_does_not_carry_over_to_a_call_a_later_check_puts_in_its_place(tm
     asker = ScriptedAsker(Answer("no"))
 
     def rewrite(call: ToolCall, ctx: ToolContext) -> Proceed:
-        return Proceed(call=ToolCall(call.id, "bash", {"command": "echo other"}))
+        return Proceed(call=ToolCall(id=call.id, name="bash", arguments={"command": "echo other"}))
 
     permissions = SessionPermissions(tmp_path, mode="ask", asker=asker)
     registry = build_tools(permissions, first_checks=(hinting("allow"), rewrite))

@@ -50,7 +50,7 @@ def test_a_refused_call_does_not_run_and_says_not_to_retry(ctx: ToolContext):
     command = "cd build &&  rm   -rf dist"
 
     result = registry(RULES, events, ctx.workspace).run(
-        ToolCall("c1", "bash", {"command": command}), ctx
+        ToolCall(id="c1", name="bash", arguments={"command": command}), ctx
     )
 
     assert not result.ok
@@ -76,7 +76,7 @@ def test_a_refused_call_does_not_run_and_says_not_to_retry(ctx: ToolContext):
 
 def test_an_allowed_call_runs(ctx: ToolContext):
     events: list[dict[str, Any]] = []
-    call = ToolCall("c1", "write", {"path": "env.py", "content": "x = 1\n"})
+    call = ToolCall(id="c1", name="write", arguments={"path": "env.py", "content": "x = 1\n"})
     result = registry(RULES, events, ctx.workspace).run(call, ctx)
     assert result.ok and (ctx.workspace / "env.py").read_text() == "x = 1\n"
     assert events == []

@@ -284,7 +284,11 @@ def test_a_check_may_put_another_call_in_place_of_the_one_made(ctx):
     tool = ContextRecorder("t")
 
     def rewrite(call: ToolCall, ctx: ToolContext) -> Proceed:
-        return Proceed(call=ToolCall(call.id, call.name, {"text": call.arguments["text"].upper()}))
+        return Proceed(
+            call=ToolCall(
+                id=call.id, name=call.name, arguments={"text": call.arguments["text"].upper()}
+            )
+        )
 
     registry = ToolRegistry([tool], before_call=[rewrite])
 
@@ -296,7 +300,7 @@ def test_a_replacement_call_is_checked_against_its_tool_like_any_other(ctx):
     tool = ContextRecorder("t")
 
     def rewrite(call: ToolCall, ctx: ToolContext) -> Proceed:
-        return Proceed(call=ToolCall(call.id, call.name, {"text": 5}))
+        return Proceed(call=ToolCall(id=call.id, name=call.name, arguments={"text": 5}))
 
     result = ToolRegistry([tool], before_call=[rewrite]).run(call("t", {"text": "x"}), ctx)
 
@@ -326,7 +330,7 @@ def test_a_grant_does_not_carry_over_to_a_call_a_later_check_puts_in_its_place(c
         return Proceed(escalated=True)
 
     def rewrite(call: ToolCall, ctx: ToolContext) -> Proceed:
-        return Proceed(call=ToolCall(call.id, call.name, {"text": "other"}))
+        return Proceed(call=ToolCall(id=call.id, name=call.name, arguments={"text": "other"}))
 
     ToolRegistry([tool], before_call=[grant, rewrite]).run(call("t", {"text": "x"}), ctx)
 

@@ -49,7 +49,7 @@ def test_no_tool_returns_more_than_its_cap_and_the_whole_is_kept(tmp_path, path)
 
     registry = ToolRegistry([Flood(), ReadTool()], after_call=[hook_adds])
     ctx = ToolContext(workspace=tmp_path, output_limit_chars=10_000)
-    call = ToolCall("c1", "flood", {})
+    call = ToolCall(id="c1", name="flood", arguments={})
     if path == "run":
         result = registry.run(call, ctx)
     else:
@@ -67,7 +67,8 @@ def test_a_read_stops_at_the_cap_on_a_line_and_says_where_to_go_on(tmp_path):
     registry = ToolRegistry([ReadTool()])
     cap = cap_chars(2_000)  # a small window's room
     result = registry.run(
-        ToolCall("c1", "read", {"path": "wide.h"}), ToolContext(tmp_path, output_limit_chars=cap)
+        ToolCall(id="c1", name="read", arguments={"path": "wide.h"}),
+        ToolContext(workspace=tmp_path, output_limit_chars=cap),
     )
     assert len(result.output) <= cap + 200
     last = result.output.splitlines()[-1]
@@ -75,11 +76,11 @@ def test_a_read_stops_at_the_cap_on_a_line_and_says_where_to_go_on(tmp_path):
 
 
 def test_an_overflow_shortens_the_newest_result_when_nothing_else_frees_enough():
-    call = ToolCall("c1", "read", {"path": "wide.h"})
+    call = ToolCall(id="c1", name="read", arguments={"path": "wide.h"})
     conversation = [
-        Message("user", "read it"),
-        Message("assistant", tool_calls=[call]),
-        Message("tool", WIDE[:100_000], tool_call_id="c1"),
+        Message(role="user", content="read it"),
+        Message(role="assistant", tool_calls=[call]),
+        Message(role="tool", content=WIDE[:100_000], tool_call_id="c1"),
     ]
     policy = CompactionPolicy(context_window=8_000)
 

@@ -23,7 +23,9 @@ PLAN = {
 
 def run_todo(tmp_path: Path, args: object):
     registry = ToolRegistry(default_tools())
-    return registry.run(ToolCall("c1", "todo", args), ToolContext(workspace=tmp_path))  # type: ignore[arg-type]
+    return registry.run(
+        ToolCall(id="c1", name="todo", arguments=args), ToolContext(workspace=tmp_path)
+    )  # type: ignore[arg-type]
 
 
 def test_the_tool_answers_with_the_whole_plan_drawn(tmp_path):
@@ -63,14 +65,16 @@ def test_statuses_other_agents_use_are_read_as_ours():
 
 
 def test_the_latest_plan_is_the_newest_call_that_did_not_fail():
-    good = ToolCall("c1", "todo", PLAN)
-    refused = ToolCall("c2", "todo", {"todos": [{"content": "x", "status": "nope"}]})
+    good = ToolCall(id="c1", name="todo", arguments=PLAN)
+    refused = ToolCall(
+        id="c2", name="todo", arguments={"todos": [{"content": "x", "status": "nope"}]}
+    )
     messages = [
-        Message("user", "fix it"),
-        Message("assistant", "", tool_calls=[good]),
-        Message("tool", "Plan updated", tool_call_id="c1"),
-        Message("assistant", "", tool_calls=[refused]),
-        Message("tool", "Invalid arguments", tool_call_id="c2", is_error=True),
+        Message(role="user", content="fix it"),
+        Message(role="assistant", content="", tool_calls=[good]),
+        Message(role="tool", content="Plan updated", tool_call_id="c1"),
+        Message(role="assistant", content="", tool_calls=[refused]),
+        Message(role="tool", content="Invalid arguments", tool_call_id="c2", is_error=True),
     ]
 
     assert [item.text for item in latest_plan(messages)] == [

@@ -95,7 +95,7 @@ def test_the_prompt_pauses_the_live_view_and_shows_the_call_why_and_the_keys():
 def test_always_is_not_offered_without_a_rule_to_save_ctrl_d_is_no_and_ctrl_c_stops():
     console = plain_console()
     view = LiveView(console)
-    question = Question("bash", {"command": "$x v"}, "$x v", "reason")
+    question = Question(tool="bash", arguments={"command": "$x v"}, summary="$x v", reason="reason")
 
     def ended(prompt: str) -> str:
         raise EOFError
@@ -193,7 +193,7 @@ def test_read_only_switched_mid_session_refuses_the_next_write(repl, tmp_path):
     parts = repl.session.agent.parts
 
     result = parts.tools.run(
-        ToolCall("c1", "write", {"path": "x.txt", "content": ""}), parts.tool_ctx
+        ToolCall(id="c1", name="write", arguments={"path": "x.txt", "content": ""}), parts.tool_ctx
     )
 
     assert not result.ok and "read-only mode" in result.output
@@ -267,12 +267,17 @@ def test_a_yolo_session_opens_with_the_red_banner(env, tmp_path):
 def test_a_file_change_shows_what_it_changes():
     console = plain_console()
     edit = Question(
-        "edit",
-        {"path": "app.py", "old_string": "x = 1\ny = 2", "new_string": "x = 1\ny = 3"},
-        "app.py",
-        "ask mode: every file change asks first",
+        tool="edit",
+        arguments={"path": "app.py", "old_string": "x = 1\ny = 2", "new_string": "x = 1\ny = 3"},
+        summary="app.py",
+        reason="ask mode: every file change asks first",
     )
-    write = Question("write", {"path": "new.md", "content": "# Title\nbody"}, "new.md", "r")
+    write = Question(
+        tool="write",
+        arguments={"path": "new.md", "content": "# Title\nbody"},
+        summary="new.md",
+        reason="r",
+    )
 
     TerminalAsker(console, LiveView(console), lambda prompt: "y")(edit)
     TerminalAsker(console, LiveView(console), lambda prompt: "y")(write)

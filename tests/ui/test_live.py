@@ -260,7 +260,9 @@ def test_a_reply_that_broke_off_is_taken_off_the_screen_before_the_retry():
         view.on_text(piece)
     assert view.stream is not None and view.stream.printed  # printed for good already
 
-    view.on_retry(Retrying(1, 1.0, "the reply broke off", Message("assistant", "First")))
+    view.on_retry(
+        Retrying(1, 1.0, "the reply broke off", Message(role="assistant", content="First"))
+    )
     view.on_text("The whole answer.")
     view.on_event(parse_record(response_event("The whole answer.")))
     view.end_turn()

@@ -12,7 +12,14 @@ from caretz.ui.sessions_text import describe_event, list_line, prompt_preview, s
 
 def info(first_prompt: str, started: float = 1_700_000_000.0, **more) -> SessionInfo:
     return SessionInfo(
-        "abc123", Path("/tmp/abc123"), started, "openai/m", first_prompt, 2, "done", **more
+        id="abc123",
+        path=Path("/tmp/abc123"),
+        started=started,
+        model="openai/m",
+        first_prompt=first_prompt,
+        turns=2,
+        last_status="done",
+        **more,
     )
 
 

@@ -25,7 +25,7 @@ def tool_for(ruleset: RuleSet | list[RuleSet], names: Names | None = None) -> We
 
 
 def context(tmp_path: Path, budget: int = 30_000) -> ToolContext:
-    return ToolContext(tmp_path, output_limit_chars=budget)
+    return ToolContext(workspace=tmp_path, output_limit_chars=budget)
 
 
 def test_the_result_names_the_page_and_says_its_text_is_data(web, tmp_path):
@@ -133,13 +133,32 @@ def test_a_stalled_fetch_ends_at_the_time_limit_as_a_timeout(web, tmp_path):
 
 def test_the_cache_keeps_the_newest_pages_within_its_bounds():
     cache = FetchCache(max_pages=2, max_chars=100)
-    page = Page("u", 200, "text/plain", "", "x" * 40, 40, False)
+    page = Page(
+        url="u",
+        status=200,
+        content_type="text/plain",
+        title="",
+        text="x" * 40,
+        size=40,
+        truncated=False,
+    )
     cache.put("a", page)
     cache.put("b", page)
     cache.get("a")  # a is the newer now
     cache.put("c", page)
     assert (cache.get("a"), cache.get("b")) == (page, None)
-    cache.put("d", Page("u", 200, "text/plain", "", "y" * 90, 90, False))
+    cache.put(
+        "d",
+        Page(
+            url="u",
+            status=200,
+            content_type="text/plain",
+            title="",
+            text="y" * 90,
+            size=90,
+            truncated=False,
+        ),
+    )
     assert len(cache) == 1 and cache.get("d") is not None
 
 

@@ -18,7 +18,7 @@ from caretz.tools.permission import SessionPermissions, allow_hint
 from caretz.tools.policy import CancelToolCall
 from caretz.web.address import not_public
 
-NO_RULE = Decision("no-match", "no rule covers web_fetch")
+NO_RULE = Decision(outcome="no-match", reason="no rule covers web_fetch")
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,9 @@ def test_a_fetch_no_rule_covers_asks_in_every_mode_but_yolo(mode, action):
 
 
 def test_read_only_mode_lets_rules_decide_a_fetch_but_refuses_other_outside_tools():
-    allow = Decision("allow", "allowed", parse_rule("WebFetch(domain:a.org)", "allow", "t"))
+    allow = Decision(
+        outcome="allow", reason="allowed", rule=parse_rule("WebFetch(domain:a.org)", "allow", "t")
+    )
     assert decide("read-only", "fetch", allow, tool="web_fetch").action == "run"
     assert decide("read-only", "external", allow, tool="mcp__x__y").action == "refuse"
 
@@ -67,7 +69,7 @@ def test_always_saves_the_host_of_the_url(tmp_path: Path):
 
 def test_a_headless_refusal_names_the_rule_and_the_flag(tmp_path: Path):
     permissions = SessionPermissions(tmp_path)  # nobody asks
-    call = ToolCall("c1", "web_fetch", {"url": "https://docs.python.org/3/"})
+    call = ToolCall(id="c1", name="web_fetch", arguments={"url": "https://docs.python.org/3/"})
 
     with pytest.raises(CancelToolCall) as refused:
         permissions.check(call, call.arguments, "fetch", tmp_path)
@@ -91,9 +93,11 @@ def test_the_user_is_asked_about_a_new_domain_and_always_saves_it(tmp_path: Path
             return Answer("always")
 
     permissions = SessionPermissions(tmp_path, asker=Always())
-    call = ToolCall("c1", "web_fetch", {"url": "https://docs.python.org/3/"})
+    call = ToolCall(id="c1", name="web_fetch", arguments={"url": "https://docs.python.org/3/"})
     permissions.check(call, call.arguments, "fetch", tmp_path)
-    again = ToolCall("c2", "web_fetch", {"url": "https://docs.python.org/3/library/"})
+    again = ToolCall(
+        id="c2", name="web_fetch", arguments={"url": "https://docs.python.org/3/library/"}
+    )
     permissions.check(again, again.arguments, "fetch", tmp_path)
 
     assert len(questions) == 1  # the saved rule covers the domain from then on

@@ -67,7 +67,7 @@ def test_brave_sends_its_key_in_a_header_and_reads_web_results(web):
         {"web": {"results": [{"title": "Result", "url": "https://r.example/",
                               "description": "with <strong>marks</strong>"}]}}
     )  # fmt: skip
-    backend = BraveBackend(KEY, "BRAVE_API_KEY", url=web.url(""))
+    backend = BraveBackend(key=KEY, key_env="BRAVE_API_KEY", url=web.url(""))
 
     (hit,) = backend.search("caretz", 5)
 
@@ -81,7 +81,7 @@ def test_brave_sends_its_key_in_a_header_and_reads_web_results(web):
 def test_a_refused_key_names_the_variable_and_never_the_key(web):
     web.routes["/res/v1/web/search"] = json_route({"error": f"bad key {KEY}"}, status=401)
     with pytest.raises(SearchFailed) as failed:
-        BraveBackend(KEY, "BRAVE_API_KEY", url=web.url("")).search("x", 1)
+        BraveBackend(key=KEY, key_env="BRAVE_API_KEY", url=web.url("")).search("x", 1)
     assert str(failed.value) == "Brave Search refused the key (HTTP 401): check BRAVE_API_KEY"
 
 
@@ -89,7 +89,7 @@ def test_tavily_posts_the_query_with_a_bearer_key(web):
     web.routes["/search"] = json_route(
         {"results": [{"title": "T", "url": "https://t.example/", "content": "snippet"}]}
     )
-    backend = TavilyBackend(KEY, "TAVILY_API_KEY", url=web.url(""))
+    backend = TavilyBackend(key=KEY, key_env="TAVILY_API_KEY", url=web.url(""))
 
     (hit,) = backend.search("news", 4)
 
@@ -107,7 +107,7 @@ def test_the_tool_lists_results_and_keeps_the_count_within_the_maximum(web, tmp_
     )  # fmt: skip
     tool = WebSearchTool(SearxngBackend(web.url("")), max_results=2)
 
-    result = tool.run({"query": "  many   words ", "count": 9}, ToolContext(tmp_path))
+    result = tool.run({"query": "  many   words ", "count": 9}, ToolContext(workspace=tmp_path))
 
     assert result.ok
     assert result.output.splitlines() == [
@@ -120,9 +120,9 @@ def test_the_tool_lists_results_and_keeps_the_count_within_the_maximum(web, tmp_
         "   s1",
     ]
     with pytest.raises(ToolArgumentError, match="query is empty"):
-        tool.run({"query": "   "}, ToolContext(tmp_path))
+        tool.run({"query": "   "}, ToolContext(workspace=tmp_path))
     web.routes["/search"] = Route(b"not json", content_type="text/plain")
-    failed = tool.run({"query": "x"}, ToolContext(tmp_path))
+    failed = tool.run({"query": "x"}, ToolContext(workspace=tmp_path))
     assert not failed.ok and "answered with something other than JSON" in failed.output
 
 

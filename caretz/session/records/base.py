@@ -190,7 +190,7 @@ _HEAD = ("type", "ts")
 _FACTORY = object()  # stands for "call the field's default_factory"
 
 
-class _Layout:
+class _RecordLayout:
     """A record class's keys, read once from its dataclass fields."""
 
     __slots__ = ("defaults", "names", "optional")
@@ -202,14 +202,14 @@ class _Layout:
         self.defaults = tuple(_default(each) for each in fields)  # (name, default, factory)
 
 
-_LAYOUTS: dict[type[Record], _Layout] = {}
+_LAYOUTS: dict[type[Record], _RecordLayout] = {}
 
 
-def _layout(cls: type[Record]) -> _Layout:
+def _layout(cls: type[Record]) -> _RecordLayout:
     """A record class's keys and defaults."""
     layout = _LAYOUTS.get(cls)
     if layout is None:
-        layout = _LAYOUTS[cls] = _Layout(dataclasses.fields(cls))
+        layout = _LAYOUTS[cls] = _RecordLayout(dataclasses.fields(cls))
     return layout
 
 

@@ -36,7 +36,7 @@ class TurnEnded(LoopRecord):
 
 
 @record
-class ModelRequest(LoopRecord):
+class ModelRequested(LoopRecord):
     TYPE: ClassVar[str] = "Model.Request"
     model: str = ""
     messages: int = 0  # how many the request sent
@@ -45,7 +45,7 @@ class ModelRequest(LoopRecord):
 
 
 @record
-class ModelResponse(LoopRecord):
+class ModelReplied(LoopRecord):
     TYPE: ClassVar[str] = "Model.Response"
     model: str = ""
     message: JsonDict = field(default_factory=dict)  # Message.to_dict()
@@ -81,7 +81,7 @@ class ProviderRetrying(LoopRecord):
 
 
 @record
-class ProviderError(LoopRecord):
+class ProviderFailed(LoopRecord):
     TYPE: ClassVar[str] = "Provider.Error"
     error: str = ""
     status: int | None = None
@@ -96,7 +96,7 @@ class ToolCalled(LoopRecord):
 
 
 @record
-class ToolResult(LoopRecord):
+class ToolReturned(LoopRecord):
     """A tool call's result: the fields of `tools.base.ToolResult.to_dict()`, the call's
     ID and name, and the diff an edit made."""
 
