@@ -10,10 +10,10 @@ import logging
 
 from caretz.session.events import EventLog
 from caretz.session.records.loop import (
-    ModelRequest,
-    ModelResponse,
+    ModelRequested,
+    ModelReplied,
     ToolCalled,
-    ToolResult,
+    ToolReturned,
     TurnEnded,
     TurnStarted,
 )
@@ -54,11 +54,11 @@ def test_side_by_side_subagents_nest_under_their_own_calls_and_opted_in_text_is_
     # beta's turn starts first, and alpha's model call comes while beta runs.
     log.emit(TurnStarted(agent="beta", prompt="look", from_user=False))
     log.emit(TurnStarted(agent="alpha", prompt="look", from_user=False))
-    log.emit(ModelRequest(agent="alpha", model="anthropic/claude-test"))
-    log.emit(ModelResponse(agent="alpha", model="claude-test", usage={"input_tokens": 5}))
+    log.emit(ModelRequested(agent="alpha", model="anthropic/claude-test"))
+    log.emit(ModelReplied(agent="alpha", model="claude-test", usage={"input_tokens": 5}))
     for agent, call_id in (("alpha", "call-a"), ("beta", "call-b")):
         log.emit(TurnEnded(agent=agent, status="done"))
-        log.emit(ToolResult(call_id=call_id, name="task", ok=True))
+        log.emit(ToolReturned(call_id=call_id, name="task", ok=True))
     log.emit(TurnEnded(status="done"))
     sink.close()
 
