@@ -281,11 +281,11 @@ def compare(copies: dict[str, str], runs: int) -> None:
         )
     print(f"after: {load()}\n")
     mine, my_cpu = results["this tree"], statistics.median(cpu["this tree"])
-    print(f"{'':<16} {'-p to its 1st request':>24} {'CPU time of the run':>26}   ({runs} runs)")
+    print(f"{'':<20} {'-p to its 1st request':>20} {'CPU time of the run':>26}   ({runs} runs)")
     for name, median in results.items():
         used = statistics.median(cpu[name])
         print(
-            f"{name:<16} {median * 1000:14.0f}ms {median / mine:7.2f}x"
+            f"{name:<20} {median * 1000:10.0f}ms {median / mine:7.2f}x"
             f" {used * 1000:16.0f}ms {used / my_cpu:7.2f}x"
         )
 
