@@ -14,17 +14,18 @@ from typing import TYPE_CHECKING
 
 from caretz.checkpoints.project import project_root
 from caretz.lazy import lazy_module
-from caretz.runtime import judge as judging
 from caretz.session.events import read_events
 from caretz.session.store import SessionStore
 
 if TYPE_CHECKING:
     from caretz.agent import goal_driver as goal_driving
     from caretz.goal import state as goal_state
+    from caretz.runtime import judge as judging
 else:
     # The goal's modules: only with a goal.
     goal_state = lazy_module("caretz.goal.state")
     goal_driving = lazy_module("caretz.agent.goal_driver")
+    judging = lazy_module("caretz.runtime.judge")  # the evaluator: loaded after the start probes
 
 if TYPE_CHECKING:
     from caretz.agent.agent import Agent

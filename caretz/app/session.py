@@ -18,10 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from caretz.agent import driver as turn_driver
 from caretz.agent.parts import TurnListener
 from caretz.agent.signals import Terminated
-from caretz.app import assembly
 from caretz.app.cancel import Canceller
 from caretz.app.commands import find_command
 from caretz.app.goals import goal_driver, logged_goal, new_goal
@@ -41,11 +39,22 @@ from caretz.runtime.probes import StartProbes
 from caretz.session.records.session import JobsStopped
 
 if TYPE_CHECKING:
+    from caretz.agent import driver as turn_driver
     from caretz.agent import goal_driver as goal_driving
-    from caretz.app import command_run, mcp_approval, rewinding, shell_mode, skill_run, switching
+    from caretz.app import (
+        assembly,
+        command_run,
+        mcp_approval,
+        rewinding,
+        shell_mode,
+        skill_run,
+        switching,
+    )
     from caretz.app import mentions as at_mentions
     from caretz.runtime import attachments
 else:
+    assembly = lazy_module("caretz.app.assembly")  # once the start probes run (see `open`)
+    turn_driver = lazy_module("caretz.agent.driver")  # the turn loop: after the probes start too
     goal_driving = lazy_module("caretz.agent.goal_driver")  # the goal's modules: only with a goal
     switching = lazy_module("caretz.app.switching")  # only when a switch is asked for
     rewinding = lazy_module("caretz.app.rewinding")  # only to rewind

@@ -18,7 +18,6 @@ from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.permissions.project import RuleError
 from caretz.providers.resolve import CUSTOM_PROVIDER
-from caretz.runtime import permissions as runtime_permissions
 from caretz.runtime import project_trust
 from caretz.runtime.models import resolve_model_switch
 from caretz.slash_commands.expand import expand
@@ -26,9 +25,13 @@ from caretz.slash_commands.files import Catalog, CustomCommand
 
 if TYPE_CHECKING:
     from caretz.permissions import rules as rule_parsing
+    from caretz.runtime import permissions as runtime_permissions
 else:
     # the rules' parser: once one is prepared
     rule_parsing = lazy_module("caretz.permissions.rules")
+    # The tool registry's modules: the REPL imports this module before its session opens, and
+    # the session loads them once its start's probes run (runtime/probes.py).
+    runtime_permissions = lazy_module("caretz.runtime.permissions")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

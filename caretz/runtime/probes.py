@@ -22,8 +22,14 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from caretz.agent.prompts import git_lines
 from caretz.config.sandbox import sandbox_policy, session_programs
 from caretz.config_base import ConfigError
-from caretz.runtime import models as runtime_models
+from caretz.lazy import lazy_module
 from caretz.sandbox.detect import SandboxCheck, check_sandbox
+
+if TYPE_CHECKING:
+    from caretz.runtime import models as runtime_models
+else:
+    # The providers' modules: loaded with the session's parts, once the probes run.
+    runtime_models = lazy_module("caretz.runtime.models")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings
