@@ -35,7 +35,13 @@ from caretz.acp.translate import Update, agent_text
 from caretz.acp.usage import prompt_usage, session_usage
 from caretz.acp.view import AcpView, TurnSigns
 from caretz.agent.limits import usage_report
-from caretz.app import session as app_session
+from caretz.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from caretz.app import session as app_session
+else:
+    # The application layer, loaded when the editor opens its first session (after the handshake).
+    app_session = lazy_module("caretz.app.session")
 
 if TYPE_CHECKING:
     from acp.interfaces import Client

@@ -1,21 +1,16 @@
 """caretz's Python API (docs/python-api.md): `Session`, what a run returns, what
 `stream()` yields, and what `on_permission` is asked and answers.
 
-Importing it starts nothing; a `Session` opens its session when it is made. The events'
-names load their module when first asked for (the CLI's `-p`, which runs through
-`Session`, never does); the others' modules are what any run loads anyway.
+Importing it starts nothing; a `Session` opens its session when it is made. Each name is
+loaded from its module when first asked for, so the CLI's `-p`, which runs through
+`Session`, loads only what it uses.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from caretz import config_base as _config_base
-from caretz import messages as _messages
-from caretz.api import result as _result
-from caretz.api import session as _session
 from caretz.lazy import lazy_module
-from caretz.tools import asking as _asking
 
 if TYPE_CHECKING:
     from caretz.api.events import (
@@ -37,10 +32,20 @@ if TYPE_CHECKING:
     from caretz.tools.asking import Answer, Question
 
 if TYPE_CHECKING:
+    from caretz import config_base as _config_base
+    from caretz import messages as _messages
     from caretz.api import events as _events
+    from caretz.api import result as _result
+    from caretz.api import session as _session
+    from caretz.tools import asking as _asking
 else:
-    # What stream() yields: loaded when one of its names is first asked for.
+    # Each name's module, loaded when the name is first asked for.
     _events = lazy_module("caretz.api.events")
+    _result = lazy_module("caretz.api.result")
+    _session = lazy_module("caretz.api.session")
+    _config_base = lazy_module("caretz.config_base")
+    _messages = lazy_module("caretz.messages")
+    _asking = lazy_module("caretz.tools.asking")
 
 _WHERE = {
     **dict.fromkeys(

@@ -24,19 +24,22 @@ from typing import TYPE_CHECKING
 from caretz.agent.limits import RunTotals, usage_report
 from caretz.api.relay import Relay
 from caretz.api.result import PermissionDenial, RunResult
-from caretz.app import session as app_session
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
-from caretz.session import store as session_store
-from caretz.tools import permission as tools_permission
 
 if TYPE_CHECKING:
     from caretz.api import options as api_options
     from caretz.api import permission as api_permission
     from caretz.api import streaming
+    from caretz.app import session as app_session
+    from caretz.session import store as session_store
+    from caretz.tools import permission as tools_permission
 else:
-    # `-p` brings its own settings and views: the settings from keywords when a Session is
-    # made with them, streaming with stream(), the permission callback's types with one.
+    # `from caretz import Session` loads none of these: the app when a session opens, the
+    # settings from keywords when one is made (-p brings its own), streaming with stream().
+    app_session = lazy_module("caretz.app.session")
+    session_store = lazy_module("caretz.session.store")
+    tools_permission = lazy_module("caretz.tools.permission")
     api_options = lazy_module("caretz.api.options")
     streaming = lazy_module("caretz.api.streaming")
     api_permission = lazy_module("caretz.api.permission")

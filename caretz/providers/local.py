@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable
 from importlib.util import find_spec as default_find_spec
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from caretz.providers import wire
+from caretz.lazy import lazy_module
 from caretz.providers.entry import DEFAULT_LOAD_TIMEOUT_S, ProviderEntry
 from caretz.providers.entry import LocalModel as LocalModel  # profiles.json's `local` section
 from caretz.providers.local_spec import BUILTIN_TEMPLATE as BUILTIN_TEMPLATE
@@ -46,6 +46,13 @@ from caretz.providers.local_spec import (
 from caretz.providers.local_spec import (
     builtin_template_path as builtin_template_path,  # docs/local-models.md names it here
 )
+
+if TYPE_CHECKING:
+    from caretz.providers import wire
+else:
+    # The HTTP client: only while a server loads (config/schema.py imports this module for its
+    # names, and the server's child runs it).
+    wire = lazy_module("caretz.providers.wire")
 
 INSTALL_HINT = "pip install 'caretz[local]'"
 STOP_GRACE_S = 3.0

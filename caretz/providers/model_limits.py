@@ -13,13 +13,19 @@ lists the table.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caretz import inbound
+from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 from caretz.messages import ProtocolName, Reasoning
-from caretz.providers import wire
 from caretz.text import glob_matches
+
+if TYPE_CHECKING:
+    from caretz.providers import wire
+else:
+    # The HTTP client (h11): only to ask a llama.cpp server its window; the settings import this.
+    wire = lazy_module("caretz.providers.wire")
 
 # A request asks for at most this many output tokens unless the profile says more: a
 # reply this long is already rare, and the rest of the model's limit stays unreserved.

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caretz.config import sandbox as sandbox_config
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     import pydantic
 
     from caretz.config import errors as config_errors
+    from caretz.config import sandbox as sandbox_config
     from caretz.hooks import config as hook_config
     from caretz.hooks import matching as hook_matching
     from caretz.hooks import runner as hook_runner
@@ -44,7 +44,9 @@ else:
     hook_config = lazy_module("caretz.hooks.config")  # the schema: with a project section to read
     pydantic = lazy_module("pydantic")  # only with a project section to validate
     config_errors = lazy_module("caretz.config.errors")  # pydantic's: only to describe a bad entry
-    # What running hooks needs: only with hooks to run, never for `caretz hooks list`.
+    # What running hooks needs (the sandbox's settings for their environment, the runner):
+    # only with hooks to run, never for `caretz hooks list`.
+    sandbox_config = lazy_module("caretz.config.sandbox")
     hook_runner = lazy_module("caretz.hooks.runner")  # only with hooks to run
     hook_session = lazy_module("caretz.hooks.session")  # only with hooks to run
     hook_tool_checks = lazy_module("caretz.hooks.tool_hooks")  # only with hooks to run

@@ -36,7 +36,6 @@ from caretz.permissions.project import (
     find_project_root,
     read_project_settings,
 )
-from caretz.runtime import hooks as runtime_hooks
 from caretz.sandbox.door import ProjectDoor
 
 if TYPE_CHECKING:
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from caretz.hooks import approvals as hook_approvals
     from caretz.mcp_client import approvals as mcp_approvals
     from caretz.permissions import proposals as rule_proposals
+    from caretz.runtime import hooks as runtime_hooks
     from caretz.skills import files as skill_reading
     from caretz.slash_commands import files as command_reading
     from caretz.slash_commands import inline
@@ -55,6 +55,7 @@ else:
     mcp_server_config = lazy_module("caretz.config.mcp_servers")
     mcp_approvals = lazy_module("caretz.mcp_client.approvals")
     hook_approvals = lazy_module("caretz.hooks.approvals")
+    runtime_hooks = lazy_module("caretz.runtime.hooks")
     command_reading = lazy_module("caretz.slash_commands.files")
     skill_reading = lazy_module("caretz.skills.files")
     inline = lazy_module("caretz.slash_commands.inline")

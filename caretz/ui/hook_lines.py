@@ -12,16 +12,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from caretz.lazy import lazy_module
-from caretz.runtime import hooks as runtime_hooks
 from caretz.session.records import hooks as records
 from caretz.session.records.base import Record
 from caretz.text import one_line
 
 if TYPE_CHECKING:
     from caretz.hooks import matching as hooks_matching
+    from caretz.runtime import hooks as runtime_hooks
 else:
     # Listing hooks reads their config (pydantic); a session's hook lines and `sessions show` do not.
     hooks_matching = lazy_module("caretz.hooks.matching")
+    runtime_hooks = lazy_module("caretz.runtime.hooks")
 
 if TYPE_CHECKING:
     from caretz.hooks.matching import HookFile

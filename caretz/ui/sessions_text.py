@@ -21,7 +21,6 @@ from caretz.session.records.base import (
 from caretz.session.records.guard import LoopGuardStopped
 from caretz.session.records.session import SessionOpened
 from caretz.text import one_line, shorten
-from caretz.ui import notice_lines
 from caretz.ui.command_lines import command_line
 from caretz.ui.console import result_note
 from caretz.ui.goal_lines import goal_lines
@@ -31,10 +30,11 @@ from caretz.ui.hook_lines import describe as describe_hook
 from caretz.ui.permission_lines import permission_line
 
 if TYPE_CHECKING:
-    from caretz.ui import checkpoint_lines, mcp_lines, shell_view
+    from caretz.ui import checkpoint_lines, mcp_lines, notice_lines, shell_view
 else:
     # What `sessions show` reads besides: Rich, pydantic and the app; `sessions list` needs none.
     checkpoint_lines = lazy_module("caretz.ui.checkpoint_lines")
+    notice_lines = lazy_module("caretz.ui.notice_lines")
     shell_view = lazy_module("caretz.ui.shell_view")
     mcp_lines = lazy_module("caretz.ui.mcp_lines")
 
