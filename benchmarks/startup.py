@@ -22,6 +22,13 @@ the handshake). The machine's load average is printed before and after: the rati
 something on a quiet machine.
 
     .venv/bin/python benchmarks/startup.py [--runs 7] [--write-budget]
+
+With `--against NAME=DIR` (repeatable) it times only `-p` to its first request, this
+tree's against each DIR's copy of the `caretz` package (put first on PYTHONPATH, same
+interpreter and packages), interleaved, and prints each one's median and its ratio to
+this tree's: how to tell what one change to start-up buys.
+
+    .venv/bin/python benchmarks/startup.py --runs 25 --against plain=/tmp/plain
 """
 
 from __future__ import annotations
@@ -155,11 +162,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--write-budget", action="store_true", help="record the import budget")
+    parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="time -p's first request against DIR's copy of the caretz package",
+    )
     options = parser.parse_args()
+    copies = dict(each.split("=", 1) for each in options.against)
     # An installed package has its bytecode (pip compiles on install), as typer and rich
     # here do; an editable checkout under PYTHONDONTWRITEBYTECODE=1 would otherwise
     # recompile every caretz module on every start and measure that instead.
-    compileall.compile_dir(ROOT / "caretz", quiet=1)
+    for folder in (ROOT, *map(Path, copies.values())):
+        compileall.compile_dir(folder / "caretz", quiet=1)
+    if copies:
+        compare(copies, options.runs)
+        return
     scratch = Path(tempfile.mkdtemp(prefix="caretz-startup-"))
     workspace = project(scratch)
     arrived: list[float] = []
@@ -203,6 +222,72 @@ def main() -> None:
     report(results, options.runs)
     if not within_budget:
         sys.exit(1)
+
+
+def first_request_and_cpu(
+    env: dict[str, str], cwd: Path, arrived: list[float], cpu: list[float]
+) -> float:
+    """As first_request_time; the run's CPU time (user and system, to its end) goes to
+    `cpu`: a figure a busy machine moves less than the wall time."""
+    arrived.clear()
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "caretz", "-p", "hello", "--model", "anthropic/bench"],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, _, usage = os.wait4(process.pid, 0)
+    process.returncode = 0  # reaped above
+    if not arrived:
+        raise SystemExit("caretz -p never reached the model server")
+    cpu.append(usage.ru_utime + usage.ru_stime)
+    return arrived[0] - started
+
+
+def compare(copies: dict[str, str], runs: int) -> None:
+    """`-p` to its first request, this tree's against each copy's, interleaved."""
+    scratch = Path(tempfile.mkdtemp(prefix="caretz-startup-"))
+    workspace = project(scratch)
+    arrived: list[float] = []
+    print(f"before: {load()}")
+    with ModelServer() as server:
+
+        def answer(request: RecordedRequest) -> Reply:
+            arrived.append(time.perf_counter())
+            return Reply(text="hi")
+
+        server.on(answer)
+        env = {
+            **os.environ,
+            "CARETZ_DATA_DIR": str(scratch / "data"),
+            "CARETZ_CONFIG": str(scratch / "profiles.json"),
+            "ANTHROPIC_API_KEY": "bench",
+            "ANTHROPIC_BASE_URL": server.url,
+        }
+        envs = {"this tree": env}
+        for name, folder in copies.items():
+            envs[name] = {**env, "PYTHONPATH": str(Path(folder).resolve())}
+        cpu: dict[str, list[float]] = {name: [] for name in envs}
+        results = medians(
+            {
+                name: lambda name=name, each=each: first_request_and_cpu(
+                    each, workspace, arrived, cpu[name]
+                )
+                for name, each in envs.items()
+            },
+            runs,
+        )
+    print(f"after: {load()}\n")
+    mine, my_cpu = results["this tree"], statistics.median(cpu["this tree"])
+    print(f"{'':<20} {'-p to its 1st request':>20} {'CPU time of the run':>26}   ({runs} runs)")
+    for name, median in results.items():
+        used = statistics.median(cpu[name])
+        print(
+            f"{name:<20} {median * 1000:10.0f}ms {median / mine:7.2f}x"
+            f" {used * 1000:16.0f}ms {used / my_cpu:7.2f}x"
+        )
 
 
 def report(results: dict[str, float], runs: int) -> None:

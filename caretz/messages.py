@@ -8,6 +8,7 @@ ever see these.
 
 from __future__ import annotations
 
+import base64 as base64_codec
 from collections.abc import Callable
 from dataclasses import field
 from functools import cached_property
@@ -17,12 +18,10 @@ from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
 
 if TYPE_CHECKING:
-    import base64 as base64_codec
     import hashlib
 else:
     # An image's digest and its bytes for a request: loaded with the first image.
     hashlib = lazy_module("hashlib")
-    base64_codec = lazy_module("base64")
 
 Role = Literal["user", "assistant", "tool"]
 # Anthropic counts an image as about width × height / 750 tokens; OpenAI's tiles come close.

@@ -30,19 +30,12 @@ tool, where the group is ended.
 
 from __future__ import annotations
 
+import ctypes
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING
-
-from caretz.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import ctypes
-else:
-    ctypes = lazy_module("ctypes")  # only to interrupt a worker thread
 
 
 class Canceller:

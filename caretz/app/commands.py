@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
+from caretz.runtime import project_trust
 
 if TYPE_CHECKING:
-    from caretz.runtime import custom_commands, project_trust
+    from caretz.runtime import custom_commands
     from caretz.slash_commands import names as slash_names
 else:
     # The custom commands' modules: only for a `/name` prompt.
     slash_names = lazy_module("caretz.slash_commands.names")
     custom_commands = lazy_module("caretz.runtime.custom_commands")
-    project_trust = lazy_module("caretz.runtime.project_trust")
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 NOT_SENT = "(nothing was sent)"
 
 
-def attach_resources(session: AppSession, prompt: str, typed: str | None) -> tuple[str, list[Image]]:
+def attach_resources(
+    session: AppSession, prompt: str, typed: str | None
+) -> tuple[str, list[Image]]:
     """`prompt` with the resources `typed`'s (None: the prompt's) mentions name after it,
     and their images. One that cannot be attached is left as text, and a
     `Mcp.ResourceNotAttached` event (one line) says why."""

@@ -10,18 +10,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import platformdirs
+
 from caretz import private_data
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
 
 if TYPE_CHECKING:
-    import platformdirs
     import pydantic
 
     from caretz.config import errors as config_errors
     from caretz.config import schema
 else:
-    platformdirs = lazy_module("platformdirs")  # only where no variable names the folder
     # Validating a file: pydantic and the schema, loaded only when there is one to validate.
     pydantic = lazy_module("pydantic")
     config_errors = lazy_module("caretz.config.errors")

@@ -16,12 +16,13 @@ import glob
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import platformdirs
 
 from caretz import private_data
 from caretz.config.settings import Settings
 from caretz.config_base import ConfigError
-from caretz.lazy import lazy_module
 from caretz.permissions.project import find_project_root
 from caretz.sandbox.detect import SandboxBackend, SandboxCheck, SandboxUnavailable, check_sandbox
 from caretz.sandbox.door import ProjectDoor
@@ -37,11 +38,6 @@ from caretz.sandbox.policy import (
 from caretz.sandbox.runner import Sandbox, open_sandbox
 from caretz.sandbox.runtime import SessionRuntime, sessions_parent
 from caretz.trusted import Programs, installation_inside, resolve_programs
-
-if TYPE_CHECKING:
-    import platformdirs
-else:
-    platformdirs = lazy_module("platformdirs")  # loaded by the settings unless variables name both
 
 
 def caretz_paths(settings: Settings) -> list[Path]:

@@ -14,6 +14,7 @@ tells them apart for the retries.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import select
@@ -26,13 +27,11 @@ import h11
 from caretz.lazy import lazy_module
 
 if TYPE_CHECKING:
-    import base64
     import ssl
     from urllib import request as urllib_request
 
     import certifi
 else:
-    base64 = lazy_module("base64")  # a proxy login only
     certifi = lazy_module("certifi")  # the bundle's path: with the first https request
     ssl = lazy_module("ssl")  # only for https: a run against a plain-http endpoint never loads it
     # Its readers of the proxy variables (and http.client, email): only with one of them set.

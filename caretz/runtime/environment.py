@@ -8,14 +8,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from caretz.agent.prompts import SessionEnvironment
-from caretz.lazy import lazy_module
+from caretz.sandbox import landlock as sandbox_landlock
 from caretz.sandbox.policy import guarded_roots
 from caretz.tools.asking import NobodyAsks
-
-if TYPE_CHECKING:
-    from caretz.sandbox import landlock as sandbox_landlock
-else:
-    sandbox_landlock = lazy_module("caretz.sandbox.landlock")  # ctypes: only under Landlock
 
 if TYPE_CHECKING:
     from caretz.config.settings import Settings

@@ -17,8 +17,8 @@ from dataclasses import asdict
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.sandbox import landlock as landlock_syscalls
 from caretz.sandbox.bwrap import BASE_MOUNTS, ISOLATION
 from caretz.sandbox.policy import DEFAULT_MODE, SandboxMode
 from caretz.trusted import Programs
@@ -26,11 +26,6 @@ from caretz.trusted import Programs
 if TYPE_CHECKING:
     from caretz.sandbox.allowlist import NetworkAllowlist
 
-if TYPE_CHECKING:
-    from caretz.sandbox import landlock as landlock_syscalls
-else:
-    # The Landlock calls (ctypes): only on Linux, to ask the kernel its ABI.
-    landlock_syscalls = lazy_module("caretz.sandbox.landlock")
 
 PROBE_TIMEOUT_S = 10.0
 INSTALL_FIX = "install bubblewrap (apt install bubblewrap)"

@@ -15,21 +15,15 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from caretz.inbound import ascii_number
-from caretz.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import ctypes
-else:
-    ctypes = lazy_module("ctypes")  # at the first command, not at start
 
 PR_SET_CHILD_SUBREAPER = 36
 ROUNDS = 50  # kill-and-look rounds at exit: a process forking meanwhile is found next round

@@ -45,8 +45,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
+from caretz.sandbox import landlock as landlock_syscalls
 from caretz.sandbox.bwrap import SessionView, bwrap_argv
 from caretz.sandbox.covers import Covers
 from caretz.sandbox.detect import SandboxBackend, SandboxCheck, SandboxUnavailable
@@ -61,11 +61,6 @@ from caretz.sandbox.seccomp import SeccompUnsupported, command_filter
 if TYPE_CHECKING:
     import socket
 
-if TYPE_CHECKING:
-    from caretz.sandbox import landlock as landlock_syscalls
-else:
-    # The Landlock calls (ctypes): only for a Landlock sandbox, on Linux.
-    landlock_syscalls = lazy_module("caretz.sandbox.landlock")
 
 SANDBOX_TMPDIR = "/tmp"  # bwrap binds the session's directory there
 SSH_AUTH_SOCK = "SSH_AUTH_SOCK"

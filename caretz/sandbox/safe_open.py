@@ -19,20 +19,14 @@ does not follow it, and a hard link to a file elsewhere keeps that file's conten
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import functools
 import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from caretz.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import ctypes
-else:
-    ctypes = lazy_module("ctypes")  # at the first openat2, not at start
+from typing import Any
 
 SYS_OPENAT2 = 437  # the same number on every architecture (the unified syscall table)
 RESOLVE_NO_MAGICLINKS = 0x02

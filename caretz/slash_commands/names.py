@@ -7,16 +7,8 @@ loading the interactive session (tests/ui/test_slash.py keeps the two lists equa
 
 from __future__ import annotations
 
+import difflib as close_spellings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
-from caretz.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import difflib as close_spellings
-else:
-    # Close spellings: only for a name that is no command (the Python API never loads it else).
-    close_spellings = lazy_module("difflib")
 
 # The interactive session's commands and their aliases.
 RESERVED_NAMES = (

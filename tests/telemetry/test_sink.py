@@ -10,8 +10,8 @@ import logging
 
 from caretz.session.events import EventLog
 from caretz.session.records.loop import (
-    ModelRequested,
     ModelReplied,
+    ModelRequested,
     ToolCalled,
     ToolReturned,
     TurnEnded,
