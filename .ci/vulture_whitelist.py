@@ -115,6 +115,7 @@ also  # a LoopGuard.Judging record field: a key of the session log's line (sessi
 turn_changed  # a Checkpoint field: the files a turn changed, set from the log, read by tests
 
 # -- called by Harbor, which loads caretz.integrations.harbor:CaretzAgent by its path ---------------
+CaretzAgent  # the class Harbor loads by its path (`--agent-import-path`)
 options_model  # CaretzAgent's agent kwargs, which Harbor validates (harbor's BaseAgent.parse_options)
 get_version_command  # CaretzAgent: the command Harbor runs for the installed version
 parse_version  # CaretzAgent: Harbor reads the version from that command's output

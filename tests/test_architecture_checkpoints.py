@@ -34,8 +34,10 @@ def test_every_file_tool_names_each_file_it_wrote(tmp_path: Path):
         folder.mkdir()
         (folder / "doc.txt").write_text("one\ntwo\n")
         ctx = ToolContext(workspace=folder)
-        assert registry.run(ToolCall("r", "read", {"path": "doc.txt"}), ctx).ok
-        result = registry.run(ToolCall("c", name, {"path": "doc.txt", **arguments}), ctx)
+        assert registry.run(ToolCall(id="r", name="read", arguments={"path": "doc.txt"}), ctx).ok
+        result = registry.run(
+            ToolCall(id="c", name=name, arguments={"path": "doc.txt", **arguments}), ctx
+        )
 
         assert result.ok, result.output
         assert (folder / "doc.txt").read_text() != "one\ntwo\n"

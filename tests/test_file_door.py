@@ -59,7 +59,7 @@ DATA = "caretz's own data dir"
 PROC = "caretz's own processes in /proc"
 ALLOWED: dict[tuple[str, str, str], str] = {
     # -- no file: sessions, stores and a terminal answer named `open` ---------------------
-    ("caretz/acp/agent.py", "CaretzAgent._open", ".open"): "AcpSession.open: a session",
+    ("caretz/acp/agent.py", "AcpAgent._open", ".open"): "AcpSession.open: a session",
     ("caretz/ui/answer.py", "TerminalAnswer.write", ".open"): "the answer's own live view",
     ("caretz/tools/image_fit.py", "_resized", ".open"): "Pillow opening bytes in memory",
     # -- caretz's own data dir, config dir and runtime dirs ------------------------------

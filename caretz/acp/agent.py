@@ -46,7 +46,7 @@ from caretz.config_base import ConfigError
 from caretz.session.store import SessionNotFound
 
 
-class CaretzAgent:
+class AcpAgent:
     def __init__(self, settings: Settings, env: Mapping[str, str], profile_models: list[str]):
         self.settings = settings
         self.env = env

@@ -51,7 +51,7 @@ def run_acp(flags: Mapping[str, Any], env_file: Path | None = None) -> int:
         return fail(str(error))
     logging.basicConfig(level=logging.WARNING, format="caretz acp: %(message)s")
     reader, writer = protocol_pipes()
-    agent = acp_agent.CaretzAgent(settings, os.environ, models)
+    agent = acp_agent.AcpAgent(settings, os.environ, models)
     asyncio.run(serve(agent, reader, writer))
     return 0
 

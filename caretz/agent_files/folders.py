@@ -36,7 +36,7 @@ PROJECT_HOMES = (
 USER_HOMES = ((".caretz/agents", ".md"), (".claude/agents", ".md"), (".codex/agents", ".toml"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgentFolder:
     path: Path
     suffix: str
@@ -62,10 +62,14 @@ def agent_folders(
     folders = []
     for folder in _up_to(Path(workspace), Path(project_root)):
         folders += [
-            AgentFolder(folder / sub, suffix, "project", door) for sub, suffix in PROJECT_HOMES
+            AgentFolder(path=folder / sub, suffix=suffix, scope="project", door=door)
+            for sub, suffix in PROJECT_HOMES
         ]
     users = ProjectDoor.users_own()
-    folders += [AgentFolder(home / sub, suffix, "user", users) for sub, suffix in USER_HOMES]
+    folders += [
+        AgentFolder(path=home / sub, suffix=suffix, scope="user", door=users)
+        for sub, suffix in USER_HOMES
+    ]
     return folders
 
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from caretz import __version__
 from caretz.agent.agent import Agent
 from caretz.agent.parts import Conversation
 from caretz.agent.prompts import project_instructions
+from caretz.app import session_start
 from caretz.checkpoints.project import project_root
-from caretz.config.sandbox import open_session_sandbox, sandbox_fields, session_door
+from caretz.config.sandbox import open_session_sandbox, session_door
 from caretz.guard.seam import NullGuard
 from caretz.lazy import lazy_module
 from caretz.lazy_dataclass import lazy_dataclass
@@ -38,12 +38,9 @@ from caretz.runtime.probes import StartProbes
 from caretz.runtime.project_trust import (
     ProjectTrust,
     has_skills,
-    part_digests,
     project_trust,
-    whole_digest,
 )
 from caretz.runtime.subagents import named_agents
-from caretz.runtime.trust_notice import not_approved_notice
 from caretz.runtime.web import server_search
 from caretz.runtime.wiring import (
     AgentWiring,
@@ -54,7 +51,6 @@ from caretz.runtime.wiring import (
     wire_agent,
 )
 from caretz.session.events import EventLog
-from caretz.session.records.session import SessionResumed, SessionStarted
 from caretz.session.store import SessionStore, in_project, read_history
 from caretz.tools.jobtable import JobTable
 
@@ -75,7 +71,6 @@ if TYPE_CHECKING:
     from caretz.config.settings import Settings
     from caretz.guard.guard import LoopGuard
     from caretz.hooks.matching import HookFile
-    from caretz.hooks.session import SessionHooks
     from caretz.mcp_client.plan import Configured
     from caretz.mcp_client.servers import McpServers
     from caretz.providers.base import Provider
@@ -312,10 +307,7 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
         mcp = start_mcp(checked, log)
     if carried is not None:
         carried.end_previous()
-    telemetry = None
-    if checked.telemetry is not None:  # before the start is written: it opens the trace
-        telemetry = telemetry_sink.open_sink(checked.telemetry, request.settings.prices)
-        log.subscribe(telemetry.on_event)
+    telemetry = open_telemetry(checked, log)  # before the start is written: it opens the trace
     log.subscribe(request.view.on_event)
     agent = Agent(config, agent_parts, place.conversation)
     if agent_parts.price(config.model_ref, Usage()) is None:  # unknown, as a turn says
@@ -337,8 +329,17 @@ def build(checked: Checked, carried: Carried | None = None) -> SessionParts:
         resumed=place.resumed,
         telemetry=telemetry,
     )
-    start(parts, checked, carried)
+    session_start.start(parts, checked, carried)
     return parts
+
+
+def open_telemetry(checked: Checked, log: EventLog) -> TelemetrySink | None:
+    """The exporter, one more listener on the session's log (None: telemetry is off)."""
+    if checked.telemetry is None:
+        return None
+    telemetry = telemetry_sink.open_sink(checked.telemetry, checked.request.settings.prices)
+    log.subscribe(telemetry.on_event)
+    return telemetry
 
 
 def agent_wiring(checked: Checked, log: EventLog, tools: SessionTools) -> AgentWiring:
@@ -409,67 +410,3 @@ def guard_for(settings: Settings, log: EventLog, judge: SessionJudge) -> LoopGua
     if settings.values.guard_mode == "off":
         return None
     return build_loop_guard(settings.loop_guard, log.emit, judge)
-
-
-def start(parts: SessionParts, checked: Checked, carried: Carried | None) -> None:
-    """The session's start in its log, then what follows it: checkpoints that are off
-    say so, the MCP servers report, the hooks follow the log and SessionStart runs."""
-    place, tools = checked.place, parts.tools
-    trust = None if carried is not None else trust_record(checked.trust)
-    write_start(parts, place, trust, checked.notices)
-    if tools.checkpoints is not None:
-        tools.checkpoints.announce()
-    if parts.mcp is not None and (carried is None or carried.mcp is None):
-        parts.mcp.report()  # servers carried over reported when they started
-    if parts.mcp is not None and carried is not None:
-        parts.mcp.report_to(parts.log.emit)
-    if tools.hooks is not None:
-        start_hooks(tools.hooks, parts, place.resumed, carried is not None)
-
-
-def trust_record(trust: ProjectTrust) -> dict[str, Any] | None:
-    """What the start records of the project's configuration (None: it brings none): its
-    digest, whether approved, and the one line saying what is left out and how to approve."""
-    parts = part_digests(trust.config)
-    if not parts:
-        return None
-    found: dict[str, Any] = {"approved": trust.approved, "digest": whole_digest(parts)}
-    ignored = trust.ignored()
-    if ignored:
-        found["ignored"] = ignored
-        found["notice"] = not_approved_notice(trust)
-    return found
-
-
-def write_start(
-    parts: SessionParts,
-    place: Place,
-    trust: dict[str, Any] | None = None,
-    notices: tuple[str, ...] = (),
-) -> None:
-    settings, tools, log = parts.settings, parts.tools, parts.log
-    assert tools.sandbox is not None  # every session opens one, if only to say it is off
-    opened = SessionResumed if place.resumed else SessionStarted
-    log.emit(
-        opened(
-            session_id=parts.id,
-            model=settings.model.ref,
-            profile=settings.profile_name,
-            cwd=str(tools.workspace),
-            project=str(place.project),
-            other_project=place.other_project or None,
-            version=__version__,
-            loop_guard=settings.values.guard_mode,
-            permission_mode=tools.permissions.mode,
-            sandbox=sandbox_fields(tools.sandbox, parts.sandbox_check, notices),
-            project_config=trust,
-        )
-    )
-
-
-def start_hooks(hooks: SessionHooks, parts: SessionParts, resumed: bool, carried: bool) -> None:
-    parts.log.subscribe(hooks.on_event)
-    if not carried:  # read now, not carried over from the session before
-        hooks.announce_skipped()
-    source = "resume" if resumed else "clear" if carried else "startup"
-    hooks.session_started(source, parts.settings.model.ref)

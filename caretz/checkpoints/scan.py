@@ -30,7 +30,7 @@ PATHS_LIMIT = 200
 
 
 @dataclass(frozen=True)
-class Entry:
+class StatusEntry:
     """A path whose working-tree state differs from the shadow index."""
 
     path: str
@@ -40,7 +40,7 @@ class Entry:
 
 @dataclass
 class Scan:
-    changed: list[Entry] = field(default_factory=list)
+    changed: list[StatusEntry] = field(default_factory=list)
     # The index differs from HEAD's tree (a snapshot not recorded, a new shadow): the
     # snapshot's tree has to be written from the index.
     index_moved: bool = False
@@ -68,16 +68,16 @@ def parse(raw: bytes) -> Scan:
             staged, unstaged = fields[1][:1], fields[1][1:2]
             found.index_moved |= staged != b"."
             if unstaged != b".":
-                found.changed.append(Entry(os.fsdecode(fields[8]), blob=fields[7].decode()))
+                found.changed.append(StatusEntry(os.fsdecode(fields[8]), blob=fields[7].decode()))
         elif kind == b"2 ":  # a rename (not asked for): its two paths, both looked at
             fields = item.split(b" ", 9)
             found.index_moved = True
             original = next(items, b"")
             for path in (fields[9], original) if original else (fields[9],):
-                found.changed.append(Entry(os.fsdecode(path)))
+                found.changed.append(StatusEntry(os.fsdecode(path)))
         elif kind == b"u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path
             found.index_moved = True
-            found.changed.append(Entry(os.fsdecode(item.split(b" ", 10)[10])))
+            found.changed.append(StatusEntry(os.fsdecode(item.split(b" ", 10)[10])))
         elif kind == b"? ":
-            found.changed.append(Entry(os.fsdecode(item[2:]), untracked=True))
+            found.changed.append(StatusEntry(os.fsdecode(item[2:]), untracked=True))
     return found

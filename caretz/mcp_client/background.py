@@ -64,7 +64,7 @@ class BackgroundStart(threading.Thread):
                     self._publish(manager.settle(starting))
         except Exception as error:  # the SDK failed to load, the manager closed under it
             for spec in self.specs:  # those already settled are left as they are
-                self._publish(Attempt(spec, f"it could not be started: {error}"))
+                self._publish(Attempt(spec=spec, error=f"it could not be started: {error}"))
         finally:
             for spec in self.specs:  # nothing left waiting, whatever happened
                 self.done[spec.name].set()

@@ -25,7 +25,7 @@ from mcp.shared.auth import AuthorizationCodeResult
 from caretz.mcp_client.connection import CLIENT_INFO, describe, http_transport
 from caretz.mcp_client.loopback import LoginRefused, Loopback
 from caretz.mcp_client.model import ServerSpec
-from caretz.mcp_client.oauth import Provider, StoredLogin
+from caretz.mcp_client.oauth import OAuthProvider, StoredLogin
 from caretz.mcp_client.tokens import TokenStore
 
 LOGIN_WAIT_S = 300.0  # for the user to finish in the browser
@@ -65,7 +65,7 @@ async def login(
                 raise LoginFailed(f"the browser did not come back within {wait_s:g} s") from None
             return AuthorizationCodeResult(code=answer.code, state=answer.state, iss=answer.iss)
 
-        provider = Provider(stored, spec.url, loopback.redirect_uri, redirect, callback)
+        provider = OAuthProvider(stored, spec.url, loopback.redirect_uri, redirect, callback)
         async with (
             http_transport(spec, provider) as (read, write, *_),
             ClientSession(read, write, client_info=CLIENT_INFO) as session,

@@ -29,7 +29,7 @@ class LoginRefused(Exception):
 
 
 @dataclass(frozen=True)
-class Answer:
+class CallbackAnswer:
     code: str
     state: str
     iss: str | None = None
@@ -43,7 +43,7 @@ class Loopback:
         self.port = port
         self.redirect_uri = f"http://127.0.0.1:{port}{PATH}"
         self._state = ""
-        self._answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._answer: asyncio.Future[CallbackAnswer] = asyncio.get_running_loop().create_future()
 
     @classmethod
     async def open(cls, port: int = 0) -> Loopback:
@@ -63,7 +63,7 @@ class Loopback:
         query = parse_qs(urlsplit(authorization_url).query)
         self._state = (query.get("state") or [""])[0]
 
-    async def answer(self) -> Answer:
+    async def answer(self) -> CallbackAnswer:
         """The code the browser brought back; raises LoginRefused."""
         return await self._answer
 
@@ -107,7 +107,7 @@ class Loopback:
         if not query.get("code"):
             self._answer.set_exception(LoginRefused("the authorization server sent no code"))
             return "400 Bad Request", "The login brought back no code."
-        self._answer.set_result(Answer(query["code"], state, query.get("iss")))
+        self._answer.set_result(CallbackAnswer(query["code"], state, query.get("iss")))
         return "200 OK", "caretz is logged in."
 
 

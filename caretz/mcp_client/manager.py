@@ -55,7 +55,7 @@ class CallCancelled(Exception):
     """The turn was cancelled while the call ran."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Attempt:
     """How starting one server went."""
 
@@ -188,15 +188,17 @@ class McpManager:
                 if spec.startup_timeout_s
                 else f"raise mcp.startupTimeout, or {own} for it alone"
             )
-            return Attempt(spec, f"it was not ready within {timeout_s:g} s ({give})")
+            return Attempt(spec=spec, error=f"it was not ready within {timeout_s:g} s ({give})")
         error = ready.exception()
         if error is not None:
             described = mcp_connection.describe(error)
             if mcp_connection.needs_login(error):
-                return Attempt(spec, described, login_needed=True)
-            return Attempt(spec, self._with_stderr(spec, described))
+                return Attempt(spec=spec, error=described, login_needed=True)
+            return Attempt(spec=spec, error=self._with_stderr(spec, described))
         self._connections[spec.name] = connection
-        return Attempt(spec, None, list(connection.tools), connection.offers)
+        return Attempt(
+            spec=spec, error=None, tools=list(connection.tools), offers=connection.offers
+        )
 
     def _errlog(self, spec: ServerSpec) -> IO[str]:
         """Where a stdio server's stderr goes: `<log dir>/<server>.log`, new each start."""

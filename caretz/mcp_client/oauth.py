@@ -13,7 +13,7 @@ an httpx2.Auth): what every HTTP connection authenticates with (`session_auth`) 
 
 The SDK keeps an access token's expiry only in memory, so a token read back from storage
 would count as valid forever: sent, refused, and then a new login asked for instead of a
-refresh. `Provider` reads the expiry back with the tokens (and the authorization server's
+refresh. `OAuthProvider` reads the expiry back with the tokens (and the authorization server's
 metadata, which names the token endpoint), so a later session refreshes.
 """
 
@@ -66,7 +66,7 @@ def session_auth(spec: ServerSpec, tokens: TokenStore | None) -> httpx2.Auth | N
     async def no_callback() -> AuthorizationCodeResult:  # never reached: no_browser raises
         raise LoginNeeded(spec.name, again=True)
 
-    return Provider(stored, spec.url, redirect, no_browser, no_callback)
+    return OAuthProvider(stored, spec.url, redirect, no_browser, no_callback)
 
 
 class LoginCheck(httpx2.Auth):
@@ -83,7 +83,7 @@ class LoginCheck(httpx2.Auth):
             raise LoginNeeded(self.server)
 
 
-class Provider(OAuthClientProvider):
+class OAuthProvider(OAuthClientProvider):
     """The SDK's provider over a kept login: it also reads back when the access token
     expires and where to refresh it (the module's docstring says why)."""
 

@@ -31,7 +31,7 @@ class PluginError(Exception):
     """A plugin caretz cannot install or use, in one line naming the file."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Manifest:
     name: str
     version: str = ""
@@ -66,7 +66,7 @@ def read_manifest(root: Path) -> Manifest:
     try:
         data = read_json(root, MANIFEST)
     except FileNotFoundError:
-        return Manifest(checked_name(root.name, root / MANIFEST))
+        return Manifest(name=checked_name(root.name, root / MANIFEST))
     where = root / MANIFEST
     if not isinstance(data, dict):
         raise PluginError(f"{where}: the file must hold a JSON object")

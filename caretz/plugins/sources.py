@@ -78,7 +78,9 @@ def install(
                 raise PluginError(f"{spec}: no such folder, git URL or name@marketplace")
         check(folder)
         manifest = read_manifest(folder)
-        plugin = Installed(manifest.name, spec, manifest.version, marketplace)
+        plugin = Installed(
+            name=manifest.name, source=spec, version=manifest.version, marketplace=marketplace
+        )
         store.add(plugin, folder)
         return plugin
     finally:

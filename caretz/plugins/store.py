@@ -33,7 +33,7 @@ MAX_FILE_BYTES = 16 << 20
 LEFT_OUT = frozenset({".git"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Installed:
     name: str
     source: str  # as the user named it: a path, a git URL, name@marketplace

@@ -56,7 +56,7 @@ class PluginHooks:
     config: HooksConfig
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PluginParts:
     """An enabled plugin, as installed now."""
 
@@ -92,7 +92,13 @@ def read_plugin(root: Path) -> PluginParts:
     found = plugin_manifest.read_manifest(root)
     hooks = tuple(_hooks(root, found, entry) for entry in found.hooks)
     servers = [server for entry in found.servers for server in _servers(root, found, entry)]
-    return PluginParts(found.name, root, found, tuple(h for h in hooks if h), tuple(servers))
+    return PluginParts(
+        name=found.name,
+        root=root,
+        manifest=found,
+        hooks=tuple(h for h in hooks if h),
+        servers=tuple(servers),
+    )
 
 
 def _written(root: Path, entry: Any, default: str) -> tuple[str, Any] | None:
@@ -166,7 +172,13 @@ def command_folders(plugins: tuple[PluginParts, ...]) -> list[CommandFolder]:
 
 def agent_folders(plugins: tuple[PluginParts, ...]) -> list[AgentFolder]:
     return [
-        AgentFolder(plugin.root / path, ".md", LABEL, plugin.door, plugin.name)
+        AgentFolder(
+            path=plugin.root / path,
+            suffix=".md",
+            scope=LABEL,
+            door=plugin.door,
+            namespace=plugin.name,
+        )
         for plugin in plugins
         for path in plugin.manifest.agents
     ]

@@ -31,7 +31,7 @@ def is_true(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TelemetryOptions:
     """What the user asked for: which signals, what may be sent beyond counts and names,
     how long the end of a session waits for the collector."""

@@ -1,18 +1,12 @@
 """The permission check: one policy for every tool call, in every mode, for every agent.
 
-`SessionPermissions` holds a session's rules, its mode, who asks and what was denied;
-`PermissionCheck` is the tool registry's before-call check over it. The main agent's
-registry and every subagent's (`ToolRegistry.fresh()`) share the one check, so a
-subagent obeys the same rules and mode, and a "yes, always" holds for both.
-
-For each call: the rules decide (deny > ask > allow), then the mode
-(caretz.permissions.modes). A call that asks goes to the `Asker`; with nobody to ask
-(a headless run) it is denied and the model is told how the user can allow it. An
-approved escalation reaches the bash tool as a grant (`ToolContext.escalated`).
-
-Events: `Permission.Asked` when the user is asked; `Permission.Decided` for every
-answer, and for every refusal by a rule or the mode. A refusal by a `disallowedTools`
-rule keeps its `LoopGuard.Blocked` event and its wording.
+`SessionPermissions` holds a session's rules, mode, asker and denials; `PermissionCheck`
+is the registry's before-call check over it, shared by every agent's registry (a "yes,
+always" holds for subagents too). Rules decide (deny > ask > allow), then the mode; a
+call that asks goes to the `Asker`, or is denied with how to allow it when nobody can be
+asked. An approved escalation reaches bash as `ToolContext.escalated`. Events:
+`Permission.Asked`, `Permission.Decided` (every answer and refusal); a `disallowedTools`
+refusal keeps its `LoopGuard.Blocked` event and wording.
 """
 
 from __future__ import annotations

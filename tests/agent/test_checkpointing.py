@@ -342,7 +342,9 @@ def test_a_file_tool_call_whose_result_never_came_makes_the_end_look_at_everythi
     checkpoints.follow_calls(lambda: True)
 
     start(log, 1)
-    checkpoints.before_call(call("write", path="a.txt"), ToolContext(project, effect="edit"))
+    checkpoints.before_call(
+        call("write", path="a.txt"), ToolContext(workspace=project, effect="edit")
+    )
     write(project, "a.txt", "half written\n")  # the call was cut off: no result to read
     write(project, "new/b.txt", "b\n")
     log.emit(TurnEnded(turn=1, agent="main"))

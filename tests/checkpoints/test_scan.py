@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from caretz.checkpoints.scan import Entry, parse
+from caretz.checkpoints.scan import StatusEntry, parse
 from tests.checkpoints.helpers import meta, tree_state, write
 
 
@@ -80,9 +80,9 @@ def test_status_lines_are_read_by_kind():
 
     assert found.index_moved
     assert found.changed == [
-        Entry("src/a b.py", blob="b" * 40),
-        Entry("both.py"),
-        Entry("new dir/file.txt", untracked=True),
+        StatusEntry("src/a b.py", blob="b" * 40),
+        StatusEntry("both.py"),
+        StatusEntry("new dir/file.txt", untracked=True),
     ]
 
 

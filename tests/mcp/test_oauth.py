@@ -152,7 +152,7 @@ def test_an_expired_access_token_is_refreshed_without_a_browser(
         assert status.state == "ready", status.detail
         # (FastMCP declares resources, so the two resource tools come with the server's own.)
         [whoami] = [tool for tool in servers.tools if tool.spec.name == "mcp__guarded__whoami"]
-        assert whoami.run({}, ToolContext(tmp_path)).output == "you are signed in"
+        assert whoami.run({}, ToolContext(workspace=tmp_path)).output == "you are signed in"
     finally:
         servers.close()
 
