@@ -69,11 +69,16 @@ HANG = f"{HANG_S}s"
 LOCAL_MODEL_LIMIT_S = 25 * 60
 pytestmark = pytest.mark.timeout(LOCAL_MODEL_LIMIT_S)
 
+# One thread: llama.cpp's threads meet at a spinning barrier after each step, and on two
+# busy cores the second is often off the CPU, so two threads spend their time spinning.
+# A run of the shadow-mode test beside the suite took 142 s of CPU with two threads and
+# 57 s with one (250 s and 94 s of wall time).
+THREADS = 1
 SMOL = LocalModel(
     model=str(GGUF),
     chat_template="chatml-tools",
     context_size=4096,
-    threads=2,
+    threads=THREADS,
     load_timeout_s=HANG_S,
 )
 GREEDY = {"temperature": 0}
@@ -284,7 +289,7 @@ def write_config(protocol: str, profile: dict[str, Any], **local: Any) -> None:
         "model": str(GGUF),
         "chatTemplate": "chatml-tools",
         "contextSize": 4096,
-        "threads": 2,
+        "threads": THREADS,
         "loadTimeout": HANG,
         **local,
     }
