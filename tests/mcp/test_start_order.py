@@ -44,7 +44,7 @@ class Watch:
 
 sys.meta_path.insert(0, Watch())
 spec = ServerSpec(
-    "time", "test", "stdio", command=sys.executable, args=("-m", "mcp_server_time"),
+    name="time", source="test", transport="stdio", command=sys.executable, args=("-m", "mcp_server_time"),
     env={"PATH": os.environ["PATH"]},
 )
 manager = McpManager()
