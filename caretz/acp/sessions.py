@@ -46,7 +46,7 @@ else:
 if TYPE_CHECKING:
     from acp.interfaces import Client
 
-    from caretz.app.outcome import Outcome
+    from caretz.agent.outcomes import Outcome
     from caretz.app.session import AppSession
     from caretz.config.settings import Settings
 

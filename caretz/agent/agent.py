@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from caretz.agent import compaction
 from caretz.agent.compaction import Compaction, CompactionPolicy, Reason, needs_compaction
-from caretz.agent.outcomes import PromptTooLarge, StoppedByHook, TurnResult
+from caretz.agent.outcomes import Outcome, PromptTooLarge, StoppedByHook
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
 from caretz.agent.prompt_room import prompt_too_large
 from caretz.agent.turn import Turn
@@ -40,7 +40,7 @@ class Agent:
         images: Sequence[Image] = (),
         from_user: bool = True,
         continuation: bool = False,
-    ) -> TurnResult:
+    ) -> Outcome:
         """One turn on the conversation, with `images` attached to the prompt.
         `continuation`: an automated turn that carries on the same piece of work (a
         goal's next turn; see `TurnContext`).
@@ -61,7 +61,7 @@ class Agent:
         result = self.run_one_turn(prompt, from_user, continuation, images)
         return self.carry_on(result, hooks.stopping)
 
-    def run_subagent_turn(self, prompt: str, from_user: bool, continuation: bool) -> TurnResult:
+    def run_subagent_turn(self, prompt: str, from_user: bool, continuation: bool) -> Outcome:
         """A subagent's turn; the session's SubagentStop hooks may carry its work on."""
         result = self.run_one_turn(prompt, from_user, continuation)
         hooks = self.parts.hooks
@@ -72,9 +72,7 @@ class Agent:
             result, lambda answer, count: hooks.subagent_stopping(name, agent_id, answer, count)
         )
 
-    def carry_on(
-        self, result: TurnResult, stopping: Callable[[str, int], str | None]
-    ) -> TurnResult:
+    def carry_on(self, result: Outcome, stopping: Callable[[str, int], str | None]) -> Outcome:
         """While a stop hook sends a message back, the work goes on with it, in automated
         turns (the hooks bound how many)."""
         continuations = 0
@@ -91,29 +89,17 @@ class Agent:
         """The user's hooks, for the main agent only (subagents have none of their own)."""
         return self.parts.hooks if self.config.depth == 0 else None
 
-    def prompt_blocked(self, prompt: str, reason: str) -> TurnResult:
+    def prompt_blocked(self, prompt: str, reason: str) -> Outcome:
         message = f"a UserPromptSubmit hook blocked the prompt; it was not sent: {reason}"
         self.parts.log.emit(hook_records.HookPromptBlocked(prompt=prompt, reason=reason))
-        return TurnResult(
-            status=StoppedByHook.status,
-            exit_code=StoppedByHook.exit_code,
-            message=message,
-            text="",
-            tool_calls=0,
-        )
+        return StoppedByHook(message).outcome
 
     def run_one_turn(
         self, prompt: str, from_user: bool, continuation: bool, images: Sequence[Image] = ()
-    ) -> TurnResult:
+    ) -> Outcome:
         too_large = prompt_too_large(self.config, self.parts, prompt, images)
         if too_large is not None:
-            return TurnResult(
-                status=PromptTooLarge.status,
-                exit_code=PromptTooLarge.exit_code,
-                message=too_large,
-                text="",
-                tool_calls=0,
-            )
+            return PromptTooLarge(too_large).outcome
         state = self.conversation
         state.turns += 1
         turn = Turn(

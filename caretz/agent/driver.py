@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from caretz.agent.agent import Agent
-from caretz.agent.outcomes import TurnResult
+from caretz.agent.outcomes import Outcome
 from caretz.lazy import lazy_module
 from caretz.messages import Image
 
@@ -23,7 +23,7 @@ else:
     guard_records = lazy_module("caretz.session.records.guard")
 
 
-def run_with_auto_resume(agent: Agent, prompt: str, images: Sequence[Image] = ()) -> TurnResult:
+def run_with_auto_resume(agent: Agent, prompt: str, images: Sequence[Image] = ()) -> Outcome:
     """One turn (with `images` attached to its prompt), then the guard's automatic
     resumes after a loop stop, if configured."""
     result = agent.run_turn(prompt, images=images)

@@ -15,11 +15,10 @@ failure (1) pause it instead, to be resumed.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from caretz.agent.agent import Agent
 from caretz.agent.limits import usage_report
-from caretz.agent.outcomes import GOAL_IMPOSSIBLE, Interrupted, LimitReached, TurnResult
+from caretz.agent.outcomes import GOAL_IMPOSSIBLE, Interrupted, LimitReached, Outcome
 from caretz.goal.evaluator import Evaluation, Evaluator
 from caretz.goal.notes import (
     continuation_message,
@@ -44,16 +43,6 @@ _PAUSES = {
 }
 
 
-@dataclass(frozen=True)
-class GoalRun:
-    """How a run of the goal's turns came out."""
-
-    goal: Goal
-    exit_code: int
-    message: str  # why it ended or paused
-    result: TurnResult | None  # the last turn's result (its answer, or the guard's report)
-
-
 class GoalDriver:
     """Runs a goal's turns on `agent`, asking `evaluator` after each one."""
 
@@ -69,7 +58,7 @@ class GoalDriver:
         return self.agent.parts.log
 
     # -- starting -------------------------------------------------------------------------
-    def start(self, prompt: str) -> GoalRun:
+    def start(self, prompt: str) -> Outcome:
         """A new goal: `prompt` (the user's) is its first turn."""
         goal = self.goal
         goal.prompt = prompt
@@ -83,7 +72,7 @@ class GoalDriver:
         )
         return self.drive(prompt, from_user=True)
 
-    def resume(self, prompt: str | None = None) -> GoalRun:
+    def resume(self, prompt: str | None = None) -> Outcome:
         """A paused goal carries on: with the user's `prompt`, else an automated message."""
         goal = self.goal
         goal.status = "active"
@@ -91,18 +80,18 @@ class GoalDriver:
         if goal.turns >= goal.max_turns:  # paused on its last turn: nothing left to run
             last = goal.last
             reason = (last.error or last.verdict.reason) if last is not None else ""
-            return self.end("max_turns", LimitReached.exit_code, reason, None)
+            return self.end("max_turns", LimitReached.ending.exit_code, reason, None)
         if prompt:
             return self.drive(prompt, from_user=True)
         # Not a continuation for the guard: a resume by the user earns a fresh redirect.
         return self.drive(resume_message(goal), from_user=False, continuation=False)
 
     # -- the turns ------------------------------------------------------------------------
-    def drive(self, prompt: str, *, from_user: bool, continuation: bool = False) -> GoalRun:
+    def drive(self, prompt: str, *, from_user: bool, continuation: bool = False) -> Outcome:
         agent = self.agent
         recorder = TurnRecorder(agent.config.name, lambda: latest_plan(agent.conversation.messages))
         self.log.subscribe(recorder)
-        result: TurnResult | None = None
+        result: Outcome | None = None
         try:
             while True:
                 result = self.turn(prompt, from_user, continuation)
@@ -116,11 +105,11 @@ class GoalDriver:
                 prompt = continuation_message(self.goal, verdict, evaluation.error)
                 from_user, continuation = False, True
         except KeyboardInterrupt:
-            return self.pause(Interrupted.exit_code, "interrupted", result)
+            return self.pause(Interrupted.ending.exit_code, "interrupted", result)
         finally:
             self.log.unsubscribe(recorder)
 
-    def turn(self, prompt: str, from_user: bool, continuation: bool) -> TurnResult:
+    def turn(self, prompt: str, from_user: bool, continuation: bool) -> Outcome:
         totals = self.agent.conversation.totals
         before = dataclasses.replace(totals)
         result = self.agent.run_turn(prompt, from_user=from_user, continuation=continuation)
@@ -128,10 +117,10 @@ class GoalDriver:
         self.goal.add_spend(usage_report(totals, before).cost_usd)  # the judge's share in
         return result
 
-    def unfinished(self, result: TurnResult) -> GoalRun:
+    def unfinished(self, result: Outcome) -> Outcome:
         """A turn that did not answer: a limit ends the goal; anything else pauses it."""
         if result.status == "limit":
-            return self.end("limit", LimitReached.exit_code, result.message, result)
+            return self.end("limit", LimitReached.ending.exit_code, result.message, result)
         why = _PAUSES.get(result.status, result.status)
         if result.message and result.status == "error":
             why = f"{why}: {result.message}"
@@ -172,7 +161,7 @@ class GoalDriver:
         )
         return evaluation
 
-    def decide(self, evaluation: Evaluation, result: TurnResult) -> GoalRun | None:
+    def decide(self, evaluation: Evaluation, result: Outcome) -> Outcome | None:
         """Met, impossible, out of turns or budget: the goal ends; else None (carry on)."""
         goal, verdict = self.goal, evaluation.verdict
         if evaluation.error is None and verdict.met:
@@ -181,10 +170,10 @@ class GoalDriver:
             return self.end("impossible", GOAL_IMPOSSIBLE, verdict.reason, result)
         reason = evaluation.error or verdict.reason
         if goal.turns >= goal.max_turns:
-            return self.end("max_turns", LimitReached.exit_code, reason, result)
+            return self.end("max_turns", LimitReached.ending.exit_code, reason, result)
         over = self.over_budget()
         if over is not None:
-            return self.end("limit", LimitReached.exit_code, over, result)
+            return self.end("limit", LimitReached.ending.exit_code, over, result)
         return None
 
     def over_budget(self) -> str | None:
@@ -199,18 +188,31 @@ class GoalDriver:
         return f"budget limit reached: ${spent:.4f} spent of --max-budget-usd {budget:g}"
 
     # -- how it ends --------------------------------------------------------------------------
-    def end(
-        self, status: Status, exit_code: int, reason: str, result: TurnResult | None
-    ) -> GoalRun:
+    def end(self, status: Status, exit_code: int, reason: str, result: Outcome | None) -> Outcome:
         goal = self.goal
         goal.status = status
         message = ended_message(goal, reason)
         end_goal(self.log, goal, status, exit_code, message)
-        return GoalRun(goal, exit_code, message, result)
+        return goal_run(goal, exit_code, message, result)
 
-    def pause(self, exit_code: int, why: str, result: TurnResult | None) -> GoalRun:
+    def pause(self, exit_code: int, why: str, result: Outcome | None) -> Outcome:
         message = pause_goal(self.log, self.goal, why, exit_code)
-        return GoalRun(self.goal, exit_code, message, result)
+        return goal_run(self.goal, exit_code, message, result)
+
+
+def goal_run(goal: Goal, exit_code: int, message: str, last_turn: Outcome | None) -> Outcome:
+    """How a run of the goal's turns came out: the goal's status and exit code (met 0,
+    paused with the turn's code, impossible 5…), why it ended or paused, the last turn's
+    answer (or the guard's report), and that turn's own outcome as `last_turn`."""
+    text = last_turn.text if last_turn is not None else ""
+    return Outcome(
+        status=goal.status,
+        exit_code=exit_code,
+        message=message,
+        text=text,
+        goal=goal.to_dict(),
+        last_turn=last_turn,
+    )
 
 
 def pause_goal(log: EventLog, goal: Goal, why: str, exit_code: int = 0) -> str:

@@ -24,7 +24,7 @@ from caretz.agent.named import (
     narrowing,
     reads_only,
 )
-from caretz.agent.outcomes import TurnResult
+from caretz.agent.outcomes import Outcome
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation, QuietListener
 from caretz.agent.signals import interruption
 from caretz.agent_files.definition import AgentDefinition
@@ -193,7 +193,7 @@ class TaskTool:
         return config, parts
 
 
-def report(name: str, result: TurnResult) -> str:
+def report(name: str, result: Outcome) -> str:
     if result.exit_code == 0:
         return result.text or f"(subagent {name!r} finished without a report)"
     reason = result.message or result.status

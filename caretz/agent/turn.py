@@ -24,12 +24,12 @@ from caretz.agent.outcomes import (
     Done,
     Interrupted,
     LimitReached,
+    Outcome,
     ProviderRefused,
     RuntimeFailure,
     StoppedByGuard,
     StoppedByHook,
     TurnEnd,
-    TurnResult,
     internal_failure,
 )
 from caretz.agent.parts import AgentConfig, AgentParts, Conversation
@@ -76,7 +76,7 @@ from caretz.tools.todo import latest_plan
 
 
 class Turn:
-    """One turn: the user's prompt in, a TurnResult out."""
+    """One turn: the user's prompt in, its `Outcome` out."""
 
     def __init__(
         self,
@@ -114,7 +114,7 @@ class Turn:
         self.text_loop = TextLoopCut(config.text_loop)  # a reply repeating itself, any mode
 
     # -- the loop -----------------------------------------------------------
-    def run(self) -> TurnResult:
+    def run(self) -> Outcome:
         if self.parts.price(self.config.model_ref, Usage()) is None:
             self.conversation.totals.price_unknown()  # even a turn that fails before a reply
         prompt = Message(role="user", content=self.prompt, images=self.images)
@@ -168,7 +168,7 @@ class Turn:
             self.last_text = message.content  # the cut-off answer, never an older step's
             raise LimitReached(outcome.ended)
 
-    def finish(self, end: TurnEnd) -> TurnResult:
+    def finish(self, end: TurnEnd) -> Outcome:
         skipped = SKIPPED_AFTER_INTERRUPT if isinstance(end, Interrupted) else SKIPPED_AFTER_STOP
         answer_dangling_calls(self.conversation.messages, skipped)
         stopped = isinstance(end, StoppedByGuard) and self.stopping is not None
@@ -178,21 +178,16 @@ class Turn:
             self.emit_end(end, used)
         except DataWriteFailed as failed:  # the folder filled as the turn ended: it ends so
             end, resume = internal_failure(failed), None
-        return TurnResult(
-            status=end.status,
-            exit_code=end.exit_code,
-            message=end.message,
-            text=self.last_text,
-            tool_calls=self.tool_calls,
-            resume=resume,
+        return dataclasses.replace(
+            end.outcome, text=self.last_text, tool_calls=self.tool_calls, resume=resume
         )
 
     def emit_end(self, end: TurnEnd, used: UsageReport) -> None:
         self.emit(
             records.TurnEnded(
-                status=end.status,
-                exit_code=end.exit_code,
-                message=end.message,
+                status=end.outcome.status,
+                exit_code=end.outcome.exit_code,
+                message=end.outcome.message,
                 text=self.last_text,
                 tool_calls=self.tool_calls,
                 duration_s=round(self.parts.clock() - self.started, 3),

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from caretz.agent.outcomes import Outcome
 from caretz.messages import Usage
 from caretz.usage_error import RUNTIME_FAILURE, USAGE_ERROR
 
@@ -59,21 +60,18 @@ class GuardVerdict:
 
 @dataclass(frozen=True, kw_only=True)
 class RunResult:
-    """How a run ended (`status` and `exit_code` as the README's exit codes table says:
-    done 0, error 1 (2 for a key, model or images the provider refused), usage_error 2 (refused
-    before anything was sent), loop_guard 3, limit 4, hook 6, interrupted 130, …), the
-    agent's final answer, and what the run used: tokens, cost (None when a model has no
-    known price), tool calls, the calls refused for want of approval, the judge's
-    verdicts. `usage` and `cost_usd` count every model call, the loop guard's judge's
+    """How a run ended, as the work's own `Outcome` (`status` and `exit_code` as the
+    README's exit codes table says: done 0, error 1 (2 for a key, model or images the
+    provider refused), usage_error 2 (refused before anything was sent), loop_guard 3,
+    limit 4, hook 6, interrupted 130, …; the agent's final answer; a goal's state), and
+    what the run used beside it: tokens, cost (None when a model has no known price), tool
+    calls, the calls refused for want of approval, the judge's verdicts. `usage` and `cost_usd` count every model call, the loop guard's judge's
     too; `judge_usage` and `judge_cost_usd` are the judge's part of them, `agents` each
     agent's (the main one's and each subagent's, by name). The usage and
     counts are this run's, not the session's."""
 
     session_id: str | None
-    status: str
-    exit_code: int
-    message: str  # why it ended, for people ("" when done)
-    text: str  # the agent's final answer (its report after a loop-guard stop)
+    outcome: Outcome
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
     tool_calls: int = 0
@@ -81,12 +79,34 @@ class RunResult:
     permission_denials: tuple[PermissionDenial, ...] = ()
     permission_hint: str | None = None  # how to allow what was denied, in one line
     guard_verdicts: tuple[GuardVerdict, ...] = ()
-    goal: Mapping[str, Any] | None = None  # a goal's state, for a run that pursued one
     judge_usage: Usage = field(default_factory=Usage)
     judge_cost_usd: float | None = None
     # Each agent's share of `usage` and `cost_usd` (the judge's aside), by name: "main"
     # and each named subagent: model, tokens, cost_usd, requests.
     agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return self.outcome.status
+
+    @property
+    def exit_code(self) -> int:
+        return self.outcome.exit_code
+
+    @property
+    def message(self) -> str:
+        """Why it ended, for people ("" when done)."""
+        return self.outcome.message
+
+    @property
+    def text(self) -> str:
+        """The agent's final answer (its report after a loop-guard stop)."""
+        return self.outcome.text
+
+    @property
+    def goal(self) -> Mapping[str, Any] | None:
+        """A goal's state, for a run that pursued one."""
+        return self.outcome.goal
 
     @property
     def ok(self) -> bool:
@@ -121,14 +141,12 @@ class RunResult:
 
 def refused_before_start(message: str) -> RunResult:
     """The result of a run refused before it started (exit 2): no session, nothing used."""
-    return RunResult(
-        session_id=None, status="usage_error", exit_code=USAGE_ERROR, message=message, text=""
-    )
+    outcome = Outcome(status="usage_error", exit_code=USAGE_ERROR, message=message, sent=False)
+    return RunResult(session_id=None, outcome=outcome)
 
 
 def failed_outside_work(message: str) -> RunResult:
     """The result of a run that failed outside its work (exit 1): caretz could not write
     its data folder as the session opened or closed."""
-    return RunResult(
-        session_id=None, status="error", exit_code=RUNTIME_FAILURE, message=message, text=""
-    )
+    outcome = Outcome(status="error", exit_code=RUNTIME_FAILURE, message=message)
+    return RunResult(session_id=None, outcome=outcome)

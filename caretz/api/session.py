@@ -45,9 +45,9 @@ else:
     api_permission = lazy_module("caretz.api.permission")
 
 if TYPE_CHECKING:
+    from caretz.agent.outcomes import Outcome
     from caretz.api.events import Event
     from caretz.api.permission import PermissionCallback
-    from caretz.app.outcome import Outcome
     from caretz.app.session import AppSession, View
     from caretz.config.settings import Settings
     from caretz.runtime.custom_commands import PreparedCommand
@@ -282,10 +282,7 @@ class Session:
         denials = list(self.app.permission_denials[before.denials :])
         return RunResult(
             session_id=self.app.id,
-            status=outcome.status,
-            exit_code=outcome.exit_code,
-            message=outcome.message,
-            text=outcome.text,
+            outcome=outcome,
             usage=used.usage,
             cost_usd=used.cost_usd,
             tool_calls=totals.tool_calls - before.totals.tool_calls,
@@ -293,7 +290,6 @@ class Session:
             permission_denials=tuple(PermissionDenial.from_dict(d) for d in denials),
             permission_hint=tools_permission.allow_hint(denials),
             guard_verdicts=tuple(self._relay.verdicts[before.verdicts :]),
-            goal=outcome.goal,
             judge_usage=used.judge_usage,
             judge_cost_usd=used.judge_cost_usd,
             agents={name: share.to_dict() for name, share in used.agents.items()},

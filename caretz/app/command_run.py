@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from caretz.agent.driver import run_with_auto_resume
+from caretz.agent.outcomes import Outcome
 from caretz.app.command_expansion import CommandRefused, expand_inline
-from caretz.app.outcome import Outcome, interrupted_outcome, turn_outcome, usage_outcome
+from caretz.app.outcome import interrupted_outcome, usage_outcome
 from caretz.app.switching import switch_model
 from caretz.config_base import ConfigError
 from caretz.runtime.custom_commands import PreparedCommand
@@ -42,7 +43,7 @@ def run_command(session: AppSession, prepared: PreparedCommand) -> Outcome:
                 message = f"/{name} was interrupted (nothing was sent)"
                 return interrupted_outcome(_cause(stop), message, sent=False)
             with granted(session, TurnGrant(prepared.rules)):
-                return turn_outcome(run_with_auto_resume(session.agent, prompt, [*images, *read]))
+                return run_with_auto_resume(session.agent, prompt, [*images, *read])
     except ConfigError as error:
         return usage_outcome(str(error))
     finally:

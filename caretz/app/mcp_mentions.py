@@ -18,7 +18,8 @@ import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from caretz.app.outcome import Outcome, usage_outcome
+from caretz.agent.outcomes import Outcome
+from caretz.app.outcome import usage_outcome
 from caretz.config_base import ConfigError
 from caretz.mcp_client.model import RemotePrompt
 from caretz.mcp_client.resource_tools import READ, rule_name

@@ -18,18 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from caretz.agent.outcomes import Outcome as Outcome  # acp/sessions.py makes one through it
 from caretz.agent.parts import TurnListener
 from caretz.agent.signals import Terminated
 from caretz.app.cancel import Canceller
 from caretz.app.commands import find_command
 from caretz.app.goals import goal_driver, logged_goal, new_goal
-from caretz.app.outcome import Outcome as Outcome  # acp/sessions.py makes one through it
-from caretz.app.outcome import (
-    goal_outcome,
-    interrupted_outcome,
-    turn_outcome,
-    usage_outcome,
-)
+from caretz.app.outcome import interrupted_outcome, usage_outcome
 from caretz.app.pending_runs import PendingRuns
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
@@ -277,7 +272,7 @@ class AppSession:
             return usage_outcome(str(error))
         sent = self.shell_runs.prompt(prompt)
         turns = turn_driver.run_with_auto_resume
-        return self._work(lambda: turn_outcome(turns(self.agent, sent, images)))
+        return self._work(lambda: turns(self.agent, sent, images))
 
     def attached_images(self, mentions: str) -> list[Image]:
         """The images `mentions`' `@shot.png` and (first prompt only) --image attach;
@@ -321,7 +316,7 @@ class AppSession:
         except ConfigError as error:
             return usage_outcome(f"{error} (the goal was not started)")
         self.goal = driver.goal
-        return self._work(lambda: goal_outcome(driver.start(driver.goal.prompt)))
+        return self._work(lambda: driver.start(driver.goal.prompt))
 
     def resume_goal(self, prompt: str | None = None) -> Outcome:
         """Carry the paused goal on, with `prompt` or an automated message."""
@@ -332,7 +327,7 @@ class AppSession:
             driver = self._goal_driver(goal)
         except ConfigError as error:
             return usage_outcome(f"{error} (the goal was not resumed)")
-        return self._work(lambda: goal_outcome(driver.resume(prompt)))
+        return self._work(lambda: driver.resume(prompt))
 
     def pause_goal(self, why: str) -> None:
         if self.goal is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from caretz.agent.driver import run_with_auto_resume
-from caretz.app.outcome import Outcome, turn_outcome
+from caretz.agent.outcomes import Outcome
 from caretz.skills.prompt import loaded_skills, skill_content
 from caretz.slash_commands import names as slash_names
 
@@ -46,4 +46,4 @@ def run_skill(session: AppSession, skill: Skill, arguments: str) -> Outcome:
         prompt += f"\n\nARGUMENTS: {arguments.strip()}" if arguments.strip() else ""
     else:
         prompt = skill_content(skill, arguments)
-    return turn_outcome(run_with_auto_resume(agent, prompt))
+    return run_with_auto_resume(agent, prompt)

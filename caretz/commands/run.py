@@ -75,7 +75,7 @@ def run_cli(
     if resume == PICK_SESSION:
         picked = picked_session()
         if picked is None:
-            return Interrupted.exit_code  # Ctrl-C at the list: nothing was opened
+            return Interrupted.ending.exit_code  # Ctrl-C at the list: nothing was opened
         if isinstance(picked, ConfigError):
             return fail_run(str(picked), json_output)
         resume = picked

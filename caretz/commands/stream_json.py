@@ -112,7 +112,7 @@ def run_stream_json(settings: Settings, resume: str | None) -> int:
     except ConfigError as error:  # a bad line, or settings the session cannot open with
         return refuse(output, str(error), session.id if session is not None else None)
     except KeyboardInterrupt as interrupt:  # while waiting for the next message
-        return interrupted_by(interrupt).exit_code
+        return interrupted_by(interrupt).outcome.exit_code
     finally:
         if session is not None:
             session.close()

@@ -27,10 +27,10 @@ from rich.markup import escape
 
 from caretz import __version__
 from caretz.agent.limits import RunTotals, usage_report
+from caretz.agent.outcomes import Outcome
 from caretz.agent.signals import Terminated, interruption, signals_interrupt
 from caretz.app.commands import allowed_tools
 from caretz.app.mentions import ProjectFiles
-from caretz.app.outcome import Outcome
 from caretz.app.session import AppSession
 from caretz.config_base import ConfigError
 from caretz.private_data import DataWriteFailed

@@ -34,7 +34,7 @@ def test_not_met_twice_then_met_runs_three_turns_with_marked_continuations(tmp_p
 
     run = GoalDriver(agent, goal(), evaluator, 30.0).start(CONDITION)
 
-    assert (run.exit_code, run.goal.status, run.goal.turns) == (0, "met", 3)
+    assert (run.exit_code, run.goal["status"], run.goal["turns"]) == (0, "met", 3)
     assert run.message == "goal met after 3 turns: the suite passed: 12 passed"
     continuation = provider.requests[1].messages[-1].content
     assert continuation.startswith("[goal] Automated message from caretz, not from the user.")
@@ -61,7 +61,7 @@ def test_the_evaluator_sees_the_goal_the_answer_the_output_and_the_plan(tmp_path
 
     run = GoalDriver(agent, goal(), evaluator, 30.0).start("make the suite pass")
 
-    assert (run.exit_code, run.goal.status) == (5, "impossible")
+    assert (run.exit_code, run.goal["status"]) == (5, "impossible")
     summary = evaluator.summaries[0]
     assert f'## The goal\n"""\n{CONDITION}\n"""' in summary
     assert "The request that started the work:" in summary and "make the suite pass" in summary
@@ -79,7 +79,7 @@ def test_no_verdict_counts_as_not_met_and_the_goal_carries_on(tmp_path: Path):
 
     run = GoalDriver(agent, goal(), ScriptedEvaluator(timeout, MET), 1.0).start(CONDITION)
 
-    assert run.exit_code == 0 and run.goal.turns == 2
+    assert run.exit_code == 0 and run.goal["turns"] == 2
     continuation = provider.requests[1].messages[-1].content
     assert "The evaluator gave no verdict (timeout after 1s); check the goal yourself." in (
         continuation
@@ -93,7 +93,7 @@ def test_max_turns_ends_the_goal_with_exit_4(tmp_path: Path):
 
     run = GoalDriver(agent, goal(max_turns=2), ScriptedEvaluator(), 30.0).start(CONDITION)
 
-    assert (run.exit_code, run.goal.status, run.goal.turns) == (4, "max_turns", 2)
+    assert (run.exit_code, run.goal["status"], run.goal["turns"]) == (4, "max_turns", 2)
     assert run.message.startswith("goal not met after 2 turns (goal.maxTurns 2)")
     assert len(provider.requests) == 2
 
@@ -106,10 +106,10 @@ def test_a_budget_spent_by_the_agent_and_the_evaluator_ends_the_goal(tmp_path: P
     run = GoalDriver(agent, goal(), ScriptedEvaluator(), 30.0).start(CONDITION)
 
     # Turn 1 costs 0.03, its evaluation 0.03: over 0.05 before a second turn starts.
-    assert (run.exit_code, run.goal.status) == (4, "limit")
+    assert (run.exit_code, run.goal["status"]) == (4, "limit")
     assert "budget limit reached: $0.0600 spent of --max-budget-usd 0.05" in run.message
     assert len(provider.requests) == 1
-    assert run.goal.spend_usd == 0.06
+    assert run.goal["spend_usd"] == 0.06
 
 
 def test_a_loop_guard_stop_pauses_the_goal_and_one_redirect_covers_all_its_turns(tmp_path: Path):
@@ -124,9 +124,9 @@ def test_a_loop_guard_stop_pauses_the_goal_and_one_redirect_covers_all_its_turns
 
     run = GoalDriver(agent, goal(), ScriptedEvaluator(NOT_MET), 30.0).start(CONDITION)
 
-    assert (run.exit_code, run.goal.status, run.goal.turns) == (3, "paused", 2)
+    assert (run.exit_code, run.goal["status"], run.goal["turns"]) == (3, "paused", 2)
     assert [e["action"] for e in events.of("LoopGuard.Judged")] == ["redirect", "stop"]
-    assert run.result is not None and run.result.text == "Report: still failing on testDB."
+    assert run.last_turn is not None and run.last_turn.text == "Report: still failing on testDB."
     assert events.of("Goal.Paused")[0]["reason"] == "the loop guard ended the turn"
 
 
@@ -135,7 +135,7 @@ def test_ctrl_c_while_the_evaluator_thinks_pauses_the_goal(tmp_path: Path):
 
     run = GoalDriver(agent, goal(), ScriptedEvaluator(KeyboardInterrupt()), 30.0).start(CONDITION)
 
-    assert (run.exit_code, run.goal.status) == (130, "paused")
+    assert (run.exit_code, run.goal["status"]) == (130, "paused")
 
 
 def test_a_paused_goal_is_restored_from_the_log_and_resumed(tmp_path: Path):
@@ -152,7 +152,7 @@ def test_a_paused_goal_is_restored_from_the_log_and_resumed(tmp_path: Path):
     assert restored.last is not None and restored.last.verdict == NOT_MET
     provider.add(answer("c"))
     run = GoalDriver(agent, restored, ScriptedEvaluator(MET), 30.0).resume()
-    assert (run.exit_code, run.goal.turns) == (0, 3)
+    assert (run.exit_code, run.goal["turns"]) == (0, 3)
     resumed = provider.requests[-1].messages[-1].content
     assert "The goal was paused and is resumed now; this is turn 3 of at most 20." in resumed
     assert restore_goal(map(parse_record, events.all)).status == "met"  # type: ignore[union-attr]
@@ -192,7 +192,7 @@ def test_a_goal_paused_on_its_last_turn_ends_when_resumed_without_another(tmp_pa
 
     run = GoalDriver(agent, paused, ScriptedEvaluator(), 30.0).resume()
 
-    assert (run.exit_code, run.goal.status) == (4, "max_turns")
+    assert (run.exit_code, run.goal["status"]) == (4, "max_turns")
     assert len(provider.requests) == 1
 
 

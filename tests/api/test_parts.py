@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from caretz.agent.outcomes import Outcome
 from caretz.api import Answer, ConfigError, GuardNotice, Question, ToolCall, ToolCallResult
 from caretz.api.events import SessionEvent, from_session_event, guard_verdict
 from caretz.api.options import Options, resolve
@@ -137,10 +138,7 @@ def test_a_callback_that_fails_or_answers_nonsense_ends_the_turn_and_keeps_its_e
 def test_the_result_object_is_the_output_json_one():
     result = RunResult(
         session_id="s1",
-        status="done",
-        exit_code=0,
-        message="",
-        text="All green.",
+        outcome=Outcome(status="done", exit_code=0, text="All green.", tool_calls=9),
         usage=Usage(input_tokens=130, output_tokens=25),
         cost_usd=0.0015,
         tool_calls=3,
@@ -150,6 +148,33 @@ def test_the_result_object_is_the_output_json_one():
         agents={"main": {"model": "anthropic/m", "input_tokens": 100}},
     )
     data = result.to_dict()
+    assert list(data) == [  # the work's outcome read into the same keys as always
+        "session_id",
+        "status",
+        "exit_code",
+        "message",
+        "text",
+        "tool_calls",
+        "usage",
+        "cost_usd",
+        "judge_cost_usd",
+        "duration_s",
+        "permission_denials",
+        "guard_verdicts",
+    ]
+    assert (data["status"], data["exit_code"], data["message"], data["text"]) == (
+        "done",
+        0,
+        "",
+        "All green.",
+    )
+    assert data["tool_calls"] == 3  # the run's, not its last turn's
+    assert (result.status, result.exit_code, result.text, result.ok) == (
+        "done",
+        0,
+        "All green.",
+        True,
+    )
     assert data["usage"] == {
         "input_tokens": 130,
         "output_tokens": 25,

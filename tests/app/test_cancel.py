@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from caretz.agent.outcomes import Outcome
 from caretz.app.cancel import Canceller
-from caretz.app.outcome import Outcome
 from caretz.session.events import read_events
 from tests.modelserver import RecordedRequest, Reply, text, tool
 from tests.processes import live_command_lines
