@@ -24,8 +24,8 @@ from caretz.text import one_line
 SKIPPED_AFTER_STOP = "Not run: the loop guard ended this turn."
 SKIPPED_AFTER_INTERRUPT = "Not run: the user interrupted the turn."
 INTERRUPTED_UNKNOWN = (
-    "Interrupted by the user after {seconds:.1f} s: this call had started, and whether it "
-    "finished its work is unknown. Check before running it again."
+    "this call had started, and whether it finished its work is unknown: check before "
+    "running it again"
 )
 
 

@@ -68,7 +68,7 @@ from caretz.providers.base import (
 )
 from caretz.session.records import loop as records
 from caretz.session.records.base import LoopRecord
-from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
+from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult, interrupted_result
 from caretz.tools.parallel import MAX_PARALLEL_CALLS
 from caretz.tools.policy import CancelToolCall, EndTurn
 from caretz.tools.registry import ReadyCall, ToolCrash
@@ -376,8 +376,7 @@ class Turn:
         if isinstance(interrupt, ToolInterrupted):
             result = interrupt.result
         else:
-            text = INTERRUPTED_UNKNOWN.format(seconds=seconds)
-            result = ToolResult(ok=False, output=text, duration_s=seconds, ended_by="interrupted")
+            result = interrupted_result(seconds, INTERRUPTED_UNKNOWN)
         self.emit_result(index, call, result)
         self.conversation.messages.append(
             Message(role="tool", content=result.output, tool_call_id=call.id, is_error=True)

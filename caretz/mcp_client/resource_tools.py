@@ -24,6 +24,7 @@ from caretz.tools.base import (
     ToolContext,
     ToolInterrupted,
     ToolResult,
+    interrupted_result,
     object_schema,
 )
 
@@ -70,9 +71,7 @@ class ReadMcpResource:
         try:
             text, images = self.resources.read(server, uri, ctx.cancel)
         except KeyboardInterrupt as interrupt:
-            stopped = ToolResult(
-                ok=False, output="[interrupted by the user]", ended_by="interrupted"
-            )
+            stopped = interrupted_result(time.monotonic() - started, f"{uri} was not read")
             raise ToolInterrupted(stopped, interrupt) from None
         except ResourceProblem as problem:
             return ToolResult(ok=False, output=str(problem), duration_s=time.monotonic() - started)

@@ -37,7 +37,7 @@ from caretz.mcp_client.tokens import TokenStore
 from caretz.mcp_client.tools import McpTool
 from caretz.session.records import mcp as records
 from caretz.session.records.base import Record
-from caretz.tools.base import Tool, ToolContext, ToolInterrupted, ToolResult
+from caretz.tools.base import Tool, ToolContext, ToolInterrupted, ToolResult, interrupted_result
 
 if TYPE_CHECKING:
     from caretz.mcp_client import connection as mcp_connection
@@ -356,9 +356,8 @@ class McpServers:
         try:
             result = self.manager.call(server, tool.remote, args, timeout, ctx.cancel)
         except KeyboardInterrupt as interrupt:
-            raise ToolInterrupted(
-                _stopped(started, "interrupted", "by the user"), interrupt
-            ) from None
+            stopped = interrupted_result(time.monotonic() - started, ACTED)
+            raise ToolInterrupted(stopped, interrupt) from None
         except CallCancelled:
             return _stopped(started, "cancelled")
         except mcp_connection.CallTimedOut:
@@ -424,10 +423,10 @@ def _failed(started: float, text: str, ended_by: str | None = None) -> ToolResul
     return ToolResult(ok=False, output=text, duration_s=duration, ended_by=ended_by)
 
 
-def _stopped(started: float, ended_by: str, by: str = "") -> ToolResult:
-    """A call that Ctrl-C or a cancelled turn stopped: it ran, and may have done something."""
+def _stopped(started: float, ended_by: str) -> ToolResult:
+    """A call a cancelled turn stopped: it ran, and may have done something."""
     duration = time.monotonic() - started
-    text = f"[{ended_by} {by} after {duration:.1f} s; {ACTED}]".replace("  ", " ")
+    text = f"[{ended_by} after {duration:.1f} s; {ACTED}]"
     return ToolResult(ok=False, output=text, duration_s=duration, ended_by=ended_by)
 
 

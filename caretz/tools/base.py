@@ -114,6 +114,20 @@ class ToolInterrupted(KeyboardInterrupt):
         self.cause = cause
 
 
+def interrupted_result(seconds: float, effect: str, output: str = "") -> ToolResult:
+    """The result of a call that Ctrl-C (or SIGTERM / SIGHUP) stopped after it started,
+    the one form every tool and the turn loop give it: what it printed until then
+    (`output`), then one line with how long it ran and what became of its work
+    (`effect`), so the model is never told it did not run."""
+    line = f"[interrupted by the user after {seconds:.1f} s; {effect}]"
+    return ToolResult(
+        ok=False,
+        output=f"{output}\n{line}" if output else line,
+        duration_s=seconds,
+        ended_by="interrupted",
+    )
+
+
 class ToolArgumentError(ValueError):
     """The model's arguments do not fit the tool; goes back to it as a failed result."""
 

@@ -24,6 +24,7 @@ from caretz.tools.base import (
     ToolContext,
     ToolInterrupted,
     ToolResult,
+    interrupted_result,
     object_schema,
 )
 from caretz.tools.jobs import start_background
@@ -203,6 +204,8 @@ class _Finish:
             kept = full.notice()
         shown = self.output.render(kept).rstrip("\n")
         text = "\n".join(part for part in [shown, *notes] if part)
+        if ending == "interrupted":
+            return interrupted_result(duration, KILLED, text)
         return ToolResult(
             ok=ending is None and code == 0,
             output=text or "(no output)",
@@ -247,10 +250,10 @@ def _notes(
 ) -> list[str]:
     if ending == "timeout":
         return [f"[timed out after {timeout:g} s; {KILLED}]"]
-    if ending == "interrupted":
-        return [f"[interrupted by the user after {duration:.1f} s; {KILLED}]"]
     if ending == "cancelled":
         return [f"[cancelled after {duration:.1f} s; {KILLED}]"]
+    if ending == "interrupted":
+        return []  # its line is interrupted_result's
     notes = []
     if still_writing:
         notes.append("[background processes still hold the output; later output is not shown]")

@@ -20,6 +20,7 @@ from caretz.tools.base import (
     ToolContext,
     ToolInterrupted,
     ToolResult,
+    interrupted_result,
     object_schema,
 )
 from caretz.web.cache import FetchCache
@@ -84,7 +85,7 @@ class WebFetchTool:
         try:
             outcome = self.fetcher.fetch(key, ctx.workspace, ctx.cancel)
         except KeyboardInterrupt as interrupt:
-            stopped = _stopped(key, started, "interrupted by the user", "interrupted")
+            stopped = interrupted_result(time.monotonic() - started, f"{key} was not fetched")
             raise ToolInterrupted(stopped, interrupt) from None
         except FetchCancelled:
             return _stopped(key, started, "cancelled", "cancelled")

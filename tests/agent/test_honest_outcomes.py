@@ -17,8 +17,8 @@ from caretz.messages import Message, ToolCall, ToolSpec
 from caretz.session.events import EventLog
 from caretz.session.records.loop import ModelReplied, ToolCalled, TurnStarted
 from caretz.session.store import OUTCOME_UNKNOWN, SESSION_ENDED, rebuild_history
-from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult
-from caretz.tools.bash import BashTool
+from caretz.tools.base import ToolContext, ToolInterrupted, ToolResult, interrupted_result
+from caretz.tools.bash import KILLED, BashTool
 from caretz.tools.registry import ToolRegistry, default_tools
 from tests.scripted import ScriptedProvider, call, calls
 
@@ -63,6 +63,7 @@ def test_ctrl_c_in_a_command_reports_the_time_it_ran_and_its_partial_output(tmp_
     assert not result.ok and result.exit_code is None and result.ended_by == "interrupted"
     assert result.output.startswith("partial\n[interrupted by the user after ")
     assert result.output.endswith("the command and everything it started were killed]")
+    assert result == interrupted_result(result.duration_s, KILLED, "partial")  # the one form
     assert 0 < result.duration_s < 30  # it ran until the interrupt, not its 30 s
 
 
@@ -94,7 +95,7 @@ def test_an_interrupted_turn_tells_started_calls_from_calls_never_run(tmp_path: 
     assert first.status == second.status == "interrupted"
     answers = {m.tool_call_id: m.content for m in agent.conversation.messages if m.role == "tool"}
     assert answers[bash.id].startswith("ran\n[interrupted by the user after ")
-    assert answers[stuck.id].startswith("Interrupted by the user after ")
+    assert answers[stuck.id].startswith("[interrupted by the user after ")
     assert "had started" in answers[stuck.id] and "is unknown" in answers[stuck.id]
     assert answers[never.id] == SKIPPED_AFTER_INTERRUPT
     assert not (tmp_path / "never").exists()
