@@ -24,7 +24,8 @@ Category = Literal["mode", "model", "model_config", "thought_level"]
 MODEL = "model"
 PERMISSION_MODE = "mode"
 LOOP_GUARD = "loop_guard"
-PERMISSION_MODES = {
+# What each of permissions.modes.PERMISSION_MODES does, in its order, as the editor shows it.
+MODE_TEXTS = {
     "auto": "Commands run in the sandbox without asking; leaving it asks first.",
     "ask": "Every command and every file change asks first; reads do not.",
     "read-only": "No file changes; commands run in the read-only sandbox.",
@@ -62,8 +63,7 @@ def modes(choices: Choices) -> SessionModeState:
     return SessionModeState(
         current_mode_id=choices.permission_mode,
         available_modes=[
-            SessionMode(id=mode, name=mode, description=text)
-            for mode, text in PERMISSION_MODES.items()
+            SessionMode(id=mode, name=mode, description=text) for mode, text in MODE_TEXTS.items()
         ],
     )
 
@@ -73,7 +73,7 @@ def config_options(
 ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
     return [
         _select(MODEL, "Model", choices.model, {ref: "" for ref in choices.models}, "model"),
-        _select(PERMISSION_MODE, "Permissions", choices.permission_mode, PERMISSION_MODES, "mode"),
+        _select(PERMISSION_MODE, "Permissions", choices.permission_mode, MODE_TEXTS, "mode"),
         _select(LOOP_GUARD, "Loop guard", choices.guard_mode, GUARD_MODES, None),
     ]
 

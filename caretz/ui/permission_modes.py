@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
+from caretz.permissions.modes import PERMISSION_MODES
+
 if TYPE_CHECKING:
     from caretz.ui.session_control import SessionControl
 
 MODE_CYCLE = ("auto", "ask", "plan")
-PERMISSION_MODES = ("auto", "ask", "read-only", "plan", "yolo")
 
 
 def mode_cycle(started_in: str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from caretz.checkpoints.project import project_root
 from caretz.config.loading import load_config_file
 from caretz.config_base import ConfigError
 from caretz.lazy import lazy_module
+from caretz.permissions.modes import PERMISSION_MODES
 from caretz.providers.registry import known_model_refs
 from caretz.slash_commands.names import parse, unknown_command
 from caretz.ui import mcp_prompts
@@ -34,7 +35,7 @@ from caretz.ui.goal_commands import GOAL_WORDS, goal_command, loop_command
 from caretz.ui.hooks_slash import hooks_slash
 from caretz.ui.jobs_command import job_choices, jobs_slash
 from caretz.ui.mcp_slash import mcp_slash
-from caretz.ui.permission_modes import PERMISSION_MODES, change_permissions, plan_command
+from caretz.ui.permission_modes import change_permissions, plan_command
 from caretz.ui.sessions_text import prompt_preview, started_text
 
 if TYPE_CHECKING:
