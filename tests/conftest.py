@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import stat
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -38,7 +43,26 @@ SLOW_FIRST = (
 )
 
 
+def bytecode_outside_the_tree() -> None:
+    """With PYTHONDONTWRITEBYTECODE set (no __pycache__ beside the sources), every caretz the
+    tests start compiled caretz's modules again (a third of a `caretz -p` run's CPU, 0.3 s,
+    thousands of runs), and each test process its own and the test modules. Their bytecode
+    goes to a folder of this user's in the temp dir instead, kept from run to run (Python
+    checks each file against its source), and never into the tree."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return  # Python keeps bytecode in __pycache__ folders as usual
+    folder = Path(tempfile.gettempdir()) / f"caretz-tests-bytecode-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    found = folder.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        return  # not ours alone: its bytecode could be anyone's code
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
+    sys.dont_write_bytecode, sys.pycache_prefix = False, str(folder)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    bytecode_outside_the_tree()
     # A suite started in the background of a shell without job control has SIGINT
     # ignored, and every caretz it starts would inherit that: the Ctrl-C tests need it
     # delivered. A handled signal is reset to its default in a child, an ignored one is not.

@@ -15,6 +15,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import source_trees
+
 # module -> the names in it that start a process (a name ending in "*" is a prefix)
 SPAWNING: dict[str, tuple[str, ...]] = {
     "subprocess": (
@@ -205,10 +207,7 @@ def find_sites(tree: Path) -> list[Site]:
     a way to start a process (a Popen subclass, an alias, a name imported from elsewhere)
     are ways to start one for every module that imports them, so they are found first,
     until no module adds one."""
-    parsed = {
-        path: ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for path in sorted(tree.rglob("*.py"))
-    }
+    parsed = {path: source_trees.parsed(path) for path in sorted(tree.rglob("*.py"))}
     spawning = {module: list(names) for module, names in SPAWNING.items()}
     grew = True
     while grew:

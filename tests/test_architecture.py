@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import caretz
+from tests.source_trees import parsed
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "code_shape.py"
 PACKAGE_ROOT = Path(caretz.__file__).resolve().parent
@@ -363,7 +364,7 @@ def test_the_functions_that_assemble_a_session_are_short():
     long = [
         f"{name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for name in ASSEMBLY_MODULES
-        for node in ast.walk(ast.parse((package / name).read_text(encoding="utf-8")))
+        for node in ast.walk(parsed(package / name))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and node.end_lineno - node.lineno + 1 > MAX_ASSEMBLY_LINES
     ]
@@ -441,7 +442,7 @@ def test_every_file_tool_decodes_and_encodes_through_file_text():
         f"{path.relative_to(package)}:{line}: {what}"
         for path in _file_text_modules()
         if path.relative_to(package).as_posix() not in {CODEC_OWNER, *OTHER_TEXT}
-        for line, what in _codec_uses(ast.parse(path.read_text(encoding="utf-8")))
+        for line, what in _codec_uses(parsed(path))
     ]
     assert found == []
     assert (package / CODEC_OWNER).exists()
@@ -466,7 +467,7 @@ def test_only_the_registry_runs_a_tool_and_only_result_cap_decides_a_cap():
     runs, caps = [], []
     for path in package.rglob("*.py"):
         shown = path.relative_to(package).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func

@@ -22,13 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import caretz
+from tests.source_trees import parsed
 
 PACKAGE = Path(caretz.__file__).parent
 
 
 def modules() -> Iterator[tuple[str, ast.Module]]:
     for path in sorted(PACKAGE.rglob("*.py")):
-        yield str(path.relative_to(PACKAGE)), ast.parse(path.read_text(encoding="utf-8"))
+        yield str(path.relative_to(PACKAGE)), parsed(path)
 
 
 def calls(tree: ast.AST) -> Iterator[tuple[str, ast.Call]]:

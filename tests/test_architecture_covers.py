@@ -21,6 +21,7 @@ from pathlib import Path
 from caretz.sandbox.detect import check_sandbox
 from caretz.sandbox.policy import build_policy, parse_mode
 from caretz.sandbox.runner import open_sandbox
+from tests.source_trees import parsed
 
 CARETZ = Path(__file__).resolve().parents[1] / "caretz"
 THE_ONE_PLACE = "sandbox/bwrap.py"
@@ -62,8 +63,7 @@ def mounts_outside_system_paths(source: str) -> list[int]:
 @functools.cache
 def _modules() -> tuple[tuple[str, ast.Module], ...]:
     return tuple(
-        (str(path.relative_to(CARETZ)), ast.parse(path.read_text()))
-        for path in sorted(CARETZ.rglob("*.py"))
+        (str(path.relative_to(CARETZ)), parsed(path)) for path in sorted(CARETZ.rglob("*.py"))
     )
 
 

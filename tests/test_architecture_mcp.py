@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source_trees import parsed
+
 CARETZ = Path(__file__).resolve().parents[1] / "caretz"
 # Where the command line opens sessions.
 FRONT_ENDS = ("commands", "ui", "cli")
@@ -67,7 +69,7 @@ def test_the_session_check_sees_a_session_opened_waiting():
 def mcp_tools_made(path: Path) -> list[tuple[str, int]]:
     """Where `McpTool(...)` is called in `path`: the enclosing function and the line."""
     made = []
-    for function in ast.walk(ast.parse(path.read_text())):
+    for function in ast.walk(parsed(path)):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for node in ast.walk(function):
@@ -101,7 +103,7 @@ TRANSPORT_OPENERS = {
 def calls_in(path: Path) -> list[tuple[str, ast.Call]]:
     """Every call in `path` with the function it is made in ("" at module level)."""
     found = []
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
     for function in ast.walk(tree):
         if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             found += [(function.name, n) for n in ast.walk(function) if isinstance(n, ast.Call)]
@@ -165,7 +167,7 @@ ASKER = "mcp_client/resources.py"
 def calls_named(path: Path, names: set[str]) -> list[tuple[str, str]]:
     """(enclosing function, name) for each call of a function or method in `names`."""
     found = []
-    for function in ast.walk(ast.parse(path.read_text())):
+    for function in ast.walk(parsed(path)):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for node in ast.walk(function):
@@ -181,7 +183,7 @@ def calls_named(path: Path, names: set[str]) -> list[tuple[str, str]]:
 def names_used(path: Path, names: set[str]) -> set[str]:
     """The names of `names` that `path` calls or refers to (`offers.list_resources`)."""
     used = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
         if isinstance(node, ast.Attribute | ast.Name) and name in names:
             used.add(name)
@@ -192,7 +194,7 @@ def test_a_typed_prompt_reaches_the_turn_driver_only_through_session_turn():
     drivers = {
         (str(path.relative_to(CARETZ)), function.name)
         for path in sorted(CARETZ.rglob("*.py"))
-        for function in ast.walk(ast.parse(path.read_text()))
+        for function in ast.walk(parsed(path))
         if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
         and any(
             (node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None))

@@ -16,6 +16,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.source_trees import parsed
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "caretz"
 
@@ -37,7 +39,7 @@ DATACLASS_DECORATORS = {"dataclass", "lazy_dataclass"}
 def _trees(*folders: str) -> Iterator[tuple[Path, ast.Module]]:
     for folder in folders:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            yield path, ast.parse(path.read_text(encoding="utf-8"))
+            yield path, parsed(path)
 
 
 def _classes() -> Iterator[tuple[str, ast.ClassDef]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import WAIT_S, Caretz
 from tests.modelserver import text
+from tests.source_trees import parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
@@ -63,7 +64,7 @@ def documented_route() -> tuple[list[tuple[str, str]], int]:
 def defines(module: str, function: str) -> bool:
     """Whether `module` defines `function` (`Class.method`; `<module>`: the module's own
     code; `Class.method.<lambda>`: a lambda in that method)."""
-    tree: ast.AST = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    tree: ast.AST = parsed(ROOT / module)
     *owners, name = function.split(".")
     if name == "<module>":
         return not owners

@@ -13,6 +13,7 @@ import ast
 from pathlib import Path
 
 import caretz
+from tests.source_trees import parsed
 
 PACKAGE = Path(caretz.__file__).parent
 # Where the totals are kept and the one reading of them is made.
@@ -38,7 +39,7 @@ def test_every_usage_report_reads_the_totals_through_usage_report():
         f"{shown}:{line}: {what}"
         for path in PACKAGE.rglob("*.py")
         if not (shown := path.relative_to(PACKAGE).as_posix()).startswith(TOTALS_OWNERS)
-        for line, what in _totals_reads(ast.parse(path.read_text(encoding="utf-8")))
+        for line, what in _totals_reads(parsed(path))
     ]
     assert found == [], "read what a run used with caretz.agent.limits.usage_report"
 
@@ -77,7 +78,7 @@ def test_git_runs_only_as_the_trusted_program():
     found = [
         f"{path.relative_to(PACKAGE)}:{line}: {what}"
         for path in PACKAGE.rglob("*.py")
-        for line, what in _git_by_name(ast.parse(path.read_text(encoding="utf-8")))
+        for line, what in _git_by_name(parsed(path))
     ]
     assert found == [], "run git as caretz.trusted.find_program found it"
 

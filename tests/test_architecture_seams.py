@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import caretz
+from tests.source_trees import parsed
 
 PACKAGE = Path(caretz.__file__).parent
 
@@ -41,7 +42,7 @@ MUST_ASK_IGNORED = ("agent/signals.py", "acp/server.py", "batch/runner.py")
 def functions(root: Path) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Every function of the package under `root`, with its module's path from `root`."""
     for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 yield str(path.relative_to(root)), node

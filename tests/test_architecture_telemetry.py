@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import caretz
+from tests.source_trees import parsed
 
 PACKAGE = Path(caretz.__file__).parent
 SCRIPT = PACKAGE.parent / "benchmarks" / "code_shape.py"
@@ -48,7 +49,7 @@ def inside(name: str, package: str) -> bool:
 
 def opentelemetry_imports(path: Path) -> list[int]:
     lines = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

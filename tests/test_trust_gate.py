@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import caretz
+from tests.source_trees import parsed
 
 GATE = "caretz.runtime.project_trust"
 READERS = {
@@ -94,7 +95,7 @@ def _lazy_target(value: ast.expr) -> str | None:
 
 def named_readers(path: Path, name: str, known: set[str]) -> Iterator[str]:
     """Each reader `path` (module `name`) names, as `file:line: home.reader`."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     modules, names = homes(tree, known)
     for node in ast.walk(tree):
         found = None

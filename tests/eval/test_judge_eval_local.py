@@ -18,7 +18,7 @@ import pytest
 
 # The same model file as the local-model end-to-end tests, skipped the same way
 # when xllamacpp or the model package is not installed.
-from tests.e2e.test_local_models import GGUF, HANG, HANG_S, LOCAL_MODEL_LIMIT_S
+from tests.e2e.test_local_models import GGUF, HANG, HANG_S, LOCAL_MODEL_LIMIT_S, THREADS
 
 REPEAT = Path(__file__).parents[1] / "data" / "repeat.jsonl"  # one repeat firing, at step 5
 pytestmark = pytest.mark.timeout(LOCAL_MODEL_LIMIT_S)  # a llama.cpp test's limit
@@ -35,6 +35,10 @@ def guard_eval(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_local_gguf_judge_is_asked_scored_and_cached():
+    # The built-in `local` provider, on as many threads as the other llama.cpp tests give
+    # their server (see test_local_models.THREADS: a second thread on two busy cores spins).
+    local = {"providers": {"local": {"local": {"threads": THREADS}}}}
+    Path(os.environ["CARETZ_CONFIG"]).write_text(json.dumps(local))
     judge = f"local/{GGUF}"
     flags = ["--judge", judge, "--judge-timeout", HANG, "--output", "json"]
 
