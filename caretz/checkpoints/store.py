@@ -89,10 +89,11 @@ class CheckpointStore:
         clock: Clock = time.time,
         env: Mapping[str, str] | None = None,
         git: Program | None = None,
+        watch: bool = True,
     ) -> CheckpointStore:
         """The store for `project`; raises GitNotFound when there is no git to run
         (`git` is the session's, resolved at its start; else the first on PATH outside
-        the project)."""
+        the project). `watch`: narrow later scans to what inotify saw change (watch.py)."""
         env = os.environ if env is None else env
         project = project.resolve()
         git_path = str((trusted_git(git) if git is not None else find_git(env, (project,))).path)
@@ -112,6 +113,7 @@ class CheckpointStore:
             user_exclude_file(git_path),
             tracked=lambda: project_tracked(git_path, project),
             project_git=project_git(project),
+            watch=watch,
         )
         return cls(shadow, stager, folder, clock)
 
