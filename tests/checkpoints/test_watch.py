@@ -120,11 +120,12 @@ def test_an_overflowed_queue_is_a_whole_scan_then_watching_resumes(project, tmp_
         target = store.checkpoint(meta(1))
         before = tree_state(project)
 
-        # Each file made and removed is three events, none merged with the one before.
+        # One file made and removed, again and again: three events each time, none merged
+        # with the one before, all naming one path; the last file's events are lost.
         churn = (
             "import os\n"
             f"for i in range({limit // 2 + 100}):\n"
-            "    open(f'src/t{i}', 'w').close(); os.unlink(f'src/t{i}')\n"
+            "    open('src/t', 'w').close(); os.unlink('src/t')\n"
             "open('src/kept.py', 'w').write('K = 1\\n')\n"
         )
         subprocess.run([sys.executable, "-c", churn], cwd=project, check=True)
@@ -175,3 +176,16 @@ def test_watches_that_cannot_cover_the_tree_are_not_used(project, tmp_path):
     escaped = str(project / "src" / "a") + "\\040b"  # mountinfo's spelling of "a b"
     mounts.write_text(local + f"31 22 0:51 / {escaped} rw - tmpfs tmpfs rw\n")
     assert file_system_type(project, str(mounts)) is None  # a mount inside the project
+
+
+def test_a_folder_a_command_made_is_watched_from_then_on(project, tmp_path, data_dir):
+    store = CheckpointStore.open(data_dir, project)
+    reference = CheckpointStore.open(tmp_path / "reference", project, watch=False)
+    store.checkpoint(meta(1))
+    command(project, "mkdir -p made/deep && echo one > made/deep/f.txt")
+    store.checkpoint(meta(2))
+    command(project, "echo two > made/deep/f.txt && echo new > made/deep/g.txt")
+    later = store.checkpoint(meta(3))
+
+    assert later.tree == whole_scan(reference, 1)
+    assert set(later.changed) == {"made/deep/f.txt", "made/deep/g.txt"}
