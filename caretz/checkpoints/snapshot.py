@@ -190,8 +190,8 @@ class Stager:
         wrote, and nothing else ran), so git looks at those alone; None: every file."""
         first = self._excludes is None
         self._sync_excludes()
-        tools_named = paths is not None and not first
-        hint = self.feed.begin(tools_named) if self.feed is not None else None
+        named = paths if not first else None
+        hint = self.feed.begin(named) if self.feed is not None else None
         unmerged = self._seed() if first else None
         scope = None if first else (paths if paths is not None else hint)
         if scope is not None and len(scope) > PATHS_LIMIT:

@@ -24,7 +24,7 @@ import os
 import struct
 import sys
 import weakref
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 IN_MODIFY = 0x002
@@ -252,29 +252,33 @@ class ChangeFeed:
         self._watch: TreeWatch | None = None
         self._index_seen: tuple[int, int, int, int] | None = None
         self._trusted = False  # the scan under way leaves the index vouched for
+        self._pending: set[str] = set()  # seen, not looked at yet (a scan of named files)
+        self._named: set[str] = set()  # what the scan under way looks at, if named
 
-    def begin(self, tools_named: bool) -> list[str] | None:
+    def begin(self, named: Sequence[str] | None = None) -> list[str] | None:
         """Called before each scan: the paths to look at, or None (the whole tree).
-        `tools_named`: the scan looks at files caretz's own tools named, not the feed's
-        (the watches' events are kept for the next scan)."""
+        `named`: the scan looks at these files alone (caretz's own tools wrote them); the
+        other paths the watches saw wait for the next scan."""
         seen, self._index_seen = self._index_seen, None
         intact = seen is not None and seen == _index_state(self.index)
-        self._trusted = False
+        self._trusted, self._named = False, set(named or ())
         if self.off_reason is not None:
             return None
-        if self._watch is None:
-            self._start()  # watched before the scan that is the baseline
-            self._trusted = not tools_named
+        found = self._watch.changed() if self._watch is not None else None
+        if found is None:  # not started yet, or lost track: watched before a whole scan
+            if self._watch is not None:
+                self._watch.close()
+            self._start()
+            self._pending = set()
+            self._trusted = named is None
             return None
-        if tools_named:
+        # Drained: the scan that follows sees every change made before it.
+        self._pending |= found
+        if named is not None:
             self._trusted = intact
             return None
-        found = self._watch.changed()
-        self._trusted = True  # drained: the scan that follows sees every change before it
-        if found is None:
-            self._watch.close()
-            self._start()
-            return None
+        self._trusted = True
+        found, self._pending = self._pending, set()
         ignore_rules = any(os.path.basename(path) in (".gitignore", ".git") for path in found)
         if not intact or ignore_rules or len(found) > self.limit:
             return None
@@ -283,6 +287,7 @@ class ChangeFeed:
     def done(self) -> None:
         """Called when a scan and its staging succeeded."""
         if self._trusted and self._watch is not None:
+            self._pending -= self._named
             self._index_seen = _index_state(self.index)
 
     def _start(self) -> None:
