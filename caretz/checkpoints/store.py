@@ -91,9 +91,8 @@ class CheckpointStore:
         git: Program | None = None,
         watch: bool = True,
     ) -> CheckpointStore:
-        """The store for `project`; raises GitNotFound when there is no git to run
-        (`git` is the session's, resolved at its start; else the first on PATH outside
-        the project). `watch`: narrow later scans to what inotify saw change (watch.py)."""
+        """The store for `project`; raises GitNotFound when there is no git to run (`git`:
+        the session's, else the first on PATH outside the project). `watch`: see watch.py."""
         env = os.environ if env is None else env
         project = project.resolve()
         git_path = str((trusted_git(git) if git is not None else find_git(env, (project,))).path)

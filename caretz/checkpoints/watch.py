@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import struct
 import sys
 import weakref
@@ -60,6 +61,7 @@ WATCH_MASK = (
 )
 # Events lost (the queue overflowed), or a file system gone from under a watch.
 LOST = IN_Q_OVERFLOW | IN_UNMOUNT
+_OCTAL = re.compile(r"\\([0-7]{3})")
 EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then the name, NUL-padded
 # File systems whose changes all pass through this kernel, so inotify sees them.
 LOCAL_FILE_SYSTEMS = frozenset(
@@ -102,15 +104,7 @@ def file_system_type(path: Path, mountinfo: str = "/proc/self/mountinfo") -> str
 
 def _unescape(field: str) -> str:
     """A mountinfo field's octal escapes (`\\040` for a space) undone."""
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
-            out.append(chr(int(field[i + 1 : i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
+    return _OCTAL.sub(lambda found: chr(int(found.group(1), 8)), field)
 
 
 class TreeWatch:
