@@ -12,8 +12,9 @@ on another file system (a mount below the project), the watch limit reached
 would name the old path), the project's folder itself moved, deleted or unmounted.
 
 What inotify does not see, and so neither does this: a write through a shared memory
-map (`mmap`) with no `write` call, and a write through a hard link from outside the
-project. docs/checkpoints.md says so.
+map (`mmap`; one after the file's descriptor was closed is followed by no event at all),
+a write through a hard link from outside the project, and a folder mounted below the
+project after the watches were set. docs/checkpoints.md says so.
 """
 
 from __future__ import annotations
