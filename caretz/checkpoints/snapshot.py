@@ -183,17 +183,24 @@ class Stager:
         self._notes: dict[str, str] = {}  # what the snapshots leave out, by path
 
     def snapshot(
-        self, on_progress: Progress | None = None, paths: Sequence[str] | None = None
+        self,
+        on_progress: Progress | None = None,
+        paths: Sequence[str] | None = None,
+        *,
+        whole: bool = False,
     ) -> Snapshot:
         """Stages the working tree as it is now and returns its tree. `paths`: the only
         files that can have changed since the last snapshot (those caretz's own tools
-        wrote, and nothing else ran), so git looks at those alone; None: every file."""
+        wrote, and nothing else ran), so git looks at those alone; None: every file.
+        `whole`: every file, whatever the watches saw: the snapshot a restore takes before
+        it overwrites files, so that what no hint named (a write through a memory map, a
+        background process's) is still held, and undoing the restore brings it back."""
         first = self._excludes is None
         self._sync_excludes()
         named = paths if not first else None
         hint = self.feed.begin(named) if self.feed is not None else None
         unmerged = self._seed() if first else None
-        scope = None if first else (paths if paths is not None else hint)
+        scope = None if first or whole else (paths if paths is not None else hint)
         if scope is not None and len(scope) > PATHS_LIMIT:
             scope = None
         found = scan(self.git, scope)

@@ -191,7 +191,7 @@ class CheckpointStore:
         """What `restore` would change now, and which of those files conflict."""
         with self.git.locked():
             self._ready()
-            now = self.stager.snapshot()
+            now = self.stager.snapshot(whole=True)
             changes = self._restore_changes(now.tree, target, paths)
             conflicts = self._conflicts(target, now.tree, changes, caretz_paths)
             return RestorePreview(target, tuple(c.as_file_change() for c in changes), conflicts)
@@ -217,7 +217,7 @@ class CheckpointStore:
         """
         with self.git.locked():
             self._ready()
-            now = self.stager.snapshot()
+            now = self.stager.snapshot(whole=True)
             changes = self._restore_changes(now.tree, target, paths)
             conflicts = self._conflicts(target, now.tree, changes, caretz_paths)
             blocking = [c for c in conflicts if c.path not in set(allowed)]
@@ -242,7 +242,7 @@ class CheckpointStore:
         with self.git.locked():
             self._ready()
             records = history.chain(self.git, meta.session)
-            now = self.stager.snapshot()
+            now = self.stager.snapshot(whole=True)
             before = self._commit("rewind", now, meta, records, restored_to=target.id)
             self._settle([*records, before], meta)
             return before

@@ -14,7 +14,9 @@ would name the old path), the project's folder itself moved, deleted or unmounte
 What inotify does not see, and so neither does this: a write through a shared memory
 map (`mmap`; one after the file's descriptor was closed is followed by no event at all),
 a write through a hard link from outside the project, and a folder mounted below the
-project after the watches were set. docs/checkpoints.md says so.
+project after the watches were set. docs/checkpoints.md says so. A restore never takes
+the hint: it looks at the whole tree before it writes (Stager.snapshot's `whole`), so what
+the watches missed is held by the restore's own checkpoint.
 """
 
 from __future__ import annotations

@@ -189,3 +189,21 @@ def test_a_folder_a_command_made_is_watched_from_then_on(project, tmp_path, data
 
     assert later.tree == whole_scan(reference, 1)
     assert set(later.changed) == {"made/deep/f.txt", "made/deep/g.txt"}
+
+
+def test_a_rewind_holds_what_the_watches_missed_so_undoing_it_brings_it_back(project, data_dir):
+    probe = UnseenWriter(project / PROBE)
+    try:
+        store = CheckpointStore.open(data_dir, project)
+        target = store.checkpoint(meta(1))
+        probe.write(b"written through a map")
+        missed = store.checkpoint(meta(2))
+        assert PROBE not in missed.changed  # a narrowed scan: no event named it
+        preview = store.preview(target)
+        rewind = store.restore(target, meta(3), force=True)
+    finally:
+        probe.close()
+    assert PROBE in {change.path for change in preview.changes}
+    assert (project / PROBE).read_bytes() == b"0" * 64
+    store.restore(rewind.before, meta(4), force=True)
+    assert (project / PROBE).read_bytes().startswith(b"written through a map")
