@@ -76,6 +76,19 @@ LINKS_COUNT_FOLDERS = frozenset({"ext2", "ext3", "ext4", "xfs", "tmpfs"})
 # More folders than this and the tree is scanned whole every time (each watch is kernel
 # memory, and the walk that sets them up is paid by the first checkpoint).
 MAX_FOLDERS = 100_000
+# The watches are the user's, shared with editors and other tools (an editor that cannot
+# set its own says it cannot watch the workspace): a checkpoint takes at most a quarter.
+WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
+WATCH_SHARE = 4
+
+
+def watch_budget(limit_file: str = WATCH_LIMIT) -> int:
+    """How many watches a tree may take: a quarter of the user's limit; 0 when the limit
+    cannot be read."""
+    try:
+        return int(Path(limit_file).read_text().strip()) // WATCH_SHARE
+    except (OSError, ValueError):
+        return 0
 
 
 class WatchUnavailable(Exception):
@@ -116,14 +129,20 @@ def _unescape(field: str) -> str:
 class TreeWatch:
     """Watches on every folder below `root` but `.git` folders and `skip`."""
 
-    def __init__(self, root: Path, skip: Collection[Path] = (), max_folders: int = MAX_FOLDERS):
+    def __init__(
+        self,
+        root: Path,
+        skip: Collection[Path] = (),
+        max_folders: int = MAX_FOLDERS,
+        limit_file: str = WATCH_LIMIT,
+    ):
         """Raises WatchUnavailable when the tree cannot be watched whole."""
         if not sys.platform.startswith("linux"):
             raise WatchUnavailable("not Linux")
         self.root = root
         self._root = os.fsencode(root)
         self._skip = {os.fsencode(path) for path in skip}
-        self._max = max_folders
+        self._max = min(max_folders, watch_budget(limit_file))
         kind = file_system_type(root)
         if kind not in LOCAL_FILE_SYSTEMS:
             raise WatchUnavailable(f"{root} is not on one local file system")

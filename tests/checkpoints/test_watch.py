@@ -166,6 +166,13 @@ def test_another_process_staging_the_tree_means_a_whole_scan(project, tmp_path, 
 def test_watches_that_cannot_cover_the_tree_are_not_used(project, tmp_path):
     with pytest.raises(WatchUnavailable, match="more than 2 folders"):
         TreeWatch(project, max_folders=2)
+    limit = tmp_path / "max_user_watches"
+    limit.write_text("8\n")  # a quarter of it: 2 watches for the tree's 5 folders
+    with pytest.raises(WatchUnavailable, match="more than 2 folders"):
+        TreeWatch(project, limit_file=str(limit))
+    limit.write_text("")  # a limit that cannot be read: no watches at all
+    with pytest.raises(WatchUnavailable, match="more than 0 folders"):
+        TreeWatch(project, limit_file=str(limit))
     mounts = tmp_path / "mountinfo"
     local = f"22 1 8:1 / {project.parent} rw,relatime shared:1 - ext4 /dev/vda rw\n"
     mounts.write_text(local)
