@@ -21,7 +21,12 @@ tree's own:
                            result names its file: the turn's end looks at those alone)
 Targets: first under 2 s, later ones under 200 ms, disk under 10% of the tree.
 
-    .venv/bin/python benchmarks/checkpoint.py [--files 10000] [--runs 3] [--git]
+The later checkpoints' edits are this process's own writes, as a command's are: the
+store's inotify watches (checkpoints/watch.py) see them, and a later checkpoint looks at
+those paths alone. `--no-watch` scans the whole tree every time instead (what a project
+the watches cannot cover gets).
+
+    .venv/bin/python benchmarks/checkpoint.py [--files 10000] [--runs 3] [--git] [--no-watch]
     .venv/bin/python benchmarks/checkpoint.py --tree ~/src/linux [--plain] [--runs 1]
 
 `--tree` copies the tree into a scratch folder first (not timed) and works on the copy;
@@ -205,7 +210,11 @@ def main() -> None:
     parser.add_argument(
         "--git", action="store_true", help="make the generated project a repository"
     )
+    parser.add_argument(
+        "--no-watch", action="store_true", help="scan the whole tree at every checkpoint"
+    )
     args = parser.parse_args()
+    watch = not args.no_watch
     runs = args.runs or (1 if args.tree else 3)
 
     with tempfile.TemporaryDirectory(prefix="caretz-ckpt-bench-") as scratch:
@@ -228,14 +237,14 @@ def main() -> None:
             data = Path(scratch) / f"data{run}"
             meta = CheckpointMeta("bench", 1, "p")
             try:
-                store = CheckpointStore.open(data, project, limits=limits)
+                store = CheckpointStore.open(data, project, limits=limits, watch=watch)
                 first = timed(lambda s=store, m=meta: s.checkpoint(m), first_cpu)
             except ProjectTooLarge as error:
                 # Timed all the same, with the guard lifted: what it would cost.
                 refused, limits = str(error), SnapshotLimits(max_files=10**8, max_bytes=1 << 50)
                 first_cpu.clear()
                 shutil.rmtree(data)
-                store = CheckpointStore.open(data, project, limits=limits)
+                store = CheckpointStore.open(data, project, limits=limits, watch=watch)
                 first = timed(lambda s=store, m=meta: s.checkpoint(m), first_cpu)
             firsts.append(first)
             if run < runs - 1:
@@ -258,7 +267,7 @@ def main() -> None:
             (project / f"added{turn}.txt").write_text("new\n")
             measure("later, 1 file added", lambda m=meta: store.checkpoint(m))
             measure("settle", lambda m=meta: store.settle(m))
-        again = CheckpointStore.open(data, project, limits=limits)  # the last run's
+        again = CheckpointStore.open(data, project, limits=limits, watch=watch)  # the last run's
         next_cpu: list[float] = []
         next_first = timed(lambda: again.checkpoint(CheckpointMeta("bench-2", 1, "p")), next_cpu)
         for name, by_tools in (
@@ -277,7 +286,8 @@ def main() -> None:
         compact_disk = store.disk_usage()
 
         # Printed before the scratch copy goes (deleting a big tree takes a while).
-        print(f"tree: {what}, {human(tree_size)} on disk")
+        scans = "whole-tree scans" if args.no_watch else "watched"
+        print(f"tree: {what}, {human(tree_size)} on disk ({scans})")
         if refused:
             print(f"the size guard refuses it ({refused}); timed with the guard lifted:")
         print(f"{'':<26}{'wall':>8}    {'cpu':>8}")

@@ -5,6 +5,7 @@ one fails here until its case is added, with the files it writes named."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from caretz.messages import ToolCall
@@ -42,3 +43,28 @@ def test_every_file_tool_names_each_file_it_wrote(tmp_path: Path):
         assert result.ok, result.output
         assert (folder / "doc.txt").read_text() != "one\ntwo\n"
         assert result.files_changed == ["doc.txt"]
+
+
+PACKAGE = Path(__file__).resolve().parents[1] / "caretz"
+
+
+def _modules_mentioning(pattern: str) -> set[str]:
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        if re.search(pattern, path.read_text(encoding="utf-8")):
+            found.add(path.relative_to(PACKAGE).as_posix())
+    return found
+
+
+def test_the_change_feed_only_narrows_the_one_scan():
+    """The watches' events are a hint, never a record: inotify is used in watch.py alone,
+    whose feed only the stager reads, and the stager's scan (scan.py) is the one place a
+    snapshot learns what changed. A second reader of the events (one that recorded a
+    snapshot from them, say) would have to come through here."""
+    assert _modules_mentioning(r"inotify_") == {"checkpoints/watch.py"}
+    assert _modules_mentioning(r"checkpoints\.watch\b|from \. import watch") == {
+        "checkpoints/snapshot.py"
+    }
+    assert _modules_mentioning(r"checkpoints\.scan import|\bscan\(self\.git") == {
+        "checkpoints/snapshot.py"
+    }

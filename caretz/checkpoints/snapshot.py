@@ -34,6 +34,7 @@ from caretz.checkpoints.git import ShadowGit, last_line
 from caretz.checkpoints.project import ProjectGit, project_git
 from caretz.checkpoints.scan import PATHS_LIMIT, Scan, scan
 from caretz.checkpoints.seed import secure, secure_blobs, seed_index
+from caretz.checkpoints.watch import ChangeFeed
 from caretz.sandbox.door import ProjectDoor
 
 DEFAULT_SIZE_CAP = 5 * 1024 * 1024
@@ -163,6 +164,7 @@ class Stager:
         user_excludes: Path | None = None,
         tracked: Callable[[], list[str]] = list,
         project_git: ProjectGit | None = None,
+        watch: bool = True,
     ):
         self.git = git
         self.project = git.work_tree
@@ -173,20 +175,37 @@ class Stager:
         self.project_git = project_git  # its index seeds a new shadow index
         self._large_list = git.git_dir / "info" / "left-out"
         self._excludes: str | None = None  # the exclude list, as of the first snapshot
+        # The paths a command changed, from inotify watches (watch.py): a hint that narrows
+        # the scan when it can vouch for the whole interval since the last one.
+        skip = [self.project / ".git", *excluded_dirs]
+        self.feed = ChangeFeed(self.project, git.index, skip, PATHS_LIMIT) if watch else None
+        self._last_tree: str | None = None  # the tree the index held after the last snapshot
+        self._notes: dict[str, str] = {}  # what the snapshots leave out, by path
 
     def snapshot(
-        self, on_progress: Progress | None = None, paths: Sequence[str] | None = None
+        self,
+        on_progress: Progress | None = None,
+        paths: Sequence[str] | None = None,
+        *,
+        whole: bool = False,
     ) -> Snapshot:
         """Stages the working tree as it is now and returns its tree. `paths`: the only
         files that can have changed since the last snapshot (those caretz's own tools
-        wrote, and nothing else ran), so git looks at those alone; None: every file."""
+        wrote, and nothing else ran), so git looks at those alone; None: every file.
+        `whole`: every file, whatever the watches saw: the snapshot a restore takes before
+        it overwrites files, so that what no hint named (a write through a memory map, a
+        background process's) is still held, and undoing the restore brings it back."""
         first = self._excludes is None
         self._sync_excludes()
+        named = paths if not first else None
+        hint = self.feed.begin(named) if self.feed is not None else None
         unmerged = self._seed() if first else None
-        whole = first or paths is None or len(paths) > PATHS_LIMIT
-        found = scan(self.git, None if whole else paths)
+        scope = None if first or whole else (paths if paths is not None else hint)
+        if scope is not None and len(scope) > PATHS_LIMIT:
+            scope = None
+        found = scan(self.git, scope)
         candidates, left_out, tracked_left_out, size = self._candidates(found)
-        moved = found.index_moved or not whole  # (a narrow scan sees only its paths)
+        moved = found.index_moved or scope is not None  # (a narrow scan sees only its paths)
         if unmerged is not None:
             # The project's index is the shadow's now; its conflicted files are staged as
             # they are on disk.
@@ -208,11 +227,14 @@ class Stager:
         if unmerged is None:  # (no checkpoint holds a blob of an index just seeded)
             blobs = [entry.blob for entry in found.changed if entry.blob]
             secure_blobs(self.git, blobs, self.limits.size_cap)
-        notes = tuple(note for _, note in left_out)
+        if hint is not None and scope is hint and not (found.changed or self._last_tree is None):
+            # The watches saw nothing that differs, and the index is as the last snapshot
+            # left it: so is its tree.
+            return self._done(self._last_tree, scope, left_out)
         if not (candidates or tracked_left_out or moved):
             unchanged = self._head_tree()  # the index holds HEAD's tree still
             if unchanged:
-                return Snapshot(unchanged, notes)
+                return self._done(unchanged, scope, left_out)
         bulk = len(candidates) > BULK_THRESHOLD
         limits = self.limits
         if on_progress and (len(candidates) >= limits.notice_files or size >= limits.notice_bytes):
@@ -222,8 +244,27 @@ class Stager:
             self.git.run("update-index", "-z", "--force-remove", "--stdin", input=listing)
         if tracked_left_out or bulk or not self._update(candidates):
             left_out += self._add(left_out, bulk=bulk)
-        tree = self._write_tree(bulk=bulk)
-        return Snapshot(tree, tuple(note for _, note in left_out))
+        return self._done(self._write_tree(bulk=bulk), scope, left_out)
+
+    def _done(
+        self, tree: str, scope: Sequence[str] | None, left_out: list[tuple[str, str]]
+    ) -> Snapshot:
+        """The snapshot, with what every scan so far leaves out: a narrow scan changes the
+        notes of its own paths only."""
+        if scope is None:
+            self._notes = {}
+        else:
+            inside = tuple(scope)
+            self._notes = {
+                path: note
+                for path, note in self._notes.items()
+                if not any(path.rstrip("/") == s or path.startswith(s + "/") for s in inside)
+            }
+        self._notes.update(left_out)
+        self._last_tree = tree
+        if self.feed is not None:
+            self.feed.done()
+        return Snapshot(tree, tuple(self._notes.values()))
 
     def _head_tree(self) -> str | None:
         done = self.git.call("rev-parse", "--verify", "-q", "HEAD^{tree}")

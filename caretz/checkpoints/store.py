@@ -89,10 +89,10 @@ class CheckpointStore:
         clock: Clock = time.time,
         env: Mapping[str, str] | None = None,
         git: Program | None = None,
+        watch: bool = True,
     ) -> CheckpointStore:
-        """The store for `project`; raises GitNotFound when there is no git to run
-        (`git` is the session's, resolved at its start; else the first on PATH outside
-        the project)."""
+        """The store for `project`; raises GitNotFound when there is no git to run (`git`:
+        the session's, else the first on PATH outside the project). `watch`: see watch.py."""
         env = os.environ if env is None else env
         project = project.resolve()
         git_path = str((trusted_git(git) if git is not None else find_git(env, (project,))).path)
@@ -112,6 +112,7 @@ class CheckpointStore:
             user_exclude_file(git_path),
             tracked=lambda: project_tracked(git_path, project),
             project_git=project_git(project),
+            watch=watch,
         )
         return cls(shadow, stager, folder, clock)
 
@@ -190,7 +191,7 @@ class CheckpointStore:
         """What `restore` would change now, and which of those files conflict."""
         with self.git.locked():
             self._ready()
-            now = self.stager.snapshot()
+            now = self.stager.snapshot(whole=True)
             changes = self._restore_changes(now.tree, target, paths)
             conflicts = self._conflicts(target, now.tree, changes, caretz_paths)
             return RestorePreview(target, tuple(c.as_file_change() for c in changes), conflicts)
@@ -216,7 +217,7 @@ class CheckpointStore:
         """
         with self.git.locked():
             self._ready()
-            now = self.stager.snapshot()
+            now = self.stager.snapshot(whole=True)
             changes = self._restore_changes(now.tree, target, paths)
             conflicts = self._conflicts(target, now.tree, changes, caretz_paths)
             blocking = [c for c in conflicts if c.path not in set(allowed)]
@@ -241,7 +242,7 @@ class CheckpointStore:
         with self.git.locked():
             self._ready()
             records = history.chain(self.git, meta.session)
-            now = self.stager.snapshot()
+            now = self.stager.snapshot(whole=True)
             before = self._commit("rewind", now, meta, records, restored_to=target.id)
             self._settle([*records, before], meta)
             return before

@@ -1,5 +1,6 @@
 """A later snapshot is one `git status` over the shadow index's stat data and untracked
-cache (checkpoints/scan.py), or over the files caretz's tools named: what each sees once
+cache (checkpoints/scan.py), over the paths inotify saw change (checkpoints/watch.py), or
+over the files caretz's tools named: what each sees once
 those caches are warm, and that a rewind puts back exactly what changed."""
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from tests.checkpoints.helpers import meta, tree_state, write
 
 
 @pytest.mark.parametrize("kind", ["plain", "repository"])
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "whole"])
 def test_a_warm_scan_sees_new_folders_deletions_and_a_file_changed_back(
-    kind, plain_project, repo_project, open_store
+    kind, watch, plain_project, repo_project, open_store
 ):
     project = plain_project if kind == "plain" else repo_project
-    store = open_store(project)
+    store = open_store(project, watch=watch)
     store.checkpoint(meta(1))
     store.checkpoint(meta(2))  # the caches hold every folder's listing now
     before = tree_state(project)
