@@ -188,6 +188,14 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("caretz/sandbox/covers.py", "_remove_empty", ".rmdir"): (
         "an empty mount point bubblewrap made, once no sandboxed command is left to race it"
     ),
+    ("caretz/checkpoints/watch.py", "TreeWatch._watch_below", "os.scandir"): (
+        "the names of a project's folders, to set inotify watches: no content read, and a "
+        "folder swapped for a link only adds a hint, whose paths git looks at unfollowed"
+    ),
+    ("caretz/checkpoints/watch.py", "file_system_type", ".read_text"): "/proc/self/mountinfo",
+    ("caretz/checkpoints/watch.py", "watch_budget", ".read_text"): (
+        "/proc/sys/fs/inotify/max_user_watches"
+    ),
 }
 
 
