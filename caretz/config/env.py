@@ -1,7 +1,8 @@
 """The CARETZ_* variables as Overrides, read by pydantic-settings.
 
-Import this only when one of `ENV_VARIABLES` is set: pydantic-settings is a
-noticeable share of start-up, and with none set there is nothing to validate.
+Import this only when there is something to validate (a profile file, or a value the
+plain checks of config/flags.py leave to the model): pydantic-settings is a noticeable
+share of start-up.
 """
 
 from __future__ import annotations

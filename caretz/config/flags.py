@@ -2,10 +2,11 @@
 
 The flags are declared once, as the command's Typer options; their values arrive by name
 (`Flags`). `Overrides` (config/overrides.py, pydantic) is what validates them and words a
-bad one. Most runs give a few plain values (`--model`, `--output json`), and for those
-`plain_flags` gives the same values that model would, so a run without a profile file or
-a CARETZ_* variable reaches its first request without importing pydantic; a value these
-checks do not accept goes to the model, which accepts or refuses it in its own words.
+bad one. Most runs give a few plain values (`--model`, `--output json`,
+`CARETZ_MODEL=…`), and for those `plain_flags` and `plain_env` give the same values that
+model would, so a run without a profile file reaches its first request without importing
+pydantic; a value these checks do not accept goes to the model, which accepts or refuses
+it in its own words.
 """
 
 from __future__ import annotations
@@ -113,7 +114,41 @@ def plain_flags(flags: Flags) -> dict[str, Any] | None:
     return values
 
 
+def plain_env(env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The CARETZ_* variables' values as `Overrides` would hold them, or None when one
+    needs the model (pydantic-settings words a bad value). A number is taken only in its
+    plain form (`20`, `2.5`), which both read alike; any other goes to the model."""
+    values: dict[str, Any] = {}
+    for name, variable in zip(ENV_FIELDS, ENV_VARIABLES, strict=True):
+        text = env.get(variable)
+        if not text:
+            continue
+        value = _NUMBERS.get(name, _as_text)(text)
+        checked = _CHECKS[name](value) if value is not _REFUSED else _REFUSED
+        if checked is _REFUSED:
+            return None
+        values[name] = checked
+    return values
+
+
 _REFUSED = object()
+
+
+def _as_text(text: str) -> Any:
+    return text
+
+
+def _as_whole(text: str) -> Any:
+    return int(text) if text.isascii() and text.isdigit() else _REFUSED
+
+
+def _as_decimal(text: str) -> Any:
+    whole, dot, part = text.partition(".")
+    plain = _as_whole(whole) is not _REFUSED and (not dot or _as_whole(part) is not _REFUSED)
+    return float(text) if plain else _REFUSED
+
+
+_NUMBERS = {"max_tool_calls": _as_whole, "max_budget_usd": _as_decimal}
 
 
 def _text(value: Any) -> Any:

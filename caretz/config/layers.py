@@ -2,7 +2,7 @@
 and the flags (`Overrides`) applied to the selected profile.
 
 config/settings.py sends a run here whenever there is something to validate: a profile
-file, a CARETZ_* variable, or a flag the plain checks (config/flags.py) leave to the
+file, or a CARETZ_* variable or a flag the plain checks (config/flags.py) leave to the
 model. `default_profile` builds the default profile as this path would, for a run that
 needed none until something asks for the whole profile.
 """

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from caretz.config.flags import (
     DEFAULT_PROFILE,
-    ENV_VARIABLES,
     Flags,
     goal_source,
     judge_source,
+    plain_env,
     plain_flags,
 )
 from caretz.config.loading import config_path, data_dir, read_json_file
@@ -179,30 +179,49 @@ def resolve_settings(flags: Flags, env: Mapping[str, str]) -> Settings:
     """The settings for these command-line flags in this environment; a ConfigError
     names the first thing to fix (the file, a flag, a variable, a model ref).
 
-    With no profile file, no CARETZ_* variable and flags the plain checks accept, the
-    settings are the defaults and the flags, and no pydantic model is built; anything
-    else is validated as a whole (config/layers.py).
+    With no profile file, and CARETZ_* variables and flags the plain checks accept, the
+    settings are the defaults with the variables and then the flags applied, and no
+    pydantic model is built; anything else is validated as a whole (config/layers.py).
     """
     config_flag = flags.get("config")
     path = config_path(env, config_flag)
     data = read_json_file(path, required=bool(config_flag))
-    env_set = any(env.get(name) for name in ENV_VARIABLES)
-    plain = None if data is not None or env_set else plain_flags(flags)
+    plain = _plain_overrides(flags, env) if data is None else None
     if plain is not None and plain.get("profile", DEFAULT_PROFILE) == DEFAULT_PROFILE:
-        return _settings(flags, env, path, DEFAULT_PROFILE, *_defaults(plain, env, path))
+        model_source = _model_source(flags, env, path)
+        defaults = _defaults(plain, env, path, model_source)
+        return _settings(plain, env, path, DEFAULT_PROFILE, *defaults)
     layered = layers.resolve_layered(flags, env, path, data)
     profile = layered.profile
     resolved = (of_profile(profile), layered.model, layered.providers, layered.prices, profile)
     return _settings(flags, env, path, layered.profile_name, *resolved)
 
 
+def _plain_overrides(flags: Flags, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The variables' values and then the flags' over them (a flag wins, as in the
+    layered path), when the plain checks accept every one; else None."""
+    from_env = plain_env(env)
+    from_flags = plain_flags(flags)
+    if from_env is None or from_flags is None:
+        return None
+    return {**from_env, **from_flags}
+
+
+def _model_source(flags: Flags, env: Mapping[str, str], path: Path) -> str:
+    """Where the model was named, for an error about it."""
+    if flags.get("model"):
+        return "--model"
+    if env.get("CARETZ_MODEL"):
+        return "CARETZ_MODEL"
+    return f"{path}: profiles.{DEFAULT_PROFILE}.model"
+
+
 def _defaults(
-    flags: Flags, env: Mapping[str, str], path: Path
+    flags: Flags, env: Mapping[str, str], path: Path, source: str
 ) -> tuple[ProfileValues, ResolvedModel, dict[str, ProviderEntry], dict[str, Price], None]:
     """The default profile's values with `flags` (checked by `plain_flags`) applied, its
     model, the providers and (no file) no prices."""
     model_ref = flags.get("model") or DEFAULT_MODEL
-    source = "--model" if flags.get("model") else f"{path}: profiles.{DEFAULT_PROFILE}.model"
     providers = merged_providers({}, env)
     try:
         model = resolve_model(model_ref, providers, flags.get("base_url"), env, config_file=path)

@@ -140,7 +140,7 @@ def test_the_command_line_reports_a_bad_flag_or_variable_in_one_line(tmp_path: P
     assert run.stderr.startswith("caretz: CARETZ_MAX_TOOL_CALLS='lots': ")
 
 
-def test_pydantic_settings_loads_only_when_a_variable_is_set(tmp_path: Path) -> None:
+def test_pydantic_settings_loads_only_when_a_variable_needs_it(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from caretz.config.settings import resolve_settings\n"
@@ -162,4 +162,8 @@ def test_pydantic_settings_loads_only_when_a_variable_is_set(tmp_path: Path) -> 
 
     assert loaded() == "False"
     assert loaded("CARETZ_REASONING=") == "False"
+    # Plain values need no model (config/flags.py's plain_env); with a file, the file and
+    # the variables are validated together.
+    assert loaded("CARETZ_REASONING=high", "CARETZ_MAX_TOOL_CALLS=7") == "False"
+    (tmp_path / "profiles.json").write_text("{}")
     assert loaded("CARETZ_REASONING=high") == "True"

@@ -1,4 +1,4 @@
-"""The plain path to the settings (no profile file, no CARETZ_* variable, plain flags)
+"""The plain path to the settings (no profile file, plain CARETZ_* variables and flags)
 gives what the validated one gives, and builds no pydantic model."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from caretz.config.flags import OVERRIDE_NAMES, plain_flags
+from caretz.config.flags import OVERRIDE_NAMES, plain_env, plain_flags
 from caretz.config.layers import default_profile, resolve_layered
 from caretz.config.overrides import Overrides, read_flags
 from caretz.config.schema import Profile
@@ -90,7 +90,59 @@ def test_the_plain_settings_are_the_validated_ones(flags: dict[str, Any], tmp_pa
     )
 
 
-def test_a_file_or_a_variable_takes_the_validated_path(tmp_path: Path) -> None:
+PLAIN_VARIABLES: list[tuple[dict[str, str], dict[str, Any]]] = [
+    ({"CARETZ_MODEL": "openai/gpt-5"}, {}),
+    ({"CARETZ_MODEL": "openai/gpt-5"}, {"model": "anthropic/claude-sonnet-4-5"}),
+    ({"CARETZ_REASONING": "high", "CARETZ_MAX_TOOL_CALLS": "007"}, {"reasoning": "low"}),
+    ({"CARETZ_MAX_BUDGET_USD": "2.5", "CARETZ_LOOP_GUARD": "shadow"}, {"max_tool_calls": 3}),
+    ({"CARETZ_MAX_BUDGET_USD": "3"}, {"loop_guard": "off"}),
+    ({"CARETZ_PERMISSION_MODE": "read-only", "CARETZ_SANDBOX": "off"}, {"sandbox": "read-only"}),
+    ({"CARETZ_PROFILE": "general", "CARETZ_REASONING": ""}, {"permission_mode": "yolo"}),
+]
+
+
+@pytest.mark.parametrize(("variables", "flags"), PLAIN_VARIABLES)
+def test_plain_variables_give_the_validated_settings(
+    variables: dict[str, str], flags: dict[str, Any], tmp_path: Path
+) -> None:
+    env = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", **variables}
+    path = tmp_path / "profiles.json"
+    plain = resolve_settings({**flags, "config": None}, {**env, "CARETZ_CONFIG": str(path)})
+    layered = resolve_layered(flags, env, path, None)
+
+    assert plain.validated is None  # nothing was validated on the way
+    assert plain.values == of_profile(layered.profile)
+    assert plain.profile == layered.profile
+    assert (plain.model, plain.providers) == (layered.model, layered.providers)
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"CARETZ_MAX_TOOL_CALLS": "+7"},
+        {"CARETZ_MAX_TOOL_CALLS": "0"},
+        {"CARETZ_MAX_TOOL_CALLS": "\u0667"},  # a digit, but not an ASCII one
+        {"CARETZ_MAX_BUDGET_USD": "1e3"},
+        {"CARETZ_MAX_BUDGET_USD": ".5"},
+        {"CARETZ_MAX_BUDGET_USD": "0.0"},
+        {"CARETZ_REASONING": "max"},
+        {"CARETZ_SANDBOX": "none"},
+    ],
+)
+def test_a_variable_the_plain_checks_do_not_take_goes_to_the_model(
+    variables: dict[str, str],
+) -> None:
+    assert plain_env(variables) is None
+
+
+def test_a_model_a_variable_names_is_blamed_on_it_on_the_plain_path(tmp_path: Path) -> None:
+    env = {"CARETZ_CONFIG": str(tmp_path / "none.json"), "CARETZ_MODEL": "nowhere/model"}
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings({}, env)
+    assert str(caught.value).startswith("CARETZ_MODEL: ")
+
+
+def test_a_file_takes_the_validated_path(tmp_path: Path) -> None:
     path = tmp_path / "profiles.json"
     env = {"ANTHROPIC_API_KEY": "k", "CARETZ_CONFIG": str(path)}
     assert resolve_settings({}, {**env, "CARETZ_MAX_TOOL_CALLS": "7"}).max_tool_calls == 7
