@@ -349,8 +349,13 @@ class TurnCheckpoints:
             self._emit(checkpoint_events.settled_record(settled, self._timer() - started))
 
     def close(self) -> None:
-        """At the session's end: settles a turn left open."""
-        self.end_turn()
+        """At the session's end: settles a turn left open, then gives back the store's
+        watches."""
+        try:
+            self.end_turn()
+        finally:
+            if self._store is not None:
+                self._store.close()
 
     # -- warnings ------------------------------------------------------------------------
     def _failed(self, stage: str, error: BaseException) -> None:

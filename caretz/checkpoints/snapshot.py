@@ -182,6 +182,11 @@ class Stager:
         self._last_tree: str | None = None  # the tree the index held after the last snapshot
         self._notes: dict[str, str] = {}  # what the snapshots leave out, by path
 
+    def close(self) -> None:
+        """Gives back the watches (watch.py); a later snapshot looks at the whole tree."""
+        if self.feed is not None:
+            self.feed.close()
+
     def snapshot(
         self,
         on_progress: Progress | None = None,

@@ -150,6 +150,16 @@ class CheckpointStore:
                 return None
             return self._settle(records, meta, paths)
 
+    def close(self) -> None:
+        """Gives back what the store holds open between checkpoints (the inotify watches);
+        it still works after, each scan looking at the whole tree. Under the lock, as every
+        snapshot is, so no scan is reading the watches as they close."""
+        try:
+            with self.git.locked():
+                self.stager.close()
+        except OSError:
+            pass  # the data folder is gone: so are the checkpoints; the process's end frees them
+
     # -- reading ---------------------------------------------------------------------
 
     def list(self, session: str) -> list[Checkpoint]:

@@ -309,6 +309,14 @@ class ChangeFeed:
             return None
         return sorted(found)
 
+    def close(self) -> None:
+        """Gives the watches back (the user's inotify instances and watches are shared with
+        editors and other tools); the scans after it look at the whole tree."""
+        self.off_reason = "closed"
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
     def done(self) -> None:
         """Called when a scan and its staging succeeded."""
         if self._trusted and self._watch is not None:

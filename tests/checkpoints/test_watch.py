@@ -9,12 +9,14 @@ one sees it."""
 from __future__ import annotations
 
 import mmap
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from caretz.agent.checkpointing import TurnCheckpoints
 from caretz.checkpoints import CheckpointStore
 from caretz.checkpoints.watch import TreeWatch, WatchUnavailable, file_system_type
 from tests.checkpoints.helpers import meta, tree_state, write
@@ -214,3 +216,44 @@ def test_a_rewind_holds_what_the_watches_missed_so_undoing_it_brings_it_back(pro
     assert (project / PROBE).read_bytes() == b"0" * 64
     store.restore(rewind.before, meta(4), force=True)
     assert (project / PROBE).read_bytes().startswith(b"written through a map")
+
+
+def inotify_instances() -> int:
+    fds = Path("/proc/self/fd")
+    links = []
+    for fd in fds.iterdir():
+        try:
+            links.append(os.readlink(fd))
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+    return links.count("anon_inode:inotify")
+
+
+def test_closing_the_store_gives_the_watches_back_and_it_scans_whole_after(project, data_dir):
+    before = inotify_instances()
+    store = CheckpointStore.open(data_dir, project)
+    store.checkpoint(meta(1))
+    assert inotify_instances() == before + 1
+
+    store.close()
+    assert inotify_instances() == before
+    probe = UnseenWriter(project / PROBE)
+    try:
+        probe.write(b"written through a map")
+        later = store.checkpoint(meta(2))
+    finally:
+        probe.close()
+    assert PROBE in later.changed  # a whole scan: no watch narrowed it
+    assert inotify_instances() == before
+
+
+def test_a_session_s_checkpoints_give_the_watches_back_when_it_closes(project, data_dir):
+    before = inotify_instances()
+    opened = lambda: CheckpointStore.open(data_dir, project)  # noqa: E731
+    checkpoints = TurnCheckpoints(None, opener=opened, session="s1")
+    store = checkpoints.store
+    assert store is not None
+    store.checkpoint(meta(1))
+    assert inotify_instances() == before + 1
+    checkpoints.close()
+    assert inotify_instances() == before
