@@ -8,6 +8,7 @@ written (only its `info/exclude`, read for ignore rules).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import os
 import re
@@ -19,11 +20,7 @@ from pathlib import Path
 from caretz import private_data
 from caretz.checkpoints import history
 from caretz.checkpoints.conflicts import changed_by_others, find_conflicts
-from caretz.checkpoints.errors import (
-    CheckpointError,
-    RestoreConflict,
-    UnknownCheckpoint,
-)
+from caretz.checkpoints.errors import CheckpointError, RestoreConflict, UnknownCheckpoint
 from caretz.checkpoints.git import INDEX_REF, ShadowGit, find_git, trusted_git
 from caretz.checkpoints.model import (
     CHANGED_LIMIT,
@@ -141,8 +138,7 @@ class CheckpointStore:
         and before the next checkpoint are counted as changed outside caretz. A no-op
         (None) when the session's newest record is already a settled state. `paths`
         (project-relative): the only files the turn changed, when caretz knows them (its
-        own file tools wrote them, and nothing else ran); only those are looked at.
-        """
+        own file tools wrote them, and nothing else ran); only those are looked at."""
         with self.git.locked():
             self._ready()
             records = history.chain(self.git, meta.session)
@@ -151,14 +147,9 @@ class CheckpointStore:
             return self._settle(records, meta, paths)
 
     def close(self) -> None:
-        """Gives back what the store holds open between checkpoints (the inotify watches);
-        it still works after, each scan looking at the whole tree. Under the lock, as every
-        snapshot is, so no scan is reading the watches as they close."""
-        try:
-            with self.git.locked():
-                self.stager.close()
-        except OSError:
-            pass  # the data folder is gone: so are the checkpoints; the process's end frees them
+        """Gives back the watches (later scans are whole), under the lock snapshots take."""
+        with contextlib.suppress(OSError), self.git.locked():  # no data folder: exit frees them
+            self.stager.close()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -219,12 +210,11 @@ class CheckpointStore:
     ) -> RestoreResult:
         """Makes the working tree match `target` (all files, or only `paths`).
 
-        A "rewind" checkpoint of the tree as it is now comes first, so the restore
-        can itself be undone by restoring `result.before`. Conflicts raise
-        RestoreConflict unless `force`, or unless every conflicting path is in
-        `allowed` (what the user confirmed after a preview). A failure half-way
-        raises RestoreFailed with every file put back as it was.
-        """
+        A "rewind" checkpoint of the whole tree as it is now comes first, so the restore
+        can itself be undone by restoring `result.before`. Conflicts raise RestoreConflict
+        unless `force`, or unless every conflicting path is in `allowed` (what the user
+        confirmed after a preview). A failure half-way raises RestoreFailed with every file
+        put back as it was."""
         with self.git.locked():
             self._ready()
             now = self.stager.snapshot(whole=True)
