@@ -76,7 +76,12 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
-def first_request_time(env: dict[str, str], cwd: Path, arrived: list[float]) -> float:
+def first_request_time(
+    env: dict[str, str], cwd: Path, arrived: list[float], cpu: list[float] | None = None
+) -> float:
+    """Launch to the loopback server's first request; the run's CPU time (user and system,
+    to its end) goes to `cpu` when given: a figure a busy machine moves less than the wall
+    time."""
     arrived.clear()
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -86,9 +91,12 @@ def first_request_time(env: dict[str, str], cwd: Path, arrived: list[float]) -> 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    process.wait(timeout=60)
+    _, _, usage = os.wait4(process.pid, 0)
+    process.returncode = 0  # reaped above
     if not arrived:
         raise SystemExit("caretz -p never reached the model server")
+    if cpu is not None:
+        cpu.append(usage.ru_utime + usage.ru_stime)
     return arrived[0] - started
 
 
@@ -224,28 +232,6 @@ def main() -> None:
         sys.exit(1)
 
 
-def first_request_and_cpu(
-    env: dict[str, str], cwd: Path, arrived: list[float], cpu: list[float]
-) -> float:
-    """As first_request_time; the run's CPU time (user and system, to its end) goes to
-    `cpu`: a figure a busy machine moves less than the wall time."""
-    arrived.clear()
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "caretz", "-p", "hello", "--model", "anthropic/bench"],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _, _, usage = os.wait4(process.pid, 0)
-    process.returncode = 0  # reaped above
-    if not arrived:
-        raise SystemExit("caretz -p never reached the model server")
-    cpu.append(usage.ru_utime + usage.ru_stime)
-    return arrived[0] - started
-
-
 def compare(copies: dict[str, str], runs: int) -> None:
     """`-p` to its first request, this tree's against each copy's, interleaved."""
     scratch = Path(tempfile.mkdtemp(prefix="caretz-startup-"))
@@ -272,7 +258,7 @@ def compare(copies: dict[str, str], runs: int) -> None:
         cpu: dict[str, list[float]] = {name: [] for name in envs}
         results = medians(
             {
-                name: lambda name=name, each=each: first_request_and_cpu(
+                name: lambda name=name, each=each: first_request_time(
                     each, workspace, arrived, cpu[name]
                 )
                 for name, each in envs.items()
